@@ -1,0 +1,673 @@
+// Wire-protocol fake of Azure Resource Manager (resource groups + generic provider resources) and of
+// the Microsoft Entra ID token endpoint, so the real @azure/arm-* and @azure/identity SDKs run against
+// it unchanged. HTTPS only: the Azure SDK refuses to send bearer tokens over plain http.
+import { randomBytes, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { parseArgs } from "node:util";
+
+export interface ArmFakeOptions {
+  port: number;
+  host?: string;
+  /** PEM text or path of the serving certificate. */
+  cert: string;
+  /** PEM text or path of the serving key. */
+  key: string;
+  /** Known subscription ids; when set, any other subscription gets 404 SubscriptionNotFound. */
+  subscriptions?: string[];
+  /** clientId → secret; when set, the token endpoint checks them and ARM accepts only issued tokens. */
+  clients?: Record<string, string>;
+  /** Polls answered 202 before a DELETE operation completes (default 1). */
+  lroPolls?: number;
+  /** A DELETE completes after this long even if nobody polls (default 3000 ms). */
+  lroMs?: number;
+  /** Extra provider resource types to accept, e.g. `Microsoft.Sql/servers/databases`. */
+  resourceTypes?: string[];
+}
+
+export interface FakeServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+type Json = Record<string, unknown>;
+
+// Provider resource types served generically under a resource group; add more as providers need them.
+const PROVIDER_TYPES = [
+  "Microsoft.Network/virtualNetworks",
+  "Microsoft.Network/virtualNetworks/subnets",
+  "Microsoft.Network/networkSecurityGroups",
+  "Microsoft.Network/publicIPAddresses",
+  "Microsoft.Storage/storageAccounts",
+  "Microsoft.ManagedIdentity/userAssignedIdentities",
+  "Microsoft.KeyVault/vaults",
+];
+const RG_TYPE = "Microsoft.Resources/resourceGroups";
+const RG_NAME = /^[-\w._()\p{L}]{1,90}$/u;
+const TOKEN_TTL_S = 3599;
+
+interface Resource {
+  doc: Json;
+  /** Lower-cased id of the owning resource group (equal to its own id for a group). */
+  rg: string;
+  deletingOp?: string;
+}
+
+interface Operation {
+  target: string;
+  polls: number;
+  startedAt: number;
+  done: boolean;
+}
+
+class HttpError extends Error {
+  status: number;
+  code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function pem(value: string): string {
+  return value.startsWith("-----BEGIN") ? value : readFileSync(value, "utf8");
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseJson(text: string): Json {
+  if (text.trim() === "") return {};
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) return v as Json;
+  } catch (err) {
+    throw new HttpError(
+      400,
+      "InvalidRequestContent",
+      `The request content was invalid and could not be deserialized: '${(err as Error).message}'.`,
+    );
+  }
+  throw new HttpError(400, "InvalidRequestContent", "The request content must be a JSON object.");
+}
+
+// RFC 7396 JSON merge patch: ARM PATCH semantics for provider resource properties.
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
+  const out: Json =
+    target !== null && typeof target === "object" && !Array.isArray(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+// ARM reports locations in their programmatic form: "West US" → "westus".
+const normaliseLocation = (loc: unknown): string | undefined =>
+  typeof loc === "string" ? loc.replace(/\s+/g, "").toLowerCase() : undefined;
+
+function tagsOf(body: Json): Record<string, string> | undefined {
+  const t = body["tags"];
+  if (t === undefined || t === null) return undefined;
+  if (typeof t !== "object" || Array.isArray(t))
+    throw new HttpError(400, "InvalidTags", "Tags must be an object.");
+  return { ...(t as Record<string, string>) };
+}
+
+export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
+  const host = opts.host ?? "127.0.0.1";
+  const lroPolls = opts.lroPolls ?? 1;
+  const lroMs = opts.lroMs ?? 3000;
+  const subscriptions = opts.subscriptions
+    ? new Set(opts.subscriptions.map((s) => s.toLowerCase()))
+    : undefined;
+  const clients = opts.clients;
+  const types = new Map([...PROVIDER_TYPES, ...(opts.resourceTypes ?? [])].map((t) => [t.toLowerCase(), t]));
+  const resources = new Map<string, Resource>();
+  const operations = new Map<string, Operation>();
+  const tokens = new Map<string, number>();
+  let counters: Record<string, number> = {};
+
+  const count = (key: string) => {
+    counters[key] = (counters[key] ?? 0) + 1;
+  };
+
+  // Completing a DELETE removes the target, its nested resources and, for a group, everything in it.
+  const finish = (op: Operation) => {
+    if (op.done) return;
+    op.done = true;
+    for (const [id, r] of resources) {
+      if (id === op.target || id.startsWith(`${op.target}/`) || r.rg === op.target) resources.delete(id);
+    }
+  };
+  // Finishes DELETEs whose time is up, so a caller that never polls still sees the resource go away.
+  const settle = () => {
+    for (const op of operations.values()) if (!op.done && Date.now() - op.startedAt >= lroMs) finish(op);
+  };
+
+  const send = (
+    res: ServerResponse,
+    status: number,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    const text = body === undefined ? "" : JSON.stringify(body);
+    res.writeHead(status, {
+      "x-ms-request-id": randomUUID(),
+      "x-ms-correlation-request-id": randomUUID(),
+      ...(text ? { "content-type": "application/json; charset=utf-8" } : {}),
+      "content-length": String(Buffer.byteLength(text)),
+      ...headers,
+    });
+    res.end(text);
+  };
+
+  const authenticate = (req: IncomingMessage) => {
+    const auth = req.headers.authorization ?? "";
+    const m = /^Bearer\s+(\S+)$/i.exec(auth);
+    if (!m?.[1]) {
+      throw new HttpError(
+        401,
+        "AuthenticationFailed",
+        "Authentication failed. The 'Authorization' header is missing.",
+      );
+    }
+    if (!clients) return;
+    const expires = tokens.get(m[1]);
+    if (expires === undefined)
+      throw new HttpError(401, "InvalidAuthenticationToken", "The access token is invalid.");
+    if (expires < Date.now()) {
+      throw new HttpError(
+        401,
+        "ExpiredAuthenticationToken",
+        `The access token expiry UTC time '${new Date(expires).toUTCString()}' is earlier than current UTC time '${new Date().toUTCString()}'.`,
+      );
+    }
+  };
+
+  // Entra ID v2 token endpoint, client_credentials grant only (what ClientSecretCredential uses).
+  const issueToken = async (req: IncomingMessage, res: ServerResponse) => {
+    const form = new URLSearchParams(await readBody(req));
+    const entraError = (status: number, error: string, code: number, description: string) =>
+      send(res, status, {
+        error,
+        error_description: `AADSTS${code}: ${description} Trace ID: ${randomUUID()} Correlation ID: ${randomUUID()} Timestamp: ${new Date().toISOString()}`,
+        error_codes: [code],
+        timestamp: new Date().toISOString(),
+        trace_id: randomUUID(),
+        correlation_id: randomUUID(),
+      });
+    if (form.get("grant_type") !== "client_credentials") {
+      return entraError(400, "unsupported_grant_type", 70003, "The app requested an unsupported grant type.");
+    }
+    const clientId = form.get("client_id") ?? "";
+    if (clients) {
+      const secret = clients[clientId];
+      if (secret === undefined) {
+        return entraError(
+          400,
+          "unauthorized_client",
+          700016,
+          `Application with identifier '${clientId}' was not found in the directory.`,
+        );
+      }
+      if (form.get("client_secret") !== secret) {
+        return entraError(
+          401,
+          "invalid_client",
+          7000215,
+          "Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID.",
+        );
+      }
+    }
+    const token = randomBytes(32).toString("base64url");
+    tokens.set(token, Date.now() + TOKEN_TTL_S * 1000);
+    send(res, 200, {
+      token_type: "Bearer",
+      expires_in: TOKEN_TTL_S,
+      ext_expires_in: TOKEN_TTL_S,
+      access_token: token,
+    });
+  };
+
+  const openidConfiguration = (base: string, tenant: string) => ({
+    token_endpoint: `${base}/${tenant}/oauth2/v2.0/token`,
+    token_endpoint_auth_methods_supported: ["client_secret_post", "private_key_jwt", "client_secret_basic"],
+    jwks_uri: `${base}/${tenant}/discovery/v2.0/keys`,
+    response_modes_supported: ["query", "fragment", "form_post"],
+    subject_types_supported: ["pairwise"],
+    id_token_signing_alg_values_supported: ["RS256"],
+    response_types_supported: ["code", "id_token", "code id_token", "id_token token"],
+    scopes_supported: ["openid", "profile", "email", "offline_access"],
+    issuer: `${base}/${tenant}/v2.0`,
+    authorization_endpoint: `${base}/${tenant}/oauth2/v2.0/authorize`,
+    device_authorization_endpoint: `${base}/${tenant}/oauth2/v2.0/devicecode`,
+    end_session_endpoint: `${base}/${tenant}/oauth2/v2.0/logout`,
+    cloud_instance_name: "microsoftonline.com",
+  });
+
+  const checkSubscription = (sub: string) => {
+    if (subscriptions && !subscriptions.has(sub.toLowerCase())) {
+      throw new HttpError(404, "SubscriptionNotFound", `The subscription '${sub}' could not be found.`);
+    }
+  };
+
+  const beingDeleted = (name: string) =>
+    new HttpError(
+      409,
+      "ResourceGroupBeingDeleted",
+      `The resource group '${name}' is in deprovisioning state and cannot perform this operation.`,
+    );
+
+  const group = (sub: string, name: string): Resource => {
+    const r = resources.get(`/subscriptions/${sub}/resourcegroups/${name}`.toLowerCase());
+    if (!r) throw new HttpError(404, "ResourceGroupNotFound", `Resource group '${name}' could not be found.`);
+    return r;
+  };
+
+  const startDelete = (res: ServerResponse, base: string, sub: string, r: Resource, apiVersion: string) => {
+    let opId = r.deletingOp;
+    if (!opId) {
+      opId = randomUUID();
+      r.deletingOp = opId;
+      operations.set(opId, {
+        target: (r.doc["id"] as string).toLowerCase(),
+        polls: 0,
+        startedAt: Date.now(),
+        done: false,
+      });
+      const props = r.doc["properties"] as Json;
+      if (props) props["provisioningState"] = "Deleting";
+    }
+    send(res, 202, undefined, {
+      location: `${base}/subscriptions/${sub}/operationresults/${opId}?api-version=${apiVersion}`,
+      "retry-after": "0",
+    });
+  };
+
+  const pollOperation = (
+    res: ServerResponse,
+    base: string,
+    sub: string,
+    opId: string,
+    apiVersion: string,
+  ) => {
+    const op = operations.get(opId);
+    if (!op) throw new HttpError(404, "OperationNotFound", `The operation '${opId}' could not be found.`);
+    op.polls += 1;
+    if (op.polls > lroPolls) finish(op);
+    if (!op.done) {
+      return send(res, 202, undefined, {
+        location: `${base}/subscriptions/${sub}/operationresults/${opId}?api-version=${apiVersion}`,
+        "retry-after": "0",
+      });
+    }
+    send(res, 200);
+  };
+
+  const resourceGroups = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    sub: string,
+    name?: string,
+  ) => {
+    const method = req.method ?? "GET";
+    const base = `https://${req.headers.host}`;
+    const apiVersion = url.searchParams.get("api-version") ?? "";
+    if (name === undefined) {
+      if (method !== "GET")
+        throw new HttpError(405, "MethodNotAllowed", `The method '${method}' is not allowed.`);
+      const prefix = `/subscriptions/${sub}/resourcegroups/`.toLowerCase();
+      let groups = [...resources.entries()]
+        .filter(([id, r]) => id.startsWith(prefix) && r.rg === id)
+        .map(([, r]) => r.doc);
+      const filter = url.searchParams.get("$filter");
+      if (filter) {
+        const m = /^tagName eq '([^']*)'(?: and tagValue eq '([^']*)')?$/i.exec(filter.trim());
+        if (!m)
+          throw new HttpError(400, "InvalidFilter", `The filter '${filter}' is not supported by the fake.`);
+        const [, tagName = "", tagValue] = m;
+        groups = groups.filter((g) => {
+          const tags = (g["tags"] ?? {}) as Record<string, string>;
+          return tagName in tags && (tagValue === undefined || tags[tagName] === tagValue);
+        });
+      }
+      const skip = Number(url.searchParams.get("$skiptoken") ?? 0);
+      const top = Number(url.searchParams.get("$top") ?? 0) || groups.length;
+      const page = groups.slice(skip, skip + top);
+      const body: Json = { value: page };
+      if (skip + top < groups.length) {
+        const next = new URL(url.pathname + url.search, base);
+        next.searchParams.set("$skiptoken", String(skip + top));
+        body["nextLink"] = next.toString();
+      }
+      return send(res, 200, body);
+    }
+    const id = `/subscriptions/${sub}/resourcegroups/${name}`.toLowerCase();
+    const existing = resources.get(id);
+    if (existing?.deletingOp && (method === "PUT" || method === "PATCH")) throw beingDeleted(name);
+    switch (method) {
+      case "HEAD":
+        return send(res, existing ? 204 : 404);
+      case "GET":
+        return send(res, 200, group(sub, name).doc);
+      case "PUT": {
+        const body = parseJson(await readBody(req));
+        if (!RG_NAME.test(name) || name.endsWith(".")) {
+          throw new HttpError(
+            400,
+            "InvalidResourceGroup",
+            `The provided resource group name '${name}' is invalid.`,
+          );
+        }
+        const location = normaliseLocation(body["location"]);
+        if (!location)
+          throw new HttpError(
+            400,
+            "LocationRequired",
+            "The location property is required for this definition.",
+          );
+        if (existing && existing.doc["location"] !== location) {
+          throw new HttpError(
+            409,
+            "InvalidResourceGroupLocation",
+            `Invalid resource group location '${location}'. The Resource group already exists in location '${existing.doc["location"] as string}'.`,
+          );
+        }
+        const stored = existing ? (existing.doc["name"] as string) : name;
+        const doc: Json = {
+          id: `/subscriptions/${sub}/resourceGroups/${stored}`,
+          name: stored,
+          type: RG_TYPE,
+          location,
+          ...(tagsOf(body) ? { tags: tagsOf(body) } : {}),
+          ...(typeof body["managedBy"] === "string" ? { managedBy: body["managedBy"] } : {}),
+          properties: { provisioningState: "Succeeded" },
+        };
+        resources.set(id, { doc, rg: id });
+        return send(res, existing ? 200 : 201, doc);
+      }
+      case "PATCH": {
+        const r = group(sub, name);
+        const body = parseJson(await readBody(req));
+        if ("tags" in body) {
+          const tags = tagsOf(body);
+          if (tags) r.doc["tags"] = tags;
+          else delete r.doc["tags"];
+        }
+        if (typeof body["managedBy"] === "string") r.doc["managedBy"] = body["managedBy"];
+        return send(res, 200, r.doc);
+      }
+      case "DELETE":
+        return startDelete(res, base, sub, group(sub, name), apiVersion);
+      default:
+        throw new HttpError(405, "MethodNotAllowed", `The method '${method}' is not allowed.`);
+    }
+  };
+
+  // /subscriptions/{sub}/resourceGroups/{rg}/providers/{ns}/{type}[/{name}[/{childType}[/{childName}]]]
+  const providerResources = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    sub: string,
+    rgName: string,
+    rest: string[],
+  ) => {
+    const method = req.method ?? "GET";
+    const [ns = "", ...pairs] = rest;
+    const typeSegments = pairs.filter((_, i) => i % 2 === 0);
+    const typeKey = `${ns}/${typeSegments.join("/")}`.toLowerCase();
+    const canonical = types.get(typeKey);
+    const apiVersion = url.searchParams.get("api-version") ?? "";
+    if (!canonical) {
+      throw new HttpError(
+        404,
+        "InvalidResourceType",
+        `The resource type '${typeSegments.join("/")}' could not be found in the namespace '${ns}' for api version '${apiVersion}'.`,
+      );
+    }
+    const rg = group(sub, rgName);
+    const rgId = (rg.doc["id"] as string).toLowerCase();
+    const path = `${rg.doc["id"] as string}/providers/${[ns, ...pairs].join("/")}`;
+    const typeLabel = canonical.split("/").slice(1).join("/");
+    const isCollection = pairs.length % 2 === 1;
+    // A nested resource needs its parent: ARM answers 404 ParentResourceNotFound otherwise.
+    if (pairs.length > 2) {
+      const parentPath = `${rg.doc["id"] as string}/providers/${[ns, ...pairs.slice(0, isCollection ? -1 : -2)].join("/")}`;
+      if (!resources.has(parentPath.toLowerCase())) {
+        throw new HttpError(
+          404,
+          "ParentResourceNotFound",
+          `Failed to perform '${method === "GET" ? "read" : "write"}' on resource(s) of type '${typeLabel}', because the parent resource '${parentPath}' could not be found.`,
+        );
+      }
+    }
+    if (isCollection) {
+      if (method !== "GET")
+        throw new HttpError(405, "MethodNotAllowed", `The method '${method}' is not allowed.`);
+      const prefix = `${path}/`.toLowerCase();
+      const value = [...resources.entries()]
+        .filter(([id]) => id.startsWith(prefix) && !id.slice(prefix.length).includes("/"))
+        .map(([, r]) => r.doc);
+      return send(res, 200, { value });
+    }
+    const id = path.toLowerCase();
+    const existing = resources.get(id);
+    const name = pairs[pairs.length - 1] ?? "";
+    const notFound = () =>
+      new HttpError(
+        404,
+        "ResourceNotFound",
+        `The Resource '${canonical}/${name}' under resource group '${rg.doc["name"] as string}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
+      );
+    if (rg.deletingOp && method !== "GET" && method !== "HEAD") throw beingDeleted(rgName);
+    // A write racing a pending DELETE would be wiped when that operation completes: refuse it.
+    if (existing?.deletingOp && (method === "PUT" || method === "PATCH")) {
+      throw new HttpError(
+        409,
+        "AnotherOperationInProgress",
+        `Another operation on this or dependent resource is in progress. Resource '${path}' is being deleted.`,
+      );
+    }
+    switch (method) {
+      case "HEAD":
+        return send(res, existing ? 204 : 404);
+      case "GET":
+        if (!existing) throw notFound();
+        return send(res, 200, existing.doc);
+      case "PUT": {
+        const body = parseJson(await readBody(req));
+        const location = normaliseLocation(body["location"]);
+        if (!location && pairs.length === 2) {
+          throw new HttpError(
+            400,
+            "LocationRequired",
+            "The location property is required for this definition.",
+          );
+        }
+        const { id: _i, name: _n, type: _t, ...rest } = body;
+        const props = (rest["properties"] ?? {}) as Json;
+        const doc: Json = {
+          ...rest,
+          id: existing ? existing.doc["id"] : path,
+          name: existing ? existing.doc["name"] : name,
+          type: canonical,
+          ...(location ? { location } : {}),
+          properties: { ...props, provisioningState: "Succeeded" },
+        };
+        resources.set(id, { doc, rg: rgId });
+        return send(res, existing ? 200 : 201, doc);
+      }
+      case "PATCH": {
+        if (!existing) throw notFound();
+        const body = parseJson(await readBody(req));
+        const { id: _i, name: _n, type: _t, location: _l, tags, ...rest } = body;
+        const merged = mergePatch(existing.doc, rest) as Json;
+        if (tags !== undefined) merged["tags"] = tags ?? undefined;
+        merged["properties"] = { ...((merged["properties"] ?? {}) as Json), provisioningState: "Succeeded" };
+        existing.doc = merged;
+        return send(res, 200, merged);
+      }
+      case "DELETE":
+        // ARM answers 204 for deleting a provider resource that does not exist.
+        if (!existing) return send(res, 204);
+        return startDelete(res, `https://${req.headers.host}`, sub, existing, apiVersion);
+      default:
+        throw new HttpError(405, "MethodNotAllowed", `The method '${method}' is not allowed.`);
+    }
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    // Concatenated, not resolved: the SDK's *ById calls send "//subscriptions/…", which URL() would read as a host.
+    const url = new URL(`https://fake${req.url ?? "/"}`);
+    const method = req.method ?? "GET";
+    const seg = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+    const lower = seg.map((s) => s.toLowerCase());
+    const base = `https://${req.headers.host}`;
+
+    if (lower[0] === "__fake") {
+      if (lower[1] === "stats" && method === "GET") {
+        const total = Object.values(counters).reduce((a, b) => a + b, 0);
+        return send(res, 200, { requests: counters, total });
+      }
+      if (lower[1] === "reset" && method === "POST") {
+        counters = {};
+        return send(res, 200, { reset: true });
+      }
+    }
+    // Entra ID: /{tenant}/oauth2/v2.0/token and the OIDC discovery document MSAL fetches first.
+    if (
+      seg.length === 4 &&
+      lower[1] === "oauth2" &&
+      lower[2] === "v2.0" &&
+      lower[3] === "token" &&
+      method === "POST"
+    ) {
+      count("POST token");
+      return issueToken(req, res);
+    }
+    if (
+      lower.length === 4 &&
+      lower[1] === "v2.0" &&
+      lower[2] === ".well-known" &&
+      lower[3] === "openid-configuration"
+    ) {
+      count("GET openid-configuration");
+      return send(res, 200, openidConfiguration(base, seg[0] ?? "common"));
+    }
+    if (lower[0] !== "subscriptions" || !seg[1]) {
+      count(`${method} unknown`);
+      throw new HttpError(404, "NotFound", `The fake has no route for ${method} ${url.pathname}.`);
+    }
+
+    const sub = seg[1];
+    const providerType =
+      lower[2] === "resourcegroups" && lower[4] === "providers"
+        ? [lower[5], ...lower.slice(6).filter((_, i) => i % 2 === 0)].join("/")
+        : undefined;
+    count(
+      `${method} ${providerType ? (types.get(providerType) ?? providerType) : (lower[2] ?? "subscriptions")}`,
+    );
+    authenticate(req);
+    const apiVersion = url.searchParams.get("api-version");
+    if (!apiVersion) {
+      throw new HttpError(
+        400,
+        "MissingApiVersionParameter",
+        "The api-version query parameter (?api-version=) is required for all requests.",
+      );
+    }
+    checkSubscription(sub);
+    settle();
+
+    if (seg.length === 2 && method === "GET") {
+      return send(res, 200, {
+        id: `/subscriptions/${sub}`,
+        subscriptionId: sub,
+        displayName: "driftless fake subscription",
+        state: "Enabled",
+      });
+    }
+    if (lower[2] === "operationresults" && seg[3] && seg.length === 4 && method === "GET") {
+      return pollOperation(res, base, sub, seg[3], apiVersion);
+    }
+    if (lower[2] === "resourcegroups" && seg.length <= 4) return resourceGroups(req, res, url, sub, seg[3]);
+    if (lower[2] === "resourcegroups" && seg[3] && lower[4] === "providers" && seg.length >= 7) {
+      return providerResources(req, res, url, sub, seg[3], seg.slice(5));
+    }
+    throw new HttpError(404, "NotFound", `The fake has no route for ${method} ${url.pathname}.`);
+  };
+
+  const server = createServer({ cert: pem(opts.cert), key: pem(opts.key) }, (req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      if (err instanceof HttpError) {
+        // HEAD responses carry no body, like ARM's.
+        if (req.method === "HEAD") return send(res, err.status);
+        return send(res, err.status, { error: { code: err.code, message: err.message } });
+      }
+      send(res, 500, { error: { code: "InternalServerError", message: String(err) } });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  return {
+    url: `https://${urlHost}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string", default: "0" },
+      host: { type: "string" },
+      cert: { type: "string" },
+      key: { type: "string" },
+      subscription: { type: "string", multiple: true },
+      client: { type: "string", multiple: true },
+      "lro-polls": { type: "string" },
+      "lro-ms": { type: "string" },
+    },
+  });
+  if (!values.cert || !values.key) {
+    process.stderr.write(
+      "usage: arm-fake.ts --port N --cert FILE --key FILE [--host H] [--subscription ID]... [--client ID=SECRET]... [--lro-polls N] [--lro-ms MS]\n",
+    );
+    process.exit(2);
+  }
+  const clients = values.client
+    ? Object.fromEntries(values.client.map((c) => [c.slice(0, c.indexOf("=")), c.slice(c.indexOf("=") + 1)]))
+    : undefined;
+  const fake = await startArmFake({
+    port: Number(values.port),
+    cert: values.cert,
+    key: values.key,
+    ...(values.host ? { host: values.host } : {}),
+    ...(values.subscription ? { subscriptions: values.subscription } : {}),
+    ...(clients ? { clients } : {}),
+    ...(values["lro-polls"] ? { lroPolls: Number(values["lro-polls"]) } : {}),
+    ...(values["lro-ms"] ? { lroMs: Number(values["lro-ms"]) } : {}),
+  });
+  process.stdout.write(`${JSON.stringify({ ready: true, url: fake.url })}\n`);
+  const stop = () => void fake.close().then(() => process.exit(0));
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+}

@@ -1,0 +1,373 @@
+// The local stack: real servers on 127.0.0.1 — etcd + kube-apiserver (+ kube-controller-manager for
+// garbage collection), moto (AWS), Google's Pub/Sub emulator, Azurite, and the project's own ARM and GCS
+// fakes. `up()` starts what is not already running and writes `.stack/env.json`; `down()` stops only
+// the PIDs recorded there. Used by `npm run stack:up|down`, `npm start` and the test global setup.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureTls } from "./tls.ts";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const STACK_DIR = process.env.DRIFTLESS_STACK_DIR ?? join(REPO_ROOT, ".stack");
+const CACHE_DIR = process.env.DRIFTLESS_CACHE ?? join(homedir(), ".cache", "driftless");
+const BIN_DIR = join(CACHE_DIR, "bin");
+const PUBSUB_EMULATOR =
+  process.env.PUBSUB_EMULATOR_BIN ?? "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator";
+// Azurite's documented well-known development account.
+const AZURITE_ACCOUNT = "devstoreaccount1";
+const AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+const port = (name: string, fallback: number) => Number(process.env[`DRIFTLESS_PORT_${name}`] ?? fallback);
+export const PORTS = {
+  etcd: port("ETCD", 12379),
+  etcdPeer: port("ETCD_PEER", 12380),
+  kube: port("KUBE", 16443),
+  moto: port("MOTO", 15000),
+  pubsub: port("PUBSUB", 18085),
+  azurite: port("AZURITE", 10000),
+  arm: port("ARM", 18443),
+  gcs: port("GCS", 14443),
+};
+
+export type StackEnv = Record<string, string>;
+interface ProcessRecord {
+  name: string;
+  pid: number;
+}
+interface StackState {
+  processes: ProcessRecord[];
+  env: StackEnv;
+}
+
+const log = (msg: string) => process.stderr.write(`[stack] ${msg}\n`);
+const stateFile = () => join(STACK_DIR, "state.json");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readState(): StackState | undefined {
+  try {
+    return JSON.parse(readFileSync(stateFile(), "utf8")) as StackState;
+  } catch {
+    return undefined;
+  }
+}
+
+function portOpen(p: number): Promise<boolean> {
+  return new Promise((res) => {
+    const s = connect({ host: "127.0.0.1", port: p });
+    s.once("connect", () => {
+      s.destroy();
+      res(true);
+    });
+    s.once("error", () => res(false));
+  });
+}
+
+async function waitFor(name: string, check: () => Promise<boolean>, pid: number, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    if (!isAlive(pid)) throw new Error(`${name} exited during start-up; see ${join(STACK_DIR, "logs", `${name}.log`)}`);
+    await sleep(150);
+  }
+  throw new Error(`${name} not ready after ${timeoutMs} ms; see ${join(STACK_DIR, "logs", `${name}.log`)}`);
+}
+
+function startProcess(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): ProcessRecord {
+  const logDir = join(STACK_DIR, "logs");
+  mkdirSync(logDir, { recursive: true });
+  const out = openSync(join(logDir, `${name}.log`), "a");
+  // Own process group, so stopping a server also stops the JVM or node it launched — and nothing else.
+  const child = spawn(cmd, args, { detached: true, stdio: ["ignore", out, out], env: { ...process.env, ...env } });
+  child.unref();
+  if (child.pid === undefined) throw new Error(`cannot start ${name} (${cmd})`);
+  return { name, pid: child.pid };
+}
+
+function ensureKubeBinaries() {
+  const need = ["kube-apiserver", "kube-controller-manager", "etcd"].filter((b) => !existsSync(join(BIN_DIR, b)));
+  if (need.length === 0) return;
+  log(`building ${need.join(", ")} from Debian sources (once; 6–11 min) …`);
+  const r = spawnSync("bash", [join(REPO_ROOT, "infra/local/build-kube.sh")], { stdio: "inherit" });
+  if (r.status !== 0) throw new Error("building the local kube-apiserver failed (see the step named above)");
+}
+
+async function httpOk(url: string, headers: Record<string, string> = {}): Promise<boolean> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(2000) });
+  return res.ok;
+}
+
+async function kubeReady(token: string, caFile: string): Promise<boolean> {
+  // fetch cannot take a CA per request; use node:https for the self-signed serving cert.
+  const https = await import("node:https");
+  return new Promise((res) => {
+    const req = https.get(
+      `https://127.0.0.1:${PORTS.kube}/readyz`,
+      { ca: readFileSync(caFile), headers: { authorization: `Bearer ${token}` }, timeout: 2000 },
+      (r) => {
+        r.resume();
+        res(r.statusCode === 200);
+      },
+    );
+    req.on("error", () => res(false));
+    req.on("timeout", () => {
+      req.destroy();
+      res(false);
+    });
+  });
+}
+
+async function stackHealthy(state: StackState): Promise<boolean> {
+  if (!state.processes.every((p) => isAlive(p.pid))) return false;
+  const ca = state.env.DRIFTLESS_CA_FILE ?? "";
+  const token = state.env.DRIFTLESS_KUBE_TOKEN ?? "";
+  return (await kubeReady(token, ca)) && (await portOpen(PORTS.moto)) && (await portOpen(PORTS.pubsub));
+}
+
+/** Starts the stack (or reuses a healthy one). Returns its env and whether this call started it. */
+export async function up(): Promise<{ env: StackEnv; started: boolean }> {
+  const existing = readState();
+  if (existing && (await stackHealthy(existing))) {
+    log("stack already up — reusing it");
+    return { env: existing.env, started: false };
+  }
+  if (existing) await down();
+
+  const busy: string[] = [];
+  for (const [name, p] of Object.entries(PORTS)) if (await portOpen(p)) busy.push(`${name}:${p}`);
+  if (busy.length > 0) {
+    throw new Error(
+      `ports already in use by something this stack did not start: ${busy.join(", ")}. ` +
+        "Stop it, or choose other ports with DRIFTLESS_PORT_<NAME>=… (e.g. DRIFTLESS_PORT_KUBE).",
+    );
+  }
+
+  ensureKubeBinaries();
+  mkdirSync(STACK_DIR, { recursive: true });
+  const tlsDir = join(STACK_DIR, "tls");
+  const tls = await ensureTls(tlsDir);
+  const saKey = join(tlsDir, "sa.key");
+  const saPub = join(tlsDir, "sa.pub");
+  if (!existsSync(saPub)) {
+    spawnSync("openssl", ["genrsa", "-out", saKey, "2048"], { stdio: "ignore" });
+    spawnSync("openssl", ["rsa", "-in", saKey, "-pubout", "-out", saPub], { stdio: "ignore" });
+  }
+  const token = randomBytes(24).toString("hex");
+  const tokenFile = join(STACK_DIR, "tokens.csv");
+  writeFileSync(tokenFile, `${token},driftless-admin,driftless-admin,"system:masters"\n`, { mode: 0o600 });
+  const kubeconfig = join(STACK_DIR, "kubeconfig");
+  writeFileSync(kubeconfig, kubeconfigYaml(`https://127.0.0.1:${PORTS.kube}`, tls.caCert, token), { mode: 0o600 });
+
+  const procs: ProcessRecord[] = [];
+  const state: StackState = { processes: procs, env: {} };
+  const save = () => writeFileSync(stateFile(), JSON.stringify(state, null, 2));
+  const t0 = Date.now();
+  try {
+    // etcd keeps its data in memory-backed /dev/shm: fast, and gone with the stack.
+    const etcdData = `/dev/shm/driftless-etcd-${PORTS.etcd}`;
+    rmSync(etcdData, { recursive: true, force: true });
+    const etcd = startProcess("etcd", join(BIN_DIR, "etcd"), [
+      `--data-dir=${etcdData}`,
+      `--listen-client-urls=http://127.0.0.1:${PORTS.etcd}`,
+      `--advertise-client-urls=http://127.0.0.1:${PORTS.etcd}`,
+      `--listen-peer-urls=http://127.0.0.1:${PORTS.etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${PORTS.etcdPeer}`,
+      `--initial-cluster=default=http://127.0.0.1:${PORTS.etcdPeer}`,
+      "--log-level=warn",
+    ]);
+    procs.push(etcd);
+    const moto = startProcess("moto", "moto_server", ["-H", "127.0.0.1", "-p", String(PORTS.moto)]);
+    procs.push(moto);
+    const pubsub = startProcess("pubsub", PUBSUB_EMULATOR, [`--host=127.0.0.1`, `--port=${PORTS.pubsub}`]);
+    procs.push(pubsub);
+    const azurite = startProcess("azurite", join(REPO_ROOT, "node_modules/.bin/azurite-blob"), [
+      "--blobHost",
+      "127.0.0.1",
+      "--blobPort",
+      String(PORTS.azurite),
+      "--skipApiVersionCheck",
+      "--disableTelemetry",
+      "--inMemoryPersistence",
+    ]);
+    procs.push(azurite);
+    const nodeBin = process.execPath;
+    const arm = startProcess("arm-fake", nodeBin, [
+      join(REPO_ROOT, "infra/local/fakes/arm-fake.ts"),
+      "--port",
+      String(PORTS.arm),
+      "--cert",
+      tls.serverCert,
+      "--key",
+      tls.serverKey,
+    ]);
+    procs.push(arm);
+    const gcs = startProcess("gcs-fake", nodeBin, [
+      join(REPO_ROOT, "infra/local/fakes/gcs-fake.ts"),
+      "--port",
+      String(PORTS.gcs),
+    ]);
+    procs.push(gcs);
+    save();
+
+    await waitFor("etcd", () => httpOk(`http://127.0.0.1:${PORTS.etcd}/health`), etcd.pid);
+    const apiserver = startProcess("kube-apiserver", join(BIN_DIR, "kube-apiserver"), [
+      `--etcd-servers=http://127.0.0.1:${PORTS.etcd}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${PORTS.kube}`,
+      "--insecure-port=0",
+      `--tls-cert-file=${tls.serverCert}`,
+      `--tls-private-key-file=${tls.serverKey}`,
+      `--client-ca-file=${tls.caCert}`,
+      `--token-auth-file=${tokenFile}`,
+      "--authorization-mode=RBAC",
+      `--service-account-key-file=${saPub}`,
+      `--service-account-signing-key-file=${saKey}`,
+      "--service-account-issuer=https://kubernetes.default.svc",
+      "--disable-admission-plugins=ServiceAccount",
+      "--service-cluster-ip-range=10.96.0.0/24",
+      "--enable-priority-and-fairness=false",
+      `--cert-dir=${join(STACK_DIR, "apiserver-certs")}`,
+      "--v=1",
+    ]);
+    procs.push(apiserver);
+    save();
+    await waitFor("kube-apiserver", () => kubeReady(token, tls.caCert), apiserver.pid, 90_000);
+    // Garbage collector (ownerReferences on connection Secrets), namespace deletion, ServiceAccount tokens.
+    const kcm = startProcess("kube-controller-manager", join(BIN_DIR, "kube-controller-manager"), [
+      `--kubeconfig=${kubeconfig}`,
+      "--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token",
+      `--service-account-private-key-file=${saKey}`,
+      `--root-ca-file=${tls.caCert}`,
+      "--leader-elect=false",
+      "--port=0",
+      "--secure-port=0",
+      "--v=1",
+    ]);
+    procs.push(kcm);
+    save();
+
+    await waitFor("moto", () => httpOk(`http://127.0.0.1:${PORTS.moto}/moto-api/`), moto.pid);
+    await waitFor("pubsub", () => httpOk(`http://127.0.0.1:${PORTS.pubsub}/`), pubsub.pid);
+    await waitFor("azurite", () => portOpen(PORTS.azurite), azurite.pid);
+    await waitFor("arm-fake", () => portOpen(PORTS.arm), arm.pid);
+    await waitFor("gcs-fake", () => portOpen(PORTS.gcs), gcs.pid);
+  } catch (err) {
+    save();
+    await down();
+    throw err;
+  }
+
+  state.env = {
+    KUBECONFIG: kubeconfig,
+    DRIFTLESS_KUBE_SERVER: `https://127.0.0.1:${PORTS.kube}`,
+    DRIFTLESS_KUBE_TOKEN: token,
+    DRIFTLESS_CA_FILE: tls.caCert,
+    NODE_EXTRA_CA_CERTS: tls.caCert,
+    AWS_ENDPOINT_URL: `http://127.0.0.1:${PORTS.moto}`,
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "testing",
+    AWS_SECRET_ACCESS_KEY: "testing",
+    PUBSUB_EMULATOR_HOST: `127.0.0.1:${PORTS.pubsub}`,
+    GCP_PROJECT_ID: "driftless-local",
+    GCS_ENDPOINT: `http://127.0.0.1:${PORTS.gcs}`,
+    AZURE_ARM_ENDPOINT: `https://127.0.0.1:${PORTS.arm}`,
+    AZURE_SUBSCRIPTION_ID: "00000000-0000-0000-0000-00000000d1f7",
+    AZURE_TENANT_ID: "00000000-0000-0000-0000-0000000a2be5",
+    AZURITE_BLOB_ENDPOINT: `http://127.0.0.1:${PORTS.azurite}/${AZURITE_ACCOUNT}`,
+    AZURITE_ACCOUNT_NAME: AZURITE_ACCOUNT,
+    AZURITE_ACCOUNT_KEY: AZURITE_KEY,
+  };
+  save();
+  writeFileSync(
+    join(STACK_DIR, "env.sh"),
+    Object.entries(state.env)
+      .map(([k, v]) => `export ${k}='${v}'`)
+      .join("\n")
+      .concat("\n"),
+  );
+  log(`up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return { env: state.env, started: true };
+}
+
+/** Stops every process this stack recorded — by PID (its own process group), nothing else. */
+export async function down(): Promise<void> {
+  const state = readState();
+  if (!state) return;
+  const signal = (pid: number, sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  for (const p of [...state.processes].reverse()) signal(p.pid, "SIGTERM");
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && state.processes.some((p) => isAlive(p.pid))) await sleep(100);
+  for (const p of state.processes) if (isAlive(p.pid)) signal(p.pid, "SIGKILL");
+  rmSync(`/dev/shm/driftless-etcd-${PORTS.etcd}`, { recursive: true, force: true });
+  rmSync(stateFile(), { force: true });
+  log(`stopped ${state.processes.map((p) => `${p.name}(${p.pid})`).join(", ")}`);
+}
+
+function kubeconfigYaml(server: string, caFile: string, token: string): string {
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: driftless-local
+  cluster:
+    server: ${server}
+    certificate-authority: ${caFile}
+users:
+- name: driftless-admin
+  user:
+    token: ${token}
+contexts:
+- name: driftless-local
+  context:
+    cluster: driftless-local
+    user: driftless-admin
+current-context: driftless-local
+`;
+}
+
+export function describeStack(env: StackEnv): string {
+  return [
+    `  kube-apiserver  ${env.DRIFTLESS_KUBE_SERVER}   (KUBECONFIG=${env.KUBECONFIG})`,
+    `  moto (AWS)      ${env.AWS_ENDPOINT_URL}`,
+    `  Pub/Sub emu     ${env.PUBSUB_EMULATOR_HOST}`,
+    `  Azurite blob    ${env.AZURITE_BLOB_ENDPOINT}`,
+    `  ARM fake        ${env.AZURE_ARM_ENDPOINT}`,
+    `  GCS fake        ${env.GCS_ENDPOINT}`,
+    `  env file        ${join(STACK_DIR, "env.sh")}   (source it in a shell)`,
+  ].join("\n");
+}
+
+if (import.meta.main) {
+  const cmd = process.argv[2];
+  if (cmd === "up") {
+    const { env } = await up();
+    process.stdout.write(`local stack is up:\n${describeStack(env)}\nstop it with: npm run stack:down\n`);
+  } else if (cmd === "down") {
+    await down();
+  } else {
+    process.stderr.write("usage: node infra/local/stack.ts up|down\n");
+    process.exit(2);
+  }
+}

@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { defineManagedKind } from "../managed.ts";
+
+export const BucketForProvider = z.object({
+  region: z.string().min(1).optional().describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  versioning: z.enum(["Enabled", "Suspended"]).optional().describe("Object versioning: Enabled or Suspended."),
+  publicAccessBlock: z
+    .object({
+      blockPublicAcls: z.boolean().optional(),
+      ignorePublicAcls: z.boolean().optional(),
+      blockPublicPolicy: z.boolean().optional(),
+      restrictPublicBuckets: z.boolean().optional(),
+    })
+    .optional()
+    .describe("The bucket's public access block."),
+  tags: z.record(z.string(), z.string()).optional().describe("Tags on the bucket."),
+});
+
+export const BucketAtProvider = z.object({
+  arn: z.string().optional().describe("The bucket's ARN."),
+  region: z.string().optional().describe("The region the bucket lives in."),
+});
+
+export const Bucket = defineManagedKind({
+  group: "s3.aws",
+  kind: "Bucket",
+  cloud: "aws",
+  description: "An Amazon S3 bucket. The external name is the bucket name (globally unique).",
+  forProvider: BucketForProvider,
+  atProvider: BucketAtProvider,
+  immutable: ["region"],
+  connectionKeys: ["bucket", "region", "endpoint"],
+});

@@ -1,0 +1,39 @@
+import { z } from "zod";
+import { defineManagedKind } from "../managed.ts";
+
+const Tags = z.record(z.string(), z.string()).describe("Tags on the cloud resource.");
+
+export const QueueForProvider = z.object({
+  region: z.string().min(1).optional().describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  fifoQueue: z.boolean().optional().describe("A FIFO queue (its name must end in .fifo). Immutable."),
+  contentBasedDeduplication: z.boolean().optional().describe("FIFO only: deduplicate on a hash of the body."),
+  delaySeconds: z.number().int().min(0).max(900).optional().describe("Delivery delay of every message, seconds."),
+  maximumMessageSize: z.number().int().min(1024).max(262144).optional().describe("Largest message, bytes."),
+  messageRetentionSeconds: z.number().int().min(60).max(1209600).optional().describe("How long messages are kept, seconds."),
+  receiveWaitTimeSeconds: z.number().int().min(0).max(20).optional().describe("Long-poll wait of ReceiveMessage, seconds."),
+  visibilityTimeoutSeconds: z.number().int().min(0).max(43200).optional().describe("Visibility timeout, seconds."),
+  redrivePolicy: z
+    .object({
+      deadLetterTargetArn: z.string().min(1).describe("ARN of the dead-letter queue."),
+      maxReceiveCount: z.number().int().min(1).max(1000).describe("Receives before a message moves to the DLQ."),
+    })
+    .optional()
+    .describe("Send messages received too often to a dead-letter queue."),
+  tags: Tags.optional(),
+});
+
+export const QueueAtProvider = z.object({
+  arn: z.string().optional().describe("The queue's ARN."),
+  url: z.string().optional().describe("The queue's URL."),
+});
+
+export const Queue = defineManagedKind({
+  group: "sqs.aws",
+  kind: "Queue",
+  cloud: "aws",
+  description: "An Amazon SQS queue. The external name is the queue name.",
+  forProvider: QueueForProvider,
+  atProvider: QueueAtProvider,
+  immutable: ["region", "fifoQueue"],
+  connectionKeys: ["url", "arn"],
+});

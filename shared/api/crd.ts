@@ -1,0 +1,160 @@
+import { z } from "zod";
+import type { AnyObjectSchema, ManagedKindDef } from "./managed.ts";
+import { Annotations, type ResourceType } from "./meta.ts";
+import { ProviderConfigStatus } from "./provider-config.ts";
+
+/** A JSON Schema node as Kubernetes' structural OpenAPI v3 subset accepts it. */
+export type JSONSchemaProps = { [key: string]: unknown };
+
+// Zod emits these for every int; they are noise in `kubectl explain` and add nothing.
+const SAFE_INT = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+
+/** Rewrites zod's JSON Schema into a structural schema the API server accepts. */
+export function toStructural(node: unknown): JSONSchemaProps {
+  if (typeof node !== "object" || node === null) return {};
+  const out: JSONSchemaProps = {};
+  for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+    switch (k) {
+      case "$schema":
+      case "id":
+      case "$id":
+        break;
+      case "additionalProperties":
+        // Structural schemas forbid `additionalProperties: false`; unknown fields are pruned anyway.
+        if (typeof v === "object" && v !== null) out[k] = toStructural(v);
+        break;
+      case "properties":
+        out[k] = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([p, s]) => [p, toStructural(s)]));
+        break;
+      case "items":
+        out[k] = toStructural(v);
+        break;
+      case "minimum":
+      case "maximum":
+        if (!SAFE_INT.has(v as number)) out[k] = v;
+        break;
+      case "required":
+        if (Array.isArray(v) && v.length > 0) out[k] = v;
+        break;
+      case "anyOf":
+      case "oneOf":
+      case "allOf":
+        throw new Error(`CRD schemas cannot use ${k} (structural schemas need one type per field)`);
+      default:
+        out[k] = v;
+    }
+  }
+  // A free-form object (z.record of unknowns) keeps its fields instead of having them pruned.
+  if (out.type === "object" && !out.properties && !out.additionalProperties) {
+    out["x-kubernetes-preserve-unknown-fields"] = true;
+  }
+  return out;
+}
+
+export function jsonSchemaOf(schema: z.ZodType): JSONSchemaProps {
+  return toStructural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", unrepresentable: "throw" }));
+}
+
+const conditionColumn = (name: string, type: string) => ({
+  name,
+  type: "string",
+  jsonPath: `.status.conditions[?(@.type=='${type}')].status`,
+});
+
+interface CrdInput {
+  type: ResourceType;
+  description: string;
+  spec: AnyObjectSchema;
+  status: AnyObjectSchema;
+  categories: string[];
+  shortNames?: string[];
+  printerColumns: Array<Record<string, unknown>>;
+}
+
+function crd(i: CrdInput) {
+  const { type } = i;
+  const statusSchema = jsonSchemaOf(i.status);
+  const conditions = (statusSchema.properties as Record<string, JSONSchemaProps> | undefined)?.conditions;
+  if (conditions) {
+    // Conditions are a map keyed by type: server-side apply and strategic tools merge them by key.
+    conditions["x-kubernetes-list-type"] = "map";
+    conditions["x-kubernetes-list-map-keys"] = ["type"];
+  }
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${type.plural}.${type.group}`, labels: { "app.kubernetes.io/part-of": "driftless" } },
+    spec: {
+      group: type.group,
+      names: {
+        kind: type.kind,
+        listKind: `${type.kind}List`,
+        plural: type.plural,
+        singular: type.kind.toLowerCase(),
+        categories: i.categories,
+        ...(i.shortNames ? { shortNames: i.shortNames } : {}),
+      },
+      scope: type.namespaced ? "Namespaced" : "Cluster",
+      versions: [
+        {
+          name: type.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: i.printerColumns,
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              description: i.description,
+              required: ["spec"],
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: jsonSchemaOf(i.spec),
+                status: statusSchema,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+export function managedCrd(def: ManagedKindDef) {
+  return crd({
+    type: def,
+    description: def.description,
+    spec: def.spec,
+    status: def.status,
+    categories: ["crossplane", "managed", "driftless", def.cloud],
+    ...(def.shortNames ? { shortNames: def.shortNames } : {}),
+    printerColumns: [
+      conditionColumn("READY", "Ready"),
+      conditionColumn("SYNCED", "Synced"),
+      {
+        name: "EXTERNAL-NAME",
+        type: "string",
+        jsonPath: `.metadata.annotations.${Annotations.externalName.replaceAll(".", "\\.")}`,
+      },
+      { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
+}
+
+export function providerConfigCrd(type: ResourceType, spec: AnyObjectSchema, cloud: string) {
+  return crd({
+    type,
+    description: `Credentials and endpoints driftless uses for ${cloud.toUpperCase()} managed resources.`,
+    spec,
+    status: ProviderConfigStatus,
+    categories: ["driftless", "providerconfig", cloud],
+    printerColumns: [
+      conditionColumn("READY", "Ready"),
+      { name: "USERS", type: "integer", jsonPath: ".status.users" },
+      { name: "SOURCE", type: "string", jsonPath: ".spec.credentials.source" },
+      { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
+}

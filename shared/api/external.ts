@@ -1,0 +1,76 @@
+import type { ManagedResource } from "./managed.ts";
+import type { ProviderConfig } from "./provider-config.ts";
+import type { SecretKeySelector } from "./meta.ts";
+
+/** Connection details as published to the connection Secret: key → value. */
+export type ConnectionDetails = Record<string, string>;
+
+/** Whether the external resource can be used, as Crossplane's Ready condition reasons. */
+export type Availability = "Available" | "Creating" | "Unavailable" | "Deleting";
+
+/** What the provider saw of the external resource, Crossplane's ExternalObservation. */
+export interface ExternalObservation<F, A> {
+  resourceExists: boolean;
+  /** The cloud's state in forProvider's shape: drives late-initialization, drift and immutability checks. */
+  observed?: Partial<F>;
+  /** Overrides the engine's comparison of spec.forProvider with `observed` (fields the cloud cannot show). */
+  resourceUpToDate?: boolean;
+  atProvider?: A;
+  availability?: Availability;
+  /** Why the resource is not available, when the cloud says. */
+  message?: string;
+  connectionDetails?: ConnectionDetails;
+}
+
+export interface ExternalCreation {
+  /** The name the cloud chose (provider-chosen names: ids such as vpc-…). */
+  externalName?: string;
+  connectionDetails?: ConnectionDetails;
+}
+
+export interface ExternalUpdate {
+  connectionDetails?: ConnectionDetails;
+}
+
+/**
+ * One managed kind's link to its cloud, Crossplane's ExternalClient. `mr.spec.forProvider` is already
+ * validated and late-initialized; the external name is `externalName` (undefined only for a
+ * provider-chosen name before create).
+ */
+export interface ExternalClient<F, A> {
+  observe(mr: ManagedResource<F, A>, externalName: string | undefined): Promise<ExternalObservation<F, A>>;
+  create(mr: ManagedResource<F, A>, externalName: string | undefined): Promise<ExternalCreation>;
+  update(mr: ManagedResource<F, A>, externalName: string, observed: ExternalObservation<F, A>): Promise<ExternalUpdate>;
+  delete(mr: ManagedResource<F, A>, externalName: string): Promise<void>;
+}
+
+/** What a provider gets to build a client: the ProviderConfig and a way to read the Secret keys it names. */
+export interface ConnectContext<S = Record<string, unknown>> {
+  providerConfig: ProviderConfig<S>;
+  readSecretKey(ref: SecretKeySelector): Promise<string>;
+}
+
+/** Errors a provider throws to say what kind of failure it was; the engine branches on type, not text. */
+export class ExternalError extends Error {
+  override name = "ExternalError";
+}
+/** The cloud throttled us: the engine backs off (with jitter) and reports it in Synced. */
+export class ThrottledError extends ExternalError {
+  override name = "ThrottledError";
+}
+/** The request can never succeed as specified (bad field value): no fast retry, clear message. */
+export class InvalidSpecError extends ExternalError {
+  override name = "InvalidSpecError";
+}
+/** The credentials were refused: the message names the ProviderConfig. */
+export class CredentialsError extends ExternalError {
+  override name = "CredentialsError";
+}
+
+/** A managed kind as the engine sees it: its definition plus how to reach its cloud. */
+export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<string, unknown>> {
+  // biome-ignore lint/suspicious/noExplicitAny: definitions are heterogeneous; F and A type the client
+  definition: import("./managed.ts").ManagedKindDef<any, any>;
+  // biome-ignore lint/suspicious/noExplicitAny: each cloud's ProviderConfig spec type differs
+  connect(ctx: ConnectContext<any>): Promise<ExternalClient<F, A>>;
+}

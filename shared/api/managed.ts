@@ -1,0 +1,132 @@
+import { z } from "zod";
+import {
+  API_DOMAIN,
+  Condition,
+  DEFAULT_PROVIDER_CONFIG,
+  DeletionPolicy,
+  ManagementAction,
+  type ObjectMeta,
+  type ResourceType,
+  SecretReference,
+} from "./meta.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: zod's own constraint for "any object schema"
+export type AnyObjectSchema = z.ZodObject<any>;
+
+/** How the cloud resource's name is chosen: from the external-name annotation, or by the cloud on create. */
+export type ExternalNamePolicy = "fromAnnotation" | "providerChosen";
+
+export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObjectSchema> {
+  /** e.g. "sqs.aws" → group sqs.aws.driftless.dev */
+  group: string;
+  kind: string;
+  version?: string;
+  plural?: string;
+  shortNames?: string[];
+  /** Cloud name for the CRD category and the ProviderConfig group: aws, gcp, azure. */
+  cloud: "aws" | "gcp" | "azure";
+  description: string;
+  forProvider: F;
+  atProvider: A;
+  /** forProvider fields (top-level names) the cloud cannot change after create. */
+  immutable?: Array<keyof z.infer<F> & string>;
+  /** Keys this kind writes to its connection Secret (documentation and tests). */
+  connectionKeys?: string[];
+  externalName?: ExternalNamePolicy;
+}
+
+export interface ManagedKindDef<F extends AnyObjectSchema = AnyObjectSchema, A extends AnyObjectSchema = AnyObjectSchema>
+  extends ResourceType {
+  apiVersion: string;
+  cloud: "aws" | "gcp" | "azure";
+  description: string;
+  forProvider: F;
+  atProvider: A;
+  spec: AnyObjectSchema;
+  status: AnyObjectSchema;
+  immutable: string[];
+  connectionKeys: string[];
+  externalName: ExternalNamePolicy;
+  providerConfig: ResourceType;
+  shortNames?: string[];
+}
+
+export const ProviderConfigReference = z
+  .object({ name: z.string().min(1).describe("Name of the ProviderConfig.") })
+  .describe("The ProviderConfig that holds the credentials for this resource.");
+
+/** The spec fields every managed kind shares, Crossplane's ResourceSpec. */
+export function managedSpec<F extends AnyObjectSchema>(forProvider: F) {
+  return z.object({
+    forProvider: forProvider.describe("The desired state of the external resource."),
+    writeConnectionSecretToRef: SecretReference.optional().describe(
+      "Where to write the connection details (endpoints, credentials) of the external resource.",
+    ),
+    providerConfigRef: ProviderConfigReference.default({ name: DEFAULT_PROVIDER_CONFIG }),
+    deletionPolicy: DeletionPolicy.default("Delete").describe(
+      "What happens to the external resource when this managed resource is deleted: Delete or Orphan.",
+    ),
+    managementPolicies: z
+      .array(ManagementAction)
+      .default(["*"])
+      .describe("Which actions driftless may take on the external resource: Observe, Create, Update, Delete, LateInitialize or *."),
+  });
+}
+
+export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
+  return z.object({
+    atProvider: atProvider.optional().describe("The observed state of the external resource."),
+    conditions: z.array(Condition).optional().describe("Ready and Synced conditions."),
+  });
+}
+
+export function providerConfigType(cloud: string): ResourceType {
+  return { group: `${cloud}.${API_DOMAIN}`, version: "v1alpha1", kind: "ProviderConfig", plural: "providerconfigs", namespaced: false };
+}
+
+export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObjectSchema>(
+  o: ManagedKindOptions<F, A>,
+): ManagedKindDef<F, A> {
+  const group = `${o.group}.${API_DOMAIN}`;
+  const version = o.version ?? "v1alpha1";
+  return {
+    group,
+    version,
+    kind: o.kind,
+    plural: o.plural ?? `${o.kind.toLowerCase()}s`,
+    namespaced: false,
+    apiVersion: `${group}/${version}`,
+    cloud: o.cloud,
+    description: o.description,
+    forProvider: o.forProvider,
+    atProvider: o.atProvider,
+    spec: managedSpec(o.forProvider),
+    status: managedStatus(o.atProvider),
+    immutable: (o.immutable ?? []) as string[],
+    connectionKeys: o.connectionKeys ?? [],
+    externalName: o.externalName ?? "fromAnnotation",
+    providerConfig: providerConfigType(o.cloud),
+    ...(o.shortNames ? { shortNames: o.shortNames } : {}),
+  };
+}
+
+/** A managed resource as read from the API server. */
+export interface ManagedResource<F = Record<string, unknown>, A = Record<string, unknown>> {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: {
+    forProvider: F;
+    writeConnectionSecretToRef?: SecretReference;
+    providerConfigRef?: { name: string };
+    deletionPolicy?: DeletionPolicy;
+    managementPolicies?: ManagementAction[];
+  };
+  status?: {
+    atProvider?: A;
+    conditions?: Condition[];
+  };
+}
+
+export type ForProviderOf<D> = D extends ManagedKindDef<infer F, AnyObjectSchema> ? z.infer<F> : never;
+export type AtProviderOf<D> = D extends ManagedKindDef<AnyObjectSchema, infer A> ? z.infer<A> : never;

@@ -1,0 +1,92 @@
+import { z } from "zod";
+
+/** Annotations with Crossplane's names, so users and tools that know Crossplane read them unchanged. */
+export const Annotations = {
+  externalName: "crossplane.io/external-name",
+  createPending: "crossplane.io/external-create-pending",
+  createSucceeded: "crossplane.io/external-create-succeeded",
+  createFailed: "crossplane.io/external-create-failed",
+  paused: "crossplane.io/paused",
+  pollInterval: "crossplane.io/poll-interval",
+} as const;
+
+export const MANAGED_FINALIZER = "finalizer.managedresource.driftless.dev";
+export const PROVIDER_CONFIG_FINALIZER = "in-use.providerconfig.driftless.dev";
+export const DEFAULT_PROVIDER_CONFIG = "default";
+export const API_DOMAIN = "driftless.dev";
+
+export const ConditionType = { Ready: "Ready", Synced: "Synced" } as const;
+export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
+
+export const ConditionReason = {
+  Available: "Available",
+  Unavailable: "Unavailable",
+  Creating: "Creating",
+  Deleting: "Deleting",
+  ReconcileSuccess: "ReconcileSuccess",
+  ReconcileError: "ReconcileError",
+  ReconcilePaused: "ReconcilePaused",
+} as const;
+export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];
+
+export const Condition = z.object({
+  type: z.string().describe("Type of the condition: Ready or Synced."),
+  status: z.enum(["True", "False", "Unknown"]).describe("Status of the condition: True, False or Unknown."),
+  reason: z.string().describe("A machine-readable reason, e.g. Available, Creating, ReconcileError."),
+  message: z.string().optional().describe("A human-readable message explaining the condition."),
+  lastTransitionTime: z.string().describe("When the condition last changed status or reason (RFC3339)."),
+  observedGeneration: z.number().int().optional().describe("The metadata.generation the condition was set for."),
+});
+export type Condition = z.infer<typeof Condition>;
+
+export const SecretReference = z
+  .object({
+    name: z.string().min(1).max(253).describe("Name of the Secret."),
+    namespace: z.string().min(1).max(63).describe("Namespace of the Secret."),
+  })
+  .describe("A reference to a Secret.");
+export type SecretReference = z.infer<typeof SecretReference>;
+
+export const SecretKeySelector = SecretReference.extend({
+  key: z.string().min(1).max(253).describe("The key within the Secret."),
+}).describe("A key in a Secret.");
+export type SecretKeySelector = z.infer<typeof SecretKeySelector>;
+
+export const ManagementAction = z.enum(["Observe", "Create", "Update", "Delete", "LateInitialize", "*"]);
+export type ManagementAction = z.infer<typeof ManagementAction>;
+
+export const DeletionPolicy = z.enum(["Delete", "Orphan"]);
+export type DeletionPolicy = z.infer<typeof DeletionPolicy>;
+
+/** Minimal object metadata: what the reconciler reads and writes. */
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: Array<{
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }>;
+}
+
+/** Identity of a Kubernetes resource type, enough to address it over the API. */
+export interface ResourceType {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+}
+
+export const apiVersionOf = (t: Pick<ResourceType, "group" | "version">) => `${t.group}/${t.version}`;

@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { providerConfigType } from "./managed.ts";
+import { Condition, type ObjectMeta, SecretKeySelector } from "./meta.ts";
+
+export const CredentialsSource = z
+  .enum(["Secret", "InjectedIdentity"])
+  .describe("Secret: read credentials from a Secret key. InjectedIdentity: the ambient identity of the function (Lambda role, workload identity, managed identity).");
+
+export const ProviderCredentials = z
+  .object({
+    source: CredentialsSource,
+    secretRef: SecretKeySelector.optional().describe("The Secret key holding the credentials when source is Secret."),
+  })
+  .describe("Where the provider's credentials come from.");
+
+export const ProviderConfigStatus = z.object({
+  conditions: z.array(Condition).optional(),
+  users: z.number().int().optional().describe("How many managed resources use this ProviderConfig."),
+});
+
+export const AwsProviderConfigSpec = z.object({
+  credentials: ProviderCredentials,
+  region: z.string().min(1).default("us-east-1").describe("Default AWS region for resources that do not set one."),
+  endpoint: z
+    .object({ url: z.string().min(1).describe("Base URL of every AWS API, e.g. a moto server.") })
+    .optional()
+    .describe("Override the AWS endpoints (local emulators, VPC endpoints)."),
+});
+export type AwsProviderConfigSpec = z.infer<typeof AwsProviderConfigSpec>;
+
+export const GcpProviderConfigSpec = z.object({
+  projectID: z.string().min(1).describe("The Google Cloud project resources are created in."),
+  credentials: ProviderCredentials,
+  endpoint: z
+    .object({
+      pubsub: z.string().optional().describe("Pub/Sub API host:port, e.g. an emulator."),
+      storage: z.string().optional().describe("Cloud Storage API base URL."),
+    })
+    .optional(),
+});
+export type GcpProviderConfigSpec = z.infer<typeof GcpProviderConfigSpec>;
+
+export const AzureProviderConfigSpec = z.object({
+  tenantID: z.string().min(1).describe("Microsoft Entra tenant id."),
+  subscriptionID: z.string().min(1).describe("Azure subscription id."),
+  clientID: z.string().optional().describe("Application (client) id; with source Secret the Secret holds its secret."),
+  credentials: ProviderCredentials,
+  endpoint: z
+    .object({
+      resourceManager: z.string().optional().describe("Azure Resource Manager base URL."),
+      authorityHost: z.string().optional().describe("Microsoft Entra authority host."),
+      blob: z.string().optional().describe("Blob service URL of the storage account."),
+    })
+    .optional(),
+});
+export type AzureProviderConfigSpec = z.infer<typeof AzureProviderConfigSpec>;
+
+export const providerConfigs = {
+  aws: { type: providerConfigType("aws"), spec: AwsProviderConfigSpec },
+  gcp: { type: providerConfigType("gcp"), spec: GcpProviderConfigSpec },
+  azure: { type: providerConfigType("azure"), spec: AzureProviderConfigSpec },
+} as const;
+
+export interface ProviderConfig<S = Record<string, unknown>> {
+  apiVersion: string;
+  kind: "ProviderConfig";
+  metadata: ObjectMeta;
+  spec: S;
+  status?: z.infer<typeof ProviderConfigStatus>;
+}

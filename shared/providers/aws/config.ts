@@ -1,0 +1,158 @@
+import { createHash } from "node:crypto";
+import type { AwsCredentialIdentity } from "@smithy/types";
+import { type ConnectContext, CredentialsError, InvalidSpecError, ThrottledError } from "../../api/external.ts";
+import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+
+/** What every AWS SDK client of a managed kind is built from. */
+export interface AwsClientConfig {
+  region: string;
+  credentials?: AwsCredentialIdentity;
+  endpoint?: string;
+  /** Cache key: same ProviderConfig generation, region and credentials → same SDK client. */
+  cacheKey: string;
+}
+
+/**
+ * Reads AWS credentials the way Crossplane's AWS provider stores them: an INI profile
+ * (`[default] aws_access_key_id = … aws_secret_access_key = …`) or JSON with the same keys.
+ */
+export function parseAwsCredentials(text: string): AwsCredentialIdentity {
+  const values: Record<string, string> = {};
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) {
+    const json = JSON.parse(trimmed) as Record<string, string>;
+    for (const [k, v] of Object.entries(json)) values[k.toLowerCase()] = String(v);
+  } else {
+    let section = "default";
+    for (const line of trimmed.split(/\r?\n/)) {
+      const l = line.trim();
+      if (!l || l.startsWith("#") || l.startsWith(";")) continue;
+      const header = /^\[(.+)]$/.exec(l);
+      if (header) {
+        section = (header[1] ?? "").trim();
+        continue;
+      }
+      const eq = l.indexOf("=");
+      if (eq > 0 && section === "default") values[l.slice(0, eq).trim().toLowerCase()] = l.slice(eq + 1).trim();
+    }
+  }
+  const accessKeyId = values.aws_access_key_id ?? values.accesskeyid;
+  const secretAccessKey = values.aws_secret_access_key ?? values.secretaccesskey;
+  if (!accessKeyId || !secretAccessKey) {
+    throw new CredentialsError("credentials must hold aws_access_key_id and aws_secret_access_key (INI [default] profile or JSON)");
+  }
+  const sessionToken = values.aws_session_token ?? values.sessiontoken;
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+}
+
+export async function awsClientConfig(
+  ctx: ConnectContext<AwsProviderConfigSpec>,
+  region: string | undefined,
+): Promise<AwsClientConfig> {
+  const spec = ctx.providerConfig.spec;
+  const r = region ?? spec.region ?? "us-east-1";
+  let credentials: AwsCredentialIdentity | undefined;
+  if (spec.credentials.source === "Secret") {
+    if (!spec.credentials.secretRef) throw new CredentialsError("credentials.source is Secret but credentials.secretRef is not set");
+    credentials = parseAwsCredentials(await ctx.readSecretKey(spec.credentials.secretRef));
+  }
+  const endpoint = spec.endpoint?.url;
+  const fingerprint = createHash("sha256")
+    .update(JSON.stringify([credentials?.accessKeyId, credentials?.secretAccessKey, credentials?.sessionToken]))
+    .digest("hex")
+    .slice(0, 16);
+  return {
+    region: r,
+    ...(credentials ? { credentials } : {}),
+    ...(endpoint ? { endpoint } : {}),
+    cacheKey: `${ctx.providerConfig.metadata.uid}/${ctx.providerConfig.metadata.resourceVersion}/${r}/${endpoint}/${fingerprint}`,
+  };
+}
+
+/** SDK clients are made once per container and credentials, with keep-alive, as Lambda guidance says. */
+export class ClientCache<T> {
+  readonly #clients = new Map<string, T>();
+  readonly #make: (c: AwsClientConfig) => T;
+  constructor(make: (c: AwsClientConfig) => T) {
+    this.#make = make;
+  }
+  get(c: AwsClientConfig): T {
+    let client = this.#clients.get(c.cacheKey);
+    if (!client) {
+      client = this.#make(c);
+      // One ProviderConfig generation needs few clients; forget old generations rather than grow.
+      if (this.#clients.size > 64) this.#clients.clear();
+      this.#clients.set(c.cacheKey, client);
+    }
+    return client;
+  }
+}
+
+export const sdkOptions = (c: AwsClientConfig) => ({
+  region: c.region,
+  ...(c.credentials ? { credentials: c.credentials } : {}),
+  ...(c.endpoint ? { endpoint: c.endpoint } : {}),
+  maxAttempts: 3,
+});
+
+const THROTTLING = new Set([
+  "Throttling",
+  "ThrottlingException",
+  "ThrottledException",
+  "RequestThrottled",
+  "RequestThrottledException",
+  "RequestLimitExceeded",
+  "TooManyRequestsException",
+  "SlowDown",
+  "ProvisionedThroughputExceededException",
+]);
+const BAD_CREDENTIALS = new Set([
+  "InvalidClientTokenId",
+  "UnrecognizedClientException",
+  "SignatureDoesNotMatch",
+  "InvalidAccessKeyId",
+  "ExpiredToken",
+  "ExpiredTokenException",
+  "AccessDenied",
+  "AccessDeniedException",
+]);
+const INVALID = new Set(["InvalidParameterValue", "InvalidAttributeValue", "InvalidAttributeName", "ValidationError", "InvalidParameterCombination"]);
+
+interface AwsErrorShape {
+  name?: string;
+  Code?: string;
+  message?: string;
+  $metadata?: { httpStatusCode?: number };
+  $retryable?: { throttling?: boolean };
+}
+
+export const awsErrorCode = (err: unknown): string => {
+  const e = err as AwsErrorShape;
+  return e?.Code ?? e?.name ?? "";
+};
+
+/** Maps an AWS SDK error onto our error classes (the engine branches on them). */
+export function classifyAwsError(err: unknown): Error {
+  const e = err as AwsErrorShape;
+  const code = awsErrorCode(err);
+  const status = e?.$metadata?.httpStatusCode;
+  const message = `${code || "Error"}: ${e?.message ?? String(err)}`;
+  if (THROTTLING.has(code) || e?.$retryable?.throttling || status === 429 || status === 503) {
+    return new ThrottledError(`throttled by AWS (${message})`, { cause: err });
+  }
+  if (BAD_CREDENTIALS.has(code)) return new CredentialsError(message, { cause: err });
+  if (INVALID.has(code)) return new InvalidSpecError(message, { cause: err });
+  return err instanceof Error ? err : new Error(message);
+}
+
+/** Runs an SDK call, classifying its error. */
+export async function aws<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw classifyAwsError(err);
+  }
+}
+
+/** The region part of an ARN (arn:aws:service:region:account:resource). */
+export const regionOfArn = (arn: string | undefined) => arn?.split(":")[3] || undefined;

@@ -1,0 +1,56 @@
+import type { Condition } from "../api/meta.ts";
+import { ConditionReason, ConditionType } from "../api/meta.ts";
+
+type NewCondition = Omit<Condition, "lastTransitionTime">;
+
+export const available = (): NewCondition => ({ type: ConditionType.Ready, status: "True", reason: ConditionReason.Available });
+export const creating = (): NewCondition => ({ type: ConditionType.Ready, status: "False", reason: ConditionReason.Creating });
+export const deleting = (): NewCondition => ({ type: ConditionType.Ready, status: "False", reason: ConditionReason.Deleting });
+export const unavailable = (message?: string): NewCondition => ({
+  type: ConditionType.Ready,
+  status: "False",
+  reason: ConditionReason.Unavailable,
+  ...(message ? { message } : {}),
+});
+export const reconcileSuccess = (): NewCondition => ({
+  type: ConditionType.Synced,
+  status: "True",
+  reason: ConditionReason.ReconcileSuccess,
+});
+export const reconcileError = (message: string): NewCondition => ({
+  type: ConditionType.Synced,
+  status: "False",
+  reason: ConditionReason.ReconcileError,
+  message,
+});
+export const reconcilePaused = (): NewCondition => ({
+  type: ConditionType.Synced,
+  status: "False",
+  reason: ConditionReason.ReconcilePaused,
+  message: "Reconciliation is paused: no cloud calls are made until crossplane.io/paused is removed or management policies are set.",
+});
+
+const same = (a: NewCondition, b: NewCondition) =>
+  a.type === b.type && a.status === b.status && a.reason === b.reason && (a.message ?? "") === (b.message ?? "");
+
+/**
+ * Sets conditions on a list, keeping lastTransitionTime when nothing but time would change,
+ * so an unchanged reconcile produces an identical list (and no write).
+ */
+export function setConditions(current: Condition[] | undefined, updates: NewCondition[], now: Date): Condition[] {
+  const out = [...(current ?? [])];
+  for (const u of updates) {
+    const i = out.findIndex((c) => c.type === u.type);
+    const prev = i >= 0 ? out[i] : undefined;
+    if (prev && same(prev, u)) continue;
+    const next: Condition = {
+      ...u,
+      lastTransitionTime: prev && prev.status === u.status ? prev.lastTransitionTime : now.toISOString(),
+    };
+    if (i >= 0) out[i] = next;
+    else out.push(next);
+  }
+  return out;
+}
+
+export const getCondition = (list: Condition[] | undefined, type: string) => list?.find((c) => c.type === type);

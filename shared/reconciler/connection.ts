@@ -1,0 +1,108 @@
+import { createHash } from "node:crypto";
+import type { V1Secret } from "@kubernetes/client-node";
+import type { ConnectionDetails } from "../api/external.ts";
+import type { ManagedResource } from "../api/managed.ts";
+import { type Kube, isConflict } from "../kube/client.ts";
+
+const SECRET_TYPE = "connection.driftless.dev/v1alpha1";
+const MAX_CONFLICT_RETRIES = 3;
+
+/**
+ * Publishes connection details to the Secret named by writeConnectionSecretToRef. Keys are additive
+ * (never removed while the resource lives); the Secret is owned by the managed resource. A digest of
+ * what was last published is kept in memory so an unchanged resource costs no Secret read or write.
+ */
+export class ConnectionPublisher {
+  readonly #kube: Kube;
+  readonly #published = new Map<string, string>();
+
+  constructor(kube: Kube) {
+    this.#kube = kube;
+  }
+
+  async publish(mr: ManagedResource, details: ConnectionDetails | undefined): Promise<boolean> {
+    const ref = mr.spec.writeConnectionSecretToRef;
+    if (!ref || !details || Object.keys(details).length === 0) return false;
+    const cacheKey = `${mr.metadata.uid}/${ref.namespace}/${ref.name}`;
+    const digest = digestOf(details);
+    if (this.#published.get(cacheKey) === digest) return false;
+
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.#kube.getSecret(ref.namespace, ref.name);
+      const owner = ownerReference(mr);
+      if (current) {
+        const owners = current.metadata?.ownerReferences ?? [];
+        if (!owners.some((o) => o.uid === owner.uid)) {
+          throw new Error(
+            `connection Secret ${ref.namespace}/${ref.name} already exists and is not owned by this resource; choose another name`,
+          );
+        }
+      }
+      const data = { ...(current?.data ?? {}) };
+      let changed = !current;
+      for (const [k, v] of Object.entries(details)) {
+        const encoded = Buffer.from(v, "utf8").toString("base64");
+        if (data[k] !== encoded) {
+          data[k] = encoded;
+          changed = true;
+        }
+      }
+      if (!changed) {
+        this.#published.set(cacheKey, digest);
+        return false;
+      }
+      const secret: V1Secret = {
+        apiVersion: "v1",
+        kind: "Secret",
+        type: SECRET_TYPE,
+        metadata: {
+          name: ref.name,
+          namespace: ref.namespace,
+          ...(current?.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
+          labels: { ...(current?.metadata?.labels ?? {}), "app.kubernetes.io/managed-by": "driftless" },
+          ...(current?.metadata?.annotations ? { annotations: current.metadata.annotations } : {}),
+          ownerReferences: current?.metadata?.ownerReferences ?? [owner],
+        },
+        data,
+      };
+      try {
+        if (current) await this.#kube.replaceSecret(secret);
+        else await this.#kube.createSecret(secret);
+        this.#published.set(cacheKey, digest);
+        return true;
+      } catch (err) {
+        // Someone else wrote the Secret in between (409 on replace, or on create if it appeared): re-read.
+        if (attempt < MAX_CONFLICT_RETRIES && isConflict(err)) continue;
+        throw err;
+      }
+    }
+  }
+
+  async unpublish(mr: ManagedResource): Promise<void> {
+    const ref = mr.spec.writeConnectionSecretToRef;
+    if (!ref) return;
+    const current = await this.#kube.getSecret(ref.namespace, ref.name);
+    // Only delete a Secret we own; a same-named Secret of someone else stays.
+    if (current?.metadata?.ownerReferences?.some((o) => o.uid === mr.metadata.uid)) {
+      await this.#kube.deleteSecret(ref.namespace, ref.name);
+    }
+    this.#published.delete(`${mr.metadata.uid}/${ref.namespace}/${ref.name}`);
+  }
+}
+
+function ownerReference(mr: ManagedResource) {
+  return {
+    apiVersion: mr.apiVersion,
+    kind: mr.kind,
+    name: mr.metadata.name,
+    uid: mr.metadata.uid ?? "",
+    controller: true,
+    blockOwnerDeletion: false,
+  };
+}
+
+function digestOf(details: ConnectionDetails): string {
+  const h = createHash("sha256");
+  for (const k of Object.keys(details).sort()) h.update(k).update("\0").update(details[k] ?? "").update("\0");
+  return h.digest("hex");
+}
