@@ -130,6 +130,7 @@ export class Reconciler {
   readonly #publisher: ConnectionPublisher;
   readonly #opts: Required<Omit<ReconcilerOptions, "events">> & { events?: EventRecorder };
   readonly #providerConfigs = new Map<string, { at: number; pc: ProviderConfig }>();
+  readonly #secrets = new Map<string, { at: number; value: string }>();
   readonly #mapPaths = new Map<string, Set<string>>();
   readonly externalCalls: ExternalCallStats = { observe: 0, create: 0, update: 0, delete: 0 };
 
@@ -457,6 +458,10 @@ export class Reconciler {
       return await provider.connect({
         providerConfig,
         readSecretKey: async (ref) => {
+          // Credentials are read once per TTL, not once per reconcile: the in-sync path stays at one GET.
+          const secretKey = `${ref.namespace}/${ref.name}/${ref.key}`;
+          const hit = this.#secrets.get(secretKey);
+          if (hit && Date.now() - hit.at < this.#opts.providerConfigTtlMs) return hit.value;
           const secret = await this.#kube.getSecret(ref.namespace, ref.name);
           const value = secret?.data?.[ref.key];
           if (value === undefined) {
@@ -464,7 +469,9 @@ export class Reconciler {
               `ProviderConfig "${name}": Secret ${ref.namespace}/${ref.name} ${secret ? `has no key "${ref.key}"` : "not found"}`,
             );
           }
-          return Buffer.from(value, "base64").toString("utf8");
+          const decoded = Buffer.from(value, "base64").toString("utf8");
+          this.#secrets.set(secretKey, { at: Date.now(), value: decoded });
+          return decoded;
         },
       });
     } catch (err) {
@@ -478,6 +485,7 @@ export class Reconciler {
   /** Forgets cached ProviderConfigs, e.g. after credentials were refused. */
   invalidateProviderConfigs() {
     this.#providerConfigs.clear();
+    this.#secrets.clear();
   }
 
   #mapsOf(provider: ManagedKindProvider): Set<string> {
@@ -490,8 +498,16 @@ export class Reconciler {
     return maps;
   }
 
-  async #fail(step: Step, error: Error, extra: Array<Omit<Condition, "lastTransitionTime">> = []): Promise<ReconcileResult> {
-    if (error instanceof CredentialsError || (error.cause instanceof CredentialsError)) this.invalidateProviderConfigs();
+  async #fail(step: Step, err: Error, extra: Array<Omit<Condition, "lastTransitionTime">> = []): Promise<ReconcileResult> {
+    let error = err;
+    if (error instanceof CredentialsError || error.cause instanceof CredentialsError) {
+      this.invalidateProviderConfigs();
+      // Whoever must fix credentials needs to know which ProviderConfig holds them.
+      const pc = step.mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
+      if (!error.message.includes("ProviderConfig \"")) {
+        error = new CredentialsError(`${error.message} (ProviderConfig "${pc}")`, { cause: error });
+      }
+    }
     const prevSynced = getCondition(step.mr.status?.conditions, "Synced");
     await this.#writeStatus(step, [...extra, reconcileError(error.message)]);
     await this.#event(step.mr, "Warning", "ReconcileError", error.message);

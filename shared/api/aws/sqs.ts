@@ -8,7 +8,7 @@ export const QueueForProvider = z.object({
   fifoQueue: z.boolean().optional().describe("A FIFO queue (its name must end in .fifo). Immutable."),
   contentBasedDeduplication: z.boolean().optional().describe("FIFO only: deduplicate on a hash of the body."),
   delaySeconds: z.number().int().min(0).max(900).optional().describe("Delivery delay of every message, seconds."),
-  maximumMessageSize: z.number().int().min(1024).max(262144).optional().describe("Largest message, bytes."),
+  maximumMessageSize: z.number().int().min(1024).max(1048576).optional().describe("Largest message, bytes."),
   messageRetentionSeconds: z.number().int().min(60).max(1209600).optional().describe("How long messages are kept, seconds."),
   receiveWaitTimeSeconds: z.number().int().min(0).max(20).optional().describe("Long-poll wait of ReceiveMessage, seconds."),
   visibilityTimeoutSeconds: z.number().int().min(0).max(43200).optional().describe("Visibility timeout, seconds."),

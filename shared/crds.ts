@@ -1,0 +1,9 @@
+import { managedCrd, providerConfigCrd } from "./api/crd.ts";
+import { providerConfigs } from "./api/provider-config.ts";
+import { managedKinds } from "./providers/index.ts";
+
+/** Every CRD driftless serves: one per managed kind plus one ProviderConfig per cloud. */
+export function allCrds() {
+  const pcs = Object.entries(providerConfigs).map(([cloud, pc]) => providerConfigCrd(pc.type, pc.spec, cloud));
+  return [...pcs, ...managedKinds.map((k) => managedCrd(k.definition))];
+}

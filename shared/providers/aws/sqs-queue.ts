@@ -1,0 +1,184 @@
+import {
+  CreateQueueCommand,
+  DeleteQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ListQueueTagsCommand,
+  type QueueAttributeName,
+  SetQueueAttributesCommand,
+  SQSClient,
+  TagQueueCommand,
+  UntagQueueCommand,
+} from "@aws-sdk/client-sqs";
+import { Queue, type QueueAtProvider, type QueueForProvider } from "../../api/aws/sqs.ts";
+import type { ConnectContext, ExternalClient, ExternalObservation, ManagedKindProvider } from "../../api/external.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import type { z } from "zod";
+import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+
+type F = z.infer<typeof QueueForProvider>;
+type A = z.infer<typeof QueueAtProvider>;
+type MR = ManagedResource<F, A>;
+
+const clients = new ClientCache((c) => new SQSClient(sdkOptions(c)));
+
+// forProvider field ↔ SQS attribute (numbers travel as strings on the wire).
+const NUMERIC = {
+  delaySeconds: "DelaySeconds",
+  maximumMessageSize: "MaximumMessageSize",
+  messageRetentionSeconds: "MessageRetentionPeriod",
+  receiveWaitTimeSeconds: "ReceiveMessageWaitTimeSeconds",
+  visibilityTimeoutSeconds: "VisibilityTimeout",
+} as const satisfies Partial<Record<keyof F, string>>;
+
+const isMissing = (err: unknown) =>
+  ["QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue"].includes(awsErrorCode(err));
+
+function attributesOf(fp: F, forCreate: boolean): Record<string, string> {
+  const attrs: Record<string, string> = {};
+  for (const [field, attr] of Object.entries(NUMERIC)) {
+    const v = fp[field as keyof typeof NUMERIC];
+    if (v !== undefined) attrs[attr] = String(v);
+  }
+  if (forCreate && fp.fifoQueue) attrs.FifoQueue = "true";
+  if (fp.fifoQueue && fp.contentBasedDeduplication !== undefined) {
+    attrs.ContentBasedDeduplication = String(fp.contentBasedDeduplication);
+  }
+  attrs.RedrivePolicy = fp.redrivePolicy ? JSON.stringify(fp.redrivePolicy) : "";
+  if (forCreate && !fp.redrivePolicy) delete attrs.RedrivePolicy;
+  return attrs;
+}
+
+function observedOf(attrs: Record<string, string>, region: string, tags: Record<string, string> | undefined): Partial<F> {
+  const o: Partial<F> = { region, fifoQueue: attrs.FifoQueue === "true" };
+  for (const [field, attr] of Object.entries(NUMERIC)) {
+    if (attrs[attr] !== undefined) o[field as keyof typeof NUMERIC] = Number(attrs[attr]);
+  }
+  if (attrs.FifoQueue === "true") o.contentBasedDeduplication = attrs.ContentBasedDeduplication === "true";
+  if (attrs.RedrivePolicy) {
+    const rp = JSON.parse(attrs.RedrivePolicy) as { deadLetterTargetArn: string; maxReceiveCount: number | string };
+    o.redrivePolicy = { deadLetterTargetArn: rp.deadLetterTargetArn, maxReceiveCount: Number(rp.maxReceiveCount) };
+  }
+  if (tags) o.tags = tags;
+  return o;
+}
+
+class QueueClient implements ExternalClient<F, A> {
+  readonly #sqs: SQSClient;
+  readonly #region: string;
+  constructor(sqs: SQSClient, region: string) {
+    this.#sqs = sqs;
+    this.#region = region;
+  }
+
+  async #url(mr: MR, name: string): Promise<string | undefined> {
+    // The URL from the last observation saves a GetQueueUrl call on every in-sync reconcile.
+    const known = mr.status?.atProvider?.url;
+    if (known?.endsWith(`/${name}`)) return known;
+    try {
+      return (await this.#sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    if (!name) return { resourceExists: false };
+    return aws(async () => {
+      const url = await this.#url(mr, name);
+      if (!url) return { resourceExists: false };
+      let attrs: Record<string, string>;
+      try {
+        const out = await this.#sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All" as QueueAttributeName] }),
+        );
+        attrs = out.Attributes ?? {};
+      } catch (err) {
+        if (isMissing(err)) return { resourceExists: false };
+        throw err;
+      }
+      // Tags cost a second call: read them only when the spec manages them.
+      const tags =
+        mr.spec.forProvider.tags !== undefined
+          ? ((await this.#sqs.send(new ListQueueTagsCommand({ QueueUrl: url }))).Tags ?? {})
+          : undefined;
+      const arn = attrs.QueueArn ?? "";
+      return {
+        resourceExists: true,
+        observed: observedOf(attrs, regionOfArn(arn) ?? this.#region, tags),
+        atProvider: { arn, url },
+        availability: "Available",
+        connectionDetails: { url, arn },
+      };
+    });
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    const fp = mr.spec.forProvider;
+    if (!name) throw new Error("a queue needs a name (crossplane.io/external-name)");
+    return aws(async () => {
+      const out = await this.#sqs.send(
+        new CreateQueueCommand({
+          QueueName: name,
+          Attributes: attributesOf(fp, true),
+          ...(fp.tags && Object.keys(fp.tags).length > 0 ? { tags: fp.tags } : {}),
+        }),
+      );
+      const url = out.QueueUrl ?? "";
+      const attrs = await this.#sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] }));
+      return { connectionDetails: { url, arn: attrs.Attributes?.QueueArn ?? "" } };
+    });
+  }
+
+  async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
+    const fp = mr.spec.forProvider;
+    return aws(async () => {
+      const url = obs.atProvider?.url ?? (await this.#url(mr, name));
+      if (!url) throw new Error(`queue ${name} disappeared during update`);
+      const attrs = attributesOf(fp, false);
+      // An unset redrive policy that the cloud does not have either needs no write.
+      if (!fp.redrivePolicy && !obs.observed?.redrivePolicy) delete attrs.RedrivePolicy;
+      if (Object.keys(attrs).length > 0) await this.#sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attrs }));
+      if (fp.tags !== undefined) {
+        const current = obs.observed?.tags ?? {};
+        const removed = Object.keys(current).filter((k) => !(k in (fp.tags ?? {})));
+        if (removed.length > 0) await this.#sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: removed }));
+        const changed = Object.fromEntries(Object.entries(fp.tags).filter(([k, v]) => current[k] !== v));
+        if (Object.keys(changed).length > 0) await this.#sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: changed }));
+      }
+      return {};
+    });
+  }
+
+  async delete(mr: MR, name: string) {
+    await aws(async () => {
+      const url = await this.#url(mr, name);
+      if (!url) return;
+      try {
+        await this.#sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
+      } catch (err) {
+        if (!isMissing(err)) throw err;
+      }
+    });
+  }
+}
+
+export const queueProvider: ManagedKindProvider<F, A> = {
+  definition: Queue,
+  async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
+    // An existing queue is looked for where it lives (its ARN's region), so a changed spec.region is
+    // reported as drift on an immutable field instead of creating a second queue elsewhere.
+    const clientFor = async (mr: MR) => {
+      const cfg = await awsClientConfig(ctx, regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region);
+      return new QueueClient(clients.get(cfg), cfg.region);
+    };
+    return {
+      observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
+      create: async (mr, name) => (await clientFor(mr)).create(mr, name),
+      update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
+      delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
+    };
+  },
+};

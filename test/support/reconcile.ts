@@ -1,0 +1,43 @@
+import type { ManagedResource } from "../../shared/api/managed.ts";
+import type { ResourceType } from "../../shared/api/meta.ts";
+import type { Kube } from "../../shared/kube/client.ts";
+import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { type ReconcileResult, Reconciler, type ReconcilerOptions, type ResourceKey } from "../../shared/reconciler/reconciler.ts";
+import { managedKinds } from "../../shared/providers/index.ts";
+
+/** A logger that keeps every line, so tests can assert on logs and scan them for secrets. */
+export function captureLogger() {
+  const lines: string[] = [];
+  const at = (level: string) => (obj: Record<string, unknown>, msg?: string) => {
+    lines.push(JSON.stringify({ level, ...obj, msg }));
+  };
+  return { lines, logger: { info: at("info"), warn: at("warn"), error: at("error"), debug: at("debug") } };
+}
+
+export function newReconciler(kube: Kube, opts: ReconcilerOptions = {}) {
+  return new Reconciler(kube, new KindRegistry(managedKinds), opts);
+}
+
+export const keyOf = (t: { apiVersion: string; kind: string }, name: string): ResourceKey => ({
+  apiVersion: t.apiVersion,
+  kind: t.kind,
+  name,
+});
+
+/** Reconciles until the result is final (no requeue) or `max` rounds; returns every result. */
+export async function settle(r: Reconciler, key: ResourceKey, max = 10): Promise<ReconcileResult[]> {
+  const results: ReconcileResult[] = [];
+  for (let i = 0; i < max; i++) {
+    const res = await r.reconcile(key);
+    results.push(res);
+    if (res.requeueAfterMs === undefined || res.outcome === "error" || res.outcome === "blocked") break;
+  }
+  return results;
+}
+
+export const conditionOf = (mr: ManagedResource | undefined, type: string) =>
+  mr?.status?.conditions?.find((c) => c.type === type);
+
+export async function getMr<T = Record<string, unknown>>(kube: Kube, t: ResourceType, name: string) {
+  return kube.get<ManagedResource<T> & { [k: string]: unknown }>(t, name);
+}
