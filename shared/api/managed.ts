@@ -16,6 +16,22 @@ export type AnyObjectSchema = z.ZodObject<any>;
 /** How the cloud resource's name is chosen: from the external-name annotation, or by the cloud on create. */
 export type ExternalNamePolicy = "fromAnnotation" | "providerChosen";
 
+/**
+ * A cross-resource reference: forProvider.`field` is filled from the managed resource named by
+ * forProvider.`refField` or chosen by forProvider.`selectorField`, once that resource is Ready.
+ */
+export interface ReferenceDef {
+  field: string;
+  refField: string;
+  selectorField: string;
+  /** The referenced kind. */
+  to: ResourceType & { apiVersion: string };
+  /** The value taken from the target; default its crossplane.io/external-name. */
+  extract?: (target: ManagedResource) => string | undefined;
+  /** A list reference: field is string[], refField is Reference[]. */
+  list?: boolean;
+}
+
 export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObjectSchema> {
   /** e.g. "sqs.aws" → group sqs.aws.driftless.dev */
   group: string;
@@ -33,6 +49,7 @@ export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObje
   /** Keys this kind writes to its connection Secret (documentation and tests). */
   connectionKeys?: string[];
   externalName?: ExternalNamePolicy;
+  references?: ReferenceDef[];
 }
 
 export interface ManagedKindDef<F extends AnyObjectSchema = AnyObjectSchema, A extends AnyObjectSchema = AnyObjectSchema>
@@ -48,6 +65,7 @@ export interface ManagedKindDef<F extends AnyObjectSchema = AnyObjectSchema, A e
   connectionKeys: string[];
   externalName: ExternalNamePolicy;
   providerConfig: ResourceType;
+  references: ReferenceDef[];
   shortNames?: string[];
 }
 
@@ -106,6 +124,7 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     connectionKeys: o.connectionKeys ?? [],
     externalName: o.externalName ?? "fromAnnotation",
     providerConfig: providerConfigType(o.cloud),
+    references: o.references ?? [],
     ...(o.shortNames ? { shortNames: o.shortNames } : {}),
   };
 }

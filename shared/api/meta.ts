@@ -90,3 +90,33 @@ export interface ResourceType {
 }
 
 export const apiVersionOf = (t: Pick<ResourceType, "group" | "version">) => `${t.group}/${t.version}`;
+
+export const ResolvePolicy = z
+  .object({
+    resolve: z
+      .enum(["IfNotPresent", "Always"])
+      .optional()
+      .describe("IfNotPresent (default): resolve once, then keep the value. Always: resolve on every reconcile."),
+    resolution: z
+      .enum(["Required", "Optional"])
+      .optional()
+      .describe("Required (default): wait until the reference resolves. Optional: go on without it."),
+  })
+  .describe("How and when to resolve the reference.");
+
+export const Reference = z
+  .object({
+    name: z.string().min(1).describe("Name of the referenced managed resource."),
+    policy: ResolvePolicy.optional(),
+  })
+  .describe("A reference to another managed resource by name.");
+export type Reference = z.infer<typeof Reference>;
+
+export const Selector = z
+  .object({
+    matchLabels: z.record(z.string(), z.string()).optional().describe("Select a resource with these labels."),
+    matchControllerRef: z.boolean().optional().describe("Select only a resource with the same controller (e.g. the same claim)."),
+    policy: ResolvePolicy.optional(),
+  })
+  .describe("Selects a managed resource to reference by labels.");
+export type Selector = z.infer<typeof Selector>;

@@ -18,6 +18,7 @@ import {
 } from "./conditions.ts";
 import { ConnectionPublisher } from "./connection.ts";
 import { resolvePolicies } from "./policies.ts";
+import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
 
 export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
@@ -28,6 +29,7 @@ export const DEFAULT_PROVIDER_CONFIG_TTL_MS = 30_000;
 const SHORT_REQUEUE_MS = 2_000;
 const MIN_ERROR_BACKOFF_MS = 1_000;
 const MAX_ERROR_BACKOFF_MS = 5 * 60_000;
+const MAX_REFERENCE_BACKOFF_MS = 30_000;
 
 // Short constant messages wrapped around the cause, as crossplane-runtime does.
 export const Msg = {
@@ -45,6 +47,7 @@ export const Msg = {
   removeFinalizer: "cannot remove finalizer",
   lateInit: "cannot update managed resource with late-initialized fields",
   recordCreate: "cannot record the result of creating the external resource",
+  resolveReferences: "cannot resolve references",
   notFoundObserveOnly:
     "external resource does not exist; with managementPolicies [Observe] driftless only imports existing resources — check the crossplane.io/external-name annotation",
   policiesNeedObserve: "managementPolicies must include Observe (or *)",
@@ -212,6 +215,16 @@ export class Reconciler {
     if (!externalName && def.externalName === "fromAnnotation") {
       externalName = mr.metadata.name;
       step.mr = await this.#patchMeta(step.mr, { annotations: { [Annotations.externalName]: externalName } });
+    }
+
+    if (!isDeleting) {
+      try {
+        const resolved = await resolveReferences(this.#kube, def, step.mr);
+        if (resolved) step.mr = await this.#patchSpec(step.mr, resolved);
+      } catch (err) {
+        if (err instanceof ConflictError) throw err;
+        return this.#fail(step, wrapErr(Msg.resolveReferences, err));
+      }
     }
 
     // Incomplete-create guard: a create started and its result was never recorded.
@@ -526,12 +539,15 @@ export class Reconciler {
    */
   #errorBackoff(prevSynced: Condition | undefined, error: Error): number {
     const throttled = error instanceof ThrottledError || error.cause instanceof ThrottledError;
+    const waiting = error.cause instanceof ReferenceNotReadyError;
     const min = throttled ? 5_000 : MIN_ERROR_BACKOFF_MS;
+    // A dependency usually becomes Ready within seconds to minutes: keep looking often.
+    const max = waiting ? MAX_REFERENCE_BACKOFF_MS : MAX_ERROR_BACKOFF_MS;
     const failingFor =
       prevSynced?.status === "False" && prevSynced.reason === "ReconcileError"
         ? this.#opts.now().getTime() - Date.parse(prevSynced.lastTransitionTime)
         : 0;
-    return this.#jitter(Math.min(MAX_ERROR_BACKOFF_MS, Math.max(min, failingFor * 2)));
+    return this.#jitter(Math.min(max, Math.max(min, failingFor * 2)));
   }
 
   #pollInterval(mr: ManagedResource): number {

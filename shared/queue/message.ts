@@ -1,0 +1,185 @@
+// The message contract, version 1: what travels on every queue (SQS, Pub/Sub, memory).
+//
+// A message carries a *key* (which managed resource) and why it was sent, never the object itself:
+// the reconciler reads the object fresh from the API server, so a stale or duplicate message is harmless.
+//
+// Decoding is tolerant of unknown *fields* (they are dropped, so a newer v1 producer that adds an
+// optional field does not send every message to the dead-letter queue of an older consumer) and strict
+// on everything else: `v` must be exactly 1, known fields must have the right type and shape, names must
+// be valid Kubernetes names, and bodies larger than MAX_MESSAGE_BYTES are refused before parsing.
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { InvalidMessageError } from "./errors.ts";
+
+/** The only contract version this code reads and writes. */
+export const MESSAGE_VERSION = 1;
+/** Largest body `decodeMessage` accepts (UTF-8 bytes); a valid v1 message is well under 1 KiB. */
+export const MAX_MESSAGE_BYTES = 16 * 1024;
+/** Longest key `messageKey` returns: the SQS MessageGroupId limit (Pub/Sub ordering keys allow 1 KiB). */
+export const MAX_KEY_LENGTH = 128;
+
+export const REASONS = ["watch", "drift", "requeue", "manual"] as const;
+/** Why a message was sent: a watch event, the drift sweep, a handler's requeue, or a person. */
+export type ReconcileReason = (typeof REASONS)[number];
+
+/** One reconcile request for one managed resource. */
+export interface ReconcileMessage {
+  v: 1;
+  /** `group/version` of the managed resource, e.g. `sqs.aws.driftless.dev/v1alpha1`. */
+  apiVersion: string;
+  kind: string;
+  /** Absent for cluster-scoped resources. */
+  namespace?: string;
+  name: string;
+  /** When set, the reconciler can ignore a message about an earlier object that had the same name. */
+  uid?: string;
+  reason: ReconcileReason;
+  /** RFC 3339 time the message was produced. */
+  at: string;
+  /** Correlation id carried across requeues so one chain of reconciles can be followed in the logs. */
+  id?: string;
+}
+
+/** The object a message is about: the parts of a managed resource that identify it. */
+export type ObjectRef = Pick<ReconcileMessage, "apiVersion" | "kind" | "namespace" | "name" | "uid">;
+
+export type DecodeResult = { ok: true; message: ReconcileMessage } | { ok: false; error: string };
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+// Kubernetes validates a CRD kind as a DNS-1035 label once lower-cased.
+const KIND = /^[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
+const UID = /^[A-Za-z0-9-]+$/;
+const CORRELATION_ID = /^[A-Za-z0-9._:-]+$/;
+
+function isApiVersion(value: string): boolean {
+  const slash = value.indexOf("/");
+  const group = slash === -1 ? undefined : value.slice(0, slash);
+  const version = slash === -1 ? value : value.slice(slash + 1);
+  const groupOk = group === undefined || (group.length <= 253 && DNS1123_SUBDOMAIN.test(group));
+  return groupOk && version.length <= 63 && DNS1035_LABEL.test(version);
+}
+
+const messageSchema = z.object({
+  v: z.literal(MESSAGE_VERSION),
+  apiVersion: z.string().refine(isApiVersion, "must be <group>/<version> or <version>"),
+  kind: z.string().max(63).regex(KIND, "must be a Kubernetes kind (letters, digits, '-')"),
+  namespace: z.string().max(63).regex(DNS1123_LABEL, "must be a DNS-1123 label").optional(),
+  name: z.string().max(253).regex(DNS1123_SUBDOMAIN, "must be a DNS-1123 subdomain"),
+  uid: z.string().max(64).regex(UID, "must be a Kubernetes uid").optional(),
+  reason: z.enum(REASONS),
+  at: z.iso.datetime({ offset: true }),
+  id: z.string().max(64).regex(CORRELATION_ID, "must be [A-Za-z0-9._:-]").optional(),
+});
+
+// Compile-time proof that the schema and the hand-written interface describe the same shape.
+type SchemaOutput = z.output<typeof messageSchema>;
+const _schemaMatchesInterface: [SchemaOutput] extends [ReconcileMessage]
+  ? [ReconcileMessage] extends [SchemaOutput]
+    ? true
+    : false
+  : false = true;
+void _schemaMatchesInterface;
+
+function describeIssues(error: z.ZodError): string {
+  // Issue messages name the rule that failed, never the offending value (bodies stay out of logs).
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "(message)"}: ${issue.message}`)
+    .join("; ");
+}
+
+function canonical(m: SchemaOutput): ReconcileMessage {
+  // Fixed field order and no undefined-valued keys, so equal messages encode to equal bytes.
+  const out: ReconcileMessage = {
+    v: 1,
+    apiVersion: m.apiVersion,
+    kind: m.kind,
+    name: m.name,
+    reason: m.reason,
+    at: m.at,
+  };
+  if (m.namespace !== undefined) out.namespace = m.namespace;
+  if (m.uid !== undefined) out.uid = m.uid;
+  if (m.id !== undefined) out.id = m.id;
+  return out;
+}
+
+/** Validates and serialises a message. Throws InvalidMessageError: producing a bad message is a bug. */
+export function encodeMessage(m: ReconcileMessage): string {
+  const parsed = messageSchema.safeParse(m);
+  if (!parsed.success)
+    throw new InvalidMessageError(`invalid reconcile message: ${describeIssues(parsed.error)}`);
+  return JSON.stringify(canonical(parsed.data));
+}
+
+/** Parses and validates a body from any queue. Never throws. */
+export function decodeMessage(body: string): DecodeResult {
+  if (typeof body !== "string") return { ok: false, error: "body is not a string" };
+  // A UTF-8 encoding is never shorter than the UTF-16 length, so the cheap check comes first.
+  if (body.length > MAX_MESSAGE_BYTES || Buffer.byteLength(body, "utf8") > MAX_MESSAGE_BYTES) {
+    return { ok: false, error: `body is larger than ${MAX_MESSAGE_BYTES} bytes` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { ok: false, error: "body is not JSON" };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { ok: false, error: "body is not a JSON object" };
+  }
+  const version: unknown = (value as { v?: unknown }).v;
+  if (version !== MESSAGE_VERSION) {
+    const shown = typeof version === "number" ? String(version) : typeof version;
+    return {
+      ok: false,
+      error: `unsupported message version (${shown}); this reader understands v${MESSAGE_VERSION}`,
+    };
+  }
+  const parsed = messageSchema.safeParse(value);
+  if (!parsed.success) return { ok: false, error: describeIssues(parsed.error) };
+  return { ok: true, message: canonical(parsed.data) };
+}
+
+/** Checks a message without encoding it; returns the problem or undefined. */
+export function validateMessage(m: ReconcileMessage): string | undefined {
+  const parsed = messageSchema.safeParse(m);
+  return parsed.success ? undefined : describeIssues(parsed.error);
+}
+
+/** Builds a v1 message for an object. `at` defaults to now. */
+export function makeMessage(
+  ref: ObjectRef,
+  reason: ReconcileReason,
+  opts: { at?: Date; id?: string } = {},
+): ReconcileMessage {
+  const m: ReconcileMessage = {
+    v: 1,
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    name: ref.name,
+    reason,
+    at: (opts.at ?? new Date()).toISOString(),
+  };
+  if (ref.namespace !== undefined && ref.namespace !== "") m.namespace = ref.namespace;
+  if (ref.uid !== undefined) m.uid = ref.uid;
+  if (opts.id !== undefined) m.id = opts.id;
+  return m;
+}
+
+/**
+ * A stable per-object key: `<Kind>.<group>/<namespace>/<name>` (`_` for cluster-scoped, which no
+ * namespace can be). The version is left out: every version of a kind addresses the same object.
+ * Used as SQS FIFO MessageGroupId, Pub/Sub ordering key and the memory queue's coalescing key.
+ * Keys longer than 128 characters keep a readable prefix and end in `~` + 40 hex digits of SHA-256.
+ */
+export function messageKey(m: Pick<ReconcileMessage, "apiVersion" | "kind" | "namespace" | "name">): string {
+  const slash = m.apiVersion.indexOf("/");
+  const kindGroup = slash === -1 ? m.kind : `${m.kind}.${m.apiVersion.slice(0, slash)}`;
+  const key = `${kindGroup}/${m.namespace ?? "_"}/${m.name}`;
+  if (key.length <= MAX_KEY_LENGTH) return key;
+  const digest = createHash("sha256").update(key).digest("hex").slice(0, 40);
+  return `${key.slice(0, MAX_KEY_LENGTH - 41)}~${digest}`;
+}

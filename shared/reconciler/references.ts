@@ -1,0 +1,105 @@
+import type { ManagedKindDef, ManagedResource, ReferenceDef } from "../api/managed.ts";
+import { Annotations, type Reference, type Selector } from "../api/meta.ts";
+import type { Kube } from "../kube/client.ts";
+
+/** A reference cannot be resolved yet (target missing, not Ready, or empty): wait, never create without it. */
+export class ReferenceNotReadyError extends Error {
+  override name = "ReferenceNotReadyError";
+}
+
+type Spec = Record<string, unknown>;
+
+const isEmpty = (v: unknown) => v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0);
+const readyOf = (mr: ManagedResource) =>
+  mr.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+const defaultExtract = (t: ManagedResource) => t.metadata.annotations?.[Annotations.externalName];
+
+/**
+ * Resolves every reference of a kind into forProvider. Returns the new forProvider when anything
+ * changed (the caller writes it back, guarded by resourceVersion), undefined when nothing did.
+ */
+export async function resolveReferences(
+  kube: Kube,
+  def: ManagedKindDef,
+  mr: ManagedResource,
+): Promise<Spec | undefined> {
+  if (def.references.length === 0) return undefined;
+  const fp: Spec = structuredClone((mr.spec.forProvider ?? {}) as Spec);
+  let changed = false;
+  for (const ref of def.references) {
+    const refValue = fp[ref.refField] as Reference | Reference[] | undefined;
+    const selector = fp[ref.selectorField] as Selector | undefined;
+    const policy = (Array.isArray(refValue) ? refValue[0]?.policy : refValue?.policy) ?? selector?.policy;
+    const always = policy?.resolve === "Always";
+    const optional = policy?.resolution === "Optional";
+    if (!isEmpty(fp[ref.field]) && !always) continue;
+    if (isEmpty(refValue) && !selector) continue;
+
+    let names: string[];
+    if (!isEmpty(refValue)) {
+      names = (Array.isArray(refValue) ? refValue : [refValue as Reference]).map((r) => r.name);
+    } else {
+      names = await select(kube, ref, selector as Selector, mr);
+      if (names.length === 0) {
+        if (optional) continue;
+        throw new ReferenceNotReadyError(
+          `no ${ref.to.kind} matches ${ref.selectorField}${describeSelector(selector as Selector)}: referenced resource may not yet exist`,
+        );
+      }
+      // Record the choice, as Crossplane does, so the selection is stable and visible.
+      fp[ref.refField] = ref.list ? names.map((name) => ({ name })) : { name: names[0] };
+      names = ref.list ? names : names.slice(0, 1);
+      changed = true;
+    }
+
+    const values: string[] = [];
+    for (const name of names) {
+      const target = await kube.get<ManagedResource & { [k: string]: unknown }>(ref.to, name);
+      const value = target ? (ref.extract ?? defaultExtract)(target) : undefined;
+      if (!target || !readyOf(target) || isEmpty(value)) {
+        if (optional) break;
+        const why = !target ? "does not exist" : !readyOf(target) ? "is not Ready" : "has no value yet";
+        throw new ReferenceNotReadyError(
+          `referenced ${ref.to.kind} "${name}" ${why} (${ref.refField}): referenced resource may not yet be ready; creation waits for it`,
+        );
+      }
+      values.push(value as string);
+    }
+    if (values.length !== names.length) continue;
+    const resolved = ref.list ? values : values[0];
+    if (JSON.stringify(fp[ref.field]) !== JSON.stringify(resolved)) {
+      fp[ref.field] = resolved;
+      changed = true;
+    }
+  }
+  return changed ? fp : undefined;
+}
+
+async function select(kube: Kube, ref: ReferenceDef, selector: Selector, mr: ManagedResource): Promise<string[]> {
+  const labelSelector = Object.entries(selector.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  const controller = mr.metadata.ownerReferences?.find((o) => o.controller)?.uid;
+  const names: string[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await kube.list<ManagedResource & { [k: string]: unknown }>(ref.to, {
+      limit: 500,
+      ...(labelSelector ? { labelSelector } : {}),
+      ...(cont ? { continue: cont } : {}),
+    });
+    for (const item of page.items) {
+      if (selector.matchControllerRef && item.metadata.ownerReferences?.find((o) => o.controller)?.uid !== controller) continue;
+      names.push(item.metadata.name);
+    }
+    cont = page.continue;
+  } while (cont);
+  // Deterministic: the same objects always give the same choice.
+  return names.sort();
+}
+
+function describeSelector(s: Selector): string {
+  const labels = Object.entries(s.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+  const parts = [...labels, ...(s.matchControllerRef ? ["same controller"] : [])];
+  return parts.length > 0 ? ` (${parts.join(", ")})` : "";
+}
