@@ -1,0 +1,37 @@
+// One typed configuration object, read once from the environment at the edge and passed in.
+import { z } from "zod";
+
+const Duration = z
+  .string()
+  .regex(/^(\d+(ms|s|m|h))+$/, "a duration such as 30s, 5m or 1h")
+  .transform((v) => {
+    const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+    return [...v.matchAll(/(\d+)(ms|s|m|h)/g)].reduce((t, m) => t + Number(m[1]) * (units[m[2] ?? "s"] ?? 0), 0);
+  });
+
+export const Config = z.object({
+  KUBECONFIG: z.string().optional().describe("Path to a kubeconfig; default: in-cluster or ~/.kube/config."),
+  DRIFTLESS_KUBECONFIG_YAML: z.string().optional().describe("A whole kubeconfig (e.g. from a secret store)."),
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error"]).default("info"),
+  DRIFTLESS_QUEUE: z.enum(["memory", "sqs", "pubsub"]).default("memory"),
+  DRIFTLESS_SQS_QUEUE_URL: z.string().optional(),
+  DRIFTLESS_SQS_DLQ_URL: z.string().optional(),
+  DRIFTLESS_PUBSUB_TOPIC: z.string().optional(),
+  DRIFTLESS_PUBSUB_SUBSCRIPTION: z.string().optional(),
+  GCP_PROJECT_ID: z.string().optional(),
+  DRIFTLESS_WORKERS: z.coerce.number().int().min(1).max(256).default(8),
+  DRIFTLESS_POLL_INTERVAL: Duration.default(5 * 60_000),
+  DRIFTLESS_SWEEP_INTERVAL: Duration.default(60_000),
+  DRIFTLESS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+});
+export type Config = z.infer<typeof Config>;
+
+/** Reads and validates the configuration; a bad value fails fast with the variable's name. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Config.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid configuration: ${problems}`);
+  }
+  return parsed.data;
+}
