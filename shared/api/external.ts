@@ -74,3 +74,13 @@ export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<str
   // biome-ignore lint/suspicious/noExplicitAny: each cloud's ProviderConfig spec type differs
   connect(ctx: ConnectContext<any>): Promise<ExternalClient<F, A>>;
 }
+
+/** A cloud's cheap credential check (STS GetCallerIdentity, a token fetch…); resolves to who we are. */
+export type CredentialCheck = (ctx: ConnectContext) => Promise<string>;
+
+/** A cloud's ProviderConfig kind and how to check its credentials. */
+export interface ProviderConfigKind {
+  cloud: string;
+  type: import("./meta.ts").ResourceType;
+  check: CredentialCheck;
+}

@@ -1,4 +1,6 @@
-import type { ManagedKindProvider } from "../api/external.ts";
+import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
+import { providerConfigs } from "../api/provider-config.ts";
+import { checkAwsCredentials } from "./aws/config.ts";
 import { bucketProvider } from "./aws/s3-bucket.ts";
 import { queueProvider } from "./aws/sqs-queue.ts";
 
@@ -6,4 +8,9 @@ import { queueProvider } from "./aws/sqs-queue.ts";
 export const managedKinds: ManagedKindProvider[] = [
   queueProvider as ManagedKindProvider,
   bucketProvider as ManagedKindProvider,
+];
+
+/** Every cloud's ProviderConfig and its credential check. */
+export const providerConfigKinds: ProviderConfigKind[] = [
+  { cloud: "aws", type: providerConfigs.aws.type, check: checkAwsCredentials as ProviderConfigKind["check"] },
 ];

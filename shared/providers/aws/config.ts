@@ -156,3 +156,11 @@ export async function aws<T>(call: () => Promise<T>): Promise<T> {
 
 /** The region part of an ARN (arn:aws:service:region:account:resource). */
 export const regionOfArn = (arn: string | undefined) => arn?.split(":")[3] || undefined;
+
+/** The AWS ProviderConfig's health check: who do these credentials say we are (STS GetCallerIdentity). */
+export async function checkAwsCredentials(ctx: ConnectContext<AwsProviderConfigSpec>): Promise<string> {
+  const { STSClient, GetCallerIdentityCommand } = await import("@aws-sdk/client-sts");
+  const cfg = await awsClientConfig(ctx, undefined);
+  const out = await aws(() => new STSClient(sdkOptions(cfg)).send(new GetCallerIdentityCommand({})));
+  return out.Arn ?? `account ${out.Account}`;
+}
