@@ -6,7 +6,10 @@ const Duration = z
   .regex(/^(\d+(ms|s|m|h))+$/, "a duration such as 30s, 5m or 1h")
   .transform((v) => {
     const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-    return [...v.matchAll(/(\d+)(ms|s|m|h)/g)].reduce((t, m) => t + Number(m[1]) * (units[m[2] ?? "s"] ?? 0), 0);
+    return [...v.matchAll(/(\d+)(ms|s|m|h)/g)].reduce(
+      (t, m) => t + Number(m[1]) * (units[m[2] ?? "s"] ?? 0),
+      0,
+    );
   });
 
 export const Config = z.object({

@@ -4,6 +4,8 @@ import { managedKinds } from "./providers/index.ts";
 
 /** Every CRD driftless serves: one per managed kind plus one ProviderConfig per cloud. */
 export function allCrds() {
-  const pcs = Object.entries(providerConfigs).map(([cloud, pc]) => providerConfigCrd(pc.type, pc.spec, cloud));
+  const pcs = Object.entries(providerConfigs).map(([cloud, pc]) =>
+    providerConfigCrd(pc.type, pc.spec, cloud),
+  );
   return [...pcs, ...managedKinds.map((k) => managedCrd(k.definition))];
 }

@@ -4,7 +4,9 @@ import { type Logger, pino } from "pino";
  * Structured JSON logs, one line per event. Field names that could carry a secret are redacted as a
  * second line of defence: the code never logs secret values in the first place.
  */
-export function createLogger(opts: { level?: string; name?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+export function createLogger(
+  opts: { level?: string; name?: string; destination?: NodeJS.WritableStream } = {},
+): Logger {
   return pino(
     {
       name: opts.name ?? "driftless",

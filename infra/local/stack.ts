@@ -16,10 +16,12 @@ export const STACK_DIR = process.env.DRIFTLESS_STACK_DIR ?? join(REPO_ROOT, ".st
 const CACHE_DIR = process.env.DRIFTLESS_CACHE ?? join(homedir(), ".cache", "driftless");
 const BIN_DIR = join(CACHE_DIR, "bin");
 const PUBSUB_EMULATOR =
-  process.env.PUBSUB_EMULATOR_BIN ?? "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator";
+  process.env.PUBSUB_EMULATOR_BIN ??
+  "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator";
 // Azurite's documented well-known development account.
 const AZURITE_ACCOUNT = "devstoreaccount1";
-const AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+const AZURITE_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 const port = (name: string, fallback: number) => Number(process.env[`DRIFTLESS_PORT_${name}`] ?? fallback);
 export const PORTS = {
@@ -79,7 +81,8 @@ async function waitFor(name: string, check: () => Promise<boolean>, pid: number,
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;
-    if (!isAlive(pid)) throw new Error(`${name} exited during start-up; see ${join(STACK_DIR, "logs", `${name}.log`)}`);
+    if (!isAlive(pid))
+      throw new Error(`${name} exited during start-up; see ${join(STACK_DIR, "logs", `${name}.log`)}`);
     await sleep(150);
   }
   throw new Error(`${name} not ready after ${timeoutMs} ms; see ${join(STACK_DIR, "logs", `${name}.log`)}`);
@@ -90,14 +93,20 @@ function startProcess(name: string, cmd: string, args: string[], env: NodeJS.Pro
   mkdirSync(logDir, { recursive: true });
   const out = openSync(join(logDir, `${name}.log`), "a");
   // Own process group, so stopping a server also stops the JVM or node it launched — and nothing else.
-  const child = spawn(cmd, args, { detached: true, stdio: ["ignore", out, out], env: { ...process.env, ...env } });
+  const child = spawn(cmd, args, {
+    detached: true,
+    stdio: ["ignore", out, out],
+    env: { ...process.env, ...env },
+  });
   child.unref();
   if (child.pid === undefined) throw new Error(`cannot start ${name} (${cmd})`);
   return { name, pid: child.pid };
 }
 
 function ensureKubeBinaries() {
-  const need = ["kube-apiserver", "kube-controller-manager", "etcd"].filter((b) => !existsSync(join(BIN_DIR, b)));
+  const need = ["kube-apiserver", "kube-controller-manager", "etcd"].filter(
+    (b) => !existsSync(join(BIN_DIR, b)),
+  );
   if (need.length === 0) return;
   log(`building ${need.join(", ")} from Debian sources (once; 6–11 min) …`);
   const r = spawnSync("bash", [join(REPO_ROOT, "infra/local/build-kube.sh")], { stdio: "inherit" });
@@ -168,7 +177,9 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
   const tokenFile = join(STACK_DIR, "tokens.csv");
   writeFileSync(tokenFile, `${token},driftless-admin,driftless-admin,"system:masters"\n`, { mode: 0o600 });
   const kubeconfig = join(STACK_DIR, "kubeconfig");
-  writeFileSync(kubeconfig, kubeconfigYaml(`https://127.0.0.1:${PORTS.kube}`, tls.caCert, token), { mode: 0o600 });
+  writeFileSync(kubeconfig, kubeconfigYaml(`https://127.0.0.1:${PORTS.kube}`, tls.caCert, token), {
+    mode: 0o600,
+  });
 
   const procs: ProcessRecord[] = [];
   const state: StackState = { processes: procs, env: {} };

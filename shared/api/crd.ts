@@ -24,7 +24,9 @@ export function toStructural(node: unknown): JSONSchemaProps {
         if (typeof v === "object" && v !== null) out[k] = toStructural(v);
         break;
       case "properties":
-        out[k] = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([p, s]) => [p, toStructural(s)]));
+        out[k] = Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).map(([p, s]) => [p, toStructural(s)]),
+        );
         break;
       case "items":
         out[k] = toStructural(v);
@@ -52,7 +54,9 @@ export function toStructural(node: unknown): JSONSchemaProps {
 }
 
 export function jsonSchemaOf(schema: z.ZodType): JSONSchemaProps {
-  return toStructural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", unrepresentable: "throw" }));
+  return toStructural(
+    z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", unrepresentable: "throw" }),
+  );
 }
 
 const conditionColumn = (name: string, type: string) => ({

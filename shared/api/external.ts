@@ -1,6 +1,6 @@
 import type { ManagedResource } from "./managed.ts";
-import type { ProviderConfig } from "./provider-config.ts";
 import type { SecretKeySelector } from "./meta.ts";
+import type { ProviderConfig } from "./provider-config.ts";
 
 /** Connection details as published to the connection Secret: key → value. */
 export type ConnectionDetails = Record<string, string>;
@@ -40,7 +40,11 @@ export interface ExternalUpdate {
 export interface ExternalClient<F, A> {
   observe(mr: ManagedResource<F, A>, externalName: string | undefined): Promise<ExternalObservation<F, A>>;
   create(mr: ManagedResource<F, A>, externalName: string | undefined): Promise<ExternalCreation>;
-  update(mr: ManagedResource<F, A>, externalName: string, observed: ExternalObservation<F, A>): Promise<ExternalUpdate>;
+  update(
+    mr: ManagedResource<F, A>,
+    externalName: string,
+    observed: ExternalObservation<F, A>,
+  ): Promise<ExternalUpdate>;
   delete(mr: ManagedResource<F, A>, externalName: string): Promise<void>;
 }
 

@@ -52,8 +52,10 @@ export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObje
   references?: ReferenceDef[];
 }
 
-export interface ManagedKindDef<F extends AnyObjectSchema = AnyObjectSchema, A extends AnyObjectSchema = AnyObjectSchema>
-  extends ResourceType {
+export interface ManagedKindDef<
+  F extends AnyObjectSchema = AnyObjectSchema,
+  A extends AnyObjectSchema = AnyObjectSchema,
+> extends ResourceType {
   apiVersion: string;
   cloud: "aws" | "gcp" | "azure";
   description: string;
@@ -87,7 +89,9 @@ export function managedSpec<F extends AnyObjectSchema>(forProvider: F) {
     managementPolicies: z
       .array(ManagementAction)
       .default(["*"])
-      .describe("Which actions driftless may take on the external resource: Observe, Create, Update, Delete, LateInitialize or *."),
+      .describe(
+        "Which actions driftless may take on the external resource: Observe, Create, Update, Delete, LateInitialize or *.",
+      ),
   });
 }
 
@@ -99,7 +103,13 @@ export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
 }
 
 export function providerConfigType(cloud: string): ResourceType {
-  return { group: `${cloud}.${API_DOMAIN}`, version: "v1alpha1", kind: "ProviderConfig", plural: "providerconfigs", namespaced: false };
+  return {
+    group: `${cloud}.${API_DOMAIN}`,
+    version: "v1alpha1",
+    kind: "ProviderConfig",
+    plural: "providerconfigs",
+    namespaced: false,
+  };
 }
 
 export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObjectSchema>(

@@ -35,7 +35,11 @@ export const Condition = z.object({
   reason: z.string().describe("A machine-readable reason, e.g. Available, Creating, ReconcileError."),
   message: z.string().optional().describe("A human-readable message explaining the condition."),
   lastTransitionTime: z.string().describe("When the condition last changed status or reason (RFC3339)."),
-  observedGeneration: z.number().int().optional().describe("The metadata.generation the condition was set for."),
+  observedGeneration: z
+    .number()
+    .int()
+    .optional()
+    .describe("The metadata.generation the condition was set for."),
 });
 export type Condition = z.infer<typeof Condition>;
 
@@ -96,7 +100,9 @@ export const ResolvePolicy = z
     resolve: z
       .enum(["IfNotPresent", "Always"])
       .optional()
-      .describe("IfNotPresent (default): resolve once, then keep the value. Always: resolve on every reconcile."),
+      .describe(
+        "IfNotPresent (default): resolve once, then keep the value. Always: resolve on every reconcile.",
+      ),
     resolution: z
       .enum(["Required", "Optional"])
       .optional()
@@ -115,7 +121,10 @@ export type Reference = z.infer<typeof Reference>;
 export const Selector = z
   .object({
     matchLabels: z.record(z.string(), z.string()).optional().describe("Select a resource with these labels."),
-    matchControllerRef: z.boolean().optional().describe("Select only a resource with the same controller (e.g. the same claim)."),
+    matchControllerRef: z
+      .boolean()
+      .optional()
+      .describe("Select only a resource with the same controller (e.g. the same claim)."),
     policy: ResolvePolicy.optional(),
   })
   .describe("Selects a managed resource to reference by labels.");

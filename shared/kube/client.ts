@@ -54,7 +54,8 @@ const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 function apiMessage(err: ApiException<unknown>): string {
   try {
     const body = typeof err.body === "string" ? JSON.parse(err.body) : err.body;
-    if (body && typeof body === "object" && "message" in body) return String((body as { message: unknown }).message);
+    if (body && typeof body === "object" && "message" in body)
+      return String((body as { message: unknown }).message);
   } catch {
     // not JSON: fall through to the status code
   }
@@ -65,7 +66,9 @@ function apiMessage(err: ApiException<unknown>): string {
 function wrap(op: string, err: unknown): Error {
   if (err instanceof ApiException) {
     const msg = `${op}: ${apiMessage(err)}`;
-    return err.code === 409 ? new ConflictError(msg, 409, { cause: err }) : new KubeError(msg, err.code, { cause: err });
+    return err.code === 409
+      ? new ConflictError(msg, 409, { cause: err })
+      : new KubeError(msg, err.code, { cause: err });
   }
   return new Error(`${op}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
 }
@@ -144,7 +147,11 @@ export class Kube {
   async create<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
     return (await this.#call("writes", `create ${t.kind}`, () =>
       t.namespaced
-        ? this.#custom.createNamespacedCustomObject({ ...gvp(t), namespace: obj.metadata.namespace ?? "default", body: obj })
+        ? this.#custom.createNamespacedCustomObject({
+            ...gvp(t),
+            namespace: obj.metadata.namespace ?? "default",
+            body: obj,
+          })
         : this.#custom.createClusterCustomObject({ ...gvp(t), body: obj }),
     )) as T;
   }
@@ -202,7 +209,9 @@ export class Kube {
 
   async getSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
     try {
-      return await this.#call("gets", "get Secret", () => this.#core.readNamespacedSecret({ namespace, name }));
+      return await this.#call("gets", "get Secret", () =>
+        this.#core.readNamespacedSecret({ namespace, name }),
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -211,7 +220,9 @@ export class Kube {
 
   async createSecret(secret: V1Secret): Promise<V1Secret> {
     const namespace = secret.metadata?.namespace ?? "default";
-    return this.#call("writes", "create Secret", () => this.#core.createNamespacedSecret({ namespace, body: secret }));
+    return this.#call("writes", "create Secret", () =>
+      this.#core.createNamespacedSecret({ namespace, body: secret }),
+    );
   }
 
   async replaceSecret(secret: V1Secret): Promise<V1Secret> {
@@ -224,7 +235,9 @@ export class Kube {
 
   async deleteSecret(namespace: string, name: string): Promise<void> {
     try {
-      await this.#call("writes", "delete Secret", () => this.#core.deleteNamespacedSecret({ namespace, name }));
+      await this.#call("writes", "delete Secret", () =>
+        this.#core.deleteNamespacedSecret({ namespace, name }),
+      );
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -237,7 +250,10 @@ export class Kube {
 
 const gvp = (t: ResourceType) => ({ group: t.group, version: t.version, plural: t.plural });
 
-function withResourceVersion(patch: Record<string, unknown>, resourceVersion: string): Record<string, unknown> {
+function withResourceVersion(
+  patch: Record<string, unknown>,
+  resourceVersion: string,
+): Record<string, unknown> {
   const metadata = (patch.metadata as Record<string, unknown> | undefined) ?? {};
   return { ...patch, metadata: { ...metadata, resourceVersion } };
 }

@@ -20,7 +20,10 @@ export async function reconcileKey(w: Workers, key: ResourceKey): Promise<Reconc
   if (w.providerConfigs?.handles(key.apiVersion, key.kind)) {
     try {
       const r = await w.providerConfigs.reconcile(key.apiVersion, key.name);
-      return { outcome: r.outcome === "unready" ? "blocked" : "in-sync", ...(r.requeueAfterMs ? { requeueAfterMs: r.requeueAfterMs } : {}) };
+      return {
+        outcome: r.outcome === "unready" ? "blocked" : "in-sync",
+        ...(r.requeueAfterMs ? { requeueAfterMs: r.requeueAfterMs } : {}),
+      };
     } catch (err) {
       return { outcome: "error", error: err as Error, requeueAfterMs: 5_000 };
     }

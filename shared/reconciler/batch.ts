@@ -24,7 +24,11 @@ export interface BatchItemResult {
  */
 export function outcomeOf(result: ReconcileResult): MessageOutcome {
   if (result.outcome === "error") {
-    return { kind: "retry", afterMs: result.requeueAfterMs ?? 1000, error: result.error ?? new Error("reconcile failed") };
+    return {
+      kind: "retry",
+      afterMs: result.requeueAfterMs ?? 1000,
+      error: result.error ?? new Error("reconcile failed"),
+    };
   }
   if (result.requeueAfterMs !== undefined) return { kind: "requeue", afterMs: result.requeueAfterMs };
   return { kind: "done" };

@@ -34,7 +34,8 @@ export function driftedFields(
     const got = observed[k];
     const path = prefix ? `${prefix}.${k}` : k;
     // Nested structs compare field by field; maps such as tags compare whole (a removed tag is drift too).
-    if (isPlainObject(want) && isPlainObject(got) && !maps.has(path)) out.push(...driftedFields(want, got, maps, path));
+    if (isPlainObject(want) && isPlainObject(got) && !maps.has(path))
+      out.push(...driftedFields(want, got, maps, path));
     else if (!deepEqual(want, got)) out.push(path);
   }
   return out;
@@ -89,12 +90,16 @@ interface SchemaNode {
 /** Paths of map fields (z.record) in an object schema: maps compare and late-initialize as a whole. */
 export function mapPaths(schema: unknown, prefix = "", out = new Set<string>()): Set<string> {
   let node = schema as SchemaNode;
-  while (node.def?.innerType && (node.def.type === "optional" || node.def.type === "default" || node.def.type === "nullable")) {
+  while (
+    node.def?.innerType &&
+    (node.def.type === "optional" || node.def.type === "default" || node.def.type === "nullable")
+  ) {
     node = node.def.innerType;
   }
   if (node.def?.type === "record" && prefix) out.add(prefix);
   if (node.def?.type === "object" && node.def.shape) {
-    for (const [k, child] of Object.entries(node.def.shape)) mapPaths(child, prefix ? `${prefix}.${k}` : k, out);
+    for (const [k, child] of Object.entries(node.def.shape))
+      mapPaths(child, prefix ? `${prefix}.${k}` : k, out);
   }
   return out;
 }

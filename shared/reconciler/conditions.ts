@@ -3,9 +3,21 @@ import { ConditionReason, ConditionType } from "../api/meta.ts";
 
 type NewCondition = Omit<Condition, "lastTransitionTime">;
 
-export const available = (): NewCondition => ({ type: ConditionType.Ready, status: "True", reason: ConditionReason.Available });
-export const creating = (): NewCondition => ({ type: ConditionType.Ready, status: "False", reason: ConditionReason.Creating });
-export const deleting = (): NewCondition => ({ type: ConditionType.Ready, status: "False", reason: ConditionReason.Deleting });
+export const available = (): NewCondition => ({
+  type: ConditionType.Ready,
+  status: "True",
+  reason: ConditionReason.Available,
+});
+export const creating = (): NewCondition => ({
+  type: ConditionType.Ready,
+  status: "False",
+  reason: ConditionReason.Creating,
+});
+export const deleting = (): NewCondition => ({
+  type: ConditionType.Ready,
+  status: "False",
+  reason: ConditionReason.Deleting,
+});
 export const unavailable = (message?: string): NewCondition => ({
   type: ConditionType.Ready,
   status: "False",
@@ -27,17 +39,25 @@ export const reconcilePaused = (): NewCondition => ({
   type: ConditionType.Synced,
   status: "False",
   reason: ConditionReason.ReconcilePaused,
-  message: "Reconciliation is paused: no cloud calls are made until crossplane.io/paused is removed or management policies are set.",
+  message:
+    "Reconciliation is paused: no cloud calls are made until crossplane.io/paused is removed or management policies are set.",
 });
 
 const same = (a: NewCondition, b: NewCondition) =>
-  a.type === b.type && a.status === b.status && a.reason === b.reason && (a.message ?? "") === (b.message ?? "");
+  a.type === b.type &&
+  a.status === b.status &&
+  a.reason === b.reason &&
+  (a.message ?? "") === (b.message ?? "");
 
 /**
  * Sets conditions on a list, keeping lastTransitionTime when nothing but time would change,
  * so an unchanged reconcile produces an identical list (and no write).
  */
-export function setConditions(current: Condition[] | undefined, updates: NewCondition[], now: Date): Condition[] {
+export function setConditions(
+  current: Condition[] | undefined,
+  updates: NewCondition[],
+  now: Date,
+): Condition[] {
   const out = [...(current ?? [])];
   for (const u of updates) {
     const i = out.findIndex((c) => c.type === u.type);
@@ -53,4 +73,5 @@ export function setConditions(current: Condition[] | undefined, updates: NewCond
   return out;
 }
 
-export const getCondition = (list: Condition[] | undefined, type: string) => list?.find((c) => c.type === type);
+export const getCondition = (list: Condition[] | undefined, type: string) =>
+  list?.find((c) => c.type === type);

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
 import type { ConnectionDetails } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
-import { type Kube, isConflict } from "../kube/client.ts";
+import { isConflict, type Kube } from "../kube/client.ts";
 
 const SECRET_TYPE = "connection.driftless.dev/v1alpha1";
 const MAX_CONFLICT_RETRIES = 3;
@@ -58,7 +58,9 @@ export class ConnectionPublisher {
         metadata: {
           name: ref.name,
           namespace: ref.namespace,
-          ...(current?.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
+          ...(current?.metadata?.resourceVersion
+            ? { resourceVersion: current.metadata.resourceVersion }
+            : {}),
           labels: { ...(current?.metadata?.labels ?? {}), "app.kubernetes.io/managed-by": "driftless" },
           ...(current?.metadata?.annotations ? { annotations: current.metadata.annotations } : {}),
           ownerReferences: current?.metadata?.ownerReferences ?? [owner],
@@ -103,6 +105,10 @@ function ownerReference(mr: ManagedResource) {
 
 function digestOf(details: ConnectionDetails): string {
   const h = createHash("sha256");
-  for (const k of Object.keys(details).sort()) h.update(k).update("\0").update(details[k] ?? "").update("\0");
+  for (const k of Object.keys(details).sort())
+    h.update(k)
+      .update("\0")
+      .update(details[k] ?? "")
+      .update("\0");
   return h.digest("hex");
 }

@@ -16,7 +16,10 @@ export interface Policies {
  * Resolves management policies and the deletion policy into allowed actions. `deletionPolicy: Orphan`
  * removes Delete whatever the management policies say, so "Orphan" is always honoured.
  */
-export function resolvePolicies(management: ManagementAction[] | undefined, deletion: DeletionPolicy | undefined): Policies {
+export function resolvePolicies(
+  management: ManagementAction[] | undefined,
+  deletion: DeletionPolicy | undefined,
+): Policies {
   const set = new Set(management ?? ["*"]);
   const all = set.has("*");
   const has = (a: ManagementAction) => all || set.has(a);

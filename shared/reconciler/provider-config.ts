@@ -1,8 +1,13 @@
 import type { ProviderConfigKind } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
-import { type Condition, DEFAULT_PROVIDER_CONFIG, PROVIDER_CONFIG_FINALIZER, type ResourceType } from "../api/meta.ts";
+import {
+  type Condition,
+  DEFAULT_PROVIDER_CONFIG,
+  PROVIDER_CONFIG_FINALIZER,
+  type ResourceType,
+} from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { type Kube, isNotFound } from "../kube/client.ts";
+import { isNotFound, type Kube } from "../kube/client.ts";
 import { deepEqual } from "./compare.ts";
 import { setConditions } from "./conditions.ts";
 import type { KindRegistry } from "./registry.ts";
@@ -25,7 +30,12 @@ export class ProviderConfigReconciler {
   readonly #kinds: Map<string, ProviderConfigKind>;
   readonly #now: () => Date;
 
-  constructor(kube: Kube, registry: KindRegistry, kinds: ProviderConfigKind[], opts: { now?: () => Date } = {}) {
+  constructor(
+    kube: Kube,
+    registry: KindRegistry,
+    kinds: ProviderConfigKind[],
+    opts: { now?: () => Date } = {},
+  ) {
     this.#kube = kube;
     this.#registry = registry;
     this.#kinds = new Map(kinds.map((k) => [`${k.type.group}/${k.type.version}`, k]));
@@ -81,7 +91,9 @@ export class ProviderConfigReconciler {
           const secret = await this.#kube.getSecret(ref.namespace, ref.name);
           const value = secret?.data?.[ref.key];
           if (value === undefined) {
-            throw new Error(`Secret ${ref.namespace}/${ref.name} ${secret ? `has no key "${ref.key}"` : "not found"}`);
+            throw new Error(
+              `Secret ${ref.namespace}/${ref.name} ${secret ? `has no key "${ref.key}"` : "not found"}`,
+            );
           }
           return Buffer.from(value, "base64").toString("utf8");
         },
@@ -114,7 +126,9 @@ export class ProviderConfigReconciler {
             limit: 500,
             ...(cont ? { continue: cont } : {}),
           });
-          users += page.items.filter((mr) => (mr.spec?.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG) === name).length;
+          users += page.items.filter(
+            (mr) => (mr.spec?.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG) === name,
+          ).length;
           cont = page.continue;
         } catch (err) {
           // A kind whose CRD is not installed has no users.
@@ -126,7 +140,12 @@ export class ProviderConfigReconciler {
     return users;
   }
 
-  async #status(t: ResourceType, pc: ProviderConfig, users: number, ready: Omit<Condition, "lastTransitionTime">) {
+  async #status(
+    t: ResourceType,
+    pc: ProviderConfig,
+    users: number,
+    ready: Omit<Condition, "lastTransitionTime">,
+  ) {
     const conditions = setConditions(pc.status?.conditions, [ready], this.#now());
     if (deepEqual(conditions, pc.status?.conditions ?? []) && pc.status?.users === users) return;
     await this.#kube.patchStatus(t, pc.metadata.name, { conditions, users });

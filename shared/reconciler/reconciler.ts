@@ -1,4 +1,9 @@
-import type { ConnectionDetails, ExternalClient, ExternalObservation, ManagedKindProvider } from "../api/external.ts";
+import type {
+  ConnectionDetails,
+  ExternalClient,
+  ExternalObservation,
+  ManagedKindProvider,
+} from "../api/external.ts";
 import { CredentialsError, InvalidSpecError, ThrottledError } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, MANAGED_FINALIZER } from "../api/meta.ts";
@@ -158,7 +163,8 @@ export class Reconciler {
     const result = await this.#reconcile(key).catch((err: unknown) => {
       const error = err instanceof Error ? err : new Error(String(err));
       // A 409 means someone else moved the object on: re-read soon, it is not a failure.
-      if (error instanceof ConflictError) return { outcome: "conflict" as const, requeueAfterMs: this.#jitter(250) };
+      if (error instanceof ConflictError)
+        return { outcome: "conflict" as const, requeueAfterMs: this.#jitter(250) };
       return { outcome: "error" as const, error, requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
     });
     const log = result.outcome === "error" ? this.#opts.logger.error : this.#opts.logger.info;
@@ -208,7 +214,10 @@ export class Reconciler {
     // Validate what the CRD schema cannot express, before touching the cloud.
     const parsed = def.forProvider.safeParse(mr.spec.forProvider ?? {});
     if (!parsed.success) {
-      return this.#fail(step, new InvalidSpecError(`${Msg.invalidSpec}: ${formatIssues(parsed.error.issues)}`));
+      return this.#fail(
+        step,
+        new InvalidSpecError(`${Msg.invalidSpec}: ${formatIssues(parsed.error.issues)}`),
+      );
     }
 
     let externalName = annotations[Annotations.externalName];
@@ -256,7 +265,12 @@ export class Reconciler {
         if (age < this.#opts.createPendingTimeoutMs) {
           // Another worker may be creating it right now: never race it.
           await this.#writeStatus(step, [creating(), reconcileSuccess()]);
-          return { outcome: "creating", requeueAfterMs: this.#jitter(Math.min(SHORT_REQUEUE_MS * 2, this.#opts.createPendingTimeoutMs - age + 100)) };
+          return {
+            outcome: "creating",
+            requeueAfterMs: this.#jitter(
+              Math.min(SHORT_REQUEUE_MS * 2, this.#opts.createPendingTimeoutMs - age + 100),
+            ),
+          };
         }
         // Older than any create takes and still absent: the create never happened. Creating by the same
         // name cannot make a second resource, so trying again is safe.
@@ -287,7 +301,12 @@ export class Reconciler {
         } catch (err) {
           return this.#fail(step, wrapErr(Msg.delete, err), [deleting()]);
         }
-        await this.#event(step.mr, "Normal", "DeletedExternalResource", `Deleting external resource ${externalName}`);
+        await this.#event(
+          step.mr,
+          "Normal",
+          "DeletedExternalResource",
+          `Deleting external resource ${externalName}`,
+        );
         await this.#writeStatus(step, [deleting(), reconcileSuccess()]);
         return { outcome: "deleting", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
       }
@@ -326,19 +345,28 @@ export class Reconciler {
       }
     }
 
-    const drift = obs.observed ? driftedFields(forProvider, obs.observed as Record<string, unknown>, maps) : [];
+    const drift = obs.observed
+      ? driftedFields(forProvider, obs.observed as Record<string, unknown>, maps)
+      : [];
     const upToDate = obs.resourceUpToDate ?? drift.length === 0;
     const ready = readiness(obs);
 
     if (upToDate || !policies.update) {
       await this.#writeStatus(step, [ready, reconcileSuccess()]);
-      return { outcome: "in-sync", pollAfterMs: this.#pollInterval(step.mr), ...(ready.reason === "Creating" ? { requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS * 2) } : {}) };
+      return {
+        outcome: "in-sync",
+        pollAfterMs: this.#pollInterval(step.mr),
+        ...(ready.reason === "Creating" ? { requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS * 2) } : {}),
+      };
     }
 
     const immutable = drift.filter((f) => def.immutable.includes(f.split(".")[0] ?? ""));
     if (immutable.length > 0) {
       const details = immutable
-        .map((f) => `${f} (spec: ${JSON.stringify(getPath(forProvider, f))}, cloud: ${JSON.stringify(getPath(obs.observed ?? {}, f))})`)
+        .map(
+          (f) =>
+            `${f} (spec: ${JSON.stringify(getPath(forProvider, f))}, cloud: ${JSON.stringify(getPath(obs.observed ?? {}, f))})`,
+        )
         .join(", ");
       return this.#fail(
         step,
@@ -356,9 +384,18 @@ export class Reconciler {
     } catch (err) {
       return this.#fail(step, wrapErr(Msg.update, err), [ready]);
     }
-    await this.#event(step.mr, "Normal", "UpdatedExternalResource", `Updated ${drift.join(", ") || "external resource"}`);
+    await this.#event(
+      step.mr,
+      "Normal",
+      "UpdatedExternalResource",
+      `Updated ${drift.join(", ") || "external resource"}`,
+    );
     await this.#writeStatus(step, [ready, reconcileSuccess()]);
-    return { outcome: "updated", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS), pollAfterMs: this.#pollInterval(step.mr) };
+    return {
+      outcome: "updated",
+      requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS),
+      pollAfterMs: this.#pollInterval(step.mr),
+    };
   }
 
   async #create(
@@ -376,10 +413,14 @@ export class Reconciler {
       this.externalCalls.create++;
       created = await client.create(step.mr, externalName);
     } catch (err) {
-      step.mr = await this.#recordCreate(step.mr, { [Annotations.createFailed]: this.#opts.now().toISOString() });
+      step.mr = await this.#recordCreate(step.mr, {
+        [Annotations.createFailed]: this.#opts.now().toISOString(),
+      });
       return this.#fail(step, wrapErr(Msg.create, err), [creating()]);
     }
-    const annotations: Record<string, string> = { [Annotations.createSucceeded]: this.#opts.now().toISOString() };
+    const annotations: Record<string, string> = {
+      [Annotations.createSucceeded]: this.#opts.now().toISOString(),
+    };
     if (created.externalName && provider.definition.externalName === "providerChosen") {
       annotations[Annotations.externalName] = created.externalName;
     }
@@ -389,7 +430,12 @@ export class Reconciler {
     } catch (err) {
       return this.#fail(step, wrapErr(Msg.publish, err), [creating()]);
     }
-    await this.#event(step.mr, "Normal", "CreatedExternalResource", `Created external resource ${created.externalName ?? externalName ?? ""}`);
+    await this.#event(
+      step.mr,
+      "Normal",
+      "CreatedExternalResource",
+      `Created external resource ${created.externalName ?? externalName ?? ""}`,
+    );
     await this.#writeStatus(step, [creating(), reconcileSuccess()]);
     return { outcome: "created", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
   }
@@ -446,9 +492,11 @@ export class Reconciler {
   async #removeFinalizer(mr: ManagedResource): Promise<void> {
     const finalizers = mr.metadata.finalizers ?? [];
     if (!finalizers.includes(MANAGED_FINALIZER)) return;
-    await this.#patchMeta(mr, { finalizers: finalizers.filter((f) => f !== MANAGED_FINALIZER) }).catch((e) => {
-      throw e instanceof ConflictError ? e : wrapErr(Msg.removeFinalizer, e);
-    });
+    await this.#patchMeta(mr, { finalizers: finalizers.filter((f) => f !== MANAGED_FINALIZER) }).catch(
+      (e) => {
+        throw e instanceof ConflictError ? e : wrapErr(Msg.removeFinalizer, e);
+      },
+    );
   }
 
   async #connect(provider: ManagedKindProvider, mr: ManagedResource) {
@@ -511,13 +559,17 @@ export class Reconciler {
     return maps;
   }
 
-  async #fail(step: Step, err: Error, extra: Array<Omit<Condition, "lastTransitionTime">> = []): Promise<ReconcileResult> {
+  async #fail(
+    step: Step,
+    err: Error,
+    extra: Array<Omit<Condition, "lastTransitionTime">> = [],
+  ): Promise<ReconcileResult> {
     let error = err;
     if (error instanceof CredentialsError || error.cause instanceof CredentialsError) {
       this.invalidateProviderConfigs();
       // Whoever must fix credentials needs to know which ProviderConfig holds them.
       const pc = step.mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
-      if (!error.message.includes("ProviderConfig \"")) {
+      if (!error.message.includes('ProviderConfig "')) {
         error = new CredentialsError(`${error.message} (ProviderConfig "${pc}")`, { cause: error });
       }
     }
@@ -619,11 +671,18 @@ function wrapErr(msg: string, cause: unknown): Error {
 }
 
 function formatIssues(issues: Array<{ path: PropertyKey[]; message: string }>): string {
-  return issues.map((i) => `spec.forProvider${i.path.map((p) => `.${String(p)}`).join("")}: ${i.message}`).join("; ");
+  return issues
+    .map((i) => `spec.forProvider${i.path.map((p) => `.${String(p)}`).join("")}: ${i.message}`)
+    .join("; ");
 }
 
 function getPath(obj: Record<string, unknown>, path: string): unknown {
-  return path.split(".").reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as Record<string, unknown>)[k] : undefined), obj);
+  return path
+    .split(".")
+    .reduce<unknown>(
+      (o, k) => (o && typeof o === "object" ? (o as Record<string, unknown>)[k] : undefined),
+      obj,
+    );
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

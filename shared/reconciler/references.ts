@@ -9,7 +9,8 @@ export class ReferenceNotReadyError extends Error {
 
 type Spec = Record<string, unknown>;
 
-const isEmpty = (v: unknown) => v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0);
+const isEmpty = (v: unknown) =>
+  v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0);
 const readyOf = (mr: ManagedResource) =>
   mr.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 const defaultExtract = (t: ManagedResource) => t.metadata.annotations?.[Annotations.externalName];
@@ -75,7 +76,12 @@ export async function resolveReferences(
   return changed ? fp : undefined;
 }
 
-async function select(kube: Kube, ref: ReferenceDef, selector: Selector, mr: ManagedResource): Promise<string[]> {
+async function select(
+  kube: Kube,
+  ref: ReferenceDef,
+  selector: Selector,
+  mr: ManagedResource,
+): Promise<string[]> {
   const labelSelector = Object.entries(selector.matchLabels ?? {})
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
@@ -89,7 +95,11 @@ async function select(kube: Kube, ref: ReferenceDef, selector: Selector, mr: Man
       ...(cont ? { continue: cont } : {}),
     });
     for (const item of page.items) {
-      if (selector.matchControllerRef && item.metadata.ownerReferences?.find((o) => o.controller)?.uid !== controller) continue;
+      if (
+        selector.matchControllerRef &&
+        item.metadata.ownerReferences?.find((o) => o.controller)?.uid !== controller
+      )
+        continue;
       names.push(item.metadata.name);
     }
     cont = page.continue;

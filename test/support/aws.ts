@@ -1,12 +1,13 @@
-import { SQSClient } from "@aws-sdk/client-sqs";
 import { S3Client } from "@aws-sdk/client-s3";
+import { SQSClient } from "@aws-sdk/client-sqs";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import { allCrds } from "../../shared/crds.ts";
 import type { Kube } from "../../shared/kube/client.ts";
 import { applyCrds } from "../../shared/kube/crds.ts";
 import { env, kubeConfig } from "./env.ts";
 
-export const MOTO_CREDENTIALS = "[default]\naws_access_key_id = testing\naws_secret_access_key = testing-secret-value\n";
+export const MOTO_CREDENTIALS =
+  "[default]\naws_access_key_id = testing\naws_secret_access_key = testing-secret-value\n";
 
 let crdsApplied: Promise<void> | undefined;
 /** Applies the generated CRDs once per test worker (idempotent across workers). */
@@ -24,7 +25,11 @@ export async function ensureNamespace(kube: Kube, name: string) {
 }
 
 /** An AWS ProviderConfig pointing at moto, with credentials in a Secret (the way users configure it). */
-export async function createAwsProviderConfig(kube: Kube, name: string, opts: { credentials?: string; secretKey?: string } = {}) {
+export async function createAwsProviderConfig(
+  kube: Kube,
+  name: string,
+  opts: { credentials?: string; secretKey?: string } = {},
+) {
   await ensureNamespace(kube, "driftless-system");
   const secretName = `${name}-aws-creds`;
   await kube.deleteSecret("driftless-system", secretName);

@@ -22,7 +22,10 @@ export const newKube = () => new Kube(kubeConfig());
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until `fn` returns a truthy value; fails with the last value seen. */
-export async function eventually<T>(fn: () => Promise<T | undefined | false>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | false>,
+  opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
   let last: unknown;
   for (;;) {
@@ -33,7 +36,10 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, op
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? "condition"}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${opts.what ?? "condition"}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
+      );
     await sleep(opts.intervalMs ?? 100);
   }
 }

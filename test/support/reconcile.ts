@@ -1,9 +1,14 @@
 import type { ManagedResource } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import type { Kube } from "../../shared/kube/client.ts";
-import { KindRegistry } from "../../shared/reconciler/registry.ts";
-import { type ReconcileResult, Reconciler, type ReconcilerOptions, type ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
+import {
+  type ReconcileResult,
+  Reconciler,
+  type ReconcilerOptions,
+  type ResourceKey,
+} from "../../shared/reconciler/reconciler.ts";
+import { KindRegistry } from "../../shared/reconciler/registry.ts";
 
 /** A logger that keeps every line, so tests can assert on logs and scan them for secrets. */
 export function captureLogger() {

@@ -2,8 +2,15 @@ import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
 
 export const BucketForProvider = z.object({
-  region: z.string().min(1).optional().describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
-  versioning: z.enum(["Enabled", "Suspended"]).optional().describe("Object versioning: Enabled or Suspended."),
+  region: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  versioning: z
+    .enum(["Enabled", "Suspended"])
+    .optional()
+    .describe("Object versioning: Enabled or Suspended."),
   publicAccessBlock: z
     .object({
       blockPublicAcls: z.boolean().optional(),

@@ -4,18 +4,51 @@ import { defineManagedKind } from "../managed.ts";
 const Tags = z.record(z.string(), z.string()).describe("Tags on the cloud resource.");
 
 export const QueueForProvider = z.object({
-  region: z.string().min(1).optional().describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  region: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
   fifoQueue: z.boolean().optional().describe("A FIFO queue (its name must end in .fifo). Immutable."),
   contentBasedDeduplication: z.boolean().optional().describe("FIFO only: deduplicate on a hash of the body."),
-  delaySeconds: z.number().int().min(0).max(900).optional().describe("Delivery delay of every message, seconds."),
+  delaySeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(900)
+    .optional()
+    .describe("Delivery delay of every message, seconds."),
   maximumMessageSize: z.number().int().min(1024).max(1048576).optional().describe("Largest message, bytes."),
-  messageRetentionSeconds: z.number().int().min(60).max(1209600).optional().describe("How long messages are kept, seconds."),
-  receiveWaitTimeSeconds: z.number().int().min(0).max(20).optional().describe("Long-poll wait of ReceiveMessage, seconds."),
-  visibilityTimeoutSeconds: z.number().int().min(0).max(43200).optional().describe("Visibility timeout, seconds."),
+  messageRetentionSeconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(1209600)
+    .optional()
+    .describe("How long messages are kept, seconds."),
+  receiveWaitTimeSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .optional()
+    .describe("Long-poll wait of ReceiveMessage, seconds."),
+  visibilityTimeoutSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(43200)
+    .optional()
+    .describe("Visibility timeout, seconds."),
   redrivePolicy: z
     .object({
       deadLetterTargetArn: z.string().min(1).describe("ARN of the dead-letter queue."),
-      maxReceiveCount: z.number().int().min(1).max(1000).describe("Receives before a message moves to the DLQ."),
+      maxReceiveCount: z
+        .number()
+        .int()
+        .min(1)
+        .max(1000)
+        .describe("Receives before a message moves to the DLQ."),
     })
     .optional()
     .describe("Send messages received too often to a dead-letter queue."),

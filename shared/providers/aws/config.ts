@@ -1,6 +1,11 @@
 import { createHash } from "node:crypto";
 import type { AwsCredentialIdentity } from "@smithy/types";
-import { type ConnectContext, CredentialsError, InvalidSpecError, ThrottledError } from "../../api/external.ts";
+import {
+  type ConnectContext,
+  CredentialsError,
+  InvalidSpecError,
+  ThrottledError,
+} from "../../api/external.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 
 /** What every AWS SDK client of a managed kind is built from. */
@@ -33,13 +38,16 @@ export function parseAwsCredentials(text: string): AwsCredentialIdentity {
         continue;
       }
       const eq = l.indexOf("=");
-      if (eq > 0 && section === "default") values[l.slice(0, eq).trim().toLowerCase()] = l.slice(eq + 1).trim();
+      if (eq > 0 && section === "default")
+        values[l.slice(0, eq).trim().toLowerCase()] = l.slice(eq + 1).trim();
     }
   }
   const accessKeyId = values.aws_access_key_id ?? values.accesskeyid;
   const secretAccessKey = values.aws_secret_access_key ?? values.secretaccesskey;
   if (!accessKeyId || !secretAccessKey) {
-    throw new CredentialsError("credentials must hold aws_access_key_id and aws_secret_access_key (INI [default] profile or JSON)");
+    throw new CredentialsError(
+      "credentials must hold aws_access_key_id and aws_secret_access_key (INI [default] profile or JSON)",
+    );
   }
   const sessionToken = values.aws_session_token ?? values.sessiontoken;
   return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
@@ -53,12 +61,15 @@ export async function awsClientConfig(
   const r = region ?? spec.region ?? "us-east-1";
   let credentials: AwsCredentialIdentity | undefined;
   if (spec.credentials.source === "Secret") {
-    if (!spec.credentials.secretRef) throw new CredentialsError("credentials.source is Secret but credentials.secretRef is not set");
+    if (!spec.credentials.secretRef)
+      throw new CredentialsError("credentials.source is Secret but credentials.secretRef is not set");
     credentials = parseAwsCredentials(await ctx.readSecretKey(spec.credentials.secretRef));
   }
   const endpoint = spec.endpoint?.url;
   const fingerprint = createHash("sha256")
-    .update(JSON.stringify([credentials?.accessKeyId, credentials?.secretAccessKey, credentials?.sessionToken]))
+    .update(
+      JSON.stringify([credentials?.accessKeyId, credentials?.secretAccessKey, credentials?.sessionToken]),
+    )
     .digest("hex")
     .slice(0, 16);
   return {
@@ -116,7 +127,13 @@ const BAD_CREDENTIALS = new Set([
   "AccessDenied",
   "AccessDeniedException",
 ]);
-const INVALID = new Set(["InvalidParameterValue", "InvalidAttributeValue", "InvalidAttributeName", "ValidationError", "InvalidParameterCombination"]);
+const INVALID = new Set([
+  "InvalidParameterValue",
+  "InvalidAttributeValue",
+  "InvalidAttributeName",
+  "ValidationError",
+  "InvalidParameterCombination",
+]);
 
 interface AwsErrorShape {
   name?: string;

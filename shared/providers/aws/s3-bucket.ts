@@ -1,6 +1,6 @@
 import {
-  CreateBucketCommand,
   type BucketLocationConstraint,
+  CreateBucketCommand,
   DeleteBucketCommand,
   DeleteBucketTaggingCommand,
   DeletePublicAccessBlockCommand,
@@ -15,7 +15,12 @@ import {
 } from "@aws-sdk/client-s3";
 import type { z } from "zod";
 import { Bucket, type BucketAtProvider, type BucketForProvider } from "../../api/aws/s3.ts";
-import type { ConnectContext, ExternalClient, ExternalObservation, ManagedKindProvider } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ManagedKindProvider,
+} from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, sdkOptions } from "./config.ts";
@@ -25,9 +30,12 @@ type A = z.infer<typeof BucketAtProvider>;
 type MR = ManagedResource<F, A>;
 
 // Path-style addressing when an endpoint is overridden: emulators and VPC endpoints have no bucket DNS.
-const clients = new ClientCache((c) => new S3Client({ ...sdkOptions(c), forcePathStyle: Boolean(c.endpoint) }));
+const clients = new ClientCache(
+  (c) => new S3Client({ ...sdkOptions(c), forcePathStyle: Boolean(c.endpoint) }),
+);
 
-const status = (err: unknown) => (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+const status = (err: unknown) =>
+  (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 const codeIs = (err: unknown, ...codes: string[]) => codes.includes(awsErrorCode(err));
 
 class BucketClient implements ExternalClient<F, A> {
@@ -41,7 +49,9 @@ class BucketClient implements ExternalClient<F, A> {
   }
 
   #details(name: string, region: string) {
-    const endpoint = this.#endpoint ? `${this.#endpoint.replace(/\/$/, "")}/${name}` : `https://${name}.s3.${region}.amazonaws.com`;
+    const endpoint = this.#endpoint
+      ? `${this.#endpoint.replace(/\/$/, "")}/${name}`
+      : `https://${name}.s3.${region}.amazonaws.com`;
     return { bucket: name, region, endpoint };
   }
 
@@ -56,13 +66,16 @@ class BucketClient implements ExternalClient<F, A> {
       } catch (err) {
         if (status(err) === 404 || codeIs(err, "NotFound", "NoSuchBucket")) return { resourceExists: false };
         if (status(err) === 403) {
-          throw new Error(`bucket name "${name}" exists but belongs to another account (bucket names are global)`);
+          throw new Error(
+            `bucket name "${name}" exists but belongs to another account (bucket names are global)`,
+          );
         }
         throw err;
       }
       const versioning = await this.#s3.send(new GetBucketVersioningCommand({ Bucket: name }));
       const observed: Partial<F> = { region };
-      if (versioning.Status === "Enabled" || versioning.Status === "Suspended") observed.versioning = versioning.Status;
+      if (versioning.Status === "Enabled" || versioning.Status === "Suspended")
+        observed.versioning = versioning.Status;
       // Public access block and tags cost a call each: read them only when the spec manages them.
       if (fp.publicAccessBlock !== undefined) {
         try {
@@ -112,7 +125,9 @@ class BucketClient implements ExternalClient<F, A> {
           new CreateBucketCommand({
             Bucket: name,
             ...(this.#region !== "us-east-1"
-              ? { CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint } }
+              ? {
+                  CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint },
+                }
               : {}),
           }),
         );
@@ -127,9 +142,14 @@ class BucketClient implements ExternalClient<F, A> {
 
   async #apply(name: string, fp: F, observed: Partial<F>) {
     if (fp.versioning !== undefined && fp.versioning !== observed.versioning) {
-      await this.#s3.send(new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: fp.versioning } }));
+      await this.#s3.send(
+        new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: fp.versioning } }),
+      );
     }
-    if (fp.publicAccessBlock !== undefined && JSON.stringify(fp.publicAccessBlock) !== JSON.stringify(observed.publicAccessBlock)) {
+    if (
+      fp.publicAccessBlock !== undefined &&
+      JSON.stringify(fp.publicAccessBlock) !== JSON.stringify(observed.publicAccessBlock)
+    ) {
       const p = fp.publicAccessBlock;
       const all = [p.blockPublicAcls, p.ignorePublicAcls, p.blockPublicPolicy, p.restrictPublicBuckets];
       if (all.every((x) => !x)) await this.#s3.send(new DeletePublicAccessBlockCommand({ Bucket: name }));
@@ -148,7 +168,8 @@ class BucketClient implements ExternalClient<F, A> {
       }
     }
     if (fp.tags !== undefined && JSON.stringify(fp.tags) !== JSON.stringify(observed.tags)) {
-      if (Object.keys(fp.tags).length === 0) await this.#s3.send(new DeleteBucketTaggingCommand({ Bucket: name }));
+      if (Object.keys(fp.tags).length === 0)
+        await this.#s3.send(new DeleteBucketTaggingCommand({ Bucket: name }));
       else {
         await this.#s3.send(
           new PutBucketTaggingCommand({
@@ -172,7 +193,9 @@ class BucketClient implements ExternalClient<F, A> {
       } catch (err) {
         if (status(err) === 404 || codeIs(err, "NoSuchBucket")) return;
         if (codeIs(err, "BucketNotEmpty")) {
-          throw new Error(`bucket ${name} is not empty: empty it first (driftless never deletes objects)`, { cause: err });
+          throw new Error(`bucket ${name} is not empty: empty it first (driftless never deletes objects)`, {
+            cause: err,
+          });
         }
         throw err;
       }

@@ -10,11 +10,16 @@ import {
   TagQueueCommand,
   UntagQueueCommand,
 } from "@aws-sdk/client-sqs";
+import type { z } from "zod";
 import { Queue, type QueueAtProvider, type QueueForProvider } from "../../api/aws/sqs.ts";
-import type { ConnectContext, ExternalClient, ExternalObservation, ManagedKindProvider } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ManagedKindProvider,
+} from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import type { z } from "zod";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
 
 type F = z.infer<typeof QueueForProvider>;
@@ -50,15 +55,25 @@ function attributesOf(fp: F, forCreate: boolean): Record<string, string> {
   return attrs;
 }
 
-function observedOf(attrs: Record<string, string>, region: string, tags: Record<string, string> | undefined): Partial<F> {
+function observedOf(
+  attrs: Record<string, string>,
+  region: string,
+  tags: Record<string, string> | undefined,
+): Partial<F> {
   const o: Partial<F> = { region, fifoQueue: attrs.FifoQueue === "true" };
   for (const [field, attr] of Object.entries(NUMERIC)) {
     if (attrs[attr] !== undefined) o[field as keyof typeof NUMERIC] = Number(attrs[attr]);
   }
   if (attrs.FifoQueue === "true") o.contentBasedDeduplication = attrs.ContentBasedDeduplication === "true";
   if (attrs.RedrivePolicy) {
-    const rp = JSON.parse(attrs.RedrivePolicy) as { deadLetterTargetArn: string; maxReceiveCount: number | string };
-    o.redrivePolicy = { deadLetterTargetArn: rp.deadLetterTargetArn, maxReceiveCount: Number(rp.maxReceiveCount) };
+    const rp = JSON.parse(attrs.RedrivePolicy) as {
+      deadLetterTargetArn: string;
+      maxReceiveCount: number | string;
+    };
+    o.redrivePolicy = {
+      deadLetterTargetArn: rp.deadLetterTargetArn,
+      maxReceiveCount: Number(rp.maxReceiveCount),
+    };
   }
   if (tags) o.tags = tags;
   return o;
@@ -127,7 +142,9 @@ class QueueClient implements ExternalClient<F, A> {
         }),
       );
       const url = out.QueueUrl ?? "";
-      const attrs = await this.#sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] }));
+      const attrs = await this.#sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] }),
+      );
       return { connectionDetails: { url, arn: attrs.Attributes?.QueueArn ?? "" } };
     });
   }
@@ -140,13 +157,16 @@ class QueueClient implements ExternalClient<F, A> {
       const attrs = attributesOf(fp, false);
       // An unset redrive policy that the cloud does not have either needs no write.
       if (!fp.redrivePolicy && !obs.observed?.redrivePolicy) delete attrs.RedrivePolicy;
-      if (Object.keys(attrs).length > 0) await this.#sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attrs }));
+      if (Object.keys(attrs).length > 0)
+        await this.#sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attrs }));
       if (fp.tags !== undefined) {
         const current = obs.observed?.tags ?? {};
         const removed = Object.keys(current).filter((k) => !(k in (fp.tags ?? {})));
-        if (removed.length > 0) await this.#sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: removed }));
+        if (removed.length > 0)
+          await this.#sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: removed }));
         const changed = Object.fromEntries(Object.entries(fp.tags).filter(([k, v]) => current[k] !== v));
-        if (Object.keys(changed).length > 0) await this.#sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: changed }));
+        if (Object.keys(changed).length > 0)
+          await this.#sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: changed }));
       }
       return {};
     });
@@ -171,7 +191,10 @@ export const queueProvider: ManagedKindProvider<F, A> = {
     // An existing queue is looked for where it lives (its ARN's region), so a changed spec.region is
     // reported as drift on an immutable field instead of creating a second queue elsewhere.
     const clientFor = async (mr: MR) => {
-      const cfg = await awsClientConfig(ctx, regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region);
+      const cfg = await awsClientConfig(
+        ctx,
+        regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
+      );
       return new QueueClient(clients.get(cfg), cfg.region);
     };
     return {

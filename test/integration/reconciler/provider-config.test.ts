@@ -10,9 +10,18 @@ import { newKube, uniqueName } from "../../support/env.ts";
 
 const kube = newKube();
 const pcType = providerConfigs.aws.type;
-const newPcReconciler = () => new ProviderConfigReconciler(kube, new KindRegistry(managedKinds), providerConfigKinds);
+const newPcReconciler = () =>
+  new ProviderConfigReconciler(kube, new KindRegistry(managedKinds), providerConfigKinds);
 const readyOf = async (name: string) =>
-  (await kube.get<{ metadata: { name: string }; status?: { users?: number; conditions?: Array<{ type: string; status: string; reason: string; message?: string }> } }>(pcType, name))?.status;
+  (
+    await kube.get<{
+      metadata: { name: string };
+      status?: {
+        users?: number;
+        conditions?: Array<{ type: string; status: string; reason: string; message?: string }>;
+      };
+    }>(pcType, name)
+  )?.status;
 
 beforeAll(ensureCrds);
 
@@ -21,21 +30,31 @@ describe("AWS ProviderConfig health against the real API server and moto STS", (
     const name = uniqueName("pc-health");
     await createAwsProviderConfig(kube, name);
     for (const q of [uniqueName("q-user"), uniqueName("q-user")]) {
-      await kube.create(Queue, { apiVersion: Queue.apiVersion, kind: "Queue", metadata: { name: q }, spec: { forProvider: {}, providerConfigRef: { name } } });
+      await kube.create(Queue, {
+        apiVersion: Queue.apiVersion,
+        kind: "Queue",
+        metadata: { name: q },
+        spec: { forProvider: {}, providerConfigRef: { name } },
+      });
     }
 
-    const res = await newPcReconciler().reconcile(pcType.group + "/" + pcType.version, name);
+    const res = await newPcReconciler().reconcile(`${pcType.group}/${pcType.version}`, name);
 
     expect(res).toMatchObject({ outcome: "ready", users: 2 });
     const status = await readyOf(name);
     expect(status?.users).toBe(2);
-    expect(status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({ status: "True", reason: "Available" });
+    expect(status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "True",
+      reason: "Available",
+    });
     expect(status?.conditions?.[0]?.message).toContain("credentials accepted");
   });
 
   it("reports credentials it cannot use, without echoing them", async () => {
     const name = uniqueName("pc-broken");
-    await createAwsProviderConfig(kube, name, { credentials: "[default]\naws_access_key_id = AKIAHALFONLY\n" });
+    await createAwsProviderConfig(kube, name, {
+      credentials: "[default]\naws_access_key_id = AKIAHALFONLY\n",
+    });
     const res = await newPcReconciler().reconcile(`${pcType.group}/${pcType.version}`, name);
     expect(res.outcome).toBe("unready");
     const ready = (await readyOf(name))?.conditions?.find((c) => c.type === "Ready");
@@ -48,7 +67,12 @@ describe("AWS ProviderConfig health against the real API server and moto STS", (
     const name = uniqueName("pc-inuse");
     await createAwsProviderConfig(kube, name);
     const q = uniqueName("q-holder");
-    await kube.create(Queue, { apiVersion: Queue.apiVersion, kind: "Queue", metadata: { name: q }, spec: { forProvider: {}, providerConfigRef: { name } } });
+    await kube.create(Queue, {
+      apiVersion: Queue.apiVersion,
+      kind: "Queue",
+      metadata: { name: q },
+      spec: { forProvider: {}, providerConfigRef: { name } },
+    });
     const r = newPcReconciler();
     await r.reconcile(`${pcType.group}/${pcType.version}`, name);
     expect((await kube.get(pcType, name))?.metadata.finalizers).toContain(PROVIDER_CONFIG_FINALIZER);

@@ -17,7 +17,11 @@ const sqs = motoSqs();
 const kube = newKube();
 const PC = uniqueName("pc-sqs");
 
-function queueObject(name: string, forProvider: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+function queueObject(
+  name: string,
+  forProvider: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+) {
   return {
     apiVersion: Queue.apiVersion,
     kind: Queue.kind,
@@ -33,10 +37,14 @@ function queueObject(name: string, forProvider: Record<string, unknown> = {}, ex
 
 const attributesOf = async (name: string) => {
   const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
-  return (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["All"] }))).Attributes ?? {};
+  return (
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["All"] }))).Attributes ?? {}
+  );
 };
 const queueExists = async (name: string) =>
-  ((await sqs.send(new ListQueuesCommand({ QueueNamePrefix: name }))).QueueUrls ?? []).some((u) => u.endsWith(`/${name}`));
+  ((await sqs.send(new ListQueuesCommand({ QueueNamePrefix: name }))).QueueUrls ?? []).some((u) =>
+    u.endsWith(`/${name}`),
+  );
 
 beforeAll(async () => {
   await ensureCrds();
@@ -59,10 +67,16 @@ describe("SQS Queue against the real API server and moto", () => {
     expect(mr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
     expect((await attributesOf(name)).VisibilityTimeout).toBe("45");
     const secret = await kube.getSecret("default", `${name}-conn`);
-    const data = Object.fromEntries(Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]));
+    const data = Object.fromEntries(
+      Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
+    );
     expect(data.url).toMatch(new RegExp(`/${name}$`));
     expect(data.arn).toBe(`arn:aws:sqs:us-east-1:123456789012:${name}`);
-    expect(secret?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Queue", name, uid: mr?.metadata.uid });
+    expect(secret?.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: "Queue",
+      name,
+      uid: mr?.metadata.uid,
+    });
     // Credentials never reach logs or status; connection values never reach logs.
     expect(lines.join("\n") + JSON.stringify(mr?.status)).not.toContain("testing-secret-value");
     expect(lines.join("\n")).not.toContain(data.url);
@@ -92,7 +106,9 @@ describe("SQS Queue against the real API server and moto", () => {
     await kube.create(Queue, queueObject(name, { visibilityTimeoutSeconds: 30, tags: { team: "a" } }));
     await settle(r, keyOf(Queue, name));
 
-    await kube.patch(Queue, name, { spec: { forProvider: { visibilityTimeoutSeconds: 120, tags: { team: "b", env: "dev" } } } });
+    await kube.patch(Queue, name, {
+      spec: { forProvider: { visibilityTimeoutSeconds: 120, tags: { team: "b", env: "dev" } } },
+    });
     const results = await settle(r, keyOf(Queue, name));
 
     expect(results.map((x) => x.outcome)).toContain("updated");
@@ -135,7 +151,9 @@ describe("SQS Queue against the real API server and moto", () => {
     await kube.create(Queue, queueObject(name, {}));
     await settle(r, keyOf(Queue, name));
 
-    await kube.patch(Queue, name, { spec: { forProvider: { fifoQueue: true, visibilityTimeoutSeconds: 99 } } });
+    await kube.patch(Queue, name, {
+      spec: { forProvider: { fifoQueue: true, visibilityTimeoutSeconds: 99 } },
+    });
     const [res] = await settle(r, keyOf(Queue, name), 1);
 
     expect(res?.outcome).toBe("error");
@@ -152,27 +170,39 @@ describe("SQS Queue against the real API server and moto", () => {
   it("makes no cloud calls at all while paused", async () => {
     const name = uniqueName("q-paused");
     const r = newReconciler(kube);
-    await kube.create(Queue, queueObject(name, {}, { metadata: { annotations: { [Annotations.paused]: "true" } } }));
+    await kube.create(
+      Queue,
+      queueObject(name, {}, { metadata: { annotations: { [Annotations.paused]: "true" } } }),
+    );
 
     const res = await r.reconcile(keyOf(Queue, name));
 
     expect(res.outcome).toBe("paused");
     expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
-    expect(conditionOf(await getMr(kube, Queue, name), "Synced")).toMatchObject({ status: "False", reason: "ReconcilePaused" });
+    expect(conditionOf(await getMr(kube, Queue, name), "Synced")).toMatchObject({
+      status: "False",
+      reason: "ReconcilePaused",
+    });
     expect(await queueExists(name)).toBe(false);
   });
 
   it("imports an existing queue observe-only: fills the spec, never modifies or deletes it", async () => {
     const cloudName = uniqueName("q-import-cloud");
-    await sqs.send(new CreateQueueCommand({ QueueName: cloudName, Attributes: { VisibilityTimeout: "200" } }));
+    await sqs.send(
+      new CreateQueueCommand({ QueueName: cloudName, Attributes: { VisibilityTimeout: "200" } }),
+    );
     const name = uniqueName("q-import");
     const r = newReconciler(kube);
     await kube.create(
       Queue,
-      queueObject(name, {}, {
-        metadata: { annotations: { [Annotations.externalName]: cloudName } },
-        spec: { managementPolicies: ["Observe"] },
-      }),
+      queueObject(
+        name,
+        {},
+        {
+          metadata: { annotations: { [Annotations.externalName]: cloudName } },
+          spec: { managementPolicies: ["Observe"] },
+        },
+      ),
     );
 
     await settle(r, keyOf(Queue, name));
@@ -197,7 +227,9 @@ describe("SQS Queue against the real API server and moto", () => {
     await kube.create(Queue, queueObject(name, {}, { spec: { managementPolicies: ["Observe"] } }));
     const [res] = await settle(r, keyOf(Queue, name), 1);
     expect(res?.outcome).toBe("error");
-    expect(conditionOf(await getMr(kube, Queue, name), "Synced")?.message).toContain("external resource does not exist");
+    expect(conditionOf(await getMr(kube, Queue, name), "Synced")?.message).toContain(
+      "external resource does not exist",
+    );
     expect(await queueExists(name)).toBe(false);
   });
 
@@ -205,7 +237,10 @@ describe("SQS Queue against the real API server and moto", () => {
     const name = uniqueName("q-extname");
     const cloudName = uniqueName("q-cloud-name");
     const r = newReconciler(kube);
-    await kube.create(Queue, queueObject(name, {}, { metadata: { annotations: { [Annotations.externalName]: cloudName } } }));
+    await kube.create(
+      Queue,
+      queueObject(name, {}, { metadata: { annotations: { [Annotations.externalName]: cloudName } } }),
+    );
     await settle(r, keyOf(Queue, name));
     expect(await queueExists(cloudName)).toBe(true);
     expect(await queueExists(name)).toBe(false);
@@ -265,7 +300,8 @@ describe("SQS Queue against the real API server and moto", () => {
       override async patch<T extends import("../../../shared/kube/client.ts").KubeObject>(
         ...args: Parameters<Kube["patch"]>
       ): Promise<T> {
-        const annotations = (args[2].metadata as { annotations?: Record<string, string> } | undefined)?.annotations;
+        const annotations = (args[2].metadata as { annotations?: Record<string, string> } | undefined)
+          ?.annotations;
         if (annotations?.[Annotations.createSucceeded]) throw new KubeError("injected crash", 503);
         return super.patch<T>(...args);
       }
@@ -293,7 +329,9 @@ describe("SQS Queue against the real API server and moto", () => {
 
   it("rejects a spec of the wrong type at the API server", async () => {
     const name = uniqueName("q-invalid");
-    const err = await kube.create(Queue, queueObject(name, { visibilityTimeoutSeconds: "soon" })).catch((e) => e);
+    const err = await kube
+      .create(Queue, queueObject(name, { visibilityTimeoutSeconds: "soon" }))
+      .catch((e) => e);
     expect(err).toBeInstanceOf(KubeError);
     expect((err as KubeError).status).toBe(422);
     expect((err as Error).message).toContain("spec.forProvider.visibilityTimeoutSeconds");
@@ -314,7 +352,10 @@ describe("SQS Queue against the real API server and moto", () => {
   it("names the ProviderConfig when it is missing or its credentials are bad", async () => {
     const missing = uniqueName("q-nopc");
     const r = newReconciler(kube);
-    await kube.create(Queue, { ...queueObject(missing, {}), spec: { forProvider: {}, providerConfigRef: { name: "does-not-exist" } } });
+    await kube.create(Queue, {
+      ...queueObject(missing, {}),
+      spec: { forProvider: {}, providerConfigRef: { name: "does-not-exist" } },
+    });
     await settle(r, keyOf(Queue, missing), 1);
     const m1 = conditionOf(await getMr(kube, Queue, missing), "Synced")?.message;
     expect(m1).toContain('ProviderConfig "does-not-exist"');
@@ -323,7 +364,10 @@ describe("SQS Queue against the real API server and moto", () => {
     const badPc = uniqueName("pc-bad");
     await createAwsProviderConfig(kube, badPc, { credentials: "[default]\naws_access_key_id = only-half\n" });
     const bad = uniqueName("q-badcreds");
-    await kube.create(Queue, { ...queueObject(bad, {}), spec: { forProvider: {}, providerConfigRef: { name: badPc } } });
+    await kube.create(Queue, {
+      ...queueObject(bad, {}),
+      spec: { forProvider: {}, providerConfigRef: { name: badPc } },
+    });
     await settle(r, keyOf(Queue, bad), 1);
     const m2 = conditionOf(await getMr(kube, Queue, bad), "Synced")?.message;
     expect(m2).toContain(`ProviderConfig "${badPc}"`);
