@@ -1,6 +1,7 @@
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
 import { providerConfigs } from "../api/provider-config.ts";
 import { checkAwsCredentials } from "./aws/config.ts";
+import { dbInstanceProvider } from "./aws/rds-dbinstance.ts";
 import { bucketProvider } from "./aws/s3-bucket.ts";
 import { queueProvider } from "./aws/sqs-queue.ts";
 
@@ -8,6 +9,7 @@ import { queueProvider } from "./aws/sqs-queue.ts";
 export const managedKinds: ManagedKindProvider[] = [
   queueProvider as ManagedKindProvider,
   bucketProvider as ManagedKindProvider,
+  dbInstanceProvider as ManagedKindProvider,
 ];
 
 /** Every cloud's ProviderConfig and its credential check. */

@@ -92,16 +92,12 @@ function describeIssues(error: z.ZodError): string {
 
 function canonical(m: SchemaOutput): ReconcileMessage {
   // Fixed field order and no undefined-valued keys, so equal messages encode to equal bytes.
-  const out: ReconcileMessage = {
-    v: 1,
-    apiVersion: m.apiVersion,
-    kind: m.kind,
-    name: m.name,
-    reason: m.reason,
-    at: m.at,
-  };
+  const out = { v: 1, apiVersion: m.apiVersion, kind: m.kind } as ReconcileMessage;
   if (m.namespace !== undefined) out.namespace = m.namespace;
+  out.name = m.name;
   if (m.uid !== undefined) out.uid = m.uid;
+  out.reason = m.reason;
+  out.at = m.at;
   if (m.id !== undefined) out.id = m.id;
   return out;
 }

@@ -14,6 +14,7 @@
 //             left to the redrive policy (logged on each of its receives).
 import { createHash } from "node:crypto";
 import {
+  ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   DeleteMessageBatchCommand,
@@ -114,31 +115,32 @@ export class SqsProducer implements QueueProducer {
 
     const batches: Array<typeof entries> = [];
     for (let i = 0; i < entries.length; i += SQS_MAX_BATCH) batches.push(entries.slice(i, i + SQS_MAX_BATCH));
-    await Promise.all(
-      batches.map(async (batch) => {
-        try {
-          const out = await this.#client.send(
-            new SendMessageBatchCommand({ QueueUrl: this.#queueUrl, Entries: batch.map((b) => b.entry) }),
-          );
-          const failedIds = new Map((out.Failed ?? []).map((f) => [f.Id, f]));
-          for (const { index, message } of batch) {
-            const failure = failedIds.get(String(index));
-            if (failure === undefined) {
-              result.sent++;
-              continue;
-            }
-            const error = new SendFailedError(`SQS refused message: ${failure.Message ?? failure.Code}`, {
-              ...(failure.Code === undefined ? {} : { code: failure.Code }),
-              senderFault: failure.SenderFault ?? false,
-            });
-            result.failed.push({ index, message, error });
+    const sendBatch = async (batch: typeof entries): Promise<void> => {
+      try {
+        const out = await this.#client.send(
+          new SendMessageBatchCommand({ QueueUrl: this.#queueUrl, Entries: batch.map((b) => b.entry) }),
+        );
+        const failedIds = new Map((out.Failed ?? []).map((f) => [f.Id, f]));
+        for (const { index, message } of batch) {
+          const failure = failedIds.get(String(index));
+          if (failure === undefined) {
+            result.sent++;
+            continue;
           }
-        } catch (cause) {
-          const error = new SendFailedError("cannot send message batch to SQS", { cause });
-          for (const { index, message } of batch) result.failed.push({ index, message, error });
+          const error = new SendFailedError(`SQS refused message: ${failure.Message ?? failure.Code}`, {
+            ...(failure.Code === undefined ? {} : { code: failure.Code }),
+            senderFault: failure.SenderFault ?? false,
+          });
+          result.failed.push({ index, message, error });
         }
-      }),
-    );
+      } catch (cause) {
+        const error = new SendFailedError("cannot send message batch to SQS", { cause });
+        for (const { index, message } of batch) result.failed.push({ index, message, error });
+      }
+    };
+    // FIFO order is the order SQS receives messages in: batches go one after another there.
+    if (this.#fifo) for (const batch of batches) await sendBatch(batch);
+    else await Promise.all(batches.map(sendBatch));
     result.failed.sort((a, b) => a.index - b.index);
     if (result.failed.length > 0) {
       this.#onEvent?.({ level: "warn", msg: "some messages were not sent", failed: result.failed.length });
@@ -297,6 +299,7 @@ export class SqsConsumer implements QueueConsumer {
   readonly #deadLetterQueueUrl: string | undefined;
   readonly #retryBackoff: BackoffPolicy | undefined;
   readonly #dispatcher: KeyedDispatcher;
+  // Cuts short the backoff sleep after a failed receive; the long poll itself is never aborted.
   readonly #abort = new AbortController();
   #state: "new" | "running" | "stopped" = "new";
   #loop: Promise<void> | undefined;
@@ -325,7 +328,11 @@ export class SqsConsumer implements QueueConsumer {
     this.#loop = this.#poll(handler);
   }
 
-  /** Aborts the long poll, waits for in-flight handlers, and flushes their deletes. */
+  /**
+   * Lets the current long poll finish (at most `waitTimeSeconds`) and releases what it returns, then
+   * waits for in-flight handlers and flushes their deletes. The poll is not aborted: SQS would still
+   * hand messages to the abandoned request, hiding them for a whole visibility timeout.
+   */
   async stop(): Promise<void> {
     if (this.#state === "stopped") return;
     this.#state = "stopped";
@@ -353,7 +360,6 @@ export class SqsConsumer implements QueueConsumer {
               ? {}
               : { VisibilityTimeout: this.#visibilityTimeoutSeconds }),
           }),
-          { abortSignal: this.#abort.signal },
         );
         messages = out.Messages ?? [];
         failures = 0;
@@ -370,7 +376,35 @@ export class SqsConsumer implements QueueConsumer {
         await sleep(delay, this.#abort.signal);
         continue;
       }
+      if (this.#state !== "running") {
+        await this.#release(messages);
+        break;
+      }
       for (const raw of messages) this.#accept(raw, handler);
+    }
+  }
+
+  /** Makes messages received during stop visible again at once, for the next consumer. */
+  async #release(messages: Message[]): Promise<void> {
+    if (messages.length === 0) return;
+    try {
+      await this.#client.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: this.#queueUrl,
+          Entries: messages.map((m, i) => ({
+            Id: String(i),
+            ReceiptHandle: m.ReceiptHandle,
+            VisibilityTimeout: 0,
+          })),
+        }),
+      );
+    } catch (error) {
+      this.#onEvent?.({
+        level: "warn",
+        msg: "cannot release messages received while stopping; they return after their visibility timeout",
+        ids: messages.map((m) => m.MessageId),
+        err: describe(error),
+      });
     }
   }
 

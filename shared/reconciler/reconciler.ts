@@ -317,10 +317,14 @@ export class Reconciler {
       return { outcome: "deleted" };
     }
 
-    try {
-      await this.#publisher.publish(step.mr, obs.connectionDetails);
-    } catch (err) {
-      return this.#fail(step, wrapErr(Msg.publish, err));
+    // For a resource still to be created, details (e.g. a generated password) are published only by
+    // the worker that wins the create-pending guard, so concurrent workers cannot overwrite each other.
+    if (obs.resourceExists) {
+      try {
+        await this.#publisher.publish(step.mr, obs.connectionDetails);
+      } catch (err) {
+        return this.#fail(step, wrapErr(Msg.publish, err));
+      }
     }
 
     if (!(step.mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) {
@@ -331,7 +335,7 @@ export class Reconciler {
       });
     }
 
-    if (!obs.resourceExists) return this.#create(step, provider, client, externalName);
+    if (!obs.resourceExists) return this.#create(step, provider, client, externalName, obs.connectionDetails);
 
     // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite.
     const maps = this.#mapsOf(provider);
@@ -403,11 +407,17 @@ export class Reconciler {
     provider: ManagedKindProvider,
     client: ExternalClient<Record<string, unknown>, Record<string, unknown>>,
     externalName: string | undefined,
+    preCreateDetails: ConnectionDetails | undefined,
   ): Promise<ReconcileResult> {
     // Record the intent first, guarded by resourceVersion: of concurrent workers only one gets past this.
     step.mr = await this.#patchMeta(step.mr, {
       annotations: { [Annotations.createPending]: this.#opts.now().toISOString() },
     });
+    try {
+      await this.#publisher.publish(step.mr, preCreateDetails);
+    } catch (err) {
+      return this.#fail(step, wrapErr(Msg.publish, err), [creating()]);
+    }
     let created: { externalName?: string; connectionDetails?: ConnectionDetails };
     try {
       this.externalCalls.create++;

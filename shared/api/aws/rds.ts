@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { defineManagedKind } from "../managed.ts";
+import { SecretKeySelector } from "../meta.ts";
+
+export const DBInstanceForProvider = z.object({
+  region: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  engine: z
+    .string()
+    .min(1)
+    .describe("Database engine, e.g. postgres, mysql, mariadb, oracle-se2, sqlserver-ex. Immutable."),
+  engineVersion: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Engine version. A prefix such as "16" accepts any 16.x the cloud picks; changing it upgrades the instance.',
+    ),
+  dbInstanceClass: z.string().min(1).describe("Compute and memory class, e.g. db.t3.micro."),
+  allocatedStorage: z.number().int().min(5).max(65536).optional().describe("Storage size, GiB."),
+  masterUsername: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .describe("Name of the master user. Required to create. Immutable."),
+  masterPasswordSecretRef: SecretKeySelector.optional().describe(
+    "The Secret key holding the master password. Unset: driftless generates a strong password on create and keeps it only in the connection Secret. Changing the referenced value changes the master password (compared with the connection Secret, so it needs writeConnectionSecretToRef).",
+  ),
+  dbName: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("Name of the database created with the instance. Immutable."),
+  port: z.number().int().min(1150).max(65535).optional().describe("Port the database listens on."),
+  publiclyAccessible: z
+    .boolean()
+    .optional()
+    .describe("Whether the instance has a public DNS name and IP address."),
+  backupRetentionPeriod: z
+    .number()
+    .int()
+    .min(0)
+    .max(35)
+    .optional()
+    .describe("Days automated backups are kept; 0 disables them."),
+  preferredMaintenanceWindow: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Weekly maintenance window in UTC, ddd:hh24:mi-ddd:hh24:mi (e.g. sun:05:00-sun:05:30)."),
+  preferredBackupWindow: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Daily backup window in UTC, hh24:mi-hh24:mi; must not overlap the maintenance window."),
+  storageType: z.string().min(1).optional().describe("Storage type: gp2, gp3, io1, io2 or standard."),
+  skipFinalSnapshot: z
+    .boolean()
+    .optional()
+    .describe("On delete, skip the final snapshot. Default false: a final snapshot is taken."),
+  finalDBSnapshotIdentifier: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe("Name of the final snapshot taken on delete; default <external-name>-final-<uid prefix>."),
+  applyImmediately: z
+    .boolean()
+    .optional()
+    .describe("Apply modifications now instead of in the next maintenance window (AWS default: false)."),
+  tags: z.record(z.string(), z.string()).optional().describe("Tags on the DB instance."),
+});
+
+export const DBInstanceAtProvider = z.object({
+  arn: z.string().optional().describe("The DB instance's ARN."),
+  status: z
+    .string()
+    .optional()
+    .describe("The DB instance status as RDS reports it (DBInstanceStatus), e.g. available, creating."),
+  endpoint: z.string().optional().describe("DNS name of the instance's endpoint."),
+  port: z.number().int().optional().describe("Port of the instance's endpoint."),
+  resourceId: z.string().optional().describe("The region-unique, immutable resource id (DbiResourceId)."),
+});
+
+export const DBInstance = defineManagedKind({
+  group: "rds.aws",
+  kind: "DBInstance",
+  cloud: "aws",
+  description:
+    "An Amazon RDS DB instance. The external name is the DB instance identifier. The connection Secret holds endpoint, port, username and password.",
+  forProvider: DBInstanceForProvider,
+  atProvider: DBInstanceAtProvider,
+  immutable: ["region", "engine", "masterUsername", "dbName"],
+  connectionKeys: ["endpoint", "port", "username", "password"],
+});

@@ -1,0 +1,456 @@
+import { createHmac, randomBytes, randomInt } from "node:crypto";
+import {
+  AddTagsToResourceCommand,
+  type DBInstance as CloudDBInstance,
+  CreateDBInstanceCommand,
+  DeleteDBInstanceCommand,
+  DescribeDBInstancesCommand,
+  ModifyDBInstanceCommand,
+  type ModifyDBInstanceMessage,
+  RDSClient,
+  RemoveTagsFromResourceCommand,
+} from "@aws-sdk/client-rds";
+import type { z } from "zod";
+import { DBInstance, type DBInstanceAtProvider, type DBInstanceForProvider } from "../../api/aws/rds.ts";
+import {
+  type Availability,
+  type ConnectContext,
+  type ConnectionDetails,
+  CredentialsError,
+  type ExternalClient,
+  type ExternalObservation,
+  InvalidSpecError,
+  type ManagedKindProvider,
+} from "../../api/external.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { SecretKeySelector } from "../../api/meta.ts";
+import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+
+type F = z.infer<typeof DBInstanceForProvider>;
+type A = z.infer<typeof DBInstanceAtProvider>;
+type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
+
+/** The connection Secret key that holds the master password. */
+const PASSWORD_KEY = "password";
+/** 30 characters fit every engine's limit (Oracle 30, MySQL/MariaDB 41) and carry ~178 bits. */
+const PASSWORD_LENGTH = 30;
+const LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const ALPHANUMERIC = `${LETTERS}0123456789`;
+/** Statuses in which RDS accepts ModifyDBInstance. */
+const MODIFIABLE = new Set(["available", "storage-optimization"]);
+const RDS_INVALID = new Set(["StorageTypeNotSupported"]);
+
+const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)));
+
+const isMissing = (err: unknown) =>
+  ["DBInstanceNotFound", "DBInstanceNotFoundFault"].includes(awsErrorCode(err));
+const isAlreadyDeleting = (err: unknown) =>
+  awsErrorCode(err) === "InvalidDBInstanceState" &&
+  /already being deleted/i.test((err as Error).message ?? "");
+
+/** Runs an RDS call: AWS-wide error classes from config.ts plus RDS's own "can never succeed" codes. */
+function rds<T>(call: () => Promise<T>): Promise<T> {
+  return aws(async () => {
+    try {
+      return await call();
+    } catch (err) {
+      if (RDS_INVALID.has(awsErrorCode(err))) {
+        throw new InvalidSpecError(`${awsErrorCode(err)}: ${(err as Error).message}`, { cause: err });
+      }
+      throw err;
+    }
+  });
+}
+
+/** A strong password RDS accepts for every engine: letters and digits, starting with a letter (Oracle). */
+export function generatePassword(): string {
+  let pw = LETTERS.charAt(randomInt(LETTERS.length));
+  while (pw.length < PASSWORD_LENGTH) pw += ALPHANUMERIC.charAt(randomInt(ALPHANUMERIC.length));
+  return pw;
+}
+
+// Which master password this process last set on which instance, as an HMAC under a key that never
+// leaves memory: it only bridges the reconciler's Secret cache (stale for a short TTL) after a rotation.
+const PROCESS_KEY = randomBytes(32);
+const passwordsSet = new Map<string, string>();
+const fingerprint = (uid: string, password: string) =>
+  createHmac("sha256", PROCESS_KEY).update(uid).update("\0").update(password).digest("hex");
+function rememberPasswordSet(mr: MR, password: string) {
+  const uid = mr.metadata.uid;
+  if (!uid) return;
+  if (passwordsSet.size > 4096) passwordsSet.clear();
+  passwordsSet.set(uid, fingerprint(uid, password));
+}
+const wasPasswordSet = (mr: MR, password: string) =>
+  Boolean(mr.metadata.uid) &&
+  passwordsSet.get(mr.metadata.uid ?? "") === fingerprint(mr.metadata.uid ?? "", password);
+
+// The master password update() must set, handed over from observe() without ever entering the
+// observation's serializable fields (the engine passes the very same observation object to update).
+const passwordToSet = new WeakMap<Observation, string>();
+
+const sameText = (a: string | undefined, b: string | undefined) =>
+  a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
+
+/** "16" in the spec accepts the cloud's "16.4": report the user's value, so a prefix is no drift. */
+function versionAsSpecified(specified: string | undefined, cloud: string | undefined) {
+  if (specified && cloud && (cloud === specified || cloud.startsWith(`${specified}.`))) return specified;
+  return cloud;
+}
+
+const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+function tagsOf(db: CloudDBInstance): Record<string, string> {
+  return Object.fromEntries((db.TagList ?? []).filter((t) => t.Key).map((t) => [t.Key ?? "", t.Value ?? ""]));
+}
+
+/** The cloud's state in forProvider's shape; pending modifications count as done, so they are not re-sent. */
+function observedOf(db: CloudDBInstance, fp: F, region: string): Partial<F> {
+  const pending = db.PendingModifiedValues ?? {};
+  const tags = tagsOf(db);
+  return defined({
+    region,
+    engine: sameText(fp.engine, db.Engine) ? fp.engine : db.Engine,
+    engineVersion: versionAsSpecified(fp.engineVersion, pending.EngineVersion ?? db.EngineVersion),
+    dbInstanceClass: pending.DBInstanceClass ?? db.DBInstanceClass,
+    allocatedStorage: pending.AllocatedStorage ?? db.AllocatedStorage,
+    masterUsername: db.MasterUsername,
+    dbName: db.DBName,
+    port: pending.Port ?? db.Endpoint?.Port ?? (db.DbInstancePort || undefined),
+    publiclyAccessible: db.PubliclyAccessible,
+    backupRetentionPeriod: pending.BackupRetentionPeriod ?? db.BackupRetentionPeriod,
+    // RDS lower-cases the maintenance window; the user's capitalisation is no drift.
+    preferredMaintenanceWindow: sameText(fp.preferredMaintenanceWindow, db.PreferredMaintenanceWindow)
+      ? fp.preferredMaintenanceWindow
+      : db.PreferredMaintenanceWindow,
+    preferredBackupWindow: db.PreferredBackupWindow,
+    storageType: pending.StorageType ?? db.StorageType,
+    tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
+  });
+}
+
+function availabilityOf(status: string | undefined): { availability: Availability; message?: string } {
+  switch (status) {
+    case "available":
+      return { availability: "Available" };
+    case "creating":
+      return { availability: "Creating" };
+    case "deleting":
+      return { availability: "Deleting" };
+    default:
+      return { availability: "Unavailable", message: `DB instance status is ${status ?? "unknown"}` };
+  }
+}
+
+function connectionOf(db: CloudDBInstance, fp: F): ConnectionDetails {
+  const port = db.Endpoint?.Port ?? (db.DbInstancePort || undefined) ?? fp.port;
+  const username = db.MasterUsername ?? fp.masterUsername;
+  return defined({
+    endpoint: db.Endpoint?.Address,
+    port: port !== undefined ? String(port) : undefined,
+    username,
+  }) as ConnectionDetails;
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** forProvider field → ModifyDBInstance parameter, for the fields RDS can change in place. */
+const MODIFIABLE_FIELDS = {
+  dbInstanceClass: "DBInstanceClass",
+  allocatedStorage: "AllocatedStorage",
+  engineVersion: "EngineVersion",
+  port: "DBPortNumber",
+  publiclyAccessible: "PubliclyAccessible",
+  backupRetentionPeriod: "BackupRetentionPeriod",
+  preferredMaintenanceWindow: "PreferredMaintenanceWindow",
+  preferredBackupWindow: "PreferredBackupWindow",
+  storageType: "StorageType",
+} as const satisfies Partial<Record<keyof F, keyof ModifyDBInstanceMessage>>;
+
+/** Reads Secret keys through the reconciler (cached per ProviderConfig TTL); never logs a value. */
+class SecretReader {
+  readonly #read: (ref: SecretKeySelector) => Promise<string>;
+  constructor(read: (ref: SecretKeySelector) => Promise<string>) {
+    this.#read = read;
+  }
+
+  /** undefined when the Secret or its key does not exist (the reader reports that as CredentialsError). */
+  async optional(ref: SecretKeySelector): Promise<string | undefined> {
+    try {
+      return await this.#read(ref);
+    } catch (err) {
+      if (err instanceof CredentialsError) return undefined;
+      throw err;
+    }
+  }
+
+  async masterPassword(ref: SecretKeySelector): Promise<string> {
+    const value = await this.optional(ref);
+    if (value === undefined) {
+      // Not a CredentialsError: this Secret is the resource's, not the ProviderConfig's.
+      throw new Error(
+        `cannot read the master password: Secret ${ref.namespace}/${ref.name} or its key "${ref.key}" does not exist (spec.forProvider.masterPasswordSecretRef)`,
+      );
+    }
+    if (value.length === 0) {
+      throw new InvalidSpecError(
+        `the master password in Secret ${ref.namespace}/${ref.name} key "${ref.key}" is empty`,
+      );
+    }
+    return value;
+  }
+}
+
+class DBInstanceClient implements ExternalClient<F, A> {
+  readonly #rds: RDSClient;
+  readonly #region: string;
+  readonly #secrets: SecretReader;
+  constructor(client: RDSClient, region: string, secrets: SecretReader) {
+    this.#rds = client;
+    this.#region = region;
+    this.#secrets = secrets;
+  }
+
+  async #describe(name: string): Promise<CloudDBInstance | undefined> {
+    try {
+      const out = await this.#rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: name }));
+      return out.DBInstances?.[0];
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Where the master password is published: the connection Secret's password key, if there is one. */
+  #publishedPasswordRef(mr: MR): SecretKeySelector | undefined {
+    const ref = mr.spec.writeConnectionSecretToRef;
+    return ref ? { namespace: ref.namespace, name: ref.name, key: PASSWORD_KEY } : undefined;
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
+    if (!name) return { resourceExists: false };
+    const db = await rds(() => this.#describe(name));
+    if (!db) return this.#observeAbsent(mr);
+
+    const fp = mr.spec.forProvider;
+    const arn = db.DBInstanceArn ?? "";
+    const status = db.DBInstanceStatus;
+    const { availability, message } = availabilityOf(status);
+    const obs: Observation = {
+      resourceExists: true,
+      observed: observedOf(db, fp, regionOfArn(arn) ?? this.#region),
+      atProvider: defined({
+        arn: arn || undefined,
+        status,
+        endpoint: db.Endpoint?.Address,
+        port: db.Endpoint?.Port,
+        resourceId: db.DbiResourceId,
+      }),
+      availability,
+      ...(message ? { message } : {}),
+      connectionDetails: connectionOf(db, fp),
+    };
+    await this.#checkPassword(mr, obs);
+    return obs;
+  }
+
+  /**
+   * Before create, a generated password goes into the connection details: the engine publishes the
+   * observation's details before it calls create, so the password is stored before the instance exists
+   * and survives a crash at any point after. create() reads it back from the Secret.
+   */
+  async #observeAbsent(mr: MR): Promise<Observation> {
+    const published = this.#publishedPasswordRef(mr);
+    if (mr.spec.forProvider.masterPasswordSecretRef || !published || mr.metadata.deletionTimestamp) {
+      return { resourceExists: false };
+    }
+    // A password from an earlier, interrupted attempt is kept: it may already be the instance's.
+    if ((await this.#secrets.optional(published)) !== undefined) return { resourceExists: false };
+    return { resourceExists: false, connectionDetails: { [PASSWORD_KEY]: generatePassword() } };
+  }
+
+  /**
+   * Rotation: the password in masterPasswordSecretRef is compared with the one in the connection
+   * Secret (what was last set), so nothing about the password is stored anywhere else.
+   */
+  async #checkPassword(mr: MR, obs: Observation) {
+    const ref = mr.spec.forProvider.masterPasswordSecretRef;
+    const published = this.#publishedPasswordRef(mr);
+    if (!ref || !published) return;
+    const wanted = await this.#secrets.masterPassword(ref);
+    const current = await this.#secrets.optional(published);
+    if (current === wanted) return;
+    if (wasPasswordSet(mr, wanted)) {
+      // Set by this process already; the cached Secret read is older than that: publish, don't re-set.
+      obs.connectionDetails = { ...obs.connectionDetails, [PASSWORD_KEY]: wanted };
+      return;
+    }
+    passwordToSet.set(obs, wanted);
+    obs.resourceUpToDate = false;
+  }
+
+  async #passwordForCreate(mr: MR): Promise<string> {
+    const ref = mr.spec.forProvider.masterPasswordSecretRef;
+    if (ref) return this.#secrets.masterPassword(ref);
+    const published = this.#publishedPasswordRef(mr);
+    if (!published) {
+      throw new InvalidSpecError(
+        "a generated master password is kept only in the connection Secret: set spec.writeConnectionSecretToRef, or set spec.forProvider.masterPasswordSecretRef",
+      );
+    }
+    const password = await this.#secrets.optional(published);
+    // Never create an instance whose password nobody could read back.
+    if (password === undefined)
+      throw new Error("the generated master password is not in the connection Secret yet; retrying");
+    return password;
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    const fp = mr.spec.forProvider;
+    if (!name) throw new Error("a DB instance needs a name (crossplane.io/external-name)");
+    if (!fp.masterUsername)
+      throw new InvalidSpecError("spec.forProvider.masterUsername is required to create a DB instance");
+    const password = await this.#passwordForCreate(mr);
+    const out = await rds(() =>
+      this.#rds.send(
+        new CreateDBInstanceCommand({
+          DBInstanceIdentifier: name,
+          Engine: fp.engine,
+          DBInstanceClass: fp.dbInstanceClass,
+          MasterUsername: fp.masterUsername,
+          MasterUserPassword: password,
+          ...defined({
+            EngineVersion: fp.engineVersion,
+            AllocatedStorage: fp.allocatedStorage,
+            DBName: fp.dbName,
+            Port: fp.port,
+            PubliclyAccessible: fp.publiclyAccessible,
+            BackupRetentionPeriod: fp.backupRetentionPeriod,
+            PreferredMaintenanceWindow: fp.preferredMaintenanceWindow,
+            PreferredBackupWindow: fp.preferredBackupWindow,
+            StorageType: fp.storageType,
+          }),
+          ...(fp.tags && Object.keys(fp.tags).length > 0
+            ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }
+            : {}),
+        }),
+      ),
+    );
+    rememberPasswordSet(mr, password);
+    const details = out.DBInstance ? connectionOf(out.DBInstance, fp) : { username: fp.masterUsername };
+    return { connectionDetails: { ...details, [PASSWORD_KEY]: password } };
+  }
+
+  async update(mr: MR, name: string, obs: Observation) {
+    const fp = mr.spec.forProvider;
+    const observed = obs.observed ?? {};
+    const arn = obs.atProvider?.arn;
+    if (fp.tags !== undefined && arn) await this.#updateTags(arn, fp.tags, observed.tags ?? {});
+
+    const params: Record<string, unknown> = {};
+    const changed: string[] = [];
+    for (const [field, param] of Object.entries(MODIFIABLE_FIELDS)) {
+      const key = field as keyof typeof MODIFIABLE_FIELDS;
+      const want = fp[key];
+      if (want === undefined || !(key in observed) || same(want, observed[key])) continue;
+      params[param] = want;
+      changed.push(field);
+    }
+    const input = { ...params, DBInstanceIdentifier: name } as ModifyDBInstanceMessage;
+    // The user asked for this exact version; RDS needs consent for a major upgrade.
+    if (input.EngineVersion) input.AllowMajorVersionUpgrade = true;
+    const password = passwordToSet.get(obs);
+    if (password !== undefined) {
+      input.MasterUserPassword = password;
+      changed.push("master password");
+    }
+    if (changed.length === 0) return {};
+
+    const status = obs.atProvider?.status;
+    if (status && !MODIFIABLE.has(status)) {
+      throw new Error(
+        `DB instance ${name} is ${status}: ${changed.join(", ")} will be changed once it is available`,
+      );
+    }
+    await rds(() =>
+      this.#rds.send(
+        new ModifyDBInstanceCommand({ ...input, ApplyImmediately: fp.applyImmediately ?? false }),
+      ),
+    );
+    if (password === undefined) return {};
+    rememberPasswordSet(mr, password);
+    return { connectionDetails: { ...obs.connectionDetails, [PASSWORD_KEY]: password } };
+  }
+
+  async #updateTags(arn: string, wanted: Record<string, string>, current: Record<string, string>) {
+    const removed = Object.keys(current).filter((k) => !(k in wanted));
+    if (removed.length > 0) {
+      await rds(() =>
+        this.#rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: removed })),
+      );
+    }
+    const changed = Object.entries(wanted).filter(([k, v]) => current[k] !== v);
+    if (changed.length > 0) {
+      await rds(() =>
+        this.#rds.send(
+          new AddTagsToResourceCommand({
+            ResourceName: arn,
+            Tags: changed.map(([Key, Value]) => ({ Key, Value })),
+          }),
+        ),
+      );
+    }
+  }
+
+  async delete(mr: MR, name: string) {
+    const fp = mr.spec.forProvider;
+    const skip = fp.skipFinalSnapshot === true;
+    await rds(async () => {
+      try {
+        await this.#rds.send(
+          new DeleteDBInstanceCommand({
+            DBInstanceIdentifier: name,
+            SkipFinalSnapshot: skip,
+            ...(skip
+              ? {}
+              : { FinalDBSnapshotIdentifier: fp.finalDBSnapshotIdentifier ?? finalSnapshotName(mr, name) }),
+          }),
+        );
+      } catch (err) {
+        // Deleting is already under way (or done): the engine observes until the instance is gone.
+        if (!isMissing(err) && !isAlreadyDeleting(err)) throw err;
+      }
+    });
+  }
+}
+
+/** Stable across retries of one delete, distinct across managed resources that reused the name. */
+function finalSnapshotName(mr: MR, name: string): string {
+  const uid = (mr.metadata.uid ?? "").replace(/[^0-9a-z]/gi, "").slice(0, 8);
+  return uid ? `${name}-final-${uid}` : `${name}-final`;
+}
+
+export const dbInstanceProvider: ManagedKindProvider<F, A> = {
+  definition: DBInstance,
+  async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
+    const secrets = new SecretReader((ref) => ctx.readSecretKey(ref));
+    // An existing instance is looked for where it lives (its ARN's region), so a changed spec.region is
+    // reported as drift on an immutable field instead of creating a second instance elsewhere.
+    const clientFor = async (mr: MR) => {
+      const cfg = await awsClientConfig(
+        ctx,
+        regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
+      );
+      return new DBInstanceClient(clients.get(cfg), cfg.region, secrets);
+    };
+    return {
+      observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
+      create: async (mr, name) => (await clientFor(mr)).create(mr, name),
+      update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
+      delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
+    };
+  },
+};
