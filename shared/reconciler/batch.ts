@@ -1,4 +1,7 @@
-import type { ReconcileResult, Reconciler, ResourceKey } from "./reconciler.ts";
+import type { ReconcileResult, ResourceKey } from "./reconciler.ts";
+
+/** Reconciles one key: the managed reconciler, or a router over it and the ProviderConfig reconciler. */
+export type ReconcileFn = (key: ResourceKey) => Promise<ReconcileResult>;
 
 /** What a queue adapter does with a message after its reconcile (same shape as the queue port's outcome). */
 export type MessageOutcome =
@@ -39,7 +42,7 @@ export function outcomeOf(result: ReconcileResult): MessageOutcome {
  * Duplicate keys in one batch are reconciled once (level-triggered: the second would see the same state).
  */
 export async function reconcileBatch(
-  reconciler: Reconciler,
+  reconcile: ReconcileFn,
   items: BatchItem[],
   opts: { concurrency?: number } = {},
 ): Promise<BatchItemResult[]> {
@@ -63,7 +66,7 @@ export async function reconcileBatch(
       p = (async () => {
         await slot();
         try {
-          return await reconciler.reconcile(key);
+          return await reconcile(key);
         } finally {
           release();
         }
