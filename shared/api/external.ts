@@ -20,6 +20,11 @@ export interface ExternalObservation<F, A> {
   /** Why the resource is not available, when the cloud says. */
   message?: string;
   connectionDetails?: ConnectionDetails;
+  /**
+   * The external name the provider found the resource by, when the annotation had none (a
+   * provider-chosen id looked up by a tag carrying the managed resource's uid): the engine records it.
+   */
+  externalName?: string;
 }
 
 export interface ExternalCreation {

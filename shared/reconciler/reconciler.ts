@@ -254,6 +254,11 @@ export class Reconciler {
       return this.#fail(step, wrapErr(Msg.observe, err));
     }
     step.atProvider = obs.atProvider ?? step.mr.status?.atProvider;
+    if (obs.resourceExists && obs.externalName && obs.externalName !== externalName) {
+      // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded).
+      externalName = obs.externalName;
+      step.mr = await this.#recordCreate(step.mr, { [Annotations.externalName]: externalName });
+    }
 
     if (pendingCreate && !isDeleting) {
       if (obs.resourceExists) {
