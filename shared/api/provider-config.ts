@@ -49,9 +49,27 @@ export const AzureProviderConfigSpec = z.object({
     .object({
       resourceManager: z.string().optional().describe("Azure Resource Manager base URL."),
       authorityHost: z.string().optional().describe("Microsoft Entra authority host."),
-      blob: z.string().optional().describe("Blob service URL of the storage account."),
+      blob: z
+        .string()
+        .optional()
+        .describe(
+          "Blob service URL of the storage account; default https://<storage.accountName>.blob.core.windows.net.",
+        ),
     })
     .optional(),
+  storage: z
+    .object({
+      accountName: z
+        .string()
+        .min(3)
+        .max(24)
+        .describe("The storage account Blob Containers of this ProviderConfig live in."),
+      accountKeySecretRef: SecretKeySelector.optional().describe(
+        "The Secret key holding the account's shared key. Unset: the Blob service is called with the credentials above (they need the Storage Blob Data Contributor role).",
+      ),
+    })
+    .optional()
+    .describe("The storage account for Blob Containers, and how to reach its data plane."),
 });
 export type AzureProviderConfigSpec = z.infer<typeof AzureProviderConfigSpec>;
 

@@ -4,15 +4,25 @@ import { checkAwsCredentials } from "./aws/config.ts";
 import { dbInstanceProvider } from "./aws/rds-dbinstance.ts";
 import { bucketProvider } from "./aws/s3-bucket.ts";
 import { queueProvider } from "./aws/sqs-queue.ts";
+import { checkAzureCredentials } from "./azure/config.ts";
+import { containerProvider } from "./azure/container.ts";
+import { resourceGroupProvider } from "./azure/resource-group.ts";
 
 /** Every managed kind driftless reconciles: adding a kind is one file plus one line here. */
 export const managedKinds: ManagedKindProvider[] = [
   queueProvider as ManagedKindProvider,
   bucketProvider as ManagedKindProvider,
   dbInstanceProvider as ManagedKindProvider,
+  resourceGroupProvider as ManagedKindProvider,
+  containerProvider as ManagedKindProvider,
 ];
 
 /** Every cloud's ProviderConfig and its credential check. */
 export const providerConfigKinds: ProviderConfigKind[] = [
   { cloud: "aws", type: providerConfigs.aws.type, check: checkAwsCredentials as ProviderConfigKind["check"] },
+  {
+    cloud: "azure",
+    type: providerConfigs.azure.type,
+    check: checkAzureCredentials as ProviderConfigKind["check"],
+  },
 ];

@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { defineManagedKind } from "../managed.ts";
+
+export const AzureTags = z
+  .record(z.string().min(1).max(512), z.string().max(256))
+  .describe("Tags on the Azure resource.");
+
+export const ResourceGroupForProvider = z.object({
+  location: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Azure region, e.g. westeurope or "West Europe" (both name the same region). Required to create; filled in on import. Immutable.',
+    ),
+  tags: AzureTags.optional(),
+});
+
+export const ResourceGroupAtProvider = z.object({
+  id: z.string().optional().describe("The resource group's Azure resource id."),
+  provisioningState: z
+    .string()
+    .optional()
+    .describe("Provisioning state reported by Azure Resource Manager, e.g. Succeeded or Deleting."),
+});
+
+export const ResourceGroup = defineManagedKind({
+  group: "resources.azure",
+  kind: "ResourceGroup",
+  cloud: "azure",
+  description: "An Azure resource group. The external name is the resource group name.",
+  forProvider: ResourceGroupForProvider,
+  atProvider: ResourceGroupAtProvider,
+  immutable: ["location"],
+});

@@ -1,0 +1,252 @@
+import { createHash } from "node:crypto";
+import { ResourceManagementClient } from "@azure/arm-resources";
+import { ClientSecretCredential, DefaultAzureCredential, type TokenCredential } from "@azure/identity";
+import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
+import {
+  type ConnectContext,
+  CredentialsError,
+  InvalidSpecError,
+  ThrottledError,
+} from "../../api/external.ts";
+import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+
+type Ctx = ConnectContext<AzureProviderConfigSpec>;
+
+/** SDK clients and credentials are made once per container and cache key, keep-alive on. */
+export class ClientCache<T> {
+  readonly #clients = new Map<string, T>();
+  get(key: string, make: () => T): T {
+    let client = this.#clients.get(key);
+    if (!client) {
+      client = make();
+      // One ProviderConfig generation needs few clients; forget old generations rather than grow.
+      if (this.#clients.size > 64) this.#clients.clear();
+      this.#clients.set(key, client);
+    }
+    return client;
+  }
+}
+
+const credentials = new ClientCache<TokenCredential>();
+const armClients = new ClientCache<ResourceManagementClient>();
+const blobClients = new ClientCache<BlobServiceClient>();
+
+const fingerprint = (...parts: unknown[]) =>
+  createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
+
+// Generation changes only with the spec; the fingerprint covers the Secret values the spec points at.
+const generationOf = (ctx: Ctx) => {
+  const m = ctx.providerConfig.metadata;
+  return `${m.uid}/${m.generation ?? m.resourceVersion}`;
+};
+
+/**
+ * The client secret from the Secret key: the bare secret, or the JSON of `az ad sp create-for-rbac
+ * --sdk-auth` that Crossplane's Azure provider stores (clientId, clientSecret, tenantId).
+ */
+export function parseClientSecret(text: string): { clientSecret: string; clientId?: string } {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{")) return { clientSecret: trimmed };
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(trimmed) as Record<string, unknown>;
+  } catch (err) {
+    throw new CredentialsError("the credentials Secret holds malformed JSON", { cause: err });
+  }
+  const clientSecret = typeof json.clientSecret === "string" ? json.clientSecret : "";
+  if (!clientSecret) throw new CredentialsError("the credentials JSON has no clientSecret");
+  return { clientSecret, ...(typeof json.clientId === "string" ? { clientId: json.clientId } : {}) };
+}
+
+/** The Microsoft Entra ID credential of a ProviderConfig, cached per generation and secret. */
+export async function azureCredential(ctx: Ctx): Promise<{ credential: TokenCredential; cacheKey: string }> {
+  const spec = ctx.providerConfig.spec;
+  const authorityHost = spec.endpoint?.authorityHost;
+  // A non-public authority (sovereign cloud, Azure Stack, a local fake) cannot be validated against login.microsoftonline.com.
+  const authority = authorityHost ? { authorityHost, disableInstanceDiscovery: true } : {};
+  if (spec.credentials.source === "InjectedIdentity") {
+    const cacheKey = `${generationOf(ctx)}/injected/${fingerprint(spec.tenantID, spec.clientID, authorityHost)}`;
+    const credential = credentials.get(
+      cacheKey,
+      () =>
+        new DefaultAzureCredential({
+          tenantId: spec.tenantID,
+          ...(spec.clientID
+            ? { managedIdentityClientId: spec.clientID, workloadIdentityClientId: spec.clientID }
+            : {}),
+          ...authority,
+        }),
+    );
+    return { credential, cacheKey };
+  }
+  if (!spec.credentials.secretRef)
+    throw new CredentialsError("credentials.source is Secret but credentials.secretRef is not set");
+  const secret = parseClientSecret(await ctx.readSecretKey(spec.credentials.secretRef));
+  const clientId = spec.clientID ?? secret.clientId;
+  if (!clientId)
+    throw new CredentialsError(
+      "clientID is not set: credentials.source Secret needs the application (client) id",
+    );
+  const cacheKey = `${generationOf(ctx)}/secret/${fingerprint(spec.tenantID, clientId, secret.clientSecret, authorityHost)}`;
+  const credential = credentials.get(
+    cacheKey,
+    () => new ClientSecretCredential(spec.tenantID, clientId, secret.clientSecret, authority),
+  );
+  return { credential, cacheKey };
+}
+
+/** The Azure Resource Manager client of a ProviderConfig. */
+export async function armClient(ctx: Ctx): Promise<ResourceManagementClient> {
+  const spec = ctx.providerConfig.spec;
+  const { credential, cacheKey } = await azureCredential(ctx);
+  const endpoint = spec.endpoint?.resourceManager?.replace(/\/+$/, "");
+  return armClients.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () => {
+    return new ResourceManagementClient(credential, spec.subscriptionID, {
+      // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
+      ...(endpoint ? { endpoint, credentials: { scopes: [`${new URL(endpoint).origin}/.default`] } } : {}),
+      retryOptions: { maxRetries: 2 },
+    });
+  });
+}
+
+export interface BlobService {
+  client: BlobServiceClient;
+  accountName: string;
+  url: string;
+  /** Present when the ProviderConfig holds the account key: it can sign SAS tokens. */
+  sharedKey?: StorageSharedKeyCredential;
+}
+
+/** The Blob service of the ProviderConfig's storage account: shared key when given, else Entra ID. */
+export async function blobService(ctx: Ctx): Promise<BlobService> {
+  const spec = ctx.providerConfig.spec;
+  const storage = spec.storage;
+  if (!storage)
+    throw new CredentialsError("storage.accountName is not set: Blob Containers need a storage account");
+  const url = (spec.endpoint?.blob ?? `https://${storage.accountName}.blob.core.windows.net`).replace(
+    /\/+$/,
+    "",
+  );
+  const options = { retryOptions: { maxTries: 3 } };
+  if (storage.accountKeySecretRef) {
+    const key = (await ctx.readSecretKey(storage.accountKeySecretRef)).trim();
+    let sharedKey: StorageSharedKeyCredential;
+    try {
+      sharedKey = new StorageSharedKeyCredential(storage.accountName, key);
+    } catch (err) {
+      throw new CredentialsError("the storage account key is not valid base64", { cause: err });
+    }
+    const client = blobClients.get(
+      `${generationOf(ctx)}/key/${fingerprint(url, storage.accountName, key)}`,
+      () => new BlobServiceClient(url, sharedKey, options),
+    );
+    return { client, accountName: storage.accountName, url, sharedKey };
+  }
+  const { credential, cacheKey } = await azureCredential(ctx);
+  const client = blobClients.get(`${cacheKey}/${url}`, () => new BlobServiceClient(url, credential, options));
+  return { client, accountName: storage.accountName, url };
+}
+
+interface AzureErrorShape {
+  name?: string;
+  statusCode?: number;
+  code?: string;
+  message?: string;
+  details?: { errorCode?: string };
+}
+
+const IDENTITY_ERRORS = new Set([
+  "AuthenticationError",
+  "AuthenticationRequiredError",
+  "CredentialUnavailableError",
+  "AggregateAuthenticationError",
+]);
+const THROTTLING = new Set(["TooManyRequests", "ServerBusy", "OperationTimedOut"]);
+const BAD_CREDENTIALS = new Set([
+  "AuthenticationFailed",
+  "AuthorizationFailed",
+  "AuthorizationFailure",
+  "AuthorizationPermissionMismatch",
+  "InvalidAuthenticationToken",
+  "ExpiredAuthenticationToken",
+  "InvalidAuthenticationInfo",
+  "SubscriptionNotFound",
+]);
+const INVALID = new Set([
+  "InvalidParameter",
+  "InvalidResourceGroup",
+  "InvalidResourceName",
+  "InvalidResourceGroupLocation",
+  "LocationRequired",
+  "LocationNotAvailableForResourceGroup",
+  "InvalidLocation",
+  "InvalidTags",
+  "InvalidMetadata",
+  "InvalidHeaderValue",
+  "OutOfRangeInput",
+  "PublicAccessNotPermitted",
+  "InvalidRequestContent",
+]);
+
+/** The stable part of an Entra ID error (AADSTS code and text), without trace ids and timestamps. */
+function entraMessage(message: string | undefined): string {
+  const text = message ?? "";
+  const m = /(AADSTS\d+:.*?)(?:\s+Trace ID:|$)/s.exec(text);
+  return (m?.[1] ?? text.split("\n")[0] ?? "").slice(0, 400);
+}
+
+const errorCode = (e: AzureErrorShape | undefined) => e?.code ?? e?.details?.errorCode ?? "";
+
+/** The HTTP status of an Azure SDK error, if it has one. */
+export const statusOf = (err: unknown) => (err as AzureErrorShape | undefined)?.statusCode;
+export const isNotFound = (err: unknown) => statusOf(err) === 404;
+export const codeIs = (err: unknown, ...codes: string[]) => codes.includes(errorCode(err as AzureErrorShape));
+
+/** Maps an Azure SDK or identity error onto our error classes (the engine branches on them). */
+export function classifyAzureError(err: unknown): Error {
+  if (err instanceof CredentialsError || err instanceof ThrottledError || err instanceof InvalidSpecError)
+    return err;
+  const e = err as AzureErrorShape | undefined;
+  if (e?.name && IDENTITY_ERRORS.has(e.name)) {
+    return new CredentialsError(`Microsoft Entra ID refused the credentials: ${entraMessage(e.message)}`, {
+      cause: err,
+    });
+  }
+  const status = e?.statusCode;
+  const code = errorCode(e);
+  // Storage errors append RequestId and Time lines: keep conditions stable across retries.
+  const message = `${code || status || "Error"}: ${(e?.message ?? String(err)).split("\n")[0]}`;
+  if (status === 429 || status === 503 || THROTTLING.has(code))
+    return new ThrottledError(`throttled by Azure (${message})`, { cause: err });
+  if (status === 401 || status === 403 || BAD_CREDENTIALS.has(code))
+    return new CredentialsError(message, { cause: err });
+  if (status === 400 || INVALID.has(code)) return new InvalidSpecError(message, { cause: err });
+  return err instanceof Error ? err : new Error(message);
+}
+
+/** Runs an SDK call, classifying its error. */
+export async function azure<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw classifyAzureError(err);
+  }
+}
+
+/** ARM's programmatic form of a location: "West Europe" → "westeurope". */
+export const normaliseLocation = (location: string) => location.replace(/\s+/g, "").toLowerCase();
+
+/** The ProviderConfig's credential check: a token for Resource Manager (and a readable account key, if named). */
+export async function checkAzureCredentials(ctx: Ctx): Promise<string> {
+  const spec = ctx.providerConfig.spec;
+  if (spec.storage?.accountKeySecretRef) await blobService(ctx);
+  const { credential } = await azureCredential(ctx);
+  const endpoint = spec.endpoint?.resourceManager;
+  const scope = `${endpoint ? new URL(endpoint).origin : "https://management.azure.com"}/.default`;
+  await azure(() => credential.getToken(scope));
+  const who =
+    spec.credentials.source === "Secret"
+      ? `application ${spec.clientID ?? "(from the Secret)"}`
+      : "the injected identity";
+  return `${who} in tenant ${spec.tenantID}`;
+}

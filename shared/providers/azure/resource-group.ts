@@ -1,0 +1,115 @@
+import type { ResourceManagementClient } from "@azure/arm-resources";
+import type { z } from "zod";
+import {
+  ResourceGroup,
+  type ResourceGroupAtProvider,
+  type ResourceGroupForProvider,
+} from "../../api/azure/resources.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ManagedKindProvider,
+} from "../../api/external.ts";
+import { InvalidSpecError } from "../../api/external.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { armClient, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
+
+type F = z.infer<typeof ResourceGroupForProvider>;
+type A = z.infer<typeof ResourceGroupAtProvider>;
+type MR = ManagedResource<F, A>;
+
+function availabilityOf(
+  state: string | undefined,
+): Pick<ExternalObservation<F, A>, "availability" | "message"> {
+  switch (state) {
+    case "Succeeded":
+      return { availability: "Available" };
+    case "Deleting":
+      return { availability: "Deleting" };
+    case "Failed":
+      return { availability: "Unavailable", message: "Azure reports provisioningState Failed" };
+    default:
+      return { availability: "Creating" };
+  }
+}
+
+class ResourceGroupClient implements ExternalClient<F, A> {
+  readonly #arm: ResourceManagementClient;
+  constructor(arm: ResourceManagementClient) {
+    this.#arm = arm;
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    if (!name) return { resourceExists: false };
+    const fp = mr.spec.forProvider;
+    return azure(async () => {
+      let rg: Awaited<ReturnType<ResourceManagementClient["resourceGroups"]["get"]>>;
+      try {
+        rg = await this.#arm.resourceGroups.get(name);
+      } catch (err) {
+        // A missing subscription is a 404 too, but it is a configuration error, not an absent group.
+        if (isNotFound(err) && !codeIs(err, "SubscriptionNotFound")) return { resourceExists: false };
+        throw err;
+      }
+      const observed: Partial<F> = {};
+      if (rg.location) {
+        // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
+        observed.location =
+          fp.location && normaliseLocation(fp.location) === rg.location ? fp.location : rg.location;
+      }
+      // An absent tag map is not late-initialized as {} into every spec; a managed or non-empty one is compared.
+      const tags = rg.tags ?? {};
+      if (fp.tags !== undefined || Object.keys(tags).length > 0) observed.tags = tags;
+      const provisioningState = rg.properties?.provisioningState;
+      return {
+        resourceExists: true,
+        observed,
+        atProvider: { ...(rg.id ? { id: rg.id } : {}), ...(provisioningState ? { provisioningState } : {}) },
+        ...availabilityOf(provisioningState),
+      };
+    });
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    if (!name) throw new Error("a resource group needs a name (crossplane.io/external-name)");
+    const fp = mr.spec.forProvider;
+    if (!fp.location)
+      throw new InvalidSpecError("spec.forProvider.location is required to create a resource group");
+    const location = fp.location;
+    await azure(() =>
+      this.#arm.resourceGroups.createOrUpdate(name, {
+        location,
+        ...(fp.tags !== undefined ? { tags: fp.tags } : {}),
+      }),
+    );
+    return {};
+  }
+
+  async update(mr: MR, name: string) {
+    const tags = mr.spec.forProvider.tags;
+    // Location is immutable (the engine refuses it); tags are the one thing a PATCH changes, replaced whole.
+    if (tags !== undefined) await azure(() => this.#arm.resourceGroups.update(name, { tags }));
+    return {};
+  }
+
+  async delete(_mr: MR, name: string) {
+    await azure(async () => {
+      try {
+        // Start the long-running delete and return: the engine requeues (Ready=False, Deleting) until
+        // observe no longer finds the group, so no worker waits minutes on a poll.
+        await this.#arm.resourceGroups.delete(name).submitted();
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    });
+  }
+}
+
+export const resourceGroupProvider: ManagedKindProvider<F, A> = {
+  definition: ResourceGroup,
+  async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
+    return new ResourceGroupClient(await armClient(ctx));
+  },
+};

@@ -1,0 +1,413 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
+import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
+import { Annotations, type Condition, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
+import { providerConfigs } from "../../../shared/api/provider-config.ts";
+import { Kube } from "../../../shared/kube/client.ts";
+import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
+import { ProviderConfigReconciler } from "../../../shared/reconciler/provider-config.ts";
+import { KindRegistry } from "../../../shared/reconciler/registry.ts";
+import { ensureCrds } from "../../support/aws.ts";
+import {
+  AZURE_CLIENT_ID,
+  AZURE_CLIENT_SECRET,
+  armClient,
+  armStats,
+  createAzureProviderConfig,
+  reconcileUntil,
+  resetArmStats,
+  startPrivateArmFake,
+} from "../../support/azure.ts";
+import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+
+const kube = newKube();
+const arm = armClient();
+// The stack's ARM fake accepts any token; this suite's private one checks client secrets and counts only our calls.
+let fake: FakeServer;
+let privateArm: ReturnType<typeof armClient>;
+const PC = uniqueName("pc-azrg");
+const PC_PRIVATE = uniqueName("pc-azrg-private");
+
+function groupObject(
+  name: string,
+  forProvider: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+  pc = PC,
+) {
+  return {
+    apiVersion: ResourceGroup.apiVersion,
+    kind: ResourceGroup.kind,
+    metadata: { name, ...((extra.metadata as object) ?? {}) },
+    spec: { forProvider, providerConfigRef: { name: pc }, ...((extra.spec as object) ?? {}) },
+  };
+}
+
+const groupOf = async (name: string, client = arm) =>
+  client.resourceGroups.get(name).catch((err: { statusCode?: number }) => {
+    if (err.statusCode === 404) return undefined;
+    throw err;
+  });
+
+beforeAll(async () => {
+  await ensureCrds();
+  fake = await startPrivateArmFake({ [AZURE_CLIENT_ID]: AZURE_CLIENT_SECRET });
+  privateArm = armClient(fake.url);
+  await createAzureProviderConfig(kube, PC);
+  await createAzureProviderConfig(kube, PC_PRIVATE, { armEndpoint: fake.url });
+});
+
+afterAll(async () => {
+  await fake?.close();
+});
+
+describe("Azure ResourceGroup against the real API server and the ARM fake", () => {
+  it("creates the group with a client secret checked by Entra ID, and reports Ready and Synced", async () => {
+    const name = uniqueName("rg-create");
+    const { lines, logger } = captureLogger();
+    const r = newReconciler(kube, { logger });
+    await kube.create(
+      ResourceGroup,
+      groupObject(
+        name,
+        { location: "West Europe", tags: { team: "a" } },
+        {
+          spec: { writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` } },
+        },
+        PC_PRIVATE,
+      ),
+    );
+
+    await settle(r, keyOf(ResourceGroup, name));
+
+    const mr = await getMr(kube, ResourceGroup, name);
+    expect(conditionOf(mr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
+    expect(conditionOf(mr, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
+    expect(mr?.metadata.annotations?.[Annotations.externalName]).toBe(name);
+    expect(mr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
+    expect(mr?.status?.atProvider).toEqual({
+      id: `/subscriptions/${process.env.AZURE_SUBSCRIPTION_ID}/resourceGroups/${name}`,
+      provisioningState: "Succeeded",
+    });
+    // ARM stores the short form; the user's spelling stays in the spec and is no drift.
+    const group = await groupOf(name, privateArm);
+    expect(group).toMatchObject({ location: "westeurope", tags: { team: "a" } });
+    expect(mr?.spec.forProvider).toMatchObject({ location: "West Europe" });
+    // The token came from the fake's Entra ID endpoint, which checked the client secret.
+    expect((await armStats(fake.url)).requests["POST token"]).toBeGreaterThanOrEqual(1);
+    // A resource group has no connection details: no Secret is written.
+    expect(await kube.getSecret("default", `${name}-conn`)).toBeUndefined();
+    expect(lines.join("\n") + JSON.stringify(mr?.status)).not.toContain(AZURE_CLIENT_SECRET);
+  });
+
+  it("makes zero API-server writes and exactly one ARM read when the group is in sync", async () => {
+    const name = uniqueName("rg-insync");
+    const r = newReconciler(kube);
+    await kube.create(
+      ResourceGroup,
+      groupObject(name, { location: "westus", tags: { a: "1" } }, {}, PC_PRIVATE),
+    );
+    await settle(r, keyOf(ResourceGroup, name));
+
+    const counted = new Kube(kubeConfig());
+    const r2 = newReconciler(counted);
+    await r2.reconcile(keyOf(ResourceGroup, name)); // warms the ProviderConfig, Secret and token caches
+    counted.resetStats();
+    await resetArmStats(fake.url);
+    const res = await r2.reconcile(keyOf(ResourceGroup, name));
+
+    expect(res.outcome).toBe("in-sync");
+    expect(counted.stats.writes).toBe(0);
+    expect(counted.stats.gets).toBe(1);
+    expect(await armStats(fake.url)).toEqual({ requests: { "GET resourcegroups": 1 }, total: 1 });
+    expect(r2.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
+  });
+
+  it("applies a tag change to the cloud", async () => {
+    const name = uniqueName("rg-update");
+    const r = newReconciler(kube);
+    await kube.create(
+      ResourceGroup,
+      groupObject(name, { location: "eastus", tags: { team: "a", old: "x" } }),
+    );
+    await settle(r, keyOf(ResourceGroup, name));
+
+    await kube.patch(ResourceGroup, name, {
+      spec: { forProvider: { tags: { team: "b", env: "dev", old: null } } },
+    });
+    const results = await settle(r, keyOf(ResourceGroup, name));
+
+    expect(results.map((x) => x.outcome)).toContain("updated");
+    expect((await groupOf(name))?.tags).toEqual({ team: "b", env: "dev" });
+    expect(r.externalCalls.update).toBe(1);
+  });
+
+  it("corrects an out-of-band tag change on the next reconcile", async () => {
+    const name = uniqueName("rg-drift");
+    const r = newReconciler(kube);
+    await kube.create(ResourceGroup, groupObject(name, { location: "eastus", tags: { team: "a" } }));
+    await settle(r, keyOf(ResourceGroup, name));
+
+    await arm.resourceGroups.update(name, { tags: { team: "hijacked", extra: "1" } });
+    const results = await settle(r, keyOf(ResourceGroup, name));
+
+    expect(results.map((x) => x.outcome)).toContain("updated");
+    expect((await groupOf(name))?.tags).toEqual({ team: "a" });
+  });
+
+  it("late-initializes tags from the cloud and never overwrites the user's location", async () => {
+    const name = uniqueName("rg-lateinit");
+    // The group exists with tags the spec does not mention: adopting it fills them in.
+    await arm.resourceGroups.createOrUpdate(name, { location: "northeurope", tags: { costCenter: "42" } });
+    const r = newReconciler(kube);
+    await kube.create(ResourceGroup, groupObject(name, { location: "North Europe" }));
+
+    await settle(r, keyOf(ResourceGroup, name));
+
+    const mr = await getMr<Record<string, unknown>>(kube, ResourceGroup, name);
+    expect(mr?.spec.forProvider).toEqual({ location: "North Europe", tags: { costCenter: "42" } });
+    expect(conditionOf(mr, "Synced")?.status).toBe("True");
+    expect(r.externalCalls).toMatchObject({ create: 0, update: 0 });
+  });
+
+  it("reports a location change in Synced and leaves the cloud untouched", async () => {
+    const name = uniqueName("rg-immutable");
+    const r = newReconciler(kube);
+    await kube.create(ResourceGroup, groupObject(name, { location: "westeurope", tags: { v: "1" } }));
+    await settle(r, keyOf(ResourceGroup, name));
+
+    await kube.patch(ResourceGroup, name, {
+      spec: { forProvider: { location: "eastus", tags: { v: "2" } } },
+    });
+    const [res] = await settle(r, keyOf(ResourceGroup, name), 1);
+
+    expect(res?.outcome).toBe("error");
+    const synced = conditionOf(await getMr(kube, ResourceGroup, name), "Synced");
+    expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
+    expect(synced?.message).toContain(
+      'cannot update immutable field(s) location (spec: "eastus", cloud: "westeurope")',
+    );
+    expect(await groupOf(name)).toMatchObject({ location: "westeurope", tags: { v: "1" } });
+    expect(r.externalCalls.update).toBe(0);
+  });
+
+  it("makes no cloud calls at all while paused", async () => {
+    const name = uniqueName("rg-paused");
+    const r = newReconciler(kube);
+    await kube.create(
+      ResourceGroup,
+      groupObject(
+        name,
+        { location: "westus" },
+        { metadata: { annotations: { [Annotations.paused]: "true" } } },
+        PC_PRIVATE,
+      ),
+    );
+    await resetArmStats(fake.url);
+
+    const res = await r.reconcile(keyOf(ResourceGroup, name));
+
+    expect(res.outcome).toBe("paused");
+    expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
+    expect((await armStats(fake.url)).total).toBe(0);
+    expect(conditionOf(await getMr(kube, ResourceGroup, name), "Synced")).toMatchObject({
+      status: "False",
+      reason: "ReconcilePaused",
+    });
+    expect(await groupOf(name, privateArm)).toBeUndefined();
+  });
+
+  it("imports an existing group observe-only: fills the spec, never modifies or deletes it", async () => {
+    const cloudName = uniqueName("rg-import-cloud");
+    await arm.resourceGroups.createOrUpdate(cloudName, { location: "uksouth", tags: { owner: "ops" } });
+    const name = uniqueName("rg-import");
+    const r = newReconciler(kube);
+    await kube.create(
+      ResourceGroup,
+      groupObject(
+        name,
+        {},
+        {
+          metadata: { annotations: { [Annotations.externalName]: cloudName } },
+          spec: { managementPolicies: ["Observe"] },
+        },
+      ),
+    );
+
+    await settle(r, keyOf(ResourceGroup, name));
+    const mr = await getMr<Record<string, unknown>>(kube, ResourceGroup, name);
+    expect(mr?.spec.forProvider).toEqual({ location: "uksouth", tags: { owner: "ops" } });
+    expect(conditionOf(mr, "Ready")?.status).toBe("True");
+
+    await kube.patch(ResourceGroup, name, { spec: { forProvider: { tags: { owner: "me" } } } });
+    await settle(r, keyOf(ResourceGroup, name));
+    expect((await groupOf(cloudName))?.tags).toEqual({ owner: "ops" });
+
+    await kube.delete(ResourceGroup, name);
+    await settle(r, keyOf(ResourceGroup, name));
+    expect(await getMr(kube, ResourceGroup, name)).toBeUndefined();
+    expect(await groupOf(cloudName)).toBeDefined();
+    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
+  });
+
+  it("names the cloud resource after the external-name annotation", async () => {
+    const name = uniqueName("rg-extname");
+    const cloudName = uniqueName("rg-cloud-name");
+    const r = newReconciler(kube);
+    await kube.create(
+      ResourceGroup,
+      groupObject(
+        name,
+        { location: "westus" },
+        { metadata: { annotations: { [Annotations.externalName]: cloudName } } },
+      ),
+    );
+    await settle(r, keyOf(ResourceGroup, name));
+    expect(await groupOf(cloudName)).toBeDefined();
+    expect(await groupOf(name)).toBeUndefined();
+  });
+
+  it("starts the long-running delete without waiting, reports Deleting, then removes the finalizer", async () => {
+    const name = uniqueName("rg-delete");
+    const r = newReconciler(kube);
+    await kube.create(ResourceGroup, groupObject(name, { location: "westus" }));
+    await settle(r, keyOf(ResourceGroup, name));
+
+    await kube.delete(ResourceGroup, name);
+    const started = Date.now();
+    const first = await r.reconcile(keyOf(ResourceGroup, name));
+    expect(first.outcome).toBe("deleting");
+    expect(Date.now() - started).toBeLessThan(2_000); // no poll until done inside a reconcile
+    const mid = await getMr(kube, ResourceGroup, name);
+    expect(conditionOf(mid, "Ready")).toMatchObject({ status: "False", reason: "Deleting" });
+    expect((await groupOf(name))?.properties?.provisioningState).toBe("Deleting");
+
+    const results = await reconcileUntil(
+      r,
+      keyOf(ResourceGroup, name),
+      (x) => x.outcome === "deleted" || x.outcome === "gone",
+    );
+
+    expect(results.map((x) => x.outcome)).not.toContain("error");
+    expect(await groupOf(name)).toBeUndefined();
+    expect(await getMr(kube, ResourceGroup, name)).toBeUndefined();
+  });
+
+  it("keeps the cloud resource with deletionPolicy Orphan", async () => {
+    const name = uniqueName("rg-orphan");
+    const r = newReconciler(kube);
+    await kube.create(
+      ResourceGroup,
+      groupObject(name, { location: "westus" }, { spec: { deletionPolicy: "Orphan" } }),
+    );
+    await settle(r, keyOf(ResourceGroup, name));
+
+    await kube.delete(ResourceGroup, name);
+    const results = await settle(r, keyOf(ResourceGroup, name));
+
+    expect(results.at(-1)?.outcome).toBe("orphaned");
+    expect(await getMr(kube, ResourceGroup, name)).toBeUndefined();
+    expect(await groupOf(name)).toBeDefined();
+    expect(r.externalCalls.delete).toBe(0);
+  });
+
+  it("reports a missing location and a name ARM refuses in Synced without crashing", async () => {
+    const noLocation = uniqueName("rg-noloc");
+    const r = newReconciler(kube);
+    await kube.create(ResourceGroup, groupObject(noLocation, {}));
+    const [res] = await settle(r, keyOf(ResourceGroup, noLocation), 1);
+    expect(res?.outcome).toBe("error");
+    expect(conditionOf(await getMr(kube, ResourceGroup, noLocation), "Synced")?.message).toContain(
+      "spec.forProvider.location is required",
+    );
+
+    const badName = uniqueName("rg-badname");
+    await kube.create(
+      ResourceGroup,
+      groupObject(
+        badName,
+        { location: "westus" },
+        { metadata: { annotations: { [Annotations.externalName]: "ends-with-dot." } } },
+      ),
+    );
+    const [res2] = await settle(r, keyOf(ResourceGroup, badName), 1);
+    expect(res2?.outcome).toBe("error");
+    const synced = conditionOf(await getMr(kube, ResourceGroup, badName), "Synced");
+    expect(synced?.message).toContain("cannot create external resource: InvalidResourceGroup");
+    expect(
+      (await getMr(kube, ResourceGroup, badName))?.metadata.annotations?.[Annotations.createFailed],
+    ).toBeDefined();
+  });
+
+  it("names the ProviderConfig when the client secret is wrong, the client unknown, or the Secret key missing", async () => {
+    const { lines, logger } = captureLogger();
+    const r = newReconciler(kube, { logger });
+
+    const wrongPc = uniqueName("pc-az-wrong");
+    await createAzureProviderConfig(kube, wrongPc, {
+      armEndpoint: fake.url,
+      clientSecret: "not-the-secret-value",
+    });
+    const wrong = uniqueName("rg-wrongsecret");
+    await kube.create(ResourceGroup, groupObject(wrong, { location: "westus" }, {}, wrongPc));
+    await settle(r, keyOf(ResourceGroup, wrong), 1);
+    const m1 = conditionOf(await getMr(kube, ResourceGroup, wrong), "Synced");
+    expect(m1).toMatchObject({ status: "False", reason: "ReconcileError" });
+    expect(m1?.message).toContain(`ProviderConfig "${wrongPc}"`);
+    expect(m1?.message).toContain("AADSTS7000215");
+    expect(m1?.message).not.toContain("Trace ID"); // stable text: no rewrite of the condition on every retry
+
+    const unknownPc = uniqueName("pc-az-unknown");
+    await createAzureProviderConfig(kube, unknownPc, { armEndpoint: fake.url, clientId: "nobody" });
+    const unknown = uniqueName("rg-unknownclient");
+    await kube.create(ResourceGroup, groupObject(unknown, { location: "westus" }, {}, unknownPc));
+    await settle(r, keyOf(ResourceGroup, unknown), 1);
+    const m2 = conditionOf(await getMr(kube, ResourceGroup, unknown), "Synced")?.message;
+    expect(m2).toContain(`ProviderConfig "${unknownPc}"`);
+    expect(m2).toContain("AADSTS700016");
+
+    const noKeyPc = uniqueName("pc-az-nokey");
+    await createAzureProviderConfig(kube, noKeyPc);
+    await kube.patch(providerConfigs.azure.type, noKeyPc, {
+      spec: { credentials: { secretRef: { key: "no-such-key" } } },
+    });
+    const noKey = uniqueName("rg-nokey");
+    await kube.create(ResourceGroup, groupObject(noKey, { location: "westus" }, {}, noKeyPc));
+    await settle(r, keyOf(ResourceGroup, noKey), 1);
+    const m3 = conditionOf(await getMr(kube, ResourceGroup, noKey), "Synced")?.message;
+    expect(m3).toContain(`ProviderConfig "${noKeyPc}"`);
+    expect(m3).toContain('has no key "no-such-key"');
+
+    expect(await groupOf(wrong, privateArm)).toBeUndefined();
+    expect(lines.join("\n")).not.toContain("not-the-secret-value");
+    expect(lines.join("\n")).not.toContain(AZURE_CLIENT_SECRET);
+  });
+
+  it("checks a ProviderConfig's credentials with a token request, without echoing them", async () => {
+    const pcs = new ProviderConfigReconciler(kube, new KindRegistry(managedKinds), providerConfigKinds);
+    const apiVersion = `${providerConfigs.azure.type.group}/${providerConfigs.azure.type.version}`;
+    const readyOf = async (name: string) =>
+      (
+        await kube.get<{ metadata: { name: string }; status?: { conditions?: Condition[] } }>(
+          providerConfigs.azure.type,
+          name,
+        )
+      )?.status?.conditions?.find((c) => c.type === "Ready");
+
+    expect((await pcs.reconcile(apiVersion, PC_PRIVATE)).outcome).toBe("ready");
+    expect((await readyOf(PC_PRIVATE))?.message).toContain(
+      `credentials accepted (application ${AZURE_CLIENT_ID} in tenant`,
+    );
+
+    const wrongPc = uniqueName("pc-az-check");
+    await createAzureProviderConfig(kube, wrongPc, {
+      armEndpoint: fake.url,
+      clientSecret: "wrong-check-secret",
+    });
+    expect((await pcs.reconcile(apiVersion, wrongPc)).outcome).toBe("unready");
+    const ready = await readyOf(wrongPc);
+    expect(ready).toMatchObject({ status: "False", reason: "CredentialsRefused" });
+    expect(ready?.message).toContain("AADSTS7000215");
+    expect(ready?.message).not.toContain("wrong-check-secret");
+  });
+});
