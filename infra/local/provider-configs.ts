@@ -43,4 +43,35 @@ export async function localProviderConfigs(kube: Kube, env: StackEnv): Promise<v
     region: env.AWS_REGION,
     endpoint: { url: env.AWS_ENDPOINT_URL },
   });
+  await localAzureProviderConfig(kube, env);
+  await localGcpProviderConfig(kube, env);
+}
+
+/** Azure: the ARM fake (also the token endpoint) and Azurite's well-known development account. */
+export async function localAzureProviderConfig(kube: Kube, env: StackEnv): Promise<void> {
+  await upsertSecret(kube, "azure-credentials", {
+    clientSecret: "local-client-secret",
+    accountKey: env.AZURITE_ACCOUNT_KEY ?? "",
+  });
+  const arm = env.AZURE_ARM_ENDPOINT;
+  await upsert(kube, providerConfigs.azure.type, {
+    tenantID: env.AZURE_TENANT_ID,
+    subscriptionID: env.AZURE_SUBSCRIPTION_ID,
+    clientID: "00000000-0000-0000-0000-00000000c11e",
+    credentials: { source: "Secret", secretRef: { namespace: NAMESPACE, name: "azure-credentials", key: "clientSecret" } },
+    endpoint: { resourceManager: arm, authorityHost: arm, blob: env.AZURITE_BLOB_ENDPOINT },
+    storage: {
+      accountName: env.AZURITE_ACCOUNT_NAME,
+      accountKeySecretRef: { namespace: NAMESPACE, name: "azure-credentials", key: "accountKey" },
+    },
+  });
+}
+
+/** GCP: the Pub/Sub emulator and the GCS fake; neither checks credentials, so ambient identity is enough. */
+export async function localGcpProviderConfig(kube: Kube, env: StackEnv): Promise<void> {
+  await upsert(kube, providerConfigs.gcp.type, {
+    projectID: env.GCP_PROJECT_ID,
+    credentials: { source: "InjectedIdentity" },
+    endpoint: { pubsub: env.PUBSUB_EMULATOR_HOST, storage: env.GCS_ENDPOINT },
+  });
 }

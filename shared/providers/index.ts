@@ -7,6 +7,10 @@ import { queueProvider } from "./aws/sqs-queue.ts";
 import { checkAzureCredentials } from "./azure/config.ts";
 import { containerProvider } from "./azure/container.ts";
 import { resourceGroupProvider } from "./azure/resource-group.ts";
+import { checkGcpCredentials } from "./gcp/config.ts";
+import { subscriptionProvider } from "./gcp/pubsub-subscription.ts";
+import { topicProvider } from "./gcp/pubsub-topic.ts";
+import { gcsBucketProvider } from "./gcp/storage-bucket.ts";
 
 /** Every managed kind driftless reconciles: adding a kind is one file plus one line here. */
 export const managedKinds: ManagedKindProvider[] = [
@@ -15,6 +19,9 @@ export const managedKinds: ManagedKindProvider[] = [
   dbInstanceProvider as ManagedKindProvider,
   resourceGroupProvider as ManagedKindProvider,
   containerProvider as ManagedKindProvider,
+  topicProvider as ManagedKindProvider,
+  subscriptionProvider as ManagedKindProvider,
+  gcsBucketProvider as ManagedKindProvider,
 ];
 
 /** Every cloud's ProviderConfig and its credential check. */
@@ -25,4 +32,5 @@ export const providerConfigKinds: ProviderConfigKind[] = [
     type: providerConfigs.azure.type,
     check: checkAzureCredentials as ProviderConfigKind["check"],
   },
+  { cloud: "gcp", type: providerConfigs.gcp.type, check: checkGcpCredentials as ProviderConfigKind["check"] },
 ];

@@ -1,0 +1,256 @@
+import type { PubSub, protos, SubscriptionMetadata } from "@google-cloud/pubsub";
+import type { z } from "zod";
+import {
+  type ConnectContext,
+  type ExternalClient,
+  type ExternalObservation,
+  InvalidSpecError,
+  type ManagedKindProvider,
+} from "../../api/external.ts";
+import {
+  Subscription,
+  type SubscriptionAtProvider,
+  type SubscriptionForProvider,
+} from "../../api/gcp/pubsub.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import {
+  durationProto,
+  GcpClientCache,
+  gcp,
+  gcpClientConfig,
+  isAlreadyExists,
+  isNotFound,
+  newPubSub,
+  observedDuration,
+  observedLabels,
+  parseResourceName,
+  sameLabels,
+} from "./config.ts";
+
+type F = z.infer<typeof SubscriptionForProvider>;
+type A = z.infer<typeof SubscriptionAtProvider>;
+type MR = ManagedResource<F, A>;
+/** null: the cloud has no value — drift when the spec sets one, never late-initialized. */
+type Observed = { [K in keyof F]?: F[K] | null };
+type CloudSubscription = protos.google.pubsub.v1.ISubscription;
+
+/** What Pub/Sub reports as a subscription's topic once that topic was deleted. */
+export const DELETED_TOPIC = "_deleted-topic_";
+const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5;
+
+const clients = new GcpClientCache(newPubSub, (ps) => ps.close());
+
+/** A topic id in the project, or a full name, as the full name the API wants. */
+const topicName = (project: string, topic: string) =>
+  topic.includes("/") ? topic : `projects/${project}/topics/${topic}`;
+
+/** The cloud's full topic name in the form the spec uses: the id when the spec gives an id of this project. */
+function topicAsSpec(project: string, spec: string | undefined, cloud: string): string {
+  const parsed = parseResourceName(cloud, "topics");
+  if (parsed && parsed.project === project && !spec?.includes("/")) return parsed.id;
+  return cloud;
+}
+
+function observedOf(project: string, fp: F, meta: CloudSubscription): Partial<F> {
+  const dlp = meta.deadLetterPolicy;
+  const retry = meta.retryPolicy;
+  const o: Observed = {
+    ackDeadlineSeconds: meta.ackDeadlineSeconds ?? null,
+    retainAckedMessages: meta.retainAckedMessages ?? false,
+    enableMessageOrdering: meta.enableMessageOrdering ?? false,
+    messageRetentionDuration:
+      observedDuration(fp.messageRetentionDuration, meta.messageRetentionDuration) ?? null,
+    deadLetterPolicy: dlp?.deadLetterTopic
+      ? {
+          deadLetterTopic: topicAsSpec(project, fp.deadLetterPolicy?.deadLetterTopic, dlp.deadLetterTopic),
+          // The API stores 0 for "the default", which is 5.
+          maxDeliveryAttempts: dlp.maxDeliveryAttempts || DEFAULT_MAX_DELIVERY_ATTEMPTS,
+        }
+      : null,
+    retryPolicy: retry
+      ? {
+          ...(retry.minimumBackoff
+            ? { minimumBackoff: observedDuration(fp.retryPolicy?.minimumBackoff, retry.minimumBackoff) }
+            : {}),
+          ...(retry.maximumBackoff
+            ? { maximumBackoff: observedDuration(fp.retryPolicy?.maximumBackoff, retry.maximumBackoff) }
+            : {}),
+        }
+      : null,
+  };
+  // A deleted topic is reported through availability, not as a change of the immutable topic field.
+  if (meta.topic && meta.topic !== DELETED_TOPIC) o.topic = topicAsSpec(project, fp.topic, meta.topic);
+  const labels = observedLabels(fp.labels, meta.labels);
+  if (labels) o.labels = labels;
+  return o as Partial<F>;
+}
+
+/** The mutable fields of the spec that differ from the cloud, as an update (its keys are the update mask). */
+function changesOf(project: string, fp: F, observed: Observed): SubscriptionMetadata {
+  const patch: SubscriptionMetadata = {};
+  if (fp.ackDeadlineSeconds !== undefined && fp.ackDeadlineSeconds !== observed.ackDeadlineSeconds) {
+    patch.ackDeadlineSeconds = fp.ackDeadlineSeconds;
+  }
+  if (fp.retainAckedMessages !== undefined && fp.retainAckedMessages !== observed.retainAckedMessages) {
+    patch.retainAckedMessages = fp.retainAckedMessages;
+  }
+  if (
+    fp.messageRetentionDuration !== undefined &&
+    fp.messageRetentionDuration !== observed.messageRetentionDuration
+  ) {
+    patch.messageRetentionDuration = durationProto(fp.messageRetentionDuration);
+  }
+  if (fp.labels !== undefined && !sameLabels(fp.labels, observed.labels ?? undefined)) {
+    patch.labels = fp.labels;
+  }
+  if (fp.deadLetterPolicy !== undefined) {
+    const seen = observed.deadLetterPolicy;
+    const attempts = fp.deadLetterPolicy.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
+    if (
+      seen?.deadLetterTopic !== fp.deadLetterPolicy.deadLetterTopic ||
+      seen.maxDeliveryAttempts !== attempts
+    ) {
+      patch.deadLetterPolicy = deadLetterPolicyOf(project, fp);
+    }
+  }
+  if (fp.retryPolicy !== undefined) {
+    const seen = observed.retryPolicy ?? {};
+    const differs = Object.entries(fp.retryPolicy).some(
+      ([k, v]) => v !== undefined && v !== seen[k as keyof typeof seen],
+    );
+    if (differs || observed.retryPolicy === null) patch.retryPolicy = retryPolicyOf(fp);
+  }
+  return patch;
+}
+
+function deadLetterPolicyOf(project: string, fp: F): SubscriptionMetadata["deadLetterPolicy"] {
+  const d = fp.deadLetterPolicy;
+  if (!d) return undefined;
+  return {
+    deadLetterTopic: topicName(project, d.deadLetterTopic),
+    ...(d.maxDeliveryAttempts !== undefined ? { maxDeliveryAttempts: d.maxDeliveryAttempts } : {}),
+  };
+}
+
+function retryPolicyOf(fp: F): SubscriptionMetadata["retryPolicy"] {
+  const r = fp.retryPolicy;
+  if (!r) return undefined;
+  return {
+    ...(r.minimumBackoff !== undefined ? { minimumBackoff: durationProto(r.minimumBackoff) } : {}),
+    ...(r.maximumBackoff !== undefined ? { maximumBackoff: durationProto(r.maximumBackoff) } : {}),
+  };
+}
+
+class SubscriptionClient implements ExternalClient<F, A> {
+  readonly #ps: PubSub;
+  readonly #project: string;
+  constructor(ps: PubSub, project: string) {
+    this.#ps = ps;
+    this.#project = project;
+  }
+
+  #details(fullName: string, topic: string | undefined) {
+    const project = parseResourceName(fullName, "subscriptions")?.project ?? this.#project;
+    // Once the topic is deleted its old name stays in the Secret: connection details are only ever added.
+    return {
+      subscription: fullName,
+      projectID: project,
+      ...(topic && topic !== DELETED_TOPIC ? { topic } : {}),
+    };
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    if (!name) return { resourceExists: false };
+    return gcp(async () => {
+      let meta: CloudSubscription;
+      try {
+        [meta] = await this.#ps.subscription(name).getMetadata();
+      } catch (err) {
+        if (isNotFound(err)) return { resourceExists: false };
+        throw err;
+      }
+      const fullName = meta.name ?? this.#ps.subscription(name).name;
+      const topic = meta.topic ?? undefined;
+      const deleted = topic === DELETED_TOPIC;
+      return {
+        resourceExists: true,
+        observed: observedOf(this.#project, mr.spec.forProvider, meta),
+        atProvider: { name: fullName, ...(topic ? { topic } : {}) },
+        availability: deleted ? "Unavailable" : "Available",
+        ...(deleted
+          ? {
+              message: `the subscription's topic ${mr.spec.forProvider.topic ?? ""} was deleted: it receives no new messages. Pub/Sub cannot attach a subscription to another topic; delete this Subscription and create it again once the topic exists.`,
+            }
+          : {}),
+        connectionDetails: this.#details(fullName, topic),
+      };
+    });
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    if (!name) throw new Error("a subscription needs a name (crossplane.io/external-name)");
+    const fp = mr.spec.forProvider;
+    if (!fp.topic) {
+      throw new InvalidSpecError("spec.forProvider.topic is not set: set topic, topicRef or topicSelector");
+    }
+    const topic = topicName(this.#project, fp.topic);
+    return gcp(async () => {
+      const sub = this.#ps.subscription(name);
+      const dlp = deadLetterPolicyOf(this.#project, fp);
+      const retry = retryPolicyOf(fp);
+      try {
+        await this.#ps.createSubscription(topic, sub.name, {
+          ...(fp.ackDeadlineSeconds !== undefined ? { ackDeadlineSeconds: fp.ackDeadlineSeconds } : {}),
+          ...(fp.retainAckedMessages !== undefined ? { retainAckedMessages: fp.retainAckedMessages } : {}),
+          ...(fp.messageRetentionDuration
+            ? { messageRetentionDuration: durationProto(fp.messageRetentionDuration) }
+            : {}),
+          ...(fp.labels && Object.keys(fp.labels).length > 0 ? { labels: fp.labels } : {}),
+          ...(dlp ? { deadLetterPolicy: dlp } : {}),
+          ...(retry ? { retryPolicy: retry } : {}),
+          ...(fp.enableMessageOrdering !== undefined
+            ? { enableMessageOrdering: fp.enableMessageOrdering }
+            : {}),
+        });
+      } catch (err) {
+        if (isNotFound(err)) {
+          // The topic (or dead-letter topic) may be created later: a plain error, retried with backoff.
+          throw new Error(
+            `${(err as Error).message} (topic ${topic}${dlp ? `, dead-letter topic ${dlp.deadLetterTopic}` : ""})`,
+            {
+              cause: err,
+            },
+          );
+        }
+        // Only a retried create of ours gets here: observe found nothing by this name just before.
+        if (!isAlreadyExists(err)) throw err;
+      }
+      return { connectionDetails: this.#details(sub.name, topic) };
+    });
+  }
+
+  async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
+    const patch = changesOf(this.#project, mr.spec.forProvider, (obs.observed ?? {}) as Observed);
+    if (Object.keys(patch).length > 0) await gcp(() => this.#ps.subscription(name).setMetadata(patch));
+    return {};
+  }
+
+  async delete(_mr: MR, name: string) {
+    await gcp(async () => {
+      try {
+        await this.#ps.subscription(name).delete();
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    });
+  }
+}
+
+export const subscriptionProvider: ManagedKindProvider<F, A> = {
+  definition: Subscription,
+  async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
+    const cfg = await gcpClientConfig(ctx);
+    return new SubscriptionClient(clients.get(cfg), cfg.projectId);
+  },
+};

@@ -1,0 +1,156 @@
+import type { BucketMetadata, Storage } from "@google-cloud/storage";
+import type { z } from "zod";
+import {
+  type ConnectContext,
+  CredentialsError,
+  type ExternalClient,
+  type ExternalObservation,
+  type ManagedKindProvider,
+} from "../../api/external.ts";
+import {
+  Bucket,
+  type BucketAtProvider,
+  type BucketForProvider,
+  StorageClass,
+} from "../../api/gcp/storage.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import {
+  GcpClientCache,
+  gcp,
+  gcpClientConfig,
+  httpStatus,
+  isNotFound,
+  newStorage,
+  observedLabels,
+  sameLabels,
+} from "./config.ts";
+
+type F = z.infer<typeof BucketForProvider>;
+type A = z.infer<typeof BucketAtProvider>;
+type MR = ManagedResource<F, A>;
+
+const clients = new GcpClientCache(newStorage);
+
+/** GCS stores locations upper-case; the spec's spelling is kept when it names the same place (no false drift). */
+const locationAsSpec = (spec: string | undefined, cloud: string) =>
+  spec !== undefined && spec.toUpperCase() === cloud.toUpperCase() ? spec : cloud;
+
+function observedOf(fp: F, meta: BucketMetadata): Partial<F> {
+  const o: Partial<F> = {
+    // GCS reports no versioning block for a bucket that never had it: that is "disabled".
+    versioning: { enabled: meta.versioning?.enabled === true },
+  };
+  if (meta.location) o.location = locationAsSpec(fp.location, meta.location);
+  // A class this schema does not know would fail CRD validation if late-initialized: leave it out.
+  const storageClass = StorageClass.safeParse(meta.storageClass?.toUpperCase());
+  if (storageClass.success) o.storageClass = storageClass.data;
+  const labels = observedLabels(fp.labels, meta.labels as Record<string, string> | undefined);
+  if (labels) o.labels = labels;
+  return o;
+}
+
+function detailsOf(name: string, meta: BucketMetadata) {
+  return { bucket: name, url: `gs://${name}`, ...(meta.selfLink ? { selfLink: meta.selfLink } : {}) };
+}
+
+class BucketClient implements ExternalClient<F, A> {
+  readonly #gcs: Storage;
+  constructor(gcs: Storage) {
+    this.#gcs = gcs;
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    if (!name) return { resourceExists: false };
+    return gcp(async () => {
+      let meta: BucketMetadata;
+      try {
+        [meta] = await this.#gcs.bucket(name).getMetadata();
+      } catch (err) {
+        if (isNotFound(err)) return { resourceExists: false };
+        if (httpStatus(err) === 403) {
+          const why = `no access to bucket "${name}": it belongs to another project (bucket names are global) or the credentials lack storage.buckets.get`;
+          throw new CredentialsError(why, { cause: err });
+        }
+        throw err;
+      }
+      return {
+        resourceExists: true,
+        observed: observedOf(mr.spec.forProvider, meta),
+        atProvider: {
+          url: `gs://${name}`,
+          ...(meta.selfLink ? { selfLink: meta.selfLink } : {}),
+          ...(meta.locationType ? { locationType: meta.locationType } : {}),
+          ...(meta.projectNumber !== undefined ? { projectNumber: String(meta.projectNumber) } : {}),
+        },
+        availability: "Available",
+        connectionDetails: detailsOf(name, meta),
+      };
+    });
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    if (!name) throw new Error("a bucket needs a name (crossplane.io/external-name)");
+    const fp = mr.spec.forProvider;
+    return gcp(async () => {
+      try {
+        const [, meta] = await this.#gcs.createBucket(name, {
+          ...(fp.location ? { location: fp.location } : {}),
+          ...(fp.storageClass ? { storageClass: fp.storageClass } : {}),
+          ...(fp.versioning ? { versioning: { enabled: fp.versioning.enabled } } : {}),
+          ...(fp.labels && Object.keys(fp.labels).length > 0 ? { labels: fp.labels } : {}),
+        });
+        return { connectionDetails: detailsOf(name, meta as BucketMetadata) };
+      } catch (err) {
+        if (httpStatus(err) !== 409) throw err;
+        // GCS says which 409 it is: a retried create of ours (carry on), or a name taken elsewhere.
+        if (/already own it/i.test((err as Error).message)) {
+          return { connectionDetails: { bucket: name, url: `gs://${name}` } };
+        }
+        const why = `bucket name "${name}" is taken by another project (bucket names are global): choose another name`;
+        throw new Error(why, { cause: err });
+      }
+    });
+  }
+
+  async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
+    const fp = mr.spec.forProvider;
+    const seen = obs.observed ?? {};
+    const patch: BucketMetadata = {};
+    if (fp.storageClass !== undefined && fp.storageClass !== seen.storageClass) {
+      patch.storageClass = fp.storageClass;
+    }
+    if (fp.versioning !== undefined && fp.versioning.enabled !== seen.versioning?.enabled) {
+      patch.versioning = { enabled: fp.versioning.enabled };
+    }
+    if (fp.labels !== undefined && !sameLabels(fp.labels, seen.labels)) {
+      // PATCH merges labels: a label the spec dropped is removed by setting it to null.
+      const removed = Object.keys(seen.labels ?? {}).filter((k) => !(k in (fp.labels ?? {})));
+      patch.labels = { ...Object.fromEntries(removed.map((k) => [k, null])), ...fp.labels };
+    }
+    if (Object.keys(patch).length > 0) await gcp(() => this.#gcs.bucket(name).setMetadata(patch));
+    return {};
+  }
+
+  async delete(_mr: MR, name: string) {
+    await gcp(async () => {
+      try {
+        await this.#gcs.bucket(name).delete();
+      } catch (err) {
+        if (isNotFound(err)) return;
+        if (httpStatus(err) === 409) {
+          const why = `bucket ${name} is not empty: empty it first (driftless never deletes objects)`;
+          throw new Error(why, { cause: err });
+        }
+        throw err;
+      }
+    });
+  }
+}
+
+export const gcsBucketProvider: ManagedKindProvider<F, A> = {
+  definition: Bucket,
+  async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
+    return new BucketClient(clients.get(await gcpClientConfig(ctx)));
+  },
+};

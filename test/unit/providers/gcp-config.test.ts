@@ -1,0 +1,338 @@
+import { generateKeyPairSync, verify } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CredentialsError, InvalidSpecError, ThrottledError } from "../../../shared/api/external.ts";
+import type { ManagedResource } from "../../../shared/api/managed.ts";
+import type { GcpProviderConfigSpec, ProviderConfig } from "../../../shared/api/provider-config.ts";
+import {
+  checkGcpCredentials,
+  classifyGcpError,
+  durationProto,
+  durationText,
+  GcpClientCache,
+  gcpClientConfig,
+  isGoogleEndpoint,
+  newPubSub,
+  newStorage,
+  observedDuration,
+  parseServiceAccountKey,
+} from "../../../shared/providers/gcp/config.ts";
+import { gcsBucketProvider } from "../../../shared/providers/gcp/storage-bucket.ts";
+
+const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+const EMAIL = "driftless@unit-project.iam.gserviceaccount.com";
+const keyJson = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    type: "service_account",
+    client_email: EMAIL,
+    private_key: privateKey,
+    private_key_id: "k1",
+    ...extra,
+  });
+
+function ctxOf(
+  spec: Partial<GcpProviderConfigSpec>,
+  secret?: string,
+  meta: { generation?: number; resourceVersion?: string } = {},
+) {
+  const providerConfig: ProviderConfig<GcpProviderConfigSpec> = {
+    apiVersion: "gcp.driftless.dev/v1alpha1",
+    kind: "ProviderConfig",
+    metadata: {
+      name: "unit",
+      uid: "uid-1",
+      generation: meta.generation ?? 1,
+      resourceVersion: meta.resourceVersion ?? "10",
+    },
+    spec: {
+      projectID: "unit-project",
+      credentials:
+        secret === undefined
+          ? { source: "InjectedIdentity" }
+          : { source: "Secret", secretRef: { namespace: "ns", name: "s", key: "k" } },
+      ...spec,
+    },
+  };
+  return {
+    providerConfig,
+    readSecretKey: async () => {
+      if (secret === undefined) throw new Error("no secret");
+      return secret;
+    },
+  };
+}
+
+const verifies = (signatureBase64: string) =>
+  verify("sha256", Buffer.from("payload"), publicKey, Buffer.from(signatureBase64, "base64"));
+
+describe("GCP service-account keys", () => {
+  it("reads the fields the SDKs need", () => {
+    expect(parseServiceAccountKey(keyJson())).toEqual({
+      client_email: EMAIL,
+      private_key: privateKey,
+      private_key_id: "k1",
+    });
+  });
+
+  it.each([
+    ['{"private_key": "-----BEGIN PRIVATE KEY-----\\nsecret-ish', "it is not valid JSON"],
+    ['["secret-ish"]', "it is not a JSON object"],
+    [
+      JSON.stringify({ type: "authorized_user", refresh_token: "secret-ish" }),
+      "only service_account keys are supported",
+    ],
+    [JSON.stringify({ private_key: privateKey }), "client_email is missing"],
+    [JSON.stringify({ client_email: EMAIL }), "private_key is missing"],
+    [
+      JSON.stringify({ client_email: EMAIL, private_key: "secret-ish" }),
+      "private_key is not a PEM-encoded private key",
+    ],
+  ])("refuses %s with a message that never quotes it", (text, says) => {
+    const err = (() => {
+      try {
+        parseServiceAccountKey(text);
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err).toBeInstanceOf(CredentialsError);
+    expect(err?.message).toContain(says);
+    expect(err?.message).not.toContain("secret-ish");
+    expect(err?.message).not.toContain("PRIVATE KEY");
+  });
+});
+
+describe("GCP client configuration", () => {
+  it("needs a secretRef with source Secret", async () => {
+    const ctx = ctxOf({ credentials: { source: "Secret" } }, keyJson());
+    await expect(gcpClientConfig(ctx)).rejects.toThrow(/secretRef is not set/);
+  });
+
+  it("keys the client cache on generation, endpoints and credentials, not on resourceVersion", async () => {
+    const a = await gcpClientConfig(ctxOf({}, keyJson(), { generation: 1, resourceVersion: "10" }));
+    const statusWrite = await gcpClientConfig(ctxOf({}, keyJson(), { generation: 1, resourceVersion: "11" }));
+    const newGeneration = await gcpClientConfig(ctxOf({}, keyJson(), { generation: 2 }));
+    const otherKey = await gcpClientConfig(ctxOf({}, keyJson({ private_key_id: "k2" })));
+    const otherEndpoint = await gcpClientConfig(ctxOf({ endpoint: { pubsub: "127.0.0.1:1" } }, keyJson()));
+    expect(statusWrite.cacheKey).toBe(a.cacheKey);
+    for (const b of [newGeneration, otherKey, otherEndpoint]) expect(b.cacheKey).not.toBe(a.cacheKey);
+    expect(a.cacheKey).not.toContain(privateKey.slice(40, 80));
+  });
+
+  it("sends Pub/Sub to production unless the ProviderConfig names an endpoint, whatever PUBSUB_EMULATOR_HOST says", async () => {
+    const saved = process.env.PUBSUB_EMULATOR_HOST;
+    process.env.PUBSUB_EMULATOR_HOST = "127.0.0.1:1";
+    try {
+      const prod = newPubSub(await gcpClientConfig(ctxOf({}, keyJson())));
+      expect(prod.isEmulator).toBe(false);
+      expect(prod.options.servicePath).toBe("pubsub.googleapis.com");
+      const emu = newPubSub(
+        await gcpClientConfig(ctxOf({ endpoint: { pubsub: "localhost:8085" } }, keyJson())),
+      );
+      expect(emu.isEmulator).toBe(true);
+      expect(emu.options).toMatchObject({ servicePath: "localhost", port: 8085 });
+      await Promise.all([prod.close(), emu.close()]);
+    } finally {
+      if (saved === undefined) delete process.env.PUBSUB_EMULATOR_HOST;
+      else process.env.PUBSUB_EMULATOR_HOST = saved;
+    }
+  });
+
+  it("hands the service-account key to the Pub/Sub SDK, which signs with it", async () => {
+    const ps = newPubSub(await gcpClientConfig(ctxOf({}, keyJson())));
+    const client = (await ps.auth.getClient()) as unknown as { email?: string; key?: string };
+    expect(client.email).toBe(EMAIL);
+    expect(verifies(await ps.auth.sign("payload"))).toBe(true);
+    await ps.close();
+  });
+
+  it("hands the service-account key to the Storage SDK, which signs with it; emulators get no credentials", async () => {
+    const fake = newStorage(
+      await gcpClientConfig(ctxOf({ endpoint: { storage: "http://127.0.0.1:1" } }, keyJson())),
+    );
+    expect((await fake.authClient.getCredentials()).client_email).toBe(EMAIL);
+    expect(verifies(await fake.authClient.sign("payload"))).toBe(true);
+    expect(fake.apiEndpoint).toBe("http://127.0.0.1:1");
+    const s = fake as unknown as { customEndpoint: boolean; useAuthWithCustomEndpoint?: boolean };
+    expect(s.customEndpoint).toBe(true);
+    expect(s.useAuthWithCustomEndpoint).toBe(false);
+    const regional = newStorage(
+      await gcpClientConfig(
+        ctxOf({ endpoint: { storage: "https://storage.europe-west3.rep.googleapis.com" } }, keyJson()),
+      ),
+    );
+    expect((regional as unknown as { useAuthWithCustomEndpoint?: boolean }).useAuthWithCustomEndpoint).toBe(
+      true,
+    );
+  });
+
+  it("tells Google's own hosts from emulators", () => {
+    expect(isGoogleEndpoint(undefined)).toBe(true);
+    expect(isGoogleEndpoint("pubsub.googleapis.com:443")).toBe(true);
+    expect(isGoogleEndpoint("https://storage.googleapis.com")).toBe(true);
+    expect(isGoogleEndpoint("127.0.0.1:8085")).toBe(false);
+    expect(isGoogleEndpoint("http://localhost:4443/storage")).toBe(false);
+    expect(isGoogleEndpoint("https://googleapis.com.evil.example")).toBe(false);
+  });
+
+  it("caches one client per configuration and closes the ones it forgets", async () => {
+    const closed: number[] = [];
+    let made = 0;
+    const cache = new GcpClientCache(
+      () => ++made,
+      (n) => closed.push(n),
+    );
+    const cfg = (k: string) => ({ projectId: "p", cacheKey: k });
+    expect(cache.get(cfg("a"))).toBe(cache.get(cfg("a")));
+    for (let i = 0; i < 70; i++) cache.get(cfg(`k${i}`));
+    expect(closed.length).toBeGreaterThan(0);
+    expect(cache.size).toBeLessThanOrEqual(65);
+  });
+});
+
+describe("GCP credential check", () => {
+  it("proves the key signs when every endpoint is an emulator, and says Google was not asked", async () => {
+    const who = await checkGcpCredentials(
+      ctxOf({ endpoint: { pubsub: "127.0.0.1:8085", storage: "http://127.0.0.1:4443" } }, keyJson()),
+    );
+    expect(who).toContain(`service account ${EMAIL} in project unit-project`);
+    expect(who).toContain("not verified with Google");
+  });
+
+  it("refuses a malformed key before any network call", async () => {
+    await expect(
+      checkGcpCredentials(ctxOf({ endpoint: { pubsub: "127.0.0.1:8085" } }, '{"private_key": "secret-ish"')),
+    ).rejects.toBeInstanceOf(CredentialsError);
+  });
+});
+
+describe("GCP error classification", () => {
+  const grpc = (code: number, details = "x") =>
+    Object.assign(new Error(`${code} STATUS: ${details}`), { code, details, metadata: {} });
+  const http = (code: number, message = "x") => Object.assign(new Error(message), { code, errors: [] });
+
+  it.each([
+    [grpc(8), ThrottledError],
+    [http(429), ThrottledError],
+    [http(503), ThrottledError],
+    [grpc(16), CredentialsError],
+    [grpc(7), CredentialsError],
+    [http(401), CredentialsError],
+    [http(403), CredentialsError],
+    [grpc(14, "Getting metadata from plugin failed with error: invalid_grant"), CredentialsError],
+    [new Error("Could not load the default credentials. Browse to …"), CredentialsError],
+    [
+      Object.assign(new Error("invalid_grant"), {
+        status: 400,
+        response: { status: 400, data: { error: "invalid_grant" } },
+      }),
+      CredentialsError,
+    ],
+    [grpc(3), InvalidSpecError],
+    [http(400), InvalidSpecError],
+  ])("classifies %o", (err, cls) => {
+    const out = classifyGcpError(err);
+    expect(out).toBeInstanceOf(cls);
+    expect(out.cause).toBe(err);
+  });
+
+  it("leaves not-found, conflicts and connection failures unclassified", () => {
+    for (const err of [grpc(5), grpc(6), grpc(14, "No connection established"), http(404), http(409)]) {
+      const out = classifyGcpError(err);
+      expect(out).not.toBeInstanceOf(ThrottledError);
+      expect(out).not.toBeInstanceOf(CredentialsError);
+      expect(out).not.toBeInstanceOf(InvalidSpecError);
+    }
+  });
+
+  it("prefixes HTTP errors with their status", () => {
+    expect(classifyGcpError(http(400, "Invalid bucket name")).message).toBe("HTTP 400: Invalid bucket name");
+  });
+});
+
+describe("durations", () => {
+  it("round-trips between the spec's text and protobuf Durations", () => {
+    expect(durationText({ seconds: "600", nanos: 0 })).toBe("600s");
+    expect(durationText({ seconds: 10, nanos: 500_000_000 })).toBe("10.5s");
+    expect(durationText({ seconds: "0", nanos: 0 })).toBe("0s");
+    expect(durationText(null)).toBeUndefined();
+    expect(durationText(30)).toBe("30s");
+    expect(durationProto("10.5s")).toEqual({ seconds: 10, nanos: 500_000_000 });
+    expect(durationProto("600s")).toEqual({ seconds: 600, nanos: 0 });
+    expect(() => durationProto("10m")).toThrow(InvalidSpecError);
+  });
+
+  it("reports the cloud's value in the spec's spelling when they are the same time", () => {
+    expect(observedDuration("10.500s", { seconds: 10, nanos: 500_000_000 })).toBe("10.500s");
+    expect(observedDuration("11s", { seconds: 10, nanos: 0 })).toBe("10s");
+    expect(observedDuration(undefined, { seconds: 10 })).toBe("10s");
+  });
+});
+
+describe("GCS answers the fake cannot give", () => {
+  // The GCS fake has no caller identity, so it can neither refuse a read of another project's bucket
+  // (403) nor tell "taken elsewhere" from "already yours" on a create a test reaches: a stub server can.
+  let server: Server;
+  let url = "";
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      res.setHeader("content-type", "application/json");
+      if (req.method === "GET" && req.url?.includes("/b/forbidden")) {
+        res.statusCode = 403;
+        return res.end(
+          JSON.stringify({ error: { code: 403, message: "x does not have storage.buckets.get access" } }),
+        );
+      }
+      if (req.method === "GET") {
+        res.statusCode = 404;
+        return res.end(
+          JSON.stringify({ error: { code: 404, message: "The specified bucket does not exist." } }),
+        );
+      }
+      let body = "";
+      req.on("data", (c: Buffer) => {
+        body += c.toString();
+      });
+      req.on("end", () => {
+        res.statusCode = 409;
+        const mine = !JSON.parse(body).name.includes("taken");
+        const message = mine
+          ? "Your previous request to create the named bucket succeeded and you already own it."
+          : "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.";
+        res.end(JSON.stringify({ error: { code: 409, message } }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const mr = (name: string) =>
+    ({
+      apiVersion: "storage.gcp.driftless.dev/v1alpha1",
+      kind: "Bucket",
+      metadata: { name },
+      spec: { forProvider: {} },
+    }) as ManagedResource;
+
+  it("explains a name taken by another project, and treats our own earlier create as done", async () => {
+    const client = await gcsBucketProvider.connect(ctxOf({ endpoint: { storage: url } }, keyJson()));
+    expect((await client.observe(mr("taken-1"), "taken-1")).resourceExists).toBe(false);
+    await expect(client.create(mr("taken-1"), "taken-1")).rejects.toThrow(/taken by another project/);
+    await expect(client.create(mr("mine-1"), "mine-1")).resolves.toMatchObject({
+      connectionDetails: { bucket: "mine-1", url: "gs://mine-1" },
+    });
+  });
+
+  it("reports a bucket it may not read as a credentials problem that mentions global names", async () => {
+    const client = await gcsBucketProvider.connect(ctxOf({ endpoint: { storage: url } }, keyJson()));
+    const err = await client.observe(mr("forbidden"), "forbidden").catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(CredentialsError);
+    expect((err as Error).message).toContain("bucket names are global");
+  });
+});
