@@ -65,7 +65,11 @@ export function setConditions(
     if (prev && same(prev, u)) continue;
     const next: Condition = {
       ...u,
-      lastTransitionTime: prev && prev.status === u.status ? prev.lastTransitionTime : now.toISOString(),
+      // A new status or reason is a transition; a reworded message is not (the error backoff reads this).
+      lastTransitionTime:
+        prev && prev.status === u.status && prev.reason === u.reason
+          ? prev.lastTransitionTime
+          : now.toISOString(),
     };
     if (i >= 0) out[i] = next;
     else out.push(next);

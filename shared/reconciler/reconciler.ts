@@ -108,6 +108,12 @@ export interface ExternalCallStats {
   delete: number;
 }
 
+/** Optional metrics hook: one call per reconcile and one per external call (errorClass: the error's name). */
+export interface ReconcileMetrics {
+  reconciled(kind: string, outcome: Outcome, durationMs: number): void;
+  externalCall(kind: string, verb: keyof ExternalCallStats, errorClass: string | undefined): void;
+}
+
 export interface ReconcilerOptions {
   pollIntervalMs?: number;
   creationGracePeriodMs?: number;
@@ -115,6 +121,7 @@ export interface ReconcilerOptions {
   providerConfigTtlMs?: number;
   logger?: ReconcileLogger;
   events?: EventRecorder;
+  metrics?: ReconcileMetrics;
   now?: () => Date;
   /** Deterministic jitter source for tests; default Math.random. */
   random?: () => number;
@@ -136,7 +143,10 @@ export class Reconciler {
   readonly #kube: Kube;
   readonly #registry: KindRegistry;
   readonly #publisher: ConnectionPublisher;
-  readonly #opts: Required<Omit<ReconcilerOptions, "events">> & { events?: EventRecorder };
+  readonly #opts: Required<Omit<ReconcilerOptions, "events" | "metrics">> & {
+    events?: EventRecorder;
+    metrics?: ReconcileMetrics;
+  };
   readonly #providerConfigs = new Map<string, { at: number; pc: ProviderConfig }>();
   readonly #secrets = new Map<string, { at: number; value: string }>();
   readonly #mapPaths = new Map<string, Set<string>>();
@@ -155,6 +165,7 @@ export class Reconciler {
       now: opts.now ?? (() => new Date()),
       random: opts.random ?? Math.random,
       ...(opts.events ? { events: opts.events } : {}),
+      ...(opts.metrics ? { metrics: opts.metrics } : {}),
     };
   }
 
@@ -167,6 +178,7 @@ export class Reconciler {
         return { outcome: "conflict" as const, requeueAfterMs: this.#jitter(250) };
       return { outcome: "error" as const, error, requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
     });
+    this.#opts.metrics?.reconciled(key.kind, result.outcome, Date.now() - started);
     const log = result.outcome === "error" ? this.#opts.logger.error : this.#opts.logger.info;
     log.call(
       this.#opts.logger,
@@ -248,8 +260,7 @@ export class Reconciler {
 
     let obs: ExternalObservation<Record<string, unknown>, Record<string, unknown>>;
     try {
-      this.externalCalls.observe++;
-      obs = await client.observe(step.mr, externalName);
+      obs = await this.#external(def.kind, "observe", () => client.observe(step.mr, externalName));
     } catch (err) {
       return this.#fail(step, wrapErr(Msg.observe, err));
     }
@@ -265,7 +276,7 @@ export class Reconciler {
         // The interrupted create did reach the cloud and the external name finds it: record success, go on.
         step.mr = await this.#recordCreate(step.mr, { [Annotations.createSucceeded]: now.toISOString() });
         this.#opts.logger.warn({ key: `${key.kind}/${key.name}` }, "recovered an interrupted create");
-      } else if (!obs.resourceExists && def.externalName === "fromAnnotation") {
+      } else {
         const age = now.getTime() - Date.parse(pendingCreate);
         if (age < this.#opts.createPendingTimeoutMs) {
           // Another worker may be creating it right now: never race it.
@@ -277,14 +288,15 @@ export class Reconciler {
             ),
           };
         }
+        if (def.externalName === "providerChosen") {
+          return this.#block(
+            step,
+            `cannot determine creation result: a create started at ${pendingCreate} was interrupted and the cloud chose the name, so creating again could leak a duplicate. ` +
+              `Find the resource in the cloud: if it exists, set ${Annotations.externalName} to its id; if not, remove the ${Annotations.createPending} annotation. Either way driftless then continues.`,
+          );
+        }
         // Older than any create takes and still absent: the create never happened. Creating by the same
         // name cannot make a second resource, so trying again is safe.
-      } else if (!obs.resourceExists) {
-        return this.#block(
-          step,
-          `cannot determine creation result: a create started at ${pendingCreate} was interrupted and the cloud chose the name, so creating again could leak a duplicate. ` +
-            `Find the resource in the cloud: if it exists, set ${Annotations.externalName} to its id; if not, remove the ${Annotations.createPending} annotation. Either way driftless then continues.`,
-        );
       }
     }
 
@@ -301,8 +313,7 @@ export class Reconciler {
     if (isDeleting) {
       if (obs.resourceExists) {
         try {
-          this.externalCalls.delete++;
-          await client.delete(step.mr, externalName ?? "");
+          await this.#external(def.kind, "delete", () => client.delete(step.mr, externalName ?? ""));
         } catch (err) {
           return this.#fail(step, wrapErr(Msg.delete, err), [deleting()]);
         }
@@ -387,8 +398,9 @@ export class Reconciler {
     }
 
     try {
-      this.externalCalls.update++;
-      const upd = await client.update(step.mr, externalName ?? "", obs);
+      const upd = await this.#external(def.kind, "update", () =>
+        client.update(step.mr, externalName ?? "", obs),
+      );
       await this.#publisher.publish(step.mr, upd.connectionDetails);
     } catch (err) {
       return this.#fail(step, wrapErr(Msg.update, err), [ready]);
@@ -425,8 +437,9 @@ export class Reconciler {
     }
     let created: { externalName?: string; connectionDetails?: ConnectionDetails };
     try {
-      this.externalCalls.create++;
-      created = await client.create(step.mr, externalName);
+      created = await this.#external(provider.definition.kind, "create", () =>
+        client.create(step.mr, externalName),
+      );
     } catch (err) {
       step.mr = await this.#recordCreate(step.mr, {
         [Annotations.createFailed]: this.#opts.now().toISOString(),
@@ -453,6 +466,19 @@ export class Reconciler {
     );
     await this.#writeStatus(step, [creating(), reconcileSuccess()]);
     return { outcome: "created", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
+  }
+
+  /** Counts one external call (and reports it to the metrics hook) around `call`. */
+  async #external<T>(kind: string, verb: keyof ExternalCallStats, call: () => Promise<T>): Promise<T> {
+    this.externalCalls[verb]++;
+    try {
+      const value = await call();
+      this.#opts.metrics?.externalCall(kind, verb, undefined);
+      return value;
+    } catch (err) {
+      this.#opts.metrics?.externalCall(kind, verb, err instanceof Error ? err.name : "Error");
+      throw err;
+    }
   }
 
   /** Writes create-result annotations; this write matters more than any other, so it is retried. */

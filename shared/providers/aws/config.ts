@@ -128,6 +128,7 @@ const BAD_CREDENTIALS = new Set([
   "AccessDeniedException",
 ]);
 const INVALID = new Set([
+  "InvalidBucketName",
   "InvalidParameterValue",
   "InvalidAttributeValue",
   "InvalidAttributeName",

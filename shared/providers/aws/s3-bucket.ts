@@ -34,6 +34,16 @@ const clients = new ClientCache(
   (c) => new S3Client({ ...sdkOptions(c), forcePathStyle: Boolean(c.endpoint) }),
 );
 
+// Key order differs between the API server's spec and the SDK's answer: compare by key.
+const sameMap = (a: Record<string, string>, b: Record<string, string> | undefined) =>
+  b !== undefined &&
+  Object.keys(a).length === Object.keys(b).length &&
+  Object.entries(a).every(([k, v]) => b[k] === v);
+const sameFlags = (
+  a: Record<string, boolean | undefined>,
+  b: Record<string, boolean | undefined> | undefined,
+) => b !== undefined && Object.entries(a).every(([k, v]) => (v ?? false) === (b[k] ?? false));
+
 const status = (err: unknown) =>
   (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 const codeIs = (err: unknown, ...codes: string[]) => codes.includes(awsErrorCode(err));
@@ -167,7 +177,7 @@ class BucketClient implements ExternalClient<F, A> {
         );
       }
     }
-    if (fp.tags !== undefined && JSON.stringify(fp.tags) !== JSON.stringify(observed.tags)) {
+    if (fp.tags !== undefined && !sameMap(fp.tags, observed.tags)) {
       if (Object.keys(fp.tags).length === 0)
         await this.#s3.send(new DeleteBucketTaggingCommand({ Bucket: name }));
       else {

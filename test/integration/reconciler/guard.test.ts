@@ -172,13 +172,14 @@ describe("create-pending guard for a provider-chosen name, against the real API 
     expect(mr?.metadata.annotations?.[Annotations.createSucceeded]).toBeUndefined();
     expect(mr?.metadata.annotations?.[Annotations.externalName]).toBeUndefined();
 
-    // Restarted workers: neither a prompt retry nor one long after the create may create a second widget.
+    // Restarted workers: a prompt retry waits (the create may still be in flight elsewhere); one after the
+    // pending timeout blocks. Neither creates a second widget.
     const restarted = newWidgetReconciler(cloud);
     const late = newWidgetReconciler(cloud, kube, { createPendingTimeoutMs: 0 });
     const again = await restarted.reconcile(keyOf(Widget, name));
     const later = await late.reconcile(keyOf(Widget, name));
 
-    expect(again.outcome).toBe("blocked");
+    expect(again.outcome).toBe("creating");
     expect(later.outcome).toBe("blocked");
     expect(cloud.calls.create).toBe(1);
     expect(cloud.widgets.size).toBe(1);
@@ -229,7 +230,7 @@ describe("create-pending guard for a provider-chosen name, against the real API 
     const cloud = new WidgetCloud();
     // A worker recorded its intent and died before calling the cloud.
     await kube.create(Widget, widgetObject(name, { [Annotations.createPending]: new Date().toISOString() }));
-    const r = newWidgetReconciler(cloud);
+    const r = newWidgetReconciler(cloud, kube, { createPendingTimeoutMs: 0 });
 
     const blocked = await r.reconcile(keyOf(Widget, name));
     expect(blocked.outcome).toBe("blocked");

@@ -48,8 +48,9 @@ describe("setConditions", () => {
     expect(after).toEqual(before);
   });
 
-  it("keeps lastTransitionTime when the status stays the same, even if reason or message change", () => {
-    // Kubernetes' convention: lastTransitionTime marks the last change of status.
+  it("keeps lastTransitionTime when only the message changes, and stamps it when the reason changes", () => {
+    // The error backoff reads lastTransitionTime as "failing since": a reworded error is the same failure,
+    // but paused → error is a new one.
     const before = setConditions(undefined, [reconcileError("first")], T0);
     const after = setConditions(before, [reconcileError("second")], T1);
     expect(getCondition(after, "Synced")).toEqual({
@@ -59,7 +60,7 @@ describe("setConditions", () => {
     const paused = setConditions(after, [reconcilePaused()], T1);
     expect(getCondition(paused, "Synced")).toMatchObject({
       reason: "ReconcilePaused",
-      lastTransitionTime: T0.toISOString(),
+      lastTransitionTime: T1.toISOString(),
     });
   });
 
