@@ -42,6 +42,8 @@ interface ProcessRecord {
 }
 interface StackState {
   processes: ProcessRecord[];
+  /** Extra API servers tests start and stop themselves: stopped by down(), never part of the health check. */
+  extras?: ProcessRecord[];
   env: StackEnv;
 }
 
@@ -118,12 +120,12 @@ async function httpOk(url: string, headers: Record<string, string> = {}): Promis
   return res.ok;
 }
 
-async function kubeReady(token: string, caFile: string): Promise<boolean> {
+async function kubeReady(token: string, caFile: string, kubePort = PORTS.kube): Promise<boolean> {
   // fetch cannot take a CA per request; use node:https for the self-signed serving cert.
   const https = await import("node:https");
   return new Promise((res) => {
     const req = https.get(
-      `https://127.0.0.1:${PORTS.kube}/readyz`,
+      `https://127.0.0.1:${kubePort}/readyz`,
       { ca: readFileSync(caFile), headers: { authorization: `Bearer ${token}` }, timeout: 2000 },
       (r) => {
         r.resume();
@@ -233,26 +235,11 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     save();
 
     await waitFor("etcd", () => httpOk(`http://127.0.0.1:${PORTS.etcd}/health`), etcd.pid);
-    const apiserver = startProcess("kube-apiserver", join(BIN_DIR, "kube-apiserver"), [
-      `--etcd-servers=http://127.0.0.1:${PORTS.etcd}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
-      `--secure-port=${PORTS.kube}`,
-      "--insecure-port=0",
-      `--tls-cert-file=${tls.serverCert}`,
-      `--tls-private-key-file=${tls.serverKey}`,
-      `--client-ca-file=${tls.caCert}`,
-      `--token-auth-file=${tokenFile}`,
-      "--authorization-mode=RBAC",
-      `--service-account-key-file=${saPub}`,
-      `--service-account-signing-key-file=${saKey}`,
-      "--service-account-issuer=https://kubernetes.default.svc",
-      "--disable-admission-plugins=ServiceAccount",
-      "--service-cluster-ip-range=10.96.0.0/24",
-      "--enable-priority-and-fairness=false",
-      `--cert-dir=${join(STACK_DIR, "apiserver-certs")}`,
-      "--v=1",
-    ]);
+    const apiserver = startProcess(
+      "kube-apiserver",
+      join(BIN_DIR, "kube-apiserver"),
+      kubeApiserverArgs(PORTS.kube, join(STACK_DIR, "apiserver-certs")),
+    );
     procs.push(apiserver);
     save();
     await waitFor("kube-apiserver", () => kubeReady(token, tls.caCert), apiserver.pid, 90_000);
@@ -313,6 +300,82 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
   return { env: state.env, started: true };
 }
 
+function kubeApiserverArgs(securePort: number, certDir: string): string[] {
+  const tlsDir = join(STACK_DIR, "tls");
+  return [
+    `--etcd-servers=http://127.0.0.1:${PORTS.etcd}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--secure-port=${securePort}`,
+    "--insecure-port=0",
+    `--tls-cert-file=${join(tlsDir, "server.crt")}`,
+    `--tls-private-key-file=${join(tlsDir, "server.key")}`,
+    `--client-ca-file=${join(tlsDir, "ca.crt")}`,
+    `--token-auth-file=${join(STACK_DIR, "tokens.csv")}`,
+    "--authorization-mode=RBAC",
+    `--service-account-key-file=${join(tlsDir, "sa.pub")}`,
+    `--service-account-signing-key-file=${join(tlsDir, "sa.key")}`,
+    "--service-account-issuer=https://kubernetes.default.svc",
+    "--disable-admission-plugins=ServiceAccount",
+    "--service-cluster-ip-range=10.96.0.0/24",
+    "--enable-priority-and-fairness=false",
+    `--cert-dir=${certDir}`,
+    "--v=1",
+  ];
+}
+
+/**
+ * Starts one more kube-apiserver on `port`, sharing the running stack's etcd, certificates and tokens,
+ * so a test can stop and restart *it* (an API server outage) without disturbing suites that use the
+ * main one. Recorded in state.json, so `down()` stops it too; `stopExtraKubeApiserver` removes it.
+ */
+export async function startExtraKubeApiserver(port: number): Promise<{ pid: number; server: string }> {
+  const state = readState();
+  if (!state) throw new Error("the local stack is not up (npm run stack:up)");
+  const name = `kube-apiserver-${port}`;
+  // The extra server leaves the `kubernetes` Service endpoints to the main one.
+  const args = [
+    ...kubeApiserverArgs(port, join(STACK_DIR, `apiserver-certs-${port}`)),
+    "--endpoint-reconciler-type=none",
+  ];
+  const rec = startProcess(name, join(BIN_DIR, "kube-apiserver"), args);
+  const fresh = readState() ?? state;
+  fresh.extras = [...(fresh.extras ?? []), rec];
+  writeFileSync(stateFile(), JSON.stringify(fresh, null, 2));
+  const ca = state.env.DRIFTLESS_CA_FILE ?? "";
+  const token = state.env.DRIFTLESS_KUBE_TOKEN ?? "";
+  await waitFor(name, () => kubeReady(token, ca, port), rec.pid, 90_000);
+  return { pid: rec.pid, server: `https://127.0.0.1:${port}` };
+}
+
+/**
+ * Stops an API server started by startExtraKubeApiserver and forgets it: SIGTERM (graceful; SIGKILL
+ * after 10 s), or SIGKILL at once to simulate a crash.
+ */
+export async function stopExtraKubeApiserver(
+  pid: number,
+  signal: "SIGTERM" | "SIGKILL" = "SIGTERM",
+): Promise<void> {
+  const state = readState();
+  if (!state?.extras?.some((p) => p.pid === pid)) {
+    throw new Error(`process ${pid} is not an extra kube-apiserver of this stack`);
+  }
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && isAlive(pid)) await sleep(50);
+  if (isAlive(pid)) process.kill(-pid, "SIGKILL");
+  while (isAlive(pid)) await sleep(50);
+  const fresh = readState();
+  if (fresh) {
+    fresh.extras = (fresh.extras ?? []).filter((p) => p.pid !== pid);
+    writeFileSync(stateFile(), JSON.stringify(fresh, null, 2));
+  }
+}
+
 /** Stops every process this stack recorded — by PID (its own process group), nothing else. */
 export async function down(): Promise<void> {
   const state = readState();
@@ -328,13 +391,14 @@ export async function down(): Promise<void> {
       }
     }
   };
-  for (const p of [...state.processes].reverse()) signal(p.pid, "SIGTERM");
+  const all = [...state.processes, ...(state.extras ?? [])];
+  for (const p of [...all].reverse()) signal(p.pid, "SIGTERM");
   const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline && state.processes.some((p) => isAlive(p.pid))) await sleep(100);
-  for (const p of state.processes) if (isAlive(p.pid)) signal(p.pid, "SIGKILL");
+  while (Date.now() < deadline && all.some((p) => isAlive(p.pid))) await sleep(100);
+  for (const p of all) if (isAlive(p.pid)) signal(p.pid, "SIGKILL");
   rmSync(`/dev/shm/driftless-etcd-${PORTS.etcd}`, { recursive: true, force: true });
   rmSync(stateFile(), { force: true });
-  log(`stopped ${state.processes.map((p) => `${p.name}(${p.pid})`).join(", ")}`);
+  log(`stopped ${all.map((p) => `${p.name}(${p.pid})`).join(", ")}`);
 }
 
 function kubeconfigYaml(server: string, caFile: string, token: string): string {

@@ -1,0 +1,276 @@
+// The drift sweep: a scheduled, stateless function that lists every managed resource page by page and
+// enqueues those whose poll is due in this sweep's window. It is also the safety net behind the
+// forwarder: every resource is reconciled within one poll interval even if every watch event were lost.
+//
+// Due rule, with no stored state:
+// - the poll interval I is the `crossplane.io/poll-interval` annotation (Go duration) or the default;
+// - each object polls at the ticks `phase + k·I`, where phase = hash(uid) mod I spreads resources
+//   evenly across the interval (jitter that is stable from sweep to sweep);
+// - a sweep at time t covers the window (end − S, end], where S is the schedule and end is t rounded
+//   down to a multiple of S. Consecutive sweeps therefore cover consecutive, non-overlapping windows,
+//   and each tick lands in exactly one of them: every object is enqueued exactly once per interval,
+//   even when a sweep starts late (by less than S). Intervals of at most S are due every sweep.
+// - objects not Ready=True and Synced=True, and objects being deleted, are enqueued on every sweep, so
+//   an error or a deletion never waits a whole interval for its retry;
+// - paused objects (`crossplane.io/paused: "true"`, or empty managementPolicies) are skipped: the
+//   reconciler would not touch them anyway.
+import { createHash } from "node:crypto";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { Condition } from "../api/meta.ts";
+import { Annotations, apiVersionOf, type ResourceType } from "../api/meta.ts";
+import type { Kube, KubeObject } from "../kube/client.ts";
+import { makeMessage, type ReconcileMessage } from "../queue/message.ts";
+import { parseDuration } from "../reconciler/compare.ts";
+import {
+  crdName,
+  errorMessage,
+  httpStatusOf,
+  kubeOf,
+  type Logger,
+  type MessageSink,
+  noopLogger,
+} from "./common.ts";
+
+export const DEFAULT_SWEEP_PAGE_SIZE = 500;
+/** Kinds listed at once: enough to overlap round trips, few enough to be gentle on the API server. */
+export const DEFAULT_SWEEP_KIND_CONCURRENCY = 4;
+
+export interface SweepOptions {
+  kube: Kube | KubeConfig;
+  /** Every kind to sweep (managed kinds; ProviderConfigs may be included). */
+  types: readonly ResourceType[];
+  sink: MessageSink;
+  /** The sweep's clock; default now. */
+  now?: Date;
+  /** How often the sweep runs (its schedule), ms. */
+  scheduleMs: number;
+  /** Poll interval of objects without a `crossplane.io/poll-interval` annotation, ms. */
+  defaultPollMs: number;
+  /** Objects per list page (`limit`). */
+  pageSize?: number;
+  /** Only objects matching this label selector (sharding, tests). */
+  labelSelector?: string;
+  kindConcurrency?: number;
+  logger?: Logger;
+}
+
+export interface SweepResult {
+  /** Objects read from the API server. */
+  listed: number;
+  /** Messages the sink accepted. */
+  enqueued: number;
+  /** List pages fetched, over all kinds. */
+  pages: number;
+  durationMs: number;
+  /** Of the listed objects, those skipped because they are paused. */
+  paused: number;
+  /** Of the listed objects, those enqueued because they are unready, unsynced or being deleted. */
+  attention: number;
+  /** Messages the sink refused (the next sweep tries again). */
+  sendFailures: number;
+  /** Kinds whose CRD is not installed (skipped, not an error). */
+  missingKinds: string[];
+}
+
+/** Some kinds could not be swept; the others were. `result` says what was done. */
+export class SweepError extends Error {
+  override name = "SweepError";
+  readonly result: SweepResult;
+  readonly failures: ReadonlyArray<{ kind: string; error: Error }>;
+  constructor(result: SweepResult, failures: Array<{ kind: string; error: Error }>) {
+    super(`drift sweep failed for ${failures.map((f) => `${f.kind} (${f.error.message})`).join(", ")}`, {
+      cause: failures[0]?.error,
+    });
+    this.result = result;
+    this.failures = failures;
+  }
+}
+
+/** Why a sweep enqueues an object or leaves it. */
+export type SweepDecision = "paused" | "attention" | "due" | "later";
+
+/** End of the window a sweep at `nowMs` covers: `nowMs` rounded down to the schedule grid. */
+export function sweepWindowEnd(nowMs: number, scheduleMs: number): number {
+  return Math.floor(nowMs / scheduleMs) * scheduleMs;
+}
+
+/** Stable per-object offset in [0, intervalMs): the same uid polls at the same phase every interval. */
+export function pollPhase(uid: string, intervalMs: number): number {
+  // 48 bits of SHA-1: uniform for any interval up to thousands of years; not a security use.
+  const h = createHash("sha1").update(uid).digest().readUIntBE(0, 6);
+  return h % intervalMs;
+}
+
+/** Whether a tick `phase + k·interval` falls in the window (windowEnd − schedule, windowEnd]. */
+export function pollDue(
+  phaseMs: number,
+  intervalMs: number,
+  windowEndMs: number,
+  scheduleMs: number,
+): boolean {
+  if (intervalMs <= scheduleMs) return true;
+  // Distance back from the window's end to the latest tick at or before it.
+  const sinceTick = (((windowEndMs - phaseMs) % intervalMs) + intervalMs) % intervalMs;
+  return sinceTick < scheduleMs;
+}
+
+/** What the sweep reads of an object: metadata, management policies, conditions. */
+export interface SweepObject {
+  metadata: KubeObject["metadata"];
+  spec?: { managementPolicies?: unknown[] };
+  status?: { conditions?: Condition[] };
+}
+
+const conditionTrue = (o: SweepObject, type: string) =>
+  o.status?.conditions?.some((c) => c.type === type && c.status === "True") ?? false;
+
+/** The sweep's verdict for one object; pure, so the window math is testable without a server. */
+export function sweepDecision(
+  o: SweepObject,
+  ctx: { windowEndMs: number; scheduleMs: number; defaultPollMs: number },
+): SweepDecision {
+  const annotations = o.metadata.annotations ?? {};
+  const policies = o.spec?.managementPolicies;
+  if (annotations[Annotations.paused] === "true" || (Array.isArray(policies) && policies.length === 0)) {
+    return "paused";
+  }
+  if (o.metadata.deletionTimestamp || !conditionTrue(o, "Ready") || !conditionTrue(o, "Synced")) {
+    return "attention";
+  }
+  const intervalMs = Math.max(
+    1,
+    Math.round(parseDuration(annotations[Annotations.pollInterval]) ?? ctx.defaultPollMs),
+  );
+  const phase = pollPhase(o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`, intervalMs);
+  return pollDue(phase, intervalMs, ctx.windowEndMs, ctx.scheduleMs) ? "due" : "later";
+}
+
+/** Lists every kind page by page and enqueues the objects whose poll is due (see the rule above). */
+export async function sweep(opts: SweepOptions): Promise<SweepResult> {
+  const started = performance.now();
+  if (!(opts.scheduleMs > 0) || !(opts.defaultPollMs > 0)) {
+    throw new RangeError("sweep: scheduleMs and defaultPollMs must be positive");
+  }
+  const kube = kubeOf(opts.kube);
+  const logger = opts.logger ?? noopLogger;
+  const now = opts.now ?? new Date();
+  const ctx = {
+    windowEndMs: sweepWindowEnd(now.getTime(), opts.scheduleMs),
+    scheduleMs: opts.scheduleMs,
+    defaultPollMs: opts.defaultPollMs,
+  };
+  const pageSize = opts.pageSize ?? DEFAULT_SWEEP_PAGE_SIZE;
+  const result: SweepResult = {
+    listed: 0,
+    enqueued: 0,
+    pages: 0,
+    durationMs: 0,
+    paused: 0,
+    attention: 0,
+    sendFailures: 0,
+    missingKinds: [],
+  };
+  const failures: Array<{ kind: string; error: Error }> = [];
+
+  const sweepKind = async (t: ResourceType) => {
+    const apiVersion = apiVersionOf(t);
+    // One send in flight while the next page is fetched: listing and enqueueing overlap.
+    let sending: Promise<void> = Promise.resolve();
+    let sendError: unknown;
+    const send = async (messages: ReconcileMessage[]) => {
+      const res = await opts.sink.send(messages);
+      result.enqueued += res.sent;
+      result.sendFailures += res.failed.length;
+      if (res.failed.length > 0) {
+        logger.warn(
+          { kind: t.kind, failed: res.failed.length, error: res.failed[0]?.error.message },
+          "sink refused some drift messages; the next sweep retries them",
+        );
+      }
+    };
+    let cont: string | undefined;
+    do {
+      const page = await kube.list<KubeObject>(t, {
+        limit: pageSize,
+        ...(cont ? { continue: cont } : {}),
+        ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+      });
+      result.pages++;
+      result.listed += page.items.length;
+      const messages: ReconcileMessage[] = [];
+      for (const o of page.items) {
+        const decision = sweepDecision(o as SweepObject, ctx);
+        if (decision === "paused") result.paused++;
+        if (decision !== "due" && decision !== "attention") continue;
+        if (decision === "attention") result.attention++;
+        messages.push(
+          makeMessage(
+            {
+              apiVersion,
+              kind: t.kind,
+              namespace: o.metadata.namespace,
+              name: o.metadata.name,
+              uid: o.metadata.uid,
+            },
+            "drift",
+            { at: now },
+          ),
+        );
+      }
+      await sending;
+      if (sendError !== undefined) break;
+      if (messages.length > 0) {
+        sending = send(messages).catch((err: unknown) => {
+          sendError = err;
+        });
+      }
+      cont = page.continue;
+    } while (cont);
+    await sending;
+    if (sendError !== undefined)
+      throw new Error(`cannot enqueue drift messages for ${t.kind}`, { cause: sendError });
+  };
+
+  const runKind = async (t: ResourceType) => {
+    try {
+      await sweepKind(t).catch((err: unknown) => {
+        // 410: the continue token outlived etcd compaction; list the kind again (duplicates are harmless).
+        if (httpStatusOf(err) !== 410) throw err;
+        logger.warn({ kind: t.kind }, "list continuation expired; listing the kind again");
+        return sweepKind(t);
+      });
+    } catch (err) {
+      if (httpStatusOf(err) === 404) {
+        result.missingKinds.push(t.kind);
+        logger.warn({ kind: t.kind, crd: crdName(t) }, `CRD ${crdName(t)} not installed; skipped`);
+        return;
+      }
+      failures.push({ kind: t.kind, error: err instanceof Error ? err : new Error(errorMessage(err)) });
+      logger.error({ kind: t.kind, error: errorMessage(err) }, "drift sweep of a kind failed");
+    }
+  };
+
+  const queue = [...opts.types];
+  const lanes = Array.from(
+    { length: Math.min(opts.kindConcurrency ?? DEFAULT_SWEEP_KIND_CONCURRENCY, queue.length) },
+    async () => {
+      for (let t = queue.shift(); t; t = queue.shift()) await runKind(t);
+    },
+  );
+  await Promise.all(lanes);
+
+  result.durationMs = Math.round(performance.now() - started);
+  logger.info(
+    {
+      listed: result.listed,
+      enqueued: result.enqueued,
+      attention: result.attention,
+      paused: result.paused,
+      pages: result.pages,
+      durationMs: result.durationMs,
+    },
+    "drift sweep done",
+  );
+  if (failures.length > 0) throw new SweepError(result, failures);
+  return result;
+}

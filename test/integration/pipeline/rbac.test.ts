@@ -1,0 +1,138 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { FORWARDER, NAMESPACE, RECONCILER, rbacYaml } from "../../../infra/k8s/gen-rbac.ts";
+import { REPO_ROOT } from "../../../infra/local/stack.ts";
+import { Queue } from "../../../shared/api/aws/sqs.ts";
+import { Kube, type KubeObject, statusOf } from "../../../shared/kube/client.ts";
+import { Forwarder } from "../../../shared/pipeline/forwarder.ts";
+import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
+import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+import { cleanup, kubeConfigFor, queueObject, RecordingSink, TEST_LABEL } from "./helpers.ts";
+
+const admin = newKube();
+const created: string[] = [];
+const manifests = (file: string) =>
+  parseAllDocuments(readFileSync(join(REPO_ROOT, "infra/k8s", file), "utf8")).map(
+    (d) => d.toJS() as KubernetesObject,
+  );
+
+/** Create-or-replace, tolerant of parallel runs applying the same cluster-scoped objects. */
+async function apply(api: KubernetesObjectApi, obj: KubernetesObject) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const current = await api.read({
+        apiVersion: obj.apiVersion!,
+        kind: obj.kind!,
+        metadata: { name: obj.metadata!.name!, namespace: obj.metadata?.namespace },
+      });
+      await api.replace({
+        ...obj,
+        metadata: { ...obj.metadata, resourceVersion: current.metadata?.resourceVersion },
+      });
+      return;
+    } catch (err) {
+      const code = statusOf(err);
+      if (code === 404) {
+        try {
+          await api.create(obj);
+          return;
+        } catch (createErr) {
+          if (statusOf(createErr) !== 409 || attempt > 3) throw createErr;
+          continue;
+        }
+      }
+      if (code !== 409 || attempt > 3) throw err;
+    }
+  }
+}
+
+/** A client authenticated as a ServiceAccount, with a short-lived token from the TokenRequest API. */
+async function kubeAs(serviceAccount: string): Promise<Kube> {
+  const res = await admin.core.createNamespacedServiceAccountToken({
+    name: serviceAccount,
+    namespace: NAMESPACE,
+    body: { spec: { audiences: [], expirationSeconds: 600 } },
+  });
+  const kc = kubeConfigFor(env("DRIFTLESS_KUBE_SERVER"));
+  kc.loadFromOptions({
+    clusters: kc.clusters,
+    users: [{ name: serviceAccount, token: res.status?.token ?? "" }],
+    contexts: [{ name: "sa", cluster: kc.clusters[0]!.name, user: serviceAccount }],
+    currentContext: "sa",
+  });
+  return new Kube(kc);
+}
+
+beforeAll(async () => {
+  await ensureCrds();
+  const api = KubernetesObjectApi.makeApiClient(kubeConfig());
+  const forwarderSa = manifests("forwarder.yaml").filter((o) => o.kind === "ServiceAccount");
+  for (const obj of [...manifests("namespace.yaml"), ...forwarderSa, ...manifests("rbac.yaml")])
+    await apply(api, obj);
+});
+
+afterEach(async () => {
+  await cleanup(admin, created.splice(0));
+});
+
+describe("RBAC manifests (infra/k8s) on the real API server", () => {
+  it("are what the generator produces from the kind registry", () => {
+    expect(readFileSync(join(REPO_ROOT, "infra/k8s/rbac.yaml"), "utf8")).toBe(rbacYaml());
+  });
+
+  it("let the forwarder list and watch managed resources, and nothing more", async () => {
+    const kube = await kubeAs(FORWARDER);
+    const label = uniqueName("rbac-fwd");
+    const sink = new RecordingSink();
+    const forwarder = new Forwarder({ kube, types: [Queue], sink, labelSelector: `${TEST_LABEL}=${label}` });
+    await forwarder.start();
+    try {
+      const name = uniqueName("q-rbac");
+      created.push(name);
+      await admin.create<KubeObject>(Queue, queueObject(name, label));
+      await eventually(async () => sink.for(name).length === 1, {
+        what: "forwarded as the forwarder's ServiceAccount",
+      });
+
+      expect(
+        statusOf(await kube.patch(Queue, name, { metadata: { labels: { x: "y" } } }).catch((e) => e)),
+      ).toBe(403);
+      expect(statusOf(await kube.getSecret("default", "anything").catch((e) => e))).toBe(403);
+    } finally {
+      await forwarder.stop();
+    }
+  });
+
+  it("let the reconcile functions' identity reconcile a Queue end to end", async () => {
+    const kube = await kubeAs(RECONCILER);
+    const pc = uniqueName("pc-rbac");
+    await createAwsProviderConfig(admin, pc);
+    const name = uniqueName("q-rbac-rec");
+    created.push(name);
+    await admin.create(Queue, {
+      ...queueObject(name, "rbac"),
+      spec: {
+        forProvider: {},
+        providerConfigRef: { name: pc },
+        writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
+      },
+    });
+
+    const results = await settle(newReconciler(kube), keyOf(Queue, name));
+
+    expect(results.map((r) => r.error?.message).filter(Boolean)).toEqual([]);
+    expect(conditionOf(await getMr(admin, Queue, name), "Ready")?.status).toBe("True");
+    expect(await admin.getSecret("default", `${name}-conn`)).toBeDefined();
+    expect(statusOf(await kube.core.listNamespacedSecret({ namespace: "default" }).catch((e) => e))).toBe(
+      403,
+    );
+    await settle(newReconciler(kube), keyOf(Queue, name));
+    await admin.delete(Queue, name);
+    await settle(newReconciler(kube), keyOf(Queue, name));
+    expect(await admin.get(Queue, name)).toBeUndefined();
+  });
+});
