@@ -1,12 +1,18 @@
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
 import { providerConfigs } from "../api/provider-config.ts";
 import { checkAwsCredentials } from "./aws/config.ts";
+import { securityGroupProvider } from "./aws/ec2-securitygroup.ts";
+import { subnetProvider } from "./aws/ec2-subnet.ts";
+import { vpcProvider } from "./aws/ec2-vpc.ts";
 import { dbInstanceProvider } from "./aws/rds-dbinstance.ts";
+import { dbSubnetGroupProvider } from "./aws/rds-dbsubnetgroup.ts";
 import { bucketProvider } from "./aws/s3-bucket.ts";
 import { queueProvider } from "./aws/sqs-queue.ts";
 import { checkAzureCredentials } from "./azure/config.ts";
 import { containerProvider } from "./azure/container.ts";
 import { resourceGroupProvider } from "./azure/resource-group.ts";
+import { azureSubnetProvider } from "./azure/subnet.ts";
+import { virtualNetworkProvider } from "./azure/virtual-network.ts";
 import { checkGcpCredentials } from "./gcp/config.ts";
 import { subscriptionProvider } from "./gcp/pubsub-subscription.ts";
 import { topicProvider } from "./gcp/pubsub-topic.ts";
@@ -17,8 +23,14 @@ export const managedKinds: ManagedKindProvider[] = [
   queueProvider as ManagedKindProvider,
   bucketProvider as ManagedKindProvider,
   dbInstanceProvider as ManagedKindProvider,
+  vpcProvider as ManagedKindProvider,
+  subnetProvider as ManagedKindProvider,
+  securityGroupProvider as ManagedKindProvider,
+  dbSubnetGroupProvider as ManagedKindProvider,
   resourceGroupProvider as ManagedKindProvider,
   containerProvider as ManagedKindProvider,
+  virtualNetworkProvider as ManagedKindProvider,
+  azureSubnetProvider as ManagedKindProvider,
   topicProvider as ManagedKindProvider,
   subscriptionProvider as ManagedKindProvider,
   gcsBucketProvider as ManagedKindProvider,

@@ -44,6 +44,9 @@ const PROVIDER_TYPES = [
   "Microsoft.ManagedIdentity/userAssignedIdentities",
   "Microsoft.KeyVault/vaults",
 ];
+// Child collections ARM embeds in their parent: a GET shows them, and a PUT of the parent replaces them
+// (a child left out of the body is deleted), so clients must send back what they read.
+const EMBEDDED_CHILDREN: Record<string, string> = { "microsoft.network/virtualnetworks": "subnets" };
 const RG_TYPE = "Microsoft.Resources/resourceGroups";
 const RG_NAME = /^[-\w._()\p{L}]{1,90}$/u;
 const TOKEN_TTL_S = 3599;
@@ -478,12 +481,26 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
         `Another operation on this or dependent resource is in progress. Resource '${path}' is being deleted.`,
       );
     }
+    const embedded = EMBEDDED_CHILDREN[typeKey];
+    const childPrefix = embedded ? `${id}/${embedded}/` : "";
+    const children = () =>
+      [...resources.entries()]
+        .filter(
+          ([cid]) =>
+            childPrefix && cid.startsWith(childPrefix) && !cid.slice(childPrefix.length).includes("/"),
+        )
+        .map(([, r]) => r.doc);
+    // The parent as ARM shows it: with its embedded children.
+    const view = (doc: Json): Json =>
+      embedded
+        ? { ...doc, properties: { ...((doc["properties"] ?? {}) as Json), [embedded]: children() } }
+        : doc;
     switch (method) {
       case "HEAD":
         return send(res, existing ? 204 : 404);
       case "GET":
         if (!existing) throw notFound();
-        return send(res, 200, existing.doc);
+        return send(res, 200, view(existing.doc));
       case "PUT": {
         const body = parseJson(await readBody(req));
         const location = normaliseLocation(body["location"]);
@@ -495,7 +512,12 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
           );
         }
         const { id: _i, name: _n, type: _t, ...rest } = body;
-        const props = (rest["properties"] ?? {}) as Json;
+        const allProps = (rest["properties"] ?? {}) as Json;
+        // Embedded children are stored as resources of their own, never inside the parent's document.
+        const sentChildren = embedded ? allProps[embedded] : undefined;
+        const props = embedded
+          ? Object.fromEntries(Object.entries(allProps).filter(([k]) => k !== embedded))
+          : allProps;
         const doc: Json = {
           ...rest,
           id: existing ? existing.doc["id"] : path,
@@ -505,7 +527,32 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
           properties: { ...props, provisioningState: "Succeeded" },
         };
         resources.set(id, { doc, rg: rgId });
-        return send(res, existing ? 200 : 201, doc);
+        if (embedded) {
+          // The body's children are the parent's children now: missing ones go, sent ones are written.
+          const sent = Array.isArray(sentChildren) ? (sentChildren as Json[]) : [];
+          const keep = new Set(sent.map((c) => String(c["name"] ?? "").toLowerCase()));
+          for (const child of children()) {
+            if (!keep.has(String(child["name"]).toLowerCase()))
+              resources.delete(String(child["id"]).toLowerCase());
+          }
+          for (const c of sent) {
+            const childName = String(c["name"] ?? "");
+            if (!childName) continue;
+            const childPath = `${doc["id"] as string}/${embedded}/${childName}`;
+            const childType = `${canonical}/${embedded}`;
+            const childProps = (c["properties"] ?? {}) as Json;
+            resources.set(childPath.toLowerCase(), {
+              doc: {
+                id: childPath,
+                name: childName,
+                type: childType,
+                properties: { ...childProps, provisioningState: "Succeeded" },
+              },
+              rg: rgId,
+            });
+          }
+        }
+        return send(res, existing ? 200 : 201, view(doc));
       }
       case "PATCH": {
         if (!existing) throw notFound();
@@ -515,7 +562,7 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
         if (tags !== undefined) merged["tags"] = tags ?? undefined;
         merged["properties"] = { ...((merged["properties"] ?? {}) as Json), provisioningState: "Succeeded" };
         existing.doc = merged;
-        return send(res, 200, merged);
+        return send(res, 200, view(merged));
       }
       case "DELETE":
         // ARM answers 204 for deleting a provider resource that does not exist.

@@ -1,6 +1,61 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { SecretKeySelector } from "../meta.ts";
+import { Reference, SecretKeySelector, Selector } from "../meta.ts";
+import { SecurityGroup, Subnet } from "./ec2.ts";
+
+export const DBSubnetGroupForProvider = z.object({
+  region: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  description: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Description of the DB subnet group; default "Managed by driftless".'),
+  subnetIds: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "Subnets (subnet-…) of one VPC, in at least two availability zones; compared as a set. Required to create.",
+    ),
+  subnetIdRefs: z
+    .array(Reference)
+    .optional()
+    .describe("Subnet managed resources whose ids fill subnetIds once they are all Ready."),
+  subnetIdSelector: Selector.optional().describe(
+    "Selects Subnet managed resources by labels to fill subnetIds.",
+  ),
+  tags: z.record(z.string(), z.string()).optional().describe("Tags on the DB subnet group."),
+});
+
+export const DBSubnetGroupAtProvider = z.object({
+  arn: z.string().optional().describe("The DB subnet group's ARN."),
+  vpcId: z.string().optional().describe("The VPC of the group's subnets."),
+  status: z.string().optional().describe("The group status as RDS reports it, e.g. Complete."),
+});
+
+export const DBSubnetGroup = defineManagedKind({
+  group: "rds.aws",
+  kind: "DBSubnetGroup",
+  cloud: "aws",
+  description:
+    "An Amazon RDS DB subnet group: the subnets a DB instance may be placed in. The external name is the group name (RDS stores it in lower case).",
+  forProvider: DBSubnetGroupForProvider,
+  atProvider: DBSubnetGroupAtProvider,
+  immutable: ["region"],
+  connectionKeys: ["name", "arn"],
+  references: [
+    {
+      field: "subnetIds",
+      refField: "subnetIdRefs",
+      selectorField: "subnetIdSelector",
+      to: Subnet,
+      list: true,
+    },
+  ],
+});
 
 export const DBInstanceForProvider = z.object({
   region: z
@@ -73,6 +128,32 @@ export const DBInstanceForProvider = z.object({
     .boolean()
     .optional()
     .describe("Apply modifications now instead of in the next maintenance window (AWS default: false)."),
+  dbSubnetGroupName: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The DB subnet group the instance is placed in (and so its VPC); unset: the default VPC. Changing it moves the instance.",
+    ),
+  dbSubnetGroupNameRef: Reference.optional().describe(
+    "A DBSubnetGroup managed resource whose name fills dbSubnetGroupName once it is Ready.",
+  ),
+  dbSubnetGroupNameSelector: Selector.optional().describe(
+    "Selects a DBSubnetGroup managed resource by labels to fill dbSubnetGroupName.",
+  ),
+  vpcSecurityGroupIds: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "VPC security groups (sg-…) of the instance, compared as a set; unset: the VPC's default group.",
+    ),
+  vpcSecurityGroupIdRefs: z
+    .array(Reference)
+    .optional()
+    .describe("SecurityGroup managed resources whose ids fill vpcSecurityGroupIds once they are all Ready."),
+  vpcSecurityGroupIdSelector: Selector.optional().describe(
+    "Selects SecurityGroup managed resources by labels to fill vpcSecurityGroupIds.",
+  ),
   tags: z.record(z.string(), z.string()).optional().describe("Tags on the DB instance."),
 });
 
@@ -97,4 +178,19 @@ export const DBInstance = defineManagedKind({
   atProvider: DBInstanceAtProvider,
   immutable: ["region", "engine", "masterUsername", "dbName"],
   connectionKeys: ["endpoint", "port", "username", "password"],
+  references: [
+    {
+      field: "dbSubnetGroupName",
+      refField: "dbSubnetGroupNameRef",
+      selectorField: "dbSubnetGroupNameSelector",
+      to: DBSubnetGroup,
+    },
+    {
+      field: "vpcSecurityGroupIds",
+      refField: "vpcSecurityGroupIdRefs",
+      selectorField: "vpcSecurityGroupIdSelector",
+      to: SecurityGroup,
+      list: true,
+    },
+  ],
 });

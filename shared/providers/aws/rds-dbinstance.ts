@@ -26,6 +26,7 @@ import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import { sameSet } from "./ec2-common.ts";
 
 type F = z.infer<typeof DBInstanceForProvider>;
 type A = z.infer<typeof DBInstanceAtProvider>;
@@ -111,6 +112,11 @@ function tagsOf(db: CloudDBInstance): Record<string, string> {
 function observedOf(db: CloudDBInstance, fp: F, region: string): Partial<F> {
   const pending = db.PendingModifiedValues ?? {};
   const tags = tagsOf(db);
+  const subnetGroup = pending.DBSubnetGroupName ?? db.DBSubnetGroup?.DBSubnetGroupName;
+  // Security groups are a set; one being removed already counts as gone.
+  const groups = (db.VpcSecurityGroups ?? []).flatMap((g) =>
+    g.VpcSecurityGroupId && g.Status !== "removing" ? [g.VpcSecurityGroupId] : [],
+  );
   return defined({
     region,
     engine: sameText(fp.engine, db.Engine) ? fp.engine : db.Engine,
@@ -128,6 +134,14 @@ function observedOf(db: CloudDBInstance, fp: F, region: string): Partial<F> {
       : db.PreferredMaintenanceWindow,
     preferredBackupWindow: db.PreferredBackupWindow,
     storageType: pending.StorageType ?? db.StorageType,
+    // RDS stores subnet group names in lower case: the user's capitalisation is no drift.
+    dbSubnetGroupName: sameText(fp.dbSubnetGroupName, subnetGroup) ? fp.dbSubnetGroupName : subnetGroup,
+    vpcSecurityGroupIds:
+      fp.vpcSecurityGroupIds && sameSet(fp.vpcSecurityGroupIds, groups)
+        ? fp.vpcSecurityGroupIds
+        : groups.length > 0 || fp.vpcSecurityGroupIds
+          ? groups
+          : undefined,
     tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
   });
 }
@@ -168,6 +182,8 @@ const MODIFIABLE_FIELDS = {
   preferredMaintenanceWindow: "PreferredMaintenanceWindow",
   preferredBackupWindow: "PreferredBackupWindow",
   storageType: "StorageType",
+  dbSubnetGroupName: "DBSubnetGroupName",
+  vpcSecurityGroupIds: "VpcSecurityGroupIds",
 } as const satisfies Partial<Record<keyof F, keyof ModifyDBInstanceMessage>>;
 
 /** Reads Secret keys through the reconciler (cached per ProviderConfig TTL); never logs a value. */
@@ -332,6 +348,8 @@ class DBInstanceClient implements ExternalClient<F, A> {
             PreferredMaintenanceWindow: fp.preferredMaintenanceWindow,
             PreferredBackupWindow: fp.preferredBackupWindow,
             StorageType: fp.storageType,
+            DBSubnetGroupName: fp.dbSubnetGroupName,
+            VpcSecurityGroupIds: fp.vpcSecurityGroupIds,
           }),
           ...(fp.tags && Object.keys(fp.tags).length > 0
             ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }

@@ -1,0 +1,116 @@
+import { z } from "zod";
+import { defineManagedKind } from "../managed.ts";
+import { Reference, Selector } from "../meta.ts";
+import { AzureTags, ResourceGroup } from "./resources.ts";
+
+const resourceGroupFields = {
+  resourceGroupName: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The resource group the resource lives in. Required. Immutable."),
+  resourceGroupNameRef: Reference.optional().describe(
+    "A ResourceGroup managed resource whose name fills resourceGroupName once it is Ready.",
+  ),
+  resourceGroupNameSelector: Selector.optional().describe(
+    "Selects a ResourceGroup managed resource by labels to fill resourceGroupName.",
+  ),
+};
+
+const resourceGroupReference = {
+  field: "resourceGroupName",
+  refField: "resourceGroupNameRef",
+  selectorField: "resourceGroupNameSelector",
+  to: ResourceGroup,
+};
+
+const ProvisioningState = z
+  .string()
+  .optional()
+  .describe("Provisioning state reported by Azure Resource Manager, e.g. Succeeded, Updating or Deleting.");
+
+export const VirtualNetworkForProvider = z.object({
+  ...resourceGroupFields,
+  location: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Azure region, e.g. westeurope or "West Europe". Required to create; filled in on import. Immutable.',
+    ),
+  addressSpace: z
+    .object({
+      addressPrefixes: z
+        .array(z.string().min(1))
+        .min(1)
+        .describe("Address ranges (CIDR) of the network, compared as a set, e.g. [10.0.0.0/16]."),
+    })
+    .optional()
+    .describe("The address space subnets are carved from. Required to create."),
+  tags: AzureTags.optional(),
+});
+
+export const VirtualNetworkAtProvider = z.object({
+  id: z.string().optional().describe("The virtual network's Azure resource id."),
+  provisioningState: ProvisioningState,
+  resourceGuid: z.string().optional().describe("The virtual network's resource GUID."),
+});
+
+export const VirtualNetwork = defineManagedKind({
+  group: "network.azure",
+  kind: "VirtualNetwork",
+  cloud: "azure",
+  description:
+    "An Azure virtual network. The external name is the network's name in its resource group. The connection Secret holds its resource id.",
+  forProvider: VirtualNetworkForProvider,
+  atProvider: VirtualNetworkAtProvider,
+  immutable: ["location", "resourceGroupName"],
+  connectionKeys: ["id"],
+  references: [resourceGroupReference],
+});
+
+export const SubnetForProvider = z.object({
+  ...resourceGroupFields,
+  virtualNetworkName: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The virtual network the subnet belongs to. Required. Immutable."),
+  virtualNetworkNameRef: Reference.optional().describe(
+    "A VirtualNetwork managed resource whose name fills virtualNetworkName once it is Ready.",
+  ),
+  virtualNetworkNameSelector: Selector.optional().describe(
+    "Selects a VirtualNetwork managed resource by labels to fill virtualNetworkName.",
+  ),
+  addressPrefix: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The subnet's address range (CIDR) inside the network's address space. Required to create."),
+});
+
+export const SubnetAtProvider = z.object({
+  id: z.string().optional().describe("The subnet's Azure resource id."),
+  provisioningState: ProvisioningState,
+});
+
+export const Subnet = defineManagedKind({
+  group: "network.azure",
+  kind: "Subnet",
+  cloud: "azure",
+  description:
+    "A subnet of an Azure virtual network. The external name is the subnet's name in its network. The connection Secret holds its resource id.",
+  forProvider: SubnetForProvider,
+  atProvider: SubnetAtProvider,
+  immutable: ["resourceGroupName", "virtualNetworkName"],
+  connectionKeys: ["id"],
+  references: [
+    resourceGroupReference,
+    {
+      field: "virtualNetworkName",
+      refField: "virtualNetworkNameRef",
+      selectorField: "virtualNetworkNameSelector",
+      to: VirtualNetwork,
+    },
+  ],
+});

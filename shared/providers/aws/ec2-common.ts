@@ -1,0 +1,167 @@
+// What the EC2 kinds (VPC, Subnet, SecurityGroup) share: the SDK client cache, the ownership tag that
+// finds a resource whose provider-chosen id was never recorded, tag updates and error classes.
+import {
+  CreateTagsCommand,
+  DeleteTagsCommand,
+  EC2Client,
+  type Filter,
+  type ResourceType,
+  type Tag,
+  type TagSpecification,
+} from "@aws-sdk/client-ec2";
+import type { ConnectContext, ExternalClient, ManagedKindProvider } from "../../api/external.ts";
+import { ExternalError, InvalidSpecError } from "../../api/external.ts";
+import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
+import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+
+/** The tag every resource driftless creates carries: the managed resource's uid. */
+export const OWNER_TAG = "driftless.dev/managed-resource-uid";
+
+const clients = new ClientCache((c) => new EC2Client(sdkOptions(c)));
+
+// EC2's "can never succeed as specified" codes, beyond the AWS-wide ones in config.ts.
+const EC2_INVALID = new Set([
+  "InvalidVpc.Range",
+  "InvalidSubnet.Range",
+  "InvalidParameter",
+  "InvalidGroup.Reserved",
+  "InvalidPermission.Malformed",
+  "InvalidAvailabilityZone",
+]);
+
+/**
+ * The cloud refused to delete a resource something still depends on (subnets in a VPC, network
+ * interfaces in a subnet, a group still referenced): deleting the dependents first resolves it.
+ */
+export class DependencyViolationError extends ExternalError {
+  override name = "DependencyViolationError";
+}
+
+/** Runs an EC2 call: AWS-wide error classes from config.ts plus EC2's own. */
+export function ec2Call<T>(call: () => Promise<T>): Promise<T> {
+  return aws(async () => {
+    try {
+      return await call();
+    } catch (err) {
+      if (EC2_INVALID.has(awsErrorCode(err))) {
+        throw new InvalidSpecError(`${awsErrorCode(err)}: ${(err as Error).message}`, { cause: err });
+      }
+      throw err;
+    }
+  });
+}
+
+export const codeIs = (err: unknown, ...codes: string[]) => codes.includes(awsErrorCode(err));
+
+/** Deleting `what` waits for its dependents; the message says so instead of looking like a failure. */
+export function dependencyViolation(what: string, err: unknown): DependencyViolationError {
+  return new DependencyViolationError(
+    `${what} still has dependent resources, retrying until they are deleted (${awsErrorCode(err)}: ${(err as Error).message})`,
+    { cause: err },
+  );
+}
+
+/** User tags as a map, without driftless's ownership tag. */
+export function tagsOf(tags: Tag[] | undefined): Record<string, string> {
+  return Object.fromEntries(
+    (tags ?? []).filter((t) => t.Key && t.Key !== OWNER_TAG).map((t) => [t.Key ?? "", t.Value ?? ""]),
+  );
+}
+
+/** Tags the resource at creation with the user's tags and the ownership tag, in the same call. */
+export function tagSpecifications(resourceType: ResourceType, mr: ManagedResource): TagSpecification[] {
+  const uid = mr.metadata.uid;
+  if (!uid) throw new Error("the managed resource has no metadata.uid to tag the cloud resource with");
+  const user = (mr.spec.forProvider as { tags?: Record<string, string> }).tags ?? {};
+  const tags = Object.entries(user)
+    .filter(([k]) => k !== OWNER_TAG)
+    .map(([Key, Value]) => ({ Key, Value }));
+  return [{ ResourceType: resourceType, Tags: [...tags, { Key: OWNER_TAG, Value: uid }] }];
+}
+
+/** The filter that finds what this managed resource created. */
+export const ownedBy = (mr: ManagedResource): Filter[] => [
+  { Name: `tag:${OWNER_TAG}`, Values: [mr.metadata.uid ?? ""] },
+];
+
+/**
+ * The one resource tagged with this managed resource's uid. More than one can only come from outside
+ * driftless (or a bug): adopting either could hide the other, so a person decides.
+ */
+export function singleOwned<T>(found: T[], kind: string, idOf: (t: T) => string | undefined): T | undefined {
+  if (found.length <= 1) return found[0];
+  const ids = found.map(idOf).join(", ");
+  throw new Error(
+    `found ${found.length} ${kind}s tagged ${OWNER_TAG} with this resource's uid (${ids}): set crossplane.io/external-name to the one to keep and delete the others`,
+  );
+}
+
+/** Sets the user's tags on a resource; never touches the ownership tag. */
+export async function updateTags(
+  ec2: EC2Client,
+  id: string,
+  wanted: Record<string, string>,
+  current: Record<string, string>,
+) {
+  const removed = Object.keys(current).filter((k) => !(k in wanted) && k !== OWNER_TAG);
+  if (removed.length > 0) {
+    await ec2Call(() =>
+      ec2.send(new DeleteTagsCommand({ Resources: [id], Tags: removed.map((Key) => ({ Key })) })),
+    );
+  }
+  const changed = Object.entries(wanted).filter(([k, v]) => k !== OWNER_TAG && current[k] !== v);
+  if (changed.length > 0) {
+    await ec2Call(() =>
+      ec2.send(
+        new CreateTagsCommand({ Resources: [id], Tags: changed.map(([Key, Value]) => ({ Key, Value })) }),
+      ),
+    );
+  }
+}
+
+/** The tags to report as observed: only when the spec manages them or the cloud has some. */
+export const observedTags = (specTags: Record<string, string> | undefined, cloud: Record<string, string>) =>
+  specTags !== undefined || Object.keys(cloud).length > 0 ? cloud : undefined;
+
+/** Two lists hold the same items, in any order (ids: no duplicates that matter). */
+export const sameSet = (a: readonly string[], b: readonly string[]) =>
+  new Set(a).size === new Set(b).size && a.every((x) => b.includes(x));
+
+export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/** The ARN EC2 does not return for a VPC: arn:aws:ec2:region:account:vpc/id. */
+export const ec2Arn = (region: string, owner: string | undefined, type: string, id: string | undefined) =>
+  owner && id ? `arn:aws:ec2:${region}:${owner}:${type}/${id}` : undefined;
+
+type RegionSpec = { region?: string };
+
+/**
+ * A provider for an EC2 kind. An existing resource is looked for where it lives (its ARN's region), so a
+ * changed spec.region is reported as drift on an immutable field instead of creating a second one.
+ */
+export function ec2Provider<F extends RegionSpec, A extends { arn?: string }>(
+  // biome-ignore lint/suspicious/noExplicitAny: definitions are heterogeneous; F and A type the client
+  definition: ManagedKindDef<any, any>,
+  make: (ec2: EC2Client, region: string) => ExternalClient<F, A>,
+): ManagedKindProvider<F, A> {
+  return {
+    definition,
+    async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
+      const clientFor = async (mr: ManagedResource<F, A>) => {
+        const cfg = await awsClientConfig(
+          ctx,
+          regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
+        );
+        return make(clients.get(cfg), cfg.region);
+      };
+      return {
+        observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
+        create: async (mr, name) => (await clientFor(mr)).create(mr, name),
+        update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
+        delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
+      };
+    },
+  };
+}

@@ -1,0 +1,209 @@
+import {
+  AddTagsToResourceCommand,
+  type DBSubnetGroup as CloudGroup,
+  CreateDBSubnetGroupCommand,
+  DeleteDBSubnetGroupCommand,
+  DescribeDBSubnetGroupsCommand,
+  ListTagsForResourceCommand,
+  ModifyDBSubnetGroupCommand,
+  RDSClient,
+  RemoveTagsFromResourceCommand,
+} from "@aws-sdk/client-rds";
+import type { z } from "zod";
+import {
+  DBSubnetGroup,
+  type DBSubnetGroupAtProvider,
+  type DBSubnetGroupForProvider,
+} from "../../api/aws/rds.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ManagedKindProvider,
+} from "../../api/external.ts";
+import { InvalidSpecError } from "../../api/external.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import { DependencyViolationError, defined, sameSet } from "./ec2-common.ts";
+
+type F = z.infer<typeof DBSubnetGroupForProvider>;
+type A = z.infer<typeof DBSubnetGroupAtProvider>;
+type MR = ManagedResource<F, A>;
+
+export const DEFAULT_SUBNET_GROUP_DESCRIPTION = "Managed by driftless";
+
+const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)));
+
+const isMissing = (err: unknown) =>
+  ["DBSubnetGroupNotFoundFault", "DBSubnetGroupNotFound"].includes(awsErrorCode(err));
+const RDS_INVALID = new Set(["DBSubnetGroupDoesNotCoverEnoughAZs", "InvalidSubnet"]);
+
+/** Runs an RDS call: AWS-wide error classes from config.ts plus the subnet group's "can never succeed" codes. */
+function rds<T>(call: () => Promise<T>): Promise<T> {
+  return aws(async () => {
+    try {
+      return await call();
+    } catch (err) {
+      if (RDS_INVALID.has(awsErrorCode(err))) {
+        throw new InvalidSpecError(`${awsErrorCode(err)}: ${(err as Error).message}`, { cause: err });
+      }
+      throw err;
+    }
+  });
+}
+
+/** Subnets are a set: the spec's own order is reported when the cloud has the same ones. */
+const subnetIdsAsSpecified = (spec: string[] | undefined, cloud: string[]): string[] =>
+  spec && sameSet(spec, cloud) ? spec : [...cloud].sort();
+
+class DBSubnetGroupClient implements ExternalClient<F, A> {
+  readonly #rds: RDSClient;
+  readonly #region: string;
+  constructor(client: RDSClient, region: string) {
+    this.#rds = client;
+    this.#region = region;
+  }
+
+  async #describe(name: string): Promise<CloudGroup | undefined> {
+    try {
+      const out = await this.#rds.send(new DescribeDBSubnetGroupsCommand({ DBSubnetGroupName: name }));
+      return out.DBSubnetGroups?.[0];
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    if (!name) return { resourceExists: false };
+    const fp = mr.spec.forProvider;
+    return rds(async () => {
+      const group = await this.#describe(name);
+      if (!group) return { resourceExists: false };
+      const arn = group.DBSubnetGroupArn;
+      // Tags cost a second call: read them only when the spec manages them.
+      const tags =
+        fp.tags !== undefined && arn
+          ? Object.fromEntries(
+              ((await this.#rds.send(new ListTagsForResourceCommand({ ResourceName: arn }))).TagList ?? [])
+                .filter((t) => t.Key)
+                .map((t) => [t.Key ?? "", t.Value ?? ""]),
+            )
+          : undefined;
+      const subnetIds = (group.Subnets ?? []).flatMap((s) =>
+        s.SubnetIdentifier ? [s.SubnetIdentifier] : [],
+      );
+      return {
+        resourceExists: true,
+        observed: defined({
+          region: regionOfArn(arn) ?? this.#region,
+          description: group.DBSubnetGroupDescription,
+          subnetIds: subnetIdsAsSpecified(fp.subnetIds, subnetIds),
+          tags,
+        }),
+        atProvider: defined({ arn, vpcId: group.VpcId, status: group.SubnetGroupStatus }),
+        availability: "Available",
+        connectionDetails: defined({ name: group.DBSubnetGroupName, arn }) as Record<string, string>,
+      };
+    });
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    if (!name) throw new Error("a DB subnet group needs a name (crossplane.io/external-name)");
+    const fp = mr.spec.forProvider;
+    if (!fp.subnetIds || fp.subnetIds.length === 0) {
+      throw new InvalidSpecError(
+        "spec.forProvider.subnetIds (or subnetIdRefs, subnetIdSelector) is required to create a DB subnet group",
+      );
+    }
+    const subnetIds = fp.subnetIds;
+    await rds(() =>
+      this.#rds.send(
+        new CreateDBSubnetGroupCommand({
+          DBSubnetGroupName: name,
+          DBSubnetGroupDescription: fp.description ?? DEFAULT_SUBNET_GROUP_DESCRIPTION,
+          SubnetIds: subnetIds,
+          ...(fp.tags && Object.keys(fp.tags).length > 0
+            ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }
+            : {}),
+        }),
+      ),
+    );
+    return {};
+  }
+
+  async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
+    const fp = mr.spec.forProvider;
+    const observed = obs.observed ?? {};
+    const descriptionDrifted = fp.description !== undefined && fp.description !== observed.description;
+    const subnetsDrifted =
+      fp.subnetIds !== undefined && JSON.stringify(fp.subnetIds) !== JSON.stringify(observed.subnetIds);
+    await rds(async () => {
+      if (descriptionDrifted || subnetsDrifted) {
+        // ModifyDBSubnetGroup always takes the full subnet list.
+        await this.#rds.send(
+          new ModifyDBSubnetGroupCommand({
+            DBSubnetGroupName: name,
+            SubnetIds: fp.subnetIds ?? observed.subnetIds ?? [],
+            ...(fp.description !== undefined ? { DBSubnetGroupDescription: fp.description } : {}),
+          }),
+        );
+      }
+      const arn = obs.atProvider?.arn;
+      if (fp.tags !== undefined && arn) {
+        const current = observed.tags ?? {};
+        const removed = Object.keys(current).filter((k) => !(k in (fp.tags ?? {})));
+        if (removed.length > 0)
+          await this.#rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: removed }));
+        const changed = Object.entries(fp.tags).filter(([k, v]) => current[k] !== v);
+        if (changed.length > 0) {
+          await this.#rds.send(
+            new AddTagsToResourceCommand({
+              ResourceName: arn,
+              Tags: changed.map(([Key, Value]) => ({ Key, Value })),
+            }),
+          );
+        }
+      }
+    });
+    return {};
+  }
+
+  async delete(_mr: MR, name: string) {
+    try {
+      await rds(() => this.#rds.send(new DeleteDBSubnetGroupCommand({ DBSubnetGroupName: name })));
+    } catch (err) {
+      if (isMissing(err)) return;
+      // RDS refuses while a DB instance still uses the group: it goes once the instance is deleted.
+      if (awsErrorCode(err) === "InvalidDBSubnetGroupStateFault") {
+        throw new DependencyViolationError(
+          `DB subnet group ${name} is still in use, retrying until its DB instances are deleted (${awsErrorCode(err)}: ${(err as Error).message})`,
+          { cause: err },
+        );
+      }
+      throw err;
+    }
+  }
+}
+
+export const dbSubnetGroupProvider: ManagedKindProvider<F, A> = {
+  definition: DBSubnetGroup,
+  async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
+    // An existing group is looked for where it lives (its ARN's region), so a changed spec.region is
+    // reported as drift on an immutable field instead of creating a second group elsewhere.
+    const clientFor = async (mr: MR) => {
+      const cfg = await awsClientConfig(
+        ctx,
+        regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
+      );
+      return new DBSubnetGroupClient(clients.get(cfg), cfg.region);
+    };
+    return {
+      observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
+      create: async (mr, name) => (await clientFor(mr)).create(mr, name),
+      update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
+      delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
+    };
+  },
+};

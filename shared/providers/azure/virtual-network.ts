@@ -1,0 +1,157 @@
+import type { VirtualNetwork as CloudNetwork, NetworkManagementClient } from "@azure/arm-network";
+import type { z } from "zod";
+import {
+  VirtualNetwork,
+  type VirtualNetworkAtProvider,
+  type VirtualNetworkForProvider,
+} from "../../api/azure/network.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ManagedKindProvider,
+} from "../../api/external.ts";
+import { InvalidSpecError } from "../../api/external.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { azure, classifyAzureError, codeIs, isNotFound, normaliseLocation } from "./config.ts";
+import { availabilityOf, InUseError, isInUse, networkClient, sameSet } from "./network-client.ts";
+
+type F = z.infer<typeof VirtualNetworkForProvider>;
+type A = z.infer<typeof VirtualNetworkAtProvider>;
+type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
+
+// The network as observe() read it, handed to update() (the engine passes the very same observation).
+const networkOf = new WeakMap<Observation, CloudNetwork>();
+
+const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+class VirtualNetworkClient implements ExternalClient<F, A> {
+  readonly #network: NetworkManagementClient;
+  constructor(network: NetworkManagementClient) {
+    this.#network = network;
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
+    const fp = mr.spec.forProvider;
+    const rg = fp.resourceGroupName;
+    // Without its resource group nothing can be found (nor was anything created).
+    if (!name || !rg) return { resourceExists: false };
+    return azure(async () => {
+      let vnet: CloudNetwork;
+      try {
+        vnet = await this.#network.virtualNetworks.get(rg, name);
+      } catch (err) {
+        // A missing subscription is a 404 too, but it is a configuration error, not an absent network.
+        if (isNotFound(err) && !codeIs(err, "SubscriptionNotFound")) return { resourceExists: false };
+        throw err;
+      }
+      const prefixes = vnet.addressSpace?.addressPrefixes ?? [];
+      const specPrefixes = fp.addressSpace?.addressPrefixes;
+      const tags = vnet.tags ?? {};
+      const state = vnet.provisioningState;
+      const obs: Observation = {
+        resourceExists: true,
+        observed: defined({
+          // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
+          location:
+            fp.location && vnet.location && normaliseLocation(fp.location) === vnet.location
+              ? fp.location
+              : vnet.location,
+          addressSpace:
+            prefixes.length > 0
+              ? {
+                  addressPrefixes: specPrefixes && sameSet(specPrefixes, prefixes) ? specPrefixes : prefixes,
+                }
+              : undefined,
+          tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
+        }),
+        atProvider: defined({ id: vnet.id, provisioningState: state, resourceGuid: vnet.resourceGuid }),
+        ...availabilityOf(state),
+        ...(vnet.id ? { connectionDetails: { id: vnet.id } } : {}),
+      };
+      networkOf.set(obs, vnet);
+      return obs;
+    });
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    if (!name) throw new Error("a virtual network needs a name (crossplane.io/external-name)");
+    const { resourceGroupName: rg, location, addressSpace, tags } = mr.spec.forProvider;
+    if (!rg) {
+      throw new InvalidSpecError(
+        "spec.forProvider.resourceGroupName (or resourceGroupNameRef, resourceGroupNameSelector) is required",
+      );
+    }
+    if (!location)
+      throw new InvalidSpecError("spec.forProvider.location is required to create a virtual network");
+    if (!addressSpace)
+      throw new InvalidSpecError("spec.forProvider.addressSpace is required to create a virtual network");
+    // Only the request is awaited, never the long-running operation: observe follows provisioningState.
+    await azure(() =>
+      this.#network.virtualNetworks
+        .createOrUpdate(rg, name, { location, addressSpace, ...(tags !== undefined ? { tags } : {}) })
+        .submitted(),
+    );
+    return {};
+  }
+
+  async update(mr: MR, name: string, obs: Observation) {
+    const fp = mr.spec.forProvider;
+    const rg = fp.resourceGroupName ?? "";
+    const observed = obs.observed ?? {};
+    const prefixesDrifted =
+      fp.addressSpace !== undefined &&
+      JSON.stringify(fp.addressSpace.addressPrefixes) !==
+        JSON.stringify(observed.addressSpace?.addressPrefixes);
+    await azure(async () => {
+      if (prefixesDrifted) {
+        // A PUT replaces the whole network: send back what Azure has (its subnets, DNS servers, peerings…)
+        // with only the managed fields changed, or Azure would drop what the request leaves out.
+        const current = networkOf.get(obs) ?? (await this.#network.virtualNetworks.get(rg, name));
+        await this.#network.virtualNetworks
+          .createOrUpdate(rg, name, {
+            ...current,
+            addressSpace: {
+              ...current.addressSpace,
+              addressPrefixes: fp.addressSpace?.addressPrefixes ?? [],
+            },
+            ...(fp.tags !== undefined ? { tags: fp.tags } : {}),
+          })
+          .submitted();
+      } else if (fp.tags !== undefined) {
+        // Tags alone: a PATCH, which touches nothing else.
+        await this.#network.virtualNetworks.updateTags(rg, name, { tags: fp.tags });
+      }
+    });
+    return {};
+  }
+
+  async delete(mr: MR, name: string) {
+    const rg = mr.spec.forProvider.resourceGroupName;
+    if (!rg) return;
+    try {
+      // Start the long-running delete and return: the engine requeues (Ready=False, Deleting) until
+      // observe no longer finds the network, so no worker waits on a poll.
+      await this.#network.virtualNetworks.delete(rg, name).submitted();
+    } catch (err) {
+      if (isNotFound(err)) return;
+      if (isInUse(err)) {
+        throw new InUseError(
+          `virtual network ${name} is still in use, retrying until what uses it is deleted (${(err as { code?: string }).code}: ${(err as Error).message})`,
+          { cause: err },
+        );
+      }
+      throw classifyAzureError(err);
+    }
+  }
+}
+
+export const virtualNetworkProvider: ManagedKindProvider<F, A> = {
+  definition: VirtualNetwork,
+  async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
+    return new VirtualNetworkClient(await networkClient(ctx));
+  },
+};

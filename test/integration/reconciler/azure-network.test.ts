@@ -1,0 +1,461 @@
+import { NetworkManagementClient } from "@azure/arm-network";
+import { ClientSecretCredential } from "@azure/identity";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
+import { Subnet, VirtualNetwork } from "../../../shared/api/azure/network.ts";
+import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
+import type { ManagedKindDef } from "../../../shared/api/managed.ts";
+import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
+import { Kube } from "../../../shared/kube/client.ts";
+import { ensureCrds } from "../../support/aws.ts";
+import {
+  AZURE_CLIENT_ID,
+  AZURE_CLIENT_SECRET,
+  armClient,
+  armStats,
+  createAzureProviderConfig,
+  reconcileUntil,
+  resetArmStats,
+  startPrivateArmFake,
+} from "../../support/azure.ts";
+import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+
+const kube = newKube();
+// This suite's own ARM fake checks client secrets and counts only this suite's calls.
+let fake: FakeServer;
+let arm: ReturnType<typeof armClient>;
+let network: NetworkManagementClient;
+const PC = uniqueName("pc-aznet");
+const RG = uniqueName("rg-aznet"); // made directly with the SDK, for tests that do not exercise references
+
+/** The network SDK as a user's own tooling would use it, to arrange and check cloud state. */
+function networkSdk(endpoint: string) {
+  const credential = new ClientSecretCredential(
+    env("AZURE_TENANT_ID"),
+    AZURE_CLIENT_ID,
+    AZURE_CLIENT_SECRET,
+    {
+      authorityHost: endpoint,
+      disableInstanceDiscovery: true,
+    },
+  );
+  return new NetworkManagementClient(credential, env("AZURE_SUBSCRIPTION_ID"), {
+    endpoint,
+    credentials: { scopes: [`${endpoint}/.default`] },
+  });
+}
+
+function mrObject(
+  def: ManagedKindDef,
+  name: string,
+  forProvider: Record<string, unknown>,
+  extra: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> } = {},
+) {
+  return {
+    apiVersion: def.apiVersion,
+    kind: def.kind,
+    metadata: { name, ...(extra.metadata ?? {}) },
+    spec: {
+      forProvider,
+      providerConfigRef: { name: PC },
+      writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
+      ...(extra.spec ?? {}),
+    },
+  };
+}
+
+const notFound = (err: { statusCode?: number }) => {
+  if (err.statusCode === 404) return undefined;
+  throw err;
+};
+const vnetOf = (rg: string, name: string) => network.virtualNetworks.get(rg, name).catch(notFound);
+const subnetOf = (rg: string, vnet: string, name: string) =>
+  network.subnets.get(rg, vnet, name).catch(notFound);
+const done = (x: { outcome: string }) => x.outcome === "deleted" || x.outcome === "gone";
+
+beforeAll(async () => {
+  await ensureCrds();
+  fake = await startPrivateArmFake({ [AZURE_CLIENT_ID]: AZURE_CLIENT_SECRET });
+  arm = armClient(fake.url);
+  network = networkSdk(fake.url);
+  await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
+  await arm.resourceGroups.createOrUpdate(RG, { location: "westeurope" });
+});
+
+afterAll(async () => {
+  await fake?.close();
+});
+
+describe("Azure VirtualNetwork and Subnet against the real API server and the ARM fake", () => {
+  it("waits for the resource group and the network by reference, then creates both", async () => {
+    const rg = uniqueName("rg-aznet-ref");
+    const vnet = uniqueName("vnet-ref");
+    const subnet = uniqueName("snet-ref");
+    const { lines, logger } = captureLogger();
+    const r = newReconciler(kube, { logger });
+    // Applied at once; each waits for what it refers to.
+    await kube.create(ResourceGroup, mrObject(ResourceGroup, rg, { location: "westeurope" }));
+    await kube.create(
+      VirtualNetwork,
+      mrObject(VirtualNetwork, vnet, {
+        resourceGroupNameRef: { name: rg },
+        location: "West Europe",
+        addressSpace: { addressPrefixes: ["10.70.0.0/16"] },
+        tags: { team: "net" },
+      }),
+    );
+    await kube.create(
+      Subnet,
+      mrObject(Subnet, subnet, {
+        resourceGroupNameRef: { name: rg },
+        virtualNetworkNameRef: { name: vnet },
+        addressPrefix: "10.70.1.0/24",
+      }),
+    );
+
+    for (const [def, name] of [
+      [Subnet, subnet],
+      [VirtualNetwork, vnet],
+    ] as const) {
+      const [blocked] = await settle(r, keyOf(def, name), 1);
+      expect(blocked?.outcome).toBe("error");
+      expect(conditionOf(await getMr(kube, def, name), "Synced")?.message).toContain(
+        "referenced resource may not yet be ready",
+      );
+    }
+    expect((await armStats(fake.url)).requests["PUT Microsoft.Network/virtualNetworks"]).toBeUndefined();
+
+    await settle(r, keyOf(ResourceGroup, rg));
+    await settle(r, keyOf(VirtualNetwork, vnet));
+    await settle(r, keyOf(Subnet, subnet));
+
+    const vmr = await getMr<Record<string, unknown>>(kube, VirtualNetwork, vnet);
+    expect(conditionOf(vmr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
+    expect(conditionOf(vmr, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
+    expect(vmr?.metadata.annotations?.[Annotations.externalName]).toBe(vnet);
+    expect(vmr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
+    expect(vmr?.spec.forProvider).toMatchObject({ resourceGroupName: rg, location: "West Europe" });
+    const vnetId = `/subscriptions/${env("AZURE_SUBSCRIPTION_ID")}/resourceGroups/${rg}/providers/Microsoft.Network/virtualNetworks/${vnet}`;
+    expect(vmr?.status?.atProvider).toMatchObject({ id: vnetId, provisioningState: "Succeeded" });
+    expect(await vnetOf(rg, vnet)).toMatchObject({
+      location: "westeurope",
+      addressSpace: { addressPrefixes: ["10.70.0.0/16"] },
+      tags: { team: "net" },
+    });
+    const conn = await kube.getSecret("default", `${vnet}-conn`);
+    expect(Buffer.from(conn?.data?.id ?? "", "base64").toString()).toBe(vnetId);
+
+    const smr = await getMr<Record<string, unknown>>(kube, Subnet, subnet);
+    expect(conditionOf(smr, "Ready")?.status).toBe("True");
+    expect(smr?.spec.forProvider).toMatchObject({ resourceGroupName: rg, virtualNetworkName: vnet });
+    expect((await subnetOf(rg, vnet, subnet))?.addressPrefix).toBe("10.70.1.0/24");
+    expect(lines.join("\n") + JSON.stringify([vmr, smr])).not.toContain(AZURE_CLIENT_SECRET);
+  });
+
+  it("makes zero API-server writes and one ARM read when the network is in sync", async () => {
+    const name = uniqueName("vnet-insync");
+    const r = newReconciler(kube);
+    await kube.create(
+      VirtualNetwork,
+      mrObject(VirtualNetwork, name, {
+        resourceGroupName: RG,
+        location: "westeurope",
+        addressSpace: { addressPrefixes: ["10.71.0.0/16", "10.72.0.0/16"] },
+      }),
+    );
+    await settle(r, keyOf(VirtualNetwork, name));
+
+    const counted = new Kube(kubeConfig());
+    const r2 = newReconciler(counted);
+    await r2.reconcile(keyOf(VirtualNetwork, name)); // warms the ProviderConfig, Secret and token caches
+    counted.resetStats();
+    await resetArmStats(fake.url);
+    const res = await r2.reconcile(keyOf(VirtualNetwork, name));
+
+    expect(res.outcome).toBe("in-sync");
+    expect(counted.stats.writes).toBe(0);
+    expect((await armStats(fake.url)).requests).toEqual({ "GET Microsoft.Network/virtualNetworks": 1 });
+  });
+
+  it("applies spec changes, keeping the network's other settings, and corrects out-of-band changes", async () => {
+    const name = uniqueName("vnet-update");
+    const r = newReconciler(kube);
+    await kube.create(
+      VirtualNetwork,
+      mrObject(VirtualNetwork, name, {
+        resourceGroupName: RG,
+        location: "westeurope",
+        addressSpace: { addressPrefixes: ["10.73.0.0/16"] },
+        tags: { a: "1" },
+      }),
+    );
+    await settle(r, keyOf(VirtualNetwork, name));
+    // What driftless does not manage here (DNS servers, a subnet) must survive the PUT that changes the
+    // address space: ARM replaces the whole network on a PUT, embedded subnets included.
+    const before = await vnetOf(RG, name);
+    await network.virtualNetworks
+      .createOrUpdate(RG, name, { ...before, dhcpOptions: { dnsServers: ["10.73.0.4"] } })
+      .submitted();
+    await network.subnets.createOrUpdate(RG, name, "kept", { addressPrefix: "10.73.5.0/24" }).submitted();
+
+    await kube.patch(VirtualNetwork, name, {
+      spec: {
+        forProvider: {
+          addressSpace: { addressPrefixes: ["10.73.0.0/16", "10.74.0.0/16"] },
+          tags: { a: "2" },
+        },
+      },
+    });
+    await settle(r, keyOf(VirtualNetwork, name));
+    expect(await vnetOf(RG, name)).toMatchObject({
+      addressSpace: { addressPrefixes: ["10.73.0.0/16", "10.74.0.0/16"] },
+      dhcpOptions: { dnsServers: ["10.73.0.4"] },
+      tags: { a: "2" },
+    });
+    expect((await subnetOf(RG, name, "kept"))?.addressPrefix).toBe("10.73.5.0/24");
+
+    // Tags changed directly: set back with a PATCH of the tags alone.
+    await resetArmStats(fake.url);
+    await network.virtualNetworks.updateTags(RG, name, { tags: { a: "hacked" } });
+    await settle(r, keyOf(VirtualNetwork, name));
+    expect((await vnetOf(RG, name))?.tags).toEqual({ a: "2" });
+    expect((await armStats(fake.url)).requests["PUT Microsoft.Network/virtualNetworks"]).toBeUndefined();
+  });
+
+  it("reports a location change in Synced and leaves the cloud untouched", async () => {
+    const name = uniqueName("vnet-immutable");
+    const r = newReconciler(kube);
+    await kube.create(
+      VirtualNetwork,
+      mrObject(VirtualNetwork, name, {
+        resourceGroupName: RG,
+        location: "westeurope",
+        addressSpace: { addressPrefixes: ["10.75.0.0/16"] },
+      }),
+    );
+    await settle(r, keyOf(VirtualNetwork, name));
+    await resetArmStats(fake.url);
+
+    await kube.patch(VirtualNetwork, name, { spec: { forProvider: { location: "eastus" } } });
+    const [res] = await settle(r, keyOf(VirtualNetwork, name), 1);
+
+    expect(res?.outcome).toBe("error");
+    const synced = conditionOf(await getMr(kube, VirtualNetwork, name), "Synced");
+    expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
+    expect(synced?.message).toContain(
+      'cannot update immutable field(s) location (spec: "eastus", cloud: "westeurope")',
+    );
+    expect((await vnetOf(RG, name))?.location).toBe("westeurope");
+    expect(Object.keys((await armStats(fake.url)).requests).filter((k) => !k.startsWith("GET"))).toEqual([]);
+  });
+
+  it("makes no cloud calls at all while paused", async () => {
+    const name = uniqueName("vnet-paused");
+    const r = newReconciler(kube);
+    await kube.create(
+      VirtualNetwork,
+      mrObject(
+        VirtualNetwork,
+        name,
+        {
+          resourceGroupName: RG,
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.76.0.0/16"] },
+        },
+        { metadata: { annotations: { [Annotations.paused]: "true" } } },
+      ),
+    );
+    await resetArmStats(fake.url);
+
+    expect((await r.reconcile(keyOf(VirtualNetwork, name))).outcome).toBe("paused");
+
+    expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
+    expect((await armStats(fake.url)).total).toBe(0);
+    expect(await vnetOf(RG, name)).toBeUndefined();
+  });
+
+  it("imports an existing network observe-only: fills the spec, never modifies or deletes it", async () => {
+    const cloudName = uniqueName("vnet-import-cloud");
+    await network.virtualNetworks
+      .createOrUpdate(RG, cloudName, {
+        location: "westeurope",
+        addressSpace: { addressPrefixes: ["10.77.0.0/16"] },
+        tags: { owner: "legacy" },
+      })
+      .submitted();
+    const name = uniqueName("vnet-import");
+    const r = newReconciler(kube);
+    await kube.create(
+      VirtualNetwork,
+      mrObject(
+        VirtualNetwork,
+        name,
+        { resourceGroupName: RG },
+        {
+          metadata: { annotations: { [Annotations.externalName]: cloudName } },
+          spec: { managementPolicies: ["Observe"] },
+        },
+      ),
+    );
+
+    await settle(r, keyOf(VirtualNetwork, name));
+    const mr = await getMr<Record<string, unknown>>(kube, VirtualNetwork, name);
+    expect(mr?.spec.forProvider).toMatchObject({
+      location: "westeurope",
+      addressSpace: { addressPrefixes: ["10.77.0.0/16"] },
+      tags: { owner: "legacy" },
+    });
+    expect(conditionOf(mr, "Ready")?.status).toBe("True");
+
+    await resetArmStats(fake.url);
+    await kube.patch(VirtualNetwork, name, { spec: { forProvider: { tags: { owner: "me" } } } });
+    await settle(r, keyOf(VirtualNetwork, name));
+    await kube.delete(VirtualNetwork, name);
+    await settle(r, keyOf(VirtualNetwork, name));
+
+    expect(await getMr(kube, VirtualNetwork, name)).toBeUndefined();
+    expect((await vnetOf(RG, cloudName))?.tags).toEqual({ owner: "legacy" });
+    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
+    expect(Object.keys((await armStats(fake.url)).requests)).toEqual([
+      "GET Microsoft.Network/virtualNetworks",
+    ]);
+  });
+
+  it("names the cloud network after the external-name annotation", async () => {
+    const name = uniqueName("vnet-extname");
+    const cloudName = uniqueName("vnet-cloud-name");
+    const r = newReconciler(kube);
+    await kube.create(
+      VirtualNetwork,
+      mrObject(
+        VirtualNetwork,
+        name,
+        {
+          resourceGroupName: RG,
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.78.0.0/16"] },
+        },
+        { metadata: { annotations: { [Annotations.externalName]: cloudName } } },
+      ),
+    );
+    await settle(r, keyOf(VirtualNetwork, name));
+    expect(await vnetOf(RG, cloudName)).toBeDefined();
+    expect(await vnetOf(RG, name)).toBeUndefined();
+  });
+
+  it("updates and corrects a subnet's address range, then deletes subnet and network without waiting on polls", async () => {
+    const vnet = uniqueName("vnet-snet");
+    const subnet = uniqueName("snet");
+    const r = newReconciler(kube);
+    await kube.create(
+      VirtualNetwork,
+      mrObject(VirtualNetwork, vnet, {
+        resourceGroupName: RG,
+        location: "westeurope",
+        addressSpace: { addressPrefixes: ["10.79.0.0/16"] },
+      }),
+    );
+    await kube.create(
+      Subnet,
+      mrObject(Subnet, subnet, {
+        resourceGroupName: RG,
+        virtualNetworkName: vnet,
+        addressPrefix: "10.79.1.0/24",
+      }),
+    );
+    await settle(r, keyOf(VirtualNetwork, vnet));
+    await settle(r, keyOf(Subnet, subnet));
+    expect((await subnetOf(RG, vnet, subnet))?.addressPrefix).toBe("10.79.1.0/24");
+
+    await kube.patch(Subnet, subnet, { spec: { forProvider: { addressPrefix: "10.79.2.0/24" } } });
+    await settle(r, keyOf(Subnet, subnet));
+    expect((await subnetOf(RG, vnet, subnet))?.addressPrefix).toBe("10.79.2.0/24");
+
+    await network.subnets.createOrUpdate(RG, vnet, subnet, { addressPrefix: "10.79.9.0/24" }).submitted();
+    await settle(r, keyOf(Subnet, subnet));
+    expect((await subnetOf(RG, vnet, subnet))?.addressPrefix).toBe("10.79.2.0/24");
+
+    // Both deleted at once: each DELETE is started, never polled inside a reconcile.
+    await kube.delete(Subnet, subnet);
+    await kube.delete(VirtualNetwork, vnet);
+    const started = Date.now();
+    expect((await r.reconcile(keyOf(Subnet, subnet))).outcome).toBe("deleting");
+    expect((await r.reconcile(keyOf(VirtualNetwork, vnet))).outcome).toBe("deleting");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(conditionOf(await getMr(kube, VirtualNetwork, vnet), "Ready")).toMatchObject({
+      status: "False",
+      reason: "Deleting",
+    });
+    const results = [
+      ...(await reconcileUntil(r, keyOf(Subnet, subnet), done)),
+      ...(await reconcileUntil(r, keyOf(VirtualNetwork, vnet), done)),
+    ];
+
+    expect(results.map((x) => x.outcome)).not.toContain("error");
+    expect(await vnetOf(RG, vnet)).toBeUndefined();
+    expect(await getMr(kube, Subnet, subnet)).toBeUndefined();
+    expect(await getMr(kube, VirtualNetwork, vnet)).toBeUndefined();
+    expect(await kube.getSecret("default", `${vnet}-conn`)).toBeUndefined();
+  });
+
+  it("keeps the cloud network with deletionPolicy Orphan", async () => {
+    const name = uniqueName("vnet-orphan");
+    const r = newReconciler(kube);
+    await kube.create(
+      VirtualNetwork,
+      mrObject(
+        VirtualNetwork,
+        name,
+        {
+          resourceGroupName: RG,
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.80.0.0/16"] },
+        },
+        { spec: { deletionPolicy: "Orphan" } },
+      ),
+    );
+    await settle(r, keyOf(VirtualNetwork, name));
+
+    await kube.delete(VirtualNetwork, name);
+    const results = await settle(r, keyOf(VirtualNetwork, name));
+
+    expect(results.at(-1)?.outcome).toBe("orphaned");
+    expect(await getMr(kube, VirtualNetwork, name)).toBeUndefined();
+    expect(await vnetOf(RG, name)).toBeDefined();
+  });
+
+  it("names the ProviderConfig when the client secret is wrong, without echoing it", async () => {
+    const { lines, logger } = captureLogger();
+    const r = newReconciler(kube, { logger });
+    const wrongPc = uniqueName("pc-aznet-wrong");
+    await createAzureProviderConfig(kube, wrongPc, {
+      armEndpoint: fake.url,
+      clientSecret: "not-the-secret-value",
+      noStorage: true,
+    });
+    const name = uniqueName("vnet-wrongsecret");
+    await kube.create(
+      VirtualNetwork,
+      mrObject(
+        VirtualNetwork,
+        name,
+        {
+          resourceGroupName: RG,
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.81.0.0/16"] },
+        },
+        { spec: { providerConfigRef: { name: wrongPc } } },
+      ),
+    );
+
+    await settle(r, keyOf(VirtualNetwork, name), 1);
+
+    const synced = conditionOf(await getMr(kube, VirtualNetwork, name), "Synced");
+    expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
+    expect(synced?.message).toContain(`ProviderConfig "${wrongPc}"`);
+    expect(synced?.message).toContain("AADSTS7000215");
+    expect(await vnetOf(RG, name)).toBeUndefined();
+    expect(lines.join("\n")).not.toContain("not-the-secret-value");
+  });
+});
