@@ -67,6 +67,13 @@ export class ExternalError extends Error {
 export class ThrottledError extends ExternalError {
   override name = "ThrottledError";
 }
+/**
+ * The cloud refused a delete because something still depends on the resource (subnets in a VPC, a
+ * group still in use): the engine keeps Ready=False Deleting with the reason and retries soon.
+ */
+export class DependentsExistError extends ExternalError {
+  override name = "DependentsExistError";
+}
 /** The request can never succeed as specified (bad field value): no fast retry, clear message. */
 export class InvalidSpecError extends ExternalError {
   override name = "InvalidSpecError";

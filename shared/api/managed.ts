@@ -49,6 +49,11 @@ export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObje
   /** Keys this kind writes to its connection Secret (documentation and tests). */
   connectionKeys?: string[];
   externalName?: ExternalNamePolicy;
+  /**
+   * Provider-chosen kinds whose observe finds the resource by an ownership tag (the managed resource's
+   * uid) even without an external name: "not found" is then proof that no create reached the cloud.
+   */
+  ownershipLookup?: boolean;
   references?: ReferenceDef[];
 }
 
@@ -67,6 +72,7 @@ export interface ManagedKindDef<
   connectionKeys: string[];
   externalName: ExternalNamePolicy;
   providerConfig: ResourceType;
+  ownershipLookup: boolean;
   references: ReferenceDef[];
   shortNames?: string[];
 }
@@ -134,6 +140,7 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     connectionKeys: o.connectionKeys ?? [],
     externalName: o.externalName ?? "fromAnnotation",
     providerConfig: providerConfigType(o.cloud),
+    ownershipLookup: o.ownershipLookup ?? false,
     references: o.references ?? [],
     ...(o.shortNames ? { shortNames: o.shortNames } : {}),
   };

@@ -13,10 +13,11 @@ export const creating = (): NewCondition => ({
   status: "False",
   reason: ConditionReason.Creating,
 });
-export const deleting = (): NewCondition => ({
+export const deleting = (message?: string): NewCondition => ({
   type: ConditionType.Ready,
   status: "False",
   reason: ConditionReason.Deleting,
+  ...(message ? { message } : {}),
 });
 export const unavailable = (message?: string): NewCondition => ({
   type: ConditionType.Ready,

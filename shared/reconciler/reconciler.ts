@@ -4,7 +4,7 @@ import type {
   ExternalObservation,
   ManagedKindProvider,
 } from "../api/external.ts";
-import { CredentialsError, InvalidSpecError, ThrottledError } from "../api/external.ts";
+import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledError } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, MANAGED_FINALIZER } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
@@ -35,6 +35,7 @@ const SHORT_REQUEUE_MS = 2_000;
 const MIN_ERROR_BACKOFF_MS = 1_000;
 const MAX_ERROR_BACKOFF_MS = 5 * 60_000;
 const MAX_REFERENCE_BACKOFF_MS = 30_000;
+const DEPENDENTS_REQUEUE_MS = 5_000;
 
 // Short constant messages wrapped around the cause, as crossplane-runtime does.
 export const Msg = {
@@ -288,15 +289,15 @@ export class Reconciler {
             ),
           };
         }
-        if (def.externalName === "providerChosen") {
+        if (def.externalName === "providerChosen" && !def.ownershipLookup) {
           return this.#block(
             step,
             `cannot determine creation result: a create started at ${pendingCreate} was interrupted and the cloud chose the name, so creating again could leak a duplicate. ` +
               `Find the resource in the cloud: if it exists, set ${Annotations.externalName} to its id; if not, remove the ${Annotations.createPending} annotation. Either way driftless then continues.`,
           );
         }
-        // Older than any create takes and still absent: the create never happened. Creating by the same
-        // name cannot make a second resource, so trying again is safe.
+        // Older than any create takes and still absent (by name, or by ownership tag): the create never
+        // reached the cloud, so trying again cannot make a second resource.
       }
     }
 
@@ -315,6 +316,11 @@ export class Reconciler {
         try {
           await this.#external(def.kind, "delete", () => client.delete(step.mr, externalName ?? ""));
         } catch (err) {
+          if (err instanceof DependentsExistError) {
+            // Not a failure: dependents are being deleted too. Say why, and look again soon.
+            await this.#writeStatus(step, [deleting(err.message), reconcileSuccess()]);
+            return { outcome: "deleting", requeueAfterMs: this.#jitter(DEPENDENTS_REQUEUE_MS) };
+          }
           return this.#fail(step, wrapErr(Msg.delete, err), [deleting()]);
         }
         await this.#event(

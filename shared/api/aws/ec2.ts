@@ -61,6 +61,7 @@ export const VPC = defineManagedKind({
   immutable: ["region", "cidrBlock", "instanceTenancy"],
   connectionKeys: ["id", "arn", "cidrBlock"],
   externalName: "providerChosen",
+  ownershipLookup: true,
 });
 
 export const SubnetForProvider = z.object({
@@ -103,6 +104,7 @@ export const Subnet = defineManagedKind({
   immutable: ["region", "vpcId", "cidrBlock", "availabilityZone"],
   connectionKeys: ["id", "arn", "cidrBlock", "availabilityZone"],
   externalName: "providerChosen",
+  ownershipLookup: true,
   references: [{ field: "vpcId", refField: "vpcIdRef", selectorField: "vpcIdSelector", to: VPC }],
 });
 
@@ -200,5 +202,6 @@ export const SecurityGroup = defineManagedKind({
   immutable: ["region", "groupName", "description", "vpcId"],
   connectionKeys: ["id", "arn"],
   externalName: "providerChosen",
+  ownershipLookup: true,
   references: [{ field: "vpcId", refField: "vpcIdRef", selectorField: "vpcIdSelector", to: VPC }],
 });

@@ -10,7 +10,7 @@ import {
   type TagSpecification,
 } from "@aws-sdk/client-ec2";
 import type { ConnectContext, ExternalClient, ManagedKindProvider } from "../../api/external.ts";
-import { ExternalError, InvalidSpecError } from "../../api/external.ts";
+import { DependentsExistError, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
@@ -34,7 +34,7 @@ const EC2_INVALID = new Set([
  * The cloud refused to delete a resource something still depends on (subnets in a VPC, network
  * interfaces in a subnet, a group still referenced): deleting the dependents first resolves it.
  */
-export class DependencyViolationError extends ExternalError {
+export class DependencyViolationError extends DependentsExistError {
   override name = "DependencyViolationError";
 }
 

@@ -2,7 +2,7 @@
 // credential code in config.ts), availability from provisioningState, and "still in use" errors.
 import { NetworkManagementClient } from "@azure/arm-network";
 import type { Availability, ConnectContext } from "../../api/external.ts";
-import { ExternalError } from "../../api/external.ts";
+import { DependentsExistError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azureCredential, ClientCache, codeIs } from "./config.ts";
 
@@ -38,7 +38,7 @@ export function availabilityOf(state: string | undefined): { availability: Avail
 }
 
 /** Azure refused a delete because something still uses the resource: deleting that first resolves it. */
-export class InUseError extends ExternalError {
+export class InUseError extends DependentsExistError {
   override name = "InUseError";
 }
 

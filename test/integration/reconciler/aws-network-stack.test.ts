@@ -250,7 +250,7 @@ describe("a private network and a database from one manifest, ordered by referen
     let sawDependencyViolation = false;
     await reconcileAll(ms, ms, async (round) => {
       const vpcMr = await getMr(kube, VPC, vpc.metadata.name);
-      if (conditionOf(vpcMr, "Synced")?.message?.includes("DependencyViolation")) {
+      if (conditionOf(vpcMr, "Ready")?.message?.includes("DependencyViolation")) {
         sawDependencyViolation = true;
         expect(conditionOf(vpcMr, "Ready")).toMatchObject({ status: "False", reason: "Deleting" });
       }

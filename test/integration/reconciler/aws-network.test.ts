@@ -348,14 +348,15 @@ describe("VPC against the real API server and moto", () => {
     const first = await r.reconcile(keyOf(VPC, name));
     const second = await r.reconcile(keyOf(VPC, name));
 
-    // Retried, not given up: Ready=False Deleting, the reason in Synced, the finalizer held.
-    expect([first.outcome, second.outcome]).toEqual(["error", "error"]);
+    // Retried, not given up: Ready=False Deleting with the reason, Synced stays True, the finalizer held.
+    expect([first.outcome, second.outcome]).toEqual(["deleting", "deleting"]);
     expect(second.requeueAfterMs).toBeGreaterThan(0);
     const mid = await getMr(kube, VPC, name);
     expect(conditionOf(mid, "Ready")).toMatchObject({ status: "False", reason: "Deleting" });
-    expect(conditionOf(mid, "Synced")?.message).toContain(
-      `cannot delete external resource: VPC ${id} still has dependent resources, retrying until they are deleted (DependencyViolation:`,
+    expect(conditionOf(mid, "Ready")?.message).toContain(
+      `VPC ${id} still has dependent resources, retrying until they are deleted (DependencyViolation:`,
     );
+    expect(conditionOf(mid, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
     expect(mid?.metadata.finalizers).toContain(MANAGED_FINALIZER);
     expect(await vpcOf(id)).toBeDefined();
 
