@@ -58,7 +58,10 @@ export async function localAzureProviderConfig(kube: Kube, env: StackEnv): Promi
     tenantID: env.AZURE_TENANT_ID,
     subscriptionID: env.AZURE_SUBSCRIPTION_ID,
     clientID: "00000000-0000-0000-0000-00000000c11e",
-    credentials: { source: "Secret", secretRef: { namespace: NAMESPACE, name: "azure-credentials", key: "clientSecret" } },
+    credentials: {
+      source: "Secret",
+      secretRef: { namespace: NAMESPACE, name: "azure-credentials", key: "clientSecret" },
+    },
     endpoint: { resourceManager: arm, authorityHost: arm, blob: env.AZURITE_BLOB_ENDPOINT },
     storage: {
       accountName: env.AZURITE_ACCOUNT_NAME,

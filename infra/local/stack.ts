@@ -327,9 +327,13 @@ function kubeApiserverArgs(securePort: number, certDir: string): string[] {
 /**
  * Starts one more kube-apiserver on `port`, sharing the running stack's etcd, certificates and tokens,
  * so a test can stop and restart *it* (an API server outage) without disturbing suites that use the
- * main one. Recorded in state.json, so `down()` stops it too; `stopExtraKubeApiserver` removes it.
+ * main one; with `etcdPrefix`, a separate, empty cluster. Recorded in state.json, so `down()` stops it
+ * too; `stopExtraKubeApiserver` removes it.
  */
-export async function startExtraKubeApiserver(port: number): Promise<{ pid: number; server: string }> {
+export async function startExtraKubeApiserver(
+  port: number,
+  opts: { etcdPrefix?: string } = {},
+): Promise<{ pid: number; server: string }> {
   const state = readState();
   if (!state) throw new Error("the local stack is not up (npm run stack:up)");
   const name = `kube-apiserver-${port}`;
@@ -337,6 +341,8 @@ export async function startExtraKubeApiserver(port: number): Promise<{ pid: numb
   const args = [
     ...kubeApiserverArgs(port, join(STACK_DIR, `apiserver-certs-${port}`)),
     "--endpoint-reconciler-type=none",
+    // Another prefix in the same etcd is another, empty cluster (a second cluster for a test).
+    ...(opts.etcdPrefix ? [`--etcd-prefix=${opts.etcdPrefix}`] : []),
   ];
   const rec = startProcess(name, join(BIN_DIR, "kube-apiserver"), args);
   const fresh = readState() ?? state;

@@ -59,6 +59,18 @@ export function jsonSchemaOf(schema: z.ZodType): JSONSchemaProps {
   );
 }
 
+/** The fields every Kubernetes object has, described as `kubectl explain` shows them. */
+export const OBJECT_PROPERTIES = {
+  apiVersion: {
+    type: "string",
+    description:
+      "APIVersion defines the versioned schema of this representation of an object: <group>/<version>.",
+  },
+  kind: { type: "string", description: "Kind is the type of the object, in CamelCase." },
+  // The API server refuses anything but `type` on metadata; kubectl explain shows ObjectMeta's own docs.
+  metadata: { type: "object" },
+} as const;
+
 const conditionColumn = (name: string, type: string) => ({
   name,
   type: "string",
@@ -112,9 +124,7 @@ function crd(i: CrdInput) {
               description: i.description,
               required: ["spec"],
               properties: {
-                apiVersion: { type: "string" },
-                kind: { type: "string" },
-                metadata: { type: "object" },
+                ...OBJECT_PROPERTIES,
                 spec: jsonSchemaOf(i.spec),
                 status: statusSchema,
               },

@@ -57,6 +57,11 @@ export interface ExternalClient<F, A> {
 export interface ConnectContext<S = Record<string, unknown>> {
   providerConfig: ProviderConfig<S>;
   readSecretKey(ref: SecretKeySelector): Promise<string>;
+  /**
+   * The engine's rate limit for this ProviderConfig: resolves when one more cloud call may go out.
+   * Providers that declare `limitsEachRequest` await it before every request (SDK retries included).
+   */
+  rateLimit?(): Promise<void>;
 }
 
 /** Errors a provider throws to say what kind of failure it was; the engine branches on type, not text. */
@@ -89,6 +94,11 @@ export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<str
   definition: import("./managed.ts").ManagedKindDef<any, any>;
   // biome-ignore lint/suspicious/noExplicitAny: each cloud's ProviderConfig spec type differs
   connect(ctx: ConnectContext<any>): Promise<ExternalClient<F, A>>;
+  /**
+   * The client awaits `ctx.rateLimit()` before each cloud request. Otherwise the engine awaits it once
+   * per external operation (observe, create, update, delete), which may make several requests.
+   */
+  limitsEachRequest?: boolean;
 }
 
 /** A cloud's cheap credential check (STS GetCallerIdentity, a token fetch…); resolves to who we are. */

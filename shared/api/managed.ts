@@ -83,29 +83,33 @@ export const ProviderConfigReference = z
 
 /** The spec fields every managed kind shares, Crossplane's ResourceSpec. */
 export function managedSpec<F extends AnyObjectSchema>(forProvider: F) {
-  return z.object({
-    forProvider: forProvider.describe("The desired state of the external resource."),
-    writeConnectionSecretToRef: SecretReference.optional().describe(
-      "Where to write the connection details (endpoints, credentials) of the external resource.",
-    ),
-    providerConfigRef: ProviderConfigReference.default({ name: DEFAULT_PROVIDER_CONFIG }),
-    deletionPolicy: DeletionPolicy.default("Delete").describe(
-      "What happens to the external resource when this managed resource is deleted: Delete or Orphan.",
-    ),
-    managementPolicies: z
-      .array(ManagementAction)
-      .default(["*"])
-      .describe(
-        "Which actions driftless may take on the external resource: Observe, Create, Update, Delete, LateInitialize or *.",
+  return z
+    .object({
+      forProvider: forProvider.describe("The desired state of the external resource."),
+      writeConnectionSecretToRef: SecretReference.optional().describe(
+        "Where to write the connection details (endpoints, credentials) of the external resource.",
       ),
-  });
+      providerConfigRef: ProviderConfigReference.default({ name: DEFAULT_PROVIDER_CONFIG }),
+      deletionPolicy: DeletionPolicy.default("Delete").describe(
+        "What happens to the external resource when this managed resource is deleted: Delete or Orphan.",
+      ),
+      managementPolicies: z
+        .array(ManagementAction)
+        .default(["*"])
+        .describe(
+          "Which actions driftless may take on the external resource: Observe, Create, Update, Delete, LateInitialize or *.",
+        ),
+    })
+    .describe("The desired state of the managed resource and how driftless manages it.");
 }
 
 export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
-  return z.object({
-    atProvider: atProvider.optional().describe("The observed state of the external resource."),
-    conditions: z.array(Condition).optional().describe("Ready and Synced conditions."),
-  });
+  return z
+    .object({
+      atProvider: atProvider.optional().describe("The observed state of the external resource."),
+      conditions: z.array(Condition).optional().describe("Ready and Synced conditions."),
+    })
+    .describe("The observed state of the managed resource, written by driftless.");
 }
 
 export function providerConfigType(cloud: string): ResourceType {

@@ -4,73 +4,99 @@ import { Condition, type ObjectMeta, SecretKeySelector } from "./meta.ts";
 
 export const CredentialsSource = z
   .enum(["Secret", "InjectedIdentity"])
-  .describe("Secret: read credentials from a Secret key. InjectedIdentity: the ambient identity of the function (Lambda role, workload identity, managed identity).");
+  .describe(
+    "Secret: read credentials from a Secret key. InjectedIdentity: the ambient identity of the function (Lambda role, workload identity, managed identity).",
+  );
 
 export const ProviderCredentials = z
   .object({
     source: CredentialsSource,
-    secretRef: SecretKeySelector.optional().describe("The Secret key holding the credentials when source is Secret."),
+    secretRef: SecretKeySelector.optional().describe(
+      "The Secret key holding the credentials when source is Secret.",
+    ),
   })
   .describe("Where the provider's credentials come from.");
 
-export const ProviderConfigStatus = z.object({
-  conditions: z.array(Condition).optional(),
-  users: z.number().int().optional().describe("How many managed resources use this ProviderConfig."),
-});
+export const ProviderConfigStatus = z
+  .object({
+    conditions: z
+      .array(Condition)
+      .optional()
+      .describe(
+        "Ready: True once the cloud accepted the credentials, False with the reason when it did not.",
+      ),
+    users: z.number().int().optional().describe("How many managed resources use this ProviderConfig."),
+  })
+  .describe("The observed state of the ProviderConfig.");
 
-export const AwsProviderConfigSpec = z.object({
-  credentials: ProviderCredentials,
-  region: z.string().min(1).default("us-east-1").describe("Default AWS region for resources that do not set one."),
-  endpoint: z
-    .object({ url: z.string().min(1).describe("Base URL of every AWS API, e.g. a moto server.") })
-    .optional()
-    .describe("Override the AWS endpoints (local emulators, VPC endpoints)."),
-});
+export const AwsProviderConfigSpec = z
+  .object({
+    credentials: ProviderCredentials,
+    region: z
+      .string()
+      .min(1)
+      .default("us-east-1")
+      .describe("Default AWS region for resources that do not set one."),
+    endpoint: z
+      .object({ url: z.string().min(1).describe("Base URL of every AWS API, e.g. a moto server.") })
+      .optional()
+      .describe("Override the AWS endpoints (local emulators, VPC endpoints)."),
+  })
+  .describe("How driftless reaches AWS: credentials, default region and endpoints.");
 export type AwsProviderConfigSpec = z.infer<typeof AwsProviderConfigSpec>;
 
-export const GcpProviderConfigSpec = z.object({
-  projectID: z.string().min(1).describe("The Google Cloud project resources are created in."),
-  credentials: ProviderCredentials,
-  endpoint: z
-    .object({
-      pubsub: z.string().optional().describe("Pub/Sub API host:port, e.g. an emulator."),
-      storage: z.string().optional().describe("Cloud Storage API base URL."),
-    })
-    .optional(),
-});
+export const GcpProviderConfigSpec = z
+  .object({
+    projectID: z.string().min(1).describe("The Google Cloud project resources are created in."),
+    credentials: ProviderCredentials,
+    endpoint: z
+      .object({
+        pubsub: z.string().optional().describe("Pub/Sub API host:port, e.g. an emulator."),
+        storage: z.string().optional().describe("Cloud Storage API base URL."),
+      })
+      .optional()
+      .describe("Override the Google Cloud API endpoints (local emulators, private endpoints)."),
+  })
+  .describe("How driftless reaches Google Cloud: project, credentials and endpoints.");
 export type GcpProviderConfigSpec = z.infer<typeof GcpProviderConfigSpec>;
 
-export const AzureProviderConfigSpec = z.object({
-  tenantID: z.string().min(1).describe("Microsoft Entra tenant id."),
-  subscriptionID: z.string().min(1).describe("Azure subscription id."),
-  clientID: z.string().optional().describe("Application (client) id; with source Secret the Secret holds its secret."),
-  credentials: ProviderCredentials,
-  endpoint: z
-    .object({
-      resourceManager: z.string().optional().describe("Azure Resource Manager base URL."),
-      authorityHost: z.string().optional().describe("Microsoft Entra authority host."),
-      blob: z
-        .string()
-        .optional()
-        .describe(
-          "Blob service URL of the storage account; default https://<storage.accountName>.blob.core.windows.net.",
+export const AzureProviderConfigSpec = z
+  .object({
+    tenantID: z.string().min(1).describe("Microsoft Entra tenant id."),
+    subscriptionID: z.string().min(1).describe("Azure subscription id."),
+    clientID: z
+      .string()
+      .optional()
+      .describe("Application (client) id; with source Secret the Secret holds its secret."),
+    credentials: ProviderCredentials,
+    endpoint: z
+      .object({
+        resourceManager: z.string().optional().describe("Azure Resource Manager base URL."),
+        authorityHost: z.string().optional().describe("Microsoft Entra authority host."),
+        blob: z
+          .string()
+          .optional()
+          .describe(
+            "Blob service URL of the storage account; default https://<storage.accountName>.blob.core.windows.net.",
+          ),
+      })
+      .optional()
+      .describe("Override the Azure endpoints (local fakes, sovereign clouds)."),
+    storage: z
+      .object({
+        accountName: z
+          .string()
+          .min(3)
+          .max(24)
+          .describe("The storage account Blob Containers of this ProviderConfig live in."),
+        accountKeySecretRef: SecretKeySelector.optional().describe(
+          "The Secret key holding the account's shared key. Unset: the Blob service is called with the credentials above (they need the Storage Blob Data Contributor role).",
         ),
-    })
-    .optional(),
-  storage: z
-    .object({
-      accountName: z
-        .string()
-        .min(3)
-        .max(24)
-        .describe("The storage account Blob Containers of this ProviderConfig live in."),
-      accountKeySecretRef: SecretKeySelector.optional().describe(
-        "The Secret key holding the account's shared key. Unset: the Blob service is called with the credentials above (they need the Storage Blob Data Contributor role).",
-      ),
-    })
-    .optional()
-    .describe("The storage account for Blob Containers, and how to reach its data plane."),
-});
+      })
+      .optional()
+      .describe("The storage account for Blob Containers, and how to reach its data plane."),
+  })
+  .describe("How driftless reaches Azure: tenant, subscription, credentials, endpoints and storage account.");
 export type AzureProviderConfigSpec = z.infer<typeof AzureProviderConfigSpec>;
 
 export const providerConfigs = {

@@ -3,16 +3,21 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
 import type { ResourceType } from "../api/meta.ts";
+import { ClaimReconciler } from "../claims/reconciler.ts";
 import { Kube } from "../kube/client.ts";
 import { KubeEventRecorder } from "../kube/events.ts";
 import type { Logger } from "../log.ts";
+import { type HealthCheck, type MetricsSink, PrometheusMetrics, startMetricsServer } from "../metrics.ts";
 import { type DeadLetter, MemoryQueue, type QueueEvent } from "../queue/index.ts";
 import { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
 import { type EventRecorder, Reconciler } from "../reconciler/reconciler.ts";
 import { KindRegistry } from "../reconciler/registry.ts";
 import { Forwarder } from "./forwarder.ts";
 import { sweep } from "./sweep.ts";
-import { reconcileHandler } from "./worker.ts";
+import { contextLogger, deadLetterNote, keyOfMessage, reconcileHandler } from "./worker.ts";
+
+/** Due messages waiting this long with no reconcile finishing make /readyz fail (the queue is stuck). */
+export const DEFAULT_STUCK_AFTER_MS = 5 * 60_000;
 
 export interface RunOptions {
   kubeConfig: KubeConfig;
@@ -23,6 +28,15 @@ export interface RunOptions {
   pollIntervalMs?: number;
   sweepIntervalMs?: number;
   events?: EventRecorder;
+  /** Serve /metrics, /healthz and /readyz on this port (0: a free port, see Running.metricsPort). */
+  metricsPort?: number;
+  metricsHost?: string;
+  /** Report to this sink instead (or, with metricsPort, besides the Prometheus one). */
+  metrics?: MetricsSink;
+  /** /readyz fails when due messages have waited this long with no reconcile finishing. */
+  stuckAfterMs?: number;
+  /** Only watch and sweep objects matching this label selector (sharding, tests). */
+  labelSelector?: string;
 }
 
 export interface Running {
@@ -30,6 +44,12 @@ export interface Running {
   queue: MemoryQueue;
   reconciler: Reconciler;
   forwarder: Forwarder;
+  /** The Prometheus metrics, when a metrics port was given. */
+  metrics?: PrometheusMetrics;
+  /** The port /metrics, /healthz and /readyz are served on, when a metrics port was given. */
+  metricsPort?: number;
+  /** The /readyz checks: every kind watched and listed, and the queue making progress. */
+  readiness(): HealthCheck[];
   /** Runs one sweep now (also what the timer does). */
   sweepNow(): Promise<void>;
   /** Stops taking work, finishes in-flight reconciles, closes watches. */
@@ -46,22 +66,88 @@ export function queueEventLogger(logger: Logger) {
 export async function startRun(o: RunOptions): Promise<Running> {
   const kube = new Kube(o.kubeConfig);
   const registry = new KindRegistry(o.kinds);
+  // Filled in below, once the queue and the forwarder exist (the gauges read them at scrape time).
+  let queueRef: MemoryQueue | undefined;
+  let forwarderRef: Forwarder | undefined;
+  const prometheus =
+    o.metricsPort !== undefined
+      ? new PrometheusMetrics({
+          gauges: runGauges(
+            () => queueRef,
+            () => forwarderRef,
+          ),
+        })
+      : undefined;
+  const metrics = combine([prometheus, o.metrics]);
+  // Listen first: a port in use fails the start before any watch or worker runs.
+  let readiness = (): HealthCheck[] => [{ name: "start", ok: false, detail: "starting" }];
+  const server =
+    prometheus && o.metricsPort !== undefined
+      ? await startMetricsServer({
+          metrics: prometheus,
+          port: o.metricsPort,
+          ...(o.metricsHost ? { host: o.metricsHost } : {}),
+          readiness: () => readiness(),
+        }).catch((err: unknown) => {
+          throw new Error(
+            `cannot serve /metrics on port ${o.metricsPort}: ${(err as Error).message}; set DRIFTLESS_METRICS_PORT (0: any free port) or use --no-metrics`,
+            { cause: err },
+          );
+        })
+      : undefined;
   const reconciler = new Reconciler(kube, registry, {
-    logger: o.logger,
+    logger: contextLogger(o.logger),
+    ...(metrics ? { metrics } : {}),
     ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
     events: o.events ?? new KubeEventRecorder(kube),
   });
   const providerConfigs = new ProviderConfigReconciler(kube, registry, o.providerConfigKinds);
+  const claims = new ClaimReconciler(kube, {
+    logger: contextLogger(o.logger),
+    events: o.events ?? new KubeEventRecorder(kube),
+    ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
+  });
+  // Filled in below, once every served type is known.
+  let noteDeadLetter: ((d: DeadLetter) => void) | undefined;
   const queue = new MemoryQueue({
     workers: o.workers ?? 8,
     onEvent: queueEventLogger(o.logger),
-    onDeadLetter: (d: DeadLetter) =>
-      o.logger.error({ key: d.key, receiveCount: d.receiveCount, error: d.error.message }, "dead-lettered"),
+    onDeadLetter: (d: DeadLetter) => {
+      o.logger.error({ key: d.key, receiveCount: d.receiveCount, error: d.error.message }, "dead-lettered");
+      noteDeadLetter?.(d);
+    },
   });
-  queue.start(reconcileHandler({ reconciler, providerConfigs }));
+  queueRef = queue;
+  let lastProgressAt = Date.now();
+  const handler = reconcileHandler({ reconciler, providerConfigs, claims, ...(metrics ? { metrics } : {}) });
+  queue.start(async (received) => {
+    try {
+      return await handler(received);
+    } finally {
+      lastProgressAt = Date.now();
+    }
+  });
 
-  const types: ResourceType[] = [...registry.definitions, ...o.providerConfigKinds.map((k) => k.type)];
-  const forwarder = new Forwarder({ kube, types, sink: queue, logger: o.logger });
+  const types: ResourceType[] = [
+    ...registry.definitions,
+    ...o.providerConfigKinds.map((k) => k.type),
+    ...claims.types,
+  ];
+  const note = deadLetterNote({
+    kube,
+    types,
+    events: o.events ?? new KubeEventRecorder(kube),
+    logger: o.logger,
+  });
+  noteDeadLetter = (d) => void note(keyOfMessage(d.message), d.receiveCount, d.error);
+  const forwarder = new Forwarder({
+    kube,
+    types,
+    sink: queue,
+    logger: o.logger,
+    ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+  });
+  forwarderRef = forwarder;
   await forwarder.start();
 
   const pollIntervalMs = o.pollIntervalMs ?? 5 * 60_000;
@@ -78,6 +164,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
         scheduleMs: sweepIntervalMs,
         defaultPollMs: pollIntervalMs,
         logger: o.logger,
+        ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
       })
         .then((r: object) => o.logger.debug({ ...r }, "sweep done"))
         .catch((err: unknown) => o.logger.error({ error: (err as Error).message }, "sweep failed"))
@@ -91,17 +178,102 @@ export async function startRun(o: RunOptions): Promise<Running> {
   timer.unref();
   void sweepNow();
 
+  const stuckAfterMs = o.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
+  readiness = (): HealthCheck[] => {
+    const f = forwarder.stats();
+    const notWatching = f.kinds.filter((k) => !k.synced || k.state === "missing" || k.state === "retrying");
+    const q = queue.stats();
+    const due = q.pending - q.delayed;
+    const idleMs = Date.now() - lastProgressAt;
+    const stuck = due > 0 && idleMs > stuckAfterMs;
+    return [
+      {
+        name: "forwarder",
+        ok: notWatching.length === 0,
+        detail:
+          notWatching.length === 0
+            ? `watching ${f.kinds.length} kinds`
+            : `not watching: ${notWatching.map((k) => `${k.kind}.${k.apiVersion.split("/")[0]} (${k.state})`).join(", ")}`,
+      },
+      {
+        name: "queue",
+        ok: !stuck,
+        detail: stuck
+          ? `${due} due messages and no reconcile finished for ${Math.round(idleMs / 1000)} s`
+          : `${q.pending} pending (${q.delayed} delayed), ${q.inFlight} in flight, ${q.deadLettered} dead-lettered`,
+      },
+    ];
+  };
+  if (server) o.logger.info({ port: server.port }, "serving /metrics, /healthz and /readyz");
+
   return {
     kube,
     queue,
     reconciler,
     forwarder,
+    ...(prometheus ? { metrics: prometheus } : {}),
+    ...(server ? { metricsPort: server.port } : {}),
+    readiness: () => readiness(),
     sweepNow,
     async stop() {
       clearInterval(timer);
       await forwarder.stop();
       await sweeping;
       await queue.stop();
+      await server?.close();
     },
   };
+}
+
+/** Several sinks as one (undefined when there is none). */
+function combine(sinks: Array<MetricsSink | undefined>): MetricsSink | undefined {
+  const list = sinks.filter((s): s is MetricsSink => s !== undefined);
+  if (list.length <= 1) return list[0];
+  return {
+    reconciled: (...a) => {
+      for (const s of list) s.reconciled(...a);
+    },
+    externalCall: (...a) => {
+      for (const s of list) s.externalCall(...a);
+    },
+    queueAge: (...a) => {
+      for (const s of list) s.queueAge(...a);
+    },
+  };
+}
+
+/** Gauges of the memory queue and the forwarder, read at scrape time. */
+function runGauges(queue: () => MemoryQueue | undefined, forwarder: () => Forwarder | undefined) {
+  const q = (pick: (s: ReturnType<MemoryQueue["stats"]>) => number) => () => {
+    const stats = queue()?.stats();
+    return stats ? [{ value: pick(stats) }] : [];
+  };
+  return [
+    { name: "driftless_queue_pending", help: "Keys waiting in the queue.", read: q((s) => s.pending) },
+    { name: "driftless_queue_delayed", help: "Waiting keys not yet due.", read: q((s) => s.delayed) },
+    { name: "driftless_queue_in_flight", help: "Reconciles running now.", read: q((s) => s.inFlight) },
+    {
+      name: "driftless_queue_dead_lettered",
+      help: "Messages dead-lettered since start.",
+      read: q((s) => s.deadLettered),
+    },
+    {
+      name: "driftless_forwarder_kinds",
+      help: "Watched kinds by state (watching, listing, retrying, missing…).",
+      labelNames: ["state"],
+      read: () => {
+        const counts = new Map<string, number>();
+        for (const k of forwarder()?.stats().kinds ?? []) counts.set(k.state, (counts.get(k.state) ?? 0) + 1);
+        return [...counts].map(([state, value]) => ({ labels: { state }, value }));
+      },
+    },
+    {
+      name: "driftless_forwarder_forwarded",
+      help: "Keys the forwarder handed to the queue since start.",
+      read: () => {
+        const s = forwarder()?.stats();
+        return s ? [{ value: s.forwarded }] : [];
+      },
+    },
+  ];
 }

@@ -285,7 +285,8 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
       this.#deadLetter(entry, error, now);
       return;
     }
-    const delay = backoffMs(entry.receiveCount, this.#retryBackoff, this.#random);
+    const wanted = settled?.kind === "retry" && Number.isFinite(settled.afterMs) ? (settled.afterMs ?? 0) : 0;
+    const delay = Math.max(backoffMs(entry.receiveCount, this.#retryBackoff, this.#random), wanted);
     this.#onEvent?.({
       level: "warn",
       msg: "reconcile failed; will retry",

@@ -52,7 +52,15 @@ export interface ReceivedMessage {
 export type HandlerOutcome =
   | { kind: "done" }
   | { kind: "requeue"; afterMs: number }
-  | { kind: "retry"; error: Error };
+  | {
+      kind: "retry";
+      error: Error;
+      /**
+       * The handler's own earliest retry time (the engine backs off longer when the cloud throttles):
+       * the queue waits at least this long, and at least its own backoff.
+       */
+      afterMs?: number;
+    };
 
 /** A handler that throws counts as `{ kind: "retry" }` with the thrown error. */
 export type MessageHandler = (received: ReceivedMessage) => Promise<HandlerOutcome>;

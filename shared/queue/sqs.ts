@@ -466,8 +466,12 @@ export class SqsConsumer implements QueueConsumer {
         durationMs,
         err: error.message,
       });
+      const wanted =
+        settled?.kind === "retry" && Number.isFinite(settled.afterMs) ? (settled.afterMs ?? 0) : 0;
       if (this.#retryBackoff !== undefined) {
-        const seconds = Math.ceil(backoffMs(received.receiveCount, this.#retryBackoff) / 1000);
+        // Never sooner than the handler asked (the engine backs off longer when the cloud throttles).
+        const own = backoffMs(received.receiveCount, this.#retryBackoff);
+        const seconds = Math.ceil(Math.max(own, wanted) / 1000);
         await this.#client.send(
           new ChangeMessageVisibilityCommand({
             QueueUrl: this.#queueUrl,

@@ -23,6 +23,7 @@ import {
 } from "./conditions.ts";
 import { ConnectionPublisher } from "./connection.ts";
 import { resolvePolicies } from "./policies.ts";
+import { DEFAULT_RATE_LIMIT, type RateLimit, RateLimiters } from "./rate-limit.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
 
@@ -123,6 +124,11 @@ export interface ReconcilerOptions {
   logger?: ReconcileLogger;
   events?: EventRecorder;
   metrics?: ReconcileMetrics;
+  /**
+   * Cloud calls per ProviderConfig (token bucket, per process); default DEFAULT_RATE_LIMIT (20/s,
+   * burst 40); `false` turns it off.
+   */
+  rateLimit?: RateLimit | false;
   now?: () => Date;
   /** Deterministic jitter source for tests; default Math.random. */
   random?: () => number;
@@ -144,19 +150,22 @@ export class Reconciler {
   readonly #kube: Kube;
   readonly #registry: KindRegistry;
   readonly #publisher: ConnectionPublisher;
-  readonly #opts: Required<Omit<ReconcilerOptions, "events" | "metrics">> & {
+  readonly #opts: Required<Omit<ReconcilerOptions, "events" | "metrics" | "rateLimit">> & {
     events?: EventRecorder;
     metrics?: ReconcileMetrics;
   };
   readonly #providerConfigs = new Map<string, { at: number; pc: ProviderConfig }>();
   readonly #secrets = new Map<string, { at: number; value: string }>();
   readonly #mapPaths = new Map<string, Set<string>>();
+  readonly #rateLimits: RateLimiters | undefined;
   readonly externalCalls: ExternalCallStats = { observe: 0, create: 0, update: 0, delete: 0 };
 
   constructor(kube: Kube, registry: KindRegistry, opts: ReconcilerOptions = {}) {
     this.#kube = kube;
     this.#registry = registry;
     this.#publisher = new ConnectionPublisher(kube);
+    const rateLimit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
+    this.#rateLimits = rateLimit === false ? undefined : new RateLimiters(rateLimit);
     this.#opts = {
       pollIntervalMs: opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
       creationGracePeriodMs: opts.creationGracePeriodMs ?? DEFAULT_CREATION_GRACE_MS,
@@ -562,9 +571,11 @@ export class Reconciler {
       this.#providerConfigs.set(cacheKey, { at: Date.now(), pc });
     }
     const providerConfig = pc;
+    const rateLimit = this.#rateLimits?.for(cacheKey).acquire;
     try {
-      return await provider.connect({
+      const client = await provider.connect({
         providerConfig,
+        ...(rateLimit ? { rateLimit } : {}),
         readSecretKey: async (ref) => {
           // Credentials are read once per TTL, not once per reconcile: the in-sync path stays at one GET.
           const secretKey = `${ref.namespace}/${ref.name}/${ref.key}`;
@@ -582,6 +593,7 @@ export class Reconciler {
           return decoded;
         },
       });
+      return rateLimit && !provider.limitsEachRequest ? limitOperations(client, rateLimit) : client;
     } catch (err) {
       this.#providerConfigs.delete(cacheKey);
       throw err instanceof CredentialsError
@@ -682,6 +694,31 @@ export class Reconciler {
       this.#opts.logger.warn({ error: (err as Error).message }, "cannot record event");
     });
   }
+}
+
+/** Awaits the rate limit before each external operation, for providers that do not limit each request. */
+function limitOperations<F, A>(
+  client: ExternalClient<F, A>,
+  acquire: () => Promise<void>,
+): ExternalClient<F, A> {
+  return {
+    observe: async (mr, name) => {
+      await acquire();
+      return client.observe(mr, name);
+    },
+    create: async (mr, name) => {
+      await acquire();
+      return client.create(mr, name);
+    },
+    update: async (mr, name, obs) => {
+      await acquire();
+      return client.update(mr, name, obs);
+    },
+    delete: async (mr, name) => {
+      await acquire();
+      return client.delete(mr, name);
+    },
+  };
 }
 
 function readiness(obs: ExternalObservation<unknown, unknown>) {

@@ -13,10 +13,13 @@ export const BucketForProvider = z.object({
     .describe("Object versioning: Enabled or Suspended."),
   publicAccessBlock: z
     .object({
-      blockPublicAcls: z.boolean().optional(),
-      ignorePublicAcls: z.boolean().optional(),
-      blockPublicPolicy: z.boolean().optional(),
-      restrictPublicBuckets: z.boolean().optional(),
+      blockPublicAcls: z.boolean().optional().describe("Reject requests that set public ACLs."),
+      ignorePublicAcls: z.boolean().optional().describe("Ignore public ACLs on the bucket and its objects."),
+      blockPublicPolicy: z.boolean().optional().describe("Reject bucket policies that grant public access."),
+      restrictPublicBuckets: z
+        .boolean()
+        .optional()
+        .describe("Allow only AWS services and the owner's account to reach a bucket with a public policy."),
     })
     .optional()
     .describe("The bucket's public access block."),

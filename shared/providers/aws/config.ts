@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { AwsCredentialIdentity } from "@smithy/types";
+import type { AwsCredentialIdentity, FinalizeRequestMiddleware } from "@smithy/types";
 import {
   type ConnectContext,
   CredentialsError,
@@ -13,6 +13,8 @@ export interface AwsClientConfig {
   region: string;
   credentials?: AwsCredentialIdentity;
   endpoint?: string;
+  /** The engine's per-ProviderConfig rate limit, awaited before every request (retries included). */
+  rateLimit?: () => Promise<void>;
   /** Cache key: same ProviderConfig generation, region and credentials → same SDK client. */
   cacheKey: string;
 }
@@ -76,24 +78,56 @@ export async function awsClientConfig(
     region: r,
     ...(credentials ? { credentials } : {}),
     ...(endpoint ? { endpoint } : {}),
+    ...(ctx.rateLimit ? { rateLimit: ctx.rateLimit } : {}),
     cacheKey: `${ctx.providerConfig.metadata.uid}/${ctx.providerConfig.metadata.resourceVersion}/${r}/${endpoint}/${fingerprint}`,
   };
 }
 
+/** The part of an SDK client the rate limit hooks into. */
+interface WithMiddleware {
+  middlewareStack: {
+    add(
+      middleware: FinalizeRequestMiddleware<object, object>,
+      options: { step: "finalizeRequest"; priority: "low"; name: string },
+    ): void;
+  };
+}
+
+// Clients are per rate limit too: two reconcilers in one process (tests) keep their own limits.
+const rateLimitIds = new WeakMap<() => Promise<void>, number>();
+let rateLimitSeq = 0;
+
 /** SDK clients are made once per container and credentials, with keep-alive, as Lambda guidance says. */
-export class ClientCache<T> {
+export class ClientCache<T extends WithMiddleware> {
   readonly #clients = new Map<string, T>();
   readonly #make: (c: AwsClientConfig) => T;
   constructor(make: (c: AwsClientConfig) => T) {
     this.#make = make;
   }
   get(c: AwsClientConfig): T {
-    let client = this.#clients.get(c.cacheKey);
+    const { rateLimit } = c;
+    let limitId = rateLimit ? rateLimitIds.get(rateLimit) : undefined;
+    if (rateLimit && limitId === undefined) {
+      limitId = ++rateLimitSeq;
+      rateLimitIds.set(rateLimit, limitId);
+    }
+    const key = `${c.cacheKey}/${limitId ?? "-"}`;
+    let client = this.#clients.get(key);
     if (!client) {
       client = this.#make(c);
+      if (rateLimit) {
+        // Inside the retry middleware (finalizeRequest, low priority): every attempt takes a token.
+        client.middlewareStack.add(
+          (next) => async (args) => {
+            await rateLimit();
+            return next(args);
+          },
+          { step: "finalizeRequest", priority: "low", name: "driftlessRateLimit" },
+        );
+      }
       // One ProviderConfig generation needs few clients; forget old generations rather than grow.
       if (this.#clients.size > 64) this.#clients.clear();
-      this.#clients.set(c.cacheKey, client);
+      this.#clients.set(key, client);
     }
     return client;
   }

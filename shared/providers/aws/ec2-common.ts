@@ -148,6 +148,7 @@ export function ec2Provider<F extends RegionSpec, A extends { arn?: string }>(
 ): ManagedKindProvider<F, A> {
   return {
     definition,
+    limitsEachRequest: true,
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
       const clientFor = async (mr: ManagedResource<F, A>) => {
         const cfg = await awsClientConfig(

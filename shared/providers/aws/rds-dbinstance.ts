@@ -453,6 +453,7 @@ function finalSnapshotName(mr: MR, name: string): string {
 
 export const dbInstanceProvider: ManagedKindProvider<F, A> = {
   definition: DBInstance,
+  limitsEachRequest: true,
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     const secrets = new SecretReader((ref) => ctx.readSecretKey(ref));
     // An existing instance is looked for where it lives (its ARN's region), so a changed spec.region is

@@ -189,6 +189,7 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
 
 export const dbSubnetGroupProvider: ManagedKindProvider<F, A> = {
   definition: DBSubnetGroup,
+  limitsEachRequest: true,
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     // An existing group is looked for where it lives (its ARN's region), so a changed spec.region is
     // reported as drift on an immutable field instead of creating a second group elsewhere.

@@ -156,10 +156,7 @@ class BucketClient implements ExternalClient<F, A> {
         new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: fp.versioning } }),
       );
     }
-    if (
-      fp.publicAccessBlock !== undefined &&
-      JSON.stringify(fp.publicAccessBlock) !== JSON.stringify(observed.publicAccessBlock)
-    ) {
+    if (fp.publicAccessBlock !== undefined && !sameFlags(fp.publicAccessBlock, observed.publicAccessBlock)) {
       const p = fp.publicAccessBlock;
       const all = [p.blockPublicAcls, p.ignorePublicAcls, p.blockPublicPolicy, p.restrictPublicBuckets];
       if (all.every((x) => !x)) await this.#s3.send(new DeletePublicAccessBlockCommand({ Bucket: name }));
@@ -215,6 +212,7 @@ class BucketClient implements ExternalClient<F, A> {
 
 export const bucketProvider: ManagedKindProvider<F, A> = {
   definition: Bucket,
+  limitsEachRequest: true,
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     const clientFor = async (mr: MR) => {
       const cfg = await awsClientConfig(ctx, mr.status?.atProvider?.region ?? mr.spec.forProvider.region);

@@ -187,6 +187,7 @@ class QueueClient implements ExternalClient<F, A> {
 
 export const queueProvider: ManagedKindProvider<F, A> = {
   definition: Queue,
+  limitsEachRequest: true,
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     // An existing queue is looked for where it lives (its ARN's region), so a changed spec.region is
     // reported as drift on an immutable field instead of creating a second queue elsewhere.

@@ -1,0 +1,71 @@
+// Lambda entry point: SQS event source with `functionResponseType: ReportBatchItemFailures`.
+// Thin adapter: config and clients once per container, then shared/pipeline/functions-sqs.ts.
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { Kube } from "../../shared/kube/client.ts";
+import { KubeEventRecorder } from "../../shared/kube/events.ts";
+import { createLogger } from "../../shared/log.ts";
+import {
+  createReconcileFn,
+  DEFAULT_DEADLINE_MARGIN_MS,
+  perContainer,
+  typesOf,
+} from "../../shared/pipeline/functions.ts";
+import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/pipeline/functions-sqs.ts";
+import { type DeadLetterNote, deadLetterNote } from "../../shared/pipeline/worker.ts";
+import { awsClusterAccess } from "./cluster.ts";
+import { readAwsConfig } from "./config.ts";
+import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
+
+/** The part of Lambda's context object this handler reads. */
+export interface LambdaContext {
+  getRemainingTimeInMillis(): number;
+}
+
+const cfg = readAwsConfig();
+const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-reconcile" });
+const sqs = new SQSClient({});
+// Set with the reconcile function: a failed last receive is noted on the resource (Warning Event).
+let noteDeadLetter: DeadLetterNote | undefined;
+const reconcileFn = perContainer(async () => {
+  const access = await awsClusterAccess(cfg, sqs.config.credentials);
+  logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
+  const kube = new Kube(access.kubeConfig);
+  noteDeadLetter = deadLetterNote({
+    kube,
+    types: typesOf(awsKinds, awsProviderConfigKinds),
+    events: new KubeEventRecorder(kube),
+    logger,
+  });
+  return createReconcileFn({
+    kube,
+    kinds: awsKinds,
+    providerConfigKinds: awsProviderConfigKinds,
+    logger,
+    pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
+  });
+});
+// Finish during the init phase (Lambda would freeze work left pending); a failure is retried on invoke.
+await reconcileFn().catch((err: unknown) => {
+  logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
+});
+
+export async function handler(event: SqsEvent, context?: LambdaContext): Promise<SqsBatchResponse> {
+  const reconcile = await reconcileFn();
+  const { batchItemFailures } = await handleSqsBatch(
+    {
+      sqs,
+      reconcile,
+      logger,
+      queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL,
+      deadLetterQueueUrl: cfg.DRIFTLESS_SQS_DLQ_URL,
+      maxReceiveCount: cfg.DRIFTLESS_SQS_MAX_RECEIVE_COUNT,
+      noteDeadLetter,
+      concurrency: cfg.DRIFTLESS_WORKERS,
+      deadlineMs: context
+        ? Date.now() + context.getRemainingTimeInMillis() - DEFAULT_DEADLINE_MARGIN_MS
+        : undefined,
+    },
+    event,
+  );
+  return { batchItemFailures };
+}

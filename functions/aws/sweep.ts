@@ -1,0 +1,47 @@
+// Lambda entry point: the drift sweep, on an EventBridge schedule. Thin adapter over runScheduledSweep.
+import { SQSClient } from "@aws-sdk/client-sqs";
+import { Kube } from "../../shared/kube/client.ts";
+import { createLogger } from "../../shared/log.ts";
+import { logQueueEvents, perContainer, runScheduledSweep, typesOf } from "../../shared/pipeline/functions.ts";
+import type { SweepResult } from "../../shared/pipeline/sweep.ts";
+import { SqsProducer } from "../../shared/queue/sqs.ts";
+import { awsClusterAccess } from "./cluster.ts";
+import { readAwsConfig } from "./config.ts";
+import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
+
+/** The fields of EventBridge's scheduled event this handler reads. */
+export interface ScheduledEvent {
+  /** When the schedule fired (RFC 3339). */
+  time?: string;
+}
+
+const cfg = readAwsConfig();
+const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-sweep" });
+const sqs = new SQSClient({});
+const types = typesOf(awsKinds, awsProviderConfigKinds);
+const producer = cfg.DRIFTLESS_SQS_QUEUE_URL
+  ? new SqsProducer({ client: sqs, queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL, onEvent: logQueueEvents(logger) })
+  : undefined;
+const kube = perContainer(async () => {
+  const access = await awsClusterAccess(cfg, sqs.config.credentials);
+  logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
+  return new Kube(access.kubeConfig);
+});
+await kube().catch((err: unknown) => {
+  logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
+});
+
+export async function handler(event: ScheduledEvent = {}): Promise<SweepResult> {
+  if (!producer) throw new Error("DRIFTLESS_SQS_QUEUE_URL is not set");
+  const scheduledAt = event.time ? new Date(event.time) : undefined;
+  return runScheduledSweep({
+    kube: await kube(),
+    types,
+    producer,
+    scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
+    defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
+    logger,
+    scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
+    labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+  });
+}

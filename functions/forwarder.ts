@@ -1,0 +1,150 @@
+#!/usr/bin/env node
+// The forwarder as a long-running process (an in-cluster Deployment): watches the managed kinds of the
+// clouds this deployment serves and forwards keys to SQS or Pub/Sub (DRIFTLESS_QUEUE). SIGTERM/SIGINT:
+// stop watching, send what is still pending, close the queue client, exit.
+//
+// The kind list is API definitions only (no provider code): the forwarder never talks to a cloud API,
+// so it must not load the clouds' SDKs (its pod runs in 128 MiB). The queue adapter is loaded on demand,
+// so an SQS forwarder never loads Pub/Sub (and the other way round).
+import { z } from "zod";
+import { SecurityGroup, Subnet, VPC } from "../shared/api/aws/ec2.ts";
+import { DBInstance, DBSubnetGroup } from "../shared/api/aws/rds.ts";
+import { Bucket as S3Bucket } from "../shared/api/aws/s3.ts";
+import { Queue } from "../shared/api/aws/sqs.ts";
+import { Subnet as AzureSubnet, VirtualNetwork } from "../shared/api/azure/network.ts";
+import { ResourceGroup } from "../shared/api/azure/resources.ts";
+import { Container } from "../shared/api/azure/storage.ts";
+import { Subscription, Topic } from "../shared/api/gcp/pubsub.ts";
+import { Bucket as GcsBucket } from "../shared/api/gcp/storage.ts";
+import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
+import { providerConfigs } from "../shared/api/provider-config.ts";
+import { loadKubeConfig } from "../shared/kube/config.ts";
+import { createLogger } from "../shared/log.ts";
+import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
+import { Forwarder } from "../shared/pipeline/forwarder.ts";
+import { type Config, readConfig } from "./config.ts";
+
+const CLOUDS = ["aws", "gcp", "azure"] as const;
+type Cloud = (typeof CLOUDS)[number];
+
+/** Every managed kind's definition (a unit test checks this against the provider registry). */
+export const definitions: ReadonlyArray<ResourceType & { cloud: Cloud }> = [
+  Queue,
+  S3Bucket,
+  DBInstance,
+  VPC,
+  Subnet,
+  SecurityGroup,
+  DBSubnetGroup,
+  ResourceGroup,
+  Container,
+  VirtualNetwork,
+  AzureSubnet,
+  Topic,
+  Subscription,
+  GcsBucket,
+];
+
+const ForwarderEnv = z.object({
+  DRIFTLESS_CLOUDS: z
+    .preprocess((v) => (v === "" ? undefined : v), z.string().optional())
+    .transform((v) => (v === undefined ? undefined : v.split(",").map((c) => c.trim())))
+    .pipe(z.array(z.enum(CLOUDS)).min(1).optional())
+    .describe("Clouds whose kinds are forwarded (comma list); default: aws for sqs, gcp for pubsub."),
+  DRIFTLESS_LABEL_SELECTOR: z
+    .preprocess((v) => (v === "" ? undefined : v), z.string().optional())
+    .describe("Only forward objects matching this label selector (sharding)."),
+});
+
+export type ForwarderConfig = Config & z.infer<typeof ForwarderEnv>;
+
+export function readForwarderConfig(env: NodeJS.ProcessEnv = process.env): ForwarderConfig {
+  const base = readConfig(env);
+  const parsed = ForwarderEnv.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid configuration: ${problems}`);
+  }
+  return { ...base, ...parsed.data };
+}
+
+/** The kinds (and ProviderConfigs) of the given clouds: what the functions behind the queue serve. */
+export function forwardedTypes(clouds: readonly Cloud[]): ResourceType[] {
+  return [
+    ...definitions.filter((d) => clouds.includes(d.cloud)),
+    ...clouds.map((c) => providerConfigs[c].type),
+  ];
+}
+
+interface Sink {
+  producer: MessageSink;
+  close(): Promise<void>;
+}
+
+// The queue adapter is imported on demand: the other cloud's SDK is never loaded (a chunk of its own in
+// the bundle). Our own modules are imported, not the SDK packages: a bundled CommonJS package loaded
+// with import() exposes only a default export.
+async function openSink(cfg: ForwarderConfig, logger: Logger): Promise<Sink> {
+  if (cfg.DRIFTLESS_QUEUE === "sqs") {
+    if (!cfg.DRIFTLESS_SQS_QUEUE_URL) throw new Error("DRIFTLESS_SQS_QUEUE_URL is not set");
+    const { openSqsSink } = await import("./aws/queue.ts");
+    return openSqsSink(cfg.DRIFTLESS_SQS_QUEUE_URL, logger);
+  }
+  if (cfg.DRIFTLESS_QUEUE === "pubsub") {
+    if (!cfg.DRIFTLESS_PUBSUB_TOPIC) throw new Error("DRIFTLESS_PUBSUB_TOPIC is not set");
+    const { openPubSubSink } = await import("./gcp/queue.ts");
+    return openPubSubSink(cfg.DRIFTLESS_PUBSUB_TOPIC, cfg.GCP_PROJECT_ID, logger);
+  }
+  throw new Error("the forwarder sends to a shared queue: set DRIFTLESS_QUEUE to sqs or pubsub");
+}
+
+export interface RunningForwarder {
+  forwarder: Forwarder;
+  /** Stops watching, sends what is pending, closes the queue client. */
+  stop(): Promise<void>;
+}
+
+export async function startForwarder(cfg: ForwarderConfig, logger: Logger): Promise<RunningForwarder> {
+  const clouds = cfg.DRIFTLESS_CLOUDS ?? [cfg.DRIFTLESS_QUEUE === "pubsub" ? "gcp" : "aws"];
+  const types = forwardedTypes(clouds);
+  const kubeConfig = loadKubeConfig({ path: cfg.KUBECONFIG, yaml: cfg.DRIFTLESS_KUBECONFIG_YAML });
+  const sink = await openSink(cfg, logger);
+  const forwarder = new Forwarder({
+    kube: kubeConfig,
+    types,
+    sink: sink.producer,
+    logger,
+    ...(cfg.DRIFTLESS_LABEL_SELECTOR ? { labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR } : {}),
+  });
+  await forwarder.start();
+  logger.info(
+    { queue: cfg.DRIFTLESS_QUEUE, clouds, kinds: types.map((t) => `${t.kind}.${apiVersionOf(t)}`) },
+    "forwarding",
+  );
+  return {
+    forwarder,
+    async stop() {
+      await forwarder.stop();
+      await sink.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const cfg = readForwarderConfig();
+  const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-forwarder" });
+  const running = await startForwarder(cfg, logger);
+  const signal = await new Promise<string>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+  logger.info({ signal }, "shutting down: sending pending keys");
+  await running.stop();
+}
+
+if (import.meta.main) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`driftless forwarder: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,52 @@
+// Cloud Functions (gen2) entry point: a CloudEvent function triggered by the work topic through Eventarc.
+// Thin adapter: config and clients once per instance, then shared/pipeline/functions-pubsub.ts. Return =
+// 2xx (ack); throw = non-2xx (redelivered under the subscription's retry policy, then dead-lettered).
+import { type CloudEvent, cloudEvent } from "@google-cloud/functions-framework";
+import { PubSub } from "@google-cloud/pubsub";
+import { Kube } from "../../shared/kube/client.ts";
+import { createLogger } from "../../shared/log.ts";
+import { createReconcileFn, logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts";
+import { handlePubSubPush } from "../../shared/pipeline/functions-pubsub.ts";
+import { PubSubProducer } from "../../shared/queue/pubsub.ts";
+import { gcpClusterAccess } from "./cluster.ts";
+import { readGcpConfig } from "./config.ts";
+import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
+
+const cfg = readGcpConfig();
+const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-reconcile" });
+const pubsub = new PubSub(cfg.GCP_PROJECT_ID ? { projectId: cfg.GCP_PROJECT_ID } : {});
+const deadLetterTopic = cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC
+  ? pubsub.topic(cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC)
+  : undefined;
+const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
+  ? new PubSubProducer({ pubsub, topic: cfg.DRIFTLESS_PUBSUB_TOPIC, onEvent: logQueueEvents(logger) })
+  : undefined;
+const reconcileFn = perContainer(async () => {
+  const access = await gcpClusterAccess(cfg);
+  logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
+  return createReconcileFn({
+    kube: new Kube(access.kubeConfig),
+    kinds: gcpKinds,
+    providerConfigKinds: gcpProviderConfigKinds,
+    logger,
+    pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
+  });
+});
+await reconcileFn().catch((err: unknown) => {
+  logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
+});
+
+export async function reconcile(event: CloudEvent<unknown>): Promise<void> {
+  await handlePubSubPush(
+    {
+      reconcile: await reconcileFn(),
+      logger,
+      deadLetterTopic,
+      producer,
+      maxDeliveryAttempts: cfg.DRIFTLESS_PUBSUB_MAX_DELIVERY_ATTEMPTS,
+    },
+    event,
+  );
+}
+
+cloudEvent("reconcile", reconcile);

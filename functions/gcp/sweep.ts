@@ -1,0 +1,44 @@
+// Cloud Functions (gen2) entry point: the drift sweep. Cloud Scheduler publishes a tick to a topic; this
+// CloudEvent function sweeps and publishes due keys to the work topic. Thin adapter over runScheduledSweep.
+import { type CloudEvent, cloudEvent } from "@google-cloud/functions-framework";
+import { PubSub } from "@google-cloud/pubsub";
+import { Kube } from "../../shared/kube/client.ts";
+import { createLogger } from "../../shared/log.ts";
+import { logQueueEvents, perContainer, runScheduledSweep, typesOf } from "../../shared/pipeline/functions.ts";
+import { PubSubProducer } from "../../shared/queue/pubsub.ts";
+import { gcpClusterAccess } from "./cluster.ts";
+import { readGcpConfig } from "./config.ts";
+import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
+
+const cfg = readGcpConfig();
+const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-sweep" });
+const pubsub = new PubSub(cfg.GCP_PROJECT_ID ? { projectId: cfg.GCP_PROJECT_ID } : {});
+const types = typesOf(gcpKinds, gcpProviderConfigKinds);
+const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
+  ? new PubSubProducer({ pubsub, topic: cfg.DRIFTLESS_PUBSUB_TOPIC, onEvent: logQueueEvents(logger) })
+  : undefined;
+const kube = perContainer(async () => {
+  const access = await gcpClusterAccess(cfg);
+  logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
+  return new Kube(access.kubeConfig);
+});
+await kube().catch((err: unknown) => {
+  logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
+});
+
+export async function sweep(event: CloudEvent<unknown>): Promise<void> {
+  if (!producer) throw new Error("DRIFTLESS_PUBSUB_TOPIC is not set");
+  const scheduledAt = event.time ? new Date(event.time) : undefined;
+  await runScheduledSweep({
+    kube: await kube(),
+    types,
+    producer,
+    scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
+    defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
+    logger,
+    scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
+    labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+  });
+}
+
+cloudEvent("sweep", sweep);

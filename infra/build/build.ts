@@ -1,0 +1,292 @@
+// Builds one minified ESM bundle per function with esbuild, checks each bundle's import graph (one cloud's
+// SDK never in the other cloud's bundle), assembles dist/gcp/ for `gcloud functions deploy`, and prints
+// a table: bundle, minified size, gzip size, cold import time (median of fresh Node processes).
+//
+//   node infra/build/build.ts                       every bundle, measured
+//   node infra/build/build.ts --only aws-reconcile,aws-sweep --no-measure
+//   node infra/build/build.ts --only gcp-reconcile,gcp-sweep --gcp-package
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { gzipSync } from "node:zlib";
+import { build, type Metafile } from "esbuild";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const DIST = path.join(ROOT, "dist");
+export const AWS_RECONCILE_BUDGET_BYTES = 2.5 * 1024 * 1024;
+const IMPORT_SAMPLES = 5;
+
+type Platform = "aws" | "gcp" | "any";
+
+interface BundleSpec {
+  name: string;
+  entry: string;
+  platform: Platform;
+  /** Packages resolved at run time instead of bundled. */
+  external?: string[];
+  /**
+   * Dynamic imports become chunks beside the bundle (dist/<name>-chunks/), loaded only when reached: the
+   * forwarder loads either the SQS or the Pub/Sub adapter, and its pod has 128 MiB.
+   */
+  split?: boolean;
+}
+
+// Cloud Functions loads the function through its own copy of the framework: registering with a bundled
+// copy would be invisible to it, so the framework stays external (dist/gcp/package.json depends on it).
+const FUNCTIONS_FRAMEWORK = "@google-cloud/functions-framework";
+
+export const BUNDLES: BundleSpec[] = [
+  { name: "aws-reconcile", entry: "functions/aws/reconcile.ts", platform: "aws" },
+  { name: "aws-sweep", entry: "functions/aws/sweep.ts", platform: "aws" },
+  {
+    name: "gcp-reconcile",
+    entry: "functions/gcp/reconcile.ts",
+    platform: "gcp",
+    external: [FUNCTIONS_FRAMEWORK],
+  },
+  { name: "gcp-sweep", entry: "functions/gcp/sweep.ts", platform: "gcp", external: [FUNCTIONS_FRAMEWORK] },
+  { name: "forwarder", entry: "functions/forwarder.ts", platform: "any", split: true },
+  { name: "cli", entry: "functions/cli/main.ts", platform: "any" },
+];
+
+/** Packages that must never be in a bundle of the given platform (checked in esbuild's metafile). */
+const FORBIDDEN: Record<Platform, RegExp[]> = {
+  aws: [/node_modules\/@google-cloud\//, /node_modules\/google-gax\//, /node_modules\/@azure\//],
+  gcp: [/node_modules\/@aws-sdk\//, /node_modules\/@azure\//],
+  any: [],
+};
+
+// ESM has no require/__filename/__dirname; bundled CommonJS (google-gax, protobufjs…) needs them.
+const BANNER = [
+  'import { createRequire as __driftlessCreateRequire } from "node:module";',
+  'import { fileURLToPath as __driftlessFileURLToPath } from "node:url";',
+  'import { dirname as __driftlessDirname } from "node:path";',
+  "const require = __driftlessCreateRequire(import.meta.url);",
+  "const __filename = __driftlessFileURLToPath(import.meta.url);",
+  "const __dirname = __driftlessDirname(__filename);",
+].join("\n");
+
+export class BundleGraphError extends Error {
+  override name = "BundleGraphError";
+}
+
+/** The first forbidden input of a bundle with the chain that brought it in, or undefined. */
+export function forbiddenInput(
+  metafile: Metafile,
+  platform: Platform,
+): { input: string; via: string[] } | undefined {
+  const patterns = FORBIDDEN[platform];
+  const inputs = Object.keys(metafile.inputs);
+  const bad = inputs.find((i) => patterns.some((p) => p.test(i)));
+  if (!bad) return undefined;
+  // Walk importers back to an entry point, so the message names the file to fix.
+  const importers = new Map<string, string>();
+  for (const [file, info] of Object.entries(metafile.inputs)) {
+    for (const imp of info.imports) if (!importers.has(imp.path)) importers.set(imp.path, file);
+  }
+  const via: string[] = [];
+  for (let at = importers.get(bad); at && via.length < 20; at = importers.get(at)) {
+    via.push(at);
+    if (!at.includes("node_modules")) break;
+  }
+  return { input: bad, via };
+}
+
+export interface BuiltBundle {
+  name: string;
+  file: string;
+  bytes: number;
+  gzipBytes: number;
+  /** Chunks loaded with the entry (split bundles); the on-demand ones are not counted. */
+  chunks?: number;
+  importMs?: number;
+}
+
+export async function buildBundle(spec: BundleSpec, outfile: string): Promise<BuiltBundle> {
+  const chunkDir = path.join(path.dirname(outfile), `${spec.name}-chunks`);
+  if (spec.split) rmSync(chunkDir, { recursive: true, force: true });
+  const result = await build({
+    ...(spec.split
+      ? {
+          entryPoints: { [path.basename(outfile, ".mjs")]: path.join(ROOT, spec.entry) },
+          outdir: path.dirname(outfile),
+          splitting: true,
+          chunkNames: `${spec.name}-chunks/[name]-[hash]`,
+          outExtension: { ".js": ".mjs" },
+        }
+      : { entryPoints: [path.join(ROOT, spec.entry)], outfile }),
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node22",
+    minify: true,
+    // Maps let Lambda (NODE_OPTIONS=--enable-source-maps) and Cloud Logging show file:line; without the
+    // sources embedded they stay a fraction of the bundle's size.
+    sourcemap: "linked",
+    sourcesContent: false,
+    legalComments: "none",
+    metafile: true,
+    logLevel: "warning",
+    absWorkingDir: ROOT,
+    banner: { js: BANNER },
+    external: spec.external ?? [],
+    // Prefer ES module builds (tree-shaking), as Node would resolve them for an import.
+    mainFields: ["module", "main"],
+    conditions: ["module", "import", "node"],
+  });
+  const found = forbiddenInput(result.metafile, spec.platform);
+  if (found) {
+    rmSync(outfile, { force: true });
+    throw new BundleGraphError(
+      `${spec.name}: ${found.input} must not be in a ${spec.platform.toUpperCase()} bundle; imported via ${found.via.join(" ← ")}`,
+    );
+  }
+  // What loading the bundle reads: the entry and the chunks it imports statically (not the on-demand ones).
+  const files = eagerOutputs(result.metafile, path.relative(ROOT, outfile));
+  const code = Buffer.concat(files.map((f) => readFileSync(path.join(ROOT, f))));
+  return {
+    name: spec.name,
+    file: outfile,
+    bytes: code.length,
+    gzipBytes: gzipSync(code).length,
+    ...(files.length > 1 ? { chunks: files.length - 1 } : {}),
+  };
+}
+
+/** The output file and every chunk it imports statically, transitively. */
+export function eagerOutputs(metafile: Metafile, entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const imp of metafile.outputs[file]?.imports ?? []) {
+      if (imp.kind === "import-statement" && !imp.external) visit(imp.path);
+    }
+  };
+  visit(entry);
+  return [...seen];
+}
+
+/** Median wall time of `await import(bundle)` in fresh Node processes (what a cold start pays to load code). */
+export function coldImportMs(file: string, samples = IMPORT_SAMPLES): number {
+  const script = [
+    "const t = performance.now();",
+    `await import(${JSON.stringify(`file://${file}`)});`,
+    "process.stdout.write(String(performance.now() - t));",
+    "process.exit(0);",
+  ].join("\n");
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: ROOT,
+      // A clean environment: module scope reads config, and must not reach any real endpoint.
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "error" },
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 60_000,
+    });
+    times.push(Number(out.trim().split("\n").at(-1)));
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)] ?? Number.NaN;
+}
+
+/** dist/gcp: one source folder for every Cloud Function; index.mjs loads only the target's bundle. */
+export function assembleGcpPackage(built: BuiltBundle[]): string {
+  const dir = path.join(DIST, "gcp");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const targets: string[] = [];
+  for (const b of built.filter((x) => x.name.startsWith("gcp-"))) {
+    const target = b.name.slice("gcp-".length);
+    targets.push(target);
+    writeFileSync(path.join(dir, `${target}.mjs`), readFileSync(b.file));
+    writeFileSync(path.join(dir, `${target}.mjs.map`), readFileSync(`${b.file}.map`));
+  }
+  const rootPkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+    version: string;
+    dependencies: Record<string, string>;
+  };
+  const pkg = {
+    name: "driftless-gcp-functions",
+    version: rootPkg.version,
+    private: true,
+    type: "module",
+    main: "index.mjs",
+    engines: { node: ">=22" },
+    dependencies: { [FUNCTIONS_FRAMEWORK]: rootPkg.dependencies[FUNCTIONS_FRAMEWORK] },
+  };
+  writeFileSync(path.join(dir, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
+  const index = [
+    "// Cloud Functions entry: loads only the bundle of the function this instance serves.",
+    "// FUNCTION_TARGET is the --entry-point; each bundle registers itself with the Functions Framework.",
+    "const loaders = {",
+    ...targets.map((t) => `  ${JSON.stringify(t)}: () => import(${JSON.stringify(`./${t}.mjs`)}),`),
+    "};",
+    'const target = process.env.FUNCTION_TARGET ?? "reconcile";',
+    "const load = loaders[target];",
+    'if (!load) throw new Error("unknown FUNCTION_TARGET " + target + "; expected one of " + Object.keys(loaders).join(", "));',
+    "await load();",
+    "",
+  ].join("\n");
+  writeFileSync(path.join(dir, "index.mjs"), index);
+  writeFileSync(path.join(dir, ".gcloudignore"), "node_modules/\n");
+  return dir;
+}
+
+function formatBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MB` : `${(n / 1024).toFixed(0)} kB`;
+}
+
+function printTable(rows: BuiltBundle[]): void {
+  const header = ["bundle", "minified", "gzip", "cold import (median)"];
+  const lines = rows.map((r) => [
+    `dist/${path.basename(r.file)}${r.chunks ? ` (+${r.chunks} chunks)` : ""}`,
+    formatBytes(r.bytes),
+    formatBytes(r.gzipBytes),
+    r.importMs === undefined ? "—" : `${r.importMs.toFixed(0)} ms`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? "").length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
+  process.stdout.write(`${fmt(header)}\n${fmt(widths.map((w) => "-".repeat(w)))}\n`);
+  for (const l of lines) process.stdout.write(`${fmt(l)}\n`);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      only: { type: "string" },
+      "gcp-package": { type: "boolean", default: false },
+      "no-measure": { type: "boolean", default: false },
+    },
+  });
+  const wanted = values.only ? new Set(values.only.split(",")) : undefined;
+  const specs = BUNDLES.filter((b) => !wanted || wanted.has(b.name));
+  if (wanted && specs.length !== wanted.size) {
+    throw new Error(`unknown bundle in --only; known: ${BUNDLES.map((b) => b.name).join(", ")}`);
+  }
+  mkdirSync(DIST, { recursive: true });
+  const built: BuiltBundle[] = [];
+  for (const spec of specs) built.push(await buildBundle(spec, path.join(DIST, `${spec.name}.mjs`)));
+  if (values["gcp-package"]) {
+    const dir = assembleGcpPackage(built);
+    process.stdout.write(`Cloud Functions source folder: ${path.relative(ROOT, dir)}/\n`);
+  }
+  if (!values["no-measure"]) for (const b of built) b.importMs = coldImportMs(b.file);
+  printTable(built);
+  const awsReconcile = built.find((b) => b.name === "aws-reconcile");
+  if (awsReconcile && awsReconcile.bytes > AWS_RECONCILE_BUDGET_BYTES) {
+    process.stdout.write(
+      `warning: aws-reconcile is ${formatBytes(awsReconcile.bytes)}, over the ${formatBytes(AWS_RECONCILE_BUDGET_BYTES)} target\n`,
+    );
+  }
+  for (const b of built) statSync(b.file);
+}
+
+if (import.meta.main) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`build failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

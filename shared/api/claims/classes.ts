@@ -1,0 +1,163 @@
+import { z } from "zod";
+import { DBInstanceForProvider } from "../aws/rds.ts";
+import { BucketForProvider as S3BucketForProvider } from "../aws/s3.ts";
+import { QueueForProvider } from "../aws/sqs.ts";
+import { ContainerForProvider } from "../azure/storage.ts";
+import { SubscriptionForProvider, TopicForProvider } from "../gcp/pubsub.ts";
+import { BucketForProvider as GcsBucketForProvider } from "../gcp/storage.ts";
+import type { AnyObjectSchema } from "../managed.ts";
+import type { ObjectMeta, ResourceType } from "../meta.ts";
+import { Bucket, type ClaimKindDef, PostgreSQLInstance, Queue } from "./claims.ts";
+import { CLAIMS_VERSION, CLASSES_GROUP, classSpecFields, type ReclaimPolicy } from "./meta.ts";
+
+export interface ClassKindDef extends ResourceType {
+  apiVersion: string;
+  cloud: "aws" | "gcp" | "azure";
+  /** The claim kind this class serves. */
+  claim: ClaimKindDef;
+  description: string;
+  spec: AnyObjectSchema;
+  shortNames: string[];
+}
+
+function defineClassKind(o: {
+  kind: string;
+  cloud: ClassKindDef["cloud"];
+  claim: ClaimKindDef;
+  shortNames: string[];
+  description: string;
+  template: Record<string, z.ZodType>;
+}): ClassKindDef {
+  return {
+    group: CLASSES_GROUP,
+    version: CLAIMS_VERSION,
+    kind: o.kind,
+    plural: `${o.kind.toLowerCase()}es`,
+    namespaced: false,
+    apiVersion: `${CLASSES_GROUP}/${CLAIMS_VERSION}`,
+    cloud: o.cloud,
+    claim: o.claim,
+    description: o.description,
+    spec: z.object({ ...classSpecFields, ...o.template }),
+    shortNames: o.shortNames,
+  };
+}
+
+// Every template field is optional, so an empty template is a valid default.
+const template = <S extends AnyObjectSchema>(s: S, what: string) =>
+  s
+    .default(() => ({}) as z.core.util.NoUndefined<z.output<S>>)
+    .describe(`Template of the ${what} managed resource's forProvider; the claim's fields override it.`);
+
+export const SQSQueueClass = defineClassKind({
+  kind: "SQSQueueClass",
+  cloud: "aws",
+  claim: Queue,
+  shortNames: ["sqsclass"],
+  description:
+    "Serves Queue claims with an Amazon SQS queue (sqs.aws Queue). retentionSeconds → messageRetentionSeconds, processingTimeoutSeconds → visibilityTimeoutSeconds.",
+  template: { forProvider: template(QueueForProvider.omit({ fifoQueue: true }), "SQS Queue") },
+});
+
+// A Pub/Sub queue is a topic plus one subscription to it; the subscription's topic is filled by the claim.
+export const PubSubQueueClass = defineClassKind({
+  kind: "PubSubQueueClass",
+  cloud: "gcp",
+  claim: Queue,
+  shortNames: ["pubsubclass"],
+  description:
+    "Serves Queue claims with a Google Cloud Pub/Sub topic and a subscription to it (pubsub.gcp Topic + Subscription). retentionSeconds → the subscription's messageRetentionDuration, processingTimeoutSeconds → ackDeadlineSeconds.",
+  template: {
+    topic: z
+      .object({ forProvider: template(TopicForProvider, "Topic") })
+      .default({ forProvider: {} })
+      .describe("The topic."),
+    subscription: z
+      .object({
+        forProvider: template(
+          SubscriptionForProvider.omit({ topic: true, topicRef: true, topicSelector: true }),
+          "Subscription",
+        ),
+      })
+      .default({ forProvider: {} })
+      .describe("The subscription to the topic."),
+  },
+});
+
+export const S3BucketClass = defineClassKind({
+  kind: "S3BucketClass",
+  cloud: "aws",
+  claim: Bucket,
+  shortNames: ["s3class"],
+  description:
+    "Serves Bucket claims with an Amazon S3 bucket (s3.aws Bucket). versioning → Enabled/Suspended, labels → tags.",
+  template: { forProvider: template(S3BucketForProvider, "S3 Bucket") },
+});
+
+export const GCSBucketClass = defineClassKind({
+  kind: "GCSBucketClass",
+  cloud: "gcp",
+  claim: Bucket,
+  shortNames: ["gcsclass"],
+  description:
+    "Serves Bucket claims with a Google Cloud Storage bucket (storage.gcp Bucket). versioning → versioning.enabled, labels → labels.",
+  template: { forProvider: template(GcsBucketForProvider, "Cloud Storage Bucket") },
+});
+
+export const AzureContainerClass = defineClassKind({
+  kind: "AzureContainerClass",
+  cloud: "azure",
+  claim: Bucket,
+  shortNames: ["azblobclass"],
+  description:
+    "Serves Bucket claims with an Azure Blob Storage container (storage.azure Container); set resourceGroupNameRef in the template. labels → metadata; versioning is not offered.",
+  template: { forProvider: template(ContainerForProvider, "Azure Container") },
+});
+
+export const RDSSizes = z
+  .object({
+    small: z.string().min(1).default("db.t3.micro").describe("Instance class for size small."),
+    medium: z.string().min(1).default("db.t3.medium").describe("Instance class for size medium."),
+    large: z.string().min(1).default("db.m5.large").describe("Instance class for size large."),
+  })
+  .default({ small: "db.t3.micro", medium: "db.t3.medium", large: "db.m5.large" })
+  .describe("The RDS instance class (dbInstanceClass) of each portable size.");
+
+export const RDSInstanceClass = defineClassKind({
+  kind: "RDSInstanceClass",
+  cloud: "aws",
+  claim: PostgreSQLInstance,
+  shortNames: ["rdsclass"],
+  description:
+    "Serves PostgreSQLInstance claims with an Amazon RDS DB instance, engine postgres (rds.aws DBInstance). version → engineVersion, storageGB → allocatedStorage, size → dbInstanceClass via sizes. Each claim gets its own generated master password.",
+  template: {
+    // The engine is the claim's, and a shared master password would let one tenant log in to another's.
+    forProvider: template(
+      DBInstanceForProvider.omit({ engine: true, masterPasswordSecretRef: true }).partial(),
+      "RDS DBInstance",
+    ),
+    sizes: RDSSizes,
+  },
+});
+
+export const classKinds: readonly ClassKindDef[] = [
+  SQSQueueClass,
+  PubSubQueueClass,
+  S3BucketClass,
+  GCSBucketClass,
+  AzureContainerClass,
+  RDSInstanceClass,
+];
+
+/** A class as read from the API server. */
+export interface ResourceClass {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: {
+    reclaimPolicy?: ReclaimPolicy;
+    allowedNamespaces?: string[];
+    providerConfigRef?: { name: string };
+    [field: string]: unknown;
+  };
+}

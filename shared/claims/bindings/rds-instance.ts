@@ -1,0 +1,39 @@
+import { DBInstance } from "../../api/aws/rds.ts";
+import { RDSInstanceClass } from "../../api/claims/classes.ts";
+import { type ClassBinding, objectAt } from "../binding.ts";
+
+const DEFAULT_SIZES: Record<string, string> = {
+  small: "db.t3.micro",
+  medium: "db.t3.medium",
+  large: "db.m5.large",
+};
+const DEFAULT_MASTER_USERNAME = "dbadmin";
+
+/** PostgreSQLInstance claims as Amazon RDS DB instances with engine postgres. */
+export const rdsInstanceBinding: ClassBinding = {
+  class: RDSInstanceClass,
+  parts: [
+    {
+      role: "instance",
+      type: DBInstance,
+      primary: true,
+      template: (spec) => objectAt(spec, "forProvider"),
+      fixed: ({ classSpec }) => ({
+        engine: "postgres",
+        masterUsername: objectAt(classSpec, "forProvider").masterUsername ?? DEFAULT_MASTER_USERNAME,
+      }),
+      portable: ({ claim, classSpec }) => {
+        const size = typeof claim.size === "string" ? claim.size : "small";
+        const sizes = { ...DEFAULT_SIZES, ...objectAt(classSpec, "sizes") } as Record<string, string>;
+        return {
+          engineVersion: claim.version,
+          allocatedStorage: claim.storageGB,
+          // Without the class (deleted after binding) the size is left as it is.
+          dbInstanceClass: classSpec ? sizes[size] : undefined,
+        };
+      },
+    },
+  ],
+  // The portable "host"; endpoint, port, username and password come from the DBInstance as they are.
+  connection: (d) => ({ service: "rds-postgresql", ...(d.endpoint ? { host: d.endpoint } : {}) }),
+};

@@ -1,0 +1,21 @@
+import { Queue as SqsQueue } from "../../api/aws/sqs.ts";
+import { SQSQueueClass } from "../../api/claims/classes.ts";
+import { type ClassBinding, objectAt } from "../binding.ts";
+
+/** Queue claims as Amazon SQS queues. */
+export const sqsQueueBinding: ClassBinding = {
+  class: SQSQueueClass,
+  parts: [
+    {
+      role: "queue",
+      type: SqsQueue,
+      primary: true,
+      template: (spec) => objectAt(spec, "forProvider"),
+      portable: ({ claim }) => ({
+        messageRetentionSeconds: claim.retentionSeconds,
+        visibilityTimeoutSeconds: claim.processingTimeoutSeconds,
+      }),
+    },
+  ],
+  connection: () => ({ service: "sqs" }),
+};

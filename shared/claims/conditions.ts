@@ -1,0 +1,89 @@
+// The claim room imports only api and kube, so it keeps its own small copy of the condition helpers.
+import { ClaimReason as R, ClaimConditionType as T } from "../api/claims/meta.ts";
+import type { Condition } from "../api/meta.ts";
+
+export type NewCondition = Omit<Condition, "lastTransitionTime">;
+
+export const bound = (message: string): NewCondition => ({
+  type: T.Bound,
+  status: "True",
+  reason: R.Bound,
+  message,
+});
+export const unbound = (message?: string): NewCondition => ({
+  type: T.Bound,
+  status: "False",
+  reason: R.Unbound,
+  ...(message ? { message } : {}),
+});
+export const releasing = (message: string): NewCondition => ({
+  type: T.Bound,
+  status: "False",
+  reason: R.Releasing,
+  message,
+});
+export const ready = (status: "True" | "False", reason: string, message?: string): NewCondition => ({
+  type: T.Ready,
+  status,
+  reason,
+  ...(message ? { message } : {}),
+});
+export const synced = (): NewCondition => ({ type: T.Synced, status: "True", reason: R.ReconcileSuccess });
+export const notSynced = (reason: string, message: string): NewCondition => ({
+  type: T.Synced,
+  status: "False",
+  reason,
+  message,
+});
+export const ambiguous = (reason: string, message: string): NewCondition => ({
+  type: T.ClassAmbiguous,
+  status: "True",
+  reason,
+  message,
+});
+
+const same = (a: NewCondition, b: NewCondition) =>
+  a.type === b.type &&
+  a.status === b.status &&
+  a.reason === b.reason &&
+  (a.message ?? "") === (b.message ?? "");
+
+/** Sets conditions, keeping lastTransitionTime unless the status changes: unchanged input, identical list. */
+export function setConditions(
+  current: Condition[] | undefined,
+  updates: NewCondition[],
+  now: Date,
+): Condition[] {
+  const out = [...(current ?? [])];
+  for (const u of updates) {
+    const i = out.findIndex((c) => c.type === u.type);
+    const prev = i >= 0 ? out[i] : undefined;
+    if (prev && same(prev, u)) continue;
+    const next: Condition = {
+      ...u,
+      lastTransitionTime: prev && prev.status === u.status ? prev.lastTransitionTime : now.toISOString(),
+    };
+    if (i >= 0) out[i] = next;
+    else out.push(next);
+  }
+  return out;
+}
+
+export const getCondition = (list: Condition[] | undefined, type: string) =>
+  list?.find((c) => c.type === type);
+
+/** Deep equality for JSON values. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== "object") return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((v, i) => deepEqual(v, bb[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
+  for (const k of keys) if (!deepEqual(ao[k], bo[k])) return false;
+  return true;
+}

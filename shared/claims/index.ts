@@ -1,0 +1,5 @@
+export * from "./binding.ts";
+export { classBindings } from "./bindings/index.ts";
+export * from "./matching.ts";
+export * from "./naming.ts";
+export * from "./reconciler.ts";

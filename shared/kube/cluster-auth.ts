@@ -1,0 +1,332 @@
+// Reaching the cluster from a function: no kubectl, no `aws` CLI, no gcloud — only what a Lambda or a Cloud
+// Function has (its role's credentials and its environment).
+//
+// Where the cluster access comes from, first match wins:
+// 1. a whole kubeconfig as text (`DRIFTLESS_KUBECONFIG_YAML`, or read once per cold start from a secret
+//    store by the platform adapter);
+// 2. EKS: endpoint + CA + cluster name; the bearer token is built the way aws-iam-authenticator builds
+//    it (a presigned STS GetCallerIdentity URL), from the function role's own credentials;
+// 3. GKE: endpoint + CA; the bearer token is the function's OAuth2 access token (cloud-platform scope;
+//    google-auth-library caches and refreshes it);
+// 4. a kubeconfig file, else the default chain (in-cluster ServiceAccount, ~/.kube/config).
+//
+// A kubeconfig whose user runs an exec plugin that cannot exist in a function (`aws eks get-token`,
+// `aws-iam-authenticator token`, `gke-gcloud-auth-plugin`) is rewritten to the equivalent built-in token.
+// Tokens are cached and refreshed before they expire, one refresh at a time.
+//
+// This file imports no cloud SDK: credentials, access tokens and secret reads are passed in by the
+// platform adapter, so an AWS bundle never carries Google's auth library and the other way round.
+import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
+import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
+import { SignatureV4 } from "@smithy/signature-v4";
+import type { AwsCredentialIdentity, HttpRequest, Provider } from "@smithy/types";
+import { loadKubeConfig } from "./config.ts";
+
+/** Prefix of an EKS bearer token (aws-iam-authenticator's token format v1). */
+export const EKS_TOKEN_PREFIX = "k8s-aws-v1.";
+/** The header that binds a presigned GetCallerIdentity URL to one cluster. */
+export const EKS_CLUSTER_ID_HEADER = "x-k8s-aws-id";
+/** Lifetime of the presigned URL itself (what aws-iam-authenticator and `aws eks get-token` use). */
+export const EKS_PRESIGN_EXPIRES_SECONDS = 60;
+/** EKS accepts a token for 15 minutes after it was signed; `aws eks get-token` reports 14. */
+export const EKS_TOKEN_LIFETIME_MS = 14 * 60_000;
+/** Refresh this long before a cached token's expiry (clock skew, request latency). */
+export const TOKEN_REFRESH_MARGIN_MS = 60_000;
+/** `authProvider.name` of users whose token this module supplies. */
+export const DRIFTLESS_TOKEN_PROVIDER = "driftless-token";
+
+const STS_API_VERSION = "2011-06-15";
+
+export interface Token {
+  token: string;
+  /** When the token stops being accepted; the cache refreshes TOKEN_REFRESH_MARGIN_MS earlier. */
+  expiresAt: Date;
+}
+
+/** Returns a valid bearer token, fetching a new one only when needed (and once, however many ask). */
+export type TokenSource = () => Promise<string>;
+
+export function cachedTokenSource(
+  fetch: () => Promise<Token>,
+  opts: { now?: () => number; refreshMarginMs?: number } = {},
+): TokenSource {
+  const now = opts.now ?? Date.now;
+  const margin = opts.refreshMarginMs ?? TOKEN_REFRESH_MARGIN_MS;
+  let current: Token | undefined;
+  let inFlight: Promise<Token> | undefined;
+  return async () => {
+    if (current && current.expiresAt.getTime() - margin > now()) return current.token;
+    inFlight ??= fetch().finally(() => {
+      inFlight = undefined;
+    });
+    current = await inFlight;
+    return current.token;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// EKS
+
+export interface EksTokenInput {
+  clusterName: string;
+  region: string;
+  credentials: AwsCredentialIdentity | Provider<AwsCredentialIdentity>;
+  /** STS host; default the regional endpoint `sts.<region>.amazonaws.com` (`.cn` in China regions). */
+  stsHost?: string;
+  now?: Date;
+}
+
+/**
+ * An EKS bearer token, as aws-iam-authenticator makes it: a GetCallerIdentity request presigned for 60 s
+ * with the signed header `x-k8s-aws-id: <cluster>`, encoded as `k8s-aws-v1.` + base64url (no padding) of
+ * the URL. The API server's authenticator calls STS with it to learn the caller's IAM identity.
+ */
+export async function eksToken(input: EksTokenInput): Promise<Token> {
+  const now = input.now ?? new Date();
+  const hostname = input.stsHost ?? stsHostFor(input.region);
+  const signer = new SignatureV4({
+    service: "sts",
+    region: input.region,
+    credentials: input.credentials,
+    sha256: NodeSha256,
+  });
+  const request: HttpRequest = {
+    method: "GET",
+    protocol: "https:",
+    hostname,
+    path: "/",
+    query: { Action: "GetCallerIdentity", Version: STS_API_VERSION },
+    headers: { host: hostname, [EKS_CLUSTER_ID_HEADER]: input.clusterName },
+  };
+  const signed = await signer.presign(request, {
+    expiresIn: EKS_PRESIGN_EXPIRES_SECONDS,
+    signingDate: now,
+  });
+  const url = `https://${hostname}/?${queryString(signed.query)}`;
+  return {
+    token: `${EKS_TOKEN_PREFIX}${Buffer.from(url, "utf8").toString("base64url")}`,
+    expiresAt: new Date(now.getTime() + EKS_TOKEN_LIFETIME_MS),
+  };
+}
+
+/** The presigned URL inside an EKS token (for tests and debugging; the token is not a secret by itself). */
+export function decodeEksToken(token: string): URL {
+  if (!token.startsWith(EKS_TOKEN_PREFIX)) throw new Error("not an EKS token (missing k8s-aws-v1. prefix)");
+  return new URL(Buffer.from(token.slice(EKS_TOKEN_PREFIX.length), "base64url").toString("utf8"));
+}
+
+export function stsHostFor(region: string): string {
+  return region.startsWith("cn-") ? `sts.${region}.amazonaws.com.cn` : `sts.${region}.amazonaws.com`;
+}
+
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+const toBuffer = (data: SourceData): Buffer =>
+  typeof data === "string"
+    ? Buffer.from(data, "utf8")
+    : ArrayBuffer.isView(data)
+      ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+      : Buffer.from(data);
+
+/** SHA-256 / HMAC-SHA-256 for the SigV4 signer, from node:crypto (no extra crypto package). */
+class NodeSha256 {
+  readonly #hash: Hash | Hmac;
+  constructor(secret?: SourceData) {
+    this.#hash = secret === undefined ? createHash("sha256") : createHmac("sha256", toBuffer(secret));
+  }
+  update(data: SourceData): void {
+    this.#hash.update(toBuffer(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return new Uint8Array(this.#hash.digest());
+  }
+}
+
+/** RFC 3986 query encoding (what SigV4 canonicalises), keys sorted. */
+function queryString(query: HttpRequest["query"] = {}): string {
+  const enc = (s: string) =>
+    encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return Object.keys(query)
+    .sort()
+    .flatMap((k) => {
+      const v = query[k];
+      const values = Array.isArray(v) ? v : [v];
+      return values.filter((x): x is string => typeof x === "string").map((x) => `${enc(k)}=${enc(x)}`);
+    })
+    .join("&");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Wiring tokens into a KubeConfig
+
+type Authenticator = Parameters<KubeConfig["addAuthenticator"]>[0];
+
+/** Supplies `Authorization: Bearer <token>` for users whose authProvider is ours, on every request. */
+class TokenAuthenticator implements Authenticator {
+  readonly #sources: Map<string, TokenSource>;
+  constructor(sources: Map<string, TokenSource>) {
+    this.#sources = sources;
+  }
+  isAuthProvider(user: User): boolean {
+    return (user.authProvider as { name?: unknown } | undefined)?.name === DRIFTLESS_TOKEN_PROVIDER;
+  }
+  async applyAuthentication(user: User, opts: Parameters<Authenticator["applyAuthentication"]>[1]) {
+    const source = this.#sources.get(user.name);
+    if (!source) throw new Error(`no token source for kubeconfig user ${user.name}`);
+    const token = await source();
+    const headers = (opts.headers ?? {}) as Record<string, string>;
+    headers.Authorization = `Bearer ${token}`;
+    opts.headers = headers;
+  }
+}
+
+/** A kubeconfig with one cluster and one user whose bearer token comes from `source`. */
+export function tokenKubeConfig(input: {
+  server: string;
+  /** Base64 PEM, as in a kubeconfig's certificate-authority-data. */
+  caData?: string;
+  source: TokenSource;
+  name?: string;
+}): KubeConfig {
+  const name = input.name ?? "driftless";
+  const cluster: Cluster = {
+    name,
+    server: input.server,
+    skipTLSVerify: false,
+    ...(input.caData ? { caData: input.caData } : {}),
+  };
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(cluster, tokenUser(name));
+  kc.addAuthenticator(new TokenAuthenticator(new Map([[name, input.source]])));
+  return kc;
+}
+
+const tokenUser = (name: string): User => ({
+  name,
+  authProvider: { name: DRIFTLESS_TOKEN_PROVIDER, config: {} },
+});
+
+/** What an exec plugin in a kubeconfig was for, when it is one a function cannot run. */
+export type ExecReplacement = { cloud: "eks"; clusterName: string; region?: string } | { cloud: "gke" };
+
+/** Recognises `aws eks get-token`, `aws-iam-authenticator token` and `gke-gcloud-auth-plugin`. */
+export function execReplacement(user: User): ExecReplacement | undefined {
+  const exec = user.exec as { command?: unknown; args?: unknown } | undefined;
+  if (!exec || typeof exec.command !== "string") return undefined;
+  const command = exec.command.slice(exec.command.lastIndexOf("/") + 1).replace(/\.exe$/, "");
+  const args = Array.isArray(exec.args) ? exec.args.filter((a): a is string => typeof a === "string") : [];
+  const flag = (...names: string[]) => {
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i] ?? "";
+      for (const n of names) {
+        if (a === n) return args[i + 1];
+        if (a.startsWith(`${n}=`)) return a.slice(n.length + 1);
+      }
+    }
+    return undefined;
+  };
+  if (command === "gke-gcloud-auth-plugin") return { cloud: "gke" };
+  const isAwsCli = command === "aws" && args.includes("eks") && args.includes("get-token");
+  const isAuthenticator = command === "aws-iam-authenticator" && args.includes("token");
+  if (!isAwsCli && !isAuthenticator) return undefined;
+  const clusterName = isAwsCli ? flag("--cluster-name") : flag("-i", "--cluster-id");
+  if (!clusterName) return undefined;
+  const region = flag("--region");
+  return { cloud: "eks", clusterName, ...(region ? { region } : {}) };
+}
+
+/** How the adapter makes tokens for the clouds it runs on (only the one it has credentials for). */
+export interface TokenMakers {
+  eks?: (clusterName: string, region: string | undefined) => TokenSource;
+  gke?: () => TokenSource;
+}
+
+/**
+ * Replaces exec-plugin users that cannot run in a function with built-in tokens. Users whose plugin
+ * has no maker here are left alone (the client will fail with the plugin's own error, naming it).
+ */
+export function replaceExecUsers(kc: KubeConfig, makers: TokenMakers): { replaced: string[] } {
+  const sources = new Map<string, TokenSource>();
+  kc.users = kc.users.map((user) => {
+    const r = execReplacement(user);
+    const source =
+      r?.cloud === "eks"
+        ? makers.eks?.(r.clusterName, r.region)
+        : r?.cloud === "gke"
+          ? makers.gke?.()
+          : undefined;
+    if (!source) return user;
+    sources.set(user.name, source);
+    return tokenUser(user.name);
+  });
+  if (sources.size > 0) kc.addAuthenticator(new TokenAuthenticator(sources));
+  return { replaced: [...sources.keys()] };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Putting it together
+
+export interface ClusterAccessInput {
+  /** A whole kubeconfig as text. */
+  kubeconfigYaml?: string | undefined;
+  /** Where a kubeconfig is stored (Secrets Manager ARN, SSM parameter…): read with `readSecret`. */
+  kubeconfigSecret?: string | undefined;
+  readSecret?: (id: string) => Promise<string>;
+  /** EKS: endpoint + CA + cluster name; the token is made with `tokens.eks`. */
+  eks?: { clusterName: string; endpoint: string; caData?: string; region?: string } | undefined;
+  /** GKE: endpoint + CA; the token is made with `tokens.gke`. */
+  gke?: { endpoint: string; caData?: string } | undefined;
+  /** A kubeconfig file; without any of the above, the default chain (in-cluster, ~/.kube/config). */
+  kubeconfigPath?: string | undefined;
+  tokens?: TokenMakers;
+}
+
+export type ClusterAccessSource = "yaml" | "secret" | "eks" | "gke" | "file" | "default";
+
+/** Builds the KubeConfig a function talks to its cluster with (see the order at the top of this file). */
+export async function loadClusterAccess(
+  input: ClusterAccessInput,
+): Promise<{ kubeConfig: KubeConfig; source: ClusterAccessSource; replacedUsers: string[] }> {
+  const tokens = input.tokens ?? {};
+  const fromText = (yaml: string, source: ClusterAccessSource) => {
+    const kubeConfig = loadKubeConfig({ yaml });
+    return { kubeConfig, source, replacedUsers: replaceExecUsers(kubeConfig, tokens).replaced };
+  };
+  if (input.kubeconfigYaml) return fromText(input.kubeconfigYaml, "yaml");
+  if (input.kubeconfigSecret) {
+    if (!input.readSecret)
+      throw new Error("a kubeconfig secret is configured but this platform cannot read it");
+    let text: string;
+    try {
+      text = await input.readSecret(input.kubeconfigSecret);
+    } catch (cause) {
+      throw new Error("cannot read the kubeconfig secret", { cause });
+    }
+    return fromText(text, "secret");
+  }
+  if (input.eks) {
+    if (!tokens.eks) throw new Error("EKS access is configured but this platform cannot make EKS tokens");
+    const kubeConfig = tokenKubeConfig({
+      server: input.eks.endpoint,
+      ...(input.eks.caData ? { caData: input.eks.caData } : {}),
+      source: tokens.eks(input.eks.clusterName, input.eks.region),
+      name: input.eks.clusterName,
+    });
+    return { kubeConfig, source: "eks", replacedUsers: [] };
+  }
+  if (input.gke) {
+    if (!tokens.gke) throw new Error("GKE access is configured but this platform cannot make GKE tokens");
+    const kubeConfig = tokenKubeConfig({
+      server: input.gke.endpoint,
+      ...(input.gke.caData ? { caData: input.gke.caData } : {}),
+      source: tokens.gke(),
+      name: "gke",
+    });
+    return { kubeConfig, source: "gke", replacedUsers: [] };
+  }
+  const kubeConfig = loadKubeConfig({ path: input.kubeconfigPath });
+  return {
+    kubeConfig,
+    source: input.kubeconfigPath ? "file" : "default",
+    replacedUsers: replaceExecUsers(kubeConfig, tokens).replaced,
+  };
+}

@@ -1,0 +1,11 @@
+// Errors the operator commands raise; the CLI maps them to exit codes by class, never by message text.
+
+/** The command was called wrongly (unknown kind, malformed KIND/NAME, bad configuration): exit 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** What was asked for does not exist (a managed resource, a file): exit 1. */
+export class NotFoundError extends Error {
+  override name = "NotFoundError";
+}

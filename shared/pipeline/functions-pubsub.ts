@@ -1,0 +1,159 @@
+// The core of the Cloud Functions (gen2) reconcile function: one Pub/Sub message per invocation, pushed
+// by Eventarc as a CloudEvent. A 2xx answer (the handler returns) acks the message; a non-2xx answer
+// (the handler throws) makes Pub/Sub redeliver it under the subscription's retry policy (exponential
+// backoff, 10–600 s) and move it to the dead-letter topic after maxDeliveryAttempts.
+//
+// - done → return (ack).
+// - retry → throw ReconcileFailedError (redelivered with backoff; dead-lettered after the limit).
+// - malformed → copied to the dead-letter topic when one is configured, then acked; otherwise throw
+//   MalformedMessageError so the subscription's dead-letter policy takes it. Logged once, by id.
+// - requeue → throw RequeueError: the retry policy's backoff is the delay. Pub/Sub has no delayed
+//   delivery, and the alternative — ack and re-publish a copy carrying `notBefore`, then throw at
+//   receive while it is not yet due — costs an extra invocation per requeue and turns into a hot loop
+//   wherever the first redelivery is immediate (a subscription without a retry policy, the emulator).
+//   A requeue counts as a delivery attempt, so at the last attempt (when the push envelope carries
+//   `deliveryAttempt`, i.e. the subscription has a dead-letter policy) a fresh copy is published and the
+//   original acked instead: a resource that merely waits is never dead-lettered (the rule SQS's resend
+//   follows). Without `deliveryAttempt`, the drift sweep still enqueues every unready resource on each
+//   tick, so nothing waits forever. See docs/deploy-gcp.md for sizing maxDeliveryAttempts.
+import type { Topic } from "@google-cloud/pubsub";
+import { messageKey, type ReconcileMessage } from "../queue/message.ts";
+import type { QueueProducer } from "../queue/port.ts";
+import {
+  decodePubSubPushEvent,
+  PUBSUB_DLQ_ERROR_ATTRIBUTE,
+  PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE,
+} from "../queue/pubsub.ts";
+import { outcomeOf, type ReconcileFn } from "../reconciler/batch.ts";
+import type { Logger } from "./common.ts";
+import { guardReconcile } from "./functions.ts";
+import { keyOfMessage } from "./worker.ts";
+
+/** The message could not be reconciled; the subscription redelivers it with backoff. */
+export class ReconcileFailedError extends Error {
+  override name = "ReconcileFailedError";
+}
+
+/** Not a failure: the resource is waiting (creating, deleting…); the retry policy's backoff is the delay. */
+export class RequeueError extends Error {
+  override name = "RequeueError";
+  readonly afterMs: number;
+  constructor(message: string, afterMs: number) {
+    super(message);
+    this.afterMs = afterMs;
+  }
+}
+
+/** A message that is not a valid reconcile message, with no dead-letter topic to copy it to. */
+export class MalformedMessageError extends Error {
+  override name = "MalformedMessageError";
+}
+
+export interface PubSubPushDeps {
+  reconcile: ReconcileFn;
+  logger: Logger;
+  /** The dead-letter topic malformed messages are copied to; without it they are nacked. */
+  deadLetterTopic?: Pick<Topic, "publishMessage"> | undefined;
+  /** Publishes a fresh copy of a requeued message at its last delivery attempt (the work topic). */
+  producer?: Pick<QueueProducer, "send"> | undefined;
+  /** The subscription's maxDeliveryAttempts (5–100); enables the fresh copy at the last attempt. */
+  maxDeliveryAttempts?: number | undefined;
+  /** Epoch ms after which no reconcile starts (the function's timeout minus a margin). */
+  deadlineMs?: number | undefined;
+}
+
+export type PubSubPushResult =
+  | { outcome: "done"; key: string }
+  | { outcome: "requeued-fresh"; key: string }
+  | { outcome: "dead-lettered"; messageId: string | undefined };
+
+/** Handles one pushed message. Returns to ack; throws (see the classes above) to have it redelivered. */
+export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Promise<PubSubPushResult> {
+  const decoded = decodePubSubPushEvent(event);
+  if (!decoded.ok) {
+    const { messageId, receiveCount, error } = decoded;
+    const log = { messageId, receiveCount, error };
+    if (deps.deadLetterTopic) {
+      try {
+        const raw = rawMessage(event);
+        await deps.deadLetterTopic.publishMessage({
+          data: raw.data,
+          attributes: {
+            ...raw.attributes,
+            [PUBSUB_DLQ_ERROR_ATTRIBUTE]: error.slice(0, 1024),
+            [PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE]: messageId ?? "unknown",
+          },
+        });
+        deps.logger.error(log, "malformed message moved to the dead-letter topic");
+        return { outcome: "dead-lettered", messageId };
+      } catch (err) {
+        deps.logger.error(
+          { ...log, moveError: (err as Error).message },
+          "malformed message; cannot copy it to the dead-letter topic, nacked",
+        );
+        throw new MalformedMessageError(`malformed message ${messageId ?? ""}: ${error}`, { cause: err });
+      }
+    }
+    if (receiveCount <= 1) deps.logger.error(log, "malformed message; nacked for the dead-letter policy");
+    else deps.logger.debug(log, "malformed message received again");
+    throw new MalformedMessageError(`malformed message ${messageId ?? ""}: ${error}`);
+  }
+
+  const { message, id, receiveCount } = decoded.received;
+  const key = messageKey(message);
+  const log = { messageId: id, key, receiveCount };
+  const reconcile = guardReconcile(deps.reconcile, {
+    ...(deps.deadlineMs !== undefined ? { deadlineMs: deps.deadlineMs } : {}),
+  });
+  const outcome = outcomeOf(await reconcile(keyOfMessage(message)));
+  if (outcome.kind === "done") return { outcome: "done", key };
+  if (outcome.kind === "retry") {
+    deps.logger.warn(
+      { ...log, error: outcome.error.message },
+      "reconcile failed; the subscription redelivers it",
+    );
+    throw new ReconcileFailedError(`reconcile of ${key} failed: ${outcome.error.message}`, {
+      cause: outcome.error,
+    });
+  }
+  const lastAttempt = deps.maxDeliveryAttempts !== undefined && receiveCount >= deps.maxDeliveryAttempts;
+  if (lastAttempt && deps.producer) {
+    const fresh: ReconcileMessage = { ...message, reason: "requeue", at: new Date().toISOString() };
+    const sent = await deps.producer.send([fresh]).catch((err: unknown) => ({
+      sent: 0,
+      failed: [{ error: err instanceof Error ? err : new Error(String(err)) }],
+    }));
+    if (sent.sent === 1) {
+      deps.logger.info({ ...log, afterMs: outcome.afterMs }, "requeued as a fresh message");
+      return { outcome: "requeued-fresh", key };
+    }
+    deps.logger.warn(
+      { ...log, error: sent.failed[0]?.error.message },
+      "cannot publish a fresh copy; this delivery is nacked and may be dead-lettered",
+    );
+  }
+  deps.logger.debug({ ...log, afterMs: outcome.afterMs }, "requeued: the retry policy's backoff delays it");
+  throw new RequeueError(`requeue ${key} (wanted after ${outcome.afterMs} ms)`, outcome.afterMs);
+}
+
+/** The raw bytes and attributes of a pushed message, for copying it verbatim to the dead-letter topic. */
+function rawMessage(event: unknown): { data: Buffer; attributes: Record<string, string> } {
+  let data: unknown = (event as { data?: unknown } | null | undefined)?.data;
+  try {
+    if (typeof data === "string") data = JSON.parse(data);
+    else if (data instanceof Uint8Array) data = JSON.parse(Buffer.from(data).toString("utf8"));
+  } catch {
+    // Not even JSON: keep the whole payload.
+    return { data: Buffer.from(String(data ?? ""), "utf8"), attributes: {} };
+  }
+  const message = (data as { message?: unknown } | null | undefined)?.message;
+  if (typeof message !== "object" || message === null) {
+    return { data: Buffer.from(JSON.stringify(data ?? null), "utf8"), attributes: {} };
+  }
+  const m = message as { data?: unknown; attributes?: unknown };
+  const attributes: Record<string, string> = {};
+  if (typeof m.attributes === "object" && m.attributes !== null) {
+    for (const [k, v] of Object.entries(m.attributes)) if (typeof v === "string") attributes[k] = v;
+  }
+  return { data: Buffer.from(typeof m.data === "string" ? m.data : "", "base64"), attributes };
+}

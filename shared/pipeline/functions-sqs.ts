@@ -1,0 +1,323 @@
+// The core of the Lambda reconcile function (SQS event source with ReportBatchItemFailures), testable
+// without Lambda: records in, `batchItemFailures` out.
+//
+// Per record:
+// - malformed body → copied to the DLQ (when its URL is configured) and reported as success; without a
+//   DLQ URL (or when the copy fails) it is listed in batchItemFailures and the queue's redrive policy
+//   dead-letters it after maxReceiveCount receives. Logged once, by messageId, never with its body.
+// - valid → reconciled with its neighbours (reconcileBatch: independent, duplicates of a key reconciled
+//   once). Only the first message of a key carries the outcome; its duplicates are reported as success.
+// - done → success (Lambda deletes the message).
+// - requeue → requeueSqsMessage: `visibility` (ChangeMessageVisibility to the requeue delay; the message
+//   must then be listed, or Lambda would delete it) or `resend` (a fresh copy was sent because one more
+//   receive would dead-letter the original; reported as success).
+// - retry → ChangeMessageVisibility to the engine's backoff, then listed: the queue redelivers it then,
+//   and dead-letters it after maxReceiveCount failed receives.
+import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { messageKey, type ReconcileMessage } from "../queue/message.ts";
+import {
+  decodeSqsRecord,
+  moveToSqsDeadLetter,
+  requeueSqsMessage,
+  SQS_MAX_VISIBILITY_SECONDS,
+  type SqsRequeueInput,
+} from "../queue/sqs.ts";
+import {
+  type BatchItem,
+  type MessageOutcome,
+  type ReconcileFn,
+  reconcileBatch,
+} from "../reconciler/batch.ts";
+import type { Logger } from "./common.ts";
+import { DEFAULT_FUNCTION_CONCURRENCY, guardReconcile } from "./functions.ts";
+import { type DeadLetterNote, keyOfMessage } from "./worker.ts";
+
+/** One record of the event Lambda's SQS poller sends (the fields driftless reads, as AWS names them). */
+export interface SqsEventRecord {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  attributes: {
+    ApproximateReceiveCount?: string;
+    SentTimestamp?: string;
+    ApproximateFirstReceiveTimestamp?: string;
+    SenderId?: string;
+    MessageGroupId?: string;
+    MessageDeduplicationId?: string;
+    SequenceNumber?: string;
+  };
+  messageAttributes?: Record<string, unknown>;
+  md5OfBody?: string;
+  eventSource?: string;
+  /** `arn:aws:sqs:<region>:<account>:<queue>` */
+  eventSourceARN: string;
+  awsRegion?: string;
+}
+
+export interface SqsEvent {
+  Records: SqsEventRecord[];
+}
+
+/** What a handler with `functionResponseType: ReportBatchItemFailures` returns. */
+export interface SqsBatchResponse {
+  batchItemFailures: Array<{ itemIdentifier: string }>;
+}
+
+export interface SqsBatchDeps {
+  sqs: SQSClient;
+  reconcile: ReconcileFn;
+  logger: Logger;
+  /** The queue's URL; default looked up once per container from each record's eventSourceARN. */
+  queueUrl?: string | undefined;
+  /** Where malformed messages are copied at once; without it the redrive policy takes them. */
+  deadLetterQueueUrl?: string | undefined;
+  /** The queue's redrive limit: a requeue at the limit sends a fresh copy instead of dead-lettering. */
+  maxReceiveCount?: number | undefined;
+  concurrency?: number;
+  /** Epoch ms after which no reconcile starts (Lambda's deadline minus a margin). */
+  deadlineMs?: number | undefined;
+  /** With maxReceiveCount: a failed reconcile on the last receive (the redrive policy dead-letters it). */
+  noteDeadLetter?: DeadLetterNote | undefined;
+}
+
+/** Per-batch counts, logged as one line and returned for tests. */
+export interface SqsBatchSummary {
+  records: number;
+  done: number;
+  duplicates: number;
+  requeued: number;
+  resent: number;
+  retried: number;
+  malformed: number;
+  durationMs: number;
+}
+
+/** `arn:aws:sqs:eu-west-1:123456789012:name` → its parts. */
+export function parseQueueArn(arn: string): {
+  partition: string;
+  region: string;
+  account: string;
+  name: string;
+} {
+  const parts = arn.split(":");
+  const [, partition, service, region, account, name] = parts;
+  if (parts.length !== 6 || service !== "sqs" || !partition || !region || !account || !name)
+    throw new Error(`not an SQS queue ARN: ${arn}`);
+  return { partition, region, account, name };
+}
+
+const queueUrls = new Map<string, Promise<string>>();
+
+/**
+ * The URL of the queue an event came from, asked of SQS once per container (GetQueueUrl by name and
+ * owner). Not derived from the ARN: the SDK sends a request to the host of the QueueUrl it is given,
+ * so a guessed `sqs.<region>.amazonaws.com` URL would bypass a VPC endpoint or a local emulator.
+ */
+export function queueUrlForArn(sqs: SQSClient, arn: string): Promise<string> {
+  let url = queueUrls.get(arn);
+  if (!url) {
+    const { account, name } = parseQueueArn(arn);
+    url = sqs
+      .send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }))
+      .then((out) => {
+        if (!out.QueueUrl) throw new Error(`GetQueueUrl returned no URL for ${arn}`);
+        return out.QueueUrl;
+      });
+    url.catch(() => queueUrls.delete(arn));
+    queueUrls.set(arn, url);
+  }
+  return url;
+}
+
+const clampSeconds = (ms: number) =>
+  Math.min(SQS_MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(Math.max(0, ms) / 1000)));
+
+interface Valid {
+  record: SqsEventRecord;
+  message: ReconcileMessage;
+  receiveCount: number;
+  queueUrl: () => Promise<string>;
+}
+
+export async function handleSqsBatch(
+  deps: SqsBatchDeps,
+  event: SqsEvent,
+): Promise<SqsBatchResponse & { summary: SqsBatchSummary }> {
+  const started = Date.now();
+  const failures: string[] = [];
+  const summary: SqsBatchSummary = {
+    records: event.Records.length,
+    done: 0,
+    duplicates: 0,
+    requeued: 0,
+    resent: 0,
+    retried: 0,
+    malformed: 0,
+    durationMs: 0,
+  };
+  // Looked up only when a message needs it (requeue, retry): a batch of done messages makes no call.
+  const queueUrlOf = (record: SqsEventRecord) => () =>
+    deps.queueUrl ? Promise.resolve(deps.queueUrl) : queueUrlForArn(deps.sqs, record.eventSourceARN);
+
+  const valid: Valid[] = [];
+  const malformed: Promise<void>[] = [];
+  for (const record of event.Records) {
+    const decoded = decodeSqsRecord(record);
+    if (decoded.ok) {
+      valid.push({
+        record,
+        message: decoded.received.message,
+        receiveCount: decoded.received.receiveCount,
+        queueUrl: queueUrlOf(record),
+      });
+      continue;
+    }
+    summary.malformed++;
+    malformed.push(
+      deadLetterMalformed(deps, record, decoded.error, decoded.receiveCount).then((listed) => {
+        if (listed) failures.push(record.messageId);
+      }),
+    );
+  }
+
+  // Only the first message of a key carries the outcome: one requeue or retry per key, not one per copy.
+  const first = new Map<string, Valid>();
+  const items: BatchItem[] = [];
+  for (const v of valid) {
+    const key = messageKey(v.message);
+    if (first.has(key)) {
+      summary.duplicates++;
+      continue;
+    }
+    first.set(key, v);
+    items.push({ id: v.record.messageId, key: keyOfMessage(v.message) });
+  }
+  const reconcile = guardReconcile(deps.reconcile, {
+    ...(deps.deadlineMs !== undefined ? { deadlineMs: deps.deadlineMs } : {}),
+  });
+  const results = await reconcileBatch(reconcile, items, {
+    concurrency: deps.concurrency ?? DEFAULT_FUNCTION_CONCURRENCY,
+  });
+  const byId = new Map(valid.map((v) => [v.record.messageId, v]));
+  const settled = results.map(async (r) => {
+    const v = byId.get(r.id);
+    if (!v) return;
+    const listed = await settle(deps, v, r.outcome, summary);
+    if (listed) failures.push(r.id);
+  });
+  await Promise.all([...malformed, ...settled]);
+
+  summary.durationMs = Date.now() - started;
+  deps.logger.info({ ...summary, failures: failures.length }, "SQS batch handled");
+  // Report in the order Lambda gave the records (FIFO queues care).
+  const order = new Map(event.Records.map((r, i) => [r.messageId, i]));
+  failures.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
+  return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })), summary };
+}
+
+/** Settles one reconciled message; true when it must be listed in batchItemFailures. */
+async function settle(
+  deps: SqsBatchDeps,
+  v: Valid,
+  outcome: MessageOutcome,
+  summary: SqsBatchSummary,
+): Promise<boolean> {
+  const { record } = v;
+  const log = { messageId: record.messageId, key: messageKey(v.message), receiveCount: v.receiveCount };
+  if (outcome.kind === "done") {
+    summary.done++;
+    return false;
+  }
+  if (outcome.kind === "requeue") {
+    try {
+      const input: SqsRequeueInput = {
+        queueUrl: await v.queueUrl(),
+        receiptHandle: record.receiptHandle,
+        message: v.message,
+        receiveCount: v.receiveCount,
+        afterMs: outcome.afterMs,
+      };
+      if (deps.maxReceiveCount !== undefined) input.maxReceiveCount = deps.maxReceiveCount;
+      const { via } = await requeueSqsMessage(deps.sqs, input);
+      if (via === "resend") {
+        summary.resent++;
+        deps.logger.info({ ...log, afterMs: outcome.afterMs }, "requeued as a fresh message");
+        return false;
+      }
+      summary.requeued++;
+      deps.logger.debug({ ...log, afterMs: outcome.afterMs }, "requeued");
+      return true;
+    } catch (err) {
+      // Listed: it comes back after the queue's visibility timeout instead of the requeue delay.
+      summary.requeued++;
+      deps.logger.warn({ ...log, error: describe(err) }, "cannot requeue; the queue redelivers it later");
+      return true;
+    }
+  }
+  summary.retried++;
+  if (deps.maxReceiveCount !== undefined && v.receiveCount >= deps.maxReceiveCount) {
+    deps.logger.error(
+      { ...log, error: outcome.error.message },
+      "reconcile failed on the last receive; the redrive policy dead-letters the message",
+    );
+    await deps.noteDeadLetter?.(keyOfMessage(v.message), v.receiveCount, outcome.error);
+  }
+  const seconds = clampSeconds(outcome.afterMs);
+  deps.logger.warn(
+    { ...log, retryInS: seconds, error: outcome.error.message },
+    "reconcile failed; the queue redelivers it",
+  );
+  try {
+    await deps.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: await v.queueUrl(),
+        ReceiptHandle: record.receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
+  } catch (err) {
+    deps.logger.warn(
+      { ...log, error: describe(err) },
+      "cannot set the retry delay; the queue's visibility timeout applies",
+    );
+  }
+  return true;
+}
+
+/** Handles a malformed record; true when it must be listed in batchItemFailures (redrive policy path). */
+async function deadLetterMalformed(
+  deps: SqsBatchDeps,
+  record: SqsEventRecord,
+  error: string,
+  receiveCount: number,
+): Promise<boolean> {
+  const log = { messageId: record.messageId, receiveCount, error };
+  if (deps.deadLetterQueueUrl) {
+    try {
+      // Not deleted here: reporting success makes Lambda delete it.
+      await moveToSqsDeadLetter(deps.sqs, {
+        deadLetterQueueUrl: deps.deadLetterQueueUrl,
+        messageId: record.messageId,
+        body: record.body,
+        error,
+      });
+      deps.logger.error(log, "malformed message moved to the dead-letter queue");
+      return false;
+    } catch (err) {
+      deps.logger.error(
+        { ...log, moveError: describe(err) },
+        "malformed message; cannot copy it to the dead-letter queue, left for the redrive policy",
+      );
+      return true;
+    }
+  }
+  // Logged once: later receives of the same message (until the redrive policy takes it) only at debug.
+  if (receiveCount <= 1) deps.logger.error(log, "malformed message; left for the redrive policy");
+  else deps.logger.debug(log, "malformed message received again");
+  return true;
+}
+
+function describe(err: unknown): string {
+  const e = err instanceof Error ? err : new Error(String(err));
+  return e.cause instanceof Error ? `${e.message}: ${e.cause.message}` : e.message;
+}

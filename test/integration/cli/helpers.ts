@@ -1,0 +1,107 @@
+// Spawns the real CLI (functions/cli/main.ts) with the Node 22 binary running the tests and the stack's
+// environment, the way an operator runs it.
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { REPO_ROOT } from "../../../infra/local/stack.ts";
+import type { Kube } from "../../../shared/kube/client.ts";
+import { eventually } from "../../support/env.ts";
+
+export const CLI = join(REPO_ROOT, "functions/cli/main.ts");
+/** The label the objects of one test carry, so `run`, `forward` and `sweep` see only that test's objects. */
+export const TEST_LABEL = "driftless.dev/test";
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `driftless <args>` to completion. */
+export function cli(
+  args: string[],
+  opts: { env?: Record<string, string | undefined>; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, LOG_LEVEL: "warn", ...opts.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`driftless ${args.join(" ")} did not finish in time; stderr: ${stderr}`));
+    }, opts.timeoutMs ?? 120_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? "");
+  });
+}
+
+/** A long-running `driftless <args>` (run, forward) whose output is collected while it runs. */
+export class CliProcess {
+  readonly child: ChildProcess;
+  stdout = "";
+  stderr = "";
+  readonly #exit: Promise<number | null>;
+
+  constructor(args: string[], env: Record<string, string | undefined> = {}) {
+    this.child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+      this.stdout += d;
+    });
+    this.child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+      this.stderr += d;
+    });
+    this.#exit = new Promise((resolve) => this.child.on("close", (code) => resolve(code)));
+  }
+
+  /** JSON log lines printed so far (pino writes one object per line on stdout). */
+  logs(): Array<Record<string, unknown>> {
+    return this.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+
+  /** Waits for a log line matching `pred`. */
+  waitForLog(pred: (l: Record<string, unknown>) => boolean, what: string, timeoutMs = 60_000) {
+    return eventually(async () => this.logs().find(pred), { timeoutMs, what, intervalMs: 100 });
+  }
+
+  /** SIGTERM, then the exit code (SIGKILL after `graceMs`). */
+  async stop(graceMs = 30_000): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    this.child.kill("SIGTERM");
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
+    const code = await this.#exit;
+    clearTimeout(timer);
+    return code;
+  }
+
+  exited(): Promise<number | null> {
+    return this.#exit;
+  }
+}
+
+/** Adds the test label to an object already created (ProviderConfigs from the shared helpers). */
+export async function label(
+  kube: Kube,
+  type: Parameters<Kube["patch"]>[0],
+  name: string,
+  value: string,
+): Promise<void> {
+  await kube.patch(type, name, { metadata: { labels: { [TEST_LABEL]: value } } });
+}

@@ -1,0 +1,209 @@
+// `npm run package` (build the Lambda bundles + `osls package`) works offline with no AWS credentials, and
+// the CloudFormation it generates wires what the functions rely on: the event source mapping with
+// ReportBatchItemFailures, the DLQ and its redrive policy, the sweep schedule, least-privilege IAM.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = path.resolve(import.meta.dirname, "../../..");
+const TEMPLATE = path.join(ROOT, ".serverless/cloudformation-template-update-stack.json");
+
+interface Resource {
+  Type: string;
+  Properties: Record<string, unknown>;
+}
+interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+let resources: Record<string, Resource>;
+let packageOutput = "";
+
+/** `npm run package` with AWS credentials removed from the environment, Node 22 first on PATH. */
+function runPackage() {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${path.join(ROOT, "node_modules/.bin")}:${path.dirname(process.execPath)}:${process.env.PATH ?? ""}`,
+    AWS_CONFIG_FILE: "/dev/null",
+    AWS_SHARED_CREDENTIALS_FILE: "/dev/null",
+  };
+  for (const k of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"])
+    delete env[k];
+  return spawnSync("npm", ["run", "package"], { cwd: ROOT, env, encoding: "utf8", timeout: 540_000 });
+}
+
+const actions = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+const resourcesOf = (s: Statement) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
+const getAtt = (logicalId: string) => ({ "Fn::GetAtt": [logicalId, "Arn"] });
+
+function props(logicalId: string): Record<string, unknown> {
+  const r = resources[logicalId];
+  if (!r) throw new Error(`no resource ${logicalId} in the template`);
+  return r.Properties;
+}
+const envOf = (fn: string) => (props(fn).Environment as { Variables: Record<string, string> }).Variables;
+
+function statements(roleId: string): Statement[] {
+  const role = resources[roleId];
+  const policies = role?.Properties.Policies as Array<{ PolicyDocument: { Statement: unknown[] } }>;
+  return policies.flatMap((p) =>
+    p.PolicyDocument.Statement.flatMap((s) => {
+      const cond = (s as { "Fn::If"?: [string, Statement, unknown] })["Fn::If"];
+      return cond ? [cond[1]] : [s as Statement];
+    }),
+  );
+}
+
+beforeAll(() => {
+  const run = runPackage();
+  packageOutput = `${run.stdout}\n${run.stderr}`;
+  if (run.status !== 0) throw new Error(`npm run package failed (${run.status}):\n${packageOutput}`);
+  resources = (JSON.parse(readFileSync(TEMPLATE, "utf8")) as { Resources: Record<string, Resource> })
+    .Resources;
+}, 600_000);
+
+describe("serverless.yml → CloudFormation (osls package, offline)", () => {
+  it("packages each function as its own prebuilt bundle on nodejs22.x", () => {
+    const functions = Object.entries(resources).filter(([, r]) => r.Type === "AWS::Lambda::Function");
+    expect(functions.map(([id]) => id).sort()).toEqual(["ReconcileLambdaFunction", "SweepLambdaFunction"]);
+    for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe("nodejs22.x");
+    expect(resources.ReconcileLambdaFunction?.Properties.Handler).toBe("dist/aws-reconcile.handler");
+    expect(resources.SweepLambdaFunction?.Properties.Handler).toBe("dist/aws-sweep.handler");
+    for (const name of ["reconcile", "sweep"]) {
+      const zip = path.join(ROOT, ".serverless", `${name}.zip`);
+      expect(existsSync(zip)).toBe(true);
+      const listing = spawnSync("unzip", ["-Z1", zip], { encoding: "utf8" }).stdout.trim().split("\n").sort();
+      expect(listing).toEqual([`dist/aws-${name}.mjs`, `dist/aws-${name}.mjs.map`]);
+    }
+    // Environment values are plain strings (no Ref/GetAtt), so `osls invoke local` works offline.
+    for (const [, fn] of functions) {
+      const vars = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      for (const v of Object.values(vars)) expect(typeof v).toBe("string");
+    }
+  });
+
+  it("maps the queue to the reconcile function with ReportBatchItemFailures", () => {
+    const mappings = Object.values(resources).filter((r) => r.Type === "AWS::Lambda::EventSourceMapping");
+    expect(mappings).toHaveLength(1);
+    expect(mappings[0]?.Properties).toMatchObject({
+      EventSourceArn: getAtt("ReconcileQueue"),
+      FunctionName: getAtt("ReconcileLambdaFunction"),
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      BatchSize: 10,
+    });
+    expect(mappings[0]?.Properties.MaximumBatchingWindowInSeconds).toBeGreaterThan(0);
+  });
+
+  it("gives the queue a DLQ with a redrive policy and a visibility timeout of at least 6x the function timeout", () => {
+    const queue = resources.ReconcileQueue?.Properties ?? {};
+    const dlq = resources.ReconcileDeadLetterQueue;
+    expect(dlq?.Type).toBe("AWS::SQS::Queue");
+    expect(dlq?.Properties.MessageRetentionPeriod).toBe(1_209_600);
+    expect(queue.RedrivePolicy).toEqual({
+      deadLetterTargetArn: getAtt("ReconcileDeadLetterQueue"),
+      maxReceiveCount: 5,
+    });
+    const timeout = Number(resources.ReconcileLambdaFunction?.Properties.Timeout);
+    expect(Number(queue.VisibilityTimeout)).toBeGreaterThanOrEqual(6 * timeout);
+    const env = envOf("ReconcileLambdaFunction");
+    expect(env.DRIFTLESS_SQS_MAX_RECEIVE_COUNT).toBe("5");
+    expect(env.DRIFTLESS_SQS_QUEUE_URL).toMatch(/\/driftless-dev-reconcile$/);
+    expect(env.DRIFTLESS_SQS_DLQ_URL).toMatch(/\/driftless-dev-reconcile-dlq$/);
+  });
+
+  it("runs the sweep on a schedule that matches the interval the function is told", () => {
+    const rules = Object.values(resources).filter((r) => r.Type === "AWS::Events::Rule");
+    expect(rules).toHaveLength(1);
+    expect(rules[0]?.Properties.ScheduleExpression).toBe("rate(1 minute)");
+    expect(rules[0]?.Properties.State).toBe("ENABLED");
+    const targets = rules[0]?.Properties.Targets as Array<{ Arn: unknown }>;
+    expect(targets[0]?.Arn).toEqual(getAtt("SweepLambdaFunction"));
+    const env = envOf("SweepLambdaFunction");
+    expect(env.DRIFTLESS_SWEEP_INTERVAL).toBe("1m");
+  });
+
+  it("scopes IAM: queue actions to the queue ARNs, one role per function, wildcards only where AWS has no resource ARNs", () => {
+    expect(resources.ReconcileLambdaFunction?.Properties.Role).toEqual(getAtt("ReconcileRole"));
+    expect(resources.SweepLambdaFunction?.Properties.Role).toEqual(getAtt("SweepRole"));
+    expect(
+      Object.keys(resources)
+        .filter((id) => resources[id]?.Type === "AWS::IAM::Role")
+        .sort(),
+    ).toEqual(["ReconcileRole", "SweepRole"]);
+
+    const reconcile = statements("ReconcileRole");
+    const consume = reconcile.find((s) => actions(s).includes("sqs:ReceiveMessage"));
+    expect(actions(consume!).sort()).toEqual(
+      [
+        "sqs:ChangeMessageVisibility",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
+        "sqs:GetQueueUrl",
+        "sqs:ReceiveMessage",
+        "sqs:SendMessage",
+      ].sort(),
+    );
+    expect(resourcesOf(consume!)).toEqual([getAtt("ReconcileQueue")]);
+    const dlq = reconcile.find((s) => s.Sid === "DeadLetterMalformed");
+    expect(actions(dlq!)).toEqual(["sqs:SendMessage"]);
+    expect(resourcesOf(dlq!)).toEqual([getAtt("ReconcileDeadLetterQueue")]);
+
+    for (const s of [...reconcile, ...statements("SweepRole")]) {
+      expect(s.Effect).toBe("Allow");
+      for (const a of actions(s)) expect(a).not.toMatch(/\*/);
+      if (resourcesOf(s).includes("*")) {
+        // Only calls AWS defines without resource-level permissions.
+        for (const a of actions(s)) expect(a).toMatch(/^(sts:GetCallerIdentity|ec2:Describe\w+)$/);
+      }
+    }
+
+    const sweep = statements("SweepRole");
+    expect(sweep.flatMap(actions).sort()).toEqual(
+      [
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "sqs:SendMessage",
+        "secretsmanager:GetSecretValue",
+        "ssm:GetParameter",
+      ].sort(),
+    );
+    expect(resourcesOf(sweep.find((s) => actions(s).includes("sqs:SendMessage"))!)).toEqual([
+      getAtt("ReconcileQueue"),
+    ]);
+    // The kubeconfig secret statement exists only when a secret is configured for the stage.
+    const conditional = (
+      props("SweepRole").Policies as Array<{ PolicyDocument: { Statement: unknown[] } }>
+    )[0]?.PolicyDocument.Statement.find((s) => (s as Record<string, unknown>)["Fn::If"]);
+    expect((conditional as { "Fn::If": unknown[] })["Fn::If"][0]).toBe("HasKubeconfigSecret");
+  });
+
+  it("builds AWS bundles without Pub/Sub and imports the reconcile bundle cleanly", () => {
+    expect(packageOutput).not.toContain("must not be in a AWS bundle");
+    const bundle = path.join(ROOT, "dist/aws-reconcile.mjs");
+    const kubeconfig = JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
+      users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      "current-context": "x",
+    });
+    const script = `const m = await import(${JSON.stringify(`file://${bundle}`)}); process.stdout.write(JSON.stringify(await m.handler({ Records: [] }, { getRemainingTimeInMillis: () => 60000 }))); process.exit(0);`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+      env: {
+        PATH: process.env.PATH ?? "",
+        AWS_REGION: "us-east-1",
+        LOG_LEVEL: "error",
+        DRIFTLESS_KUBECONFIG_YAML: kubeconfig,
+      },
+      timeout: 60_000,
+    });
+    expect(run.stderr).toBe("");
+    expect(JSON.parse(run.stdout)).toEqual({ batchItemFailures: [] });
+  });
+});

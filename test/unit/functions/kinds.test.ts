@@ -1,0 +1,28 @@
+// The per-cloud kind lists of the function bundles (imported by file to keep other clouds' SDKs out)
+// must match the full registry: a kind added to shared/providers/index.ts cannot be forgotten there.
+import { describe, expect, it } from "vitest";
+import { awsKinds, awsProviderConfigKinds } from "../../../functions/aws/kinds.ts";
+import { definitions, forwardedTypes } from "../../../functions/forwarder.ts";
+import { gcpKinds, gcpProviderConfigKinds } from "../../../functions/gcp/kinds.ts";
+import { typesOf } from "../../../shared/pipeline/functions.ts";
+import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
+
+const names = (defs: Array<{ kind: string; group: string }>) =>
+  defs.map((d) => `${d.kind}.${d.group}`).sort();
+const ofCloud = (cloud: string) => managedKinds.filter((k) => k.definition.cloud === cloud);
+
+describe("function kind lists", () => {
+  it("serve every AWS kind on AWS and every GCP kind on GCP, and nothing else", () => {
+    expect(names(awsKinds.map((k) => k.definition))).toEqual(names(ofCloud("aws").map((k) => k.definition)));
+    expect(names(gcpKinds.map((k) => k.definition))).toEqual(names(ofCloud("gcp").map((k) => k.definition)));
+    expect(awsProviderConfigKinds.map((k) => k.cloud)).toEqual(["aws"]);
+    expect(gcpProviderConfigKinds.map((k) => k.cloud)).toEqual(["gcp"]);
+    expect(providerConfigKinds.map((k) => k.cloud)).toEqual(expect.arrayContaining(["aws", "gcp"]));
+  });
+
+  it("let the forwarder watch what the functions behind its queue serve", () => {
+    expect(names([...definitions])).toEqual(names(managedKinds.map((k) => k.definition)));
+    expect(names(forwardedTypes(["aws"]))).toEqual(names(typesOf(awsKinds, awsProviderConfigKinds)));
+    expect(names(forwardedTypes(["gcp"]))).toEqual(names(typesOf(gcpKinds, gcpProviderConfigKinds)));
+  });
+});

@@ -1,0 +1,40 @@
+// What doctor checks for RBAC is exactly what infra/k8s/rbac.yaml grants: the two cannot drift apart.
+import { describe, expect, it } from "vitest";
+import { rbacObjects } from "../../../infra/k8s/gen-rbac.ts";
+import { canonicalJson, requiredAccess } from "../../../shared/ops/doctor.ts";
+import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+describe("doctor", () => {
+  it("asks only for permissions the shipped ClusterRoles grant", () => {
+    const rules = (rbacObjects() as Array<{ kind: string; rules?: Rule[] }>)
+      .filter((o) => o.kind === "ClusterRole")
+      .flatMap((o) => o.rules ?? []);
+    const needed = requiredAccess(
+      managedKinds.map((k) => k.definition),
+      providerConfigKinds.map((k) => k.type),
+    );
+    const ungranted = needed.filter(
+      (a) =>
+        !rules.some(
+          (r) =>
+            r.apiGroups.includes(a.group) &&
+            r.resources.includes(a.subresource ? `${a.resource}/${a.subresource}` : a.resource) &&
+            r.verbs.includes(a.verb),
+        ),
+    );
+    expect(ungranted).toEqual([]);
+    expect(needed.length).toBeGreaterThan(managedKinds.length * 5);
+  });
+
+  it("compares schemas regardless of key order", () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 1, x: 2 }], c: 2 } })).toBe(
+      canonicalJson({ a: { c: 2, d: [1, { x: 2, y: 1 }] }, b: 1 }),
+    );
+  });
+});

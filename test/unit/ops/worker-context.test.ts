@@ -1,0 +1,92 @@
+// Every reconcile log line carries the message's reason and correlation id; the worker reports queue age.
+import { describe, expect, it } from "vitest";
+import {
+  contextLogger,
+  contextOf,
+  queueAgeMs,
+  reconcileHandler,
+  withReconcileContext,
+} from "../../../shared/pipeline/worker.ts";
+import { makeMessage } from "../../../shared/queue/message.ts";
+import type { ReconcileLogger, Reconciler } from "../../../shared/reconciler/reconciler.ts";
+
+const recording = () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const at = (level: string) => (obj: Record<string, unknown>, msg?: string) =>
+    lines.push({ level, ...obj, msg });
+  const logger: ReconcileLogger = {
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    debug: at("debug"),
+  };
+  return { lines, logger };
+};
+
+describe("reconcile context", () => {
+  it("adds reason and correlationId to every line inside the context, and nothing outside it", async () => {
+    const { lines, logger } = recording();
+    const log = contextLogger(logger);
+    log.info({ key: "Queue/a" }, "outside");
+    await withReconcileContext({ reason: "watch", correlationId: "m-1" }, async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      log.info({ key: "Queue/a", outcome: "in-sync", durationMs: 3 }, "reconciled");
+    });
+    expect(lines).toEqual([
+      { level: "info", key: "Queue/a", msg: "outside" },
+      {
+        level: "info",
+        reason: "watch",
+        correlationId: "m-1",
+        key: "Queue/a",
+        outcome: "in-sync",
+        durationMs: 3,
+        msg: "reconciled",
+      },
+    ]);
+  });
+
+  it("uses the message's correlation id, else the queue's id for it", () => {
+    const ref = { apiVersion: "sqs.aws.driftless.dev/v1alpha1", kind: "Queue", name: "a" };
+    expect(
+      contextOf({ message: makeMessage(ref, "drift", { id: "chain-7" }), id: "sqs-1", receiveCount: 2 }),
+    ).toEqual({
+      reason: "drift",
+      correlationId: "chain-7",
+      receiveCount: 2,
+    });
+    expect(
+      contextOf({ message: makeMessage(ref, "manual"), id: "sqs-2", receiveCount: 1 }).correlationId,
+    ).toBe("sqs-2");
+  });
+
+  it("the handler reports queue age and runs the reconcile inside the message's context", async () => {
+    const { lines, logger } = recording();
+    const log = contextLogger(logger);
+    const ages: number[] = [];
+    const fake = {
+      reconcile: async () => {
+        log.info({ key: "Queue/a" }, "reconciled");
+        return { outcome: "in-sync" as const };
+      },
+    } as unknown as Reconciler;
+    const handler = reconcileHandler({
+      reconciler: fake,
+      metrics: { reconciled() {}, externalCall() {}, queueAge: (ms) => ages.push(ms) },
+    });
+    const at = new Date(Date.now() - 1_500);
+    const outcome = await handler({
+      message: makeMessage(
+        { apiVersion: "sqs.aws.driftless.dev/v1alpha1", kind: "Queue", name: "a" },
+        "watch",
+        { at },
+      ),
+      id: "q-9",
+      receiveCount: 1,
+    });
+    expect(outcome).toEqual({ kind: "done" });
+    expect(ages[0]).toBeGreaterThanOrEqual(1_500);
+    expect(lines[0]).toMatchObject({ reason: "watch", correlationId: "q-9", msg: "reconciled" });
+    expect(queueAgeMs({ at: "not a time" })).toBeUndefined();
+  });
+});
