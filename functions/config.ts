@@ -26,6 +26,14 @@ export const Config = z.object({
   DRIFTLESS_POLL_INTERVAL: Duration.default(5 * 60_000),
   DRIFTLESS_SWEEP_INTERVAL: Duration.default(60_000),
   DRIFTLESS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  DRIFTLESS_LABEL_SELECTOR: z
+    .preprocess((v) => (v === "" ? undefined : v), z.string().optional())
+    .describe("Default label selector of `driftless run` (only objects matching it are watched and swept)."),
+  DRIFTLESS_CLAIMS: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true")
+    .describe("Serverless deployment: also forward, sweep and reconcile claims and classes (default true)."),
 });
 export type Config = z.infer<typeof Config>;
 

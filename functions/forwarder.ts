@@ -18,6 +18,7 @@ import { Subscription, Topic } from "../shared/api/gcp/pubsub.ts";
 import { Bucket as GcsBucket } from "../shared/api/gcp/storage.ts";
 import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
 import { providerConfigs } from "../shared/api/provider-config.ts";
+import { claimTypes } from "../shared/claims/kinds.ts";
 import { loadKubeConfig } from "../shared/kube/config.ts";
 import { createLogger } from "../shared/log.ts";
 import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
@@ -68,11 +69,15 @@ export function readForwarderConfig(env: NodeJS.ProcessEnv = process.env): Forwa
   return { ...base, ...parsed.data };
 }
 
-/** The kinds (and ProviderConfigs) of the given clouds: what the functions behind the queue serve. */
-export function forwardedTypes(clouds: readonly Cloud[]): ResourceType[] {
+/**
+ * The kinds (and ProviderConfigs) of the given clouds, and with `claims` the claim and class kinds: what
+ * the functions behind the queue serve (typesOf with the same options).
+ */
+export function forwardedTypes(clouds: readonly Cloud[], opts: { claims?: boolean } = {}): ResourceType[] {
   return [
     ...definitions.filter((d) => clouds.includes(d.cloud)),
     ...clouds.map((c) => providerConfigs[c].type),
+    ...(opts.claims ? claimTypes() : []),
   ];
 }
 
@@ -106,7 +111,7 @@ export interface RunningForwarder {
 
 export async function startForwarder(cfg: ForwarderConfig, logger: Logger): Promise<RunningForwarder> {
   const clouds = cfg.DRIFTLESS_CLOUDS ?? [cfg.DRIFTLESS_QUEUE === "pubsub" ? "gcp" : "aws"];
-  const types = forwardedTypes(clouds);
+  const types = forwardedTypes(clouds, { claims: cfg.DRIFTLESS_CLAIMS });
   const kubeConfig = loadKubeConfig({ path: cfg.KUBECONFIG, yaml: cfg.DRIFTLESS_KUBECONFIG_YAML });
   const sink = await openSink(cfg, logger);
   const forwarder = new Forwarder({

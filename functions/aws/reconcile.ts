@@ -4,6 +4,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { Kube } from "../../shared/kube/client.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { createLogger } from "../../shared/log.ts";
+import { EmfMetrics } from "../../shared/metrics.ts";
 import {
   createReconcileFn,
   DEFAULT_DEADLINE_MARGIN_MS,
@@ -24,6 +25,8 @@ export interface LambdaContext {
 const cfg = readAwsConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-reconcile" });
 const sqs = new SQSClient({});
+// CloudWatch EMF: aggregated per batch, written to stdout after it (Lambda ships stdout to CloudWatch Logs).
+const metrics = new EmfMetrics({ namespace: "driftless", serviceName: "driftless-reconcile" });
 // Set with the reconcile function: a failed last receive is noted on the resource (Warning Event).
 let noteDeadLetter: DeadLetterNote | undefined;
 const reconcileFn = perContainer(async () => {
@@ -32,7 +35,7 @@ const reconcileFn = perContainer(async () => {
   const kube = new Kube(access.kubeConfig);
   noteDeadLetter = deadLetterNote({
     kube,
-    types: typesOf(awsKinds, awsProviderConfigKinds),
+    types: typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
     events: new KubeEventRecorder(kube),
     logger,
   });
@@ -42,6 +45,8 @@ const reconcileFn = perContainer(async () => {
     providerConfigKinds: awsProviderConfigKinds,
     logger,
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
+    claims: cfg.DRIFTLESS_CLAIMS,
+    metrics,
   });
 });
 // Finish during the init phase (Lambda would freeze work left pending); a failure is retried on invoke.
@@ -50,22 +55,27 @@ await reconcileFn().catch((err: unknown) => {
 });
 
 export async function handler(event: SqsEvent, context?: LambdaContext): Promise<SqsBatchResponse> {
-  const reconcile = await reconcileFn();
-  const { batchItemFailures } = await handleSqsBatch(
-    {
-      sqs,
-      reconcile,
-      logger,
-      queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL,
-      deadLetterQueueUrl: cfg.DRIFTLESS_SQS_DLQ_URL,
-      maxReceiveCount: cfg.DRIFTLESS_SQS_MAX_RECEIVE_COUNT,
-      noteDeadLetter,
-      concurrency: cfg.DRIFTLESS_WORKERS,
-      deadlineMs: context
-        ? Date.now() + context.getRemainingTimeInMillis() - DEFAULT_DEADLINE_MARGIN_MS
-        : undefined,
-    },
-    event,
-  );
-  return { batchItemFailures };
+  try {
+    const reconcile = await reconcileFn();
+    const { batchItemFailures } = await handleSqsBatch(
+      {
+        sqs,
+        reconcile,
+        logger,
+        queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL,
+        deadLetterQueueUrl: cfg.DRIFTLESS_SQS_DLQ_URL,
+        maxReceiveCount: cfg.DRIFTLESS_SQS_MAX_RECEIVE_COUNT,
+        noteDeadLetter,
+        concurrency: cfg.DRIFTLESS_WORKERS,
+        deadlineMs: context
+          ? Date.now() + context.getRemainingTimeInMillis() - DEFAULT_DEADLINE_MARGIN_MS
+          : undefined,
+        metrics,
+      },
+      event,
+    );
+    return { batchItemFailures };
+  } finally {
+    metrics.publish();
+  }
 }

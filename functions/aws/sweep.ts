@@ -18,7 +18,7 @@ export interface ScheduledEvent {
 const cfg = readAwsConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-sweep" });
 const sqs = new SQSClient({});
-const types = typesOf(awsKinds, awsProviderConfigKinds);
+const types = typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
 const producer = cfg.DRIFTLESS_SQS_QUEUE_URL
   ? new SqsProducer({ client: sqs, queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL, onEvent: logQueueEvents(logger) })
   : undefined;

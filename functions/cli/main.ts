@@ -50,6 +50,9 @@ const addressable = async (): Promise<Addressable[]> => [
   ...(await managedTypes()),
   ...(await providerConfigTypes()),
 ];
+/** Claim and class kinds, forwarded and swept for the serverless functions unless DRIFTLESS_CLAIMS=false. */
+const claimTypes = async (cfg: Config): Promise<ResourceType[]> =>
+  cfg.DRIFTLESS_CLAIMS ? (await import("../../shared/claims/kinds.ts")).claimTypes() : [];
 const allCrds = async () => (await import("../../shared/crds.ts")).allCrds();
 const applyCrds = async (...a: Parameters<typeof import("../../shared/kube/crds.ts").applyCrds>) =>
   (await import("../../shared/kube/crds.ts")).applyCrds(...a);
@@ -89,6 +92,9 @@ const parseInteger = (name: string, min: number, max: number) => (v: string) => 
     throw new InvalidArgumentError(`${name} must be an integer ${min}–${max}`);
   return n;
 };
+
+/** Repeatable options collect their values. */
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 /** Waits for SIGTERM or SIGINT; resolves with the signal's name. */
 const untilSignal = () =>
@@ -154,7 +160,15 @@ export function buildCli(): Command {
       parseInteger("--metrics-port", 0, 65535),
     )
     .option("--no-metrics", "do not serve /metrics, /healthz and /readyz")
-    .option("-l, --selector <labels>", "only watch and sweep objects matching this label selector (sharding)")
+    .option(
+      "-l, --selector <labels>",
+      "only watch and sweep objects matching this label selector (sharding; default DRIFTLESS_LABEL_SELECTOR)",
+    )
+    .option(
+      "--app-cluster <kubeconfig>",
+      "serve the claims of this app cluster (bound with driftless bind); repeatable",
+      collect,
+    )
     .addHelpText(
       "after",
       "\nStops on SIGTERM or SIGINT after finishing the reconciles in flight (exit 0). Logs are JSON lines on stdout.",
@@ -166,6 +180,7 @@ export function buildCli(): Command {
         metricsPort?: number;
         metrics: boolean;
         selector?: string;
+        appCluster?: string[];
       }) => {
         const { cfg, kc } = kubeConfig();
         const logger = createLogger({ level: cfg.LOG_LEVEL });
@@ -177,6 +192,7 @@ export function buildCli(): Command {
         ]);
         if (opts.crds) await applyCrds(kc, await allCrds());
         const workers = opts.workers ?? cfg.DRIFTLESS_WORKERS;
+        const selector = opts.selector ?? cfg.DRIFTLESS_LABEL_SELECTOR;
         const running = await startRun({
           kubeConfig: kc,
           logger,
@@ -186,7 +202,10 @@ export function buildCli(): Command {
           pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
           sweepIntervalMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
           ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
-          ...(opts.selector ? { labelSelector: opts.selector } : {}),
+          ...(selector ? { labelSelector: selector } : {}),
+          ...(opts.appCluster
+            ? { appClusters: opts.appCluster.map((path) => loadKubeConfig({ path })) }
+            : {}),
         });
         logger.info(
           { kinds: managedKinds.length, workers, metricsPort: running.metricsPort },
@@ -226,6 +245,7 @@ export function buildCli(): Command {
       const types: ResourceType[] = [
         ...managedKinds.map((k) => k.definition).filter((d) => !clouds || clouds.includes(d.cloud)),
         ...providerConfigKinds.filter((k) => !clouds || clouds.includes(k.cloud)).map((k) => k.type),
+        ...(await claimTypes(cfg)),
       ];
       const sink = await openProducer(queueSettings(cfg), logQueueEvents(logger));
       const forwarder = new Forwarder({
@@ -274,7 +294,7 @@ export function buildCli(): Command {
       try {
         result = await sweepNow({
           kubeConfig: kc,
-          types: [...(await managedTypes()), ...(await providerConfigTypes())],
+          types: [...(await managedTypes()), ...(await providerConfigTypes()), ...(await claimTypes(cfg))],
           sink: sink.producer,
           scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
           defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
@@ -401,6 +421,36 @@ export function buildCli(): Command {
         metadata: { annotations: { [TRIGGER_ANNOTATION]: new Date().toISOString() } },
       });
       stdout.write(`${type.kind}/${name} queued for reconcile\n`);
+    });
+
+  program
+    .command("bind")
+    .description(
+      "connect an app cluster to this control plane: its namespace, agent identity and RBAC here, the exported claim CRDs there",
+    )
+    .requiredOption("--app-cluster <kubeconfig>", "kubeconfig of the app cluster (as its administrator)")
+    .requiredOption("--name <name>", "the app cluster's name; its claims live in namespace app-<name> here")
+    .option(
+      "--export <template>",
+      "an APIServiceExportTemplate to bind; repeatable (default: every template)",
+      collect,
+    )
+    .addHelpText(
+      "after",
+      "\nRe-running it is harmless (and needed after adding templates). Then serve the app cluster with driftless run --app-cluster <kubeconfig>.",
+    )
+    .action(async (opts: { appCluster: string; name: string; export?: string[] }) => {
+      const { kc } = kubeConfig();
+      const { bindAppCluster } = await import("../../shared/export/bind.ts");
+      const res = await bindAppCluster({
+        controlPlane: kc,
+        app: loadKubeConfig({ path: opts.appCluster }),
+        name: opts.name,
+        templates: opts.export ?? [],
+      });
+      stdout.write(
+        `app cluster ${res.appCluster} bound: namespace ${res.namespace}, templates ${res.templates.join(", ")}, kinds ${res.kinds.join(", ")}\n`,
+      );
     });
 
   const crds = program.command("crds").description("print or apply the CRDs driftless serves");

@@ -30,6 +30,7 @@ const reconcileFn = perContainer(async () => {
     providerConfigKinds: gcpProviderConfigKinds,
     logger,
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
+    claims: cfg.DRIFTLESS_CLAIMS,
   });
 });
 await reconcileFn().catch((err: unknown) => {

@@ -13,7 +13,7 @@ import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
 const cfg = readGcpConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-sweep" });
 const pubsub = new PubSub(cfg.GCP_PROJECT_ID ? { projectId: cfg.GCP_PROJECT_ID } : {});
-const types = typesOf(gcpKinds, gcpProviderConfigKinds);
+const types = typesOf(gcpKinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
 const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
   ? new PubSubProducer({ pubsub, topic: cfg.DRIFTLESS_PUBSUB_TOPIC, onEvent: logQueueEvents(logger) })
   : undefined;

@@ -1,11 +1,13 @@
-// Generates infra/k8s/rbac.yaml from the kind registry: RBAC has no wildcard API groups, so least
-// privilege means naming every managed kind's group and plural. `node infra/k8s/gen-rbac.ts` writes it;
-// `--check` fails when the checked-in file is stale.
+// Generates infra/k8s/rbac.yaml from the kind registry and the claim bindings: RBAC has no wildcard API
+// groups, so least privilege means naming every managed, claim and class kind's group and plural. `node infra/k8s/gen-rbac.ts` writes it;
+// `--check` fails when the checked-in file is stale. `--secret-namespaces=a,b` prints (to stdout) a
+// tighter variant whose reconciler reaches Secrets only in those namespaces (see SECRETS below).
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import type { ResourceType } from "../../shared/api/meta.ts";
+import { type ClaimKinds, claimKindsOf } from "../../shared/claims/kinds.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
 
 export const NAMESPACE = "driftless-system";
@@ -35,19 +37,58 @@ function rulesFor(types: readonly ResourceType[], verbs: string[], suffix = ""):
     }));
 }
 
+/**
+ * SECRETS. The reconciler reads ProviderConfig credentials (by convention in driftless-system), reads
+ * masterPasswordSecretRef Secrets, and writes connection Secrets wherever writeConnectionSecretToRef
+ * (or a claim's namespace) says: by default that is any namespace, so it may get, create, update, patch
+ * and delete Secrets cluster-wide — by name only: no list, no watch. With `secretNamespaces` those verbs
+ * are granted per namespace instead (a Role and RoleBinding each): a connection Secret or password
+ * elsewhere is then refused by the API server (Synced=False says so).
+ */
+const SECRET_VERBS = ["get", "create", "update", "patch", "delete"];
+
+export interface RbacOptions {
+  /** Grant the reconciler's Secret verbs only in these namespaces (default: cluster-wide, by name). */
+  secretNamespaces?: readonly string[];
+  /** The claim, class and made managed kinds the claim reconciler touches (default: every class binding). */
+  claims?: ClaimKinds;
+}
+
 /** The RBAC objects for the forwarder and the reconcile functions, for these kinds. */
 export function rbacObjects(
   managed: readonly ResourceType[] = managedKinds.map((k) => k.definition),
   providerConfigTypes: readonly ResourceType[] = providerConfigKinds.map((k) => k.type),
+  opts: RbacOptions = {},
 ): object[] {
   const labels = { "app.kubernetes.io/part-of": "driftless" };
-  const watched = [...managed, ...providerConfigTypes];
+  const claims = opts.claims ?? claimKindsOf();
+  const watched = [...managed, ...providerConfigTypes, ...claims.claims, ...claims.classes];
+  const scoped = opts.secretNamespaces !== undefined;
+  const secretRoles = (opts.secretNamespaces ?? []).flatMap((namespace) => [
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: `${RECONCILER}-secrets`, namespace, labels },
+      rules: [{ apiGroups: [""], resources: ["secrets"], verbs: [...SECRET_VERBS] }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: `${RECONCILER}-secrets`, namespace, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: `${RECONCILER}-secrets` },
+      subjects: [
+        { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: RECONCILER },
+        { kind: "ServiceAccount", name: RECONCILER, namespace: NAMESPACE },
+      ],
+    },
+  ]);
   return [
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: FORWARDER, labels },
-      // Keys only: the forwarder reads managed resources and ProviderConfigs, and writes nothing.
+      // Keys only: the forwarder reads managed resources, ProviderConfigs, claims and classes, and
+      // writes nothing.
       rules: rulesFor(watched, ["get", "list", "watch"]),
     },
     {
@@ -74,8 +115,16 @@ export function rbacObjects(
         // Credentials; the ProviderConfig reconciler also keeps an in-use finalizer and status on them.
         ...rulesFor(providerConfigTypes, ["get", "list", "watch", "patch", "update"]),
         ...rulesFor(providerConfigTypes, ["patch", "update"], "/status"),
+        // Claims: read fresh; their finalizer and the chosen spec.classRef; Ready, Synced and Bound.
+        ...rulesFor(claims.claims, ["get", "list", "watch", "patch", "update"]),
+        ...rulesFor(claims.claims, ["patch", "update"], "/status"),
+        // Classes: read only (chosen for a claim; the template is read when its resources are made).
+        ...rulesFor(claims.classes, ["get", "list", "watch"]),
+        // The managed kinds classes make, and only those, are created and deleted (for claims): no
+        // other managed resource is ever created or deleted by driftless.
+        ...rulesFor(claims.made, ["create", "delete"]),
         // Credential Secrets (read) and connection Secrets (written, owned by their managed resource).
-        { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "update", "patch", "delete"] },
+        ...(scoped ? [] : [{ apiGroups: [""], resources: ["secrets"], verbs: [...SECRET_VERBS] }]),
         { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
       ],
     },
@@ -91,11 +140,12 @@ export function rbacObjects(
         { kind: "ServiceAccount", name: RECONCILER, namespace: NAMESPACE },
       ],
     },
+    ...secretRoles,
   ];
 }
 
 export function rbacYaml(objects: object[] = rbacObjects()): string {
-  return `# Generated by infra/k8s/gen-rbac.ts from shared/providers/index.ts — do not edit.\n${objects
+  return `# Generated by infra/k8s/gen-rbac.ts from shared/providers/index.ts and shared/claims/bindings — do not edit.\n${objects
     .map((o) => stringify(o))
     .join("---\n")}`;
 }
@@ -103,7 +153,11 @@ export function rbacYaml(objects: object[] = rbacObjects()): string {
 if (import.meta.main) {
   const file = join(dirname(fileURLToPath(import.meta.url)), "rbac.yaml");
   const text = rbacYaml();
-  if (process.argv.includes("--check")) {
+  const scopedArg = process.argv.find((a) => a.startsWith("--secret-namespaces="));
+  if (scopedArg) {
+    const secretNamespaces = scopedArg.split("=")[1]?.split(",").filter(Boolean) ?? [];
+    process.stdout.write(rbacYaml(rbacObjects(undefined, undefined, { secretNamespaces })));
+  } else if (process.argv.includes("--check")) {
     let current = "";
     try {
       current = readFileSync(file, "utf8");

@@ -1,6 +1,8 @@
 // `npm start`: the local demo. Brings up the stack, installs CRDs, local ProviderConfigs and the
 // example managed resources, runs `driftless run`, and shows a live table until every resource is
 // Ready. Ctrl-C stops everything this command started. `--once` exits when all are Ready (for tests).
+// DRIFTLESS_LABEL_SELECTOR (e.g. driftless.dev/example=true, the label every example carries) is handed
+// to `driftless run`, so on a cluster shared with other work it reconciles the examples only.
 import { spawn } from "node:child_process";
 import { openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -18,6 +20,7 @@ import { down, REPO_ROOT, STACK_DIR, type StackEnv, up } from "./stack.ts";
 const once = process.argv.includes("--once");
 const timeoutMs = Number(process.env.DRIFTLESS_START_TIMEOUT_MS ?? 180_000);
 const tty = process.stdout.isTTY && !once;
+const selector = process.env.DRIFTLESS_LABEL_SELECTOR || undefined;
 
 async function applyExamples(kube: Kube): Promise<ManagedResource[]> {
   const applied: ManagedResource[] = [];
@@ -36,7 +39,11 @@ async function applyExamples(kube: Kube): Promise<ManagedResource[]> {
         await kube.create(def, obj as unknown as KubeObject);
       } catch (err) {
         if (!isConflict(err)) throw err;
-        await kube.patch(def, obj.metadata.name, { spec: obj.spec });
+        // Labels too: an example applied by an older version gains the example label.
+        await kube.patch(def, obj.metadata.name, {
+          metadata: { labels: obj.metadata.labels ?? {} },
+          spec: obj.spec,
+        });
       }
       applied.push(obj);
     }
@@ -98,7 +105,8 @@ async function main() {
   const wanted = await applyExamples(kube);
 
   const logFile = join(STACK_DIR, "logs", "driftless-run.log");
-  const child = spawn(process.execPath, [join(REPO_ROOT, "functions/cli/main.ts"), "run", "--no-crds"], {
+  const args = ["run", "--no-crds", ...(selector ? ["--selector", selector] : [])];
+  const child = spawn(process.execPath, [join(REPO_ROOT, "functions/cli/main.ts"), ...args], {
     env: {
       ...process.env,
       ...(env as StackEnv),
@@ -107,7 +115,9 @@ async function main() {
     },
     stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
   });
-  process.stdout.write(`driftless run started (pid ${child.pid}); logs: ${logFile}\n\n`);
+  process.stdout.write(
+    `driftless run started (pid ${child.pid}${selector ? `, objects matching ${selector}` : ""}); logs: ${logFile}\n\n`,
+  );
 
   let stopping = false;
   const stop = async (code: number) => {

@@ -8,6 +8,7 @@ import { AuthorizationV1Api, CustomObjectsApi, type KubeConfig, VersionApi } fro
 import type { ProviderConfigKind } from "../api/external.ts";
 import type { ResourceType } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { type ClaimKinds, claimKindsOf } from "../claims/kinds.ts";
 import { isNotFound, Kube, statusOf } from "../kube/client.ts";
 import { checkQueue, type QueueSettings } from "./queue.ts";
 
@@ -76,10 +77,14 @@ export interface Access {
   why: string;
 }
 
-/** What `driftless run` (forwarder + reconciler) does in the cluster; infra/k8s/rbac.yaml grants it. */
+/**
+ * What `driftless run` (forwarder + reconciler + claim reconciler) does in the cluster; infra/k8s/rbac.yaml
+ * grants it. `claims`: the claim, class and made kinds (default: every class binding).
+ */
 export function requiredAccess(
   managed: readonly ResourceType[],
   providerConfigs: readonly ResourceType[],
+  claims: ClaimKinds = claimKindsOf(),
 ): Access[] {
   const out: Access[] = [];
   for (const t of managed) {
@@ -111,8 +116,40 @@ export function requiredAccess(
       why: "report ProviderConfig health",
     });
   }
+  for (const t of claims.claims) {
+    for (const verb of ["get", "list", "watch", "patch"]) {
+      out.push({ group: t.group, resource: t.plural, verb, why: "bind claims to classes" });
+    }
+    out.push({
+      group: t.group,
+      resource: t.plural,
+      subresource: "status",
+      verb: "patch",
+      why: "write claims' Ready, Synced and Bound conditions",
+    });
+  }
+  for (const t of claims.classes) {
+    for (const verb of ["get", "list", "watch"]) {
+      out.push({ group: t.group, resource: t.plural, verb, why: "choose a class for each claim" });
+    }
+  }
+  for (const t of claims.made) {
+    for (const verb of ["create", "delete"]) {
+      out.push({
+        group: t.group,
+        resource: t.plural,
+        verb,
+        why: "make and delete the managed resources claims bind to",
+      });
+    }
+  }
   for (const verb of ["get", "create", "update", "delete"]) {
-    out.push({ group: "", resource: "secrets", verb, why: "read credentials, write connection Secrets" });
+    out.push({
+      group: "",
+      resource: "secrets",
+      verb,
+      why: "read credentials, write connection Secrets and claims' copies",
+    });
   }
   for (const verb of ["create", "patch"]) {
     out.push({ group: "", resource: "events", verb, why: "record Events on managed resources" });
@@ -398,7 +435,7 @@ async function checkRbac(kc: KubeConfig, needed: readonly Access[]): Promise<Doc
     return {
       name: "rbac",
       status: "ok",
-      detail: `"${user}" may do all ${needed.length} things driftless does (managed kinds, status, ProviderConfigs, Secrets, Events)`,
+      detail: `"${user}" may do all ${needed.length} things driftless does (managed kinds, status, ProviderConfigs, claims, classes, Secrets, Events)`,
     };
   }
   const byWhy = new Map<string, string[]>();

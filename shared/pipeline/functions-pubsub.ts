@@ -27,7 +27,7 @@ import {
 import { outcomeOf, type ReconcileFn } from "../reconciler/batch.ts";
 import type { Logger } from "./common.ts";
 import { guardReconcile } from "./functions.ts";
-import { keyOfMessage } from "./worker.ts";
+import { contextOf, keyOfMessage, queueAgeMs, withReconcileContext } from "./worker.ts";
 
 /** The message could not be reconciled; the subscription redelivers it with backoff. */
 export class ReconcileFailedError extends Error {
@@ -60,6 +60,8 @@ export interface PubSubPushDeps {
   maxDeliveryAttempts?: number | undefined;
   /** Epoch ms after which no reconcile starts (the function's timeout minus a margin). */
   deadlineMs?: number | undefined;
+  /** Queue age of each reconciled message (now − message.at); the reconciles report themselves. */
+  metrics?: { queueAge?(ms: number): void } | undefined;
 }
 
 export type PubSubPushResult =
@@ -102,10 +104,15 @@ export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Pr
   const { message, id, receiveCount } = decoded.received;
   const key = messageKey(message);
   const log = { messageId: id, key, receiveCount };
+  const age = queueAgeMs(message);
+  if (age !== undefined) deps.metrics?.queueAge?.(age);
   const reconcile = guardReconcile(deps.reconcile, {
     ...(deps.deadlineMs !== undefined ? { deadlineMs: deps.deadlineMs } : {}),
   });
-  const outcome = outcomeOf(await reconcile(keyOfMessage(message)));
+  // Its log lines carry the message's reason and correlation id.
+  const outcome = outcomeOf(
+    await withReconcileContext(contextOf(decoded.received), () => reconcile(keyOfMessage(message))),
+  );
   if (outcome.kind === "done") return { outcome: "done", key };
   if (outcome.kind === "retry") {
     deps.logger.warn(

@@ -30,7 +30,7 @@ import {
 } from "../reconciler/batch.ts";
 import type { Logger } from "./common.ts";
 import { DEFAULT_FUNCTION_CONCURRENCY, guardReconcile } from "./functions.ts";
-import { type DeadLetterNote, keyOfMessage } from "./worker.ts";
+import { contextOf, type DeadLetterNote, keyOfMessage, queueAgeMs, withReconcileContext } from "./worker.ts";
 
 /** One record of the event Lambda's SQS poller sends (the fields driftless reads, as AWS names them). */
 export interface SqsEventRecord {
@@ -78,6 +78,8 @@ export interface SqsBatchDeps {
   deadlineMs?: number | undefined;
   /** With maxReceiveCount: a failed reconcile on the last receive (the redrive policy dead-letters it). */
   noteDeadLetter?: DeadLetterNote | undefined;
+  /** Queue age of each reconciled message (now − message.at); the reconciles report themselves. */
+  metrics?: { queueAge?(ms: number): void } | undefined;
 }
 
 /** Per-batch counts, logged as one line and returned for tests. */
@@ -191,10 +193,19 @@ export async function handleSqsBatch(
     }
     first.set(key, v);
     items.push({ id: v.record.messageId, key: keyOfMessage(v.message) });
+    const age = queueAgeMs(v.message);
+    if (age !== undefined) deps.metrics?.queueAge?.(age);
   }
-  const reconcile = guardReconcile(deps.reconcile, {
+  const guarded = guardReconcile(deps.reconcile, {
     ...(deps.deadlineMs !== undefined ? { deadlineMs: deps.deadlineMs } : {}),
   });
+  // Each reconcile runs in its message's context: its log lines carry the reason and correlation id.
+  const reconcile: ReconcileFn = (key) => {
+    const v = first.get(messageKey(key));
+    if (!v) return guarded(key);
+    const ctx = contextOf({ message: v.message, id: v.record.messageId, receiveCount: v.receiveCount });
+    return withReconcileContext(ctx, () => guarded(key));
+  };
   const results = await reconcileBatch(reconcile, items, {
     concurrency: deps.concurrency ?? DEFAULT_FUNCTION_CONCURRENCY,
   });

@@ -7,16 +7,18 @@
 // Functions on Pub/Sub). This file imports no queue SDK.
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
 import type { ResourceType } from "../api/meta.ts";
+import { claimTypes } from "../claims/kinds.ts";
+import { ClaimReconciler } from "../claims/reconciler.ts";
 import type { Kube } from "../kube/client.ts";
 import { KubeEventRecorder } from "../kube/events.ts";
 import type { QueueEventSink, QueueProducer } from "../queue/port.ts";
 import type { ReconcileFn } from "../reconciler/batch.ts";
 import { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
-import { Reconciler, type ResourceKey } from "../reconciler/reconciler.ts";
+import { type ReconcileMetrics, Reconciler, type ResourceKey } from "../reconciler/reconciler.ts";
 import { KindRegistry } from "../reconciler/registry.ts";
 import type { Logger } from "./common.ts";
 import { type SweepResult, sweep } from "./sweep.ts";
-import { reconcileKey } from "./worker.ts";
+import { contextLogger, reconcileKey } from "./worker.ts";
 
 /** Reconciles at once within one invocation (a batch has at most 10 messages on SQS). */
 export const DEFAULT_FUNCTION_CONCURRENCY = 8;
@@ -35,29 +37,63 @@ export interface ReconcileSetup {
   providerConfigKinds: readonly ProviderConfigKind[];
   logger: Logger;
   pollIntervalMs?: number;
+  /**
+   * Also serve claims and classes (claims.driftless.dev, classes.driftless.dev) with the claim
+   * reconciler, as `driftless run` does. Claims are cloud-neutral: any cloud's function can bind them
+   * (it only writes Kubernetes objects); the managed resources it makes go to the functions of their cloud.
+   */
+  claims?: boolean;
+  /** Reconciles (managed, ProviderConfig, claim) and cloud calls; the platform adapter publishes them. */
+  metrics?: ReconcileMetrics & { queueAge?(ms: number): void };
 }
 
 /**
- * The reconcile function a container keeps: the managed reconciler and the ProviderConfig reconciler
- * behind the same router `driftless run` uses, writing Kubernetes Events.
+ * The reconcile function a container keeps: the managed reconciler, the ProviderConfig reconciler and
+ * (with `claims`) the claim reconciler behind the same router `driftless run` uses, writing Kubernetes
+ * Events. Log lines carry the reason and correlation id of the message being reconciled when the caller
+ * runs each reconcile inside withReconcileContext.
  */
 export function createReconcileFn(setup: ReconcileSetup): ReconcileFn {
   const registry = new KindRegistry(setup.kinds);
+  const logger = contextLogger(setup.logger);
+  const events = new KubeEventRecorder(setup.kube);
   const reconciler = new Reconciler(setup.kube, registry, {
-    logger: setup.logger,
-    events: new KubeEventRecorder(setup.kube),
+    logger,
+    events,
+    ...(setup.metrics ? { metrics: setup.metrics } : {}),
     ...(setup.pollIntervalMs ? { pollIntervalMs: setup.pollIntervalMs } : {}),
   });
   const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds]);
-  return (key) => reconcileKey({ reconciler, providerConfigs }, key);
+  const claims = setup.claims
+    ? new ClaimReconciler(setup.kube, {
+        logger,
+        events,
+        ...(setup.pollIntervalMs ? { pollIntervalMs: setup.pollIntervalMs } : {}),
+      })
+    : undefined;
+  const workers = {
+    reconciler,
+    providerConfigs,
+    ...(claims ? { claims } : {}),
+    ...(setup.metrics ? { metrics: setup.metrics } : {}),
+  };
+  return (key) => reconcileKey(workers, key);
 }
 
-/** Every kind a forwarder or sweep of this deployment watches: the managed kinds and their ProviderConfigs. */
+/**
+ * Every kind a forwarder or sweep of this deployment watches: the managed kinds and their ProviderConfigs,
+ * and with `claims` the claim and class kinds (what createReconcileFn serves with the same option).
+ */
 export function typesOf(
   kinds: readonly Pick<ManagedKindProvider, "definition">[],
   providerConfigKinds: readonly Pick<ProviderConfigKind, "type">[],
+  opts: { claims?: boolean } = {},
 ): ResourceType[] {
-  return [...kinds.map((k) => k.definition), ...providerConfigKinds.map((k) => k.type)];
+  return [
+    ...kinds.map((k) => k.definition),
+    ...providerConfigKinds.map((k) => k.type),
+    ...(opts.claims ? claimTypes() : []),
+  ];
 }
 
 /**

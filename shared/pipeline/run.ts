@@ -4,6 +4,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
 import type { ResourceType } from "../api/meta.ts";
 import { ClaimReconciler } from "../claims/reconciler.ts";
+import { type RunningAgent, startExportAgentFor } from "../export/run.ts";
 import { Kube } from "../kube/client.ts";
 import { KubeEventRecorder } from "../kube/events.ts";
 import type { Logger } from "../log.ts";
@@ -37,6 +38,8 @@ export interface RunOptions {
   stuckAfterMs?: number;
   /** Only watch and sweep objects matching this label selector (sharding, tests). */
   labelSelector?: string;
+  /** App clusters (bound with `driftless bind`) whose claims this control plane serves: one agent each. */
+  appClusters?: KubeConfig[];
 }
 
 export interface Running {
@@ -50,6 +53,8 @@ export interface Running {
   metricsPort?: number;
   /** The /readyz checks: every kind watched and listed, and the queue making progress. */
   readiness(): HealthCheck[];
+  /** The binding agents of the app clusters, in the order given. */
+  agents: RunningAgent[];
   /** Runs one sweep now (also what the timer does). */
   sweepNow(): Promise<void>;
   /** Stops taking work, finishes in-flight reconciles, closes watches. */
@@ -64,6 +69,8 @@ export function queueEventLogger(logger: Logger) {
 }
 
 export async function startRun(o: RunOptions): Promise<Running> {
+  // Started first, so a failing one (an app cluster not bound) leaves nothing else running.
+  const agents = await startAgents(o);
   const kube = new Kube(o.kubeConfig);
   const registry = new KindRegistry(o.kinds);
   // Filled in below, once the queue and the forwarder exist (the gauges read them at scrape time).
@@ -214,15 +221,40 @@ export async function startRun(o: RunOptions): Promise<Running> {
     ...(prometheus ? { metrics: prometheus } : {}),
     ...(server ? { metricsPort: server.port } : {}),
     readiness: () => readiness(),
+    agents,
     sweepNow,
     async stop() {
       clearInterval(timer);
+      await Promise.all(agents.map((a) => a.stop()));
       await forwarder.stop();
       await sweeping;
       await queue.stop();
       await server?.close();
     },
   };
+}
+
+/** One binding agent per app cluster; each acts on the control plane as its app cluster's ServiceAccount. */
+async function startAgents(o: RunOptions): Promise<RunningAgent[]> {
+  const started = await Promise.allSettled(
+    (o.appClusters ?? []).map((app) =>
+      startExportAgentFor(
+        o.kubeConfig,
+        app,
+        o.logger,
+        o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {},
+      ),
+    ),
+  );
+  const agents = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) {
+    await Promise.all(agents.map((a) => a.stop()));
+    throw new Error(`cannot start export agent: ${(failed.reason as Error).message}`, {
+      cause: failed.reason,
+    });
+  }
+  return agents;
 }
 
 /** Several sinks as one (undefined when there is none). */

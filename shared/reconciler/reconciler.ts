@@ -156,6 +156,8 @@ export class Reconciler {
   };
   readonly #providerConfigs = new Map<string, { at: number; pc: ProviderConfig }>();
   readonly #secrets = new Map<string, { at: number; value: string }>();
+  /** ProviderConfig and Secret reads in flight: concurrent cache misses share one GET. */
+  readonly #reading = new Map<string, Promise<unknown>>();
   readonly #mapPaths = new Map<string, Set<string>>();
   readonly #rateLimits: RateLimiters | undefined;
   readonly externalCalls: ExternalCallStats = { observe: 0, create: 0, update: 0, delete: 0 };
@@ -562,7 +564,9 @@ export class Reconciler {
     const cached = this.#providerConfigs.get(cacheKey);
     let pc = cached && Date.now() - cached.at < this.#opts.providerConfigTtlMs ? cached.pc : undefined;
     if (!pc) {
-      pc = await this.#kube.get<ProviderConfig & { [k: string]: unknown }>(pcType, name);
+      pc = await this.#once(`pc/${cacheKey}`, () =>
+        this.#kube.get<ProviderConfig & { [k: string]: unknown }>(pcType, name),
+      );
       if (!pc) {
         throw new CredentialsError(
           `ProviderConfig "${name}" (${pcType.group}) not found: create it, or set spec.providerConfigRef.name`,
@@ -581,7 +585,9 @@ export class Reconciler {
           const secretKey = `${ref.namespace}/${ref.name}/${ref.key}`;
           const hit = this.#secrets.get(secretKey);
           if (hit && Date.now() - hit.at < this.#opts.providerConfigTtlMs) return hit.value;
-          const secret = await this.#kube.getSecret(ref.namespace, ref.name);
+          const secret = await this.#once(`secret/${ref.namespace}/${ref.name}`, () =>
+            this.#kube.getSecret(ref.namespace, ref.name),
+          );
           const value = secret?.data?.[ref.key];
           if (value === undefined) {
             throw new CredentialsError(
@@ -600,6 +606,16 @@ export class Reconciler {
         ? err
         : new CredentialsError(`ProviderConfig "${name}": ${(err as Error).message}`, { cause: err });
     }
+  }
+
+  /** One read per key at a time: at TTL expiry, C concurrent reconciles make one GET, not C. */
+  #once<T>(key: string, read: () => Promise<T>): Promise<T> {
+    let p = this.#reading.get(key) as Promise<T> | undefined;
+    if (!p) {
+      p = read().finally(() => this.#reading.delete(key));
+      this.#reading.set(key, p);
+    }
+    return p;
   }
 
   /** Forgets cached ProviderConfigs, e.g. after credentials were refused. */

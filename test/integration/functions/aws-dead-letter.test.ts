@@ -45,6 +45,8 @@ beforeAll(async () => {
     DRIFTLESS_SQS_MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT),
     DRIFTLESS_SWEEP_INTERVAL: "1m",
     DRIFTLESS_LABEL_SELECTOR: `${TEST_LABEL}=${LABEL}`,
+    // No CloudWatch EMF lines in the test output (aws-reconcile.test.ts checks them).
+    POWERTOOLS_METRICS_DISABLED: "true",
   });
   ({ handler: reconcileHandler } = await import("../../../functions/aws/reconcile.ts"));
   ({ handler: sweepHandler } = await import("../../../functions/aws/sweep.ts"));

@@ -2,7 +2,7 @@
 // the forwarder (functions/forwarder.ts) → SQS on moto → messages received as Lambda's poller receives
 // them → the Lambda handler module (functions/aws/reconcile.ts) with the real SQS event shape → Ready.
 import { GetQueueUrlCommand } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RunningForwarder } from "../../../functions/forwarder.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { ensureSqsQueue, type SqsQueuePair } from "../../../shared/queue/sqs.ts";
@@ -19,8 +19,22 @@ const LABEL = uniqueName("fn-aws");
 let queue: SqsQueuePair;
 let forwarder: RunningForwarder | undefined;
 let handler: typeof import("../../../functions/aws/reconcile.ts").handler;
+/** CloudWatch EMF lines the handler wrote to stdout (kept out of the test output). */
+const emfLines: Array<Record<string, unknown>> = [];
+
+/** Captures EMF lines written to stdout, as CloudWatch Logs would see them; passes everything else on. */
+function captureEmf() {
+  const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  vi.spyOn(process.stdout, "write").mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+    const text = String(chunk);
+    if (!text.includes('"_aws"')) return write(chunk, ...rest);
+    for (const line of text.split("\n").filter(Boolean)) emfLines.push(JSON.parse(line));
+    return true;
+  }) as typeof process.stdout.write);
+}
 
 beforeAll(async () => {
+  captureEmf();
   await ensureCrds();
   await createAwsProviderConfig(kube, PC);
   queue = await ensureSqsQueue(sqs, {
@@ -49,6 +63,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  vi.restoreAllMocks();
   await forwarder?.stop();
   sqs.destroy();
 });
@@ -93,5 +108,41 @@ describe("AWS: forwarder → SQS → Lambda handler", () => {
     expect(records[0]).toMatchObject({ eventSource: "aws:sqs", eventSourceARN: queue.queueArn });
     expect(JSON.parse(records[0]?.body ?? "{}")).toMatchObject({ kind: "Queue", name, reason: "watch" });
     expect(poller.invocations.at(-1)?.response).toEqual({ batchItemFailures: [] });
+  });
+
+  it("writes CloudWatch EMF metrics after each batch: reconciles by kind and outcome, queue age", async () => {
+    // Prepare
+    const name = uniqueName("fn-q-emf");
+    await kube.create(Queue, {
+      apiVersion: Queue.apiVersion,
+      kind: Queue.kind,
+      metadata: { name, labels: { [TEST_LABEL]: LABEL } },
+      spec: { forProvider: {}, providerConfigRef: { name: PC } },
+    });
+    const poller = new LambdaSqsPoller({ sqs, queueUrl: queue.queueUrl, queueArn: queue.queueArn, handler });
+    const mark = emfLines.length;
+
+    // Act
+    await poller.pollUntil(
+      async () => conditionOf(await getMr(kube, Queue, name), "Ready")?.status === "True",
+      60_000,
+      `${name} Ready`,
+    );
+
+    // Assess: published when each invocation returned (nothing left for the next one), in namespace
+    // "driftless" with the service dimension, one line per dimension set.
+    const lines = emfLines.slice(mark) as Array<{
+      _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][] }> };
+      [k: string]: unknown;
+    }>;
+    const created = lines.find((l) => l.kind === "Queue" && l.outcome === "created");
+    expect(created).toMatchObject({ service: "driftless-reconcile", Reconciles: 1 });
+    expect(created?._aws.CloudWatchMetrics[0]).toMatchObject({
+      Namespace: "driftless",
+      Dimensions: [["service", "kind", "outcome"]],
+    });
+    expect(lines.find((l) => l.kind === "Queue" && l.verb === "create")).toMatchObject({ CloudApiCalls: 1 });
+    expect(lines.some((l) => "QueueAge" in l && !("kind" in l))).toBe(true);
+    expect(lines.find((l) => "ReconcileDuration" in l)).toMatchObject({ kind: "Queue" });
   });
 });

@@ -6,11 +6,22 @@ import { parseAllDocuments } from "yaml";
 import { FORWARDER, NAMESPACE, RECONCILER, rbacYaml } from "../../../infra/k8s/gen-rbac.ts";
 import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
+import { Queue as QueueClaim } from "../../../shared/api/claims/claims.ts";
+import { SQSQueueClass } from "../../../shared/api/claims/classes.ts";
+import { ClaimReconciler } from "../../../shared/claims/reconciler.ts";
 import { Kube, type KubeObject, statusOf } from "../../../shared/kube/client.ts";
 import { Forwarder } from "../../../shared/pipeline/forwarder.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+import {
+  conditionOf as claimCondition,
+  claimObject,
+  classObject,
+  drive,
+  isReady,
+  newNamespace,
+} from "../claims/support.ts";
 import { cleanup, kubeConfigFor, queueObject, RecordingSink, TEST_LABEL } from "./helpers.ts";
 
 const admin = newKube();
@@ -134,5 +145,58 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
     await admin.delete(Queue, name);
     await settle(newReconciler(kube), keyOf(Queue, name));
     expect(await admin.get(Queue, name)).toBeUndefined();
+  });
+
+  it("let the reconcile functions' identity bind a claim, make its managed resource and Secret, and release it", async () => {
+    // Prepare: a class only this test's namespace may use, named by the claim (no defaults involved).
+    const kube = await kubeAs(RECONCILER);
+    const pc = uniqueName("pc-rbac-claim");
+    await createAwsProviderConfig(admin, pc);
+    const namespace = await newNamespace(admin, "rbac-claims");
+    const cls = uniqueName("rbac-sqs");
+    await admin.create(
+      SQSQueueClass,
+      classObject(SQSQueueClass, cls, { providerConfigRef: { name: pc }, allowedNamespaces: [namespace] }),
+    );
+    const spec = {
+      classRef: { kind: "SQSQueueClass", name: cls },
+      writeConnectionSecretToRef: { name: "conn" },
+    };
+    await admin.create(QueueClaim, claimObject(QueueClaim, namespace, "q", spec));
+    const claims = new ClaimReconciler(kube);
+    const mrs = newReconciler(kube);
+    const base = { kube: admin, claims, mrs, def: QueueClaim, namespace, name: "q" };
+
+    try {
+      // Act: the claim and its resource, reconciled as the generated ClusterRoles' identity only.
+      const { claim, results } = await drive({ ...base, until: isReady });
+
+      // Assess
+      expect(results.map((r) => r.error?.message).filter(Boolean)).toEqual([]);
+      expect(claimCondition(claim, "Synced")?.status).toBe("True");
+      expect((await admin.getSecret(namespace, "conn"))?.data?.url).toBeDefined();
+      const name = claim?.status?.resourceRef?.name ?? "";
+      expect(conditionOf(await getMr(admin, Queue, name), "Ready")?.status).toBe("True");
+
+      // The forwarder's identity watches claims and classes too (keys only).
+      const forwarder = await kubeAs(FORWARDER);
+      expect((await forwarder.list(QueueClaim, { namespace })).items).toHaveLength(1);
+      expect(await forwarder.get(SQSQueueClass, cls)).toBeDefined();
+      expect(statusOf(await forwarder.delete(QueueClaim, "q", namespace).catch((e) => e))).toBe(403);
+
+      // Act: delete the claim (reclaim policy Delete): the resource goes first, then the claim.
+      await admin.delete(QueueClaim, "q", namespace);
+      await drive({ ...base, until: (c) => c === undefined });
+
+      // Assess
+      expect(await admin.get(Queue, name)).toBeUndefined();
+      expect(await admin.getSecret(namespace, "conn")).toBeUndefined();
+      // Classes are read-only to driftless.
+      expect(
+        statusOf(await kube.patch(SQSQueueClass, cls, { metadata: { labels: { x: "y" } } }).catch((e) => e)),
+      ).toBe(403);
+    } finally {
+      await admin.delete(SQSQueueClass, cls);
+    }
   });
 });

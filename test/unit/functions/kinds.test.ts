@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest";
 import { awsKinds, awsProviderConfigKinds } from "../../../functions/aws/kinds.ts";
 import { definitions, forwardedTypes } from "../../../functions/forwarder.ts";
 import { gcpKinds, gcpProviderConfigKinds } from "../../../functions/gcp/kinds.ts";
+import { claimKinds } from "../../../shared/api/claims/claims.ts";
+import { classKinds } from "../../../shared/api/claims/classes.ts";
 import { typesOf } from "../../../shared/pipeline/functions.ts";
 import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
 
@@ -24,5 +26,19 @@ describe("function kind lists", () => {
     expect(names([...definitions])).toEqual(names(managedKinds.map((k) => k.definition)));
     expect(names(forwardedTypes(["aws"]))).toEqual(names(typesOf(awsKinds, awsProviderConfigKinds)));
     expect(names(forwardedTypes(["gcp"]))).toEqual(names(typesOf(gcpKinds, gcpProviderConfigKinds)));
+    const claims = { claims: true };
+    expect(names(forwardedTypes(["aws"], claims))).toEqual(
+      names(typesOf(awsKinds, awsProviderConfigKinds, claims)),
+    );
+  });
+
+  it("add every claim and class kind when claims are served, the same on every cloud", () => {
+    const claimed = names(typesOf(gcpKinds, gcpProviderConfigKinds, { claims: true })).filter((n) =>
+      /\.(claims|classes)\.driftless\.dev$/.test(n),
+    );
+    expect(claimed).toEqual(names([...claimKinds, ...classKinds]));
+    expect(names(typesOf(awsKinds, awsProviderConfigKinds, { claims: true }))).toEqual(
+      expect.arrayContaining(claimed),
+    );
   });
 });

@@ -32,6 +32,25 @@ describe("doctor", () => {
     expect(needed.length).toBeGreaterThan(managedKinds.length * 5);
   });
 
+  it("checks what the claim reconciler does: claims and their status, classes, making managed resources", () => {
+    const needed = requiredAccess([], []).map(
+      (a) => `${a.verb} ${a.resource}.${a.group}${a.subresource ? `/${a.subresource}` : ""}`,
+    );
+    expect(needed).toEqual(
+      expect.arrayContaining([
+        "patch queues.claims.driftless.dev",
+        "patch queues.claims.driftless.dev/status",
+        "list postgresqlinstances.claims.driftless.dev",
+        "watch sqsqueueclasses.classes.driftless.dev",
+        "get rdsinstanceclasses.classes.driftless.dev",
+        "create queues.sqs.aws.driftless.dev",
+        "delete subscriptions.pubsub.gcp.driftless.dev",
+      ]),
+    );
+    // Only the kinds classes make are ever created: never a VPC, say.
+    expect(needed).not.toContain("create vpcs.ec2.aws.driftless.dev");
+  });
+
   it("compares schemas regardless of key order", () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { y: 1, x: 2 }], c: 2 } })).toBe(
       canonicalJson({ a: { c: 2, d: [1, { x: 2, y: 1 }] }, b: 1 }),

@@ -1,0 +1,5 @@
+export * from "./agent.ts";
+export * from "./bind.ts";
+export * from "./naming.ts";
+export * from "./run.ts";
+export * from "./sync.ts";

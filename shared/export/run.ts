@@ -1,0 +1,150 @@
+// Runs one binding agent: a watch on the app cluster's claims (the project's Forwarder, keys only),
+// a memory queue serialising each claim, a periodic resync of every app-cluster claim (control-plane
+// status is polled, as the agent may not watch outside its namespace), and token renewal.
+import type { KubeConfig } from "@kubernetes/client-node";
+import { claimKinds } from "../api/claims/claims.ts";
+import { Kube, statusOf } from "../kube/client.ts";
+import type { Logger } from "../pipeline/common.ts";
+import { Forwarder } from "../pipeline/forwarder.ts";
+import { MemoryQueue } from "../queue/memory.ts";
+import { makeMessage } from "../queue/message.ts";
+import { DONE, requeueAfter } from "../queue/port.ts";
+import { ExportAgent } from "./agent.ts";
+import { agentKubeConfig, appClusterNameOf, boundTemplates, DEFAULT_AGENT_TOKEN_SECONDS } from "./bind.ts";
+
+export const DEFAULT_RESYNC_MS = 30_000;
+
+export interface AgentRunOptions {
+  /** The app cluster, as its administrator. */
+  app: KubeConfig;
+  /** The agent's control-plane identity; called again to renew it (a fresh ServiceAccount token). */
+  controlPlane: () => Promise<KubeConfig>;
+  /** Default: a third of the default token lifetime. */
+  renewEveryMs?: number;
+  /** Default: what `driftless bind` recorded in the app cluster. */
+  appCluster?: string;
+  logger: Logger;
+  resyncMs?: number;
+  pollIntervalMs?: number;
+  workers?: number;
+}
+
+export interface RunningAgent {
+  agent: ExportAgent;
+  appCluster: string;
+  /** Enqueues every app-cluster claim now (also what the timer does). */
+  resyncNow(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts the agent of one app cluster. */
+export async function startExportAgent(o: AgentRunOptions): Promise<RunningAgent> {
+  const app = new Kube(o.app);
+  const appCluster = o.appCluster ?? (await appClusterNameOf(o.app));
+  const logger = o.logger;
+  let cp = new Kube(await o.controlPlane());
+  const agent = new ExportAgent({
+    app,
+    controlPlane: cp,
+    appCluster,
+    templates: await boundTemplates(cp, appCluster),
+    logger,
+    ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
+  });
+  const queue = new MemoryQueue({ workers: o.workers ?? 4 });
+  queue.start(async ({ message }) => {
+    const res = await agent.reconcile(message);
+    return res.requeueAfterMs !== undefined ? requeueAfter(res.requeueAfterMs) : DONE;
+  });
+  const forwarder = new Forwarder({ kube: app, types: claimKinds, sink: queue, logger });
+  await forwarder.start();
+
+  let resyncing: Promise<void> | undefined;
+  const resyncNow = (): Promise<void> => {
+    resyncing ??= (async () => {
+      try {
+        agent.update({ templates: await boundTemplates(cp, appCluster) });
+        for (const def of claimKinds) {
+          let cont: string | undefined;
+          do {
+            const page = await app
+              .list(def, { limit: 500, ...(cont ? { continue: cont } : {}) })
+              .catch((err: unknown) => {
+                // A claim kind whose CRD is not installed in the app cluster has nothing to resync.
+                if (statusOf(err) === 404) return { items: [], continue: undefined };
+                throw err;
+              });
+            const messages = page.items.map((c) =>
+              makeMessage(
+                {
+                  apiVersion: def.apiVersion,
+                  kind: def.kind,
+                  name: c.metadata.name,
+                  namespace: c.metadata.namespace ?? "",
+                },
+                "drift",
+              ),
+            );
+            if (messages.length > 0) await queue.send(messages);
+            cont = page.continue;
+          } while (cont);
+        }
+      } catch (err) {
+        logger.warn({ appCluster, error: (err as Error).message }, "export resync failed");
+      } finally {
+        resyncing = undefined;
+      }
+    })();
+    return resyncing;
+  };
+  const resync = setInterval(resyncNow, o.resyncMs ?? DEFAULT_RESYNC_MS);
+  resync.unref();
+  const renew = setInterval(
+    () => {
+      o.controlPlane()
+        .then((kc) => {
+          cp = new Kube(kc);
+          agent.update({ controlPlane: cp });
+        })
+        .catch((err: unknown) =>
+          logger.error({ appCluster, error: (err as Error).message }, "cannot renew agent token"),
+        );
+    },
+    o.renewEveryMs ?? (DEFAULT_AGENT_TOKEN_SECONDS * 1000) / 3,
+  );
+  renew.unref();
+  void resyncNow();
+  logger.info({ appCluster }, "export agent started");
+
+  return {
+    agent,
+    appCluster,
+    resyncNow,
+    async stop() {
+      clearInterval(resync);
+      clearInterval(renew);
+      await forwarder.stop();
+      await resyncing;
+      await queue.stop();
+    },
+  };
+}
+
+/** The agent of an app cluster, run next to the control plane's reconcilers with the admin kubeconfig. */
+export function startExportAgentFor(
+  controlPlaneAdmin: KubeConfig,
+  app: KubeConfig,
+  logger: Logger,
+  opts: Partial<AgentRunOptions> = {},
+) {
+  return (async () => {
+    const appCluster = opts.appCluster ?? (await appClusterNameOf(app));
+    return startExportAgent({
+      ...opts,
+      app,
+      appCluster,
+      logger,
+      controlPlane: () => agentKubeConfig(controlPlaneAdmin, appCluster),
+    });
+  })();
+}
