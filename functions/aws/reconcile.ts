@@ -4,7 +4,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { Kube } from "../../shared/kube/client.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { createLogger } from "../../shared/log.ts";
-import { EmfMetrics } from "../../shared/metrics.ts";
+import { EmfMetrics } from "../../shared/metrics-emf.ts";
 import {
   createReconcileFn,
   DEFAULT_DEADLINE_MARGIN_MS,

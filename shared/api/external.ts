@@ -68,6 +68,8 @@ export interface ConnectContext<S = Record<string, unknown>> {
 export class ExternalError extends Error {
   override name = "ExternalError";
 }
+/** `name` of ThrottledError, for code that sees only an error's class name (metrics). */
+export const THROTTLED_ERROR_CLASS = "ThrottledError";
 /** The cloud throttled us: the engine backs off (with jitter) and reports it in Synced. */
 export class ThrottledError extends ExternalError {
   override name = "ThrottledError";

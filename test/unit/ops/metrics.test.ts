@@ -2,12 +2,8 @@
 // lines (Powertools) for Lambda.
 import { Metrics } from "@aws-lambda-powertools/metrics";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  EmfMetrics,
-  type MetricsSink,
-  PrometheusMetrics,
-  startMetricsServer,
-} from "../../../shared/metrics.ts";
+import { type MetricsSink, PrometheusMetrics, startMetricsServer } from "../../../shared/metrics.ts";
+import { EmfMetrics } from "../../../shared/metrics-emf.ts";
 
 /** The same events, whatever the adapter. */
 function record(sink: MetricsSink) {
