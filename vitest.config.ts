@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: `unit` needs nothing running; `integration` talks to the real local stack
-// (kube-apiserver, moto, Pub/Sub emulator, Azurite, the ARM and GCS fakes), started once per run.
+// Three projects: `unit` needs nothing running; `integration` talks to the real local stack
+// (kube-apiserver, moto, Pub/Sub emulator, Azurite, the ARM and GCS fakes), started once per run;
+// `faults` injects failures (process kills, API server restarts, cloud throttling, bad input) into it.
 export default defineConfig({
   test: {
     pool: "forks",
@@ -18,6 +19,18 @@ export default defineConfig({
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
           globalSetup: ["test/support/global-stack.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "faults",
+          include: ["test/faults/**/*.test.ts"],
+          globalSetup: ["test/support/global-stack.ts"],
+          // Mostly waiting on servers, not CPU: three files at once even on two cores. A project with its
+          // own maxWorkers needs its own group; it runs after the other two.
+          maxWorkers: 3,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

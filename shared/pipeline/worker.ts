@@ -3,6 +3,7 @@ import type { ManagedResource } from "../api/managed.ts";
 import { apiVersionOf, type ResourceType } from "../api/meta.ts";
 import type { ClaimReconciler } from "../claims/reconciler.ts";
 import type { Kube } from "../kube/client.ts";
+import { ConflictError } from "../kube/client.ts";
 import type { HandlerOutcome, MessageHandler, ReceivedMessage, ReconcileMessage } from "../queue/index.ts";
 import { outcomeOf } from "../reconciler/batch.ts";
 import type { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
@@ -55,7 +56,11 @@ export async function reconcileKey(w: Workers, key: ResourceKey): Promise<Reconc
         ...(r.requeueAfterMs ? { requeueAfterMs: r.requeueAfterMs } : {}),
       };
     } catch (err) {
-      result = { outcome: "error", error: err as Error, requeueAfterMs: 5_000 };
+      // A 409 means another writer moved the ProviderConfig on: look again soon, it is no failure.
+      result =
+        err instanceof ConflictError
+          ? { outcome: "conflict", requeueAfterMs: 250 }
+          : { outcome: "error", error: err as Error, requeueAfterMs: 5_000 };
     }
     w.metrics?.reconciled(key.kind, result.outcome, Date.now() - started);
     return result;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
 import { Reference, Selector } from "../meta.ts";
+import { AwsTags } from "./tags.ts";
 
 const Region = z
   .string()
@@ -8,11 +9,9 @@ const Region = z
   .optional()
   .describe("AWS region; defaults to the ProviderConfig's region. Immutable.");
 
-const Tags = z
-  .record(z.string(), z.string())
-  .describe(
-    "Tags on the cloud resource. driftless also tags what it creates with driftless.dev/managed-resource-uid (its ownership tag, never shown here and never removed).",
-  );
+const Tags = AwsTags.describe(
+  "Tags on the cloud resource. driftless also tags what it creates with driftless.dev/managed-resource-uid (its ownership tag, never shown here and never removed).",
+);
 
 const Cidrs = (what: string) => z.array(z.string().min(1)).optional().describe(what);
 

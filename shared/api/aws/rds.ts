@@ -2,6 +2,7 @@ import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
 import { Reference, SecretKeySelector, Selector } from "../meta.ts";
 import { SecurityGroup, Subnet } from "./ec2.ts";
+import { AwsTags } from "./tags.ts";
 
 export const DBSubnetGroupForProvider = z.object({
   region: z
@@ -27,7 +28,7 @@ export const DBSubnetGroupForProvider = z.object({
   subnetIdSelector: Selector.optional().describe(
     "Selects Subnet managed resources by labels to fill subnetIds.",
   ),
-  tags: z.record(z.string(), z.string()).optional().describe("Tags on the DB subnet group."),
+  tags: AwsTags.optional().describe("Tags on the DB subnet group."),
 });
 
 export const DBSubnetGroupAtProvider = z.object({
@@ -154,7 +155,7 @@ export const DBInstanceForProvider = z.object({
   vpcSecurityGroupIdSelector: Selector.optional().describe(
     "Selects SecurityGroup managed resources by labels to fill vpcSecurityGroupIds.",
   ),
-  tags: z.record(z.string(), z.string()).optional().describe("Tags on the DB instance."),
+  tags: AwsTags.optional().describe("Tags on the DB instance."),
 });
 
 export const DBInstanceAtProvider = z.object({

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
+import { AwsTags } from "./tags.ts";
 
 export const BucketForProvider = z.object({
   region: z
@@ -23,7 +24,7 @@ export const BucketForProvider = z.object({
     })
     .optional()
     .describe("The bucket's public access block."),
-  tags: z.record(z.string(), z.string()).optional().describe("Tags on the bucket."),
+  tags: AwsTags.optional().describe("Tags on the bucket."),
 });
 
 export const BucketAtProvider = z.object({

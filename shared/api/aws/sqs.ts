@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
+import { AwsTags } from "./tags.ts";
 
-const Tags = z.record(z.string(), z.string()).describe("Tags on the cloud resource.");
+const Tags = AwsTags.describe("Tags on the cloud resource.");
 
 export const QueueForProvider = z.object({
   region: z

@@ -1,0 +1,518 @@
+// Area 6 — least privilege, for real. infra/k8s/rbac.yaml is applied to the real API server (RBAC on);
+// the ServiceAccount tokens the stack's kube-controller-manager minted into token Secrets authenticate a
+// full reconcile (create → Ready → delete) as the reconciler's ServiceAccount and a forwarder as the
+// forwarder's. Then what each identity must NOT do is tried, and must get 403. The tighter variant of the
+// generator (`--secret-namespaces`) is applied under a separate identity and shown to work, and to refuse
+// Secrets outside its namespaces. Attempts that would harm other suites if they were (wrongly) allowed —
+// deleting a CRD, binding cluster-admin — are sent as server-side dry runs: authorization still decides. Last, serverless.yml's IAM policies are read and checked against every
+// AWS call the providers make.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { FORWARDER, NAMESPACE, RECONCILER, rbacObjects } from "../../infra/k8s/gen-rbac.ts";
+import { REPO_ROOT } from "../../infra/local/stack.ts";
+import { Queue } from "../../shared/api/aws/sqs.ts";
+import { providerConfigs } from "../../shared/api/provider-config.ts";
+import { Kube, type KubeObject, statusOf } from "../../shared/kube/client.ts";
+import { KubeEventRecorder } from "../../shared/kube/events.ts";
+import { Forwarder } from "../../shared/pipeline/forwarder.ts";
+import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
+import { ProviderConfigReconciler } from "../../shared/reconciler/provider-config.ts";
+import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { kubeConfigFor, RecordingSink, TEST_LABEL } from "../integration/pipeline/helpers.ts";
+import { createAwsProviderConfig, ensureCrds, ensureNamespace } from "../support/aws.ts";
+import { env, eventually, kubeConfig, newKube, uniqueName } from "../support/env.ts";
+import { conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
+import { forceDelete, Tally, type TallyScope } from "./support.ts";
+
+const admin = newKube();
+const api = KubernetesObjectApi.makeApiClient(kubeConfig());
+const tally = new Tally("6 least privilege");
+const PC = uniqueName("pc-lp");
+const created: string[] = [];
+const cleanupObjects: KubernetesObject[] = [];
+const manifests = (file: string) =>
+  parseAllDocuments(readFileSync(join(REPO_ROOT, "infra/k8s", file), "utf8")).map(
+    (d) => d.toJS() as KubernetesObject,
+  );
+
+/** Create-or-replace; ServiceAccounts are only created (replacing one makes the controller mint a new token). */
+async function apply(obj: KubernetesObject) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const current = await api.read({
+        apiVersion: obj.apiVersion ?? "",
+        kind: obj.kind ?? "",
+        metadata: {
+          name: obj.metadata?.name ?? "",
+          ...(obj.metadata?.namespace ? { namespace: obj.metadata.namespace } : {}),
+        },
+      });
+      if (obj.kind === "ServiceAccount" || obj.kind === "Namespace") return;
+      await api.replace({
+        ...obj,
+        metadata: { ...obj.metadata, resourceVersion: current.metadata?.resourceVersion },
+      });
+      return;
+    } catch (err) {
+      const code = statusOf(err) ?? (err as { code?: number }).code;
+      if (code === 404) {
+        try {
+          await api.create(obj);
+          return;
+        } catch (createErr) {
+          if ((statusOf(createErr) ?? (createErr as { code?: number }).code) !== 409 || attempt > 3)
+            throw createErr;
+          continue;
+        }
+      }
+      if (code !== 409 || attempt > 3) throw err;
+    }
+  }
+}
+
+const kubeWithToken = (token: string, user: string) => {
+  const kc = kubeConfigFor(env("DRIFTLESS_KUBE_SERVER"));
+  kc.loadFromOptions({
+    clusters: kc.clusters,
+    users: [{ name: user, token }],
+    contexts: [{ name: user, cluster: kc.clusters[0]?.name ?? "extra", user }],
+    currentContext: user,
+  });
+  return new Kube(kc);
+};
+
+/** The token Secret kube-controller-manager minted for this ServiceAccount (the current one, by uid). */
+async function tokenSecretOf(serviceAccount: string): Promise<string> {
+  return eventually(
+    async () => {
+      const sa = await admin.core.readNamespacedServiceAccount({
+        name: serviceAccount,
+        namespace: NAMESPACE,
+      });
+      const list = await admin.core.listNamespacedSecret({
+        namespace: NAMESPACE,
+        fieldSelector: "type=kubernetes.io/service-account-token",
+      });
+      const secret = list.items.find(
+        (s) =>
+          s.metadata?.annotations?.["kubernetes.io/service-account.name"] === serviceAccount &&
+          s.metadata?.annotations?.["kubernetes.io/service-account.uid"] === sa.metadata?.uid &&
+          s.data?.token,
+      );
+      return secret?.data?.token ? Buffer.from(secret.data.token, "base64").toString("utf8") : undefined;
+    },
+    { timeoutMs: 30_000, what: `a token Secret for ${serviceAccount}` },
+  );
+}
+
+/** The HTTP status of an attempt: 403 is what a denied call must get. */
+const statusOfCall = async (call: () => Promise<unknown>) => {
+  try {
+    await call();
+    return 200;
+  } catch (err) {
+    return statusOf(err) ?? (err as { code?: number }).code ?? 0;
+  }
+};
+
+async function denied(mine: TallyScope, name: string, call: () => Promise<unknown>) {
+  const status = await statusOfCall(call);
+  mine.record(name, status === 403, `HTTP ${status}`);
+}
+
+const queueObject = (name: string, connNamespace: string) => ({
+  apiVersion: Queue.apiVersion,
+  kind: Queue.kind,
+  metadata: { name, labels: { [TEST_LABEL]: "lp" } },
+  spec: {
+    forProvider: {},
+    providerConfigRef: { name: PC },
+    writeConnectionSecretToRef: { namespace: connNamespace, name: `${name}-conn` },
+  },
+});
+
+// The checked-in manifests, applied under names of this run: other suites apply (and change) the shared
+// driftless-* ClusterRoles on the same API server, so the identities tested here are this file's own.
+const RUN = uniqueName("lp");
+const FWD = `${RUN}-forwarder`;
+const REC = `${RUN}-reconciler`;
+const renamed = (objects: KubernetesObject[]) =>
+  objects.map(
+    (o) =>
+      JSON.parse(
+        JSON.stringify(o).replaceAll(`"${FORWARDER}"`, `"${FWD}"`).replaceAll(`"${RECONCILER}"`, `"${REC}"`),
+      ) as KubernetesObject,
+  );
+
+beforeAll(async () => {
+  await ensureCrds();
+  await apply(manifests("namespace.yaml")[0] as KubernetesObject);
+  const forwarderSa = manifests("forwarder.yaml").filter((o) => o.kind === "ServiceAccount");
+  for (const obj of renamed([...forwarderSa, ...manifests("rbac.yaml")])) {
+    await apply(obj);
+    cleanupObjects.push(obj);
+  }
+  await createAwsProviderConfig(admin, PC);
+});
+
+afterAll(async () => {
+  await forceDelete(admin, Queue, created);
+  for (const obj of cleanupObjects.reverse()) await api.delete(obj).catch(() => undefined);
+  tally.report();
+  expect(tally.lost).toBe(0);
+});
+
+// The tests of this file are independent (own objects, own queues): they run at once.
+describe.concurrent("least privilege, on the real API server with RBAC", () => {
+  it("the reconciler's ServiceAccount reconciles create → Ready → delete, and cannot do what it need not", async () => {
+    const mine = tally.scope("least-privilege#1");
+    const kube = kubeWithToken(await tokenSecretOf(REC), "reconciler-sa");
+    const name = uniqueName("lp-q");
+    created.push(name);
+    await admin.create(Queue, queueObject(name, "default"));
+    const reconciler = newReconciler(kube, { events: new KubeEventRecorder(kube) });
+    await settle(reconciler, keyOf(Queue, name));
+    const ready = conditionOf(await getMr(admin, Queue, name), "Ready")?.status === "True";
+    const conn = await admin.getSecret("default", `${name}-conn`);
+    mine.record(
+      "reconciler SA: create → Ready, connection Secret written",
+      ready && conn !== undefined,
+      `Ready ${ready}`,
+    );
+    const pcs = new ProviderConfigReconciler(kube, new KindRegistry(managedKinds), providerConfigKinds);
+    const pcResult = await pcs
+      .reconcile(`${providerConfigs.aws.type.group}/${providerConfigs.aws.type.version}`, PC)
+      .catch((e: Error) => e);
+    mine.record(
+      "reconciler SA: ProviderConfig check (status, users, finalizer)",
+      !(pcResult instanceof Error) && pcResult.outcome !== "unready",
+      pcResult instanceof Error ? pcResult.message : JSON.stringify(pcResult),
+    );
+    await admin.delete(Queue, name);
+    await settle(reconciler, keyOf(Queue, name));
+    mine.record(
+      "reconciler SA: delete → object and connection Secret gone",
+      !(await getMr(admin, Queue, name)),
+      "",
+    );
+
+    await denied(mine, "reconciler SA: cannot list Secrets cluster-wide", () =>
+      kube.core.listSecretForAllNamespaces(),
+    );
+    await denied(mine, "reconciler SA: cannot list Secrets in kube-system", () =>
+      kube.core.listNamespacedSecret({ namespace: "kube-system" }),
+    );
+    await denied(mine, "reconciler SA: cannot list Secrets in driftless-system", () =>
+      kube.core.listNamespacedSecret({ namespace: NAMESPACE }),
+    );
+    // Not tried: creating or deleting managed resources — the claims reconciler composes them (see report).
+    const asReconciler = KubernetesObjectApi.makeApiClient(kube.config);
+    await denied(mine, "reconciler SA: cannot delete CRDs", () =>
+      asReconciler.delete(
+        {
+          apiVersion: "apiextensions.k8s.io/v1",
+          kind: "CustomResourceDefinition",
+          metadata: { name: "queues.sqs.aws.driftless.dev" },
+        },
+        undefined,
+        "All",
+      ),
+    );
+    await denied(mine, "reconciler SA: cannot bind itself more roles", () =>
+      asReconciler.create(
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "ClusterRoleBinding",
+          metadata: { name: uniqueName("lp-escalate") },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+          subjects: [{ kind: "ServiceAccount", name: REC, namespace: NAMESPACE }],
+        } as KubernetesObject,
+        undefined,
+        "All",
+      ),
+    );
+    await denied(mine, "reconciler SA: cannot mint ServiceAccount tokens", () =>
+      kube.core.createNamespacedServiceAccountToken({
+        name: FWD,
+        namespace: NAMESPACE,
+        body: { spec: { audiences: [] } },
+      }),
+    );
+    // Honest: get-by-name on Secrets is cluster-wide in the default rbac.yaml (see gen-rbac.ts SECRETS).
+    const kubeSystem = await admin.core.listNamespacedSecret({ namespace: "kube-system", limit: 1 });
+    const someName = kubeSystem.items[0]?.metadata?.name;
+    if (someName) {
+      const status = await statusOfCall(() => kube.getSecret("kube-system", someName));
+      tally.note(
+        `default rbac.yaml: the reconciler's ServiceAccount CAN get a Secret by name in kube-system (HTTP ${status}) — it may get/create/update/patch/delete any Secret whose name it knows (no list/watch), because connection Secrets and masterPasswordSecretRef may name any namespace. The --secret-namespaces variant removes this (tested below).`,
+      );
+    } else {
+      tally.note(
+        "default rbac.yaml: get-by-name on Secrets is cluster-wide (kube-system had no Secret to try).",
+      );
+    }
+  }, 60_000);
+
+  it("the forwarder's ServiceAccount watches and forwards, and can read no Secret and write nothing", async () => {
+    const mine = tally.scope("least-privilege#2");
+    const kube = kubeWithToken(await tokenSecretOf(FWD), "forwarder-sa");
+    const label = uniqueName("lp-fwd");
+    const sink = new RecordingSink();
+    const forwarder = new Forwarder({ kube, types: [Queue], sink, labelSelector: `${TEST_LABEL}=${label}` });
+    await forwarder.start();
+    const name = uniqueName("lp-fq");
+    created.push(name);
+    try {
+      await admin.create<KubeObject>(Queue, {
+        ...queueObject(name, "default"),
+        metadata: { name, labels: { [TEST_LABEL]: label } },
+      });
+      const seen = await eventually(async () => sink.for(name).length >= 1 || undefined, {
+        timeoutMs: 15_000,
+        what: "forwarded",
+      }).catch(() => false);
+      mine.record("forwarder SA: lists, watches and forwards the key", seen === true, "");
+    } finally {
+      await forwarder.stop();
+    }
+    const asForwarder = KubernetesObjectApi.makeApiClient(kube.config);
+    const someKubeSystemSecret =
+      (await admin.core.listNamespacedSecret({ namespace: "kube-system", limit: 1 })).items[0]?.metadata
+        ?.name ?? "x";
+    await denied(mine, "forwarder SA: cannot get a Secret in kube-system", () =>
+      kube.getSecret("kube-system", someKubeSystemSecret),
+    );
+    await denied(mine, "forwarder SA: cannot get the credentials Secret in driftless-system", () =>
+      kube.getSecret(NAMESPACE, `${PC}-aws-creds`),
+    );
+    await denied(mine, "forwarder SA: cannot list Secrets anywhere", () =>
+      kube.core.listSecretForAllNamespaces(),
+    );
+    await denied(mine, "forwarder SA: cannot patch a managed resource", () =>
+      kube.patch(Queue, name, { metadata: { labels: { x: "y" } } }),
+    );
+    await denied(mine, "forwarder SA: cannot patch a managed resource's status", () =>
+      kube.patchStatus(Queue, name, { conditions: [] }),
+    );
+    await denied(mine, "forwarder SA: cannot delete a managed resource", () => kube.delete(Queue, name));
+    await denied(mine, "forwarder SA: cannot patch a ProviderConfig", () =>
+      kube.patch(providerConfigs.aws.type, PC, { metadata: { labels: { x: "y" } } }),
+    );
+    await denied(mine, "forwarder SA: cannot delete CRDs", () =>
+      asForwarder.delete(
+        {
+          apiVersion: "apiextensions.k8s.io/v1",
+          kind: "CustomResourceDefinition",
+          metadata: { name: "queues.sqs.aws.driftless.dev" },
+        },
+        undefined,
+        "All",
+      ),
+    );
+    await denied(mine, "forwarder SA: cannot create Events", () =>
+      kube.core.createNamespacedEvent({
+        namespace: "default",
+        body: {
+          metadata: { name: uniqueName("lp-ev") },
+          involvedObject: { name },
+          reason: "x",
+          message: "x",
+        },
+      }),
+    );
+  }, 60_000);
+
+  it("tighter variant (--secret-namespaces): works in its namespaces, refused elsewhere", async () => {
+    const mine = tally.scope("least-privilege#3");
+    const alt = uniqueName("lp-rec");
+    const ns = uniqueName("lp-team");
+    await ensureNamespace(admin, ns);
+    cleanupObjects.push({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    // The generator's reconciler objects, under a separate identity so the shared rbac.yaml is untouched.
+    const objects = rbacObjects(undefined, undefined, { secretNamespaces: [NAMESPACE, ns] })
+      .map((o) => JSON.stringify(o))
+      .filter((j) => j.includes(`"${RECONCILER}`))
+      .map(
+        (j) =>
+          JSON.parse(
+            j
+              .replaceAll(`"${RECONCILER}"`, `"${alt}"`)
+              .replaceAll(`"${RECONCILER}-secrets"`, `"${alt}-secrets"`),
+          ) as KubernetesObject,
+      );
+    const secretRules = objects.find((o) => o.kind === "ClusterRole") as unknown as {
+      rules: Array<{ resources: string[] }>;
+    };
+    mine.record(
+      "tighter variant: the ClusterRole grants no Secret access",
+      !secretRules.rules.some((r) => r.resources.includes("secrets")),
+      "",
+    );
+    for (const o of objects) {
+      await apply(o);
+      cleanupObjects.push(o);
+    }
+    const token = await admin.core.createNamespacedServiceAccountToken({
+      name: alt,
+      namespace: NAMESPACE,
+      body: { spec: { audiences: [], expirationSeconds: 600 } },
+    });
+    const kube = kubeWithToken(token.status?.token ?? "", alt);
+    const reconciler = newReconciler(kube);
+    const inside = uniqueName("lp-in");
+    const outside = uniqueName("lp-out");
+    created.push(inside, outside);
+    await admin.create(Queue, queueObject(inside, ns));
+    await admin.create(Queue, queueObject(outside, "default"));
+    // RBAC caches can take a moment to see a new binding.
+    await eventually(
+      async () => {
+        await settle(reconciler, keyOf(Queue, inside));
+        return conditionOf(await getMr(admin, Queue, inside), "Ready")?.status === "True" || undefined;
+      },
+      { timeoutMs: 20_000, what: "Ready with namespace-scoped Secrets" },
+    ).then(
+      () =>
+        mine.record(
+          "tighter variant: credentials from driftless-system, connection Secret in its namespace → Ready",
+          true,
+          "",
+        ),
+      (e: Error) =>
+        mine.record(
+          "tighter variant: credentials from driftless-system, connection Secret in its namespace → Ready",
+          false,
+          e.message,
+        ),
+    );
+    await settle(reconciler, keyOf(Queue, outside));
+    const synced = conditionOf(await getMr(admin, Queue, outside), "Synced");
+    mine.record(
+      "tighter variant: a connection Secret outside its namespaces → Synced=False, forbidden",
+      synced?.status === "False" && /forbidden|Forbidden|cannot (get|create)/.test(synced.message ?? ""),
+      synced?.message,
+    );
+    await denied(mine, "tighter variant: cannot get a Secret in kube-system", () =>
+      kube.getSecret("kube-system", "anything"),
+    );
+    for (const n of [inside, outside]) {
+      await admin.delete(Queue, n);
+      await settle(reconciler, keyOf(Queue, n));
+    }
+  }, 60_000);
+
+  it("serverless.yml IAM: no wildcard actions, resources scoped, and every AWS call the providers make allowed", () => {
+    const mine = tally.scope("least-privilege#4");
+    const doc = parse(readFileSync(join(REPO_ROOT, "serverless.yml"), "utf8"), { logLevel: "silent" }) as {
+      resources: {
+        Resources: Record<
+          string,
+          { Type: string; Properties: { Policies?: Array<{ PolicyDocument: { Statement: unknown[] } }> } }
+        >;
+      };
+    };
+    const roles = Object.entries(doc.resources.Resources).filter(([, r]) => r.Type === "AWS::IAM::Role");
+    interface Statement {
+      Sid?: string;
+      Effect: string;
+      Action: string | string[];
+      Resource: unknown;
+    }
+    const statementsOf = (role: string) =>
+      (doc.resources.Resources[role]?.Properties.Policies ?? [])
+        .flatMap((p) => p.PolicyDocument.Statement)
+        .map((s) => {
+          // Fn::If [cond, statement, AWS::NoValue]: the statement when the condition holds.
+          const iff = (s as { "Fn::If"?: unknown[] })["Fn::If"];
+          return (iff ? iff[1] : s) as Statement;
+        })
+        .filter((s) => s && typeof s === "object" && "Effect" in s);
+    const actions = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+    const resources = (s: Statement) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
+    const everything = roles.flatMap(([name]) => statementsOf(name).map((s) => ({ role: name, s })));
+
+    const wildcardActions = everything.filter(({ s }) => actions(s).some((a) => a === "*" || /:\*$/.test(a)));
+    mine.record(
+      "IAM: no '*' or 'service:*' actions",
+      wildcardActions.length === 0,
+      JSON.stringify(wildcardActions.map((w) => w.s.Sid)),
+    );
+    const starResources = everything.filter(({ s }) => resources(s).includes("*"));
+    const starOk = starResources.every(({ s }) =>
+      actions(s).every((a) => a === "sts:GetCallerIdentity" || /^ec2:Describe/.test(a)),
+    );
+    mine.record(
+      "IAM: Resource '*' only where AWS has no resource-level permissions (sts:GetCallerIdentity, ec2:Describe*)",
+      starOk,
+      starResources.map(({ s }) => `${s.Sid}: ${actions(s).join(",")}`).join("; "),
+    );
+    const sweep = statementsOf("SweepRole")
+      .flatMap(actions)
+      .filter((a) => !a.startsWith("logs:"));
+    mine.record(
+      "IAM: the sweep may only send to the work queue (and read the kubeconfig secret)",
+      sweep.every((a) =>
+        ["sqs:SendMessage", "secretsmanager:GetSecretValue", "ssm:GetParameter"].includes(a),
+      ),
+      sweep.join(","),
+    );
+    mine.record(
+      "IAM: no iam:*, no kms:*, no secretsmanager beyond the kubeconfig ARN",
+      everything.every(({ s }) => actions(s).every((a) => !a.startsWith("iam:") && !a.startsWith("kms:"))) &&
+        everything
+          .filter(({ s }) => actions(s).some((a) => a.startsWith("secretsmanager:")))
+          .every(({ s }) => JSON.stringify(s.Resource).includes("kubeconfigSecretArn")),
+      "",
+    );
+
+    // Every SDK command the AWS providers send, as an IAM action, must be in the reconcile role.
+    const reconcileActions = new Set(statementsOf("ReconcileRole").flatMap(actions));
+    const s3Actions: Record<string, string> = {
+      HeadBucket: "s3:ListBucket",
+      GetPublicAccessBlock: "s3:GetBucketPublicAccessBlock",
+      PutPublicAccessBlock: "s3:PutBucketPublicAccessBlock",
+      DeletePublicAccessBlock: "s3:PutBucketPublicAccessBlock",
+      DeleteBucketTagging: "s3:PutBucketTagging",
+    };
+    const files = [
+      "config",
+      "ec2-common",
+      "ec2-vpc",
+      "ec2-subnet",
+      "ec2-securitygroup",
+      "rds-dbinstance",
+      "rds-dbsubnetgroup",
+      "s3-bucket",
+      "sqs-queue",
+    ];
+    const needed = new Set<string>();
+    for (const f of files) {
+      const src = readFileSync(join(REPO_ROOT, "shared/providers/aws", `${f}.ts`), "utf8");
+      for (const m of src.matchAll(/new ([A-Z][A-Za-z]+)Command\b/g)) {
+        const op = m[1] ?? "";
+        const svc = /client-(\w+)/.exec(
+          [...src.matchAll(/import \{([^}]*)\} from "@aws-sdk\/client-(\w+)"/g)].find((i) =>
+            (i[1] ?? "").includes(`${op}Command`),
+          )?.[0] ?? "",
+        )?.[1];
+        if (!svc) continue;
+        needed.add(svc === "s3" ? (s3Actions[op] ?? `s3:${op}`) : `${svc}:${op}`);
+      }
+    }
+    const missing = [...needed].filter((a) => !reconcileActions.has(a)).sort();
+    mine.record(
+      `IAM: the ${needed.size} AWS actions the providers call are granted to the reconcile role (InjectedIdentity)`,
+      missing.length === 0,
+      missing.length ? `missing: ${missing.join(", ")}` : [...needed].sort().join(","),
+    );
+    const ec2Mutations = statementsOf("ReconcileRole").find((s) => s.Sid === "ManagedNetworks");
+    if (ec2Mutations && !JSON.stringify(ec2Mutations).includes("Condition"))
+      tally.note(
+        "serverless.yml ManagedNetworks: ec2 create/delete/modify/tag actions on arn:aws:ec2:*:<account>:* — any VPC, subnet or security group in the account (EC2 ids are provider-chosen, so no name prefix). Suggest a Condition on aws:ResourceTag/driftless.dev/managed-resource-uid (exists) for Delete*/Modify*/Revoke*/Authorize*/DeleteTags, and aws:RequestTag for Create* — the ownership tag driftless already sets.",
+      );
+    expect(mine.lost()).toEqual([]);
+  });
+});
