@@ -577,13 +577,16 @@ export class Reconciler {
     const providerConfig = pc;
     const rateLimit = this.#rateLimits?.for(cacheKey).acquire;
     try {
+      const pcSecretRefs = secretRefsIn(providerConfig.spec);
       const client = await provider.connect({
         providerConfig,
         ...(rateLimit ? { rateLimit } : {}),
         readSecretKey: async (ref) => {
-          // Credentials are read once per TTL, not once per reconcile: the in-sync path stays at one GET.
+          // The ProviderConfig's own credentials are read once per TTL, not once per reconcile (the in-sync
+          // path stays at one GET); any other Secret a resource names (a password to rotate) is read fresh.
           const secretKey = `${ref.namespace}/${ref.name}/${ref.key}`;
-          const hit = this.#secrets.get(secretKey);
+          const cacheable = pcSecretRefs.has(secretKey);
+          const hit = cacheable ? this.#secrets.get(secretKey) : undefined;
           if (hit && Date.now() - hit.at < this.#opts.providerConfigTtlMs) return hit.value;
           const secret = await this.#once(`secret/${ref.namespace}/${ref.name}`, () =>
             this.#kube.getSecret(ref.namespace, ref.name),
@@ -595,7 +598,7 @@ export class Reconciler {
             );
           }
           const decoded = Buffer.from(value, "base64").toString("utf8");
-          this.#secrets.set(secretKey, { at: Date.now(), value: decoded });
+          if (cacheable) this.#secrets.set(secretKey, { at: Date.now(), value: decoded });
           return decoded;
         },
       });
@@ -735,6 +738,18 @@ function limitOperations<F, A>(
       return client.delete(mr, name);
     },
   };
+}
+
+/** Every Secret key a ProviderConfig names (`{namespace, name, key}` anywhere in its spec). */
+function secretRefsIn(spec: unknown, out = new Set<string>()): Set<string> {
+  if (spec && typeof spec === "object") {
+    const o = spec as Record<string, unknown>;
+    if (typeof o.namespace === "string" && typeof o.name === "string" && typeof o.key === "string") {
+      out.add(`${o.namespace}/${o.name}/${o.key}`);
+    }
+    for (const v of Object.values(o)) secretRefsIn(v, out);
+  }
+  return out;
 }
 
 function readiness(obs: ExternalObservation<unknown, unknown>) {
