@@ -1,0 +1,448 @@
+// driftless benchmarks — on demand, never part of the test suite (no timing assertions anywhere).
+//
+//   npm run bench             full: 1,000 in-sync queues, 200 changes per latency path, 1k and 10k resources
+//   npm run bench -- --quick  quick: 100 in-sync queues, 50 changes, 200 and 1k resources (< 3 minutes)
+//   --keep                    leave the benchmark's objects in the cluster and moto (for a look afterwards)
+//
+// Runs against the local stack (started if it is not up, and stopped again then). Prints one table row
+// per metric, writes bench/results/latest.json and two SVG charts. Every object it creates carries the
+// label driftless.dev/bench=<run id> and is deleted at the end, also after a failure or Ctrl-C.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { awsKinds } from "../functions/aws/kinds.ts";
+import { down, up } from "../infra/local/stack.ts";
+import { Queue } from "../shared/api/aws/sqs.ts";
+import { providerConfigs } from "../shared/api/provider-config.ts";
+import { allCrds } from "../shared/crds.ts";
+import { Kube } from "../shared/kube/client.ts";
+import { applyCrds } from "../shared/kube/crds.ts";
+import { ensureSqsQueue } from "../shared/queue/sqs.ts";
+import { Reconciler } from "../shared/reconciler/reconciler.ts";
+import { KindRegistry } from "../shared/reconciler/registry.ts";
+import { kubeConfig } from "../test/support/env.ts";
+import { HEAP_PROBE } from "./lib/children.ts";
+import { type BenchContext, FULL, QUICK } from "./lib/context.ts";
+import {
+  countObjects,
+  createCloudQueues,
+  createObjects,
+  createProviderConfig,
+  deleteProviderConfig,
+  queueObject,
+  reconcileUntil,
+  selectorOf,
+  WRITE_CONCURRENCY,
+} from "./lib/fixtures.ts";
+import { formatTable, machineFacts, markdownTable, type Row } from "./lib/report.ts";
+import { inParallel, sleep } from "./lib/stats.ts";
+import { latencyChart, rssChart } from "./lib/svg.ts";
+import { WireProxy } from "./lib/wire.ts";
+import { UPJET_SIZING } from "./prices.ts";
+import { buildAll, measureColdStart } from "./sections/coldstart.ts";
+import { costModel, FORMULA } from "./sections/cost.ts";
+import { deleteQueues, measureLatency } from "./sections/latency.ts";
+import { measureOverhead } from "./sections/overhead.ts";
+import {
+  forwarderNodeOptions,
+  measureForwarderBaseline,
+  measureScalePoint,
+  measureSqsSend,
+  type ScalePoint,
+} from "./sections/scale.ts";
+import { measureWork } from "./sections/work.ts";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const RESULTS = path.join(ROOT, "bench/results");
+
+const { values } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, keep: { type: "boolean", default: false } },
+});
+const quick = values.quick ?? false;
+const sizes = quick ? QUICK : FULL;
+const t0 = Date.now();
+const log = (msg: string) =>
+  process.stderr.write(`[bench +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}\n`);
+
+/** The two kinds the benchmark uses must be served; the CRDs are applied only when they are not. */
+async function ensureCrds(kube: Kube, kc: ReturnType<typeof kubeConfig>) {
+  const served = () =>
+    Promise.all([kube.list(Queue, { limit: 1 }), kube.list(providerConfigs.aws.type, { limit: 1 })]).then(
+      () => true,
+      () => false,
+    );
+  if (await served()) return;
+  await applyCrds(kc, allCrds());
+  if (!(await served()))
+    throw new Error("the Queue and ProviderConfig kinds are not served after applying the CRDs");
+}
+
+async function main() {
+  const machine = machineFacts();
+  const { env, started } = await up();
+  Object.assign(process.env, env);
+  const kc = kubeConfig();
+  const kube = new Kube(kc);
+  await ensureCrds(kube, kc);
+  const run = `bench-${randomBytes(3).toString("hex")}`;
+  const proxy = await WireProxy.start(env.AWS_ENDPOINT_URL ?? "");
+  const distDir = path.join(ROOT, "dist/bench");
+  mkdirSync(distDir, { recursive: true });
+  mkdirSync(RESULTS, { recursive: true });
+  const ctx: BenchContext = {
+    quick,
+    sizes,
+    run,
+    env,
+    kc,
+    kube,
+    proxy,
+    providerConfig: run,
+    insync: Array.from({ length: sizes.insync }, (_, i) => `${run}-q${i}`),
+    distDir,
+    log,
+  };
+  const sqs = new SQSClient({
+    region: "us-east-1",
+    endpoint: env.AWS_ENDPOINT_URL,
+    credentials: { accessKeyId: "testing", secretAccessKey: "testing-secret-value" },
+  });
+  const [n1, n2] = sizes.scale;
+  const scaleNames = Array.from({ length: n2 }, (_, i) => `${run}-s${i}`);
+  const extraQueues: string[] = [];
+  log(`run ${run}: ${quick ? "quick" : "full"} mode, ${machine.nproc} CPUs, node ${machine.node}`);
+
+  let interrupted = false;
+  const cleanup = async () => {
+    if (values.keep) {
+      log(`--keep: objects labelled ${selectorOf(run)} and their queues are left in place`);
+      return;
+    }
+    log("cleanup: deleting the benchmark's objects …");
+    // The in-sync queues' SQS queues are deleted directly and their finalizer dropped: no reconcile
+    // per object needed. Then every object by name, WRITE_CONCURRENCY at a time (a delete-collection
+    // call runs one delete after another on the server and times out long before 10,000).
+    const urls = await inParallel(ctx.insync, 8, (QueueName) =>
+      sqs.send(new GetQueueUrlCommand({ QueueName })).then(
+        (o) => o.QueueUrl,
+        () => undefined,
+      ),
+    );
+    await deleteQueues(sqs, [...extraQueues, ...urls.filter((u): u is string => u !== undefined)]);
+    await inParallel(ctx.insync, WRITE_CONCURRENCY, (name) =>
+      kube.patch(Queue, name, { metadata: { finalizers: null } }).catch(() => undefined),
+    );
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await inParallel([...ctx.insync, ...scaleNames], WRITE_CONCURRENCY, (name) =>
+        kube.delete(Queue, name).catch(() => undefined),
+      );
+      const left = await countObjects(kube, Queue, selectorOf(run)).catch(() => -1);
+      if (left === 0) break;
+      log(`cleanup: ${left} objects left, deleting again`);
+      await sleep(2_000);
+    }
+    await deleteProviderConfig(kube, run).catch((e: Error) => log(`cleanup: ${e.message}`));
+    log("cleanup: done");
+  };
+  process.once("SIGINT", () => {
+    interrupted = true;
+    log("interrupted: cleaning up (Ctrl-C again to abandon) …");
+    void cleanup().finally(() => process.exit(130));
+  });
+
+  const sections: Partial<Record<"work" | "overhead" | "latency" | "scale" | "coldStart" | "cost", Row[]>> =
+    {};
+  const results: Record<string, unknown> = {};
+  try {
+    // Setup, overlapped: bundles build while the in-sync set and the first scale objects are created.
+    const building = buildAll(ctx);
+    await createProviderConfig(kube, run, proxy.url);
+    // The in-sync set is adopted (queues made in moto first): far fewer setup writes than creating them.
+    await createCloudQueues(sqs, ctx.insync);
+    await createObjects(
+      kube,
+      ctx.insync.map((name) => queueObject(name, run, "insync", run, { adopt: true })),
+    );
+    const creatingScale = createObjects(
+      kube,
+      scaleNames.slice(0, n1).map((name) => queueObject(name, run, "scale", "bench-no-such-providerconfig")),
+    );
+    const setup = new Reconciler(kube, new KindRegistry(awsKinds), { rateLimit: false });
+    const settled = await reconcileUntil(setup, ctx.insync, (o) => o === "in-sync", { concurrency: 16 });
+    // One more pass: the first in-sync pass may still write Ready=True; from here on nothing changes.
+    await reconcileUntil(setup, ctx.insync, (o) => o === "in-sync", { concurrency: 16 });
+    log(`setup: ${ctx.insync.length} in-sync queues after ${settled.passes} passes`);
+    const [built] = await Promise.all([building, creatingScale]);
+    log(`setup: bundles built, ${n1} scale objects created`);
+
+    const cold = measureColdStart(ctx, built);
+    sections.coldStart = cold.rows;
+    results.coldStart = cold.result;
+
+    const work = await measureWork(ctx);
+    sections.work = work.rows;
+    results.work = work.result;
+
+    const overhead = await measureOverhead(ctx);
+    sections.overhead = overhead.rows;
+    results.overhead = overhead.result;
+
+    const latency = await measureLatency(ctx);
+    sections.latency = latency.rows;
+    results.latency = latency.result;
+
+    const sweepQueue = await ensureSqsQueue(sqs, { name: `${run}-sweep` });
+    const fwdQueue = await ensureSqsQueue(sqs, { name: `${run}-fwd` });
+    extraQueues.push(sweepQueue.queueUrl, sweepQueue.dlqUrl, fwdQueue.queueUrl, fwdQueue.dlqUrl);
+    const bundle = (name: string) => built.bundles.find((b) => b.name === name)?.file ?? "";
+    const probe = path.join(distDir, "heap-probe.mjs");
+    writeFileSync(probe, HEAP_PROBE);
+    const queues = { sweepUrl: sweepQueue.queueUrl, forwarderUrl: fwdQueue.queueUrl };
+    const baseline = await measureForwarderBaseline(ctx, {
+      sqs,
+      queues,
+      forwarderBundle: bundle("forwarder"),
+      probe,
+    });
+    const point = (resources: number) =>
+      measureScalePoint(ctx, {
+        resources,
+        sqs,
+        queues,
+        forwarderBundle: bundle("forwarder"),
+        workerBundle: built.worker.file,
+        probe,
+        // moto's SendMessageBatch slows down as the queue fills: larger sweeps into it would time moto.
+        sqsSweep: resources <= 200,
+      });
+    const points: ScalePoint[] = [await point(n1)];
+    log(`scale: creating ${n2 - n1} more objects (${n2} in all) …`);
+    await createObjects(
+      kube,
+      scaleNames.slice(n1).map((name) => queueObject(name, run, "scale", "bench-no-such-providerconfig")),
+    );
+    points.push(await point(n2));
+    sections.scale = scaleTable(points, baseline);
+    results.scale = {
+      forwarderNodeOptions: forwarderNodeOptions(),
+      forwarderBaseline: baseline,
+      points,
+      slopes: slopes(points),
+      upjet: UPJET_SIZING,
+    };
+
+    const sqsSend = await measureSqsSend(ctx, sqs, sweepQueue.queueUrl);
+    results.scale = { ...(results.scale as object), sqsSend };
+    const workerInvocation = points.at(-1)?.worker.invocationMs.median;
+    const cost = costModel({
+      invocationMs: workerInvocation ?? overhead.result.invocationMs.median,
+      sweepPoints: points.map((p) => ({ resources: p.resources, ms: p.sweep.durationMs.median })),
+      sqsSendMsPerMessage: sqsSend.msPerMessage.median,
+    });
+    sections.cost = cost.rows;
+    results.cost = cost.result;
+
+    const order = ["work", "overhead", "latency", "scale", "coldStart", "cost"] as const;
+    const rows = order.flatMap((k) => sections[k] ?? []);
+    writeOutputs({ rows, results, machine, run, latency: latency.result, points, baseline });
+  } finally {
+    if (!interrupted) await cleanup();
+    await proxy.stop();
+    sqs.destroy();
+    if (started) await down();
+  }
+}
+
+function slopes(points: ScalePoint[]) {
+  const [a, b] = points;
+  if (!a || !b) return {};
+  const per1k = (x: number, y: number) => (y - x) / ((b.resources - a.resources) / 1000);
+  return {
+    forwarderMbPer1k: per1k(a.forwarder.rssMb.median, b.forwarder.rssMb.median),
+    forwarderLiveMbPer1k: per1k(a.forwarder.liveHeapMb.median, b.forwarder.liveHeapMb.median),
+    workerMbPer1kReconciles: per1k(a.worker.rssMb.median, b.worker.rssMb.median),
+    workerLiveMbPer1k: per1k(a.worker.liveHeapMb.median, b.worker.liveHeapMb.median),
+    sweepMsPer1k: per1k(a.sweep.durationMs.median, b.sweep.durationMs.median),
+  };
+}
+
+type Baseline = Awaited<ReturnType<typeof measureForwarderBaseline>>;
+
+function scaleTable(points: ScalePoint[], baseline: Baseline): Row[] {
+  const s = slopes(points);
+  const rows: Row[] = [];
+  const k = (n: number) => (n >= 1000 ? `${n / 1000}k` : `${n}`);
+  const sec = (x: number) => `${(x / 1000).toFixed(2)} s`;
+  for (const p of points) {
+    rows.push({
+      section: "4 scale",
+      metric: `sweep: list all ${k(p.resources)} (${p.sweep.pages} pages, 8 kinds) and enqueue every one`,
+      value: `${sec(p.sweep.durationMs.median)} (${p.sweep.enqueued} messages)`,
+      target: "< 30 s",
+      pass: p.sweep.durationMs.median < 30_000 && p.sweep.enqueued === p.resources,
+      range: `${sec(p.sweep.durationMs.min)}–${sec(p.sweep.durationMs.max)}`,
+    });
+    if (p.sqsSweep) {
+      rows.push({
+        section: "4 scale",
+        metric: `… the same into SQS on moto, ${k(p.resources)} (SendMessageBatch of 10)`,
+        value: `${sec(p.sqsSweep.durationMs.median)} (${p.sqsSweep.enqueued} sent)`,
+        target: "< 30 s",
+        pass: p.sqsSweep.durationMs.median < 30_000 && p.sqsSweep.enqueued === p.resources,
+        range: `${sec(p.sqsSweep.durationMs.min)}–${sec(p.sqsSweep.durationMs.max)}`,
+      });
+    }
+  }
+  rows.push({
+    section: "4 scale",
+    metric: "forwarder RSS watching nothing (runtime + loaded code)",
+    value: `${baseline.rssMb.median.toFixed(1)} MB`,
+    target: "—",
+    pass: undefined,
+    range: `${baseline.rssMb.min.toFixed(1)}–${baseline.rssMb.max.toFixed(1)} MB; live heap ${baseline.liveHeapMb.median.toFixed(1)} MB`,
+  });
+  for (const p of points) {
+    rows.push({
+      section: "4 scale",
+      metric: `forwarder RSS after initial sync, ${k(p.resources)} resources (live heap ${p.forwarder.liveHeapMb.median.toFixed(1)} MB)`,
+      value:
+        p.forwarder.errors.length > 0
+          ? `${p.forwarder.rssMb.median.toFixed(1)} MB; ${p.forwarder.errors.length} of ${p.forwarder.errors.length + p.forwarder.rssMb.n} runs failed`
+          : `${p.forwarder.rssMb.median.toFixed(1)} MB`,
+      target: "< 100 MB",
+      pass: p.forwarder.errors.length === 0 && p.forwarder.rssMb.median < 100,
+      range: `${p.forwarder.rssMb.min.toFixed(1)}–${p.forwarder.rssMb.max.toFixed(1)} MB`,
+    });
+  }
+  rows.push({
+    section: "4 scale",
+    metric: "forwarder slope per 1k resources: RSS (live heap)",
+    value: `${(s.forwarderMbPer1k ?? Number.NaN).toFixed(2)} MB (${(s.forwarderLiveMbPer1k ?? Number.NaN).toFixed(2)} MB)`,
+    target: "—",
+    pass: undefined,
+    range: `upjet provider-aws: ${UPJET_SIZING.providerAwsAvgGb} GB avg (sizing guide)`,
+  });
+  for (const p of points) {
+    rows.push({
+      section: "4 scale",
+      metric: `worker (Lambda container) RSS after ${k(p.worker.reconciles)} reconciles (live heap ${p.worker.liveHeapMb.median.toFixed(1)} MB)`,
+      value: `${p.worker.rssMb.median.toFixed(1)} MB`,
+      target: "—",
+      pass: undefined,
+      range: `${p.worker.rssMb.min.toFixed(1)}–${p.worker.rssMb.max.toFixed(1)} MB`,
+    });
+  }
+  rows.push({
+    section: "4 scale",
+    metric: "worker slope per 1k reconciles: RSS (live heap)",
+    value: `${(s.workerMbPer1kReconciles ?? Number.NaN).toFixed(2)} MB (${(s.workerLiveMbPer1k ?? Number.NaN).toFixed(2)} MB)`,
+    target: "—",
+    pass: undefined,
+    range: "—",
+  });
+  return rows;
+}
+
+function writeOutputs(o: {
+  rows: Row[];
+  results: Record<string, unknown>;
+  machine: ReturnType<typeof machineFacts>;
+  run: string;
+  latency: Awaited<ReturnType<typeof measureLatency>>["result"];
+  points: ScalePoint[];
+  baseline: Baseline;
+}) {
+  const table = formatTable(o.rows);
+  process.stdout.write(
+    `\n${table}\n\ncost model (${FORMULA.length} lines):\n${FORMULA.map((l) => `  ${l}`).join("\n")}\n`,
+  );
+  const failed = o.rows.filter((r) => r.pass === false).length;
+  process.stdout.write(
+    `\n${o.rows.filter((r) => r.pass !== undefined).length - failed} targets met, ${failed} missed\n`,
+  );
+  const json = {
+    date: new Date().toISOString(),
+    mode: quick ? "quick" : "full",
+    run: o.run,
+    machine: o.machine,
+    durationS: Math.round((Date.now() - t0) / 1000),
+    sizes,
+    rows: o.rows,
+    markdown: markdownTable(o.rows),
+    results: o.results,
+  };
+  writeFileSync(path.join(RESULTS, "latest.json"), `${JSON.stringify(json, null, 2)}\n`);
+  const lp = (p: Record<string, number>) => ({ p50: p.p50 ?? 0, p95: p.p95 ?? 0, p99: p.p99 ?? 0 });
+  writeFileSync(
+    path.join(RESULTS, "latency.svg"),
+    latencyChart(
+      [
+        { name: "memory queue (driftless run)", values: lp(o.latency.memory.percentiles), targetMs: 1000 },
+        { name: "SQS + Lambda handler", values: lp(o.latency.sqs.percentiles), targetMs: 2000 },
+      ],
+      `${o.latency.memory.samplesMs.length} + ${o.latency.sqs.samplesMs.length} changes · ${o.machine.nproc} CPUs · ${json.date.slice(0, 10)} · ${json.mode}`,
+    ),
+  );
+  writeFileSync(
+    path.join(RESULTS, "rss.svg"),
+    rssChart(
+      [
+        {
+          name: "forwarder RSS",
+          color: "#2563eb",
+          points: [
+            {
+              resources: 0,
+              mb: o.baseline.rssMb.median,
+              min: o.baseline.rssMb.min,
+              max: o.baseline.rssMb.max,
+            },
+            ...o.points.map((p) => ({
+              resources: p.resources,
+              mb: p.forwarder.rssMb.median,
+              min: p.forwarder.rssMb.min,
+              max: p.forwarder.rssMb.max,
+            })),
+          ],
+        },
+        {
+          name: "forwarder live heap",
+          color: "#2563eb",
+          dashed: true,
+          points: [
+            { resources: 0, mb: o.baseline.liveHeapMb.median },
+            ...o.points.map((p) => ({ resources: p.resources, mb: p.forwarder.liveHeapMb.median })),
+          ],
+        },
+        {
+          name: "worker RSS",
+          color: "#f59e0b",
+          labelSide: "left",
+          points: o.points.map((p) => ({
+            resources: p.worker.reconciles,
+            mb: p.worker.rssMb.median,
+            min: p.worker.rssMb.min,
+            max: p.worker.rssMb.max,
+          })),
+        },
+        {
+          name: "worker live heap",
+          color: "#f59e0b",
+          labelSide: "left",
+          dashed: true,
+          points: o.points.map((p) => ({ resources: p.worker.reconciles, mb: p.worker.liveHeapMb.median })),
+        },
+      ],
+      100,
+      `upjet provider-aws averages ${UPJET_SIZING.providerAwsAvgGb} GB (off this chart) · ${json.mode} · ${json.date.slice(0, 10)}`,
+    ),
+  );
+  log(`wrote ${path.relative(ROOT, path.join(RESULTS, "latest.json"))}, latency.svg, rss.svg`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,137 @@
+// 6. Cost model: monthly cost of a 5-minute drift check on Lambda + SQS (driftless) against an always-on
+// provider pod of 1 GB (upjet's sizing guide), from the measured per-invocation time and sweep time and
+// the published unit prices in bench/prices.ts. Cloud reads of the managed resources themselves are the
+// same on both sides at the same poll interval, so they are left out of both.
+
+import type { Row } from "../lib/report.ts";
+import { HOURS_PER_MONTH, M6G_LARGE_GIB, PRICES_CHECKED, prices, UPJET_SIZING } from "../prices.ts";
+
+export const CHECK_INTERVAL_MIN = 5;
+const MONTH_MIN = 30 * 24 * 60;
+/** serverless.yml (dev stage): reconcile 512 MB arm64, SQS batch size 10; sweep 256 MB every minute. */
+export const ASSUMPTIONS = {
+  reconcileMemoryGb: 0.5,
+  recordsPerInvocation: 10,
+  sweepMemoryGb: 0.25,
+  sweepsPerMonth: MONTH_MIN, // rate(1 minute)
+  // Lambda's SQS event source long-polls with 5 pollers at 20 s while the queue is idle.
+  idleReceivesPerMonth: 5 * ((MONTH_MIN * 60) / 20),
+  forwarderMemoryGib: 0.125, // forwarder.yaml: limits.memory 128Mi
+  providerMemoryGib: 1, // upjet sizing guide: provider-aws averages 1.1 GB
+};
+
+export interface CostInputs {
+  /** Measured: one invocation of 10 in-sync records (Lambda handler core), ms. */
+  invocationMs: number;
+  /** Measured sweep durations (list all, encode every message) at two sizes, for a linear fit. */
+  sweepPoints: Array<{ resources: number; ms: number }>;
+  /** Measured extra time per message of sending into SQS (moto, shallow queue), ms. */
+  sqsSendMsPerMessage: number;
+}
+
+const nodeGibHour = prices.m6gLargeHour.usd / M6G_LARGE_GIB;
+
+function sweepMsAt(points: CostInputs["sweepPoints"], r: number): number {
+  const [a, b] = [...points].sort((x, y) => x.resources - y.resources);
+  if (!a) return 0;
+  if (!b || b.resources === a.resources) return (a.ms / a.resources) * r;
+  const slope = (b.ms - a.ms) / (b.resources - a.resources);
+  return Math.max(0, a.ms + slope * (r - a.resources));
+}
+
+export function monthlyCost(inputs: CostInputs, resources: number) {
+  const A = ASSUMPTIONS;
+  const checks = resources * (MONTH_MIN / CHECK_INTERVAL_MIN);
+  const invocations = checks / A.recordsPerInvocation;
+  const lambdaRequests = invocations * prices.lambdaRequest.usd;
+  const lambdaCompute =
+    invocations * (inputs.invocationMs / 1000) * A.reconcileMemoryGb * prices.lambdaArmGbSecond.usd;
+  // Each sweep lists all R and sends the R × schedule/interval that are due.
+  const duePerSweep = resources * (1 / CHECK_INTERVAL_MIN);
+  const sweepMs = sweepMsAt(inputs.sweepPoints, resources) + duePerSweep * inputs.sqsSendMsPerMessage;
+  const sweep =
+    A.sweepsPerMonth *
+    (prices.lambdaRequest.usd + (sweepMs / 1000) * A.sweepMemoryGb * prices.lambdaArmGbSecond.usd);
+  // Send (SendMessageBatch of 10), receive and delete (10 per call), plus idle long polls.
+  const sqsRequests = checks / 10 + (2 * checks) / A.recordsPerInvocation + A.idleReceivesPerMonth;
+  const sqs = sqsRequests * prices.sqsRequest.usd;
+  const forwarder = A.forwarderMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+  const driftless = lambdaRequests + lambdaCompute + sweep + sqs + forwarder;
+  const provider = A.providerMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+  const fargateProvider =
+    (0.25 * prices.fargateVcpuHour.usd + 1 * prices.fargateGbHour.usd) * HOURS_PER_MONTH;
+  const fargateForwarder =
+    (0.25 * prices.fargateVcpuHour.usd + 0.5 * prices.fargateGbHour.usd) * HOURS_PER_MONTH;
+  return {
+    resources,
+    checksPerMonth: checks,
+    invocations,
+    sweepMs,
+    sqsRequests,
+    usd: { lambdaRequests, lambdaCompute, sweep, sqs, forwarder, driftless, provider },
+    fargateUsd: {
+      driftless: driftless - forwarder + fargateForwarder,
+      provider: fargateProvider,
+    },
+  };
+}
+
+export const FORMULA = [
+  `checks C = R × ${MONTH_MIN / CHECK_INTERVAL_MIN} per month (R resources, one drift check every ${CHECK_INTERVAL_MIN} min)`,
+  `Lambda reconcile = C/b × $0.20/M + C/b × d × ${ASSUMPTIONS.reconcileMemoryGb} GB × $${prices.lambdaArmGbSecond.usd}/GB-s   (b = ${ASSUMPTIONS.recordsPerInvocation} records per invocation, d = measured invocation time)`,
+  `Lambda sweep     = ${ASSUMPTIONS.sweepsPerMonth} × ($0.20/M + t_sweep(R) × ${ASSUMPTIONS.sweepMemoryGb} GB × $${prices.lambdaArmGbSecond.usd}/GB-s)   (t_sweep = measured list time, linear in R, + R/${CHECK_INTERVAL_MIN} due messages × measured SQS send time)`,
+  `SQS              = (C/10 send + C/b receive + C/b delete + ${ASSUMPTIONS.idleReceivesPerMonth} idle long polls) × $0.40/M`,
+  `forwarder pod    = ${ASSUMPTIONS.forwarderMemoryGib} GiB × $${prices.m6gLargeHour.usd}/h ÷ ${M6G_LARGE_GIB} GiB (m6g.large share by memory) × ${HOURS_PER_MONTH} h`,
+  `provider pod     = ${ASSUMPTIONS.providerMemoryGib} GiB × $${prices.m6gLargeHour.usd}/h ÷ ${M6G_LARGE_GIB} GiB × ${HOURS_PER_MONTH} h   (always on, whatever R)`,
+];
+
+export function costModel(inputs: CostInputs) {
+  const at = [1000, 10_000].map((r) => monthlyCost(inputs, r));
+  // Both sides are linear in R: driftless = fixed + R × slope; the pod is flat.
+  const c1 = monthlyCost(inputs, 1000).usd.driftless;
+  const c2 = monthlyCost(inputs, 2000).usd.driftless;
+  const slope = (c2 - c1) / 1000;
+  const fixed = c1 - slope * 1000;
+  const provider = at[0]?.usd.provider ?? 0;
+  const breakEven = slope > 0 ? Math.max(0, (provider - fixed) / slope) : Number.POSITIVE_INFINITY;
+  const $ = (x: number) => `$${x.toFixed(2)}`;
+  const rows: Row[] = at.map((c) => ({
+    section: "6 cost",
+    metric: `monthly, ${c.resources / 1000}k resources, 5-min drift check: Lambda+SQS (+forwarder) vs 1 GB provider pod`,
+    value: `${$(c.usd.driftless)} vs ${$(c.usd.provider)}`,
+    target: "—",
+    pass: undefined,
+    range: `Lambda ${$(c.usd.lambdaRequests + c.usd.lambdaCompute)}, sweep ${$(c.usd.sweep)}, SQS ${$(c.usd.sqs)}, forwarder ${$(c.usd.forwarder)}`,
+  }));
+  const byCpu = (UPJET_SIZING.providerAwsAvgCores / 2) * prices.m6gLargeHour.usd * HOURS_PER_MONTH;
+  rows.push({
+    section: "6 cost",
+    metric: `the provider pod priced by its CPU instead (upjet: ${UPJET_SIZING.providerAwsAvgCores} cores avg = ${UPJET_SIZING.providerAwsAvgCores / 2} m6g.large)`,
+    value: $(byCpu),
+    target: "—",
+    pass: undefined,
+    range: "memory share is the generous case for the pod",
+  });
+  rows.push({
+    section: "6 cost",
+    metric: "break-even: resources at which Lambda+SQS costs as much as the 1 GB pod",
+    value: `${Math.round(breakEven).toLocaleString("en-US")}`,
+    target: "—",
+    pass: undefined,
+    range: `prices of ${PRICES_CHECKED}`,
+  });
+  return {
+    rows,
+    result: {
+      pricesChecked: PRICES_CHECKED,
+      prices,
+      upjetSizing: UPJET_SIZING,
+      assumptions: ASSUMPTIONS,
+      inputs,
+      formula: FORMULA,
+      at,
+      breakEvenResources: breakEven,
+      providerPodByCpuUsd: byCpu,
+    },
+  };
+}
