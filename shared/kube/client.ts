@@ -279,6 +279,20 @@ function pooledApiConfiguration(config: KubeConfig) {
   });
 }
 
+/** The decoded value of one Secret key, or the reason there is none, worded for a condition message. */
+export function secretKeyValue(
+  secret: V1Secret | undefined,
+  ref: { namespace: string; name: string; key: string },
+): { value: string } | { missing: string } {
+  const raw = secret?.data?.[ref.key];
+  if (raw === undefined) {
+    return {
+      missing: `Secret ${ref.namespace}/${ref.name} ${secret ? `has no key "${ref.key}"` : "not found"}`,
+    };
+  }
+  return { value: Buffer.from(raw, "base64").toString("utf8") };
+}
+
 const gvp = (t: ResourceType) => ({ group: t.group, version: t.version, plural: t.plural });
 
 function withResourceVersion(

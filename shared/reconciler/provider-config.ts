@@ -7,7 +7,7 @@ import {
   type ResourceType,
 } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { isNotFound, type Kube } from "../kube/client.ts";
+import { isNotFound, type Kube, secretKeyValue } from "../kube/client.ts";
 import { deepEqual } from "./compare.ts";
 import { setConditions } from "./conditions.ts";
 import type { KindRegistry } from "./registry.ts";
@@ -88,14 +88,9 @@ export class ProviderConfigReconciler {
       const identity = await kind.check({
         providerConfig: pc,
         readSecretKey: async (ref) => {
-          const secret = await this.#kube.getSecret(ref.namespace, ref.name);
-          const value = secret?.data?.[ref.key];
-          if (value === undefined) {
-            throw new Error(
-              `Secret ${ref.namespace}/${ref.name} ${secret ? `has no key "${ref.key}"` : "not found"}`,
-            );
-          }
-          return Buffer.from(value, "base64").toString("utf8");
+          const found = secretKeyValue(await this.#kube.getSecret(ref.namespace, ref.name), ref);
+          if ("missing" in found) throw new Error(found.missing);
+          return found.value;
         },
       });
       await this.#status(kind.type, pc, users, {

@@ -8,7 +8,7 @@ import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledErro
 import type { ManagedResource } from "../api/managed.ts";
 import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, MANAGED_FINALIZER } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { ConflictError, type Kube, KubeError } from "../kube/client.ts";
+import { ConflictError, type Kube, KubeError, secretKeyValue } from "../kube/client.ts";
 import { deepEqual, driftedFields, lateInitialize, mapPaths, parseDuration } from "./compare.ts";
 import {
   available,
@@ -591,15 +591,10 @@ export class Reconciler {
           const secret = await this.#once(`secret/${ref.namespace}/${ref.name}`, () =>
             this.#kube.getSecret(ref.namespace, ref.name),
           );
-          const value = secret?.data?.[ref.key];
-          if (value === undefined) {
-            throw new CredentialsError(
-              `ProviderConfig "${name}": Secret ${ref.namespace}/${ref.name} ${secret ? `has no key "${ref.key}"` : "not found"}`,
-            );
-          }
-          const decoded = Buffer.from(value, "base64").toString("utf8");
-          if (cacheable) this.#secrets.set(secretKey, { at: Date.now(), value: decoded });
-          return decoded;
+          const found = secretKeyValue(secret, ref);
+          if ("missing" in found) throw new CredentialsError(`ProviderConfig "${name}": ${found.missing}`);
+          if (cacheable) this.#secrets.set(secretKey, { at: Date.now(), value: found.value });
+          return found.value;
         },
       });
       return rateLimit && !provider.limitsEachRequest ? limitOperations(client, rateLimit) : client;
