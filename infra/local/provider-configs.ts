@@ -2,6 +2,7 @@
 // Secrets the way a user would configure them for the real clouds.
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import { isConflict, type Kube } from "../../shared/kube/client.ts";
+import { coreApi } from "../../shared/kube/core.ts";
 import type { StackEnv } from "./stack.ts";
 
 const NAMESPACE = "driftless-system";
@@ -28,7 +29,7 @@ async function upsert(kube: Kube, type: typeof providerConfigs.aws.type, spec: R
 
 export async function localProviderConfigs(kube: Kube, env: StackEnv): Promise<void> {
   try {
-    await kube.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    await coreApi(kube).createNamespace({ body: { metadata: { name: NAMESPACE } } });
   } catch (err) {
     if ((err as { code?: number }).code !== 409) throw err;
   }

@@ -14,6 +14,7 @@ import {
 } from "../api/export/template.ts";
 import type { Condition } from "../api/meta.ts";
 import { Kube, statusOf } from "../kube/client.ts";
+import { coreApi } from "../kube/core.ts";
 import { applyCrds } from "../kube/crds.ts";
 import {
   AGENT_IDENTITY,
@@ -243,7 +244,7 @@ export async function bindAppCluster(o: BindOptions): Promise<BindResult> {
 
 /** The app cluster's name, as `driftless bind` recorded it in the app cluster. */
 export async function appClusterNameOf(app: KubeConfig): Promise<string> {
-  const cm = await new Kube(app).core
+  const cm = await coreApi(app)
     .readNamespacedConfigMap({ namespace: APP_BINDING_NAMESPACE, name: APP_BINDING_CONFIGMAP })
     .catch((err: unknown) => {
       if (statusOf(err) === 404)
@@ -257,7 +258,7 @@ export async function appClusterNameOf(app: KubeConfig): Promise<string> {
 
 /** The templates an app cluster is bound to, as recorded on the control plane (readable by its agent). */
 export async function boundTemplates(cp: Kube, appCluster: string): Promise<string[]> {
-  const cm = await cp.core.readNamespacedConfigMap({
+  const cm = await coreApi(cp).readNamespacedConfigMap({
     namespace: controlPlaneNamespace(appCluster),
     name: BINDING_CONFIGMAP,
   });
@@ -274,7 +275,7 @@ export async function agentKubeConfig(
   expirationSeconds = DEFAULT_AGENT_TOKEN_SECONDS,
 ): Promise<KubeConfig> {
   const namespace = controlPlaneNamespace(appCluster);
-  const res = await new Kube(controlPlane).core.createNamespacedServiceAccountToken({
+  const res = await coreApi(controlPlane).createNamespacedServiceAccountToken({
     name: AGENT_IDENTITY,
     namespace,
     body: { spec: { audiences: [], expirationSeconds } },

@@ -4,6 +4,7 @@ import type { V1ConfigMap, V1ObjectMeta, V1Secret } from "@kubernetes/client-nod
 import { ExportAnnotations, ExportLabels, type PermissionClaim } from "../api/export/template.ts";
 import type { Kube } from "../kube/client.ts";
 import { isNotFound } from "../kube/client.ts";
+import { coreApi } from "../kube/core.ts";
 import { downstreamName } from "./naming.ts";
 
 /** A same-named object the app-cluster claim does not own is in the way: never overwrite it. */
@@ -48,8 +49,8 @@ async function listUpstream(
 ) {
   const q = { namespace, ...(labelSelector ? { labelSelector } : {}) };
   return resource === "secrets"
-    ? ((await cp.core.listNamespacedSecret(q)).items as Core[])
-    : ((await cp.core.listNamespacedConfigMap(q)).items as Core[]);
+    ? ((await coreApi(cp).listNamespacedSecret(q)).items as Core[])
+    : ((await coreApi(cp).listNamespacedConfigMap(q)).items as Core[]);
 }
 
 async function listDownstream(
@@ -60,15 +61,15 @@ async function listDownstream(
 ) {
   const q = { namespace, labelSelector: `${ExportLabels.syncedFor}=${uid}` };
   return resource === "secrets"
-    ? ((await app.core.listNamespacedSecret(q)).items as Core[])
-    : ((await app.core.listNamespacedConfigMap(q)).items as Core[]);
+    ? ((await coreApi(app).listNamespacedSecret(q)).items as Core[])
+    : ((await coreApi(app).listNamespacedConfigMap(q)).items as Core[]);
 }
 
 async function read(app: Kube, resource: PermissionClaim["resource"], namespace: string, name: string) {
   try {
     return resource === "secrets"
-      ? await app.core.readNamespacedSecret({ namespace, name })
-      : await app.core.readNamespacedConfigMap({ namespace, name });
+      ? await coreApi(app).readNamespacedSecret({ namespace, name })
+      : await coreApi(app).readNamespacedConfigMap({ namespace, name });
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -79,17 +80,17 @@ async function write(app: Kube, resource: PermissionClaim["resource"], obj: Core
   const namespace = obj.metadata?.namespace ?? "";
   const name = obj.metadata?.name ?? "";
   if (resource === "secrets") {
-    if (replace) await app.core.replaceNamespacedSecret({ namespace, name, body: obj as V1Secret });
-    else await app.core.createNamespacedSecret({ namespace, body: obj as V1Secret });
+    if (replace) await coreApi(app).replaceNamespacedSecret({ namespace, name, body: obj as V1Secret });
+    else await coreApi(app).createNamespacedSecret({ namespace, body: obj as V1Secret });
   } else if (replace)
-    await app.core.replaceNamespacedConfigMap({ namespace, name, body: obj as V1ConfigMap });
-  else await app.core.createNamespacedConfigMap({ namespace, body: obj as V1ConfigMap });
+    await coreApi(app).replaceNamespacedConfigMap({ namespace, name, body: obj as V1ConfigMap });
+  else await coreApi(app).createNamespacedConfigMap({ namespace, body: obj as V1ConfigMap });
 }
 
 async function remove(app: Kube, resource: PermissionClaim["resource"], namespace: string, name: string) {
   try {
-    if (resource === "secrets") await app.core.deleteNamespacedSecret({ namespace, name });
-    else await app.core.deleteNamespacedConfigMap({ namespace, name });
+    if (resource === "secrets") await coreApi(app).deleteNamespacedSecret({ namespace, name });
+    else await coreApi(app).deleteNamespacedConfigMap({ namespace, name });
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }

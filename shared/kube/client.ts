@@ -1,18 +1,9 @@
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  createConfiguration,
-  type KubeConfig,
-  PatchStrategy,
-  type RequestContext,
-  type SecurityAuthentication,
-  ServerConfiguration,
-  setHeaderMiddleware,
-  setHeaderOptions,
-  type V1Secret,
-} from "@kubernetes/client-node";
+import type { KubeConfig, V1Secret } from "@kubernetes/client-node";
 import type { ObjectMeta, ResourceType } from "../api/meta.ts";
+import { type ClusterEndpoint, ConflictError, KubeError, KubeHttp, type KubeRequest, seg } from "./http.ts";
+import { endpointFromKubeConfig } from "./kubeconfig-endpoint.ts";
+
+export { ConflictError, KubeError } from "./http.ts";
 
 /** Any Kubernetes object with our minimal metadata. */
 export interface KubeObject {
@@ -36,63 +27,64 @@ export interface KubeStats {
   byOperation: Record<string, number>;
 }
 
-export class KubeError extends Error {
-  override name = "KubeError";
-  readonly status: number;
-  constructor(message: string, status: number, options?: ErrorOptions) {
-    super(message, options);
-    this.status = status;
-  }
-}
-/** A resourceVersion precondition failed (409): someone else wrote first; re-read and retry. */
-export class ConflictError extends KubeError {
-  override name = "ConflictError";
+/**
+ * client-node's ApiException, recognised by shape: this file must not import client-node at run time
+ * (see http.ts), and a minified bundle renames classes.
+ */
+function apiExceptionCode(err: unknown): number | undefined {
+  const e = err as { code?: unknown; body?: unknown; headers?: unknown } | undefined;
+  return e && typeof e === "object" && typeof e.code === "number" && "body" in e && "headers" in e
+    ? e.code
+    : undefined;
 }
 
 export const statusOf = (err: unknown): number | undefined =>
-  err instanceof ApiException ? err.code : err instanceof KubeError ? err.status : undefined;
+  err instanceof KubeError ? err.status : apiExceptionCode(err);
 export const isNotFound = (err: unknown) => statusOf(err) === 404;
 export const isConflict = (err: unknown) => statusOf(err) === 409;
 
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+const MERGE_PATCH = "application/merge-patch+json";
 
-function apiMessage(err: ApiException<unknown>): string {
-  try {
-    const body = typeof err.body === "string" ? JSON.parse(err.body) : err.body;
-    if (body && typeof body === "object" && "message" in body)
-      return String((body as { message: unknown }).message);
-  } catch {
-    // not JSON: fall through to the status code
-  }
-  return `HTTP ${err.code}`;
-}
-
-/** Turns client-node's ApiException into our small hierarchy, so callers branch on type. */
+/** Prefixes the operation, so a log line or condition says what failed: "patch Queue: <server message>". */
 function wrap(op: string, err: unknown): Error {
-  if (err instanceof ApiException) {
-    const msg = `${op}: ${apiMessage(err)}`;
-    return err.code === 409
-      ? new ConflictError(msg, 409, { cause: err })
-      : new KubeError(msg, err.code, { cause: err });
+  if (err instanceof KubeError) {
+    const msg = `${op}: ${err.message}`;
+    const opts = { cause: err, reason: err.reason };
+    return err instanceof ConflictError
+      ? new ConflictError(msg, err.status, opts)
+      : new KubeError(msg, err.status, opts);
   }
   return new Error(`${op}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
 }
 
+const isKubeConfig = (x: KubeConfig | ClusterEndpoint): x is KubeConfig =>
+  typeof (x as KubeConfig).getCurrentCluster === "function";
+
 /**
- * A thin layer over @kubernetes/client-node: the handful of calls the reconciler, forwarder and sweep
- * make, with request counters and typed errors.
+ * The handful of calls the reconciler, forwarder and sweep make, over one keep-alive connection pool,
+ * with request counters and typed errors. Built from a client-node KubeConfig (`config` is then set, for
+ * watches and the generated APIs: see core.ts) or from a ClusterEndpoint (functions).
  */
 export class Kube {
-  readonly config: KubeConfig;
-  readonly #custom: CustomObjectsApi;
-  readonly #core: CoreV1Api;
+  readonly config: KubeConfig | undefined;
+  readonly http: KubeHttp;
   readonly stats: KubeStats = { gets: 0, lists: 0, writes: 0, byOperation: {} };
 
-  constructor(config: KubeConfig) {
-    this.config = config;
-    const pooled = pooledApiConfiguration(config);
-    this.#custom = new CustomObjectsApi(pooled);
-    this.#core = new CoreV1Api(pooled);
+  constructor(source: KubeConfig | ClusterEndpoint) {
+    if (isKubeConfig(source)) {
+      this.config = source;
+      this.http = new KubeHttp(endpointFromKubeConfig(source));
+    } else {
+      this.config = undefined;
+      this.http = new KubeHttp(source);
+    }
+  }
+
+  /** The KubeConfig this Kube was built from; watches and the generated APIs need one. */
+  kubeConfig(forWhat: string): KubeConfig {
+    if (!this.config)
+      throw new Error(`${forWhat} needs a kubeconfig; this client was built from a cluster endpoint only`);
+    return this.config;
   }
 
   #count(kind: "gets" | "lists" | "writes", op: string) {
@@ -105,178 +97,160 @@ export class Kube {
     this.stats.byOperation = {};
   }
 
-  async #call<T>(kind: "gets" | "lists" | "writes", op: string, fn: () => Promise<T>): Promise<T> {
+  async #call<T>(kind: "gets" | "lists" | "writes", op: string, req: KubeRequest): Promise<T> {
     this.#count(kind, op);
     try {
-      return await fn();
+      return await this.http.request<T>(req);
     } catch (err) {
       throw wrap(op, err);
     }
   }
 
-  /** Reads one object; undefined when it does not exist. */
-  async get<T extends KubeObject>(t: ResourceType, name: string, namespace?: string): Promise<T | undefined> {
+  /** #call, with 404 as undefined (reads) or as done (deletes). */
+  async #callOrAbsent<T>(kind: "gets" | "writes", op: string, req: KubeRequest): Promise<T | undefined> {
     try {
-      return (await this.#call("gets", `get ${t.kind}`, () =>
-        t.namespaced
-          ? this.#custom.getNamespacedCustomObject({ ...gvp(t), namespace: namespace ?? "default", name })
-          : this.#custom.getClusterCustomObject({ ...gvp(t), name }),
-      )) as T;
+      return await this.#call<T>(kind, op, req);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
+  }
+
+  /** Reads one object; undefined when it does not exist. */
+  get<T extends KubeObject>(t: ResourceType, name: string, namespace?: string): Promise<T | undefined> {
+    return this.#callOrAbsent<T>("gets", `get ${t.kind}`, {
+      method: "GET",
+      path: objectPath(t, namespace, name),
+    });
   }
 
   async list<T extends KubeObject>(
     t: ResourceType,
     opts: { limit?: number; continue?: string; labelSelector?: string; namespace?: string } = {},
   ): Promise<ListPage<T>> {
-    const page = (await this.#call("lists", `list ${t.kind}`, () => {
-      const q = {
-        ...gvp(t),
-        ...(opts.limit ? { limit: opts.limit } : {}),
-        ...(opts.continue ? { _continue: opts.continue } : {}),
-        ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
-      };
-      return t.namespaced && opts.namespace
-        ? this.#custom.listNamespacedCustomObject({ ...q, namespace: opts.namespace })
-        : this.#custom.listClusterCustomObject(q);
-    })) as { items: T[]; metadata?: { continue?: string; resourceVersion?: string } };
+    const page = await this.#call<{ items: T[]; metadata?: { continue?: string; resourceVersion?: string } }>(
+      "lists",
+      `list ${t.kind}`,
+      {
+        method: "GET",
+        path: collectionPath(t, t.namespaced ? opts.namespace : undefined),
+        query: { limit: opts.limit || undefined, continue: opts.continue, labelSelector: opts.labelSelector },
+      },
+    );
     return {
-      items: page.items,
+      items: page.items ?? [],
       ...(page.metadata?.continue ? { continue: page.metadata.continue } : {}),
       ...(page.metadata?.resourceVersion ? { resourceVersion: page.metadata.resourceVersion } : {}),
     };
   }
 
-  async create<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
-    return (await this.#call("writes", `create ${t.kind}`, () =>
-      t.namespaced
-        ? this.#custom.createNamespacedCustomObject({
-            ...gvp(t),
-            namespace: obj.metadata.namespace ?? "default",
-            body: obj,
-          })
-        : this.#custom.createClusterCustomObject({ ...gvp(t), body: obj }),
-    )) as T;
+  create<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
+    return this.#call<T>("writes", `create ${t.kind}`, {
+      method: "POST",
+      path: collectionPath(t, obj.metadata.namespace ?? "default"),
+      body: obj,
+    });
   }
 
   /**
    * JSON merge patch of the main resource. With `resourceVersion` the write is guarded: if the object
    * changed since it was read, the server answers 409 and this throws ConflictError.
    */
-  async patch<T extends KubeObject>(
+  patch<T extends KubeObject>(
     t: ResourceType,
     name: string,
     patch: Record<string, unknown>,
     opts: { resourceVersion?: string; namespace?: string } = {},
   ): Promise<T> {
     const body = opts.resourceVersion ? withResourceVersion(patch, opts.resourceVersion) : patch;
-    return (await this.#call("writes", `patch ${t.kind}`, () =>
-      t.namespaced
-        ? this.#custom.patchNamespacedCustomObject(
-            { ...gvp(t), namespace: opts.namespace ?? "default", name, body },
-            mergePatch,
-          )
-        : this.#custom.patchClusterCustomObject({ ...gvp(t), name, body }, mergePatch),
-    )) as T;
+    return this.#call<T>("writes", `patch ${t.kind}`, {
+      method: "PATCH",
+      path: objectPath(t, opts.namespace, name),
+      body,
+      contentType: MERGE_PATCH,
+    });
   }
 
   /** JSON merge patch of the status subresource. */
-  async patchStatus<T extends KubeObject>(
+  patchStatus<T extends KubeObject>(
     t: ResourceType,
     name: string,
     status: Record<string, unknown>,
     opts: { namespace?: string } = {},
   ): Promise<T> {
-    const body = { status };
-    return (await this.#call("writes", `patch ${t.kind}/status`, () =>
-      t.namespaced
-        ? this.#custom.patchNamespacedCustomObjectStatus(
-            { ...gvp(t), namespace: opts.namespace ?? "default", name, body },
-            mergePatch,
-          )
-        : this.#custom.patchClusterCustomObjectStatus({ ...gvp(t), name, body }, mergePatch),
-    )) as T;
+    return this.#call<T>("writes", `patch ${t.kind}/status`, {
+      method: "PATCH",
+      path: `${objectPath(t, opts.namespace, name)}/status`,
+      body: { status },
+      contentType: MERGE_PATCH,
+    });
   }
 
   async delete(t: ResourceType, name: string, namespace?: string): Promise<void> {
-    try {
-      await this.#call("writes", `delete ${t.kind}`, () =>
-        t.namespaced
-          ? this.#custom.deleteNamespacedCustomObject({ ...gvp(t), namespace: namespace ?? "default", name })
-          : this.#custom.deleteClusterCustomObject({ ...gvp(t), name }),
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    await this.#callOrAbsent("writes", `delete ${t.kind}`, {
+      method: "DELETE",
+      path: objectPath(t, namespace, name),
+    });
   }
 
-  async getSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
-    try {
-      return await this.#call("gets", "get Secret", () =>
-        this.#core.readNamespacedSecret({ namespace, name }),
-      );
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  getSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
+    return this.#callOrAbsent<V1Secret>("gets", "get Secret", {
+      method: "GET",
+      path: secretPath(namespace, name),
+    });
   }
 
-  async createSecret(secret: V1Secret): Promise<V1Secret> {
-    const namespace = secret.metadata?.namespace ?? "default";
-    return this.#call("writes", "create Secret", () =>
-      this.#core.createNamespacedSecret({ namespace, body: secret }),
-    );
+  createSecret(secret: V1Secret): Promise<V1Secret> {
+    return this.#call<V1Secret>("writes", "create Secret", {
+      method: "POST",
+      path: secretPath(secret.metadata?.namespace ?? "default"),
+      body: secret,
+    });
   }
 
-  async replaceSecret(secret: V1Secret): Promise<V1Secret> {
-    const namespace = secret.metadata?.namespace ?? "default";
-    const name = secret.metadata?.name ?? "";
-    return this.#call("writes", "replace Secret", () =>
-      this.#core.replaceNamespacedSecret({ namespace, name, body: secret }),
-    );
+  replaceSecret(secret: V1Secret): Promise<V1Secret> {
+    return this.#call<V1Secret>("writes", "replace Secret", {
+      method: "PUT",
+      path: secretPath(secret.metadata?.namespace ?? "default", secret.metadata?.name ?? ""),
+      body: secret,
+    });
   }
 
   async deleteSecret(namespace: string, name: string): Promise<void> {
-    try {
-      await this.#call("writes", "delete Secret", () =>
-        this.#core.deleteNamespacedSecret({ namespace, name }),
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    await this.#callOrAbsent("writes", "delete Secret", {
+      method: "DELETE",
+      path: secretPath(namespace, name),
+    });
   }
 
-  get core(): CoreV1Api {
-    return this.#core;
+  /** Creates a core/v1 Event (events.ts builds it). */
+  createEvent<T extends { metadata?: { name?: string } }>(namespace: string, event: T): Promise<T> {
+    return this.#call<T>("writes", "create Event", {
+      method: "POST",
+      path: `/api/v1/namespaces/${seg(namespace)}/events`,
+      body: event,
+    });
   }
-}
 
-/**
- * What `config.makeApiClient` builds, with one change: client-node 2.0 makes a new undici Agent for
- * every request (KubeConfig.applySecurityAuthentication), so each API call paid a new TLS handshake
- * (bench: 3–5× the time and CPU of a GET). Auth still runs per request (tokens re-read, exec plugins
- * refreshed); every request goes through the first request's Agent — one keep-alive pool per Kube.
- */
-function pooledApiConfiguration(config: KubeConfig) {
-  const cluster = config.getCurrentCluster();
-  if (!cluster) throw new Error("no Kubernetes cluster configured in the kubeconfig");
-  let dispatcher: ReturnType<RequestContext["getDispatcher"]>;
-  const auth: SecurityAuthentication = {
-    getName: () => "kubeconfig, one connection pool",
-    async applySecurityAuthentication(context: RequestContext) {
-      await config.applySecurityAuthentication(context);
-      dispatcher ??= context.getDispatcher();
-      if (dispatcher) context.setDispatcher(dispatcher);
-    },
-  };
-  return createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: auth },
-    middleware: [setHeaderMiddleware("User-Agent", "driftless (kubernetes-client-javascript)")],
-  });
+  /** Merge-patches a core/v1 Event (a repeated event bumps its count). */
+  patchEvent(namespace: string, name: string, patch: Record<string, unknown>): Promise<unknown> {
+    return this.#call("writes", "patch Event", {
+      method: "PATCH",
+      path: `/api/v1/namespaces/${seg(namespace)}/events/${seg(name)}`,
+      body: patch,
+      contentType: MERGE_PATCH,
+    });
+  }
+
+  /** core/v1 Events of a namespace, e.g. with `involvedObject.uid=<uid>` as the field selector. */
+  async listEvents<T>(namespace: string, fieldSelector?: string): Promise<T[]> {
+    const list = await this.#call<{ items?: T[] }>("lists", "list Event", {
+      method: "GET",
+      path: `/api/v1/namespaces/${seg(namespace)}/events`,
+      query: { fieldSelector },
+    });
+    return list.items ?? [];
+  }
 }
 
 /** The decoded value of one Secret key, or the reason there is none, worded for a condition message. */
@@ -293,7 +267,17 @@ export function secretKeyValue(
   return { value: Buffer.from(raw, "base64").toString("utf8") };
 }
 
-const gvp = (t: ResourceType) => ({ group: t.group, version: t.version, plural: t.plural });
+/** `/apis/<group>/<version>[/namespaces/<ns>]/<plural>`; namespaced kinds default to "default" when given none. */
+function collectionPath(t: ResourceType, namespace: string | undefined): string {
+  const ns = t.namespaced && namespace ? `/namespaces/${seg(namespace)}` : "";
+  return `/apis/${t.group}/${t.version}${ns}/${t.plural}`;
+}
+
+const objectPath = (t: ResourceType, namespace: string | undefined, name: string) =>
+  `${collectionPath(t, t.namespaced ? (namespace ?? "default") : undefined)}/${seg(name)}`;
+
+const secretPath = (namespace: string, name?: string) =>
+  `/api/v1/namespaces/${seg(namespace)}/secrets${name === undefined ? "" : `/${seg(name)}`}`;
 
 function withResourceVersion(
   patch: Record<string, unknown>,

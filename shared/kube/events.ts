@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import type { ManagedResource } from "../api/managed.ts";
 import type { Kube } from "./client.ts";
 
@@ -39,37 +38,34 @@ export class KubeEventRecorder {
       seen.count++;
       seen.at = now.getTime();
       try {
-        await this.#kube.core.patchNamespacedEvent(
-          { name: seen.name, namespace: seen.namespace, body: { count: seen.count, lastTimestamp: now } },
-          setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-        );
+        await this.#kube.patchEvent(seen.namespace, seen.name, {
+          count: seen.count,
+          lastTimestamp: now.toISOString(),
+        });
         return;
       } catch {
         this.#seen.delete(key); // expired or deleted on the server: create a fresh one below
       }
     }
     const name = `${mr.metadata.name}.${key}`.slice(0, 253);
-    await this.#kube.core
-      .createNamespacedEvent({
-        namespace,
-        body: {
-          metadata: { name: `${name}.${now.getTime().toString(36)}`, namespace },
-          involvedObject: {
-            apiVersion: mr.apiVersion,
-            kind: mr.kind,
-            name: mr.metadata.name,
-            uid: mr.metadata.uid ?? "",
-            ...(mr.metadata.namespace ? { namespace: mr.metadata.namespace } : {}),
-          },
-          type,
-          reason,
-          message: message.slice(0, 1024),
-          count: 1,
-          firstTimestamp: now,
-          lastTimestamp: now,
-          source: { component: this.#component },
-          reportingComponent: this.#component,
+    await this.#kube
+      .createEvent(namespace, {
+        metadata: { name: `${name}.${now.getTime().toString(36)}`, namespace },
+        involvedObject: {
+          apiVersion: mr.apiVersion,
+          kind: mr.kind,
+          name: mr.metadata.name,
+          uid: mr.metadata.uid ?? "",
+          ...(mr.metadata.namespace ? { namespace: mr.metadata.namespace } : {}),
         },
+        type,
+        reason,
+        message: message.slice(0, 1024),
+        count: 1,
+        firstTimestamp: now.toISOString(),
+        lastTimestamp: now.toISOString(),
+        source: { component: this.#component },
+        reportingComponent: this.#component,
       })
       .then((ev) => {
         if (this.#seen.size >= MAX_REMEMBERED) this.#seen.clear();

@@ -244,13 +244,13 @@ export async function describeObject(
 
 /** core/v1 Events whose involvedObject is this uid, oldest first. */
 export async function eventsFor(kube: Kube, uid: string, namespace?: string): Promise<EventSummary[]> {
-  const list = await kube.core.listNamespacedEvent({
-    namespace: namespace ?? CLUSTER_SCOPED_EVENT_NAMESPACE,
-    fieldSelector: `involvedObject.uid=${uid}`,
-  });
+  const items = await kube.listEvents<CoreV1Event>(
+    namespace ?? CLUSTER_SCOPED_EVENT_NAMESPACE,
+    `involvedObject.uid=${uid}`,
+  );
   const ts = (e: CoreV1Event) =>
     toIso(e.lastTimestamp) ?? toIso(e.eventTime) ?? toIso(e.metadata?.creationTimestamp) ?? "";
-  return list.items
+  return items
     .sort((a, b) => ts(a).localeCompare(ts(b)))
     .map((e) => {
       const first = toIso(e.firstTimestamp) ?? toIso(e.eventTime);

@@ -1,6 +1,6 @@
 // Pieces the forwarder and the drift sweep share: where messages go, how they log, how a failed
 // request is classified, and how an object is named in messages and logs.
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { ObjectMeta, ResourceType } from "../api/meta.ts";
 import { Kube, statusOf } from "../kube/client.ts";
 import type { QueueProducer } from "../queue/port.ts";
@@ -18,7 +18,7 @@ export interface Logger {
 
 export const noopLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
 
-export const kubeOf = (k: Kube | KubeConfig): Kube => (k instanceof KubeConfig ? new Kube(k) : k);
+export const kubeOf = (k: Kube | KubeConfig): Kube => (k instanceof Kube ? k : new Kube(k));
 
 /** The CRD that serves a type, e.g. `queues.sqs.aws.driftless.dev`: the name an operator can look up. */
 export const crdName = (t: Pick<ResourceType, "plural" | "group">) => `${t.plural}.${t.group}`;

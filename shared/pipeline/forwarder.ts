@@ -233,7 +233,7 @@ export class Forwarder {
 
   constructor(opts: ForwarderOptions) {
     this.#kube = kubeOf(opts.kube);
-    this.#watch = new Watch(this.#kube.config);
+    this.#watch = new Watch(this.#kube.kubeConfig("the forwarder's watch"));
     this.#sink = opts.sink;
     this.#logger = opts.logger ?? noopLogger;
     this.#coalesceMs = opts.coalesceMs ?? DEFAULT_COALESCE_MS;

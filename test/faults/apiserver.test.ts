@@ -232,7 +232,7 @@ describe.concurrent("API server faults", () => {
     const label = uniqueName("fapi-410");
     const { logger, text } = bufferLogger("info");
     const run = await startRun({
-      kubeConfig: newKube().config,
+      kubeConfig: newKube().kubeConfig("startRun"),
       logger,
       kinds: awsKinds,
       providerConfigKinds: awsProviderConfigKinds,

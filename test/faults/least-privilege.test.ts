@@ -16,6 +16,7 @@ import { REPO_ROOT } from "../../infra/local/stack.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import { Kube, type KubeObject, statusOf } from "../../shared/kube/client.ts";
+import { coreApi } from "../../shared/kube/core.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { Forwarder } from "../../shared/pipeline/forwarder.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
@@ -88,11 +89,11 @@ const kubeWithToken = (token: string, user: string) => {
 async function tokenSecretOf(serviceAccount: string): Promise<string> {
   return eventually(
     async () => {
-      const sa = await admin.core.readNamespacedServiceAccount({
+      const sa = await coreApi(admin).readNamespacedServiceAccount({
         name: serviceAccount,
         namespace: NAMESPACE,
       });
-      const list = await admin.core.listNamespacedSecret({
+      const list = await coreApi(admin).listNamespacedSecret({
         namespace: NAMESPACE,
         fieldSelector: "type=kubernetes.io/service-account-token",
       });
@@ -200,16 +201,16 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
     );
 
     await denied(mine, "reconciler SA: cannot list Secrets cluster-wide", () =>
-      kube.core.listSecretForAllNamespaces(),
+      coreApi(kube).listSecretForAllNamespaces(),
     );
     await denied(mine, "reconciler SA: cannot list Secrets in kube-system", () =>
-      kube.core.listNamespacedSecret({ namespace: "kube-system" }),
+      coreApi(kube).listNamespacedSecret({ namespace: "kube-system" }),
     );
     await denied(mine, "reconciler SA: cannot list Secrets in driftless-system", () =>
-      kube.core.listNamespacedSecret({ namespace: NAMESPACE }),
+      coreApi(kube).listNamespacedSecret({ namespace: NAMESPACE }),
     );
     // Not tried: creating or deleting managed resources — the claims reconciler composes them (see report).
-    const asReconciler = KubernetesObjectApi.makeApiClient(kube.config);
+    const asReconciler = KubernetesObjectApi.makeApiClient(kube.kubeConfig("KubernetesObjectApi"));
     await denied(mine, "reconciler SA: cannot delete CRDs", () =>
       asReconciler.delete(
         {
@@ -235,14 +236,14 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       ),
     );
     await denied(mine, "reconciler SA: cannot mint ServiceAccount tokens", () =>
-      kube.core.createNamespacedServiceAccountToken({
+      coreApi(kube).createNamespacedServiceAccountToken({
         name: FWD,
         namespace: NAMESPACE,
         body: { spec: { audiences: [] } },
       }),
     );
     // Honest: get-by-name on Secrets is cluster-wide in the default rbac.yaml (see gen-rbac.ts SECRETS).
-    const kubeSystem = await admin.core.listNamespacedSecret({ namespace: "kube-system", limit: 1 });
+    const kubeSystem = await coreApi(admin).listNamespacedSecret({ namespace: "kube-system", limit: 1 });
     const someName = kubeSystem.items[0]?.metadata?.name;
     if (someName) {
       const status = await statusOfCall(() => kube.getSecret("kube-system", someName));
@@ -278,9 +279,9 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
     } finally {
       await forwarder.stop();
     }
-    const asForwarder = KubernetesObjectApi.makeApiClient(kube.config);
+    const asForwarder = KubernetesObjectApi.makeApiClient(kube.kubeConfig("KubernetesObjectApi"));
     const someKubeSystemSecret =
-      (await admin.core.listNamespacedSecret({ namespace: "kube-system", limit: 1 })).items[0]?.metadata
+      (await coreApi(admin).listNamespacedSecret({ namespace: "kube-system", limit: 1 })).items[0]?.metadata
         ?.name ?? "x";
     await denied(mine, "forwarder SA: cannot get a Secret in kube-system", () =>
       kube.getSecret("kube-system", someKubeSystemSecret),
@@ -289,7 +290,7 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       kube.getSecret(NAMESPACE, `${PC}-aws-creds`),
     );
     await denied(mine, "forwarder SA: cannot list Secrets anywhere", () =>
-      kube.core.listSecretForAllNamespaces(),
+      coreApi(kube).listSecretForAllNamespaces(),
     );
     await denied(mine, "forwarder SA: cannot patch a managed resource", () =>
       kube.patch(Queue, name, { metadata: { labels: { x: "y" } } }),
@@ -313,7 +314,7 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       ),
     );
     await denied(mine, "forwarder SA: cannot create Events", () =>
-      kube.core.createNamespacedEvent({
+      coreApi(kube).createNamespacedEvent({
         namespace: "default",
         body: {
           metadata: { name: uniqueName("lp-ev") },
@@ -355,7 +356,7 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       await apply(o);
       cleanupObjects.push(o);
     }
-    const token = await admin.core.createNamespacedServiceAccountToken({
+    const token = await coreApi(admin).createNamespacedServiceAccountToken({
       name: alt,
       namespace: NAMESPACE,
       body: { spec: { audiences: [], expirationSeconds: 600 } },

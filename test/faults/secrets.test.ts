@@ -15,6 +15,7 @@ import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
+import { coreApi } from "../../shared/kube/core.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { Forwarder } from "../../shared/pipeline/forwarder.ts";
 import { sweep } from "../../shared/pipeline/sweep.ts";
@@ -167,7 +168,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const [def, name] of objects) await forceDelete(kube, def, [name]);
-  await kube.core.deleteNamespace({ name: NS }).catch(() => undefined);
+  await coreApi(kube)
+    .deleteNamespace({ name: NS })
+    .catch(() => undefined);
   await armFake?.close();
   tally.report();
   expect(tally.lost).toBe(0);
@@ -311,7 +314,7 @@ describe("secret hygiene at LOG_LEVEL=debug", () => {
 
     // Collect the remaining places: logs, every Event in the cluster, every queue message.
     for (const [i, l] of lines().entries()) places.push([`log line ${i + 1}`, l]);
-    const allEvents = await kube.core.listEventForAllNamespaces();
+    const allEvents = await coreApi(kube).listEventForAllNamespaces();
     for (const e of allEvents.items)
       places.push([`Event ${e.metadata?.namespace}/${e.metadata?.name}`, JSON.stringify(e)]);
     for (const [i, m] of messages.entries()) places.push([`queue message ${i + 1}`, JSON.stringify(m)]);

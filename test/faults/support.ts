@@ -8,6 +8,7 @@ import { ListQueuesCommand } from "@aws-sdk/client-sqs";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import type { Kube } from "../../shared/kube/client.ts";
+import { coreApi } from "../../shared/kube/core.ts";
 import { createLogger } from "../../shared/log.ts";
 import { OWNER_TAG } from "../../shared/providers/aws/ec2-common.ts";
 import { createAwsProviderConfig, motoSqs } from "../support/aws.ts";
@@ -195,7 +196,7 @@ export async function createAwsProviderConfigAt(kube: Kube, name: string, url: s
 
 /** Events in `namespace` about the object `name`, oldest first. */
 export async function eventsFor(kube: Kube, name: string, namespace = "default") {
-  const list = await kube.core.listNamespacedEvent({
+  const list = await coreApi(kube).listNamespacedEvent({
     namespace,
     fieldSelector: `involvedObject.name=${name}`,
   });

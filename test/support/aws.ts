@@ -3,6 +3,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import { allCrds } from "../../shared/crds.ts";
 import type { Kube } from "../../shared/kube/client.ts";
+import { coreApi } from "../../shared/kube/core.ts";
 import { applyCrds } from "../../shared/kube/crds.ts";
 import { env, kubeConfig } from "./env.ts";
 
@@ -18,7 +19,7 @@ export function ensureCrds(): Promise<void> {
 
 export async function ensureNamespace(kube: Kube, name: string) {
   try {
-    await kube.core.createNamespace({ body: { metadata: { name } } });
+    await coreApi(kube).createNamespace({ body: { metadata: { name } } });
   } catch (err) {
     if ((err as { code?: number }).code !== 409) throw err;
   }

@@ -4,6 +4,7 @@ import { Queue } from "../../../shared/api/claims/claims.ts";
 import { PubSubQueueClass, SQSQueueClass } from "../../../shared/api/claims/classes.ts";
 import { Subscription } from "../../../shared/api/gcp/pubsub.ts";
 import { ClaimReconciler } from "../../../shared/claims/reconciler.ts";
+import { coreApi } from "../../../shared/kube/core.ts";
 import { KubeEventRecorder } from "../../../shared/kube/events.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
@@ -204,7 +205,7 @@ describe("choosing a class for a claim", () => {
         `2 default classes qualified (PubSubQueueClass/${names.pubsub}, SQSQueueClass/${names.sqs}); chose PubSubQueueClass/${names.pubsub}`,
       ),
     });
-    const events = await kube.core.listNamespacedEvent({ namespace: ns });
+    const events = await coreApi(kube).listNamespacedEvent({ namespace: ns });
     expect(events.items.map((e) => [e.type, e.reason])).toContainEqual(["Warning", "SeveralDefaultClasses"]);
     // The choice is recorded: later reconciles keep it even if another default appears.
     await claims.reconcile(claimKey(Queue, ns, "either"));

@@ -6,6 +6,7 @@ import { PubSubQueueClass, SQSQueueClass } from "../../../shared/api/claims/clas
 import { ClaimAnnotations, ClaimLabels } from "../../../shared/api/claims/meta.ts";
 import { Subscription, Topic } from "../../../shared/api/gcp/pubsub.ts";
 import type { Kube } from "../../../shared/kube/client.ts";
+import { coreApi } from "../../../shared/kube/core.ts";
 import { createLogger } from "../../../shared/log.ts";
 import { startRun } from "../../../shared/pipeline/run.ts";
 import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
@@ -51,7 +52,7 @@ beforeAll(async () => {
   const [cluster] = await Promise.all([startSecondCluster(), ensureCrds()]);
   second = cluster;
   await createAwsProviderConfig(main, AWS_PC);
-  await main.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  await coreApi(main).createNamespace({ body: { metadata: { name: NAMESPACE } } });
   await main.create(
     SQSQueueClass,
     classObject(
@@ -67,7 +68,7 @@ beforeAll(async () => {
   );
 
   await createGcpProviderConfig(second.kube, GCP_PC);
-  await second.kube.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+  await coreApi(second.kube).createNamespace({ body: { metadata: { name: NAMESPACE } } });
   await second.kube.create(
     PubSubQueueClass,
     classObject(

@@ -9,6 +9,7 @@ import { Queue } from "../../../shared/api/claims/claims.ts";
 import { classKinds, SQSQueueClass } from "../../../shared/api/claims/classes.ts";
 import { ClaimReconciler } from "../../../shared/claims/reconciler.ts";
 import { Kube, statusOf } from "../../../shared/kube/client.ts";
+import { coreApi } from "../../../shared/kube/core.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace } from "../../support/aws.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
@@ -67,12 +68,12 @@ const bind = (
 
 /** A client authenticated as a ServiceAccount, with a token from the TokenRequest API. */
 async function kubeAs(namespace: string, name: string): Promise<Kube> {
-  await admin.core
+  await coreApi(admin)
     .createNamespacedServiceAccount({ namespace, body: { metadata: { name } } })
     .catch((err) => {
       if (statusOf(err) !== 409) throw err;
     });
-  const res = await admin.core.createNamespacedServiceAccountToken({
+  const res = await coreApi(admin).createNamespacedServiceAccountToken({
     name,
     namespace,
     body: { spec: { audiences: [], expirationSeconds: 600 } },
@@ -154,7 +155,7 @@ describe("tenant isolation: RBAC for app teams and for driftless", () => {
       403,
     );
     expect(await forbidden(app.getSecret("driftless-system", `${PC}-aws-creds`))).toBe(403);
-    expect(await forbidden(app.core.listNamespacedSecret({ namespace: "driftless-system" }))).toBe(403);
+    expect(await forbidden(coreApi(app).listNamespacedSecret({ namespace: "driftless-system" }))).toBe(403);
   });
 
   it("driftless's claim identity writes Secrets only where it is bound: claim namespaces and driftless-system", async () => {

@@ -180,7 +180,7 @@ export async function claimTable(
   namespace: string,
   name: string,
 ): Promise<Record<string, unknown>> {
-  const kc = kube.config;
+  const kc = kube.kubeConfig("a Table request");
   const server = kc.getCurrentCluster()?.server ?? "";
   const url = new URL(
     `/apis/${def.group}/${def.version}/namespaces/${namespace}/${def.plural}/${name}`,

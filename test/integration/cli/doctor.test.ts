@@ -8,6 +8,7 @@ import { CreateQueueCommand } from "@aws-sdk/client-sqs";
 import { PubSub } from "@google-cloud/pubsub";
 import { beforeAll, describe, expect, it } from "vitest";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
+import { coreApi } from "../../../shared/kube/core.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace, motoSqs } from "../../support/aws.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { cli, label, TEST_LABEL } from "./helpers.ts";
@@ -104,8 +105,8 @@ describe("driftless doctor", { timeout: 180_000 }, () => {
     const ns = "driftless-doctor-test";
     const sa = uniqueName("nobody");
     await ensureNamespace(kube, ns);
-    await kube.core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: sa } } });
-    const token = await kube.core.createNamespacedServiceAccountToken({
+    await coreApi(kube).createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: sa } } });
+    const token = await coreApi(kube).createNamespacedServiceAccountToken({
       name: sa,
       namespace: ns,
       body: { spec: { audiences: [], expirationSeconds: 600 } },

@@ -12,6 +12,7 @@ import {
 } from "../../../shared/api/export/template.ts";
 import { agentKubeConfig, bindAppCluster } from "../../../shared/export/bind.ts";
 import { Kube } from "../../../shared/kube/client.ts";
+import { coreApi } from "../../../shared/kube/core.ts";
 import { createLogger } from "../../../shared/log.ts";
 import { type Running, startRun } from "../../../shared/pipeline/run.ts";
 import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
@@ -201,7 +202,7 @@ describe("service export: claims in app clusters, managed resources on the contr
     expect(await failsWith(agent.get(Queue, `${NS}.orders`, "app-beta"))).toBe(403);
     expect(await failsWith(agent.create(Queue, claimObject(Queue, "app-beta", "x")))).toBe(403);
     expect(await failsWith(agent.getSecret("app-beta", `${NS}.orders-queue`))).toBe(403);
-    expect(await failsWith(agent.core.listNamespacedSecret({ namespace: "app-beta" }))).toBe(403);
+    expect(await failsWith(coreApi(agent).listNamespacedSecret({ namespace: "app-beta" }))).toBe(403);
     expect(await failsWith(agent.list(Queue))).toBe(403);
     // Platform objects: classes, managed resources, credentials, templates beyond reading its own.
     expect(await failsWith(agent.get(SQSQueueClass, CLASS))).toBe(403);
@@ -219,7 +220,7 @@ describe("service export: claims in app clusters, managed resources on the contr
         }),
       ),
     ).toBe(403);
-    expect(await failsWith(agent.core.listNamespacedSecret({ namespace: "driftless-system" }))).toBe(403);
+    expect(await failsWith(coreApi(agent).listNamespacedSecret({ namespace: "driftless-system" }))).toBe(403);
     expect(await agent.get(APIServiceExportTemplate, TEMPLATE)).toBeDefined();
     expect(await failsWith(agent.list(APIServiceExportTemplate))).toBe(403);
     expect(await failsWith(agent.patch(APIServiceExportTemplate, TEMPLATE, { spec: { apis: [] } }))).toBe(

@@ -10,6 +10,7 @@ import { Queue as QueueClaim } from "../../../shared/api/claims/claims.ts";
 import { SQSQueueClass } from "../../../shared/api/claims/classes.ts";
 import { ClaimReconciler } from "../../../shared/claims/reconciler.ts";
 import { Kube, type KubeObject, statusOf } from "../../../shared/kube/client.ts";
+import { coreApi } from "../../../shared/kube/core.ts";
 import { Forwarder } from "../../../shared/pipeline/forwarder.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
@@ -63,7 +64,7 @@ async function apply(api: KubernetesObjectApi, obj: KubernetesObject) {
 
 /** A client authenticated as a ServiceAccount, with a short-lived token from the TokenRequest API. */
 async function kubeAs(serviceAccount: string): Promise<Kube> {
-  const res = await admin.core.createNamespacedServiceAccountToken({
+  const res = await coreApi(admin).createNamespacedServiceAccountToken({
     name: serviceAccount,
     namespace: NAMESPACE,
     body: { spec: { audiences: [], expirationSeconds: 600 } },
@@ -138,9 +139,13 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
     expect(results.map((r) => r.error?.message).filter(Boolean)).toEqual([]);
     expect(conditionOf(await getMr(admin, Queue, name), "Ready")?.status).toBe("True");
     expect(await admin.getSecret("default", `${name}-conn`)).toBeDefined();
-    expect(statusOf(await kube.core.listNamespacedSecret({ namespace: "default" }).catch((e) => e))).toBe(
-      403,
-    );
+    expect(
+      statusOf(
+        await coreApi(kube)
+          .listNamespacedSecret({ namespace: "default" })
+          .catch((e) => e),
+      ),
+    ).toBe(403);
     await settle(newReconciler(kube), keyOf(Queue, name));
     await admin.delete(Queue, name);
     await settle(newReconciler(kube), keyOf(Queue, name));

@@ -16,6 +16,7 @@ import { DBInstance } from "../../../shared/api/aws/rds.ts";
 import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
 import { Kube, KubeError, type KubeObject } from "../../../shared/kube/client.ts";
+import { coreApi } from "../../../shared/kube/core.ts";
 import { KubeEventRecorder } from "../../../shared/kube/events.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
@@ -217,14 +218,14 @@ const secretData = async (name: string) => {
 /** Every place besides the connection Secret where a value could leak: the whole MR and its events. */
 async function everythingButTheSecret(name: string, logLines: string[]) {
   const mr = await getMr(kube, DBInstance, name);
-  const events = await kube.core.listNamespacedEvent({ namespace: "default" });
+  const events = await coreApi(kube).listNamespacedEvent({ namespace: "default" });
   const mine = events.items.filter((e) => e.involvedObject.name === name);
   return { text: [JSON.stringify(mr), JSON.stringify(mine), ...logLines].join("\n"), events: mine.length };
 }
 /** Secrets in the namespace whose data holds `value` (base64, as stored). */
 async function secretsHolding(value: string) {
   const encoded = Buffer.from(value).toString("base64");
-  const list = await kube.core.listNamespacedSecret({ namespace: "default" });
+  const list = await coreApi(kube).listNamespacedSecret({ namespace: "default" });
   return list.items.filter((s) => Object.values(s.data ?? {}).includes(encoded)).map((s) => s.metadata?.name);
 }
 const passwordSentOn = (id: string, action: string) =>
