@@ -31,7 +31,7 @@ export async function readAwsSecret(id: string): Promise<string> {
   }
 }
 
-/** The KubeConfig for this container; `credentials` are the role's (any SDK client's resolved provider). */
+/** This container's cluster endpoint; `credentials` are the role's (any SDK client's resolved provider). */
 export function awsClusterAccess(
   cfg: AwsFunctionConfig,
   credentials: Provider<AwsCredentialIdentity>,

@@ -32,7 +32,7 @@ let noteDeadLetter: DeadLetterNote | undefined;
 const reconcileFn = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
-  const kube = new Kube(access.kubeConfig);
+  const kube = new Kube(access.endpoint);
   noteDeadLetter = deadLetterNote({
     kube,
     types: typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),

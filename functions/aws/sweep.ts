@@ -25,7 +25,7 @@ const producer = cfg.DRIFTLESS_SQS_QUEUE_URL
 const kube = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
-  return new Kube(access.kubeConfig);
+  return new Kube(access.endpoint);
 });
 await kube().catch((err: unknown) => {
   logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");

@@ -25,7 +25,7 @@ const reconcileFn = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
   return createReconcileFn({
-    kube: new Kube(access.kubeConfig),
+    kube: new Kube(access.endpoint),
     kinds: gcpKinds,
     providerConfigKinds: gcpProviderConfigKinds,
     logger,

@@ -20,7 +20,7 @@ const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
 const kube = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
-  return new Kube(access.kubeConfig);
+  return new Kube(access.endpoint);
 });
 await kube().catch((err: unknown) => {
   logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");

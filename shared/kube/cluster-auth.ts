@@ -8,19 +8,39 @@
 //    it (a presigned STS GetCallerIdentity URL), from the function role's own credentials;
 // 3. GKE: endpoint + CA; the bearer token is the function's OAuth2 access token (cloud-platform scope;
 //    google-auth-library caches and refreshes it);
-// 4. a kubeconfig file, else the default chain (in-cluster ServiceAccount, ~/.kube/config).
+// 4. a kubeconfig file, else the default chain (KUBECONFIG, ~/.kube/config, in-cluster ServiceAccount).
 //
 // A kubeconfig whose user runs an exec plugin that cannot exist in a function (`aws eks get-token`,
-// `aws-iam-authenticator token`, `gke-gcloud-auth-plugin`) is rewritten to the equivalent built-in token.
+// `aws-iam-authenticator token`, `gke-gcloud-auth-plugin`) gets the equivalent built-in token instead.
 // Tokens are cached and refreshed before they expire, one refresh at a time.
 //
-// This file imports no cloud SDK: credentials, access tokens and secret reads are passed in by the
-// platform adapter, so an AWS bundle never carries Google's auth library and the other way round.
+// This file imports no cloud SDK and not @kubernetes/client-node (kubeconfigs are read by ./kubeconfig.ts):
+// credentials, access tokens and secret reads are passed in by the platform adapter, so an AWS bundle
+// never carries Google's auth library and the other way round.
 import { createHash, createHmac, type Hash, type Hmac } from "node:crypto";
-import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node";
 import { SignatureV4 } from "@smithy/signature-v4";
 import type { AwsCredentialIdentity, HttpRequest, Provider } from "@smithy/types";
-import { loadKubeConfig } from "./config.ts";
+import { type ClusterEndpoint, staticEndpoint } from "./http.ts";
+import {
+  checkServer,
+  type DefaultChainOptions,
+  defaultEndpoint,
+  type EndpointOptions,
+  endpointFromKubeconfig,
+  type KubeconfigEndpoint,
+  parseKubeconfig,
+  readKubeconfigFiles,
+  type TokenMakers,
+  type TokenSource,
+} from "./kubeconfig.ts";
+
+export {
+  type ExecReplacement,
+  execReplacement,
+  replaceExecUsers,
+  type TokenMakers,
+  type TokenSource,
+} from "./kubeconfig.ts";
 
 /** Prefix of an EKS bearer token (aws-iam-authenticator's token format v1). */
 export const EKS_TOKEN_PREFIX = "k8s-aws-v1.";
@@ -32,8 +52,6 @@ export const EKS_PRESIGN_EXPIRES_SECONDS = 60;
 export const EKS_TOKEN_LIFETIME_MS = 14 * 60_000;
 /** Refresh this long before a cached token's expiry (clock skew, request latency). */
 export const TOKEN_REFRESH_MARGIN_MS = 60_000;
-/** `authProvider.name` of users whose token this module supplies. */
-export const DRIFTLESS_TOKEN_PROVIDER = "driftless-token";
 
 const STS_API_VERSION = "2011-06-15";
 
@@ -42,9 +60,6 @@ export interface Token {
   /** When the token stops being accepted; the cache refreshes TOKEN_REFRESH_MARGIN_MS earlier. */
   expiresAt: Date;
 }
-
-/** Returns a valid bearer token, fetching a new one only when needed (and once, however many ask). */
-export type TokenSource = () => Promise<string>;
 
 export function cachedTokenSource(
   fetch: () => Promise<Token>,
@@ -156,110 +171,30 @@ function queryString(query: HttpRequest["query"] = {}): string {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Wiring tokens into a KubeConfig
+// Token endpoints
 
-type Authenticator = Parameters<KubeConfig["addAuthenticator"]>[0];
-
-/** Supplies `Authorization: Bearer <token>` for users whose authProvider is ours, on every request. */
-class TokenAuthenticator implements Authenticator {
-  readonly #sources: Map<string, TokenSource>;
-  constructor(sources: Map<string, TokenSource>) {
-    this.#sources = sources;
-  }
-  isAuthProvider(user: User): boolean {
-    return (user.authProvider as { name?: unknown } | undefined)?.name === DRIFTLESS_TOKEN_PROVIDER;
-  }
-  async applyAuthentication(user: User, opts: Parameters<Authenticator["applyAuthentication"]>[1]) {
-    const source = this.#sources.get(user.name);
-    if (!source) throw new Error(`no token source for kubeconfig user ${user.name}`);
-    const token = await source();
-    const headers = (opts.headers ?? {}) as Record<string, string>;
-    headers.Authorization = `Bearer ${token}`;
-    opts.headers = headers;
-  }
-}
-
-/** A kubeconfig with one cluster and one user whose bearer token comes from `source`. */
-export function tokenKubeConfig(input: {
+/** A cluster whose bearer token comes from `source`, asked before every request (it caches). */
+export function tokenEndpoint(input: {
   server: string;
   /** Base64 PEM, as in a kubeconfig's certificate-authority-data. */
   caData?: string;
   source: TokenSource;
+  /** Names the cluster in errors. */
   name?: string;
-}): KubeConfig {
+}): ClusterEndpoint {
   const name = input.name ?? "driftless";
-  const cluster: Cluster = {
-    name,
+  checkServer(input.server, { where: `cluster "${name}"` });
+  return staticEndpoint({
     server: input.server,
-    skipTLSVerify: false,
-    ...(input.caData ? { caData: input.caData } : {}),
-  };
-  const kc = new KubeConfig();
-  kc.loadFromClusterAndUser(cluster, tokenUser(name));
-  kc.addAuthenticator(new TokenAuthenticator(new Map([[name, input.source]])));
-  return kc;
-}
-
-const tokenUser = (name: string): User => ({
-  name,
-  authProvider: { name: DRIFTLESS_TOKEN_PROVIDER, config: {} },
-});
-
-/** What an exec plugin in a kubeconfig was for, when it is one a function cannot run. */
-export type ExecReplacement = { cloud: "eks"; clusterName: string; region?: string } | { cloud: "gke" };
-
-/** Recognises `aws eks get-token`, `aws-iam-authenticator token` and `gke-gcloud-auth-plugin`. */
-export function execReplacement(user: User): ExecReplacement | undefined {
-  const exec = user.exec as { command?: unknown; args?: unknown } | undefined;
-  if (!exec || typeof exec.command !== "string") return undefined;
-  const command = exec.command.slice(exec.command.lastIndexOf("/") + 1).replace(/\.exe$/, "");
-  const args = Array.isArray(exec.args) ? exec.args.filter((a): a is string => typeof a === "string") : [];
-  const flag = (...names: string[]) => {
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i] ?? "";
-      for (const n of names) {
-        if (a === n) return args[i + 1];
-        if (a.startsWith(`${n}=`)) return a.slice(n.length + 1);
+    ca: input.caData ? Buffer.from(input.caData, "base64") : undefined,
+    headers: async () => {
+      try {
+        return { Authorization: `Bearer ${await input.source()}` };
+      } catch (cause) {
+        throw new Error(`cannot get a bearer token for cluster "${name}"`, { cause });
       }
-    }
-    return undefined;
-  };
-  if (command === "gke-gcloud-auth-plugin") return { cloud: "gke" };
-  const isAwsCli = command === "aws" && args.includes("eks") && args.includes("get-token");
-  const isAuthenticator = command === "aws-iam-authenticator" && args.includes("token");
-  if (!isAwsCli && !isAuthenticator) return undefined;
-  const clusterName = isAwsCli ? flag("--cluster-name") : flag("-i", "--cluster-id");
-  if (!clusterName) return undefined;
-  const region = flag("--region");
-  return { cloud: "eks", clusterName, ...(region ? { region } : {}) };
-}
-
-/** How the adapter makes tokens for the clouds it runs on (only the one it has credentials for). */
-export interface TokenMakers {
-  eks?: (clusterName: string, region: string | undefined) => TokenSource;
-  gke?: () => TokenSource;
-}
-
-/**
- * Replaces exec-plugin users that cannot run in a function with built-in tokens. Users whose plugin
- * has no maker here are left alone (the client will fail with the plugin's own error, naming it).
- */
-export function replaceExecUsers(kc: KubeConfig, makers: TokenMakers): { replaced: string[] } {
-  const sources = new Map<string, TokenSource>();
-  kc.users = kc.users.map((user) => {
-    const r = execReplacement(user);
-    const source =
-      r?.cloud === "eks"
-        ? makers.eks?.(r.clusterName, r.region)
-        : r?.cloud === "gke"
-          ? makers.gke?.()
-          : undefined;
-    if (!source) return user;
-    sources.set(user.name, source);
-    return tokenUser(user.name);
+    },
   });
-  if (sources.size > 0) kc.addAuthenticator(new TokenAuthenticator(sources));
-  return { replaced: [...sources.keys()] };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -275,21 +210,25 @@ export interface ClusterAccessInput {
   eks?: { clusterName: string; endpoint: string; caData?: string; region?: string } | undefined;
   /** GKE: endpoint + CA; the token is made with `tokens.gke`. */
   gke?: { endpoint: string; caData?: string } | undefined;
-  /** A kubeconfig file; without any of the above, the default chain (in-cluster, ~/.kube/config). */
+  /** A kubeconfig file (or a KUBECONFIG-style list); without any of the above, the default chain. */
   kubeconfigPath?: string | undefined;
   tokens?: TokenMakers;
+  /** The default chain's environment, home and ServiceAccount directory (tests); default this process's. */
+  defaults?: Pick<DefaultChainOptions, "env" | "homeDir" | "serviceAccountDir" | "now">;
 }
 
 export type ClusterAccessSource = "yaml" | "secret" | "eks" | "gke" | "file" | "default";
 
-/** Builds the KubeConfig a function talks to its cluster with (see the order at the top of this file). */
-export async function loadClusterAccess(
-  input: ClusterAccessInput,
-): Promise<{ kubeConfig: KubeConfig; source: ClusterAccessSource; replacedUsers: string[] }> {
-  const tokens = input.tokens ?? {};
-  const fromText = (yaml: string, source: ClusterAccessSource) => {
-    const kubeConfig = loadKubeConfig({ yaml });
-    return { kubeConfig, source, replacedUsers: replaceExecUsers(kubeConfig, tokens).replaced };
+export interface ClusterAccess extends KubeconfigEndpoint {
+  source: ClusterAccessSource;
+}
+
+/** Builds the endpoint a function talks to its cluster with (see the order at the top of this file). */
+export async function loadClusterAccess(input: ClusterAccessInput): Promise<ClusterAccess> {
+  const opts: EndpointOptions = { tokens: input.tokens ?? {}, now: input.defaults?.now };
+  const fromText = (yaml: string, source: ClusterAccessSource): ClusterAccess => {
+    const kc = parseKubeconfig(yaml, { source: source === "secret" ? "from the secret" : "given as text" });
+    return { ...endpointFromKubeconfig(kc, opts), source };
   };
   if (input.kubeconfigYaml) return fromText(input.kubeconfigYaml, "yaml");
   if (input.kubeconfigSecret) {
@@ -304,29 +243,28 @@ export async function loadClusterAccess(
     return fromText(text, "secret");
   }
   if (input.eks) {
-    if (!tokens.eks) throw new Error("EKS access is configured but this platform cannot make EKS tokens");
-    const kubeConfig = tokenKubeConfig({
+    if (!opts.tokens?.eks)
+      throw new Error("EKS access is configured but this platform cannot make EKS tokens");
+    const endpoint = tokenEndpoint({
       server: input.eks.endpoint,
       ...(input.eks.caData ? { caData: input.eks.caData } : {}),
-      source: tokens.eks(input.eks.clusterName, input.eks.region),
+      source: opts.tokens.eks(input.eks.clusterName, input.eks.region),
       name: input.eks.clusterName,
     });
-    return { kubeConfig, source: "eks", replacedUsers: [] };
+    return { endpoint, source: "eks", replacedUsers: [] };
   }
   if (input.gke) {
-    if (!tokens.gke) throw new Error("GKE access is configured but this platform cannot make GKE tokens");
-    const kubeConfig = tokenKubeConfig({
+    if (!opts.tokens?.gke)
+      throw new Error("GKE access is configured but this platform cannot make GKE tokens");
+    const endpoint = tokenEndpoint({
       server: input.gke.endpoint,
       ...(input.gke.caData ? { caData: input.gke.caData } : {}),
-      source: tokens.gke(),
+      source: opts.tokens.gke(),
       name: "gke",
     });
-    return { kubeConfig, source: "gke", replacedUsers: [] };
+    return { endpoint, source: "gke", replacedUsers: [] };
   }
-  const kubeConfig = loadKubeConfig({ path: input.kubeconfigPath });
-  return {
-    kubeConfig,
-    source: input.kubeconfigPath ? "file" : "default",
-    replacedUsers: replaceExecUsers(kubeConfig, tokens).replaced,
-  };
+  if (input.kubeconfigPath)
+    return { ...endpointFromKubeconfig(readKubeconfigFiles(input.kubeconfigPath), opts), source: "file" };
+  return { ...defaultEndpoint({ ...input.defaults, ...opts }), source: "default" };
 }

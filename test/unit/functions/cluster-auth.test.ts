@@ -2,12 +2,13 @@
 // exec-plugin replacement and the order in which access is looked up. A real EKS or GKE is not reachable
 // here; the token is checked by decoding it back and re-deriving its signature.
 import { createHash, createHmac } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import type https from "node:https";
-import { KubeConfig } from "@kubernetes/client-node";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   cachedTokenSource,
-  DRIFTLESS_TOKEN_PROVIDER,
   decodeEksToken,
   EKS_TOKEN_LIFETIME_MS,
   EKS_TOKEN_PREFIX,
@@ -16,8 +17,10 @@ import {
   loadClusterAccess,
   replaceExecUsers,
   stsHostFor,
-  tokenKubeConfig,
+  tokenEndpoint,
 } from "../../../shared/kube/cluster-auth.ts";
+import type { ClusterEndpoint } from "../../../shared/kube/http.ts";
+import { parseKubeconfig } from "../../../shared/kube/kubeconfig.ts";
 
 const CREDENTIALS = {
   accessKeyId: "AKIDEXAMPLE",
@@ -26,11 +29,10 @@ const CREDENTIALS = {
 };
 const SIGNED_AT = new Date("2025-03-04T05:06:07Z");
 
-/** The Authorization header a KubeConfig puts on a request. */
-async function authorizationOf(kc: KubeConfig): Promise<string | undefined> {
-  const opts: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
-  return (opts.headers as Record<string, string> | undefined)?.Authorization;
+/** The Authorization header an endpoint puts on a request. */
+async function authorizationOf(endpoint: ClusterEndpoint): Promise<string | undefined> {
+  const value = (await endpoint.prepare()).headers.Authorization;
+  return Array.isArray(value) ? value.join(", ") : value;
 }
 
 /** Recomputes a SigV4 query signature independently of the signer under test. */
@@ -155,20 +157,46 @@ describe("cachedTokenSource", () => {
   });
 });
 
-describe("token users in a KubeConfig", () => {
+describe("token endpoints", () => {
   it("adds a fresh bearer token to every request, for API clients and watches alike", async () => {
     let n = 0;
-    const kc = tokenKubeConfig({
+    const endpoint = tokenEndpoint({
       server: "https://example.invalid:6443",
       source: async () => `token-${++n}`,
     });
-    expect(await authorizationOf(kc)).toBe("Bearer token-1");
-    expect(await authorizationOf(kc)).toBe("Bearer token-2");
-    expect(kc.getCurrentCluster()?.server).toBe("https://example.invalid:6443");
+    expect(await authorizationOf(endpoint)).toBe("Bearer token-1");
+    expect(await authorizationOf(endpoint)).toBe("Bearer token-2");
+    expect(endpoint.server).toBe("https://example.invalid:6443");
   });
 
-  it("recognises exec plugins that cannot run in a function", () => {
-    const user = (command: string, args: string[]) => ({ name: "u", exec: { command, args } });
+  it("trusts the given CA and says which cluster's token failed", async () => {
+    const ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    const caData = Buffer.from(ca).toString("base64");
+    const ok = tokenEndpoint({ server: "https://eks.invalid", caData, source: async () => "t" });
+    const { agent } = await ok.prepare();
+    expect(String((agent as https.Agent).options.ca)).toBe(ca);
+
+    const failing = tokenEndpoint({
+      server: "https://eks.invalid",
+      caData,
+      name: "prod",
+      source: async () => {
+        throw new Error("sts unreachable");
+      },
+    });
+    await expect(failing.prepare()).rejects.toThrow('cannot get a bearer token for cluster "prod"');
+  });
+
+  it("refuses a plain-http server", () => {
+    expect(() => tokenEndpoint({ server: "http://eks.invalid", source: async () => "t" })).toThrow(
+      /plain http/,
+    );
+  });
+});
+
+describe("exec plugins a function cannot run", () => {
+  it("recognises the EKS and GKE ones", () => {
+    const user = (command: string, args: string[]) => ({ exec: { command, args } });
     expect(
       execReplacement(user("aws", ["--region", "eu-west-1", "eks", "get-token", "--cluster-name", "c1"])),
     ).toEqual({
@@ -182,12 +210,11 @@ describe("token users in a KubeConfig", () => {
     });
     expect(execReplacement(user("gke-gcloud-auth-plugin", []))).toEqual({ cloud: "gke" });
     expect(execReplacement(user("kubelogin", ["get-token"]))).toBeUndefined();
-    expect(execReplacement({ name: "u", token: "static" })).toBeUndefined();
+    expect(execReplacement({})).toBeUndefined();
   });
 
-  it("rewrites those users to built-in tokens and leaves the others alone", async () => {
-    const kc = new KubeConfig();
-    kc.loadFromString(
+  it("gives those users built-in tokens and leaves the others alone", async () => {
+    const kc = parseKubeconfig(
       JSON.stringify({
         apiVersion: "v1",
         kind: "Config",
@@ -204,13 +231,14 @@ describe("token users in a KubeConfig", () => {
             },
           },
           { name: "static", user: { token: "abc" } },
+          { name: "other-plugin", user: { exec: { command: "kubelogin", args: ["get-token"] } } },
         ],
         contexts: [{ name: "ctx", context: { cluster: "c", user: "eks-user" } }],
         "current-context": "ctx",
       }),
     );
     const asked: Array<[string, string | undefined]> = [];
-    const { replaced } = replaceExecUsers(kc, {
+    const { kubeconfig, replaced } = replaceExecUsers(kc, {
       eks: (clusterName, region) => {
         asked.push([clusterName, region]);
         return async () => "eks-token";
@@ -218,10 +246,39 @@ describe("token users in a KubeConfig", () => {
     });
     expect(replaced).toEqual(["eks-user"]);
     expect(asked).toEqual([["prod", "us-west-2"]]);
-    expect(kc.getUser("eks-user")?.exec).toBeUndefined();
-    expect(kc.getUser("eks-user")?.authProvider).toMatchObject({ name: DRIFTLESS_TOKEN_PROVIDER });
-    expect(kc.getUser("static")?.token).toBe("abc");
-    expect(await authorizationOf(kc)).toBe("Bearer eks-token");
+    const user = (name: string) => kubeconfig.users.find((u) => u.name === name);
+    expect(user("eks-user")?.exec).toBeUndefined();
+    expect(await user("eks-user")?.tokenSource?.()).toBe("eks-token");
+    expect(user("static")?.token).toBe("abc");
+    expect(user("other-plugin")?.exec?.command).toBe("kubelogin");
+    expect(kc.users.find((u) => u.name === "eks-user")?.exec?.command).toBe("aws"); // input untouched
+
+    const access = await loadClusterAccess({
+      kubeconfigYaml: JSON.stringify({
+        clusters: [{ name: "c", cluster: { server: "https://eks.example.invalid" } }],
+        users: [
+          {
+            name: "eks-user",
+            user: { exec: { command: "aws", args: ["eks", "get-token", "--cluster-name", "prod"] } },
+          },
+        ],
+        contexts: [{ name: "ctx", context: { cluster: "c", user: "eks-user" } }],
+        "current-context": "ctx",
+      }),
+      tokens: { eks: () => async () => "eks-token" },
+    });
+    expect(access.replacedUsers).toEqual(["eks-user"]);
+    expect(await authorizationOf(access.endpoint)).toBe("Bearer eks-token");
+  });
+
+  it("keeps a user's token over its plugin, as client-go does", () => {
+    const kc = parseKubeconfig(
+      JSON.stringify({
+        users: [{ name: "u", user: { token: "t", exec: { command: "gke-gcloud-auth-plugin" } } }],
+      }),
+    );
+    const { replaced } = replaceExecUsers(kc, { gke: () => async () => "gke" });
+    expect(replaced).toEqual([]);
   });
 });
 
@@ -236,14 +293,19 @@ describe("loadClusterAccess", () => {
       "current-context": "x",
     });
 
-  it("prefers an inline kubeconfig, then a secret, then EKS", async () => {
+  it("prefers an inline kubeconfig, then a secret, then EKS, then GKE, then a file, then the default chain", async () => {
     const read: string[] = [];
     const readSecret = async (id: string) => {
       read.push(id);
       return yaml("https://from-secret.invalid");
     };
     const eks = { clusterName: "c", endpoint: "https://eks.invalid" };
-    const tokens = { eks: () => async () => "tok" };
+    const gke = { endpoint: "https://gke.invalid" };
+    const tokens = { eks: () => async () => "tok", gke: () => async () => "gke-tok" };
+    const dir = mkdtempSync(path.join(tmpdir(), "cluster-auth-"));
+    const file = path.join(dir, "config");
+    writeFileSync(file, yaml("https://from-file.invalid"));
+    const defaults = { env: { KUBECONFIG: file }, homeDir: dir, serviceAccountDir: dir };
 
     const inline = await loadClusterAccess({
       kubeconfigYaml: yaml("https://inline.invalid"),
@@ -253,17 +315,31 @@ describe("loadClusterAccess", () => {
       tokens,
     });
     expect(inline.source).toBe("yaml");
-    expect(inline.kubeConfig.getCurrentCluster()?.server).toBe("https://inline.invalid");
+    expect(inline.endpoint.server).toBe("https://inline.invalid");
+    expect(await authorizationOf(inline.endpoint)).toBe("Bearer t");
     expect(read).toEqual([]);
 
     const secret = await loadClusterAccess({ kubeconfigSecret: "k", readSecret, eks, tokens });
     expect(secret.source).toBe("secret");
-    expect(secret.kubeConfig.getCurrentCluster()?.server).toBe("https://from-secret.invalid");
+    expect(secret.endpoint.server).toBe("https://from-secret.invalid");
     expect(read).toEqual(["k"]);
 
-    const viaEks = await loadClusterAccess({ eks, tokens });
+    const viaEks = await loadClusterAccess({ eks, gke, kubeconfigPath: file, tokens });
     expect(viaEks.source).toBe("eks");
-    expect(await authorizationOf(viaEks.kubeConfig)).toBe("Bearer tok");
+    expect(viaEks.endpoint.server).toBe("https://eks.invalid");
+    expect(await authorizationOf(viaEks.endpoint)).toBe("Bearer tok");
+
+    const viaGke = await loadClusterAccess({ gke, kubeconfigPath: file, tokens });
+    expect(viaGke.source).toBe("gke");
+    expect(await authorizationOf(viaGke.endpoint)).toBe("Bearer gke-tok");
+
+    const viaFile = await loadClusterAccess({ kubeconfigPath: file, tokens });
+    expect(viaFile.source).toBe("file");
+    expect(viaFile.endpoint.server).toBe("https://from-file.invalid");
+
+    const viaDefault = await loadClusterAccess({ tokens, defaults });
+    expect(viaDefault.source).toBe("default");
+    expect(viaDefault.endpoint.server).toBe("https://from-file.invalid");
   });
 
   it("says which step failed without echoing the secret", async () => {
@@ -275,8 +351,25 @@ describe("loadClusterAccess", () => {
         },
       }),
     ).rejects.toThrow("cannot read the kubeconfig secret");
+    await expect(loadClusterAccess({ kubeconfigSecret: "k" })).rejects.toThrow("cannot read it");
     await expect(
       loadClusterAccess({ eks: { clusterName: "c", endpoint: "https://e.invalid" } }),
     ).rejects.toThrow("cannot make EKS tokens");
+    await expect(loadClusterAccess({ gke: { endpoint: "https://g.invalid" } })).rejects.toThrow(
+      "cannot make GKE tokens",
+    );
+    const broken = "users:\n- name: u\n  user:\n    token: s3cr3t-token\n   bad: [\n";
+    const err = await loadClusterAccess({ kubeconfigSecret: "k", readSecret: async () => broken }).catch(
+      (e: Error) => e,
+    );
+    expect(String(err)).toMatch(/kubeconfig from the secret is not valid YAML \(line \d+/);
+    expect(String(err)).not.toContain("s3cr3t");
+  });
+
+  it("ends the default chain with an error that says what to set", async () => {
+    const empty = mkdtempSync(path.join(tmpdir(), "cluster-auth-"));
+    await expect(
+      loadClusterAccess({ defaults: { env: {}, homeDir: empty, serviceAccountDir: empty } }),
+    ).rejects.toThrow("no Kubernetes cluster configured: set KUBECONFIG or run in a cluster");
   });
 });
