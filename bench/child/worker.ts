@@ -8,7 +8,7 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { awsKinds } from "../../functions/aws/kinds.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import { Kube } from "../../shared/kube/client.ts";
-import { loadKubeConfig } from "../../shared/kube/config.ts";
+import { defaultEndpoint } from "../../shared/kube/kubeconfig.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
 import { handleSqsBatch, type SqsEventRecord } from "../../shared/pipeline/functions-sqs.ts";
 import { reconcileKey } from "../../shared/pipeline/worker.ts";
@@ -26,7 +26,8 @@ const names = readFileSync(process.env.BENCH_NAMES_FILE ?? "", "utf8")
   .filter(Boolean);
 const total = Number(process.env.BENCH_RECONCILES ?? names.length);
 const arn = "arn:aws:sqs:us-east-1:123456789012:bench-worker";
-const kube = new Kube(loadKubeConfig({ path: process.env.KUBECONFIG }));
+// Cluster access as the deployed function loads it (its own kubeconfig loader, no client-node).
+const kube = new Kube(defaultEndpoint().endpoint);
 const reconciler = new Reconciler(kube, new KindRegistry(awsKinds), { rateLimit: false });
 const reconcile = (key: Parameters<typeof reconciler.reconcile>[0]) => reconcileKey({ reconciler }, key);
 const sqs = new SQSClient({ region: "us-east-1" });
