@@ -166,20 +166,31 @@ export interface StaticEndpointInput {
   headers?: () => Promise<RequestAuth["headers"]> | RequestAuth["headers"];
 }
 
+/** TLS material for one cluster's connection pool; `rejectUnauthorized` unset leaves Node's default. */
+export type PoolTls = Pick<https.AgentOptions, "ca" | "cert" | "key" | "servername" | "rejectUnauthorized">;
+
+/** The keep-alive connection pool for a server: https with the cluster's TLS material, or plain http. */
+export function keepAliveAgent(server: string, tls: PoolTls): http.Agent {
+  if (new URL(server).protocol !== "https:") return new http.Agent({ keepAlive: true });
+  return new https.Agent({
+    keepAlive: true,
+    ...(tls.ca ? { ca: tls.ca } : {}),
+    ...(tls.cert ? { cert: tls.cert } : {}),
+    ...(tls.key ? { key: tls.key } : {}),
+    ...(tls.servername ? { servername: tls.servername } : {}),
+    ...(tls.rejectUnauthorized !== undefined ? { rejectUnauthorized: tls.rejectUnauthorized } : {}),
+  });
+}
+
 /** A ClusterEndpoint with one keep-alive pool for its lifetime. */
 export function staticEndpoint(input: StaticEndpointInput): ClusterEndpoint {
-  const url = new URL(input.server);
-  const agent =
-    url.protocol === "https:"
-      ? new https.Agent({
-          keepAlive: true,
-          ...(input.ca ? { ca: input.ca } : {}),
-          ...(input.cert ? { cert: input.cert } : {}),
-          ...(input.key ? { key: input.key } : {}),
-          ...(input.tlsServerName ? { servername: input.tlsServerName } : {}),
-          rejectUnauthorized: !input.insecureSkipTlsVerify,
-        })
-      : new http.Agent({ keepAlive: true });
+  const agent = keepAliveAgent(input.server, {
+    ca: input.ca,
+    cert: input.cert,
+    key: input.key,
+    servername: input.tlsServerName,
+    rejectUnauthorized: !input.insecureSkipTlsVerify,
+  });
   return {
     server: input.server,
     async prepare() {

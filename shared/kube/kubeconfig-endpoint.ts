@@ -1,7 +1,7 @@
-import http from "node:http";
-import https from "node:https";
+import type http from "node:http";
+import type https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { ClusterEndpoint } from "./http.ts";
+import { type ClusterEndpoint, keepAliveAgent } from "./http.ts";
 
 /**
  * A ClusterEndpoint over a client-node KubeConfig: every auth method client-node has (tokens, token
@@ -22,18 +22,7 @@ export function endpointFromKubeConfig(kc: KubeConfig): ClusterEndpoint {
       const headers = { ...opts.headers };
       if (typeof opts.auth === "string" && !headers.Authorization)
         headers.Authorization = `Basic ${Buffer.from(opts.auth, "utf8").toString("base64")}`;
-      agent ??= cluster.proxyUrl
-        ? (opts.agent as http.Agent)
-        : cluster.server.startsWith("http:")
-          ? new http.Agent({ keepAlive: true })
-          : new https.Agent({
-              keepAlive: true,
-              ...(opts.ca ? { ca: opts.ca } : {}),
-              ...(opts.cert ? { cert: opts.cert } : {}),
-              ...(opts.key ? { key: opts.key } : {}),
-              ...(opts.servername ? { servername: opts.servername } : {}),
-              ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-            });
+      agent ??= cluster.proxyUrl ? (opts.agent as http.Agent) : keepAliveAgent(cluster.server, opts);
       return { headers, agent };
     },
   };
