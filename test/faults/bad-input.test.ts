@@ -276,7 +276,10 @@ describe.concurrent("bad input", () => {
     const mine = tally.scope("bad-input#3");
     const pair = await ensureSqsQueue(sqs, {
       name: uniqueName("fbad-sqs"),
-      visibilityTimeoutSeconds: 1,
+      // Long enough that a receive → DLQ copy → delete finishes before redelivery even with the whole
+      // suite loading the machine (1 s let a 250 KB copy to moto be received twice); short enough that
+      // the unknown kind reaches its redrive (2 receives) well within the wait below.
+      visibilityTimeoutSeconds: 4,
       maxReceiveCount: 2,
     });
     const marker = `marker${RUN.replace(/-/g, "")}`;
