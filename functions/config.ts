@@ -29,6 +29,18 @@ export const Config = z.object({
   DRIFTLESS_LABEL_SELECTOR: z
     .preprocess((v) => (v === "" ? undefined : v), z.string().optional())
     .describe("Default label selector of `driftless run` (only objects matching it are watched and swept)."),
+  DRIFTLESS_SECRET_REF_NAMESPACES: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((n) => n.trim())
+        .filter(Boolean),
+    )
+    .describe(
+      "Namespaces (comma list, * for any) a managed resource may read Secrets from besides its connection Secret's own (default none).",
+    ),
   DRIFTLESS_CLAIMS: z
     .enum(["true", "false"])
     .default("true")

@@ -55,6 +55,13 @@ const ForwarderEnv = z.object({
   DRIFTLESS_LABEL_SELECTOR: z
     .preprocess((v) => (v === "" ? undefined : v), z.string().optional())
     .describe("Only forward objects matching this label selector (sharding)."),
+  DRIFTLESS_WATCH_CONNECTION_SECRETS: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true")
+    .describe(
+      "Also watch connection Secrets and forward their owner when one is edited or deleted (needs list/watch on Secrets); otherwise the owner's next poll repairs it.",
+    ),
 });
 
 export type ForwarderConfig = Config & z.infer<typeof ForwarderEnv>;
@@ -120,6 +127,7 @@ export async function startForwarder(cfg: ForwarderConfig, logger: Logger): Prom
     sink: sink.producer,
     logger,
     ...(cfg.DRIFTLESS_LABEL_SELECTOR ? { labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR } : {}),
+    connectionSecrets: cfg.DRIFTLESS_WATCH_CONNECTION_SECRETS,
   });
   await forwarder.start();
   logger.info(

@@ -30,6 +30,7 @@ const reconcileFn = perContainer(async () => {
     providerConfigKinds: gcpProviderConfigKinds,
     logger,
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
+    secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
   });
 });

@@ -32,6 +32,22 @@ export interface ReferenceDef {
   list?: boolean;
 }
 
+/** How the engine treats one forProvider field (a dotted path) when comparing and late-initializing. */
+export interface FieldBehaviour {
+  /**
+   * The cloud never reports this field (a password, a create-time input): it is never compared and never
+   * late-initialized. Every other field the user sets and the cloud does not report is drift.
+   */
+  writeOnly?: boolean;
+  /**
+   * "version": "16" matches any 16.x, and a newer minor or patch of the same major than the spec asks for
+   * is not drift (the cloud upgrades minor versions by itself). Default: exact equality.
+   */
+  compare?: "exact" | "version";
+  /** false: late-initialization never copies the cloud's value into spec (values the cloud changes by itself). */
+  lateInitialize?: boolean;
+}
+
 export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObjectSchema> {
   /** e.g. "sqs.aws" → group sqs.aws.driftless.dev */
   group: string;
@@ -55,6 +71,13 @@ export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObje
    */
   ownershipLookup?: boolean;
   references?: ReferenceDef[];
+  /** Per-field behaviour, keyed by dotted forProvider path (e.g. "engineVersion", "redrivePolicy.maxReceiveCount"). */
+  fields?: Record<string, FieldBehaviour>;
+  /**
+   * How long the cloud may take to show an update in its reads (eventually consistent APIs such as SQS
+   * attributes): the engine does not update again for drift it sees within this time. Default 0.
+   */
+  updateSettleMs?: number;
 }
 
 export interface ManagedKindDef<
@@ -74,6 +97,8 @@ export interface ManagedKindDef<
   providerConfig: ResourceType;
   ownershipLookup: boolean;
   references: ReferenceDef[];
+  fields: Record<string, FieldBehaviour>;
+  updateSettleMs: number;
   shortNames?: string[];
 }
 
@@ -108,6 +133,15 @@ export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
     .object({
       atProvider: atProvider.optional().describe("The observed state of the external resource."),
       conditions: z.array(Condition).optional().describe("Ready and Synced conditions."),
+      lastExternalUpdate: z
+        .object({
+          time: z.string().describe("When driftless last updated the external resource (RFC3339)."),
+          generation: z.number().int().describe("The metadata.generation it updated to."),
+        })
+        .optional()
+        .describe(
+          "The last update of the external resource, for kinds whose cloud shows updates only after a while: drift seen before then is not updated again.",
+        ),
     })
     .describe("The observed state of the managed resource, written by driftless.");
 }
@@ -146,6 +180,8 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     providerConfig: providerConfigType(o.cloud),
     ownershipLookup: o.ownershipLookup ?? false,
     references: o.references ?? [],
+    fields: o.fields ?? {},
+    updateSettleMs: o.updateSettleMs ?? 0,
     ...(o.shortNames ? { shortNames: o.shortNames } : {}),
   };
 }
@@ -165,6 +201,7 @@ export interface ManagedResource<F = Record<string, unknown>, A = Record<string,
   status?: {
     atProvider?: A;
     conditions?: Condition[];
+    lastExternalUpdate?: { time: string; generation: number };
   };
 }
 

@@ -57,8 +57,15 @@ function wrap(op: string, err: unknown): Error {
   return new Error(`${op}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
 }
 
-const isKubeConfig = (x: KubeConfig | ClusterEndpoint): x is KubeConfig =>
+/** What Kube sends its requests through: KubeHttp on the wire, or an in-memory API server in engine tests. */
+export interface KubeTransport {
+  request<T>(req: KubeRequest): Promise<T>;
+}
+
+const isKubeConfig = (x: KubeConfig | ClusterEndpoint | KubeTransport): x is KubeConfig =>
   typeof (x as KubeConfig).getCurrentCluster === "function";
+const isTransport = (x: KubeConfig | ClusterEndpoint | KubeTransport): x is KubeTransport =>
+  typeof (x as KubeTransport).request === "function";
 
 /**
  * The handful of calls the reconciler, forwarder and sweep make, over one keep-alive connection pool,
@@ -67,11 +74,14 @@ const isKubeConfig = (x: KubeConfig | ClusterEndpoint): x is KubeConfig =>
  */
 export class Kube {
   readonly config: KubeConfig | undefined;
-  readonly http: KubeHttp;
+  readonly http: KubeTransport;
   readonly stats: KubeStats = { gets: 0, lists: 0, writes: 0, byOperation: {} };
 
-  constructor(source: KubeConfig | ClusterEndpoint) {
-    if (isKubeConfig(source)) {
+  constructor(source: KubeConfig | ClusterEndpoint | KubeTransport) {
+    if (isTransport(source)) {
+      this.config = undefined;
+      this.http = source;
+    } else if (isKubeConfig(source)) {
       this.config = source;
       this.http = new KubeHttp(endpointFromKubeConfig(source));
     } else {
@@ -270,7 +280,9 @@ export function secretKeyValue(
 /** `/apis/<group>/<version>[/namespaces/<ns>]/<plural>`; namespaced kinds default to "default" when given none. */
 function collectionPath(t: ResourceType, namespace: string | undefined): string {
   const ns = t.namespaced && namespace ? `/namespaces/${seg(namespace)}` : "";
-  return `/apis/${t.group}/${t.version}${ns}/${t.plural}`;
+  // The core group ("") lives under /api, every other group under /apis.
+  const root = t.group === "" ? `/api/${t.version}` : `/apis/${t.group}/${t.version}`;
+  return `${root}${ns}/${t.plural}`;
 }
 
 const objectPath = (t: ResourceType, namespace: string | undefined, name: string) =>

@@ -73,6 +73,12 @@ export interface ForwarderOptions {
   sendBackoff?: BackoffPolicy;
   /** Only objects matching this label selector (sharding, tests). */
   labelSelector?: string;
+  /**
+   * Also watch connection Secrets (label app.kubernetes.io/managed-by=driftless) and forward the key of
+   * the managed resource that owns one when it is edited or deleted, so the next reconcile repairs it at
+   * once. Needs list/watch on Secrets.
+   */
+  connectionSecrets?: boolean;
   /** Server-side timeout of each watch; default 20–27 s, jittered. Keep it below 30 s (see above). */
   watchTimeoutSeconds?: number;
   /** Injected for deterministic tests; default Math.random. */
@@ -137,6 +143,8 @@ export class ForwarderStateError extends Error {
 
 interface KindWatch {
   type: ResourceType;
+  /** Connection Secrets: changes forward the controller owner's key, not the Secret's. */
+  owners?: boolean;
   apiVersion: string;
   crd: string;
   path: string;
@@ -186,6 +194,20 @@ function sortedJson(map: Record<string, string> | undefined): string {
       .map((k) => [k, map[k]]),
   );
 }
+
+/** The Secrets driftless publishes connection details to (see shared/reconciler/connection.ts). */
+export const CONNECTION_SECRETS: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+};
+export const CONNECTION_SECRET_SELECTOR = "app.kubernetes.io/managed-by=driftless";
+
+/** Any change to a Secret matters (its data has no generation): its resourceVersion is its fingerprint. */
+const fingerprintOf = (k: KindWatch, m: ObjectMeta) =>
+  k.owners ? `rv:${m.resourceVersion ?? ""}` : fingerprint(m);
 
 /** Forwards keys of changed managed resources from the API server's watch to a queue. */
 export class Forwarder {
@@ -246,11 +268,15 @@ export class Forwarder {
     this.#labelSelector = opts.labelSelector;
     this.#watchTimeoutSeconds = opts.watchTimeoutSeconds;
     this.#random = opts.random ?? Math.random;
-    this.#kinds = opts.types.map((type) => ({
+    const watchOf = (type: ResourceType, owners = false): KindWatch => ({
       type,
+      ...(owners ? { owners } : {}),
       apiVersion: apiVersionOf(type),
       crd: crdName(type),
-      path: `/apis/${type.group}/${type.version}/${type.plural}`,
+      path:
+        type.group === ""
+          ? `/api/${type.version}/${type.plural}`
+          : `/apis/${type.group}/${type.version}/${type.plural}`,
       rv: undefined,
       fingerprints: new Map(),
       state: "idle",
@@ -258,7 +284,9 @@ export class Forwarder {
       abort: undefined,
       resumeFrom: undefined,
       problem: undefined,
-    }));
+    });
+    this.#kinds = opts.types.map((type) => watchOf(type));
+    if (opts.connectionSecrets) this.#kinds.push(watchOf(CONNECTION_SECRETS, true));
   }
 
   /**
@@ -403,23 +431,27 @@ export class Forwarder {
     let rv: string | undefined;
     let cont: string | undefined;
     do {
+      const selector = this.#selectorOf(k);
       const page = await this.#kube.list<KubeObject>(k.type, {
         limit: this.#pageSize,
         ...(cont ? { continue: cont } : {}),
-        ...(this.#labelSelector ? { labelSelector: this.#labelSelector } : {}),
+        ...(selector ? { labelSelector: selector } : {}),
       });
       // Every page of a paged list is served from the first page's snapshot.
       rv ??= page.resourceVersion;
       for (const o of page.items) {
         const key = objectKey(o.metadata);
         seen.add(key);
-        const fp = fingerprint(o.metadata);
-        if (k.fingerprints.get(key) === fp) {
+        const fp = fingerprintOf(k, o.metadata);
+        const known = k.fingerprints.get(key);
+        if (known === fp) {
           this.#stats.droppedNoop++;
           continue;
         }
         // Updated as we go: a list that fails half-way does not forward these keys again.
         k.fingerprints.set(key, fp);
+        // The first list of connection Secrets only learns them: the managed kinds' own lists reconcile all.
+        if (k.owners && !k.synced) continue;
         this.#enqueue(k, o.metadata);
         forwarded++;
       }
@@ -430,8 +462,9 @@ export class Forwarder {
     for (const key of k.fingerprints.keys()) {
       if (seen.has(key)) continue;
       k.fingerprints.delete(key);
-      // Its uid is not kept (memory): the reconcile reads the name and finds it gone.
-      this.#enqueue(k, parseObjectKey(key));
+      // Its uid is not kept (memory): the reconcile reads the name and finds it gone. A vanished
+      // connection Secret's owner is not known any more; the owner's next poll repairs it.
+      if (!k.owners) this.#enqueue(k, parseObjectKey(key));
       deleted++;
     }
     k.rv = rv;
@@ -451,7 +484,7 @@ export class Forwarder {
       allowWatchBookmarks: true,
       resourceVersion: k.rv,
       timeoutSeconds,
-      labelSelector: this.#labelSelector,
+      labelSelector: this.#selectorOf(k),
     };
     return new Promise<WatchEnd>((resolve) => {
       let settled = false;
@@ -517,7 +550,7 @@ export class Forwarder {
       this.#enqueue(k, meta);
       return;
     }
-    const fp = fingerprint(meta);
+    const fp = fingerprintOf(k, meta);
     const previous = k.fingerprints.get(key);
     k.fingerprints.set(key, fp);
     if (type === "MODIFIED" && previous === fp) {
@@ -565,17 +598,37 @@ export class Forwarder {
     }
   }
 
-  #enqueue(k: KindWatch, meta: Pick<ObjectMeta, "name" | "namespace" | "uid">): void {
-    const message = makeMessage(
-      {
-        apiVersion: k.apiVersion,
-        kind: k.type.kind,
-        namespace: meta.namespace,
-        name: meta.name,
-        uid: meta.uid,
-      },
-      "watch",
-    );
+  #selectorOf(k: KindWatch): string | undefined {
+    return k.owners ? CONNECTION_SECRET_SELECTOR : this.#labelSelector;
+  }
+
+  #enqueue(k: KindWatch, meta: Pick<ObjectMeta, "name" | "namespace" | "uid" | "ownerReferences">): void {
+    let target = {
+      apiVersion: k.apiVersion,
+      kind: k.type.kind,
+      namespace: meta.namespace,
+      name: meta.name,
+      uid: meta.uid,
+    };
+    if (k.owners) {
+      // A connection Secret stands for its managed resource: forward the owner, if it is a kind we watch.
+      const owner = meta.ownerReferences?.find((o) => o.controller);
+      const watched =
+        owner &&
+        this.#kinds.some((x) => !x.owners && x.apiVersion === owner.apiVersion && x.type.kind === owner.kind);
+      if (!owner || !watched) return;
+      const ownerType = this.#kinds.find(
+        (x) => x.apiVersion === owner.apiVersion && x.type.kind === owner.kind,
+      )?.type;
+      target = {
+        apiVersion: owner.apiVersion,
+        kind: owner.kind,
+        namespace: ownerType?.namespaced ? meta.namespace : undefined,
+        name: owner.name,
+        uid: owner.uid,
+      };
+    }
+    const message = makeMessage(target, "watch");
     const key = messageKey(message);
     const now = Date.now();
     const waiting = this.#pending.get(key);

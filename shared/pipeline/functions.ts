@@ -37,6 +37,8 @@ export interface ReconcileSetup {
   providerConfigKinds: readonly ProviderConfigKind[];
   logger: Logger;
   pollIntervalMs?: number;
+  /** Namespaces a managed resource may read Secrets from besides its connection Secret's (see Reconciler). */
+  secretRefNamespaces?: readonly string[];
   /**
    * Also serve claims and classes (claims.driftless.dev, classes.driftless.dev) with the claim
    * reconciler, as `driftless run` does. Claims are cloud-neutral: any cloud's function can bind them
@@ -62,6 +64,7 @@ export function createReconcileFn(setup: ReconcileSetup): ReconcileFn {
     events,
     ...(setup.metrics ? { metrics: setup.metrics } : {}),
     ...(setup.pollIntervalMs ? { pollIntervalMs: setup.pollIntervalMs } : {}),
+    ...(setup.secretRefNamespaces ? { secretRefNamespaces: setup.secretRefNamespaces } : {}),
   });
   const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds]);
   const claims = setup.claims

@@ -27,6 +27,8 @@ export interface RunOptions {
   providerConfigKinds: ProviderConfigKind[];
   workers?: number;
   pollIntervalMs?: number;
+  /** Namespaces a managed resource may read Secrets from besides its connection Secret's (see Reconciler). */
+  secretRefNamespaces?: readonly string[];
   sweepIntervalMs?: number;
   events?: EventRecorder;
   /** Serve /metrics, /healthz and /readyz on this port (0: a free port, see Running.metricsPort). */
@@ -106,6 +108,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
     logger: contextLogger(o.logger),
     ...(metrics ? { metrics } : {}),
     ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
+    ...(o.secretRefNamespaces ? { secretRefNamespaces: o.secretRefNamespaces } : {}),
     events: o.events ?? new KubeEventRecorder(kube),
   });
   const providerConfigs = new ProviderConfigReconciler(kube, registry, o.providerConfigKinds);
@@ -153,6 +156,8 @@ export async function startRun(o: RunOptions): Promise<Running> {
     sink: queue,
     logger: o.logger,
     ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+    // A connection Secret edited or deleted by hand brings its owner's reconcile at once.
+    connectionSecrets: true,
   });
   forwarderRef = forwarder;
   await forwarder.start();
@@ -188,7 +193,12 @@ export async function startRun(o: RunOptions): Promise<Running> {
   const stuckAfterMs = o.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
   readiness = (): HealthCheck[] => {
     const f = forwarder.stats();
-    const notWatching = f.kinds.filter((k) => !k.synced || k.state === "missing" || k.state === "retrying");
+    // The connection-Secret watch is a shortcut (the poll repairs Secrets too), and may lack RBAC: not readiness.
+    const notWatching = f.kinds.filter(
+      (k) =>
+        !(k.apiVersion === "v1" && k.kind === "Secret") &&
+        (!k.synced || k.state === "missing" || k.state === "retrying"),
+    );
     const q = queue.stats();
     const due = q.pending - q.delayed;
     const idleMs = Date.now() - lastProgressAt;

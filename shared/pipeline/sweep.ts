@@ -124,6 +124,19 @@ export interface SweepObject {
 const conditionTrue = (o: SweepObject, type: string) =>
   o.status?.conditions?.some((c) => c.type === type && c.status === "True") ?? false;
 
+/**
+ * An import (policies without Create) whose resource does not exist (Ready=False Unavailable): nothing
+ * driftless does can change that, so it is looked at on its poll interval, not on every sweep.
+ */
+const importWaiting = (o: SweepObject, policies: unknown[] | undefined) =>
+  Array.isArray(policies) &&
+  !policies.includes("*") &&
+  !policies.includes("Create") &&
+  (o.status?.conditions?.some(
+    (c) => c.type === "Ready" && c.status === "False" && c.reason === "Unavailable",
+  ) ??
+    false);
+
 /** The sweep's verdict for one object; pure, so the window math is testable without a server. */
 export function sweepDecision(
   o: SweepObject,
@@ -134,7 +147,10 @@ export function sweepDecision(
   if (annotations[Annotations.paused] === "true" || (Array.isArray(policies) && policies.length === 0)) {
     return "paused";
   }
-  if (o.metadata.deletionTimestamp || !conditionTrue(o, "Ready") || !conditionTrue(o, "Synced")) {
+  if (
+    o.metadata.deletionTimestamp ||
+    ((!conditionTrue(o, "Ready") || !conditionTrue(o, "Synced")) && !importWaiting(o, policies))
+  ) {
     return "attention";
   }
   const intervalMs = Math.max(

@@ -1,3 +1,5 @@
+import type { FieldBehaviour } from "../api/managed.ts";
+
 /** Deep equality for JSON values (what specs and observations are made of). */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -17,38 +19,74 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 const isEmpty = (v: unknown) => v === undefined || v === null;
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
+/** No value at all: unset, null, or an empty list or map (the cloud reports "no tags" as absent). */
+const isBlank = (v: unknown): boolean =>
+  isEmpty(v) || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.values(v).every(isBlank));
+
+export type FieldBehaviours = Readonly<Record<string, FieldBehaviour>>;
 
 /**
- * Fields the user set whose observed value differs. A field the cloud does not report (absent in
- * `observed`) is not drift: the provider says so through resourceUpToDate if it matters.
+ * Fields the user set whose observed value differs. A field the user set that the cloud does not report
+ * (absent or null in `observed`) is drift too: a redrive policy removed in the console must be put back.
+ * Only fields declared `writeOnly` (the cloud never shows them) are skipped.
  */
 export function driftedFields(
   desired: Record<string, unknown>,
   observed: Record<string, unknown>,
   maps: ReadonlySet<string> = new Set(),
-  prefix = "",
+  fields: FieldBehaviours = {},
 ): string[] {
   const out: string[] = [];
-  for (const [k, want] of Object.entries(desired)) {
-    if (isEmpty(want) || !(k in observed)) continue;
-    const got = observed[k];
-    const path = prefix ? `${prefix}.${k}` : k;
-    // Nested structs compare field by field; maps such as tags compare whole (a removed tag is drift too).
-    if (isPlainObject(want) && isPlainObject(got) && !maps.has(path))
-      out.push(...driftedFields(want, got, maps, path));
-    else if (!deepEqual(want, got)) out.push(path);
-  }
+  const walk = (want: Record<string, unknown>, have: Record<string, unknown>, prefix: string) => {
+    for (const [k, w] of Object.entries(want)) {
+      const path = prefix ? `${prefix}.${k}` : k;
+      const field = fields[path];
+      if (isEmpty(w) || field?.writeOnly) continue;
+      const got = have[k];
+      if (isBlank(got)) {
+        if (!isBlank(w)) out.push(path);
+        continue;
+      }
+      // Nested structs compare field by field; maps such as tags compare whole (a removed tag is drift too).
+      if (isPlainObject(w) && isPlainObject(got) && !maps.has(path)) walk(w, got, path);
+      else if (field?.compare === "version" && typeof w === "string" && typeof got === "string") {
+        if (!versionSatisfies(w, got)) out.push(path);
+      } else if (!deepEqual(w, got)) out.push(path);
+    }
+  };
+  walk(desired, observed, "");
   return out;
 }
 
 /**
+ * Whether the cloud's version satisfies the wanted one: the same major, and the wanted parts are a
+ * prefix ("16" ⊇ "16.5") or older than the cloud's (the cloud upgraded a minor version by itself).
+ */
+export function versionSatisfies(want: string, got: string): boolean {
+  const w = want.split(".");
+  const g = got.split(".");
+  if (w[0] !== g[0]) return false;
+  for (let i = 1; i < w.length; i++) {
+    const a = w[i] ?? "";
+    const b = g[i];
+    if (b === undefined) return false;
+    if (a === b) continue;
+    const [na, nb] = [Number(a), Number(b)];
+    return Number.isFinite(na) && Number.isFinite(nb) && nb > na;
+  }
+  return true;
+}
+
+/**
  * Late initialization: copy observed values into fields the user left empty; never overwrite a value
- * the user set. Returns the filled spec and the paths it filled.
+ * the user set, and never fill a field declared writeOnly or `lateInitialize: false`. Returns the
+ * filled spec and the paths it filled.
  */
 export function lateInitialize(
   desired: Record<string, unknown>,
   observed: Record<string, unknown>,
   maps: ReadonlySet<string> = new Set(),
+  fields: FieldBehaviours = {},
   prefix = "",
 ): { value: Record<string, unknown>; filled: string[] } {
   const value: Record<string, unknown> = { ...desired };
@@ -56,17 +94,35 @@ export function lateInitialize(
   for (const [k, seen] of Object.entries(observed)) {
     if (isEmpty(seen)) continue;
     const path = prefix ? `${prefix}.${k}` : k;
+    const field = fields[path];
+    if (field?.writeOnly || field?.lateInitialize === false) continue;
     const mine = desired[k];
     if (isEmpty(mine)) {
       value[k] = structuredClone(seen);
       filled.push(path);
     } else if (isPlainObject(mine) && isPlainObject(seen) && !maps.has(path)) {
-      const nested = lateInitialize(mine, seen, maps, path);
+      const nested = lateInitialize(mine, seen, maps, fields, path);
       value[k] = nested.value;
       filled.push(...nested.filled);
     }
   }
   return { value, filled };
+}
+
+/**
+ * A JSON merge patch that turns `before` into `after` for the keys it removes: each key of `before`
+ * missing from `after` becomes null, at any depth, so stale keys do not outlive a merge patch.
+ */
+export function replacementPatch(before: unknown, after: unknown): unknown {
+  if (!isPlainObject(after)) return after === undefined ? null : after;
+  const out: Record<string, unknown> = {};
+  const prev = isPlainObject(before) ? before : {};
+  for (const k of Object.keys(prev)) if (!(k in after) || after[k] === undefined) out[k] = null;
+  for (const [k, v] of Object.entries(after)) {
+    if (v === undefined) continue;
+    out[k] = isPlainObject(v) && isPlainObject(prev[k]) ? replacementPatch(prev[k], v) : v;
+  }
+  return out;
 }
 
 /** Parses a Go-style duration ("90s", "5m", "1h30m", "250ms"); undefined when malformed. */

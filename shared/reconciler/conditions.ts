@@ -48,19 +48,23 @@ const same = (a: NewCondition, b: NewCondition) =>
   a.type === b.type &&
   a.status === b.status &&
   a.reason === b.reason &&
-  (a.message ?? "") === (b.message ?? "");
+  (a.message ?? "") === (b.message ?? "") &&
+  a.observedGeneration === b.observedGeneration;
 
 /**
  * Sets conditions on a list, keeping lastTransitionTime when nothing but time would change,
- * so an unchanged reconcile produces an identical list (and no write).
+ * so an unchanged reconcile produces an identical list (and no write). With `generation`, each
+ * condition carries it as observedGeneration (kstatus and Argo CD compare it with metadata.generation).
  */
 export function setConditions(
   current: Condition[] | undefined,
   updates: NewCondition[],
   now: Date,
+  generation?: number,
 ): Condition[] {
   const out = [...(current ?? [])];
-  for (const u of updates) {
+  for (const update of updates) {
+    const u: NewCondition = generation === undefined ? update : { ...update, observedGeneration: generation };
     const i = out.findIndex((c) => c.type === u.type);
     const prev = i >= 0 ? out[i] : undefined;
     if (prev && same(prev, u)) continue;

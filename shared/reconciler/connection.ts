@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { V1Secret } from "@kubernetes/client-node";
 import type { ConnectionDetails } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
@@ -9,12 +8,12 @@ const MAX_CONFLICT_RETRIES = 3;
 
 /**
  * Publishes connection details to the Secret named by writeConnectionSecretToRef. Keys are additive
- * (never removed while the resource lives); the Secret is owned by the managed resource. A digest of
- * what was last published is kept in memory so an unchanged resource costs no Secret read or write.
+ * (never removed while the resource lives); the Secret is owned by the managed resource. The Secret is
+ * read on every publish (one GET, no write when it already holds the details), so a Secret deleted or
+ * edited out of band is repaired on the next reconcile: no in-memory cache can hide the damage.
  */
 export class ConnectionPublisher {
   readonly #kube: Kube;
-  readonly #published = new Map<string, string>();
 
   constructor(kube: Kube) {
     this.#kube = kube;
@@ -23,10 +22,6 @@ export class ConnectionPublisher {
   async publish(mr: ManagedResource, details: ConnectionDetails | undefined): Promise<boolean> {
     const ref = mr.spec.writeConnectionSecretToRef;
     if (!ref || !details || Object.keys(details).length === 0) return false;
-    const cacheKey = `${mr.metadata.uid}/${ref.namespace}/${ref.name}`;
-    const digest = digestOf(details);
-    if (this.#published.get(cacheKey) === digest) return false;
-
     for (let attempt = 0; ; attempt++) {
       const current = await this.#kube.getSecret(ref.namespace, ref.name);
       const owner = ownerReference(mr);
@@ -47,10 +42,7 @@ export class ConnectionPublisher {
           changed = true;
         }
       }
-      if (!changed) {
-        this.#published.set(cacheKey, digest);
-        return false;
-      }
+      if (!changed) return false;
       const secret: V1Secret = {
         apiVersion: "v1",
         kind: "Secret",
@@ -70,7 +62,6 @@ export class ConnectionPublisher {
       try {
         if (current) await this.#kube.replaceSecret(secret);
         else await this.#kube.createSecret(secret);
-        this.#published.set(cacheKey, digest);
         return true;
       } catch (err) {
         // Someone else wrote the Secret in between (409 on replace, or on create if it appeared): re-read.
@@ -88,7 +79,6 @@ export class ConnectionPublisher {
     if (current?.metadata?.ownerReferences?.some((o) => o.uid === mr.metadata.uid)) {
       await this.#kube.deleteSecret(ref.namespace, ref.name);
     }
-    this.#published.delete(`${mr.metadata.uid}/${ref.namespace}/${ref.name}`);
   }
 }
 
@@ -101,14 +91,4 @@ function ownerReference(mr: ManagedResource) {
     controller: true,
     blockOwnerDeletion: false,
   };
-}
-
-function digestOf(details: ConnectionDetails): string {
-  const h = createHash("sha256");
-  for (const k of Object.keys(details).sort())
-    h.update(k)
-      .update("\0")
-      .update(details[k] ?? "")
-      .update("\0");
-  return h.digest("hex");
 }

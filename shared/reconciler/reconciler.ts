@@ -2,14 +2,23 @@ import type {
   ConnectionDetails,
   ExternalClient,
   ExternalObservation,
+  ExternalUpdate,
   ManagedKindProvider,
 } from "../api/external.ts";
 import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledError } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, MANAGED_FINALIZER } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { ConflictError, type Kube, KubeError, secretKeyValue } from "../kube/client.ts";
-import { deepEqual, driftedFields, lateInitialize, mapPaths, parseDuration } from "./compare.ts";
+import { ConflictError, type Kube, KubeError, secretKeyValue, statusOf } from "../kube/client.ts";
+import {
+  deepEqual,
+  driftedFields,
+  type FieldBehaviours,
+  lateInitialize,
+  mapPaths,
+  parseDuration,
+  replacementPatch,
+} from "./compare.ts";
 import {
   available,
   creating,
@@ -22,7 +31,7 @@ import {
   unavailable,
 } from "./conditions.ts";
 import { ConnectionPublisher } from "./connection.ts";
-import { resolvePolicies } from "./policies.ts";
+import { resolvePolicies, supportedPoliciesText } from "./policies.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimit, RateLimiters } from "./rate-limit.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
@@ -37,6 +46,8 @@ const MIN_ERROR_BACKOFF_MS = 1_000;
 const MAX_ERROR_BACKOFF_MS = 5 * 60_000;
 const MAX_REFERENCE_BACKOFF_MS = 30_000;
 const DEPENDENTS_REQUEUE_MS = 5_000;
+/** Cached ProviderConfig credentials per process, at most. */
+const MAX_CACHED = 1_000;
 
 // Short constant messages wrapped around the cause, as crossplane-runtime does.
 export const Msg = {
@@ -55,10 +66,40 @@ export const Msg = {
   lateInit: "cannot update managed resource with late-initialized fields",
   recordCreate: "cannot record the result of creating the external resource",
   resolveReferences: "cannot resolve references",
+  initialize: "cannot initialize the managed resource",
+  recordPending: "cannot record that a create is starting",
   notFoundObserveOnly:
-    "external resource does not exist; with managementPolicies [Observe] driftless only imports existing resources — check the crossplane.io/external-name annotation",
-  policiesNeedObserve: "managementPolicies must include Observe (or *)",
+    "external resource does not exist; without the Create management policy driftless only imports existing resources — check the crossplane.io/external-name annotation",
+  invalidPolicy: "unsupported combination of managementPolicies",
+  pendingCreate:
+    "waiting for the result of a create that is in flight: a not-found now is no proof that nothing was created",
+  gracePeriod: "Waiting for external resource existence to be confirmed",
 } as const;
+
+/** Event reasons, as crossplane-runtime names them, so `kubectl describe` reads the same as under Crossplane. */
+export const Reason = {
+  cannotConnect: "CannotConnectToProvider",
+  cannotObserve: "CannotObserveExternalResource",
+  cannotCreate: "CannotCreateExternalResource",
+  cannotUpdate: "CannotUpdateExternalResource",
+  cannotDelete: "CannotDeleteExternalResource",
+  cannotPublish: "CannotPublishConnectionDetails",
+  cannotUnpublish: "CannotUnpublishConnectionDetails",
+  cannotResolveRefs: "CannotResolveResourceReferences",
+  cannotUpdateManaged: "CannotUpdateManagedResource",
+  cannotAddFinalizer: "CannotAddFinalizer",
+  cannotRemoveFinalizer: "CannotRemoveFinalizer",
+  invalidPolicy: "CannotUseInvalidManagementPolicy",
+  invalidSpec: "InvalidSpec",
+  cannotDetermineCreation: "CannotDetermineCreationResult",
+  reconcileError: "ReconcileError",
+  pending: "PendingExternalResource",
+  paused: "ReconciliationPaused",
+  created: "CreatedExternalResource",
+  updated: "UpdatedExternalResource",
+  deleted: "DeletedExternalResource",
+} as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
 
 export type Outcome =
   | "gone"
@@ -73,6 +114,7 @@ export type Outcome =
   | "orphaned"
   | "blocked"
   | "conflict"
+  | "settling"
   | "error";
 
 export interface ReconcileResult {
@@ -132,14 +174,22 @@ export interface ReconcilerOptions {
   now?: () => Date;
   /** Deterministic jitter source for tests; default Math.random. */
   random?: () => number;
+  /** First wait between retries of the create-result write (doubling); default 100 ms. */
+  retryBaseMs?: number;
+  /**
+   * Namespaces a managed resource may read Secrets from (a master password…) besides its connection
+   * Secret's own; "*" allows any. Default none: a Secret can never be copied into another namespace.
+   */
+  secretRefNamespaces?: readonly string[];
 }
 
 const noopLogger: ReconcileLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
 interface Step {
   mr: ManagedResource;
-  conditions: Condition[];
   atProvider?: Record<string, unknown>;
+  /** Set after an update of a kind that settles: written with the status. */
+  lastExternalUpdate?: { time: string; generation: number };
 }
 
 /**
@@ -159,6 +209,7 @@ export class Reconciler {
   /** ProviderConfig and Secret reads in flight: concurrent cache misses share one GET. */
   readonly #reading = new Map<string, Promise<unknown>>();
   readonly #mapPaths = new Map<string, Set<string>>();
+  readonly #fields = new Map<string, FieldBehaviours>();
   readonly #rateLimits: RateLimiters | undefined;
   readonly externalCalls: ExternalCallStats = { observe: 0, create: 0, update: 0, delete: 0 };
 
@@ -176,6 +227,8 @@ export class Reconciler {
       logger: opts.logger ?? noopLogger,
       now: opts.now ?? (() => new Date()),
       random: opts.random ?? Math.random,
+      retryBaseMs: opts.retryBaseMs ?? 100,
+      secretRefNamespaces: opts.secretRefNamespaces ?? [],
       ...(opts.events ? { events: opts.events } : {}),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
     };
@@ -183,12 +236,14 @@ export class Reconciler {
 
   async reconcile(key: ResourceKey): Promise<ReconcileResult> {
     const started = Date.now();
-    const result = await this.#reconcile(key).catch((err: unknown) => {
+    const step: Partial<Step> = {};
+    const result = await this.#reconcile(key, step).catch(async (err: unknown): Promise<ReconcileResult> => {
       const error = err instanceof Error ? err : new Error(String(err));
       // A 409 means someone else moved the object on: re-read soon, it is not a failure.
-      if (error instanceof ConflictError)
-        return { outcome: "conflict" as const, requeueAfterMs: this.#jitter(250) };
-      return { outcome: "error" as const, error, requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
+      if (error instanceof ConflictError) return { outcome: "conflict", requeueAfterMs: this.#jitter(250) };
+      // Anything unforeseen still reaches the status: never leave a stale Synced=True over an error.
+      if (step.mr) return this.#fail(step as Step, Reason.reconcileError, error);
+      return { outcome: "error", error, requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
     });
     this.#opts.metrics?.reconciled(key.kind, result.outcome, Date.now() - started);
     const log = result.outcome === "error" ? this.#opts.logger.error : this.#opts.logger.info;
@@ -207,194 +262,259 @@ export class Reconciler {
     return result;
   }
 
-  async #reconcile(key: ResourceKey): Promise<ReconcileResult> {
+  async #reconcile(key: ResourceKey, step: Partial<Step>): Promise<ReconcileResult> {
     const provider = this.#registry.get(key.apiVersion, key.kind);
     if (!provider) throw new Error(`${Msg.unknownKind}: ${key.apiVersion} ${key.kind}`);
     const def = provider.definition;
     const mr = await this.#kube.get<ManagedResource & { [k: string]: unknown }>(def, key.name, key.namespace);
     if (!mr) return { outcome: "gone" };
 
-    const step: Step = { mr, conditions: mr.status?.conditions ?? [] };
+    step.mr = mr;
+    const s = step as Step;
     const now = this.#opts.now();
     const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
     const isDeleting = Boolean(mr.metadata.deletionTimestamp);
     const annotations = mr.metadata.annotations ?? {};
 
     if (annotations[Annotations.paused] === "true" || policies.none) {
-      await this.#writeStatus(step, [reconcilePaused()]);
+      const wasPaused = getCondition(mr.status?.conditions, "Synced")?.reason === "ReconcilePaused";
+      await this.#writeStatus(s, [reconcilePaused()]);
+      if (!wasPaused) await this.#event(s.mr, "Normal", Reason.paused, reconcilePaused().message ?? "");
       return { outcome: "paused" };
     }
-    if (!policies.observe) return this.#fail(step, new Error(Msg.policiesNeedObserve));
 
     if (isDeleting && !policies.delete) {
-      // Orphan: the cloud resource stays; only our traces in the cluster go.
-      await this.#publisher.unpublish(mr).catch((e) => {
-        throw wrapErr(Msg.unpublish, e);
-      });
-      await this.#removeFinalizer(mr);
-      return { outcome: "orphaned" };
+      // Orphan: the cloud resource stays; only our traces in the cluster go. Works whatever the spec says.
+      try {
+        await this.#publisher.unpublish(mr);
+      } catch (err) {
+        return this.#fail(s, Reason.cannotUnpublish, wrapErr(Msg.unpublish, err));
+      }
+      return (await this.#removeFinalizer(s)) ?? { outcome: "orphaned" };
     }
 
-    // Validate what the CRD schema cannot express, before touching the cloud.
-    const parsed = def.forProvider.safeParse(mr.spec.forProvider ?? {});
-    if (!parsed.success) {
-      return this.#fail(
-        step,
-        new InvalidSpecError(`${Msg.invalidSpec}: ${formatIssues(parsed.error.issues)}`),
-      );
+    if (!isDeleting) {
+      // Policies and spec validation gate create and update only: deletion must always be possible.
+      if (!policies.supported) {
+        return this.#fail(
+          s,
+          Reason.invalidPolicy,
+          new InvalidSpecError(`${Msg.invalidPolicy}; supported are ${supportedPoliciesText()}`),
+        );
+      }
+      const parsed = def.forProvider.safeParse(mr.spec.forProvider ?? {});
+      if (!parsed.success) {
+        return this.#fail(
+          s,
+          Reason.invalidSpec,
+          new InvalidSpecError(`${Msg.invalidSpec}: ${formatIssues(parsed.error.issues)}`),
+        );
+      }
     }
 
     let externalName = annotations[Annotations.externalName];
     if (!externalName && def.externalName === "fromAnnotation") {
       externalName = mr.metadata.name;
-      step.mr = await this.#patchMeta(step.mr, { annotations: { [Annotations.externalName]: externalName } });
+      try {
+        s.mr = await this.#patchMeta(s.mr, { annotations: { [Annotations.externalName]: externalName } });
+      } catch (err) {
+        if (err instanceof ConflictError) throw err;
+        return this.#fail(s, Reason.cannotUpdateManaged, wrapErr(Msg.initialize, err));
+      }
     }
 
     if (!isDeleting) {
       try {
-        const resolved = await resolveReferences(this.#kube, def, step.mr);
-        if (resolved) step.mr = await this.#patchSpec(step.mr, resolved);
+        const resolved = await resolveReferences(this.#kube, def, s.mr);
+        if (resolved) s.mr = await this.#patchSpec(s.mr, resolved);
       } catch (err) {
         if (err instanceof ConflictError) throw err;
-        return this.#fail(step, wrapErr(Msg.resolveReferences, err));
+        return this.#fail(s, Reason.cannotResolveRefs, wrapErr(Msg.resolveReferences, err));
+      }
+    }
+
+    if (isDeleting) {
+      // Other controllers still hold the object: keep the cloud resource until ours is the last finalizer.
+      const others = (s.mr.metadata.finalizers ?? []).filter((f) => f !== MANAGED_FINALIZER);
+      if (others.length > 0) {
+        await this.#writeStatus(s, [
+          deleting(
+            `waiting for finalizers ${others.join(", ")} to be removed before deleting the external resource`,
+          ),
+          reconcileSuccess(),
+        ]);
+        return { outcome: "deleting", requeueAfterMs: this.#jitter(DEPENDENTS_REQUEUE_MS) };
       }
     }
 
     // Incomplete-create guard: a create started and its result was never recorded.
-    const pendingCreate = createIsPending(step.mr);
+    const pendingCreate = createIsPending(s.mr);
 
     let client: ExternalClient<Record<string, unknown>, Record<string, unknown>>;
     try {
-      client = await this.#connect(provider, step.mr);
+      client = await this.#connect(provider, s.mr);
     } catch (err) {
-      return this.#fail(step, wrapErr(Msg.connect, err));
+      return this.#fail(s, Reason.cannotConnect, wrapErr(Msg.connect, err));
     }
 
     let obs: ExternalObservation<Record<string, unknown>, Record<string, unknown>>;
     try {
-      obs = await this.#external(def.kind, "observe", () => client.observe(step.mr, externalName));
+      obs = await this.#external(def.kind, "observe", () => client.observe(s.mr, externalName));
     } catch (err) {
-      return this.#fail(step, wrapErr(Msg.observe, err));
+      return this.#fail(s, Reason.cannotObserve, wrapErr(Msg.observe, err));
     }
-    step.atProvider = obs.atProvider ?? step.mr.status?.atProvider;
-    if (obs.resourceExists && obs.externalName && obs.externalName !== externalName) {
-      // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded).
-      externalName = obs.externalName;
-      step.mr = await this.#recordCreate(step.mr, { [Annotations.externalName]: externalName });
-    }
-
-    if (pendingCreate && !isDeleting) {
-      if (obs.resourceExists) {
-        // The interrupted create did reach the cloud and the external name finds it: record success, go on.
-        step.mr = await this.#recordCreate(step.mr, { [Annotations.createSucceeded]: now.toISOString() });
-        this.#opts.logger.warn({ key: `${key.kind}/${key.name}` }, "recovered an interrupted create");
-      } else {
-        const age = now.getTime() - Date.parse(pendingCreate);
-        if (age < this.#opts.createPendingTimeoutMs) {
-          // Another worker may be creating it right now: never race it.
-          await this.#writeStatus(step, [creating(), reconcileSuccess()]);
-          return {
-            outcome: "creating",
-            requeueAfterMs: this.#jitter(
-              Math.min(SHORT_REQUEUE_MS * 2, this.#opts.createPendingTimeoutMs - age + 100),
-            ),
-          };
-        }
-        if (def.externalName === "providerChosen" && !def.ownershipLookup) {
-          return this.#block(
-            step,
-            `cannot determine creation result: a create started at ${pendingCreate} was interrupted and the cloud chose the name, so creating again could leak a duplicate. ` +
-              `Find the resource in the cloud: if it exists, set ${Annotations.externalName} to its id; if not, remove the ${Annotations.createPending} annotation. Either way driftless then continues.`,
-          );
-        }
-        // Older than any create takes and still absent (by name, or by ownership tag): the create never
-        // reached the cloud, so trying again cannot make a second resource.
+    s.atProvider = obs.atProvider ?? s.mr.status?.atProvider;
+    try {
+      if (obs.resourceExists && obs.externalName && obs.externalName !== externalName) {
+        // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded).
+        externalName = obs.externalName;
+        s.mr = await this.#recordCreate(s.mr, { [Annotations.externalName]: externalName });
       }
+      if (pendingCreate && obs.resourceExists) {
+        // The interrupted create did reach the cloud and the external name finds it: record success, go on.
+        s.mr = await this.#recordCreate(s.mr, { [Annotations.createSucceeded]: now.toISOString() });
+        this.#opts.logger.warn({ key: `${key.kind}/${key.name}` }, "recovered an interrupted create");
+      }
+    } catch (err) {
+      return this.#fail(s, Reason.cannotUpdateManaged, err as Error);
+    }
+    // While waiting on the cloud, Ready says which way the resource is going.
+    const waiting = (message?: string) => (isDeleting ? deleting(message) : creating());
+
+    if (pendingCreate && !obs.resourceExists) {
+      const age = now.getTime() - Date.parse(pendingCreate);
+      if (age < this.#opts.createPendingTimeoutMs) {
+        // Another worker may be creating it right now: never race it, and never trust this not-found
+        // for a delete — the create may land after it and leak.
+        await this.#writeStatus(s, [waiting(Msg.pendingCreate), reconcileSuccess()]);
+        await this.#event(s.mr, "Normal", Reason.pending, Msg.pendingCreate);
+        return {
+          outcome: isDeleting ? "deleting" : "creating",
+          requeueAfterMs: this.#jitter(
+            Math.min(SHORT_REQUEUE_MS * 2, this.#opts.createPendingTimeoutMs - age + 100),
+          ),
+        };
+      }
+      if (def.externalName === "providerChosen" && !def.ownershipLookup) {
+        return this.#block(
+          s,
+          `cannot determine creation result: a create started at ${pendingCreate} was interrupted and the cloud chose the name, so ${isDeleting ? "deleting now could leave it behind" : "creating again could leak a duplicate"}. ` +
+            `Find the resource in the cloud: if it exists, set ${Annotations.externalName} to its id; if not, remove the ${Annotations.createPending} annotation. Either way driftless then continues.`,
+        );
+      }
+      // Older than any create takes and still absent (by name, or by ownership tag): the create never
+      // reached the cloud, so creating again cannot make a second resource, nor can deleting leak one.
     }
 
-    if (!obs.resourceExists && !isDeleting) {
-      if (!policies.create) return this.#fail(step, new Error(Msg.notFoundObserveOnly));
+    if (!obs.resourceExists) {
       const succeeded = annotations[Annotations.createSucceeded];
       if (succeeded && now.getTime() - Date.parse(succeeded) < this.#opts.creationGracePeriodMs) {
-        // Eventually consistent clouds may not list what they just created.
-        await this.#writeStatus(step, [creating(), reconcileSuccess()]);
-        return { outcome: "creating", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
+        // Eventually consistent clouds may not list what they just created, whether we are creating or
+        // deleting: a not-found now is no proof of absence.
+        await this.#writeStatus(s, [waiting(), reconcileSuccess()]);
+        await this.#event(s.mr, "Normal", Reason.pending, Msg.gracePeriod);
+        return {
+          outcome: isDeleting ? "deleting" : "creating",
+          requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS),
+        };
+      }
+      if (!isDeleting && !policies.create) {
+        // An import of something that is not there: say so at the poll interval, not as a failing message.
+        const prev = getCondition(s.mr.status?.conditions, "Synced");
+        await this.#writeStatus(s, [
+          unavailable(Msg.notFoundObserveOnly),
+          reconcileError(Msg.notFoundObserveOnly),
+        ]);
+        if (prev?.message !== Msg.notFoundObserveOnly)
+          await this.#event(s.mr, "Warning", Reason.cannotObserve, Msg.notFoundObserveOnly);
+        return { outcome: "blocked", requeueAfterMs: this.#pollInterval(s.mr) };
       }
     }
 
     if (isDeleting) {
       if (obs.resourceExists) {
         try {
-          await this.#external(def.kind, "delete", () => client.delete(step.mr, externalName ?? ""));
+          await this.#external(def.kind, "delete", () => client.delete(s.mr, externalName ?? ""));
         } catch (err) {
           if (err instanceof DependentsExistError) {
             // Not a failure: dependents are being deleted too. Say why, and look again soon.
-            await this.#writeStatus(step, [deleting(err.message), reconcileSuccess()]);
+            await this.#writeStatus(s, [deleting(err.message), reconcileSuccess()]);
             return { outcome: "deleting", requeueAfterMs: this.#jitter(DEPENDENTS_REQUEUE_MS) };
           }
-          return this.#fail(step, wrapErr(Msg.delete, err), [deleting()]);
+          return this.#fail(s, Reason.cannotDelete, wrapErr(Msg.delete, err), [deleting()]);
         }
-        await this.#event(
-          step.mr,
-          "Normal",
-          "DeletedExternalResource",
-          `Deleting external resource ${externalName}`,
-        );
-        await this.#writeStatus(step, [deleting(), reconcileSuccess()]);
+        await this.#event(s.mr, "Normal", Reason.deleted, `Deleting external resource ${externalName}`);
+        await this.#writeStatus(s, [deleting(), reconcileSuccess()]);
         return { outcome: "deleting", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
       }
-      await this.#publisher.unpublish(step.mr).catch((e) => {
-        throw wrapErr(Msg.unpublish, e);
-      });
-      await this.#removeFinalizer(step.mr);
-      return { outcome: "deleted" };
+      try {
+        await this.#publisher.unpublish(s.mr);
+      } catch (err) {
+        return this.#fail(s, Reason.cannotUnpublish, wrapErr(Msg.unpublish, err), [deleting()]);
+      }
+      return (await this.#removeFinalizer(s)) ?? { outcome: "deleted" };
     }
 
     // For a resource still to be created, details (e.g. a generated password) are published only by
     // the worker that wins the create-pending guard, so concurrent workers cannot overwrite each other.
     if (obs.resourceExists) {
       try {
-        await this.#publisher.publish(step.mr, obs.connectionDetails);
+        await this.#publisher.publish(s.mr, obs.connectionDetails);
       } catch (err) {
-        return this.#fail(step, wrapErr(Msg.publish, err));
+        return this.#fail(s, Reason.cannotPublish, wrapErr(Msg.publish, err));
       }
     }
 
-    if (!(step.mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) {
-      step.mr = await this.#patchMeta(step.mr, {
-        finalizers: [...(step.mr.metadata.finalizers ?? []), MANAGED_FINALIZER],
-      }).catch((e) => {
-        throw e instanceof ConflictError ? e : wrapErr(Msg.addFinalizer, e);
-      });
+    if (!(s.mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) {
+      try {
+        s.mr = await this.#patchMeta(s.mr, {
+          finalizers: [...(s.mr.metadata.finalizers ?? []), MANAGED_FINALIZER],
+        });
+      } catch (err) {
+        if (err instanceof ConflictError) throw err;
+        return this.#fail(s, Reason.cannotAddFinalizer, wrapErr(Msg.addFinalizer, err));
+      }
     }
 
-    if (!obs.resourceExists) return this.#create(step, provider, client, externalName, obs.connectionDetails);
+    if (!obs.resourceExists) return this.#create(s, provider, client, externalName, obs.connectionDetails);
 
     // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite.
     const maps = this.#mapsOf(provider);
-    let forProvider = (step.mr.spec.forProvider ?? {}) as Record<string, unknown>;
+    let forProvider = (s.mr.spec.forProvider ?? {}) as Record<string, unknown>;
     if (policies.lateInitialize && obs.observed) {
-      const { value, filled } = lateInitialize(forProvider, obs.observed as Record<string, unknown>, maps);
+      const observed = obs.observed as Record<string, unknown>;
+      const { value, filled } = lateInitialize(forProvider, observed, maps, this.#fieldsOf(provider));
       if (filled.length > 0) {
-        step.mr = await this.#patchSpec(step.mr, value);
+        try {
+          s.mr = await this.#patchSpec(s.mr, value);
+        } catch (err) {
+          if (err instanceof ConflictError) throw err;
+          return this.#fail(s, Reason.cannotUpdateManaged, err as Error);
+        }
         forProvider = value;
         this.#opts.logger.debug({ key: `${key.kind}/${key.name}`, filled }, "late-initialized");
       }
     }
 
     const drift = obs.observed
-      ? driftedFields(forProvider, obs.observed as Record<string, unknown>, maps)
+      ? driftedFields(forProvider, obs.observed as Record<string, unknown>, maps, this.#fieldsOf(provider))
       : [];
     const upToDate = obs.resourceUpToDate ?? drift.length === 0;
     const ready = readiness(obs);
 
     if (upToDate || !policies.update) {
-      await this.#writeStatus(step, [ready, reconcileSuccess()]);
+      await this.#writeStatus(s, [ready, reconcileSuccess()]);
       return {
         outcome: "in-sync",
-        pollAfterMs: this.#pollInterval(step.mr),
+        pollAfterMs: this.#pollInterval(s.mr),
         ...(ready.reason === "Creating" ? { requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS * 2) } : {}),
       };
+    }
+
+    const settling = this.#settleLeft(def.updateSettleMs, s.mr, now);
+    if (settling > 0) {
+      // We updated this generation moments ago and the cloud's reads lag behind: look again once it shows.
+      return { outcome: "settling", requeueAfterMs: settling + this.#jitter(SHORT_REQUEUE_MS) };
     }
 
     const immutable = drift.filter((f) => def.immutable.includes(f.split(".")[0] ?? ""));
@@ -406,7 +526,8 @@ export class Reconciler {
         )
         .join(", ");
       return this.#fail(
-        step,
+        s,
+        Reason.cannotUpdate,
         new InvalidSpecError(
           `cannot update immutable field(s) ${details}: the cloud resource was left unchanged. Set the field back, or create a new resource with the new value.`,
         ),
@@ -414,26 +535,37 @@ export class Reconciler {
       );
     }
 
+    let upd: ExternalUpdate;
     try {
-      const upd = await this.#external(def.kind, "update", () =>
-        client.update(step.mr, externalName ?? "", obs),
-      );
-      await this.#publisher.publish(step.mr, upd.connectionDetails);
+      upd = await this.#external(def.kind, "update", () => client.update(s.mr, externalName ?? "", obs));
     } catch (err) {
-      return this.#fail(step, wrapErr(Msg.update, err), [ready]);
+      return this.#fail(s, Reason.cannotUpdate, wrapErr(Msg.update, err), [ready]);
     }
-    await this.#event(
-      step.mr,
-      "Normal",
-      "UpdatedExternalResource",
-      `Updated ${drift.join(", ") || "external resource"}`,
-    );
-    await this.#writeStatus(step, [ready, reconcileSuccess()]);
+    try {
+      await this.#publisher.publish(s.mr, upd.connectionDetails);
+    } catch (err) {
+      return this.#fail(s, Reason.cannotPublish, wrapErr(Msg.publish, err), [ready]);
+    }
+    await this.#event(s.mr, "Normal", Reason.updated, `Updated ${drift.join(", ") || "external resource"}`);
+    if (def.updateSettleMs > 0) {
+      s.lastExternalUpdate = { time: now.toISOString(), generation: s.mr.metadata.generation ?? 0 };
+    }
+    await this.#writeStatus(s, [ready, reconcileSuccess()]);
     return {
       outcome: "updated",
-      requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS),
-      pollAfterMs: this.#pollInterval(step.mr),
+      requeueAfterMs:
+        def.updateSettleMs > 0
+          ? def.updateSettleMs + this.#jitter(SHORT_REQUEUE_MS)
+          : this.#jitter(SHORT_REQUEUE_MS),
+      pollAfterMs: this.#pollInterval(s.mr),
     };
+  }
+
+  /** Time left before an update of this generation shows in the cloud's reads (0: compare now). */
+  #settleLeft(settleMs: number, mr: ManagedResource, now: Date): number {
+    const last = mr.status?.lastExternalUpdate;
+    if (settleMs <= 0 || !last || last.generation !== (mr.metadata.generation ?? 0)) return 0;
+    return Math.max(0, Date.parse(last.time) + settleMs - now.getTime());
   }
 
   async #create(
@@ -444,13 +576,22 @@ export class Reconciler {
     preCreateDetails: ConnectionDetails | undefined,
   ): Promise<ReconcileResult> {
     // Record the intent first, guarded by resourceVersion: of concurrent workers only one gets past this.
-    step.mr = await this.#patchMeta(step.mr, {
-      annotations: { [Annotations.createPending]: this.#opts.now().toISOString() },
-    });
+    try {
+      step.mr = await this.#patchMeta(step.mr, {
+        annotations: { [Annotations.createPending]: this.#opts.now().toISOString() },
+      });
+    } catch (err) {
+      if (err instanceof ConflictError) throw err;
+      return this.#fail(step, Reason.cannotUpdateManaged, wrapErr(Msg.recordPending, err), [creating()]);
+    }
     try {
       await this.#publisher.publish(step.mr, preCreateDetails);
     } catch (err) {
-      return this.#fail(step, wrapErr(Msg.publish, err), [creating()]);
+      // Nothing was created: say so, so the next reconcile may try again without waiting out the guard.
+      await this.#recordCreate(step.mr, { [Annotations.createFailed]: this.#opts.now().toISOString() }).catch(
+        () => undefined,
+      );
+      return this.#fail(step, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
     }
     let created: { externalName?: string; connectionDetails?: ConnectionDetails };
     try {
@@ -458,31 +599,62 @@ export class Reconciler {
         client.create(step.mr, externalName),
       );
     } catch (err) {
-      step.mr = await this.#recordCreate(step.mr, {
-        [Annotations.createFailed]: this.#opts.now().toISOString(),
-      });
-      return this.#fail(step, wrapErr(Msg.create, err), [creating()]);
+      try {
+        step.mr = await this.#recordCreate(step.mr, {
+          [Annotations.createFailed]: this.#opts.now().toISOString(),
+        });
+      } catch (recordErr) {
+        return this.#fail(step, Reason.cannotUpdateManaged, recordErr as Error, [creating()]);
+      }
+      return this.#fail(step, Reason.cannotCreate, wrapErr(Msg.create, err), [creating()]);
     }
     const annotations: Record<string, string> = {
       [Annotations.createSucceeded]: this.#opts.now().toISOString(),
     };
+    const createdName = created.externalName ?? externalName;
     if (created.externalName && provider.definition.externalName === "providerChosen") {
       annotations[Annotations.externalName] = created.externalName;
     }
-    step.mr = await this.#recordCreate(step.mr, annotations);
+    try {
+      step.mr = await this.#recordCreate(step.mr, annotations);
+    } catch (err) {
+      if (statusOf((err as Error).cause) === 404 && createdName) {
+        // The managed resource is gone (its finalizer was removed by hand): nobody will ever delete what we
+        // just made, so take it back now rather than leak it.
+        await this.#compensate(step.mr, client, createdName);
+        return { outcome: "gone" };
+      }
+      return this.#fail(step, Reason.cannotUpdateManaged, err as Error, [creating()]);
+    }
     try {
       await this.#publisher.publish(step.mr, created.connectionDetails);
     } catch (err) {
-      return this.#fail(step, wrapErr(Msg.publish, err), [creating()]);
+      return this.#fail(step, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
     }
-    await this.#event(
-      step.mr,
-      "Normal",
-      "CreatedExternalResource",
-      `Created external resource ${created.externalName ?? externalName ?? ""}`,
-    );
+    await this.#event(step.mr, "Normal", Reason.created, `Created external resource ${createdName ?? ""}`);
     await this.#writeStatus(step, [creating(), reconcileSuccess()]);
     return { outcome: "created", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
+  }
+
+  /** Deletes a resource created for a managed resource that no longer exists; never throws. */
+  async #compensate(
+    mr: ManagedResource,
+    client: ExternalClient<Record<string, unknown>, Record<string, unknown>>,
+    externalName: string,
+  ) {
+    const key = `${mr.kind}/${mr.metadata.name}`;
+    try {
+      await this.#external(mr.kind, "delete", () => client.delete(mr, externalName));
+      this.#opts.logger.warn(
+        { key, externalName },
+        "deleted a resource created for a managed resource that is gone",
+      );
+    } catch (err) {
+      this.#opts.logger.error(
+        { key, externalName, error: (err as Error).message },
+        "created a resource for a managed resource that is gone and cannot delete it: delete it by hand",
+      );
+    }
   }
 
   /** Counts one external call (and reports it to the metrics hook) around `call`. */
@@ -510,7 +682,8 @@ export class Reconciler {
         );
       } catch (err) {
         lastErr = err;
-        await sleep(100 * 2 ** attempt * (0.5 + this.#opts.random()));
+        if (statusOf(err) === 404) break; // the object is gone: no retry brings it back
+        await sleep(this.#opts.retryBaseMs * 2 ** attempt * (0.5 + this.#opts.random()));
       }
     }
     throw wrapErr(Msg.recordCreate, lastErr);
@@ -547,14 +720,17 @@ export class Reconciler {
     }
   }
 
-  async #removeFinalizer(mr: ManagedResource): Promise<void> {
-    const finalizers = mr.metadata.finalizers ?? [];
-    if (!finalizers.includes(MANAGED_FINALIZER)) return;
-    await this.#patchMeta(mr, { finalizers: finalizers.filter((f) => f !== MANAGED_FINALIZER) }).catch(
-      (e) => {
-        throw e instanceof ConflictError ? e : wrapErr(Msg.removeFinalizer, e);
-      },
-    );
+  /** Removes our finalizer; a failure is reported on the resource (returned), a conflict re-read. */
+  async #removeFinalizer(step: Step): Promise<ReconcileResult | undefined> {
+    const finalizers = step.mr.metadata.finalizers ?? [];
+    if (!finalizers.includes(MANAGED_FINALIZER)) return undefined;
+    try {
+      await this.#patchMeta(step.mr, { finalizers: finalizers.filter((f) => f !== MANAGED_FINALIZER) });
+      return undefined;
+    } catch (err) {
+      if (err instanceof ConflictError || statusOf(err) === 404) throw err;
+      return this.#fail(step, Reason.cannotRemoveFinalizer, wrapErr(Msg.removeFinalizer, err), [deleting()]);
+    }
   }
 
   async #connect(provider: ManagedKindProvider, mr: ManagedResource) {
@@ -572,6 +748,7 @@ export class Reconciler {
           `ProviderConfig "${name}" (${pcType.group}) not found: create it, or set spec.providerConfigRef.name`,
         );
       }
+      if (this.#providerConfigs.size >= MAX_CACHED) this.#providerConfigs.clear();
       this.#providerConfigs.set(cacheKey, { at: Date.now(), pc });
     }
     const providerConfig = pc;
@@ -586,6 +763,7 @@ export class Reconciler {
           // path stays at one GET); any other Secret a resource names (a password to rotate) is read fresh.
           const secretKey = `${ref.namespace}/${ref.name}/${ref.key}`;
           const cacheable = pcSecretRefs.has(secretKey);
+          if (!cacheable) this.#checkSecretNamespace(mr, ref.namespace, `${ref.namespace}/${ref.name}`);
           const hit = cacheable ? this.#secrets.get(secretKey) : undefined;
           if (hit && Date.now() - hit.at < this.#opts.providerConfigTtlMs) return hit.value;
           const secret = await this.#once(`secret/${ref.namespace}/${ref.name}`, () =>
@@ -593,7 +771,7 @@ export class Reconciler {
           );
           const found = secretKeyValue(secret, ref);
           if ("missing" in found) throw new CredentialsError(`ProviderConfig "${name}": ${found.missing}`);
-          if (cacheable) this.#secrets.set(secretKey, { at: Date.now(), value: found.value });
+          if (cacheable) this.#remember(secretKey, found.value);
           return found.value;
         },
       });
@@ -616,10 +794,58 @@ export class Reconciler {
     return p;
   }
 
-  /** Forgets cached ProviderConfigs, e.g. after credentials were refused. */
-  invalidateProviderConfigs() {
-    this.#providerConfigs.clear();
-    this.#secrets.clear();
+  /**
+   * A Secret a managed resource names (not its ProviderConfig's credentials) must live where its details
+   * may go: the connection Secret's namespace, or one the platform allows. Otherwise anyone who may create
+   * a managed resource could copy any Secret of the cluster into a namespace they read.
+   */
+  #checkSecretNamespace(mr: ManagedResource, namespace: string, what: string) {
+    const allowed = this.#opts.secretRefNamespaces;
+    const own = mr.spec.writeConnectionSecretToRef?.namespace;
+    if (own === undefined || namespace === own || allowed.includes("*") || allowed.includes(namespace))
+      return;
+    throw new InvalidSpecError(
+      `Secret ${what} is not in the connection Secret's namespace "${own}": a managed resource may read Secrets only from there or from a namespace the platform allows (DRIFTLESS_SECRET_REF_NAMESPACES)`,
+    );
+  }
+
+  /** Caches a ProviderConfig's credential; expired entries go once the map grows, so it stays bounded. */
+  #remember(secretKey: string, value: string) {
+    if (this.#secrets.size >= MAX_CACHED) {
+      const now = Date.now();
+      for (const [k, v] of this.#secrets)
+        if (now - v.at >= this.#opts.providerConfigTtlMs) this.#secrets.delete(k);
+      if (this.#secrets.size >= MAX_CACHED) this.#secrets.clear();
+    }
+    this.#secrets.set(secretKey, { at: Date.now(), value });
+  }
+
+  /**
+   * Forgets cached ProviderConfigs, e.g. after credentials were refused: only the one named (its object
+   * and its Secrets), so one bad ProviderConfig does not make every other one be read again; all without.
+   */
+  invalidateProviderConfigs(cacheKey?: string) {
+    if (cacheKey === undefined) {
+      this.#providerConfigs.clear();
+      this.#secrets.clear();
+      return;
+    }
+    const cached = this.#providerConfigs.get(cacheKey);
+    this.#providerConfigs.delete(cacheKey);
+    if (cached) for (const k of secretRefsIn(cached.pc.spec)) this.#secrets.delete(k);
+  }
+
+  /** The kind's field behaviours, plus its references' name and selector fields: those never reach the cloud. */
+  #fieldsOf(provider: ManagedKindProvider): FieldBehaviours {
+    const k = `${provider.definition.apiVersion}/${provider.definition.kind}`;
+    let fields = this.#fields.get(k);
+    if (!fields) {
+      const def = provider.definition;
+      const refs = def.references.flatMap((r) => [r.refField, r.selectorField]);
+      fields = { ...Object.fromEntries(refs.map((f) => [f, { writeOnly: true }])), ...def.fields };
+      this.#fields.set(k, fields);
+    }
+    return fields;
   }
 
   #mapsOf(provider: ManagedKindProvider): Set<string> {
@@ -632,29 +858,42 @@ export class Reconciler {
     return maps;
   }
 
+  /**
+   * Reports a failure where the user looks: Synced=False with the message, and a Warning event with a
+   * reason that says which step failed. If even that write fails, the error still goes back to the queue.
+   */
   async #fail(
     step: Step,
+    reason: Reason,
     err: Error,
     extra: Array<Omit<Condition, "lastTransitionTime">> = [],
   ): Promise<ReconcileResult> {
     let error = err;
     if (error instanceof CredentialsError || error.cause instanceof CredentialsError) {
-      this.invalidateProviderConfigs();
       // Whoever must fix credentials needs to know which ProviderConfig holds them.
       const pc = step.mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
+      const group = this.#registry.get(step.mr.apiVersion, step.mr.kind)?.definition.providerConfig.group;
+      this.invalidateProviderConfigs(group ? `${group}/${pc}` : undefined);
       if (!error.message.includes('ProviderConfig "')) {
         error = new CredentialsError(`${error.message} (ProviderConfig "${pc}")`, { cause: error });
       }
     }
     const prevSynced = getCondition(step.mr.status?.conditions, "Synced");
-    await this.#writeStatus(step, [...extra, reconcileError(error.message)]);
-    await this.#event(step.mr, "Warning", "ReconcileError", error.message);
+    try {
+      await this.#writeStatus(step, [...extra, reconcileError(error.message)]);
+    } catch (writeErr) {
+      this.#opts.logger.warn(
+        { key: `${step.mr.kind}/${step.mr.metadata.name}`, error: (writeErr as Error).message },
+        "cannot write the failure to the status",
+      );
+    }
+    await this.#event(step.mr, "Warning", reason, error.message);
     return { outcome: "error", error, requeueAfterMs: this.#errorBackoff(prevSynced, error) };
   }
 
   async #block(step: Step, message: string): Promise<ReconcileResult> {
     await this.#writeStatus(step, [reconcileError(message)]);
-    await this.#event(step.mr, "Warning", "CannotDetermineCreationResult", message);
+    await this.#event(step.mr, "Warning", Reason.cannotDetermineCreation, message);
     return { outcome: "blocked", requeueAfterMs: this.#pollInterval(step.mr) };
   }
 
@@ -685,21 +924,37 @@ export class Reconciler {
   }
 
   /** Writes status only when conditions or atProvider changed: an in-sync reconcile writes nothing. */
+  /**
+   * Writes status only when conditions or atProvider changed: an in-sync reconcile writes nothing.
+   * atProvider is replaced whole (keys the cloud stopped reporting are removed, not merged forever).
+   */
   async #writeStatus(step: Step, updates: Array<Omit<Condition, "lastTransitionTime">>): Promise<void> {
-    const conditions = setConditions(step.mr.status?.conditions, updates, this.#opts.now());
+    const generation = step.mr.metadata.generation;
+    const conditions = setConditions(step.mr.status?.conditions, updates, this.#opts.now(), generation);
     const atProvider = step.atProvider;
     const before = step.mr.status ?? {};
-    if (deepEqual(conditions, before.conditions ?? []) && deepEqual(atProvider, before.atProvider)) return;
+    const lastUpdate = step.lastExternalUpdate;
+    if (
+      deepEqual(conditions, before.conditions ?? []) &&
+      deepEqual(atProvider, before.atProvider) &&
+      (!lastUpdate || deepEqual(lastUpdate, before.lastExternalUpdate))
+    )
+      return;
     const status: Record<string, unknown> = { conditions };
-    if (atProvider !== undefined) status.atProvider = atProvider;
+    if (atProvider !== undefined) status.atProvider = replacementPatch(before.atProvider, atProvider);
+    if (lastUpdate) status.lastExternalUpdate = lastUpdate;
     try {
-      await this.#kube.patchStatus(this.#defOf(step.mr), step.mr.metadata.name, status);
+      const written = await this.#kube.patchStatus<ManagedResource & { [k: string]: unknown }>(
+        this.#defOf(step.mr),
+        step.mr.metadata.name,
+        status,
+      );
+      step.mr = written;
     } catch (err) {
       // The object may have been deleted meanwhile (finalizer removed): nothing left to report on.
       if (err instanceof KubeError && err.status === 404) return;
       throw err;
     }
-    step.conditions = conditions;
   }
 
   async #event(mr: ManagedResource, type: "Normal" | "Warning", reason: string, message: string) {

@@ -30,14 +30,18 @@ export async function resolveReferences(
   for (const ref of def.references) {
     const refValue = fp[ref.refField] as Reference | Reference[] | undefined;
     const selector = fp[ref.selectorField] as Selector | undefined;
-    const policy = (Array.isArray(refValue) ? refValue[0]?.policy : refValue?.policy) ?? selector?.policy;
+    // A selector whose policy is Always chooses again every time (the recorded choice is not reused).
+    const reselect = selector?.policy?.resolve === "Always";
+    const policy = reselect
+      ? selector?.policy
+      : ((Array.isArray(refValue) ? refValue[0]?.policy : refValue?.policy) ?? selector?.policy);
     const always = policy?.resolve === "Always";
     const optional = policy?.resolution === "Optional";
     if (!isEmpty(fp[ref.field]) && !always) continue;
     if (isEmpty(refValue) && !selector) continue;
 
     let names: string[];
-    if (!isEmpty(refValue)) {
+    if (!isEmpty(refValue) && !reselect) {
       names = (Array.isArray(refValue) ? refValue : [refValue as Reference]).map((r) => r.name);
     } else {
       names = await select(kube, ref, selector as Selector, mr);
@@ -47,10 +51,13 @@ export async function resolveReferences(
           `no ${ref.to.kind} matches ${ref.selectorField}${describeSelector(selector as Selector)}: referenced resource may not yet exist`,
         );
       }
-      // Record the choice, as Crossplane does, so the selection is stable and visible.
-      fp[ref.refField] = ref.list ? names.map((name) => ({ name })) : { name: names[0] };
       names = ref.list ? names : names.slice(0, 1);
-      changed = true;
+      // Record the choice, as Crossplane does, so the selection is stable and visible.
+      const chosen = ref.list ? names.map((name) => ({ name })) : { name: names[0] };
+      if (JSON.stringify(fp[ref.refField]) !== JSON.stringify(chosen)) {
+        fp[ref.refField] = chosen;
+        changed = true;
+      }
     }
 
     const values: string[] = [];
@@ -58,7 +65,8 @@ export async function resolveReferences(
       const target = await kube.get<ManagedResource & { [k: string]: unknown }>(ref.to, name);
       const value = target ? (ref.extract ?? defaultExtract)(target) : undefined;
       if (!target || !readyOf(target) || isEmpty(value)) {
-        if (optional) break;
+        // Optional: go on with what did resolve; Required: wait for every target.
+        if (optional) continue;
         const why = !target ? "does not exist" : !readyOf(target) ? "is not Ready" : "has no value yet";
         throw new ReferenceNotReadyError(
           `referenced ${ref.to.kind} "${name}" ${why} (${ref.refField}): referenced resource may not yet be ready; creation waits for it`,
@@ -66,7 +74,7 @@ export async function resolveReferences(
       }
       values.push(value as string);
     }
-    if (values.length !== names.length) continue;
+    if (values.length === 0) continue;
     const resolved = ref.list ? values : values[0];
     if (JSON.stringify(fp[ref.field]) !== JSON.stringify(resolved)) {
       fp[ref.field] = resolved;
@@ -86,6 +94,8 @@ async function select(
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
   const controller = mr.metadata.ownerReferences?.find((o) => o.controller)?.uid;
+  // Two objects without a controller do not share one: matchControllerRef then matches nothing.
+  if (selector.matchControllerRef && !controller) return [];
   const names: string[] = [];
   let cont: string | undefined;
   do {

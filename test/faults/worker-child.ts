@@ -38,6 +38,7 @@ export interface ChildConfig {
   maxRounds?: number;
   /** An unfinished create older than this is treated as interrupted (product default 60 s). */
   createPendingTimeoutMs?: number;
+  creationGracePeriodMs?: number;
 }
 
 export interface ChildResult {
@@ -132,6 +133,8 @@ kc.loadFromDefault();
 const kube = new CrashingKube(kc);
 const reconciler = new Reconciler(kube, new KindRegistry(kinds), {
   createPendingTimeoutMs: config.createPendingTimeoutMs ?? 2_000,
+  // moto is strongly consistent; the grace period's own proof is never-leak.test.ts and the engine table.
+  creationGracePeriodMs: config.creationGracePeriodMs ?? 1_000,
 });
 
 const result: ChildResult = { outcomes: [], errors: [], externalCalls: {} };

@@ -23,7 +23,7 @@ export interface FaultCall {
   status: number;
 }
 
-export type FaultKind = "throttle" | "status" | "latency" | "drop";
+export type FaultKind = "throttle" | "status" | "latency" | "drop" | "error";
 
 export type Fault =
   /** The protocol's throttling error: JSON `__type …#ThrottlingException` (400), Query `Throttling` (400), EC2 `RequestLimitExceeded` (503), S3 `SlowDown` (503). `code` overrides the code. */
@@ -33,7 +33,12 @@ export type Fault =
   /** Forwarded after this delay. */
   | { kind: "latency"; ms: number }
   /** The socket is destroyed without an answer (ECONNRESET at the client). */
-  | { kind: "drop" };
+  | { kind: "drop" }
+  /**
+   * A named error in the protocol's own shape, e.g. `QueueDoesNotExist` (400) or `InvalidVpcID.NotFound`
+   * (400): an eventually consistent read that does not see a resource yet.
+   */
+  | { kind: "error"; status: number; code: string; message?: string };
 
 export interface FaultRule {
   fault: Fault;
@@ -169,11 +174,13 @@ export class FaultProxy {
       res.socket?.destroy();
       return;
     }
-    if (fault?.kind === "throttle" || fault?.kind === "status") {
+    if (fault?.kind === "throttle" || fault?.kind === "status" || fault?.kind === "error") {
       const e =
         fault.kind === "throttle"
           ? throttleError(protocol, fault.code)
-          : { ...genericError(protocol, fault.status), status: fault.status };
+          : fault.kind === "error"
+            ? errorReply(protocol, fault.status, fault.code, fault.message ?? `injected ${fault.code}`)
+            : { ...genericError(protocol, fault.status), status: fault.status };
       this.#record({ ...seen, outcome: fault.kind, status: e.status });
       res.writeHead(e.status, { ...e.headers, "content-length": Buffer.byteLength(e.body) });
       res.end(e.body);

@@ -19,8 +19,13 @@ export function captureLogger() {
   return { lines, logger: { info: at("info"), warn: at("warn"), error: at("error"), debug: at("debug") } };
 }
 
+/**
+ * A reconciler for the emulator suites. moto, Azurite and the fakes are strongly consistent, so the
+ * creation grace period (which makes a delete within 30 s of a create wait out the cloud's lag) is 0
+ * unless a test sets it: the engine table tests and the fault suite prove the grace period itself.
+ */
 export function newReconciler(kube: Kube, opts: ReconcilerOptions = {}) {
-  return new Reconciler(kube, new KindRegistry(managedKinds), opts);
+  return new Reconciler(kube, new KindRegistry(managedKinds), { creationGracePeriodMs: 0, ...opts });
 }
 
 export const keyOf = (t: { apiVersion: string; kind: string }, name: string): ResourceKey => ({

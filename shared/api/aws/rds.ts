@@ -47,6 +47,8 @@ export const DBSubnetGroup = defineManagedKind({
   atProvider: DBSubnetGroupAtProvider,
   immutable: ["region"],
   connectionKeys: ["name", "arn"],
+  // The reference fields are inputs of driftless itself: no cloud reports them.
+  fields: { subnetIdRefs: { writeOnly: true }, subnetIdSelector: { writeOnly: true } },
   references: [
     {
       field: "subnetIds",
@@ -73,10 +75,18 @@ export const DBInstanceForProvider = z.object({
     .min(1)
     .optional()
     .describe(
-      'Engine version. A prefix such as "16" accepts any 16.x the cloud picks; changing it upgrades the instance.',
+      'Engine version. A prefix such as "16" accepts any 16.x the cloud picks, and a newer minor version than asked for (AWS upgrades minor versions itself) is no drift; never filled in from the cloud. Changing it upgrades the instance.',
     ),
   dbInstanceClass: z.string().min(1).describe("Compute and memory class, e.g. db.t3.micro."),
-  allocatedStorage: z.number().int().min(5).max(65536).optional().describe("Storage size, GiB."),
+  allocatedStorage: z
+    .number()
+    .int()
+    .min(5)
+    .max(65536)
+    .optional()
+    .describe(
+      "Storage size, GiB. Never filled in from the cloud (storage autoscaling changes it); RDS cannot shrink storage.",
+    ),
   masterUsername: z
     .string()
     .min(1)
@@ -167,6 +177,15 @@ export const DBInstanceAtProvider = z.object({
   endpoint: z.string().optional().describe("DNS name of the instance's endpoint."),
   port: z.number().int().optional().describe("Port of the instance's endpoint."),
   resourceId: z.string().optional().describe("The region-unique, immutable resource id (DbiResourceId)."),
+  engineVersion: z
+    .string()
+    .optional()
+    .describe("The engine version the instance runs (AWS upgrades minor versions by itself)."),
+  allocatedStorage: z
+    .number()
+    .int()
+    .optional()
+    .describe("The storage size the instance has, GiB (storage autoscaling grows it by itself)."),
 });
 
 export const DBInstance = defineManagedKind({
@@ -179,6 +198,24 @@ export const DBInstance = defineManagedKind({
   atProvider: DBInstanceAtProvider,
   immutable: ["region", "engine", "masterUsername", "dbName"],
   connectionKeys: ["endpoint", "port", "username", "password"],
+  fields: {
+    // Minor versions are upgraded by AWS itself (AutoMinorVersionUpgrade, on by default): a newer minor is
+    // no drift, and the version AWS picked never becomes the spec's.
+    engineVersion: { compare: "version", lateInitialize: false },
+    // Storage autoscaling grows it by itself: an unset size stays unset instead of pinning today's size.
+    allocatedStorage: { lateInitialize: false },
+    // Compared with the connection Secret by the provider (resourceUpToDate), never readable from RDS.
+    masterPasswordSecretRef: { writeOnly: true },
+    // Inputs of delete and of ModifyDBInstance, not properties of the instance.
+    skipFinalSnapshot: { writeOnly: true },
+    finalDBSnapshotIdentifier: { writeOnly: true },
+    applyImmediately: { writeOnly: true },
+    // The reference fields are inputs of driftless itself: no cloud reports them.
+    dbSubnetGroupNameRef: { writeOnly: true },
+    dbSubnetGroupNameSelector: { writeOnly: true },
+    vpcSecurityGroupIdRefs: { writeOnly: true },
+    vpcSecurityGroupIdSelector: { writeOnly: true },
+  },
   references: [
     {
       field: "dbSubnetGroupName",

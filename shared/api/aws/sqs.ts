@@ -70,4 +70,6 @@ export const Queue = defineManagedKind({
   atProvider: QueueAtProvider,
   immutable: ["region", "fifoQueue"],
   connectionKeys: ["url", "arn"],
+  // SQS documents that attribute changes can take up to 60 s to show in GetQueueAttributes.
+  updateSettleMs: 60_000,
 });

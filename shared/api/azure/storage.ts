@@ -59,6 +59,13 @@ export const Container = defineManagedKind({
   atProvider: ContainerAtProvider,
   immutable: ["storageAccountName"],
   connectionKeys: ["endpoint", "accountName", "containerName", "sasToken", "sasUrl", "sasExpiresOn"],
+  fields: {
+    // The Blob service has no resource groups: recorded in status.atProvider, never compared.
+    resourceGroupName: { writeOnly: true },
+    // The reference fields are inputs of driftless itself: no cloud reports them.
+    resourceGroupNameRef: { writeOnly: true },
+    resourceGroupNameSelector: { writeOnly: true },
+  },
   references: [
     {
       field: "resourceGroupName",

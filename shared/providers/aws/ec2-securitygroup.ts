@@ -398,10 +398,22 @@ class SecurityGroupClient implements ExternalClient<F, A> {
     const { authorize, redescribe, revoke } = changes;
     await ec2Call(async () => {
       if (authorize.length > 0) {
-        const IpPermissions = authorize.map((a) => permissionOf(a, true));
-        if (ingress)
-          await this.#ec2.send(new AuthorizeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }));
-        else await this.#ec2.send(new AuthorizeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
+        const send = (IpPermissions: IpPermission[]) =>
+          ingress
+            ? this.#ec2.send(new AuthorizeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }))
+            : this.#ec2.send(new AuthorizeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
+        try {
+          await send(authorize.map((a) => permissionOf(a, true)));
+        } catch (err) {
+          if (!codeIs(err, "InvalidPermission.Duplicate")) throw err;
+          // A stale read (EC2 is eventually consistent) missed a rule that is there: one call fails for
+          // all, so authorize one by one; already there is what we wanted.
+          for (const a of authorize) {
+            await send([permissionOf(a, true)]).catch((e: unknown) => {
+              if (!codeIs(e, "InvalidPermission.Duplicate")) throw e;
+            });
+          }
+        }
       }
       if (redescribe.length > 0) {
         const IpPermissions = redescribe.map((a) => permissionOf(a, true));

@@ -117,7 +117,8 @@ class VpcClient implements ExternalClient<F, A> {
     await ec2Call(async () => {
       const modify = async (attr: "enableDnsSupport" | "enableDnsHostnames") => {
         const want = fp[attr];
-        if (want === undefined || observed[attr] === undefined || observed[attr] === want) return;
+        // An attribute EC2 did not report is set too: absent is drift, like any other difference.
+        if (want === undefined || observed[attr] === want) return;
         const value = { Value: want };
         await this.#ec2.send(
           new ModifyVpcAttributeCommand({

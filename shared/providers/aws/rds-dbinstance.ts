@@ -101,6 +101,31 @@ function versionAsSpecified(specified: string | undefined, cloud: string | undef
   return cloud;
 }
 
+/** Orders two dotted versions segment by segment, numerically where both segments are numbers. */
+function compareVersions(a: string, b: string): number {
+  const pa = a.split(".");
+  const pb = b.split(".");
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] ?? "";
+    const y = pb[i] ?? "";
+    if (x === y) continue;
+    if (x === "" || y === "") return x === "" ? -1 : 1;
+    const byNumber = /^\d+$/.test(x) && /^\d+$/.test(y) ? Number(x) - Number(y) : x.localeCompare(y);
+    if (byNumber !== 0) return byNumber;
+  }
+  return 0;
+}
+
+/**
+ * The cloud's version is what the spec asks for: a prefix match ("16" ~ "16.4"), or a newer minor or
+ * patch of the same major (AWS upgrades minor versions by itself; sending the older one would downgrade).
+ */
+function versionSatisfies(specified: string, cloud: string | undefined): boolean {
+  if (cloud === undefined) return false;
+  if (cloud === specified || cloud.startsWith(`${specified}.`)) return true;
+  return specified.split(".")[0] === cloud.split(".")[0] && compareVersions(cloud, specified) >= 0;
+}
+
 const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
@@ -204,7 +229,13 @@ class SecretReader {
   }
 
   async masterPassword(ref: SecretKeySelector): Promise<string> {
-    const value = await this.optional(ref);
+    const value = await this.optional(ref).catch((err: unknown) => {
+      if (err instanceof InvalidSpecError)
+        throw new InvalidSpecError(`${err.message} (spec.forProvider.masterPasswordSecretRef)`, {
+          cause: err,
+        });
+      throw err;
+    });
     if (value === undefined) {
       // Not a CredentialsError: this Secret is the resource's, not the ProviderConfig's.
       throw new Error(
@@ -264,6 +295,8 @@ class DBInstanceClient implements ExternalClient<F, A> {
         endpoint: db.Endpoint?.Address,
         port: db.Endpoint?.Port,
         resourceId: db.DbiResourceId,
+        engineVersion: db.EngineVersion,
+        allocatedStorage: db.AllocatedStorage,
       }),
       availability,
       ...(message ? { message } : {}),
@@ -373,7 +406,10 @@ class DBInstanceClient implements ExternalClient<F, A> {
     for (const [field, param] of Object.entries(MODIFIABLE_FIELDS)) {
       const key = field as keyof typeof MODIFIABLE_FIELDS;
       const want = fp[key];
-      if (want === undefined || !(key in observed) || same(want, observed[key])) continue;
+      // A field RDS did not report is sent too: absent is drift, like any other difference.
+      if (want === undefined || same(want, observed[key])) continue;
+      if (key === "engineVersion" && versionSatisfies(fp.engineVersion ?? "", observed.engineVersion))
+        continue;
       params[param] = want;
       changed.push(field);
     }
@@ -386,6 +422,12 @@ class DBInstanceClient implements ExternalClient<F, A> {
       changed.push("master password");
     }
     if (changed.length === 0) return {};
+    const storage = observed.allocatedStorage;
+    if (fp.allocatedStorage !== undefined && storage !== undefined && fp.allocatedStorage < storage) {
+      throw new InvalidSpecError(
+        `RDS cannot shrink storage: spec.forProvider.allocatedStorage is ${fp.allocatedStorage} GiB, the instance has ${storage} GiB (storage autoscaling may have grown it); set it to ${storage} or more`,
+      );
+    }
 
     const status = obs.atProvider?.status;
     if (status && !MODIFIABLE.has(status)) {

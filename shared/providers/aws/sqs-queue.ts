@@ -12,11 +12,12 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { z } from "zod";
 import { Queue, type QueueAtProvider, type QueueForProvider } from "../../api/aws/sqs.ts";
-import type {
-  ConnectContext,
-  ExternalClient,
-  ExternalObservation,
-  ManagedKindProvider,
+import {
+  type ConnectContext,
+  type ExternalClient,
+  type ExternalObservation,
+  InvalidSpecError,
+  type ManagedKindProvider,
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
@@ -40,14 +41,18 @@ const NUMERIC = {
 const isMissing = (err: unknown) =>
   ["QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue"].includes(awsErrorCode(err));
 
-function attributesOf(fp: F, forCreate: boolean): Record<string, string> {
+/** `fifo`: whether the queue is (or is to be) a FIFO queue. */
+function attributesOf(fp: F, forCreate: boolean, fifo = fp.fifoQueue ?? false): Record<string, string> {
+  // Never accepted silently: a standard queue cannot hold it, so it would be drift forever.
+  if (fp.contentBasedDeduplication && !fifo)
+    throw new InvalidSpecError("contentBasedDeduplication needs a FIFO queue (fifoQueue: true)");
   const attrs: Record<string, string> = {};
   for (const [field, attr] of Object.entries(NUMERIC)) {
     const v = fp[field as keyof typeof NUMERIC];
     if (v !== undefined) attrs[attr] = String(v);
   }
   if (forCreate && fp.fifoQueue) attrs.FifoQueue = "true";
-  if (fp.fifoQueue && fp.contentBasedDeduplication !== undefined) {
+  if (fifo && fp.contentBasedDeduplication !== undefined) {
     attrs.ContentBasedDeduplication = String(fp.contentBasedDeduplication);
   }
   attrs.RedrivePolicy = fp.redrivePolicy ? JSON.stringify(fp.redrivePolicy) : "";
@@ -56,6 +61,7 @@ function attributesOf(fp: F, forCreate: boolean): Record<string, string> {
 }
 
 function observedOf(
+  fp: F,
   attrs: Record<string, string>,
   region: string,
   tags: Record<string, string> | undefined,
@@ -65,6 +71,8 @@ function observedOf(
     if (attrs[attr] !== undefined) o[field as keyof typeof NUMERIC] = Number(attrs[attr]);
   }
   if (attrs.FifoQueue === "true") o.contentBasedDeduplication = attrs.ContentBasedDeduplication === "true";
+  // A standard queue never deduplicates: reported only when the spec manages it, so it is not late-initialized.
+  else if (fp.contentBasedDeduplication !== undefined) o.contentBasedDeduplication = false;
   if (attrs.RedrivePolicy) {
     const rp = JSON.parse(attrs.RedrivePolicy) as {
       deadLetterTargetArn: string;
@@ -122,7 +130,7 @@ class QueueClient implements ExternalClient<F, A> {
       const arn = attrs.QueueArn ?? "";
       return {
         resourceExists: true,
-        observed: observedOf(attrs, regionOfArn(arn) ?? this.#region, tags),
+        observed: observedOf(mr.spec.forProvider, attrs, regionOfArn(arn) ?? this.#region, tags),
         atProvider: { arn, url },
         availability: "Available",
         connectionDetails: { url, arn },
@@ -154,7 +162,7 @@ class QueueClient implements ExternalClient<F, A> {
     return aws(async () => {
       const url = obs.atProvider?.url ?? (await this.#url(mr, name));
       if (!url) throw new Error(`queue ${name} disappeared during update`);
-      const attrs = attributesOf(fp, false);
+      const attrs = attributesOf(fp, false, fp.fifoQueue ?? obs.observed?.fifoQueue ?? false);
       // An unset redrive policy that the cloud does not have either needs no write.
       if (!fp.redrivePolicy && !obs.observed?.redrivePolicy) delete attrs.RedrivePolicy;
       if (Object.keys(attrs).length > 0)

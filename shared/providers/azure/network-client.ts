@@ -57,3 +57,19 @@ export const isInUse = (err: unknown) => codeIs(err, ...IN_USE);
 /** The same address ranges in any order (Azure keeps them as a list; the spec means a set). */
 export const sameSet = (a: readonly string[], b: readonly string[]) =>
   new Set(a).size === new Set(b).size && a.every((x) => b.includes(x));
+
+/**
+ * A name ARM reports in a resource id (`resourceGroups/{rg}/…`, `virtualNetworks/{vnet}/…`), in the spec's
+ * spelling when it names the same thing: ARM names are case-insensitive and the cloud may change case.
+ */
+export function nameInId(
+  id: string | undefined,
+  segment: "resourceGroups" | "virtualNetworks",
+  spec: string | undefined,
+): string | undefined {
+  const parts = (id ?? "").split("/");
+  const i = parts.findIndex((p) => p.toLowerCase() === segment.toLowerCase());
+  const cloud = i >= 0 ? parts[i + 1] : undefined;
+  if (!cloud) return undefined;
+  return spec !== undefined && spec.toLowerCase() === cloud.toLowerCase() ? spec : cloud;
+}

@@ -11,7 +11,7 @@ import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azure, classifyAzureError, codeIs, isNotFound } from "./config.ts";
-import { availabilityOf, InUseError, isInUse, networkClient } from "./network-client.ts";
+import { availabilityOf, InUseError, isInUse, nameInId, networkClient } from "./network-client.ts";
 
 type F = z.infer<typeof SubnetForProvider>;
 type A = z.infer<typeof SubnetAtProvider>;
@@ -50,7 +50,12 @@ class SubnetClient implements ExternalClient<F, A> {
       const addressPrefix = subnet.addressPrefix ?? subnet.addressPrefixes?.[0];
       const obs: Observation = {
         resourceExists: true,
-        observed: addressPrefix ? { addressPrefix } : {},
+        observed: {
+          // Found in the network and group it was asked for; its id says so in ARM's own words.
+          resourceGroupName: nameInId(subnet.id, "resourceGroups", parent.rg) ?? parent.rg,
+          virtualNetworkName: nameInId(subnet.id, "virtualNetworks", parent.vnet) ?? parent.vnet,
+          ...(addressPrefix ? { addressPrefix } : {}),
+        },
         atProvider: {
           ...(subnet.id ? { id: subnet.id } : {}),
           ...(state ? { provisioningState: state } : {}),

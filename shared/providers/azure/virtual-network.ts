@@ -15,7 +15,7 @@ import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azure, classifyAzureError, codeIs, isNotFound, normaliseLocation } from "./config.ts";
-import { availabilityOf, InUseError, isInUse, networkClient, sameSet } from "./network-client.ts";
+import { availabilityOf, InUseError, isInUse, nameInId, networkClient, sameSet } from "./network-client.ts";
 
 type F = z.infer<typeof VirtualNetworkForProvider>;
 type A = z.infer<typeof VirtualNetworkAtProvider>;
@@ -55,6 +55,8 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
       const obs: Observation = {
         resourceExists: true,
         observed: defined({
+          // Found in the group it was asked for; its id says so in ARM's own words.
+          resourceGroupName: nameInId(vnet.id, "resourceGroups", rg) ?? rg,
           // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
           location:
             fp.location && vnet.location && normaliseLocation(fp.location) === vnet.location

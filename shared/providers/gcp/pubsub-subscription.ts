@@ -79,8 +79,11 @@ function observedOf(project: string, fp: F, meta: CloudSubscription): Partial<F>
         }
       : null,
   };
-  // A deleted topic is reported through availability, not as a change of the immutable topic field.
-  if (meta.topic && meta.topic !== DELETED_TOPIC) o.topic = topicAsSpec(project, fp.topic, meta.topic);
+  // A deleted topic is reported through availability (Ready=False, with what to do), not as a change of
+  // the immutable topic field: the subscription still belongs to the topic it was created for, which
+  // Pub/Sub now names _deleted-topic_ (also shown in status.atProvider.topic).
+  if (meta.topic === DELETED_TOPIC) o.topic = fp.topic;
+  else if (meta.topic) o.topic = topicAsSpec(project, fp.topic, meta.topic);
   const labels = observedLabels(fp.labels, meta.labels);
   if (labels) o.labels = labels;
   return o as Partial<F>;

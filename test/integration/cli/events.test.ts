@@ -75,7 +75,7 @@ describe("Events on managed resources (engine + KubeEventRecorder, real API serv
     expect(by("CreatedExternalResource")[0]?.message).toContain(name);
     expect(by("UpdatedExternalResource")[0]).toMatchObject({ type: "Normal" });
     expect(by("UpdatedExternalResource")[0]?.message).toContain("visibilityTimeoutSeconds");
-    const errors = by("ReconcileError");
+    const errors = by("CannotUpdateExternalResource");
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ type: "Warning", count: 3 });
     expect(errors[0]?.message).toContain("cannot update immutable field(s) fifoQueue");
@@ -98,7 +98,7 @@ describe("Events on managed resources (engine + KubeEventRecorder, real API serv
       return list.length > 0 ? list : undefined;
     });
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: "Warning", reason: "ReconcileError", count: 2 });
+    expect(events[0]).toMatchObject({ type: "Warning", reason: "CannotObserveExternalResource", count: 2 });
     expect(events[0]?.message).toContain(`ProviderConfig "${BAD_PC}"`);
     expect(JSON.stringify(events)).not.toContain(SECRET_TEXT);
   });

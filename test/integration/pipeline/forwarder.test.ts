@@ -246,4 +246,42 @@ describe("forwarder against the real API server", () => {
       await stopExtraKubeApiserver(apiserver.pid, "SIGKILL");
     }
   });
+
+  it("forwards the owner of a connection Secret that is edited or deleted by hand, so it is repaired at once", async () => {
+    const label = uniqueName("fwd-secret");
+    const { forwarder, sink } = newForwarder(label, { connectionSecrets: true });
+    const name = uniqueName("q-owner");
+    const queue = await createQueue(name, label);
+    const secretName = uniqueName("conn");
+    await kube.createSecret({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: secretName,
+        namespace: "default",
+        labels: { "app.kubernetes.io/managed-by": "driftless" },
+        ownerReferences: [
+          {
+            apiVersion: Queue.apiVersion,
+            kind: "Queue",
+            name,
+            uid: queue.metadata.uid ?? "",
+            controller: true,
+          },
+        ],
+      },
+      stringData: { url: "https://sqs.example/q" },
+    });
+    await forwarder.start();
+    await eventually(async () => sink.for(name).length === 1, { what: "the Queue's own ADDED" });
+    await sleep(300);
+    expect(sink.for(name)).toHaveLength(1); // the Secrets' first list only learns them
+
+    const current = await kube.getSecret("default", secretName);
+    await kube.replaceSecret({ ...current, data: { url: Buffer.from("tampered").toString("base64") } });
+    await eventually(async () => sink.for(name).length === 2, { what: "owner forwarded after an edit" });
+    await kube.deleteSecret("default", secretName);
+    await eventually(async () => sink.for(name).length === 3, { what: "owner forwarded after a delete" });
+    expect(sink.for(name).every((m) => m.kind === "Queue" && m.uid === queue.metadata.uid)).toBe(true);
+  });
 });

@@ -271,7 +271,7 @@ describe("VPC against the real API server and moto", () => {
     expect(conditionOf(await getMr(kube, VPC, name), "Synced")?.reason).toBe("ReconcilePaused");
   });
 
-  it("imports an existing VPC observe-only: fills the spec, never modifies or deletes it", async () => {
+  it("imports an existing VPC observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
     const id = await cloudVpc("10.15.0.0/16");
     await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: [{ Key: "owner", Value: "legacy" }] }));
     const name = uniqueName("vpc-import");
@@ -284,7 +284,7 @@ describe("VPC against the real API server and moto", () => {
         {},
         {
           metadata: { annotations: { [Annotations.externalName]: id } },
-          spec: { managementPolicies: ["Observe"] },
+          spec: { managementPolicies: ["Observe", "LateInitialize"] },
         },
       ),
     );

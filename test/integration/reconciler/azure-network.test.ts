@@ -275,7 +275,7 @@ describe("Azure VirtualNetwork and Subnet against the real API server and the AR
     expect(await vnetOf(RG, name)).toBeUndefined();
   });
 
-  it("imports an existing network observe-only: fills the spec, never modifies or deletes it", async () => {
+  it("imports an existing network observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
     const cloudName = uniqueName("vnet-import-cloud");
     await network.virtualNetworks
       .createOrUpdate(RG, cloudName, {
@@ -294,7 +294,7 @@ describe("Azure VirtualNetwork and Subnet against the real API server and the AR
         { resourceGroupName: RG },
         {
           metadata: { annotations: { [Annotations.externalName]: cloudName } },
-          spec: { managementPolicies: ["Observe"] },
+          spec: { managementPolicies: ["Observe", "LateInitialize"] },
         },
       ),
     );

@@ -217,7 +217,7 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
     expect(await groupOf(name, privateArm)).toBeUndefined();
   });
 
-  it("imports an existing group observe-only: fills the spec, never modifies or deletes it", async () => {
+  it("imports an existing group observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
     const cloudName = uniqueName("rg-import-cloud");
     await arm.resourceGroups.createOrUpdate(cloudName, { location: "uksouth", tags: { owner: "ops" } });
     const name = uniqueName("rg-import");
@@ -229,7 +229,7 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
         {},
         {
           metadata: { annotations: { [Annotations.externalName]: cloudName } },
-          spec: { managementPolicies: ["Observe"] },
+          spec: { managementPolicies: ["Observe", "LateInitialize"] },
         },
       ),
     );

@@ -159,4 +159,15 @@ describe("drift sweep decision", () => {
     expect(sweepDecision({ metadata: { name: "new", uid: "u" } }, ctx)).toBe("attention");
     expect(sweepDecision(object({ deleting: true }), ctx)).toBe("attention");
   });
+
+  it("polls an import whose resource does not exist at its interval, not every sweep", () => {
+    const missing = [
+      { ...ready[0]!, status: "False" as const, reason: "Unavailable" },
+      { ...ready[1]!, status: "False" as const, reason: "ReconcileError" },
+    ];
+    const imported = { ...object({ conditions: missing }), spec: { managementPolicies: ["Observe"] } };
+    expect(sweepDecision(imported, ctx)).not.toBe("attention");
+    const managed = { ...object({ conditions: missing }), spec: { managementPolicies: ["*"] } };
+    expect(sweepDecision(managed, ctx)).toBe("attention");
+  });
 });

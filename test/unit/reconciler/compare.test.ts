@@ -8,6 +8,8 @@ import {
   lateInitialize,
   mapPaths,
   parseDuration,
+  replacementPatch,
+  versionSatisfies,
 } from "../../../shared/reconciler/compare.ts";
 
 const Nested = z.object({
@@ -56,8 +58,32 @@ describe("driftedFields", () => {
     expect(drift).toEqual(["name"]);
   });
 
-  it("does not count a field the cloud does not report, or one the user left empty, as drift", () => {
-    expect(driftedFields({ name: "a", ports: undefined }, { ports: [1] }, maps)).toEqual([]);
+  it("counts a field the user set that the cloud does not report as drift (it was removed out of band)", () => {
+    expect(driftedFields({ name: "a", ports: undefined }, { ports: [1] }, maps)).toEqual(["name"]);
+    expect(driftedFields({ redrive: { target: "dlq" } }, {}, maps)).toEqual(["redrive"]);
+    expect(driftedFields({ redrive: { target: "dlq" } }, { redrive: null }, maps)).toEqual(["redrive"]);
+    expect(driftedFields({ network: { dns: { enabled: true } } }, { network: { mtu: 1 } }, maps)).toEqual([
+      "network.dns",
+    ]);
+  });
+
+  it("does not count a field the user left empty, or an empty list or map the cloud reports as absent", () => {
+    expect(driftedFields({ name: undefined, ports: [] }, {}, maps)).toEqual([]);
+    expect(driftedFields({ labels: {} }, {}, maps)).toEqual([]);
+  });
+
+  it("skips writeOnly fields and compares version fields by version", () => {
+    const fields = { password: { writeOnly: true }, engineVersion: { compare: "version" as const } };
+    expect(
+      driftedFields({ password: "x", engineVersion: "16" }, { engineVersion: "16.5" }, maps, fields),
+    ).toEqual([]);
+    expect(driftedFields({ engineVersion: "16.4" }, { engineVersion: "16.5" }, maps, fields)).toEqual([]);
+    expect(driftedFields({ engineVersion: "16.4" }, { engineVersion: "16.3" }, maps, fields)).toEqual([
+      "engineVersion",
+    ]);
+    expect(driftedFields({ engineVersion: "16.4" }, { engineVersion: "17.1" }, maps, fields)).toEqual([
+      "engineVersion",
+    ]);
   });
 
   it("compares nested structs field by field and names the nested path", () => {
@@ -149,5 +175,47 @@ describe("parseDuration", () => {
 
   it.each([undefined, "", "5", "abc", "-5s", "5 s", "1h 30m", "5sx", "0s", "5d"])("rejects %j", (text) => {
     expect(parseDuration(text)).toBeUndefined();
+  });
+});
+
+describe("versionSatisfies", () => {
+  it.each([
+    ["16", "16.5", true],
+    ["16", "16", true],
+    ["16.4", "16.4", true],
+    ["16.4", "16.10", true],
+    ["16.4", "16.3", false],
+    ["16.4", "16", false],
+    ["16", "17.0", false],
+    ["8.0.35", "8.0.36", true],
+    ["8.0.35", "8.0.34", false],
+    ["5.7.mysql_aurora.2.11.2", "5.7.mysql_aurora.2.11.2", true],
+  ])("want %s, cloud %s → %s", (want, got, ok) => {
+    expect(versionSatisfies(want, got)).toBe(ok);
+  });
+});
+
+describe("replacementPatch", () => {
+  it("nulls the keys the new value no longer has, at any depth, so a merge patch replaces whole", () => {
+    expect(replacementPatch({ a: 1, b: { c: 1, d: 2 }, e: 3 }, { a: 2, b: { c: 1 } })).toEqual({
+      a: 2,
+      b: { c: 1, d: null },
+      e: null,
+    });
+    expect(replacementPatch(undefined, { a: 1 })).toEqual({ a: 1 });
+  });
+});
+
+describe("lateInitialize with field behaviours", () => {
+  it("never fills writeOnly fields or fields with lateInitialize: false", () => {
+    const fields = { password: { writeOnly: true }, engineVersion: { lateInitialize: false } };
+    const { value, filled } = lateInitialize(
+      {},
+      { password: "p", engineVersion: "16.4", size: 5 },
+      new Set(),
+      fields,
+    );
+    expect(value).toEqual({ size: 5 });
+    expect(filled).toEqual(["size"]);
   });
 });

@@ -10,6 +10,7 @@ const ALL: Policies = {
   lateInitialize: true,
   observeOnly: false,
   none: false,
+  supported: true,
 };
 const NOTHING: Policies = {
   ...ALL,
@@ -28,17 +29,12 @@ describe("resolvePolicies", () => {
     ["unset with Orphan", undefined, "Orphan", { ...ALL, delete: false }],
     ["* plus redundant actions", ["*", "Observe"], "Delete", ALL],
     [
-      "[Observe]: observe-only import, late-initializes",
+      "[Observe]: observe-only import, never writes the spec (Crossplane late-inits only with LateInitialize)",
       ["Observe"],
       "Delete",
-      { ...NOTHING, observe: true, lateInitialize: true, observeOnly: true },
+      { ...NOTHING, observe: true, observeOnly: true },
     ],
-    [
-      "[Observe] with Orphan",
-      ["Observe"],
-      "Orphan",
-      { ...NOTHING, observe: true, lateInitialize: true, observeOnly: true },
-    ],
+    ["[Observe] with Orphan", ["Observe"], "Orphan", { ...NOTHING, observe: true, observeOnly: true }],
     [
       "no Delete: the resource is orphaned",
       ["Observe", "Create", "Update", "LateInitialize"],
@@ -59,7 +55,30 @@ describe("resolvePolicies", () => {
     ],
     ["Observe and Delete", ["Observe", "Delete"], "Delete", { ...NOTHING, observe: true, delete: true }],
     ["Observe and Update", ["Observe", "Update"], undefined, { ...NOTHING, observe: true, update: true }],
-    ["Create without Observe", ["Create"], "Delete", { ...NOTHING, create: true }],
+    [
+      "[Observe, LateInitialize]: import that fills the spec",
+      ["Observe", "LateInitialize"],
+      undefined,
+      { ...NOTHING, observe: true, lateInitialize: true },
+    ],
+    [
+      "Create without Observe is unsupported",
+      ["Create"],
+      "Delete",
+      { ...NOTHING, create: true, supported: false },
+    ],
+    [
+      "Create and Update without Observe is unsupported",
+      ["Create", "Update"],
+      undefined,
+      { ...NOTHING, create: true, update: true, supported: false },
+    ],
+    [
+      "[Observe, Create, Update, Delete, LateInitialize] in any order",
+      ["LateInitialize", "Delete", "Update", "Create", "Observe"],
+      undefined,
+      ALL,
+    ],
     ["empty = paused", [], "Delete", { ...NOTHING, none: true }],
     ["empty with Orphan = paused", [], "Orphan", { ...NOTHING, none: true }],
   ])("%s", (_name, management, deletion, expected) => {
