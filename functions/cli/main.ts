@@ -93,6 +93,29 @@ const parseInteger = (name: string, min: number, max: number) => (v: string) => 
   return n;
 };
 
+/**
+ * App clusters' kubeconfigs (`NAME=KUBECONFIG`), read with the loader that runs no plugin and reads no
+ * local file unless NAME is in `localFiles`; any refusal is a usage error naming the file and field.
+ */
+async function loadAppClusters(values: readonly string[], localFiles: readonly string[]) {
+  const { loadAppClusterKubeConfig, parseAppClusterFlag } = await import(
+    "../../shared/export/app-kubeconfig.ts"
+  );
+  try {
+    const parsed = values.map(parseAppClusterFlag);
+    const names = new Set(parsed.map((p) => p.name));
+    if (names.size !== parsed.length) throw new Error("--app-cluster: each app cluster name once");
+    const unknown = localFiles.filter((n) => !names.has(n));
+    if (unknown.length > 0)
+      throw new Error(`--app-cluster-local-files ${unknown.join(", ")}: no --app-cluster of that name`);
+    return parsed.map((p) =>
+      loadAppClusterKubeConfig(p.path, p.name, { allowLocalFiles: localFiles.includes(p.name) }),
+    );
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 /** Repeatable options collect their values. */
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
@@ -116,6 +139,8 @@ const ENV_HELP: Record<string, string> = {
   DRIFTLESS_POLL_INTERVAL: "Default drift-check interval per resource (default 5m).",
   DRIFTLESS_SWEEP_INTERVAL: "How often the drift sweep runs (default 1m).",
   DRIFTLESS_METRICS_PORT: "Port of /metrics, /healthz and /readyz of `driftless run` (default 9464).",
+  DRIFTLESS_SECRET_REF_NAMESPACES:
+    "Namespaces (comma list, * for any) a managed resource may read Secrets from besides its connection Secret's (default none).",
 };
 
 function environmentHelp(): string {
@@ -165,8 +190,13 @@ export function buildCli(): Command {
       "only watch and sweep objects matching this label selector (sharding; default DRIFTLESS_LABEL_SELECTOR)",
     )
     .option(
-      "--app-cluster <kubeconfig>",
-      "serve the claims of this app cluster (bound with driftless bind); repeatable",
+      "--app-cluster <name=kubeconfig>",
+      "serve the claims of app cluster NAME (bound with driftless bind --name NAME) through this kubeconfig; repeatable",
+      collect,
+    )
+    .option(
+      "--app-cluster-local-files <name>",
+      "let app cluster NAME's kubeconfig name local files (tokenFile, client-certificate, client-key, certificate-authority paths); repeatable",
       collect,
     )
     .addHelpText(
@@ -181,7 +211,10 @@ export function buildCli(): Command {
         metrics: boolean;
         selector?: string;
         appCluster?: string[];
+        appClusterLocalFiles?: string[];
       }) => {
+        // App teams' kubeconfigs are checked before anything starts: a refused one is a usage error.
+        const appClusters = await loadAppClusters(opts.appCluster ?? [], opts.appClusterLocalFiles ?? []);
         const { cfg, kc } = kubeConfig();
         const logger = createLogger({ level: cfg.LOG_LEVEL });
         // Listen before starting: a SIGTERM during start-up still stops cleanly.
@@ -201,11 +234,10 @@ export function buildCli(): Command {
           workers,
           pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
           sweepIntervalMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
+          secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
           ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
           ...(selector ? { labelSelector: selector } : {}),
-          ...(opts.appCluster
-            ? { appClusters: opts.appCluster.map((path) => loadKubeConfig({ path })) }
-            : {}),
+          ...(appClusters.length > 0 ? { appClusters } : {}),
         });
         logger.info(
           { kinds: managedKinds.length, workers, metricsPort: running.metricsPort },
@@ -431,27 +463,39 @@ export function buildCli(): Command {
     .requiredOption("--app-cluster <kubeconfig>", "kubeconfig of the app cluster (as its administrator)")
     .requiredOption("--name <name>", "the app cluster's name; its claims live in namespace app-<name> here")
     .option(
+      "--allow-local-files",
+      "let the app cluster's kubeconfig name local files (tokenFile, client-certificate, client-key, certificate-authority paths)",
+    )
+    .option(
       "--export <template>",
       "an APIServiceExportTemplate to bind; repeatable (default: every template)",
       collect,
     )
     .addHelpText(
       "after",
-      "\nRe-running it is harmless (and needed after adding templates). Then serve the app cluster with driftless run --app-cluster <kubeconfig>.",
+      "\nRe-running it is harmless (and needed after adding templates). Then serve the app cluster with driftless run --app-cluster <name>=<kubeconfig>. The kubeconfig may not run commands (exec plugins, auth providers) nor name local files without --allow-local-files.",
     )
-    .action(async (opts: { appCluster: string; name: string; export?: string[] }) => {
-      const { kc } = kubeConfig();
-      const { bindAppCluster } = await import("../../shared/export/bind.ts");
-      const res = await bindAppCluster({
-        controlPlane: kc,
-        app: loadKubeConfig({ path: opts.appCluster }),
-        name: opts.name,
-        templates: opts.export ?? [],
-      });
-      stdout.write(
-        `app cluster ${res.appCluster} bound: namespace ${res.namespace}, templates ${res.templates.join(", ")}, kinds ${res.kinds.join(", ")}\n`,
-      );
-    });
+    .action(
+      async (opts: { appCluster: string; name: string; export?: string[]; allowLocalFiles?: boolean }) => {
+        // Read (and refused, if it must be) before either cluster is touched.
+        const [app] = await loadAppClusters(
+          [`${opts.name}=${opts.appCluster}`],
+          opts.allowLocalFiles ? [opts.name] : [],
+        );
+        if (!app) throw new UsageError("--app-cluster: no kubeconfig");
+        const { kc } = kubeConfig();
+        const { bindAppCluster } = await import("../../shared/export/bind.ts");
+        const res = await bindAppCluster({
+          controlPlane: kc,
+          app,
+          name: opts.name,
+          templates: opts.export ?? [],
+        });
+        stdout.write(
+          `app cluster ${res.appCluster} bound: namespace ${res.namespace}, templates ${res.templates.join(", ")}, kinds ${res.kinds.join(", ")}\n`,
+        );
+      },
+    );
 
   const crds = program.command("crds").description("print or apply the CRDs driftless serves");
   crds

@@ -39,6 +39,8 @@ export interface ClassBinding {
   connection(details: Readonly<Record<string, string>>): Record<string, string>;
   /** Why this class cannot serve the claim as specified, if it cannot. */
   unsupported?(claim: Fields): string | undefined;
+  /** Why the claim asks for more than the class's limits allow, if it does; `cls` names the class. */
+  overLimit?(claim: Fields, classSpec: Fields, cls: string): string | undefined;
 }
 
 export const defined = (o: Fields): Fields =>

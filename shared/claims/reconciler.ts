@@ -406,6 +406,15 @@ export class ClaimReconciler {
     const { binding, cls } = chosen;
     const problem = binding.unsupported?.(claim.spec as Fields);
     if (problem) throw new BlockedError(R.InvalidSpec, problem);
+    // Checked on every reconcile, so growing a bound claim past the limit is refused too (nothing changes).
+    const over =
+      cls &&
+      binding.overLimit?.(
+        claim.spec as Fields,
+        cls.spec as Fields,
+        `${binding.class.kind} "${cls.metadata.name}"`,
+      );
+    if (over) throw new BlockedError(R.LimitExceeded, over);
     const name = resourceName(claim.metadata);
     const uid = claim.metadata.uid ?? "";
     const classSpec = cls?.spec as Fields | undefined;

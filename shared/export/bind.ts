@@ -212,11 +212,7 @@ export async function bindAppCluster(o: BindOptions): Promise<BindResult> {
 
   const cpObjects = KubernetesObjectApi.makeApiClient(o.controlPlane);
   const labels = { ...MANAGED_BY, [ExportLabels.appCluster]: appCluster };
-  await applyObject(cpObjects, {
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: { name: namespace, labels },
-  });
+  await ensureOwnNamespace(o.controlPlane, namespace, appCluster, labels);
   for (const obj of agentRbac(appCluster, names)) await applyObject(cpObjects, obj);
   await applyObject(cpObjects, {
     apiVersion: "v1",
@@ -228,11 +224,12 @@ export async function bindAppCluster(o: BindOptions): Promise<BindResult> {
   // The app cluster gets the claim kinds (never classes or managed kinds: those stay on the control plane).
   await applyCrds(o.app, [...kinds].map(claimCrd));
   const appObjects = KubernetesObjectApi.makeApiClient(o.app);
-  await applyObject(appObjects, {
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: { name: APP_BINDING_NAMESPACE },
-  });
+  // Created when missing, never replaced: the app cluster's own labels on it stay.
+  await coreApi(o.app)
+    .createNamespace({ body: { metadata: { name: APP_BINDING_NAMESPACE } } })
+    .catch((err: unknown) => {
+      if (statusOf(err) !== 409) throw err;
+    });
   await applyObject(appObjects, {
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -242,7 +239,45 @@ export async function bindAppCluster(o: BindOptions): Promise<BindResult> {
   return { appCluster, namespace, templates: names, kinds: [...kinds].map((k) => k.kind) };
 }
 
-/** The app cluster's name, as `driftless bind` recorded it in the app cluster. */
+/**
+ * Creates the app cluster's control-plane namespace, or accepts it when an earlier bind of this app
+ * cluster made it (its labels, e.g. pod-security ones a platform team added, are left as they are). A
+ * namespace of that name made by anyone else is refused: bind would hand it, and what is in it, to the
+ * app cluster's agent.
+ */
+async function ensureOwnNamespace(
+  controlPlane: KubeConfig,
+  namespace: string,
+  appCluster: string,
+  labels: Record<string, string>,
+): Promise<void> {
+  const core = coreApi(controlPlane);
+  const read = () =>
+    core.readNamespace({ name: namespace }).catch((err: unknown) => {
+      if (statusOf(err) === 404) return undefined;
+      throw err;
+    });
+  let existing = await read();
+  if (!existing) {
+    try {
+      await core.createNamespace({ body: { metadata: { name: namespace, labels } } });
+      return;
+    } catch (err) {
+      // Made by someone else in between: judge it like any existing one.
+      if (statusOf(err) !== 409) throw err;
+      existing = await read();
+      if (!existing) throw err;
+    }
+  }
+  if (existing.metadata?.labels?.[ExportLabels.appCluster] !== appCluster)
+    throw new BindError(
+      `namespace ${namespace} already exists and was not made by driftless bind for app cluster ${appCluster} (no label ${ExportLabels.appCluster}=${appCluster}); bind would give its agent everything in it. Choose another --name, or delete or label the namespace if it really is this app cluster's`,
+    );
+  if (existing.metadata?.deletionTimestamp)
+    throw new BindError(`namespace ${namespace} is being deleted; bind again once it is gone`);
+}
+
+/** The app cluster's name, as `driftless bind` recorded it in the app cluster (a hint: never trusted). */
 export async function appClusterNameOf(app: KubeConfig): Promise<string> {
   const cm = await coreApi(app)
     .readNamespacedConfigMap({ namespace: APP_BINDING_NAMESPACE, name: APP_BINDING_CONFIGMAP })

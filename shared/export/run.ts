@@ -10,7 +10,15 @@ import { MemoryQueue } from "../queue/memory.ts";
 import { makeMessage } from "../queue/message.ts";
 import { DONE, requeueAfter } from "../queue/port.ts";
 import { ExportAgent } from "./agent.ts";
-import { agentKubeConfig, appClusterNameOf, boundTemplates, DEFAULT_AGENT_TOKEN_SECONDS } from "./bind.ts";
+import { AppClusterKubeConfig } from "./app-kubeconfig.ts";
+import {
+  agentKubeConfig,
+  appClusterNameOf,
+  BindError,
+  boundTemplates,
+  DEFAULT_AGENT_TOKEN_SECONDS,
+} from "./bind.ts";
+import { validateAppClusterName } from "./naming.ts";
 
 export const DEFAULT_RESYNC_MS = 30_000;
 
@@ -21,8 +29,11 @@ export interface AgentRunOptions {
   controlPlane: () => Promise<KubeConfig>;
   /** Default: a third of the default token lifetime. */
   renewEveryMs?: number;
-  /** Default: what `driftless bind` recorded in the app cluster. */
-  appCluster?: string;
+  /**
+   * The app cluster's name, as the control plane knows it: it decides the control-plane namespace the
+   * agent acts in, so it is never taken from the app cluster (whose admin could name another cluster).
+   */
+  appCluster: string;
   logger: Logger;
   resyncMs?: number;
   pollIntervalMs?: number;
@@ -40,14 +51,29 @@ export interface RunningAgent {
 /** Starts the agent of one app cluster. */
 export async function startExportAgent(o: AgentRunOptions): Promise<RunningAgent> {
   const app = new Kube(o.app);
-  const appCluster = o.appCluster ?? (await appClusterNameOf(o.app));
+  const appCluster = validateAppClusterName(o.appCluster);
   const logger = o.logger;
+  // The app cluster's own record is a hint for the operator only: a mismatch means a mixed-up kubeconfig
+  // (or an edited record) and is reported, never followed.
+  const recorded = await appClusterNameOf(o.app).catch(() => undefined);
+  if (recorded !== appCluster)
+    logger.warn(
+      { appCluster, recorded: recorded ?? "none" },
+      "the app cluster's binding record names another app cluster; serving it under the name the control plane gave",
+    );
   let cp = new Kube(await o.controlPlane());
+  const templates = await boundTemplates(cp, appCluster).catch((err: unknown) => {
+    if (statusOf(err) === 404)
+      throw new BindError(
+        `app cluster ${appCluster} is not bound on this control plane: run driftless bind --name ${appCluster} first`,
+      );
+    throw err;
+  });
   const agent = new ExportAgent({
     app,
     controlPlane: cp,
     appCluster,
-    templates: await boundTemplates(cp, appCluster),
+    templates,
     logger,
     ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
   });
@@ -130,7 +156,11 @@ export async function startExportAgent(o: AgentRunOptions): Promise<RunningAgent
   };
 }
 
-/** The agent of an app cluster, run next to the control plane's reconcilers with the admin kubeconfig. */
+/**
+ * The agent of an app cluster, run next to the control plane's reconcilers with the admin kubeconfig.
+ * Its name comes from the control plane: `opts.appCluster`, or the name an AppClusterKubeConfig was
+ * loaded under (`driftless run --app-cluster NAME=KUBECONFIG`).
+ */
 export function startExportAgentFor(
   controlPlaneAdmin: KubeConfig,
   app: KubeConfig,
@@ -138,7 +168,11 @@ export function startExportAgentFor(
   opts: Partial<AgentRunOptions> = {},
 ) {
   return (async () => {
-    const appCluster = opts.appCluster ?? (await appClusterNameOf(app));
+    const appCluster = opts.appCluster ?? (app instanceof AppClusterKubeConfig ? app.appCluster : undefined);
+    if (!appCluster)
+      throw new BindError(
+        "an app cluster's name must come from the control plane (driftless run --app-cluster NAME=KUBECONFIG); it is never read from the app cluster",
+      );
     return startExportAgent({
       ...opts,
       app,

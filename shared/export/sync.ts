@@ -28,7 +28,14 @@ const selectorOf = (labels: Record<string, string> | undefined) =>
         .join(",")
     : undefined;
 
-function selected(o: Core, pc: PermissionClaim, upstreamUid: string): boolean {
+/**
+ * Whether a control-plane object goes to this claim. Whatever the selector, it must be of the claim's own
+ * app namespace — named `<app namespace>.<name>` in the app cluster's shared control-plane namespace —
+ * so `owner: Any` never hands one app namespace another's objects (their connection Secrets).
+ */
+function selected(o: Core, pc: PermissionClaim, upstreamUid: string, appNamespace: string): boolean {
+  const name = o.metadata?.name ?? "";
+  if (!name.startsWith(`${appNamespace}.`) || name.length === appNamespace.length + 1) return false;
   if (pc.selector.owner === "Claim")
     return o.metadata?.ownerReferences?.some((r) => r.uid === upstreamUid) ?? false;
   return true;
@@ -119,7 +126,7 @@ export async function syncPermissionClaims(o: {
         selectorOf(pc.selector.matchLabels),
       );
       for (const item of items) {
-        if (!selected(item, pc, o.upstream.uid)) continue;
+        if (!selected(item, pc, o.upstream.uid, o.owner.namespace)) continue;
         desired.set(downstreamName(o.owner.namespace, item.metadata?.name ?? ""), item);
       }
     }

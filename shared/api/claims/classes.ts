@@ -7,7 +7,7 @@ import { SubscriptionForProvider, TopicForProvider } from "../gcp/pubsub.ts";
 import { BucketForProvider as GcsBucketForProvider } from "../gcp/storage.ts";
 import type { AnyObjectSchema } from "../managed.ts";
 import type { ObjectMeta, ResourceType } from "../meta.ts";
-import { Bucket, type ClaimKindDef, PostgreSQLInstance, Queue } from "./claims.ts";
+import { Bucket, type ClaimKindDef, PostgreSQLInstance, PostgreSQLSize, Queue } from "./claims.ts";
 import { CLAIMS_VERSION, CLASSES_GROUP, classSpecFields, type ReclaimPolicy } from "./meta.ts";
 
 export interface ClassKindDef extends ResourceType {
@@ -123,6 +123,24 @@ export const RDSSizes = z
   .default({ small: "db.t3.micro", medium: "db.t3.medium", large: "db.m5.large" })
   .describe("The RDS instance class (dbInstanceClass) of each portable size.");
 
+// Claims are written by app teams: the class, written by the platform team, bounds what they may cost.
+export const RDSLimits = z
+  .object({
+    maxStorageGB: z
+      .number()
+      .int()
+      .min(20)
+      .max(65536)
+      .optional()
+      .describe("The most storage (GiB) a claim may ask for; a claim over it is refused, nothing is made."),
+    allowedSizes: z
+      .array(PostgreSQLSize)
+      .min(1)
+      .optional()
+      .describe("The sizes a claim may ask for (default: all); a claim asking for another is refused."),
+  })
+  .describe("What claims of this class may ask for at most. Unset: only the claim kind's own bounds apply.");
+
 export const RDSInstanceClass = defineClassKind({
   kind: "RDSInstanceClass",
   cloud: "aws",
@@ -137,6 +155,7 @@ export const RDSInstanceClass = defineClassKind({
       "RDS DBInstance",
     ),
     sizes: RDSSizes,
+    limits: RDSLimits.optional(),
   },
 });
 

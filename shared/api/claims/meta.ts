@@ -55,6 +55,8 @@ export const ClaimReason = {
   ResourceConflict: "ResourceConflict",
   SecretConflict: "SecretConflict",
   InvalidSpec: "InvalidSpec",
+  /** The claim asks for more than its class's limits allow. */
+  LimitExceeded: "LimitExceeded",
   SeveralDefaultClasses: "SeveralDefaultClasses",
   SeveralClassesMatched: "SeveralClassesMatched",
   ReconcileSuccess: "ReconcileSuccess",

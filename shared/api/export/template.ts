@@ -70,7 +70,7 @@ export const PermissionClaimSelector = z
       .enum(["Claim", "Any"])
       .default("Claim")
       .describe(
-        "Claim: only objects whose ownerReferences name the control-plane claim (e.g. its connection Secret). Any: every object matching matchLabels in the app cluster's namespace.",
+        "Claim: only objects whose ownerReferences name the control-plane claim (e.g. its connection Secret). Any: every object matching matchLabels in the app cluster's namespace that belongs to the claim's own app namespace (named <app namespace>.<name>). Objects of other app namespaces are never synced.",
       ),
     matchLabels: z
       .record(z.string(), z.string())

@@ -36,4 +36,16 @@ export const rdsInstanceBinding: ClassBinding = {
   ],
   // The portable "host"; endpoint, port, username and password come from the DBInstance as they are.
   connection: (d) => ({ service: "rds-postgresql", ...(d.endpoint ? { host: d.endpoint } : {}) }),
+  overLimit: (claim, classSpec, cls) => {
+    const limits = objectAt(classSpec, "limits");
+    const max = typeof limits.maxStorageGB === "number" ? limits.maxStorageGB : undefined;
+    const storage = typeof claim.storageGB === "number" ? claim.storageGB : undefined;
+    if (max !== undefined && storage !== undefined && storage > max)
+      return `storageGB ${storage} is over the limit: ${cls} allows at most ${max} GiB per claim; ask for less, or use another class`;
+    const sizes = Array.isArray(limits.allowedSizes) ? (limits.allowedSizes as string[]) : undefined;
+    const size = typeof claim.size === "string" ? claim.size : "small";
+    if (sizes && !sizes.includes(size))
+      return `size ${size} is over the limit: ${cls} allows ${sizes.join(", ")}; choose one of those, or use another class`;
+    return undefined;
+  },
 };

@@ -10,6 +10,7 @@ import {
   ExportLabels,
   type ExportTemplate,
 } from "../../../shared/api/export/template.ts";
+import { pinAppCluster } from "../../../shared/export/app-kubeconfig.ts";
 import { agentKubeConfig, bindAppCluster } from "../../../shared/export/bind.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
@@ -113,7 +114,8 @@ beforeAll(async () => {
     kinds: managedKinds,
     providerConfigKinds,
     sweepIntervalMs: 5_000,
-    appClusters: [alpha.kubeConfig, beta.kubeConfig],
+    // Named by the control plane, as `driftless run --app-cluster alpha=… --app-cluster beta=…` does.
+    appClusters: [pinAppCluster("alpha", alpha.kubeConfig), pinAppCluster("beta", beta.kubeConfig)],
   });
 }, 180_000);
 
