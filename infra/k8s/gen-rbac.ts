@@ -40,12 +40,15 @@ function rulesFor(types: readonly ResourceType[], verbs: string[], suffix = ""):
 /**
  * SECRETS. The reconciler reads ProviderConfig credentials (by convention in driftless-system), reads
  * masterPasswordSecretRef Secrets, and writes connection Secrets wherever writeConnectionSecretToRef
- * (or a claim's namespace) says: by default that is any namespace, so it may get, create, update, patch
- * and delete Secrets cluster-wide — by name only: no list, no watch. With `secretNamespaces` those verbs
- * are granted per namespace instead (a Role and RoleBinding each): a connection Secret or password
- * elsewhere is then refused by the API server (Synced=False says so).
+ * (or a claim's namespace) says: by default that is any namespace, so it may get, create, update and
+ * delete Secrets cluster-wide — by name only: no list, no watch, and no patch (shared/kube/client.ts
+ * reads, creates, replaces and deletes Secrets; test/unit/rbac-verbs.test.ts keeps the two equal). With
+ * `secretNamespaces` those verbs are granted per namespace instead (a Role and RoleBinding each): a
+ * connection Secret or password elsewhere is then refused by the API server (Synced=False says so).
  */
-const SECRET_VERBS = ["get", "create", "update", "patch", "delete"];
+const SECRET_VERBS = ["get", "create", "update", "delete"];
+/** driftless objects are only merge-patched (PATCH), never replaced (PUT): patch, no update. */
+const READ_PATCH = ["get", "list", "watch", "patch"];
 
 export interface RbacOptions {
   /** Grant the reconciler's Secret verbs only in these namespaces (default: cluster-wide, by name). */
@@ -109,15 +112,15 @@ export function rbacObjects(
       metadata: { name: RECONCILER, labels },
       rules: [
         // Managed resources: read fresh, then external-name / create-pending annotations and finalizers.
-        ...rulesFor(managed, ["get", "list", "watch", "patch", "update"]),
+        ...rulesFor(managed, READ_PATCH),
         // Ready and Synced conditions, atProvider.
-        ...rulesFor(managed, ["patch", "update"], "/status"),
+        ...rulesFor(managed, ["patch"], "/status"),
         // Credentials; the ProviderConfig reconciler also keeps an in-use finalizer and status on them.
-        ...rulesFor(providerConfigTypes, ["get", "list", "watch", "patch", "update"]),
-        ...rulesFor(providerConfigTypes, ["patch", "update"], "/status"),
+        ...rulesFor(providerConfigTypes, READ_PATCH),
+        ...rulesFor(providerConfigTypes, ["patch"], "/status"),
         // Claims: read fresh; their finalizer and the chosen spec.classRef; Ready, Synced and Bound.
-        ...rulesFor(claims.claims, ["get", "list", "watch", "patch", "update"]),
-        ...rulesFor(claims.claims, ["patch", "update"], "/status"),
+        ...rulesFor(claims.claims, READ_PATCH),
+        ...rulesFor(claims.claims, ["patch"], "/status"),
         // Classes: read only (chosen for a claim; the template is read when its resources are made).
         ...rulesFor(claims.classes, ["get", "list", "watch"]),
         // The managed kinds classes make, and only those, are created and deleted (for claims): no

@@ -385,6 +385,18 @@ function clusterEndpoint(cluster: Cluster, user: User | undefined, opts: Endpoin
   if (!user) return staticEndpoint({ ...tlsOf(cluster), ca });
 
   const who = `kubeconfig user "${user.name}"`;
+  // A built-in token is the function's own cloud identity (an STS-presigned URL, a Google access token):
+  // good for any cluster that identity may reach, so it goes only to a server whose certificate is verified.
+  if (user.tokenSource && !user.token && !user.tokenFile) {
+    const plainHttp = new URL(cluster.server).protocol === "http:";
+    const weakness = plainHttp
+      ? `reaches the server over plain http (${cluster.server})`
+      : "sets insecure-skip-tls-verify";
+    if (cluster.insecureSkipTlsVerify || plainHttp)
+      throw new KubeconfigError(
+        `${who}: the built-in EKS/GKE token (replacing its exec plugin) carries the function's cloud identity and is sent only over verified TLS, but ${where} ${weakness}: use https and remove insecure-skip-tls-verify (give certificate-authority or certificate-authority-data if the CA is private)`,
+      );
+  }
   const token = user.token;
   const bearer: TokenSource | undefined = token
     ? async () => token

@@ -19,6 +19,7 @@ import { Kube, type KubeObject, statusOf } from "../../shared/kube/client.ts";
 import { coreApi } from "../../shared/kube/core.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { Forwarder } from "../../shared/pipeline/forwarder.ts";
+import { OWNER_TAG } from "../../shared/providers/aws/ec2-common.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
 import { ProviderConfigReconciler } from "../../shared/reconciler/provider-config.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
@@ -193,11 +194,14 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       pcResult instanceof Error ? pcResult.message : JSON.stringify(pcResult),
     );
     await admin.delete(Queue, name);
-    await settle(reconciler, keyOf(Queue, name));
+    const deleted = await settle(reconciler, keyOf(Queue, name));
     mine.record(
       "reconciler SA: delete → object and connection Secret gone",
       !(await getMr(admin, Queue, name)),
-      "",
+      deleted
+        .map((r) => r.error?.message)
+        .filter(Boolean)
+        .join("; "),
     );
 
     await denied(mine, "reconciler SA: cannot list Secrets cluster-wide", () =>
@@ -218,6 +222,34 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
           kind: "CustomResourceDefinition",
           metadata: { name: "queues.sqs.aws.driftless.dev" },
         },
+        undefined,
+        "All",
+      ),
+    );
+    // Verbs the code never uses on them (test/unit/rbac-verbs.test.ts): no patch on Secrets, no PUT on
+    // driftless objects. Dry runs: authorization still decides.
+    await denied(
+      mine,
+      "reconciler SA: cannot patch a Secret (it only gets, creates, replaces, deletes)",
+      () =>
+        asReconciler.patch(
+          {
+            apiVersion: "v1",
+            kind: "Secret",
+            metadata: { name: `${PC}-aws-creds`, namespace: NAMESPACE, labels: { x: "y" } },
+          },
+          undefined,
+          "All",
+        ),
+    );
+    await denied(mine, "reconciler SA: cannot replace (PUT) a managed resource, only merge-patch it", () =>
+      asReconciler.replace(
+        {
+          apiVersion: Queue.apiVersion,
+          kind: Queue.kind,
+          metadata: { name: `${name}-put`, resourceVersion: "1" },
+          spec: { forProvider: {} },
+        } as KubernetesObject,
         undefined,
         "All",
       ),
@@ -248,7 +280,7 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
     if (someName) {
       const status = await statusOfCall(() => kube.getSecret("kube-system", someName));
       tally.note(
-        `default rbac.yaml: the reconciler's ServiceAccount CAN get a Secret by name in kube-system (HTTP ${status}) — it may get/create/update/patch/delete any Secret whose name it knows (no list/watch), because connection Secrets and masterPasswordSecretRef may name any namespace. The --secret-namespaces variant removes this (tested below).`,
+        `default rbac.yaml: the reconciler's ServiceAccount CAN get a Secret by name in kube-system (HTTP ${status}) — it may get/create/update/delete any Secret whose name it knows (no list/watch/patch), because connection Secrets and masterPasswordSecretRef may name any namespace. The --secret-namespaces variant removes this (tested below).`,
       );
     } else {
       tally.note(
@@ -421,6 +453,7 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       Effect: string;
       Action: string | string[];
       Resource: unknown;
+      Condition?: Record<string, Record<string, unknown>>;
     }
     const statementsOf = (role: string) =>
       (doc.resources.Resources[role]?.Properties.Policies ?? [])
@@ -449,6 +482,43 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       "IAM: Resource '*' only where AWS has no resource-level permissions (sts:GetCallerIdentity, ec2:Describe*)",
       starOk,
       starResources.map(({ s }) => `${s.Sid}: ${actions(s).join(",")}`).join("; "),
+    );
+    // Destructive actions (anything that creates, changes or deletes) on an account-wide pattern (every
+    // VPC, every queue: `…:*`, `…/*`) need a Condition; a resource named by the stage's name prefix, a
+    // GetAtt of this stack's own resource or the kubeconfig secret's ARN is specific enough.
+    const destructive = (a: string) =>
+      /:(Create|Delete|Modify|Authorize|Revoke|Update|Put|Set|Add|Remove|Tag|Untag|Attach|Detach|Associate|Disassociate|Replace|Terminate|Send|Change|Reboot|Start|Stop|Restore)/.test(
+        a,
+      );
+    const specific = (r: unknown) =>
+      /managedNamePrefix|Fn::GetAtt|kubeconfigSecretArn/.test(JSON.stringify(r)) ||
+      (typeof r === "string" && r !== "*" && !/[:/]\*$/.test(r));
+    const unconditioned = everything.filter(
+      ({ s }) =>
+        actions(s).some(destructive) && s.Condition === undefined && resources(s).some((r) => !specific(r)),
+    );
+    mine.record(
+      "IAM: no destructive action on an account-wide resource pattern without a Condition",
+      unconditioned.length === 0,
+      unconditioned
+        .map(({ role, s }) => `${role}/${s.Sid}: ${actions(s).filter(destructive).join(",")}`)
+        .join("; "),
+    );
+    // EC2 ids are provider-chosen (no name prefix): the ownership tag driftless writes is the scope.
+    const ec2Writes = statementsOf("ReconcileRole").filter((s) =>
+      actions(s).some((a) => a.startsWith("ec2:") && destructive(a)),
+    );
+    const ownershipKeys = [`aws:ResourceTag/${OWNER_TAG}`, `aws:RequestTag/${OWNER_TAG}`, "ec2:CreateAction"];
+    const unscopedEc2 = ec2Writes.filter(
+      (s) =>
+        !Object.values(s.Condition ?? {}).some((keys) =>
+          Object.keys(keys).some((k) => ownershipKeys.includes(k)),
+        ),
+    );
+    mine.record(
+      `IAM: every EC2 write is conditioned on the ownership tag ${OWNER_TAG} (or on being part of a create)`,
+      ec2Writes.length > 0 && unscopedEc2.length === 0,
+      unscopedEc2.map((s) => s.Sid).join(", ") || `${ec2Writes.length} statements`,
     );
     const sweep = statementsOf("SweepRole")
       .flatMap(actions)
@@ -509,11 +579,6 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       missing.length === 0,
       missing.length ? `missing: ${missing.join(", ")}` : [...needed].sort().join(","),
     );
-    const ec2Mutations = statementsOf("ReconcileRole").find((s) => s.Sid === "ManagedNetworks");
-    if (ec2Mutations && !JSON.stringify(ec2Mutations).includes("Condition"))
-      tally.note(
-        "serverless.yml ManagedNetworks: ec2 create/delete/modify/tag actions on arn:aws:ec2:*:<account>:* — any VPC, subnet or security group in the account (EC2 ids are provider-chosen, so no name prefix). Suggest a Condition on aws:ResourceTag/driftless.dev/managed-resource-uid (exists) for Delete*/Modify*/Revoke*/Authorize*/DeleteTags, and aws:RequestTag for Create* — the ownership tag driftless already sets.",
-      );
     expect(mine.lost()).toEqual([]);
   });
 });

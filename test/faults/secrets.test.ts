@@ -1,7 +1,8 @@
 // Area 7 — secret hygiene. Everything cheap to run, at LOG_LEVEL=debug, through the real pieces of
 // `driftless run` (forwarder → queue → reconcilers, plus a drift sweep): an SQS Queue, an RDS DBInstance
 // with a generated password and one with a user password in another namespace's Secret (then rotated), an
-// Azure Container with a SAS, and ProviderConfig checks with bad credentials — each created, updated and
+// Azure Container with a SAS, and ProviderConfig checks with bad credentials (a wrong key name, malformed
+// JSON whose parse error would quote the key, a refused client secret) — each created, updated and
 // deleted. Collected: every log line (pino into memory), every Event in the cluster, every object's
 // spec/status/annotations at each phase, every queue message sent. Scanned for every secret value that
 // existed (raw and base64): zero hits.
@@ -47,15 +48,21 @@ secrets.set("AWS secret access key of the bad ProviderConfig", `fault-bad-aws-${
 secrets.set("Azure client secret", `fault-az-secret-${rand()}`);
 secrets.set("wrong Azure client secret", `fault-bad-az-${rand()}`);
 secrets.set("user master password", `Pw1-${rand()}`);
+// Short and unquoted in malformed JSON: JSON.parse's own error would quote it whole (10 characters of
+// context either side of the fault).
+const MALFORMED_JSON_SECRET = `Q${randomBytes(6).toString("hex").slice(0, 9)}`;
+secrets.set("AWS secret access key in malformed JSON", MALFORMED_JSON_SECRET);
 secrets.set("rotated master password", `Pw2-${rand()}`);
 
 const PC_AWS = uniqueName("pc-sec-aws");
 const PC_AWS_BAD = uniqueName("pc-sec-aws-bad");
+const PC_AWS_JSON = uniqueName("pc-sec-aws-json");
 const PC_AZ = uniqueName("pc-sec-az");
 const PC_AZ_BAD = uniqueName("pc-sec-az-bad");
 const names = {
   queue: uniqueName("fsec-q"),
   queueBad: uniqueName("fsec-qbad"),
+  queueJson: uniqueName("fsec-qjson"),
   dbGenerated: uniqueName("fsec-dbgen"),
   dbUser: uniqueName("fsec-dbusr"),
   container: uniqueName("fsec-c"),
@@ -64,6 +71,7 @@ const names = {
 const objects: Array<[ManagedKindDef, string]> = [
   [Queue, names.queue],
   [Queue, names.queueBad],
+  [Queue, names.queueJson],
   [DBInstance, names.dbGenerated],
   [DBInstance, names.dbUser],
   [Container, names.container],
@@ -124,7 +132,7 @@ async function snapshot(phase: string) {
     const o = await kube.get(def, name);
     if (o) places.push([`${phase}: ${def.kind}/${name}`, JSON.stringify(o)]);
   }
-  for (const pc of [PC_AWS, PC_AWS_BAD]) {
+  for (const pc of [PC_AWS, PC_AWS_BAD, PC_AWS_JSON]) {
     const o = await kube.get(providerConfigs.aws.type, pc);
     if (o) places.push([`${phase}: aws ProviderConfig/${pc}`, JSON.stringify(o)]);
   }
@@ -149,6 +157,10 @@ beforeAll(async () => {
   await createAwsProviderConfig(kube, PC_AWS_BAD, {
     credentials: `[default]\naws_access_key_id = ${AWS_ACCESS_KEY}\naws_secret_key = ${secrets.get("AWS secret access key of the bad ProviderConfig")}\n`,
   });
+  // Malformed JSON (an unquoted value): the parse error must not quote the text around the fault.
+  await createAwsProviderConfig(kube, PC_AWS_JSON, {
+    credentials: `{"aws_access_key_id": "${AWS_ACCESS_KEY}", "aws_secret_access_key": ${MALFORMED_JSON_SECRET}}`,
+  });
   await createAzureProviderConfig(kube, PC_AZ, { clientSecret: secrets.get("Azure client secret") ?? "" });
   // A private ARM fake that checks client secrets: the wrong one is refused at the token endpoint.
   armFake = await startPrivateArmFake({ [AZURE_CLIENT_ID]: `right-${rand()}` });
@@ -156,7 +168,7 @@ beforeAll(async () => {
     clientSecret: secrets.get("wrong Azure client secret") ?? "",
     armEndpoint: armFake.url,
   });
-  for (const pc of [PC_AWS, PC_AWS_BAD])
+  for (const pc of [PC_AWS, PC_AWS_BAD, PC_AWS_JSON])
     await kube.patch(providerConfigs.aws.type, pc, { metadata: { labels } });
   for (const pc of [PC_AZ, PC_AZ_BAD])
     await kube.patch(providerConfigs.azure.type, pc, { metadata: { labels } });
@@ -221,6 +233,7 @@ describe("secret hygiene at LOG_LEVEL=debug", () => {
       // Create.
       await kube.create(Queue, mr(Queue, names.queue, PC_AWS, { visibilityTimeoutSeconds: 30 }));
       await kube.create(Queue, mr(Queue, names.queueBad, PC_AWS_BAD, {}));
+      await kube.create(Queue, mr(Queue, names.queueJson, PC_AWS_JSON, {}));
       await kube.create(DBInstance, mr(DBInstance, names.dbGenerated, PC_AWS, db()));
       await kube.create(
         DBInstance,
@@ -243,6 +256,7 @@ describe("secret hygiene at LOG_LEVEL=debug", () => {
         ready(DBInstance, names.dbUser),
         ready(Container, names.container),
         failing(Queue, names.queueBad),
+        failing(Queue, names.queueJson),
         failing(ResourceGroup, names.groupBad),
       ]);
       // The forwarder forwards the (labelled) ProviderConfigs too: their checks run from the queue.
@@ -255,6 +269,7 @@ describe("secret hygiene at LOG_LEVEL=debug", () => {
       await eventually(
         async () =>
           ((await pcReady(providerConfigs.aws.type, PC_AWS_BAD)) === "False" &&
+            (await pcReady(providerConfigs.aws.type, PC_AWS_JSON)) === "False" &&
             (await pcReady(providerConfigs.azure.type, PC_AZ_BAD)) === "False") ||
           undefined,
         { timeoutMs: 30_000, what: "the bad ProviderConfigs reported unready" },
@@ -350,6 +365,7 @@ describe("secret hygiene at LOG_LEVEL=debug", () => {
     // The behaviours really ran: the bad credentials were reported, the rotation happened.
     const pcBad = await kube.get<KubeObject>(providerConfigs.aws.type, PC_AWS_BAD);
     const azBad = await kube.get<KubeObject>(providerConfigs.azure.type, PC_AZ_BAD);
+    const pcJson = await kube.get<KubeObject>(providerConfigs.aws.type, PC_AWS_JSON);
     const condition = (o: KubeObject | undefined) =>
       (
         (o?.status as { conditions?: Array<{ type: string; status: string; message?: string }> } | undefined)
@@ -359,6 +375,11 @@ describe("secret hygiene at LOG_LEVEL=debug", () => {
       "bad AWS credentials reported without the value",
       condition(pcBad)?.status === "False",
       condition(pcBad)?.message,
+    );
+    mine.record(
+      "malformed JSON credentials reported without any of the text",
+      condition(pcJson)?.status === "False" && /malformed JSON/.test(condition(pcJson)?.message ?? ""),
+      condition(pcJson)?.message,
     );
     mine.record(
       "wrong Azure client secret reported without the value",

@@ -7,6 +7,7 @@ import {
   ThrottledError,
 } from "../../api/external.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
 
 /** What every AWS SDK client of a managed kind is built from. */
 export interface AwsClientConfig {
@@ -21,14 +22,23 @@ export interface AwsClientConfig {
 
 /**
  * Reads AWS credentials the way Crossplane's AWS provider stores them: an INI profile
- * (`[default] aws_access_key_id = … aws_secret_access_key = …`) or JSON with the same keys.
+ * (`[default] aws_access_key_id = … aws_secret_access_key = …`) or JSON with the same keys. Error
+ * messages are constant and never quote the input (it is a secret), nor carry a cause that does.
  */
 export function parseAwsCredentials(text: string): AwsCredentialIdentity {
   const values: Record<string, string> = {};
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
-    const json = JSON.parse(trimmed) as Record<string, string>;
-    for (const [k, v] of Object.entries(json)) values[k.toLowerCase()] = String(v);
+    let json: unknown;
+    try {
+      json = JSON.parse(trimmed);
+    } catch {
+      // JSON.parse's own message quotes the text around the fault, i.e. part of the key: no cause.
+      throw new CredentialsError("the credentials Secret holds malformed JSON");
+    }
+    if (json === null || typeof json !== "object" || Array.isArray(json))
+      throw new CredentialsError("the credentials JSON is not an object");
+    for (const [k, v] of Object.entries(json)) if (typeof v === "string") values[k.toLowerCase()] = v;
   } else {
     let section = "default";
     for (const line of trimmed.split(/\r?\n/)) {
@@ -55,19 +65,31 @@ export function parseAwsCredentials(text: string): AwsCredentialIdentity {
   return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
 }
 
+const AWS_REGION = /^[a-z]{2}(-[a-z0-9]+)+-\d+$/;
+
 export async function awsClientConfig(
   ctx: ConnectContext<AwsProviderConfigSpec>,
   region: string | undefined,
 ): Promise<AwsClientConfig> {
   const spec = ctx.providerConfig.spec;
   const r = region ?? spec.region ?? "us-east-1";
+  // The region becomes part of the SDK's default host names (sqs.<region>.amazonaws.com).
+  if (!AWS_REGION.test(r))
+    throw new InvalidSpecError(`region must look like us-east-1, not ${JSON.stringify(r)}`);
+  // An override receives signed requests (and the session token): loopback or a host the platform
+  // listed, never for the ambient identity (../endpoints.ts). The SDK gets the normalised URL.
+  const checked = spec.endpoint?.url
+    ? checkEndpoint("aws", "spec.endpoint.url", spec.endpoint.url)
+    : undefined;
+  if (checked && spec.credentials.source === "InjectedIdentity")
+    refuseAmbientOffCloud("aws", "spec.endpoint.url", checked);
   let credentials: AwsCredentialIdentity | undefined;
   if (spec.credentials.source === "Secret") {
     if (!spec.credentials.secretRef)
       throw new CredentialsError("credentials.source is Secret but credentials.secretRef is not set");
     credentials = parseAwsCredentials(await ctx.readSecretKey(spec.credentials.secretRef));
   }
-  const endpoint = spec.endpoint?.url;
+  const endpoint = checked?.url;
   const fingerprint = createHash("sha256")
     .update(
       JSON.stringify([credentials?.accessKeyId, credentials?.secretAccessKey, credentials?.sessionToken]),
@@ -79,12 +101,15 @@ export async function awsClientConfig(
     ...(credentials ? { credentials } : {}),
     ...(endpoint ? { endpoint } : {}),
     ...(ctx.rateLimit ? { rateLimit: ctx.rateLimit } : {}),
-    cacheKey: `${ctx.providerConfig.metadata.uid}/${ctx.providerConfig.metadata.resourceVersion}/${r}/${endpoint}/${fingerprint}`,
+    // generation, not resourceVersion: status writes (users count, conditions) must not churn clients.
+    cacheKey: `${ctx.providerConfig.metadata.uid}/${ctx.providerConfig.metadata.generation ?? ctx.providerConfig.metadata.resourceVersion}/${r}/${endpoint}/${fingerprint}`,
   };
 }
 
 /** The part of an SDK client the rate limit hooks into. */
 interface WithMiddleware {
+  /** Closes the client's connection pool (every AWS SDK v3 client has it). */
+  destroy(): void;
   middlewareStack: {
     add(
       middleware: FinalizeRequestMiddleware<object, object>,
@@ -97,6 +122,8 @@ interface WithMiddleware {
 const rateLimitIds = new WeakMap<() => Promise<void>, number>();
 let rateLimitSeq = 0;
 
+const MAX_CLIENTS = 64;
+
 /** SDK clients are made once per container and credentials, with keep-alive, as Lambda guidance says. */
 export class ClientCache<T extends WithMiddleware> {
   readonly #clients = new Map<string, T>();
@@ -104,6 +131,10 @@ export class ClientCache<T extends WithMiddleware> {
   constructor(make: (c: AwsClientConfig) => T) {
     this.#make = make;
   }
+  get size() {
+    return this.#clients.size;
+  }
+
   get(c: AwsClientConfig): T {
     const { rateLimit } = c;
     let limitId = rateLimit ? rateLimitIds.get(rateLimit) : undefined;
@@ -125,8 +156,12 @@ export class ClientCache<T extends WithMiddleware> {
           { step: "finalizeRequest", priority: "low", name: "driftlessRateLimit" },
         );
       }
-      // One ProviderConfig generation needs few clients; forget old generations rather than grow.
-      if (this.#clients.size > 64) this.#clients.clear();
+      // One ProviderConfig generation needs few clients: the oldest go (and close their sockets) first.
+      for (const [old, c] of this.#clients) {
+        if (this.#clients.size < MAX_CLIENTS) break;
+        this.#clients.delete(old);
+        c.destroy();
+      }
       this.#clients.set(key, client);
     }
     return client;

@@ -9,6 +9,7 @@ import {
   ThrottledError,
 } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { type CheckedEndpoint, checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
 
 type Ctx = ConnectContext<AzureProviderConfigSpec>;
 
@@ -50,18 +51,54 @@ export function parseClientSecret(text: string): { clientSecret: string; clientI
   let json: Record<string, unknown>;
   try {
     json = JSON.parse(trimmed) as Record<string, unknown>;
-  } catch (err) {
-    throw new CredentialsError("the credentials Secret holds malformed JSON", { cause: err });
+  } catch {
+    // No cause: JSON.parse's message quotes the text around the fault, i.e. part of the secret.
+    throw new CredentialsError("the credentials Secret holds malformed JSON");
   }
   const clientSecret = typeof json.clientSecret === "string" ? json.clientSecret : "";
   if (!clientSecret) throw new CredentialsError("the credentials JSON has no clientSecret");
   return { clientSecret, ...(typeof json.clientId === "string" ? { clientId: json.clientId } : {}) };
 }
 
+export interface AzureEndpoints {
+  authorityHost?: CheckedEndpoint;
+  resourceManager?: CheckedEndpoint;
+  blob?: CheckedEndpoint;
+}
+
+/**
+ * A ProviderConfig's endpoint overrides, checked: every one receives a credential (the client secret or
+ * a workload-identity assertion goes to the authority, bearer tokens to Resource Manager and Blob), so
+ * each must be Azure's own host, loopback or one the platform listed (../endpoints.ts); with the
+ * ambient identity, only Azure's own hosts. The SDKs get the normalised URLs.
+ */
+export function azureEndpoints(spec: AzureProviderConfigSpec): AzureEndpoints {
+  const e = spec.endpoint ?? {};
+  const check = (field: "authorityHost" | "resourceManager" | "blob") => {
+    const raw = e[field];
+    return raw ? { [field]: checkEndpoint("azure", `spec.endpoint.${field}`, raw) } : {};
+  };
+  const endpoints: AzureEndpoints = {
+    ...check("authorityHost"),
+    ...check("resourceManager"),
+    ...check("blob"),
+  };
+  if (spec.credentials.source === "InjectedIdentity") {
+    if (endpoints.authorityHost)
+      refuseAmbientOffCloud("azure", "spec.endpoint.authorityHost", endpoints.authorityHost);
+    if (endpoints.resourceManager)
+      refuseAmbientOffCloud("azure", "spec.endpoint.resourceManager", endpoints.resourceManager);
+    // With an account key the Blob service gets shared-key signatures, not the identity's token.
+    if (endpoints.blob && !spec.storage?.accountKeySecretRef)
+      refuseAmbientOffCloud("azure", "spec.endpoint.blob", endpoints.blob);
+  }
+  return endpoints;
+}
+
 /** The Microsoft Entra ID credential of a ProviderConfig, cached per generation and secret. */
 export async function azureCredential(ctx: Ctx): Promise<{ credential: TokenCredential; cacheKey: string }> {
   const spec = ctx.providerConfig.spec;
-  const authorityHost = spec.endpoint?.authorityHost;
+  const authorityHost = azureEndpoints(spec).authorityHost?.url;
   // A non-public authority (sovereign cloud, Azure Stack, a local fake) cannot be validated against login.microsoftonline.com.
   const authority = authorityHost ? { authorityHost, disableInstanceDiscovery: true } : {};
   if (spec.credentials.source === "InjectedIdentity") {
@@ -99,7 +136,7 @@ export async function azureCredential(ctx: Ctx): Promise<{ credential: TokenCred
 export async function armClient(ctx: Ctx): Promise<ResourceManagementClient> {
   const spec = ctx.providerConfig.spec;
   const { credential, cacheKey } = await azureCredential(ctx);
-  const endpoint = spec.endpoint?.resourceManager?.replace(/\/+$/, "");
+  const endpoint = azureEndpoints(spec).resourceManager?.url;
   return armClients.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () => {
     return new ResourceManagementClient(credential, spec.subscriptionID, {
       // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
@@ -123,18 +160,21 @@ export async function blobService(ctx: Ctx): Promise<BlobService> {
   const storage = spec.storage;
   if (!storage)
     throw new CredentialsError("storage.accountName is not set: Blob Containers need a storage account");
-  const url = (spec.endpoint?.blob ?? `https://${storage.accountName}.blob.core.windows.net`).replace(
-    /\/+$/,
-    "",
-  );
+  // The account name becomes a host name: only what Azure allows (3-24 lowercase letters and digits).
+  if (!/^[a-z0-9]{3,24}$/.test(storage.accountName))
+    throw new CredentialsError("storage.accountName must be 3-24 lowercase letters and digits");
+  const url =
+    azureEndpoints(spec).blob?.url ??
+    checkEndpoint("azure", "storage.accountName", `https://${storage.accountName}.blob.core.windows.net`).url;
   const options = { retryOptions: { maxTries: 3 } };
   if (storage.accountKeySecretRef) {
     const key = (await ctx.readSecretKey(storage.accountKeySecretRef)).trim();
     let sharedKey: StorageSharedKeyCredential;
     try {
       sharedKey = new StorageSharedKeyCredential(storage.accountName, key);
-    } catch (err) {
-      throw new CredentialsError("the storage account key is not valid base64", { cause: err });
+    } catch {
+      // No cause: it could quote the key.
+      throw new CredentialsError("the storage account key is not valid base64");
     }
     const client = blobClients.get(
       `${generationOf(ctx)}/key/${fingerprint(url, storage.accountName, key)}`,
@@ -241,7 +281,7 @@ export async function checkAzureCredentials(ctx: Ctx): Promise<string> {
   const spec = ctx.providerConfig.spec;
   if (spec.storage?.accountKeySecretRef) await blobService(ctx);
   const { credential } = await azureCredential(ctx);
-  const endpoint = spec.endpoint?.resourceManager;
+  const endpoint = azureEndpoints(spec).resourceManager?.url;
   const scope = `${endpoint ? new URL(endpoint).origin : "https://management.azure.com"}/.default`;
   await azure(() => credential.getToken(scope));
   const who =

@@ -9,6 +9,7 @@ import {
   ThrottledError,
 } from "../../api/external.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { checkEndpoint, NO_EXTRA_HOSTS } from "../endpoints.ts";
 
 /** The two fields of a service-account key the SDKs need to sign their tokens. */
 export interface ServiceAccountKey {
@@ -22,9 +23,9 @@ export interface GcpClientConfig {
   projectId: string;
   /** Absent: the ambient identity (Application Default Credentials, e.g. workload identity). */
   credentials?: ServiceAccountKey;
-  /** Pub/Sub host:port; absent: the production API. */
+  /** Pub/Sub host:port, checked and normalised (see ../endpoints.ts); absent: the production API. */
   pubsubEndpoint?: string;
-  /** Cloud Storage base URL; absent: the production API. */
+  /** Cloud Storage base URL, checked and normalised; absent: the production API. */
   storageEndpoint?: string;
   /** Cache key: same ProviderConfig generation, endpoints and credentials → same SDK client. */
   cacheKey: string;
@@ -53,7 +54,8 @@ export function parseServiceAccountKey(text: string): ServiceAccountKey {
   }
   const k = json as Record<string, unknown>;
   if (k.type !== undefined && k.type !== "service_account") {
-    throw keyError(`its type is ${JSON.stringify(String(k.type))}; only service_account keys are supported`);
+    // The value is not quoted: it is text from the Secret.
+    throw keyError("its type is not service_account; only service_account keys are supported");
   }
   if (typeof k.client_email !== "string" || !k.client_email.includes("@")) {
     throw keyError("client_email is missing");
@@ -86,8 +88,14 @@ export async function gcpClientConfig(ctx: ConnectContext<GcpProviderConfigSpec>
     credentials = parseServiceAccountKey(text);
     secretPrint = fingerprint(text);
   }
-  const pubsubEndpoint = spec.endpoint?.pubsub || undefined;
-  const storageEndpoint = spec.endpoint?.storage || undefined;
+  // Checked before use: only Google's own hosts get a token (see newPubSub, newStorage); anything else
+  // must be loopback or listed by the platform, and the SDKs get the normalised text that was checked.
+  const pubsubEndpoint = spec.endpoint?.pubsub
+    ? checkEndpoint("gcp", "spec.endpoint.pubsub", spec.endpoint.pubsub, { hostPort: true }).url
+    : undefined;
+  const storageEndpoint = spec.endpoint?.storage
+    ? checkEndpoint("gcp", "spec.endpoint.storage", spec.endpoint.storage).url
+    : undefined;
   // generation, not resourceVersion: status writes (users count) must not churn clients.
   const generation = pc.metadata.generation ?? pc.metadata.resourceVersion;
   return {
@@ -110,13 +118,15 @@ const jwtOf = (key: ServiceAccountKey) =>
 /**
  * A Pub/Sub client for one configuration. The endpoint is always passed explicitly, so the
  * ProviderConfig alone decides where calls go (the SDK would otherwise honour PUBSUB_EMULATOR_HOST).
- * For a host that is not *.googleapis.com the SDK uses plaintext gRPC without credentials (its
- * emulator mode): an emulator never sees, and cannot check, the key.
+ * For a host that is not Google's the SDK uses plaintext gRPC without credentials (its emulator mode,
+ * set explicitly from our parsed host, not from the SDK's own suffix test): an emulator never sees,
+ * and cannot check, the key or the ambient token.
  */
 export function newPubSub(c: GcpClientConfig): PubSub {
   return new PubSub({
     projectId: c.projectId,
     apiEndpoint: c.pubsubEndpoint ?? PUBSUB_PRODUCTION_ENDPOINT,
+    emulatorMode: !isGoogleEndpoint(c.pubsubEndpoint),
     // An auth client instead of the `credentials` option, which google-auth-library 11 deprecates (and warns about).
     ...(c.credentials ? { authClient: jwtOf(c.credentials) } : {}),
   });
@@ -128,8 +138,14 @@ export function newPubSub(c: GcpClientConfig): PubSub {
  */
 export function isGoogleEndpoint(endpoint: string | undefined): boolean {
   if (endpoint === undefined) return true;
-  const host = endpoint.replace(/^[a-z]+:\/\//i, "").split(/[/:]/)[0] ?? "";
-  return host === "googleapis.com" || host.endsWith(".googleapis.com");
+  try {
+    // With no extra host allowed, only Google's own hosts pass.
+    return (
+      checkEndpoint("gcp", "endpoint", endpoint, { hostPort: true, policy: NO_EXTRA_HOSTS }).trust === "cloud"
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** A Cloud Storage client for one configuration; bounded retries so one reconcile never hangs for minutes. */
