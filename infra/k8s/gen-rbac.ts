@@ -40,19 +40,24 @@ function rulesFor(types: readonly ResourceType[], verbs: string[], suffix = ""):
 /**
  * SECRETS. The reconciler reads ProviderConfig credentials (by convention in driftless-system), reads
  * masterPasswordSecretRef Secrets, and writes connection Secrets wherever writeConnectionSecretToRef
- * (or a claim's namespace) says: by default that is any namespace, so it may get, create, update and
- * delete Secrets cluster-wide — by name only: no list, no watch, and no patch (shared/kube/client.ts
- * reads, creates, replaces and deletes Secrets; test/unit/rbac-verbs.test.ts keeps the two equal). With
- * `secretNamespaces` those verbs are granted per namespace instead (a Role and RoleBinding each): a
- * connection Secret or password elsewhere is then refused by the API server (Synced=False says so).
+ * (or a claim's namespace) says. It may get, create, update and delete Secrets by name only: no list,
+ * no watch, and no patch (shared/kube/client.ts reads, creates, replaces and deletes Secrets;
+ * test/unit/rbac-verbs.test.ts keeps the two equal) — and by default only in driftless-system, through a
+ * Role and RoleBinding per namespace. Each namespace that should receive connection Secrets or claims'
+ * copies is onboarded by generating with `--secret-namespaces=a,b` (driftless-system is always included);
+ * elsewhere the API server refuses and Synced=False says so. `--secret-namespaces=*` restores the
+ * cluster-wide grant for platforms that want it.
  */
 const SECRET_VERBS = ["get", "create", "update", "delete"];
 /** driftless objects are only merge-patched (PATCH), never replaced (PUT): patch, no update. */
 const READ_PATCH = ["get", "list", "watch", "patch"];
 
+/** Where the shipped rbac.yaml lets the reconciler reach Secrets: ProviderConfig credentials and claims' sources. */
+export const DEFAULT_SECRET_NAMESPACES: readonly string[] = [NAMESPACE];
+
 export interface RbacOptions {
-  /** Grant the reconciler's Secret verbs only in these namespaces (default: cluster-wide, by name). */
-  secretNamespaces?: readonly string[];
+  /** The namespaces where the reconciler may reach Secrets (default driftless-system); "*": cluster-wide. */
+  secretNamespaces?: readonly string[] | "*";
   /** The claim, class and made managed kinds the claim reconciler touches (default: every class binding). */
   claims?: ClaimKinds;
 }
@@ -66,8 +71,9 @@ export function rbacObjects(
   const labels = { "app.kubernetes.io/part-of": "driftless" };
   const claims = opts.claims ?? claimKindsOf();
   const watched = [...managed, ...providerConfigTypes, ...claims.claims, ...claims.classes];
-  const scoped = opts.secretNamespaces !== undefined;
-  const secretRoles = (opts.secretNamespaces ?? []).flatMap((namespace) => [
+  const namespaces = opts.secretNamespaces ?? DEFAULT_SECRET_NAMESPACES;
+  const scoped = namespaces !== "*";
+  const secretRoles = (scoped ? namespaces : []).flatMap((namespace) => [
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "Role",
@@ -158,7 +164,8 @@ if (import.meta.main) {
   const text = rbacYaml();
   const scopedArg = process.argv.find((a) => a.startsWith("--secret-namespaces="));
   if (scopedArg) {
-    const secretNamespaces = scopedArg.split("=")[1]?.split(",").filter(Boolean) ?? [];
+    const list = scopedArg.split("=")[1]?.split(",").filter(Boolean) ?? [];
+    const secretNamespaces = list.includes("*") ? "*" : [...new Set([NAMESPACE, ...list])];
     process.stdout.write(rbacYaml(rbacObjects(undefined, undefined, { secretNamespaces })));
   } else if (process.argv.includes("--check")) {
     let current = "";

@@ -72,6 +72,8 @@ export interface Access {
   group: string;
   resource: string;
   subresource?: string;
+  /** Asked in this namespace (Secrets are granted per namespace); cluster-wide when absent. */
+  namespace?: string;
   verb: string;
   /** Why driftless needs it (shown when it is missing). */
   why: string;
@@ -147,6 +149,7 @@ export function requiredAccess(
     out.push({
       group: "",
       resource: "secrets",
+      namespace: "driftless-system",
       verb,
       why: "read credentials, write connection Secrets and claims' copies",
     });
@@ -158,7 +161,7 @@ export function requiredAccess(
 }
 
 const accessLabel = (a: Access) =>
-  `${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.subresource ? `/${a.subresource}` : ""}`;
+  `${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.subresource ? `/${a.subresource}` : ""}${a.namespace ? ` in ${a.namespace}` : ""}`;
 
 class TimeoutError extends Error {
   override name = "TimeoutError";
@@ -407,7 +410,7 @@ async function checkCrds(kc: KubeConfig, crds: readonly GeneratedCrd[]): Promise
   };
 }
 
-/** Asks one SelfSubjectAccessReview per permission, cluster-wide (connection Secrets may be in any namespace). */
+/** Asks one SelfSubjectAccessReview per permission: cluster-wide, Secrets in driftless-system (per-namespace Roles). */
 async function checkRbac(kc: KubeConfig, needed: readonly Access[]): Promise<DoctorCheck> {
   const api = kc.makeApiClient(AuthorizationV1Api);
   const denied: Access[] = [];
@@ -422,6 +425,7 @@ async function checkRbac(kc: KubeConfig, needed: readonly Access[]): Promise<Doc
               resource: a.resource,
               verb: a.verb,
               ...(a.subresource ? { subresource: a.subresource } : {}),
+              ...(a.namespace ? { namespace: a.namespace } : {}),
             },
           },
         },

@@ -145,7 +145,10 @@ const renamed = (objects: KubernetesObject[]) =>
   objects.map(
     (o) =>
       JSON.parse(
-        JSON.stringify(o).replaceAll(`"${FORWARDER}"`, `"${FWD}"`).replaceAll(`"${RECONCILER}"`, `"${REC}"`),
+        JSON.stringify(o)
+          .replaceAll(`"${FORWARDER}"`, `"${FWD}"`)
+          .replaceAll(`"${RECONCILER}"`, `"${REC}"`)
+          .replaceAll(`"${RECONCILER}-secrets"`, `"${REC}-secrets"`),
       ) as KubernetesObject,
   );
 
@@ -174,11 +177,12 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
     const kube = kubeWithToken(await tokenSecretOf(REC), "reconciler-sa");
     const name = uniqueName("lp-q");
     created.push(name);
-    await admin.create(Queue, queueObject(name, "default"));
+    // The shipped rbac.yaml reaches Secrets in driftless-system only (other namespaces are onboarded).
+    await admin.create(Queue, queueObject(name, NAMESPACE));
     const reconciler = newReconciler(kube, { events: new KubeEventRecorder(kube) });
     await settle(reconciler, keyOf(Queue, name));
     const ready = conditionOf(await getMr(admin, Queue, name), "Ready")?.status === "True";
-    const conn = await admin.getSecret("default", `${name}-conn`);
+    const conn = await admin.getSecret(NAMESPACE, `${name}-conn`);
     mine.record(
       "reconciler SA: create → Ready, connection Secret written",
       ready && conn !== undefined,
@@ -274,19 +278,13 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
         body: { spec: { audiences: [] } },
       }),
     );
-    // Honest: get-by-name on Secrets is cluster-wide in the default rbac.yaml (see gen-rbac.ts SECRETS).
-    const kubeSystem = await coreApi(admin).listNamespacedSecret({ namespace: "kube-system", limit: 1 });
-    const someName = kubeSystem.items[0]?.metadata?.name;
-    if (someName) {
-      const status = await statusOfCall(() => kube.getSecret("kube-system", someName));
-      tally.note(
-        `default rbac.yaml: the reconciler's ServiceAccount CAN get a Secret by name in kube-system (HTTP ${status}) — it may get/create/update/delete any Secret whose name it knows (no list/watch/patch), because connection Secrets and masterPasswordSecretRef may name any namespace. The --secret-namespaces variant removes this (tested below).`,
-      );
-    } else {
-      tally.note(
-        "default rbac.yaml: get-by-name on Secrets is cluster-wide (kube-system had no Secret to try).",
-      );
-    }
+    // The shipped rbac.yaml grants Secrets per namespace (driftless-system), not cluster-wide.
+    const probe = uniqueName("lp-probe");
+    await admin.createSecret({ metadata: { name: probe, namespace: "default" }, stringData: { k: "v" } });
+    await denied(mine, "reconciler SA: cannot get a Secret by name outside its namespaces (default)", () =>
+      coreApi(kube).readNamespacedSecret({ name: probe, namespace: "default" }),
+    );
+    await admin.deleteSecret("default", probe);
   }, 60_000);
 
   it("the forwarder's ServiceAccount watches and forwards, and can read no Secret and write nothing", async () => {

@@ -107,7 +107,7 @@ const mr = (
   spec: {
     forProvider,
     providerConfigRef: { name: pc },
-    ...(conn ? { writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` } } : {}),
+    ...(conn ? { writeConnectionSecretToRef: { namespace: NS, name: `${name}-conn` } } : {}),
   },
 });
 const db = (extra: Record<string, unknown> = {}) => ({
@@ -120,7 +120,7 @@ const db = (extra: Record<string, unknown> = {}) => ({
 });
 
 async function connection(name: string): Promise<Record<string, string>> {
-  const s = await kube.getSecret("default", `${name}-conn`);
+  const s = await kube.getSecret(NS, `${name}-conn`);
   return Object.fromEntries(
     Object.entries(s?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
   );

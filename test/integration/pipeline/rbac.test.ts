@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { FORWARDER, NAMESPACE, RECONCILER, rbacYaml } from "../../../infra/k8s/gen-rbac.ts";
+import { FORWARDER, NAMESPACE, RECONCILER, rbacObjects, rbacYaml } from "../../../infra/k8s/gen-rbac.ts";
 import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { Queue as QueueClaim } from "../../../shared/api/claims/claims.ts";
@@ -130,7 +130,7 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
       spec: {
         forProvider: {},
         providerConfigRef: { name: pc },
-        writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
+        writeConnectionSecretToRef: { namespace: NAMESPACE, name: `${name}-conn` },
       },
     });
 
@@ -138,11 +138,11 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
 
     expect(results.map((r) => r.error?.message).filter(Boolean)).toEqual([]);
     expect(conditionOf(await getMr(admin, Queue, name), "Ready")?.status).toBe("True");
-    expect(await admin.getSecret("default", `${name}-conn`)).toBeDefined();
+    expect(await admin.getSecret(NAMESPACE, `${name}-conn`)).toBeDefined();
     expect(
       statusOf(
         await coreApi(kube)
-          .listNamespacedSecret({ namespace: "default" })
+          .listNamespacedSecret({ namespace: NAMESPACE })
           .catch((e) => e),
       ),
     ).toBe(403);
@@ -158,6 +158,11 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
     const pc = uniqueName("pc-rbac-claim");
     await createAwsProviderConfig(admin, pc);
     const namespace = await newNamespace(admin, "rbac-claims");
+    // Onboard the claim namespace as docs/claims.md says: the generator's Secret Role for it.
+    const api = KubernetesObjectApi.makeApiClient(kubeConfig());
+    for (const obj of rbacObjects(undefined, undefined, { secretNamespaces: [namespace] }))
+      if ((obj as KubernetesObject).kind === "Role" || (obj as KubernetesObject).kind === "RoleBinding")
+        await apply(api, obj as KubernetesObject);
     const cls = uniqueName("rbac-sqs");
     await admin.create(
       SQSQueueClass,

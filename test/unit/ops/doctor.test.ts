@@ -11,17 +11,29 @@ interface Rule {
 }
 
 describe("doctor", () => {
-  it("asks only for permissions the shipped ClusterRoles grant", () => {
-    const rules = (rbacObjects() as Array<{ kind: string; rules?: Rule[] }>)
-      .filter((o) => o.kind === "ClusterRole")
-      .flatMap((o) => o.rules ?? []);
+  it("asks only for permissions the shipped ClusterRoles (and, for Secrets, its Roles) grant", () => {
+    const objects = rbacObjects() as Array<{
+      kind: string;
+      metadata: { namespace?: string };
+      rules?: Rule[];
+    }>;
+    const clusterRules = objects.filter((o) => o.kind === "ClusterRole").flatMap((o) => o.rules ?? []);
+    const rulesIn = (ns: string | undefined) =>
+      ns === undefined
+        ? clusterRules
+        : [
+            ...clusterRules,
+            ...objects
+              .filter((o) => o.kind === "Role" && o.metadata.namespace === ns)
+              .flatMap((o) => o.rules ?? []),
+          ];
     const needed = requiredAccess(
       managedKinds.map((k) => k.definition),
       providerConfigKinds.map((k) => k.type),
     );
     const ungranted = needed.filter(
       (a) =>
-        !rules.some(
+        !rulesIn(a.namespace).some(
           (r) =>
             r.apiGroups.includes(a.group) &&
             r.resources.includes(a.subresource ? `${a.resource}/${a.subresource}` : a.resource) &&
