@@ -54,7 +54,8 @@ export async function createAwsProviderConfig(
   });
 }
 
-const motoOptions = () => ({
+/** SDK client options straight at moto, for arranging and checking cloud state behind driftless's back. */
+export const motoOptions = () => ({
   region: "us-east-1",
   endpoint: env("AWS_ENDPOINT_URL"),
   credentials: { accessKeyId: "testing", secretAccessKey: "testing" },

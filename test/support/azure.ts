@@ -115,6 +115,12 @@ export const armStats = async (url: string): Promise<ArmStats> =>
 export const resetArmStats = async (url: string) => {
   await fetch(`${url}/__fake/reset`, { method: "POST" });
 };
+/** The requests an ARM fake served while `fn` ran (a suite's private fake: nobody else calls it). */
+export async function armRequestsDuring(url: string, fn: () => Promise<unknown>) {
+  await resetArmStats(url);
+  await fn();
+  return (await armStats(url)).requests;
+}
 
 /**
  * Reconciles like a worker honouring requeues (sleeping up to `maxSleepMs` between rounds) until `done`

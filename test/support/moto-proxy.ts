@@ -8,21 +8,46 @@ export interface ProxiedCall {
   at: number;
 }
 
+export interface ProxiedResponse {
+  status: number;
+  body: string;
+  contentType: string;
+}
+
+/** A test's own behaviour layered on moto (a slower lifecycle, an injected failure). */
+export interface ProxyHooks {
+  /** Answers a call itself instead of forwarding it to moto, when it returns a response. */
+  answer?: (action: string, params: URLSearchParams) => ProxiedResponse | undefined;
+  /** Rewrites moto's answer to a forwarded call. */
+  rewrite?: (action: string, params: URLSearchParams, res: ProxiedResponse) => ProxiedResponse;
+}
+
+/** An AWS Query-protocol error answer (a non-retryable 400). */
+export function queryError(code: string, message: string, xmlns: string): ProxiedResponse {
+  const body =
+    `<ErrorResponse xmlns="${xmlns}"><Error><Type>Sender</Type>` +
+    `<Code>${code}</Code><Message>${message}</Message></Error><RequestId>proxy</RequestId></ErrorResponse>`;
+  return { status: 400, body, contentType: "text/xml" };
+}
+
 /**
  * TEST WRAPPER around moto, not a fake cloud: a small HTTP proxy the providers reach through the
  * ProviderConfig's endpoint (they still use the real SDKs; moto still does the work). It records every
  * Query-protocol call (EC2, RDS) so tests can count them and see their order, and it repairs one moto
  * 5.2.1 bug: ModifyDBSubnetGroup removes the group from moto's store (the backend pops it and never puts
- * it back), so the proxy puts it back with the modified values, as RDS would show it.
+ * it back), so the proxy puts it back with the modified values, as RDS would show it. A test may add
+ * its own behaviour with hooks (answer a call itself, rewrite moto's answer).
  */
 export class MotoProxy {
   readonly calls: ProxiedCall[] = [];
   readonly #target: string;
   readonly #server: Server;
+  readonly #hooks: ProxyHooks;
   url = "";
 
-  private constructor(target: string) {
+  private constructor(target: string, hooks: ProxyHooks) {
     this.#target = target.replace(/\/$/, "");
+    this.#hooks = hooks;
     this.#server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
@@ -40,8 +65,8 @@ export class MotoProxy {
     });
   }
 
-  static async start(target: string): Promise<MotoProxy> {
-    const p = new MotoProxy(target);
+  static async start(target: string, hooks: ProxyHooks = {}): Promise<MotoProxy> {
+    const p = new MotoProxy(target, hooks);
     await new Promise<void>((resolve) => p.#server.listen(0, "127.0.0.1", resolve));
     p.url = `http://127.0.0.1:${(p.#server.address() as AddressInfo).port}`;
     return p;
@@ -66,7 +91,12 @@ export class MotoProxy {
     return this.calls.slice(index).map((c) => c.action);
   }
 
-  async #forward(method: string, url: string, headers: IncomingHttpHeaders, body: Buffer | string) {
+  async #forward(
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    body: Buffer | string,
+  ): Promise<ProxiedResponse> {
     const forwarded: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) {
       if (
@@ -91,8 +121,14 @@ export class MotoProxy {
   async #handle(method: string, url: string, headers: IncomingHttpHeaders, body: Buffer) {
     const params = new URLSearchParams(body.toString("utf8"));
     const action = params.get("Action") ?? "";
+    const answered = this.#hooks.answer?.(action, params);
+    if (answered) {
+      this.calls.push({ action, params, status: answered.status, at: Date.now() });
+      return answered;
+    }
     if (action === "ModifyDBSubnetGroup") return this.#modifySubnetGroup(method, url, headers, params);
-    const res = await this.#forward(method, url, headers, body);
+    let res = await this.#forward(method, url, headers, body);
+    if (this.#hooks.rewrite) res = this.#hooks.rewrite(action, params, res);
     this.calls.push({ action, params, status: res.status, at: Date.now() });
     return res;
   }

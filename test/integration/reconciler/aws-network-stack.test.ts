@@ -19,16 +19,12 @@ import { providerConfigs } from "../../../shared/api/provider-config.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
 import { OWNER_TAG } from "../../../shared/providers/aws/ec2-common.ts";
 import type { ReconcileResult } from "../../../shared/reconciler/reconciler.ts";
-import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
+import { createAwsProviderConfig, ensureCrds, motoOptions } from "../../support/aws.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { MotoProxy } from "../../support/moto-proxy.ts";
 import { conditionOf, getMr, keyOf, newReconciler } from "../../support/reconcile.ts";
 
-const moto = {
-  region: "us-east-1",
-  endpoint: env("AWS_ENDPOINT_URL"),
-  credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
-};
+const moto = motoOptions();
 const ec2 = new EC2Client(moto);
 const rds = new RDSClient(moto);
 const kube = newKube();

@@ -27,21 +27,26 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SecurityGroup, Subnet, VPC } from "../../../shared/api/aws/ec2.ts";
 import { DBInstance, DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
-import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
-import { Kube, KubeError, type KubeObject } from "../../../shared/kube/client.ts";
+import { Kube } from "../../../shared/kube/client.ts";
 import { OWNER_TAG } from "../../../shared/providers/aws/ec2-common.ts";
-import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
+import { createAwsProviderConfig, ensureCrds, motoOptions } from "../../support/aws.ts";
+import {
+  type Behaviour,
+  CrashBeforeSucceeded,
+  connectionData,
+  describeManagedKind,
+  expectAvailable,
+  type ManagedType,
+  type MrOptions,
+  managedObject,
+} from "../../support/conformance.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { MotoProxy } from "../../support/moto-proxy.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
-const moto = {
-  region: "us-east-1",
-  endpoint: env("AWS_ENDPOINT_URL"),
-  credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
-};
+const moto = motoOptions();
 // Arranging and checking cloud state goes to moto directly, never through the proxy that counts our calls.
 const ec2 = new EC2Client(moto);
 const rds = new RDSClient(moto);
@@ -49,34 +54,13 @@ const kube = newKube();
 const PC = uniqueName("pc-net");
 let proxy: MotoProxy;
 
-function mrObject(
-  def: ManagedKindDef,
-  name: string,
-  forProvider: Record<string, unknown>,
-  extra: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> } = {},
-) {
-  return {
-    apiVersion: def.apiVersion,
-    kind: def.kind,
-    metadata: { name, ...(extra.metadata ?? {}) },
-    spec: {
-      forProvider,
-      providerConfigRef: { name: PC },
-      writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
-      ...(extra.spec ?? {}),
-    },
-  };
-}
+const mrObject = (def: ManagedType, name: string, forProvider: Record<string, unknown>, o: MrOptions = {}) =>
+  managedObject(def, name, PC, { forProvider, ...o });
 
-const externalNameOf = async (def: ManagedKindDef, name: string) =>
+const externalNameOf = async (def: ManagedType, name: string) =>
   (await getMr(kube, def, name))?.metadata.annotations?.[Annotations.externalName];
-const uidOf = async (def: ManagedKindDef, name: string) => (await getMr(kube, def, name))?.metadata.uid ?? "";
-const secretData = async (name: string) => {
-  const secret = await kube.getSecret("default", name);
-  return Object.fromEntries(
-    Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
-  );
-};
+const uidOf = async (def: ManagedType, name: string) => (await getMr(kube, def, name))?.metadata.uid ?? "";
+const secretData = (mrName: string) => connectionData(kube, mrName);
 const owned = (uid: string) => [{ Name: `tag:${OWNER_TAG}`, Values: [uid] }];
 const vpcOf = async (id: string) =>
   (await ec2.send(new DescribeVpcsCommand({ Filters: [{ Name: "vpc-id", Values: [id] }] }))).Vpcs?.[0];
@@ -113,16 +97,6 @@ const flatten = (perms: IpPermission[] | undefined) =>
     ])
     .sort();
 
-/** The API server refuses the write that records the create's result: the state a crash at that point leaves. */
-class CrashBeforeSucceeded extends Kube {
-  override async patch<T extends KubeObject>(...args: Parameters<Kube["patch"]>): Promise<T> {
-    const annotations = (args[2].metadata as { annotations?: Record<string, string> } | undefined)
-      ?.annotations;
-    if (annotations?.[Annotations.createSucceeded]) throw new KubeError("injected crash", 503);
-    return super.patch<T>(...args);
-  }
-}
-
 beforeAll(async () => {
   await ensureCrds();
   proxy = await MotoProxy.start(env("AWS_ENDPOINT_URL"));
@@ -135,7 +109,7 @@ afterAll(async () => {
   await proxy?.stop();
 });
 
-describe("VPC against the real API server and moto", () => {
+describe("VPC field mapping and quirks against the real API server and moto", () => {
   it("creates the VPC, records its vpc-… id as external name, tags it with the uid and writes the connection Secret", async () => {
     const name = uniqueName("vpc-create");
     const { lines, logger } = captureLogger();
@@ -148,9 +122,7 @@ describe("VPC against the real API server and moto", () => {
     await settle(r, keyOf(VPC, name));
 
     const mr = await getMr<Record<string, unknown>>(kube, VPC, name);
-    expect(conditionOf(mr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
-    expect(conditionOf(mr, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
-    expect(mr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
+    expectAvailable(mr);
     const id = mr?.metadata.annotations?.[Annotations.externalName] ?? "";
     expect(id).toMatch(/^vpc-[0-9a-f]+$/);
     const vpc = await vpcOf(id);
@@ -173,31 +145,13 @@ describe("VPC against the real API server and moto", () => {
       arn: `arn:aws:ec2:us-east-1:123456789012:vpc/${id}`,
       state: "available",
     });
-    expect(await secretData(`${name}-conn`)).toEqual({
+    expect(await secretData(name)).toEqual({
       id,
       arn: `arn:aws:ec2:us-east-1:123456789012:vpc/${id}`,
       cidrBlock: "10.10.0.0/16",
     });
     expect(proxy.callsOf("CreateVpc", { CidrBlock: "10.10.0.0/16" })).toHaveLength(1);
     expect(lines.join("\n") + JSON.stringify(mr)).not.toContain("testing-secret-value");
-  });
-
-  it("makes zero API-server writes and one cloud read when in sync", async () => {
-    const name = uniqueName("vpc-insync");
-    const r = newReconciler(kube);
-    await kube.create(VPC, mrObject(VPC, name, { cidrBlock: "10.11.0.0/16", tags: { a: "1" } }));
-    await settle(r, keyOf(VPC, name));
-
-    const counted = new Kube(kubeConfig());
-    const r2 = newReconciler(counted);
-    await r2.reconcile(keyOf(VPC, name)); // warms the ProviderConfig/credentials cache
-    counted.resetStats();
-    const mark = proxy.calls.length;
-    const res = await r2.reconcile(keyOf(VPC, name));
-
-    expect(res.outcome).toBe("in-sync");
-    expect(counted.stats.writes).toBe(0);
-    expect(proxy.since(mark)).toEqual(["DescribeVpcs"]);
   });
 
   it("applies spec changes and corrects out-of-band changes to tags and DNS attributes", async () => {
@@ -250,91 +204,6 @@ describe("VPC against the real API server and moto", () => {
     expect(proxy.callsOf("CreateVpc")).toHaveLength(creates); // never recreated
   });
 
-  it("makes no cloud calls at all while paused", async () => {
-    const name = uniqueName("vpc-paused");
-    const r = newReconciler(kube);
-    await kube.create(
-      VPC,
-      mrObject(
-        VPC,
-        name,
-        { cidrBlock: "10.14.0.0/16" },
-        { metadata: { annotations: { [Annotations.paused]: "true" } } },
-      ),
-    );
-    const mark = proxy.calls.length;
-
-    expect((await r.reconcile(keyOf(VPC, name))).outcome).toBe("paused");
-
-    expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
-    expect(proxy.since(mark)).toEqual([]);
-    expect(conditionOf(await getMr(kube, VPC, name), "Synced")?.reason).toBe("ReconcilePaused");
-  });
-
-  it("imports an existing VPC observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
-    const id = await cloudVpc("10.15.0.0/16");
-    await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: [{ Key: "owner", Value: "legacy" }] }));
-    const name = uniqueName("vpc-import");
-    const r = newReconciler(kube);
-    await kube.create(
-      VPC,
-      mrObject(
-        VPC,
-        name,
-        {},
-        {
-          metadata: { annotations: { [Annotations.externalName]: id } },
-          spec: { managementPolicies: ["Observe", "LateInitialize"] },
-        },
-      ),
-    );
-    const mark = proxy.calls.length;
-
-    await settle(r, keyOf(VPC, name));
-    const mr = await getMr<Record<string, unknown>>(kube, VPC, name);
-    expect(mr?.spec.forProvider).toMatchObject({
-      cidrBlock: "10.15.0.0/16",
-      instanceTenancy: "default",
-      tags: { owner: "legacy" },
-    });
-    expect(conditionOf(mr, "Ready")?.status).toBe("True");
-
-    await kube.patch(VPC, name, { spec: { forProvider: { tags: { owner: "me" } } } });
-    await settle(r, keyOf(VPC, name));
-    await kube.delete(VPC, name);
-    await settle(r, keyOf(VPC, name));
-
-    expect(await getMr(kube, VPC, name)).toBeUndefined();
-    expect(tagMap((await vpcOf(id))?.Tags)).toEqual({ owner: "legacy" });
-    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
-    expect(new Set(proxy.since(mark))).toEqual(new Set(["DescribeVpcs"]));
-    await ec2.send(new DeleteVpcCommand({ VpcId: id }));
-  });
-
-  it("adopts the VPC the external name names instead of creating one", async () => {
-    const id = await cloudVpc("10.16.0.0/16");
-    const name = uniqueName("vpc-extname");
-    const r = newReconciler(kube);
-    await kube.create(
-      VPC,
-      mrObject(
-        VPC,
-        name,
-        { cidrBlock: "10.16.0.0/16", tags: { adopted: "yes" } },
-        { metadata: { annotations: { [Annotations.externalName]: id } } },
-      ),
-    );
-
-    await settle(r, keyOf(VPC, name));
-
-    expect(r.externalCalls.create).toBe(0);
-    expect(conditionOf(await getMr(kube, VPC, name), "Ready")?.status).toBe("True");
-    expect(tagMap((await vpcOf(id))?.Tags)).toEqual({ adopted: "yes" });
-    await kube.delete(VPC, name);
-    await settle(r, keyOf(VPC, name));
-    expect(await vpcOf(id)).toBeUndefined();
-  });
-
   it("waits while AWS refuses to delete a VPC that still has a subnet (DependencyViolation), then deletes it", async () => {
     const name = uniqueName("vpc-depviol");
     const r = newReconciler(kube);
@@ -369,34 +238,12 @@ describe("VPC against the real API server and moto", () => {
     expect(await kube.getSecret("default", `${name}-conn`)).toBeUndefined();
   });
 
-  it("keeps the cloud resource with deletionPolicy Orphan", async () => {
-    const name = uniqueName("vpc-orphan");
-    const r = newReconciler(kube);
-    await kube.create(
-      VPC,
-      mrObject(VPC, name, { cidrBlock: "10.18.0.0/16" }, { spec: { deletionPolicy: "Orphan" } }),
-    );
-    await settle(r, keyOf(VPC, name));
-    const id = (await externalNameOf(VPC, name)) ?? "";
-
-    await kube.delete(VPC, name);
-    const results = await settle(r, keyOf(VPC, name));
-
-    expect(results.at(-1)?.outcome).toBe("orphaned");
-    expect(await getMr(kube, VPC, name)).toBeUndefined();
-    expect(await vpcOf(id)).toBeDefined();
-    await ec2.send(new DeleteVpcCommand({ VpcId: id }));
-  });
-
   it("names the ProviderConfig when its credentials are bad, and creates nothing", async () => {
     const badPc = uniqueName("pc-net-bad");
     await createAwsProviderConfig(kube, badPc, { credentials: "[default]\naws_access_key_id = only-half\n" });
     const name = uniqueName("vpc-badcreds");
     const r = newReconciler(kube);
-    await kube.create(
-      VPC,
-      mrObject(VPC, name, { cidrBlock: "10.19.0.0/16" }, { spec: { providerConfigRef: { name: badPc } } }),
-    );
+    await kube.create(VPC, mrObject(VPC, name, { cidrBlock: "10.19.0.0/16" }, { providerConfig: badPc }));
 
     await settle(r, keyOf(VPC, name), 1);
 
@@ -408,6 +255,71 @@ describe("VPC against the real API server and moto", () => {
     const vpcs = await ec2.send(new DescribeVpcsCommand({ Filters: owned(mr?.metadata.uid ?? "") }));
     expect(vpcs.Vpcs).toEqual([]);
   });
+});
+
+/** The proxy's calls (action → count) while `fn` runs; tests in a file run one at a time. */
+async function callsDuring(fn: () => Promise<unknown>) {
+  const mark = proxy.calls.length;
+  await fn();
+  const counts: Record<string, number> = {};
+  for (const action of proxy.since(mark)) counts[action] = (counts[action] ?? 0) + 1;
+  return counts;
+}
+const vpcCidrs: Partial<Record<Behaviour, string>> = {
+  inSync: "10.11.0.0/16",
+  paused: "10.14.0.0/16",
+  orphan: "10.18.0.0/16",
+  concurrentCreate: "10.23.0.0/16",
+  emptyPolicies: "10.24.0.0/16",
+  importMissing: "10.25.0.0/16",
+};
+const deleteVpc = async (id: string) => {
+  await ec2.send(new DeleteVpcCommand({ VpcId: id }));
+};
+
+describeManagedKind({
+  type: VPC,
+  cloud: "moto",
+  prefix: "vpc",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: (b) => ({
+    cidrBlock: vpcCidrs[b] ?? "10.26.0.0/16",
+    ...(b === "inSync" ? { tags: { a: "1" } } : {}),
+  }),
+  exists: async (id) => (await vpcOf(id)) !== undefined,
+  owned: async (uid) =>
+    (await ec2.send(new DescribeVpcsCommand({ Filters: owned(uid) }))).Vpcs?.map((v) => v.VpcId ?? "") ?? [],
+  // Observing a VPC is one DescribeVpcs call, and nothing else.
+  requests: { during: callsDuring, isRead: (action) => action === "DescribeVpcs" },
+  inSyncRequests: { DescribeVpcs: 1 },
+  cleanup: deleteVpc,
+  adopt: {
+    arrange: () => cloudVpc("10.16.0.0/16"),
+    forProvider: { cidrBlock: "10.16.0.0/16", tags: { adopted: "yes" } },
+    check: async ({ cloudName }) =>
+      expect(tagMap((await vpcOf(cloudName))?.Tags)).toEqual({ adopted: "yes" }),
+  },
+  import: {
+    arrange: async () => {
+      const id = await cloudVpc("10.15.0.0/16");
+      await ec2.send(new CreateTagsCommand({ Resources: [id], Tags: [{ Key: "owner", Value: "legacy" }] }));
+      return id;
+    },
+    expectSpec: (forProvider) =>
+      expect(forProvider).toMatchObject({
+        cidrBlock: "10.15.0.0/16",
+        instanceTenancy: "default",
+        tags: { owner: "legacy" },
+      }),
+    change: { tags: { owner: "me" } },
+    expectUnchanged: async (id) => expect(tagMap((await vpcOf(id))?.Tags)).toEqual({ owner: "legacy" }),
+    after: ({ cloudName }) => deleteVpc(cloudName),
+  },
+  ownTests: {
+    delete: "AWS refuses to delete a VPC with dependents: proved above with DependencyViolation",
+    crashRecovery: "provider-chosen ids: proved below for VPC, Subnet and SecurityGroup",
+  },
 });
 
 describe("provider-chosen ids survive a crash between Create and recording the id", () => {
@@ -445,7 +357,7 @@ describe("provider-chosen ids survive a crash between Create and recording the i
       await kube.create(c.def, mrObject(c.def, name, await c.forProvider()));
       const uid = await uidOf(c.def, name);
 
-      const crashing = newReconciler(new CrashBeforeSucceeded(kubeConfig()));
+      const crashing = newReconciler(new CrashBeforeSucceeded(kubeConfig()), { retryBaseMs: 1 });
       const first = await crashing.reconcile(keyOf(c.def, name));
       expect(first.outcome).toBe("error");
       expect(crashing.externalCalls.create).toBe(1);
@@ -508,7 +420,7 @@ describe("Subnet against the real API server and moto", () => {
     const subnet = await subnetOf(id);
     expect(subnet).toMatchObject({ VpcId: vpcId, CidrBlock: "10.30.1.0/24" });
     expect(tagMap(subnet?.Tags)).toEqual({ tier: "private", [OWNER_TAG]: mr?.metadata.uid });
-    expect(Object.keys(await secretData(`${name}-conn`)).sort()).toEqual([
+    expect(Object.keys(await secretData(name)).sort()).toEqual([
       "arn",
       "availabilityZone",
       "cidrBlock",
@@ -731,7 +643,7 @@ describe("DBSubnetGroup against the real API server and moto", () => {
     expect(group?.Subnets?.map((s) => s.SubnetIdentifier).sort()).toEqual([idA, idB].sort());
     expect(group?.VpcId).toBe(vpcId);
     const arn = group?.DBSubnetGroupArn ?? "";
-    expect(await secretData(`${name}-conn`)).toEqual({ name, arn });
+    expect(await secretData(name)).toEqual({ name, arn });
 
     // Update: another subnet and a new description (ModifyDBSubnetGroup takes both at once).
     const idC = await cloudSubnet(vpcId, "10.50.3.0/24", "us-east-1c");

@@ -1,10 +1,7 @@
 import { ContainerClient } from "@azure/storage-blob";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
 import { Container } from "../../../shared/api/azure/storage.ts";
-import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
-import { Kube } from "../../../shared/kube/client.ts";
-import { ensureCrds } from "../../support/aws.ts";
 import {
   AZURE_CLIENT_SECRET,
   armClient,
@@ -12,40 +9,32 @@ import {
   createAzureProviderConfig,
   reconcileUntil,
 } from "../../support/azure.ts";
-import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import {
+  connectionData,
+  describeManagedKind,
+  expectAvailable,
+  type MrOptions,
+  managedObject,
+  useProviderConfig,
+} from "../../support/conformance.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
 const kube = newKube();
 const blob = azuriteBlob();
 const arm = armClient();
-const PC = uniqueName("pc-azblob");
+const PC = useProviderConfig("azure", "pc-azblob");
 const ACCOUNT = env("AZURITE_ACCOUNT_NAME");
 const ACCOUNT_KEY = env("AZURITE_ACCOUNT_KEY");
 
-function containerObject(
-  name: string,
-  forProvider: Record<string, unknown> = {},
-  extra: Record<string, unknown> = {},
-) {
-  return {
-    apiVersion: Container.apiVersion,
-    kind: Container.kind,
-    metadata: { name, ...((extra.metadata as object) ?? {}) },
-    spec: {
-      forProvider,
-      providerConfigRef: { name: PC },
-      writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
-      ...((extra.spec as object) ?? {}),
-    },
-  };
-}
-
-const groupObject = (name: string, labels: Record<string, string> = {}) => ({
-  apiVersion: ResourceGroup.apiVersion,
-  kind: ResourceGroup.kind,
-  metadata: { name, labels },
-  spec: { forProvider: { location: "westeurope" }, providerConfigRef: { name: PC } },
-});
+const containerObject = (name: string, forProvider: Record<string, unknown> = {}, o: MrOptions = {}) =>
+  managedObject(Container, name, PC, { forProvider, ...o });
+const groupObject = (name: string, labels: Record<string, string> = {}) =>
+  managedObject(ResourceGroup, name, PC, {
+    forProvider: { location: "westeurope" },
+    labels,
+    connectionSecret: false,
+  });
 
 const propsOf = async (name: string) =>
   blob
@@ -56,20 +45,41 @@ const propsOf = async (name: string) =>
       throw err;
     });
 const exists = async (name: string) => (await propsOf(name)) !== undefined;
+const secretData = (mrName: string) => connectionData(kube, mrName);
 
-const secretData = async (name: string) => {
-  const secret = await kube.getSecret("default", `${name}-conn`);
-  return Object.fromEntries(
-    Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
-  );
-};
-
-beforeAll(async () => {
-  await ensureCrds();
-  await createAzureProviderConfig(kube, PC);
+describeManagedKind({
+  type: Container,
+  cloud: "Azurite",
+  prefix: "c",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: (b) => (b === "inSync" ? { metadata: { a: "1" } } : {}),
+  exists,
+  settleDelete: (r, key) => reconcileUntil(r, key, (x) => x.outcome === "deleted" || x.outcome === "gone"),
+  import: {
+    arrange: async (cloudName) => {
+      await blob.getContainerClient(cloudName).create({ metadata: { owner: "ops" }, access: "blob" });
+    },
+    expectSpec: (forProvider) =>
+      expect(forProvider).toEqual({
+        metadata: { owner: "ops" },
+        publicAccess: "Blob",
+        storageAccountName: ACCOUNT,
+      }),
+    change: { metadata: { owner: "me" }, publicAccess: "None" },
+    expectUnchanged: async (cloudName) => {
+      const props = await propsOf(cloudName);
+      expect(props?.metadata).toEqual({ owner: "ops" });
+      expect(props?.blobPublicAccess).toBe("blob");
+    },
+  },
+  checks: {
+    externalName: async ({ name, cloudName }) =>
+      expect((await secretData(name)).containerName).toBe(cloudName),
+  },
 });
 
-describe("Azure Blob Container against the real API server and Azurite", () => {
+describe("Azure Blob Container field mapping and quirks against the real API server and Azurite", () => {
   it("creates the container, reports Ready and Synced, and publishes a working SAS but never the account key", async () => {
     const name = uniqueName("c-create");
     const { lines, logger } = captureLogger();
@@ -79,10 +89,7 @@ describe("Azure Blob Container against the real API server and Azurite", () => {
     await settle(r, keyOf(Container, name));
 
     const mr = await getMr(kube, Container, name);
-    expect(conditionOf(mr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
-    expect(conditionOf(mr, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
-    expect(mr?.metadata.annotations?.[Annotations.externalName]).toBe(name);
-    expect(mr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
+    expectAvailable(mr, name);
     expect(mr?.status?.atProvider).toEqual({
       url: `${env("AZURITE_BLOB_ENDPOINT")}/${name}`,
       storageAccountName: ACCOUNT,
@@ -127,25 +134,6 @@ describe("Azure Blob Container against the real API server and Azurite", () => {
     expect(everything).not.toContain(ACCOUNT_KEY);
     expect(everything).not.toContain(AZURE_CLIENT_SECRET);
     expect(lines.join("\n")).not.toContain(new URLSearchParams(data.sasToken).get("sig") ?? "no-sig");
-  });
-
-  it("makes zero API-server writes when the container is in sync", async () => {
-    const name = uniqueName("c-insync");
-    const r = newReconciler(kube);
-    await kube.create(Container, containerObject(name, { metadata: { a: "1" } }));
-    await settle(r, keyOf(Container, name));
-
-    const counted = new Kube(kubeConfig());
-    const r2 = newReconciler(counted);
-    await r2.reconcile(keyOf(Container, name)); // warms the ProviderConfig/credentials and published-Secret caches
-    counted.resetStats();
-    const res = await r2.reconcile(keyOf(Container, name));
-
-    expect(res.outcome).toBe("in-sync");
-    expect(counted.stats.writes).toBe(0);
-    // The object, and its connection Secret: read every time, so one deleted by hand is repaired.
-    expect(counted.stats.gets).toBe(2);
-    expect(r2.externalCalls).toMatchObject({ observe: 2, create: 0, update: 0, delete: 0 });
   });
 
   it("applies metadata and public access changes to the cloud", async () => {
@@ -238,114 +226,6 @@ describe("Azure Blob Container against the real API server and Azurite", () => {
     expect(await exists(name)).toBe(false);
   });
 
-  it("makes no cloud calls at all while paused", async () => {
-    const name = uniqueName("c-paused");
-    const r = newReconciler(kube);
-    await kube.create(
-      Container,
-      containerObject(name, {}, { metadata: { annotations: { [Annotations.paused]: "true" } } }),
-    );
-
-    const res = await r.reconcile(keyOf(Container, name));
-
-    expect(res.outcome).toBe("paused");
-    expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
-    expect(conditionOf(await getMr(kube, Container, name), "Synced")).toMatchObject({
-      status: "False",
-      reason: "ReconcilePaused",
-    });
-    expect(await exists(name)).toBe(false);
-  });
-
-  it("imports an existing container observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
-    const cloudName = uniqueName("c-import-cloud");
-    await blob.getContainerClient(cloudName).create({ metadata: { owner: "ops" }, access: "blob" });
-    const name = uniqueName("c-import");
-    const r = newReconciler(kube);
-    await kube.create(
-      Container,
-      containerObject(
-        name,
-        {},
-        {
-          metadata: { annotations: { [Annotations.externalName]: cloudName } },
-          spec: { managementPolicies: ["Observe", "LateInitialize"] },
-        },
-      ),
-    );
-
-    await settle(r, keyOf(Container, name));
-    const mr = await getMr<Record<string, unknown>>(kube, Container, name);
-    expect(mr?.spec.forProvider).toEqual({
-      metadata: { owner: "ops" },
-      publicAccess: "Blob",
-      storageAccountName: ACCOUNT,
-    });
-    expect(conditionOf(mr, "Ready")?.status).toBe("True");
-
-    await kube.patch(Container, name, {
-      spec: { forProvider: { metadata: { owner: "me" }, publicAccess: "None" } },
-    });
-    await settle(r, keyOf(Container, name));
-    const props = await propsOf(cloudName);
-    expect(props?.metadata).toEqual({ owner: "ops" });
-    expect(props?.blobPublicAccess).toBe("blob");
-
-    await kube.delete(Container, name);
-    await settle(r, keyOf(Container, name));
-    expect(await getMr(kube, Container, name)).toBeUndefined();
-    expect(await exists(cloudName)).toBe(true);
-    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
-  });
-
-  it("names the cloud resource after the external-name annotation", async () => {
-    const name = uniqueName("c-extname");
-    const cloudName = uniqueName("c-cloud-name");
-    const r = newReconciler(kube);
-    await kube.create(
-      Container,
-      containerObject(name, {}, { metadata: { annotations: { [Annotations.externalName]: cloudName } } }),
-    );
-    await settle(r, keyOf(Container, name));
-    expect(await exists(cloudName)).toBe(true);
-    expect(await exists(name)).toBe(false);
-    expect((await secretData(name)).containerName).toBe(cloudName);
-  });
-
-  it("deletes the cloud resource, then removes the finalizer (deletionPolicy Delete)", async () => {
-    const name = uniqueName("c-delete");
-    const r = newReconciler(kube);
-    await kube.create(Container, containerObject(name, {}));
-    await settle(r, keyOf(Container, name));
-    expect(await kube.getSecret("default", `${name}-conn`)).toBeDefined();
-
-    await kube.delete(Container, name);
-    const results = await reconcileUntil(
-      r,
-      keyOf(Container, name),
-      (x) => x.outcome === "deleted" || x.outcome === "gone",
-    );
-
-    expect(results.map((x) => x.outcome)).toEqual(expect.arrayContaining(["deleting", "deleted"]));
-    expect(await exists(name)).toBe(false);
-    expect(await getMr(kube, Container, name)).toBeUndefined();
-    expect(await kube.getSecret("default", `${name}-conn`)).toBeUndefined();
-  });
-
-  it("keeps the cloud resource with deletionPolicy Orphan", async () => {
-    const name = uniqueName("c-orphan");
-    const r = newReconciler(kube);
-    await kube.create(Container, containerObject(name, {}, { spec: { deletionPolicy: "Orphan" } }));
-    await settle(r, keyOf(Container, name));
-
-    await kube.delete(Container, name);
-    const results = await settle(r, keyOf(Container, name));
-
-    expect(results.at(-1)?.outcome).toBe("orphaned");
-    expect(await getMr(kube, Container, name)).toBeUndefined();
-    expect(await exists(name)).toBe(true);
-  });
-
   it("refuses metadata names Azure cannot take before calling the cloud", async () => {
     const name = uniqueName("c-badmeta");
     const r = newReconciler(kube);
@@ -366,10 +246,10 @@ describe("Azure Blob Container against the real API server and Azurite", () => {
     const badPc = uniqueName("pc-az-badkey");
     await createAzureProviderConfig(kube, badPc, { accountKey: wrongKey });
     const bad = uniqueName("c-badkey");
-    await kube.create(Container, {
-      ...containerObject(bad, {}),
-      spec: { forProvider: {}, providerConfigRef: { name: badPc } },
-    });
+    await kube.create(
+      Container,
+      containerObject(bad, {}, { providerConfig: badPc, connectionSecret: false }),
+    );
     await settle(r, keyOf(Container, bad), 1);
     const m1 = conditionOf(await getMr(kube, Container, bad), "Synced");
     expect(m1).toMatchObject({ status: "False", reason: "ReconcileError" });
@@ -379,10 +259,10 @@ describe("Azure Blob Container against the real API server and Azurite", () => {
     const noStoragePc = uniqueName("pc-az-nostorage");
     await createAzureProviderConfig(kube, noStoragePc, { noStorage: true });
     const none = uniqueName("c-nostorage");
-    await kube.create(Container, {
-      ...containerObject(none, {}),
-      spec: { forProvider: {}, providerConfigRef: { name: noStoragePc } },
-    });
+    await kube.create(
+      Container,
+      containerObject(none, {}, { providerConfig: noStoragePc, connectionSecret: false }),
+    );
     await settle(r, keyOf(Container, none), 1);
     const m2 = conditionOf(await getMr(kube, Container, none), "Synced")?.message;
     expect(m2).toContain(`ProviderConfig "${noStoragePc}"`);

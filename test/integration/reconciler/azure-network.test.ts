@@ -4,21 +4,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { Subnet, VirtualNetwork } from "../../../shared/api/azure/network.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
-import type { ManagedKindDef } from "../../../shared/api/managed.ts";
-import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
-import { Kube } from "../../../shared/kube/client.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import {
   AZURE_CLIENT_ID,
   AZURE_CLIENT_SECRET,
   armClient,
+  armRequestsDuring,
   armStats,
   createAzureProviderConfig,
   reconcileUntil,
   resetArmStats,
   startPrivateArmFake,
 } from "../../support/azure.ts";
-import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import {
+  type Behaviour,
+  describeManagedKind,
+  expectAvailable,
+  type ManagedType,
+  type MrOptions,
+  managedObject,
+} from "../../support/conformance.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
 const kube = newKube();
@@ -46,24 +52,8 @@ function networkSdk(endpoint: string) {
   });
 }
 
-function mrObject(
-  def: ManagedKindDef,
-  name: string,
-  forProvider: Record<string, unknown>,
-  extra: { metadata?: Record<string, unknown>; spec?: Record<string, unknown> } = {},
-) {
-  return {
-    apiVersion: def.apiVersion,
-    kind: def.kind,
-    metadata: { name, ...(extra.metadata ?? {}) },
-    spec: {
-      forProvider,
-      providerConfigRef: { name: PC },
-      writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
-      ...(extra.spec ?? {}),
-    },
-  };
-}
+const mrObject = (def: ManagedType, name: string, forProvider: Record<string, unknown>, o: MrOptions = {}) =>
+  managedObject(def, name, PC, { forProvider, ...o });
 
 const notFound = (err: { statusCode?: number }) => {
   if (err.statusCode === 404) return undefined;
@@ -87,7 +77,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-describe("Azure VirtualNetwork and Subnet against the real API server and the ARM fake", () => {
+describe("Azure VirtualNetwork and Subnet field mapping and quirks against the real API server and the ARM fake", () => {
   it("waits for the resource group and the network by reference, then creates both", async () => {
     const rg = uniqueName("rg-aznet-ref");
     const vnet = uniqueName("vnet-ref");
@@ -131,10 +121,7 @@ describe("Azure VirtualNetwork and Subnet against the real API server and the AR
     await settle(r, keyOf(Subnet, subnet));
 
     const vmr = await getMr<Record<string, unknown>>(kube, VirtualNetwork, vnet);
-    expect(conditionOf(vmr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
-    expect(conditionOf(vmr, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
-    expect(vmr?.metadata.annotations?.[Annotations.externalName]).toBe(vnet);
-    expect(vmr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
+    expectAvailable(vmr, vnet);
     expect(vmr?.spec.forProvider).toMatchObject({ resourceGroupName: rg, location: "West Europe" });
     const vnetId = `/subscriptions/${env("AZURE_SUBSCRIPTION_ID")}/resourceGroups/${rg}/providers/Microsoft.Network/virtualNetworks/${vnet}`;
     expect(vmr?.status?.atProvider).toMatchObject({ id: vnetId, provisioningState: "Succeeded" });
@@ -151,31 +138,6 @@ describe("Azure VirtualNetwork and Subnet against the real API server and the AR
     expect(smr?.spec.forProvider).toMatchObject({ resourceGroupName: rg, virtualNetworkName: vnet });
     expect((await subnetOf(rg, vnet, subnet))?.addressPrefix).toBe("10.70.1.0/24");
     expect(lines.join("\n") + JSON.stringify([vmr, smr])).not.toContain(AZURE_CLIENT_SECRET);
-  });
-
-  it("makes zero API-server writes and one ARM read when the network is in sync", async () => {
-    const name = uniqueName("vnet-insync");
-    const r = newReconciler(kube);
-    await kube.create(
-      VirtualNetwork,
-      mrObject(VirtualNetwork, name, {
-        resourceGroupName: RG,
-        location: "westeurope",
-        addressSpace: { addressPrefixes: ["10.71.0.0/16", "10.72.0.0/16"] },
-      }),
-    );
-    await settle(r, keyOf(VirtualNetwork, name));
-
-    const counted = new Kube(kubeConfig());
-    const r2 = newReconciler(counted);
-    await r2.reconcile(keyOf(VirtualNetwork, name)); // warms the ProviderConfig, Secret and token caches
-    counted.resetStats();
-    await resetArmStats(fake.url);
-    const res = await r2.reconcile(keyOf(VirtualNetwork, name));
-
-    expect(res.outcome).toBe("in-sync");
-    expect(counted.stats.writes).toBe(0);
-    expect((await armStats(fake.url)).requests).toEqual({ "GET Microsoft.Network/virtualNetworks": 1 });
   });
 
   it("applies spec changes, keeping the network's other settings, and corrects out-of-band changes", async () => {
@@ -250,100 +212,6 @@ describe("Azure VirtualNetwork and Subnet against the real API server and the AR
     expect(Object.keys((await armStats(fake.url)).requests).filter((k) => !k.startsWith("GET"))).toEqual([]);
   });
 
-  it("makes no cloud calls at all while paused", async () => {
-    const name = uniqueName("vnet-paused");
-    const r = newReconciler(kube);
-    await kube.create(
-      VirtualNetwork,
-      mrObject(
-        VirtualNetwork,
-        name,
-        {
-          resourceGroupName: RG,
-          location: "westeurope",
-          addressSpace: { addressPrefixes: ["10.76.0.0/16"] },
-        },
-        { metadata: { annotations: { [Annotations.paused]: "true" } } },
-      ),
-    );
-    await resetArmStats(fake.url);
-
-    expect((await r.reconcile(keyOf(VirtualNetwork, name))).outcome).toBe("paused");
-
-    expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
-    expect((await armStats(fake.url)).total).toBe(0);
-    expect(await vnetOf(RG, name)).toBeUndefined();
-  });
-
-  it("imports an existing network observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
-    const cloudName = uniqueName("vnet-import-cloud");
-    await network.virtualNetworks
-      .createOrUpdate(RG, cloudName, {
-        location: "westeurope",
-        addressSpace: { addressPrefixes: ["10.77.0.0/16"] },
-        tags: { owner: "legacy" },
-      })
-      .submitted();
-    const name = uniqueName("vnet-import");
-    const r = newReconciler(kube);
-    await kube.create(
-      VirtualNetwork,
-      mrObject(
-        VirtualNetwork,
-        name,
-        { resourceGroupName: RG },
-        {
-          metadata: { annotations: { [Annotations.externalName]: cloudName } },
-          spec: { managementPolicies: ["Observe", "LateInitialize"] },
-        },
-      ),
-    );
-
-    await settle(r, keyOf(VirtualNetwork, name));
-    const mr = await getMr<Record<string, unknown>>(kube, VirtualNetwork, name);
-    expect(mr?.spec.forProvider).toMatchObject({
-      location: "westeurope",
-      addressSpace: { addressPrefixes: ["10.77.0.0/16"] },
-      tags: { owner: "legacy" },
-    });
-    expect(conditionOf(mr, "Ready")?.status).toBe("True");
-
-    await resetArmStats(fake.url);
-    await kube.patch(VirtualNetwork, name, { spec: { forProvider: { tags: { owner: "me" } } } });
-    await settle(r, keyOf(VirtualNetwork, name));
-    await kube.delete(VirtualNetwork, name);
-    await settle(r, keyOf(VirtualNetwork, name));
-
-    expect(await getMr(kube, VirtualNetwork, name)).toBeUndefined();
-    expect((await vnetOf(RG, cloudName))?.tags).toEqual({ owner: "legacy" });
-    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
-    expect(Object.keys((await armStats(fake.url)).requests)).toEqual([
-      "GET Microsoft.Network/virtualNetworks",
-    ]);
-  });
-
-  it("names the cloud network after the external-name annotation", async () => {
-    const name = uniqueName("vnet-extname");
-    const cloudName = uniqueName("vnet-cloud-name");
-    const r = newReconciler(kube);
-    await kube.create(
-      VirtualNetwork,
-      mrObject(
-        VirtualNetwork,
-        name,
-        {
-          resourceGroupName: RG,
-          location: "westeurope",
-          addressSpace: { addressPrefixes: ["10.78.0.0/16"] },
-        },
-        { metadata: { annotations: { [Annotations.externalName]: cloudName } } },
-      ),
-    );
-    await settle(r, keyOf(VirtualNetwork, name));
-    expect(await vnetOf(RG, cloudName)).toBeDefined();
-    expect(await vnetOf(RG, name)).toBeUndefined();
-  });
-
   it("updates and corrects a subnet's address range, then deletes subnet and network without waiting on polls", async () => {
     const vnet = uniqueName("vnet-snet");
     const subnet = uniqueName("snet");
@@ -399,32 +267,6 @@ describe("Azure VirtualNetwork and Subnet against the real API server and the AR
     expect(await kube.getSecret("default", `${vnet}-conn`)).toBeUndefined();
   });
 
-  it("keeps the cloud network with deletionPolicy Orphan", async () => {
-    const name = uniqueName("vnet-orphan");
-    const r = newReconciler(kube);
-    await kube.create(
-      VirtualNetwork,
-      mrObject(
-        VirtualNetwork,
-        name,
-        {
-          resourceGroupName: RG,
-          location: "westeurope",
-          addressSpace: { addressPrefixes: ["10.80.0.0/16"] },
-        },
-        { spec: { deletionPolicy: "Orphan" } },
-      ),
-    );
-    await settle(r, keyOf(VirtualNetwork, name));
-
-    await kube.delete(VirtualNetwork, name);
-    const results = await settle(r, keyOf(VirtualNetwork, name));
-
-    expect(results.at(-1)?.outcome).toBe("orphaned");
-    expect(await getMr(kube, VirtualNetwork, name)).toBeUndefined();
-    expect(await vnetOf(RG, name)).toBeDefined();
-  });
-
   it("names the ProviderConfig when the client secret is wrong, without echoing it", async () => {
     const { lines, logger } = captureLogger();
     const r = newReconciler(kube, { logger });
@@ -445,7 +287,7 @@ describe("Azure VirtualNetwork and Subnet against the real API server and the AR
           location: "westeurope",
           addressSpace: { addressPrefixes: ["10.81.0.0/16"] },
         },
-        { spec: { providerConfigRef: { name: wrongPc } } },
+        { providerConfig: wrongPc },
       ),
     );
 
@@ -458,4 +300,57 @@ describe("Azure VirtualNetwork and Subnet against the real API server and the AR
     expect(await vnetOf(RG, name)).toBeUndefined();
     expect(lines.join("\n")).not.toContain("not-the-secret-value");
   });
+});
+
+const addressSpaces: Partial<Record<Behaviour, string[]>> = {
+  inSync: ["10.71.0.0/16", "10.72.0.0/16"],
+  paused: ["10.76.0.0/16"],
+  externalName: ["10.78.0.0/16"],
+  orphan: ["10.80.0.0/16"],
+  delete: ["10.82.0.0/16"],
+  concurrentCreate: ["10.83.0.0/16"],
+  crashRecovery: ["10.84.0.0/16"],
+  emptyPolicies: ["10.85.0.0/16"],
+  importMissing: ["10.86.0.0/16"],
+};
+
+// After the suite above, whose first test waits for a token from the fake.
+describeManagedKind({
+  type: VirtualNetwork,
+  cloud: "an ARM fake that checks client secrets",
+  prefix: "vnet",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: (b) => ({
+    resourceGroupName: RG,
+    location: "westeurope",
+    addressSpace: { addressPrefixes: addressSpaces[b] ?? ["10.87.0.0/16"] },
+  }),
+  exists: async (name) => (await vnetOf(RG, name)) !== undefined,
+  requests: { during: (fn) => armRequestsDuring(fake.url, fn), isRead: (k) => k.startsWith("GET ") },
+  inSyncRequests: { "GET Microsoft.Network/virtualNetworks": 1 },
+  // A long-running ARM delete: started, never polled inside a reconcile.
+  settleDelete: (r, key) => reconcileUntil(r, key, done),
+  deleteRepeatsUntilGone: true,
+  import: {
+    arrange: async (cloudName) => {
+      await network.virtualNetworks
+        .createOrUpdate(RG, cloudName, {
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.77.0.0/16"] },
+          tags: { owner: "legacy" },
+        })
+        .submitted();
+    },
+    forProvider: { resourceGroupName: RG },
+    expectSpec: (forProvider) =>
+      expect(forProvider).toMatchObject({
+        location: "westeurope",
+        addressSpace: { addressPrefixes: ["10.77.0.0/16"] },
+        tags: { owner: "legacy" },
+      }),
+    change: { tags: { owner: "me" } },
+    expectUnchanged: async (cloudName) =>
+      expect((await vnetOf(RG, cloudName))?.tags).toEqual({ owner: "legacy" }),
+  },
 });

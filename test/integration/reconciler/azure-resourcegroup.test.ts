@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
-import { Annotations, type Condition, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
+import { Annotations, type Condition } from "../../../shared/api/meta.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
-import { Kube } from "../../../shared/kube/client.ts";
 import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
 import { ProviderConfigReconciler } from "../../../shared/reconciler/provider-config.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
@@ -12,13 +11,19 @@ import {
   AZURE_CLIENT_ID,
   AZURE_CLIENT_SECRET,
   armClient,
+  armRequestsDuring,
   armStats,
   createAzureProviderConfig,
   reconcileUntil,
-  resetArmStats,
   startPrivateArmFake,
 } from "../../support/azure.ts";
-import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import {
+  describeManagedKind,
+  expectAvailable,
+  type MrOptions,
+  managedObject,
+} from "../../support/conformance.ts";
+import { newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
 const kube = newKube();
@@ -29,19 +34,8 @@ let privateArm: ReturnType<typeof armClient>;
 const PC = uniqueName("pc-azrg");
 const PC_PRIVATE = uniqueName("pc-azrg-private");
 
-function groupObject(
-  name: string,
-  forProvider: Record<string, unknown> = {},
-  extra: Record<string, unknown> = {},
-  pc = PC,
-) {
-  return {
-    apiVersion: ResourceGroup.apiVersion,
-    kind: ResourceGroup.kind,
-    metadata: { name, ...((extra.metadata as object) ?? {}) },
-    spec: { forProvider, providerConfigRef: { name: pc }, ...((extra.spec as object) ?? {}) },
-  };
-}
+const groupObject = (name: string, forProvider: Record<string, unknown> = {}, o: MrOptions = {}, pc = PC) =>
+  managedObject(ResourceGroup, name, pc, { forProvider, connectionSecret: false, ...o });
 
 const groupOf = async (name: string, client = arm) =>
   client.resourceGroups.get(name).catch((err: { statusCode?: number }) => {
@@ -61,7 +55,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-describe("Azure ResourceGroup against the real API server and the ARM fake", () => {
+describe("Azure ResourceGroup field mapping and quirks against the real API server and the ARM fake", () => {
   it("creates the group with a client secret checked by Entra ID, and reports Ready and Synced", async () => {
     const name = uniqueName("rg-create");
     const { lines, logger } = captureLogger();
@@ -71,9 +65,7 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
       groupObject(
         name,
         { location: "West Europe", tags: { team: "a" } },
-        {
-          spec: { writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` } },
-        },
+        { connectionSecret: true },
         PC_PRIVATE,
       ),
     );
@@ -81,10 +73,7 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
     await settle(r, keyOf(ResourceGroup, name));
 
     const mr = await getMr(kube, ResourceGroup, name);
-    expect(conditionOf(mr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
-    expect(conditionOf(mr, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
-    expect(mr?.metadata.annotations?.[Annotations.externalName]).toBe(name);
-    expect(mr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
+    expectAvailable(mr, name);
     expect(mr?.status?.atProvider).toEqual({
       id: `/subscriptions/${process.env.AZURE_SUBSCRIPTION_ID}/resourceGroups/${name}`,
       provisioningState: "Succeeded",
@@ -98,29 +87,6 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
     // A resource group has no connection details: no Secret is written.
     expect(await kube.getSecret("default", `${name}-conn`)).toBeUndefined();
     expect(lines.join("\n") + JSON.stringify(mr?.status)).not.toContain(AZURE_CLIENT_SECRET);
-  });
-
-  it("makes zero API-server writes and exactly one ARM read when the group is in sync", async () => {
-    const name = uniqueName("rg-insync");
-    const r = newReconciler(kube);
-    await kube.create(
-      ResourceGroup,
-      groupObject(name, { location: "westus", tags: { a: "1" } }, {}, PC_PRIVATE),
-    );
-    await settle(r, keyOf(ResourceGroup, name));
-
-    const counted = new Kube(kubeConfig());
-    const r2 = newReconciler(counted);
-    await r2.reconcile(keyOf(ResourceGroup, name)); // warms the ProviderConfig, Secret and token caches
-    counted.resetStats();
-    await resetArmStats(fake.url);
-    const res = await r2.reconcile(keyOf(ResourceGroup, name));
-
-    expect(res.outcome).toBe("in-sync");
-    expect(counted.stats.writes).toBe(0);
-    expect(counted.stats.gets).toBe(1);
-    expect(await armStats(fake.url)).toEqual({ requests: { "GET resourcegroups": 1 }, total: 1 });
-    expect(r2.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
   });
 
   it("applies a tag change to the cloud", async () => {
@@ -191,82 +157,6 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
     expect(r.externalCalls.update).toBe(0);
   });
 
-  it("makes no cloud calls at all while paused", async () => {
-    const name = uniqueName("rg-paused");
-    const r = newReconciler(kube);
-    await kube.create(
-      ResourceGroup,
-      groupObject(
-        name,
-        { location: "westus" },
-        { metadata: { annotations: { [Annotations.paused]: "true" } } },
-        PC_PRIVATE,
-      ),
-    );
-    await resetArmStats(fake.url);
-
-    const res = await r.reconcile(keyOf(ResourceGroup, name));
-
-    expect(res.outcome).toBe("paused");
-    expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
-    expect((await armStats(fake.url)).total).toBe(0);
-    expect(conditionOf(await getMr(kube, ResourceGroup, name), "Synced")).toMatchObject({
-      status: "False",
-      reason: "ReconcilePaused",
-    });
-    expect(await groupOf(name, privateArm)).toBeUndefined();
-  });
-
-  it("imports an existing group observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
-    const cloudName = uniqueName("rg-import-cloud");
-    await arm.resourceGroups.createOrUpdate(cloudName, { location: "uksouth", tags: { owner: "ops" } });
-    const name = uniqueName("rg-import");
-    const r = newReconciler(kube);
-    await kube.create(
-      ResourceGroup,
-      groupObject(
-        name,
-        {},
-        {
-          metadata: { annotations: { [Annotations.externalName]: cloudName } },
-          spec: { managementPolicies: ["Observe", "LateInitialize"] },
-        },
-      ),
-    );
-
-    await settle(r, keyOf(ResourceGroup, name));
-    const mr = await getMr<Record<string, unknown>>(kube, ResourceGroup, name);
-    expect(mr?.spec.forProvider).toEqual({ location: "uksouth", tags: { owner: "ops" } });
-    expect(conditionOf(mr, "Ready")?.status).toBe("True");
-
-    await kube.patch(ResourceGroup, name, { spec: { forProvider: { tags: { owner: "me" } } } });
-    await settle(r, keyOf(ResourceGroup, name));
-    expect((await groupOf(cloudName))?.tags).toEqual({ owner: "ops" });
-
-    await kube.delete(ResourceGroup, name);
-    await settle(r, keyOf(ResourceGroup, name));
-    expect(await getMr(kube, ResourceGroup, name)).toBeUndefined();
-    expect(await groupOf(cloudName)).toBeDefined();
-    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
-  });
-
-  it("names the cloud resource after the external-name annotation", async () => {
-    const name = uniqueName("rg-extname");
-    const cloudName = uniqueName("rg-cloud-name");
-    const r = newReconciler(kube);
-    await kube.create(
-      ResourceGroup,
-      groupObject(
-        name,
-        { location: "westus" },
-        { metadata: { annotations: { [Annotations.externalName]: cloudName } } },
-      ),
-    );
-    await settle(r, keyOf(ResourceGroup, name));
-    expect(await groupOf(cloudName)).toBeDefined();
-    expect(await groupOf(name)).toBeUndefined();
-  });
-
   it("starts the long-running delete without waiting, reports Deleting, then removes the finalizer", async () => {
     const name = uniqueName("rg-delete");
     const r = newReconciler(kube);
@@ -293,24 +183,6 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
     expect(await getMr(kube, ResourceGroup, name)).toBeUndefined();
   });
 
-  it("keeps the cloud resource with deletionPolicy Orphan", async () => {
-    const name = uniqueName("rg-orphan");
-    const r = newReconciler(kube);
-    await kube.create(
-      ResourceGroup,
-      groupObject(name, { location: "westus" }, { spec: { deletionPolicy: "Orphan" } }),
-    );
-    await settle(r, keyOf(ResourceGroup, name));
-
-    await kube.delete(ResourceGroup, name);
-    const results = await settle(r, keyOf(ResourceGroup, name));
-
-    expect(results.at(-1)?.outcome).toBe("orphaned");
-    expect(await getMr(kube, ResourceGroup, name)).toBeUndefined();
-    expect(await groupOf(name)).toBeDefined();
-    expect(r.externalCalls.delete).toBe(0);
-  });
-
   it("reports a missing location and a name ARM refuses in Synced without crashing", async () => {
     const noLocation = uniqueName("rg-noloc");
     const r = newReconciler(kube);
@@ -327,7 +199,7 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
       groupObject(
         badName,
         { location: "westus" },
-        { metadata: { annotations: { [Annotations.externalName]: "ends-with-dot." } } },
+        { annotations: { [Annotations.externalName]: "ends-with-dot." } },
       ),
     );
     const [res2] = await settle(r, keyOf(ResourceGroup, badName), 1);
@@ -410,4 +282,34 @@ describe("Azure ResourceGroup against the real API server and the ARM fake", () 
     expect(ready?.message).toContain("AADSTS7000215");
     expect(ready?.message).not.toContain("wrong-check-secret");
   });
+});
+
+// After the suite above: its first test counts the token request the first reconcile makes.
+describeManagedKind({
+  type: ResourceGroup,
+  cloud: "an ARM fake that checks client secrets",
+  prefix: "rg",
+  providerConfig: PC_PRIVATE,
+  // A resource group has no connection details.
+  connectionSecret: false,
+  forProvider: (b) => (b === "inSync" ? { location: "westus", tags: { a: "1" } } : { location: "westus" }),
+  exists: async (name) => (await groupOf(name, privateArm)) !== undefined,
+  requests: {
+    during: (fn) => armRequestsDuring(fake.url, fn),
+    isRead: (k) => k.startsWith("GET ") || k === "POST token",
+  },
+  inSyncRequests: { "GET resourcegroups": 1 },
+  import: {
+    arrange: async (cloudName) => {
+      await privateArm.resourceGroups.createOrUpdate(cloudName, {
+        location: "uksouth",
+        tags: { owner: "ops" },
+      });
+    },
+    expectSpec: (forProvider) => expect(forProvider).toEqual({ location: "uksouth", tags: { owner: "ops" } }),
+    change: { tags: { owner: "me" } },
+    expectUnchanged: async (cloudName) =>
+      expect((await groupOf(cloudName, privateArm))?.tags).toEqual({ owner: "ops" }),
+  },
+  ownTests: { delete: "a long-running ARM delete: proved below with its Deleting state and polls" },
 });

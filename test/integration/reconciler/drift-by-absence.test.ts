@@ -9,41 +9,32 @@ import {
   GetQueueUrlCommand,
   SetQueueAttributesCommand,
 } from "@aws-sdk/client-sqs";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Bucket } from "../../../shared/api/aws/s3.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
-import { createAwsProviderConfig, ensureCrds, motoS3, motoSqs } from "../../support/aws.ts";
+import { motoS3, motoSqs } from "../../support/aws.ts";
+import { type ManagedType, managedObject, useProviderConfig } from "../../support/conformance.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
 const sqs = motoSqs();
 const s3 = motoS3();
 const kube = newKube();
-const PC = uniqueName("pc-absent");
+const PC = useProviderConfig("aws", "pc-absent");
 
 const mrObject = (
-  t: { apiVersion: string; kind: string },
+  t: ManagedType,
   name: string,
   forProvider: Record<string, unknown>,
   annotations: Record<string, string> = {},
-) => ({
-  apiVersion: t.apiVersion,
-  kind: t.kind,
-  metadata: { name, annotations },
-  spec: { forProvider, providerConfigRef: { name: PC } },
-});
+) => managedObject(t, name, PC, { forProvider, annotations, connectionSecret: false });
 
 const queueAttributes = async (name: string) => {
   const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
   const out = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ["All"] }));
   return { url: QueueUrl ?? "", attributes: out.Attributes ?? {} };
 };
-
-beforeAll(async () => {
-  await ensureCrds();
-  await createAwsProviderConfig(kube, PC);
-});
 
 describe("a field the user set and the cloud lacks is drift, and is restored", () => {
   it("SQS: a redrive policy removed out of band is put back, and the queue ends Synced", async () => {

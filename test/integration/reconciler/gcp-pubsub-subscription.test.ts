@@ -1,9 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { Subscription, Topic } from "../../../shared/api/gcp/pubsub.ts";
-import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
-import { Kube } from "../../../shared/kube/client.ts";
-import { ensureCrds } from "../../support/aws.ts";
-import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import {
+  connectionData,
+  describeManagedKind,
+  expectAvailable,
+  type MrOptions,
+  managedObject,
+  useProviderConfig,
+} from "../../support/conformance.ts";
+import { newKube, uniqueName } from "../../support/env.ts";
 import {
   codeOf,
   createGcpProviderConfig,
@@ -19,34 +24,12 @@ delete process.env.PUBSUB_EMULATOR_HOST;
 
 const ps = emulatorPubSub();
 const kube = newKube();
-const PC = uniqueName("pc-sub");
+const PC = useProviderConfig("gcp", "pc-sub");
 
-function subObject(
-  name: string,
-  forProvider: Record<string, unknown> = {},
-  extra: Record<string, unknown> = {},
-) {
-  return {
-    apiVersion: Subscription.apiVersion,
-    kind: Subscription.kind,
-    metadata: { name, ...((extra.metadata as object) ?? {}) },
-    spec: {
-      forProvider,
-      providerConfigRef: { name: PC },
-      writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
-      ...((extra.spec as object) ?? {}),
-    },
-  };
-}
-
-function topicObject(name: string, labels?: Record<string, string>) {
-  return {
-    apiVersion: Topic.apiVersion,
-    kind: Topic.kind,
-    metadata: { name, ...(labels ? { labels } : {}) },
-    spec: { forProvider: {}, providerConfigRef: { name: PC } },
-  };
-}
+const subObject = (name: string, forProvider: Record<string, unknown> = {}, o: MrOptions = {}) =>
+  managedObject(Subscription, name, PC, { forProvider, ...o });
+const topicObject = (name: string, labels?: Record<string, string>) =>
+  managedObject(Topic, name, PC, { connectionSecret: false, ...(labels ? { labels } : {}) });
 
 /** A topic made directly in the emulator, for subscriptions that name it. */
 async function newTopic(prefix = "st-topic") {
@@ -59,22 +42,38 @@ const cloudSub = async (id: string) => (await ps.subscription(id).getMetadata())
 const subExists = async (id: string) => (await ps.subscription(id).exists())[0];
 const fullTopic = (id: string) => `projects/${gcpProject()}/topics/${id}`;
 const fullSub = (id: string) => `projects/${gcpProject()}/subscriptions/${id}`;
-const secretData = async (name: string) => {
-  const secret = await kube.getSecret("default", `${name}-conn`);
-  return Object.fromEntries(
-    Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
-  );
-};
+const secretData = (mrName: string) => connectionData(kube, mrName);
 
-beforeAll(async () => {
-  await ensureCrds();
-  await createGcpProviderConfig(kube, PC);
-});
 afterAll(async () => {
   await ps.close();
 });
 
-describe("Pub/Sub Subscription against the real API server and the Pub/Sub emulator", () => {
+let importedTopic = "";
+describeManagedKind({
+  type: Subscription,
+  cloud: "the Pub/Sub emulator",
+  prefix: "s",
+  providerConfig: PC,
+  connectionSecret: true,
+  // A fractional backoff in the in-sync object: "10.5s" must compare equal to the cloud's seconds + nanos.
+  forProvider: async (b) => ({
+    topic: await newTopic(),
+    ...(b === "inSync" ? { retryPolicy: { minimumBackoff: "10.5s" } } : {}),
+  }),
+  exists: subExists,
+  import: {
+    arrange: async (cloudName) => {
+      importedTopic = await newTopic();
+      await ps.topic(importedTopic).createSubscription(cloudName, { ackDeadlineSeconds: 77 });
+    },
+    expectSpec: (forProvider) =>
+      expect(forProvider).toMatchObject({ topic: importedTopic, ackDeadlineSeconds: 77 }),
+    change: { ackDeadlineSeconds: 11 },
+    expectUnchanged: async (cloudName) => expect((await cloudSub(cloudName)).ackDeadlineSeconds).toBe(77),
+  },
+});
+
+describe("Pub/Sub Subscription field mapping and quirks against the real API server and the Pub/Sub emulator", () => {
   it("creates the subscription with every setting, reports Ready and Synced, and writes the connection Secret", async () => {
     const topic = await newTopic();
     const dlq = await newTopic("st-dlq");
@@ -98,9 +97,7 @@ describe("Pub/Sub Subscription against the real API server and the Pub/Sub emula
     await settle(r, keyOf(Subscription, name));
 
     const mr = await getMr(kube, Subscription, name);
-    expect(conditionOf(mr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
-    expect(conditionOf(mr, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
-    expect(mr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
+    expectAvailable(mr);
     expect(mr?.status?.atProvider).toEqual({ name: fullSub(name), topic: fullTopic(topic) });
     const cloud = await cloudSub(name);
     expect(cloud).toMatchObject({
@@ -121,26 +118,6 @@ describe("Pub/Sub Subscription against the real API server and the Pub/Sub emula
     // No update was needed after create: ids in the spec match the cloud's full names.
     expect(r.externalCalls.update).toBe(0);
     expect(lines.join("\n")).not.toContain("PRIVATE KEY");
-  });
-
-  it("makes zero API-server writes and one cloud read when the resource is in sync", async () => {
-    const topic = await newTopic();
-    const name = uniqueName("s-insync");
-    const r = newReconciler(kube);
-    await kube.create(Subscription, subObject(name, { topic, retryPolicy: { minimumBackoff: "10.5s" } }));
-    await settle(r, keyOf(Subscription, name));
-
-    const counted = new Kube(kubeConfig());
-    const r2 = newReconciler(counted);
-    await r2.reconcile(keyOf(Subscription, name)); // warms the ProviderConfig/credentials cache
-    counted.resetStats();
-    const res = await r2.reconcile(keyOf(Subscription, name));
-
-    expect(res.outcome).toBe("in-sync");
-    expect(counted.stats.writes).toBe(0);
-    // The object, and its connection Secret: read every time, so one deleted by hand is repaired.
-    expect(counted.stats.gets).toBe(2);
-    expect(r2.externalCalls).toMatchObject({ observe: 2, create: 0, update: 0, delete: 0 });
   });
 
   it("late-initializes the cloud's defaults into the spec and never overwrites a user value", async () => {
@@ -260,94 +237,6 @@ describe("Pub/Sub Subscription against the real API server and the Pub/Sub emula
     expect((await cloudSub(name)).labels).toEqual({ team: "a" });
   });
 
-  it("makes no cloud calls at all while paused", async () => {
-    const topic = await newTopic();
-    const name = uniqueName("s-paused");
-    const r = newReconciler(kube);
-    await kube.create(
-      Subscription,
-      subObject(name, { topic }, { metadata: { annotations: { [Annotations.paused]: "true" } } }),
-    );
-
-    const res = await r.reconcile(keyOf(Subscription, name));
-
-    expect(res.outcome).toBe("paused");
-    expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
-    expect(await subExists(name)).toBe(false);
-  });
-
-  it("imports an existing subscription observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
-    const topic = await newTopic();
-    const cloudName = uniqueName("s-import-cloud");
-    await ps.topic(topic).createSubscription(cloudName, { ackDeadlineSeconds: 77 });
-    const name = uniqueName("s-import");
-    const r = newReconciler(kube);
-    await kube.create(
-      Subscription,
-      subObject(
-        name,
-        {},
-        {
-          metadata: { annotations: { [Annotations.externalName]: cloudName } },
-          spec: { managementPolicies: ["Observe", "LateInitialize"] },
-        },
-      ),
-    );
-
-    await settle(r, keyOf(Subscription, name));
-    const mr = await getMr<Record<string, unknown>>(kube, Subscription, name);
-    expect(mr?.spec.forProvider).toMatchObject({ topic, ackDeadlineSeconds: 77 });
-    expect(conditionOf(mr, "Ready")?.status).toBe("True");
-
-    await kube.patch(Subscription, name, { spec: { forProvider: { ackDeadlineSeconds: 11 } } });
-    await settle(r, keyOf(Subscription, name));
-    expect((await cloudSub(cloudName)).ackDeadlineSeconds).toBe(77);
-
-    await kube.delete(Subscription, name);
-    await settle(r, keyOf(Subscription, name));
-    expect(await getMr(kube, Subscription, name)).toBeUndefined();
-    expect(await subExists(cloudName)).toBe(true);
-    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
-  });
-
-  it("names the cloud resource after the external-name annotation", async () => {
-    const topic = await newTopic();
-    const name = uniqueName("s-extname");
-    const cloudName = uniqueName("s-cloud-name");
-    const r = newReconciler(kube);
-    await kube.create(
-      Subscription,
-      subObject(name, { topic }, { metadata: { annotations: { [Annotations.externalName]: cloudName } } }),
-    );
-    await settle(r, keyOf(Subscription, name));
-    expect(await subExists(cloudName)).toBe(true);
-    expect(await subExists(name)).toBe(false);
-  });
-
-  it("deletes the cloud resource (Delete) or keeps it (Orphan)", async () => {
-    const topic = await newTopic();
-    const r = newReconciler(kube);
-    const del = uniqueName("s-delete");
-    const orphan = uniqueName("s-orphan");
-    await kube.create(Subscription, subObject(del, { topic }));
-    await kube.create(Subscription, subObject(orphan, { topic }, { spec: { deletionPolicy: "Orphan" } }));
-    await settle(r, keyOf(Subscription, del));
-    await settle(r, keyOf(Subscription, orphan));
-
-    await kube.delete(Subscription, del);
-    await kube.delete(Subscription, orphan);
-    const deleted = await settle(r, keyOf(Subscription, del));
-    const orphaned = await settle(r, keyOf(Subscription, orphan));
-
-    expect(deleted.map((x) => x.outcome)).toEqual(expect.arrayContaining(["deleting", "deleted"]));
-    expect(orphaned.at(-1)?.outcome).toBe("orphaned");
-    expect(await subExists(del)).toBe(false);
-    expect(await subExists(orphan)).toBe(true);
-    expect(await getMr(kube, Subscription, del)).toBeUndefined();
-    expect(await getMr(kube, Subscription, orphan)).toBeUndefined();
-    expect(await kube.getSecret("default", `${del}-conn`)).toBeUndefined();
-  });
-
   it("waits for a referenced Topic to be Ready before creating, then fills topic from it (topicRef)", async () => {
     const topicMr = uniqueName("st-ref");
     const name = uniqueName("s-ref");
@@ -465,10 +354,10 @@ describe("Pub/Sub Subscription against the real API server and the Pub/Sub emula
     const topic = await newTopic();
     const name = uniqueName("s-badcreds");
     const r = newReconciler(kube);
-    await kube.create(Subscription, {
-      ...subObject(name, { topic }),
-      spec: { forProvider: { topic }, providerConfigRef: { name: pc } },
-    });
+    await kube.create(
+      Subscription,
+      subObject(name, { topic }, { providerConfig: pc, connectionSecret: false }),
+    );
     await settle(r, keyOf(Subscription, name), 1);
     const synced = conditionOf(await getMr(kube, Subscription, name), "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });

@@ -1,13 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { Topic } from "../../../shared/api/gcp/pubsub.ts";
-import { Annotations, type Condition, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
+import { Annotations, type Condition } from "../../../shared/api/meta.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
-import { Kube, KubeError } from "../../../shared/kube/client.ts";
 import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
 import { ProviderConfigReconciler } from "../../../shared/reconciler/provider-config.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { ensureCrds } from "../../support/aws.ts";
-import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import {
+  connectionData,
+  describeManagedKind,
+  expectAvailable,
+  expectSecretOwnedBy,
+  type MrOptions,
+  managedObject,
+  useProviderConfig,
+} from "../../support/conformance.ts";
+import { newKube, uniqueName } from "../../support/env.ts";
 import {
   codeOf,
   createGcpProviderConfig,
@@ -25,40 +32,48 @@ delete process.env.PUBSUB_EMULATOR_HOST;
 
 const ps = emulatorPubSub();
 const kube = newKube();
-const PC = uniqueName("pc-topic");
 const key = serviceAccountKey();
+const PC = useProviderConfig("gcp", "pc-topic", { credentials: key.json });
 
-function topicObject(
-  name: string,
-  forProvider: Record<string, unknown> = {},
-  extra: Record<string, unknown> = {},
-) {
-  return {
-    apiVersion: Topic.apiVersion,
-    kind: Topic.kind,
-    metadata: { name, ...((extra.metadata as object) ?? {}) },
-    spec: {
-      forProvider,
-      providerConfigRef: { name: PC },
-      writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
-      ...((extra.spec as object) ?? {}),
-    },
-  };
-}
+const topicObject = (name: string, forProvider: Record<string, unknown> = {}, o: MrOptions = {}) =>
+  managedObject(Topic, name, PC, { forProvider, ...o });
 
 const cloudTopic = async (id: string) => (await ps.topic(id).getMetadata())[0];
 const topicExists = async (id: string) => (await ps.topic(id).exists())[0];
 const fullName = (id: string) => `projects/${gcpProject()}/topics/${id}`;
 
-beforeAll(async () => {
-  await ensureCrds();
-  await createGcpProviderConfig(kube, PC, { credentials: key.json });
-});
 afterAll(async () => {
   await ps.close();
 });
 
-describe("Pub/Sub Topic against the real API server and the Pub/Sub emulator", () => {
+describeManagedKind({
+  type: Topic,
+  cloud: "the Pub/Sub emulator",
+  prefix: "t",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: (b) => (b === "inSync" ? { labels: { a: "b" } } : {}),
+  invalidSpec: {
+    forProvider: { messageRetentionDuration: "10m" },
+    field: "spec.forProvider.messageRetentionDuration",
+  },
+  exists: topicExists,
+  import: {
+    arrange: async (cloudName) => {
+      await ps.createTopic({ name: cloudName, messageRetentionDuration: { seconds: 1800 } });
+    },
+    expectSpec: (forProvider) => expect(forProvider).toMatchObject({ messageRetentionDuration: "1800s" }),
+    change: { messageRetentionDuration: "600s" },
+    expectUnchanged: async (cloudName) =>
+      expect((await cloudTopic(cloudName)).messageRetentionDuration).toMatchObject({ seconds: "1800" }),
+  },
+  checks: {
+    externalName: async ({ name, cloudName }) =>
+      expect((await getMr(kube, Topic, name))?.status?.atProvider).toEqual({ name: fullName(cloudName) }),
+  },
+});
+
+describe("Pub/Sub Topic field mapping and quirks against the real API server and the Pub/Sub emulator", () => {
   it("creates the topic, reports Ready and Synced, and writes the connection Secret", async () => {
     const name = uniqueName("t-create");
     const { lines, logger } = captureLogger();
@@ -69,48 +84,17 @@ describe("Pub/Sub Topic against the real API server and the Pub/Sub emulator", (
 
     expect(process.env.PUBSUB_EMULATOR_HOST).toBeUndefined();
     const mr = await getMr(kube, Topic, name);
-    expect(conditionOf(mr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
-    expect(conditionOf(mr, "Synced")).toMatchObject({ status: "True", reason: "ReconcileSuccess" });
-    expect(mr?.metadata.annotations?.[Annotations.externalName]).toBe(name);
-    expect(mr?.metadata.finalizers).toContain(MANAGED_FINALIZER);
+    expectAvailable(mr, name);
     expect(mr?.status?.atProvider).toEqual({ name: fullName(name) });
     const cloud = await cloudTopic(name);
     expect(cloud.labels).toEqual({ team: "a" });
     expect(cloud.messageRetentionDuration).toMatchObject({ seconds: "900" });
-    const secret = await kube.getSecret("default", `${name}-conn`);
-    const data = Object.fromEntries(
-      Object.entries(secret?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
-    );
+    const data = await connectionData(kube, name);
     expect(data).toEqual({ topic: fullName(name), projectID: gcpProject() });
-    expect(secret?.metadata?.ownerReferences?.[0]).toMatchObject({
-      kind: "Topic",
-      name,
-      uid: mr?.metadata.uid,
-    });
+    await expectSecretOwnedBy(kube, mr);
     // The service-account key never reaches logs or status.
     expect(lines.join("\n") + JSON.stringify(mr?.status)).not.toContain(pemBody(key.privateKey).slice(0, 40));
     expect(lines.join("\n")).not.toContain("PRIVATE KEY");
-  });
-
-  it("makes zero API-server writes and one cloud read when the resource is in sync", async () => {
-    const name = uniqueName("t-insync");
-    const r = newReconciler(kube);
-    await kube.create(Topic, topicObject(name, { labels: { a: "b" } }));
-    await settle(r, keyOf(Topic, name));
-
-    const counted = new Kube(kubeConfig());
-    const r2 = newReconciler(counted);
-    await r2.reconcile(keyOf(Topic, name)); // warms the ProviderConfig/credentials cache
-    counted.resetStats();
-    const before = { ...r2.externalCalls };
-    const res = await r2.reconcile(keyOf(Topic, name));
-
-    expect(res.outcome).toBe("in-sync");
-    expect(counted.stats.writes).toBe(0);
-    // The object, and its connection Secret: read every time, so one deleted by hand is repaired.
-    expect(counted.stats.gets).toBe(2);
-    expect(r2.externalCalls.observe - before.observe).toBe(1);
-    expect(r2.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
   });
 
   it("applies a spec change to the cloud", async () => {
@@ -175,7 +159,7 @@ describe("Pub/Sub Topic against the real API server and the Pub/Sub emulator", (
       topicObject(
         name,
         { messageRetentionDuration: "900s" },
-        { metadata: { annotations: { [Annotations.externalName]: cloudName } } },
+        { annotations: { [Annotations.externalName]: cloudName } },
       ),
     );
 
@@ -219,125 +203,6 @@ describe("Pub/Sub Topic against the real API server and the Pub/Sub emulator", (
     expect(conditionOf(await getMr(kube, Topic, name), "Synced")?.status).toBe("True");
   });
 
-  it("makes no cloud calls at all while paused", async () => {
-    const name = uniqueName("t-paused");
-    const r = newReconciler(kube);
-    await kube.create(
-      Topic,
-      topicObject(name, {}, { metadata: { annotations: { [Annotations.paused]: "true" } } }),
-    );
-
-    const res = await r.reconcile(keyOf(Topic, name));
-
-    expect(res.outcome).toBe("paused");
-    expect(r.externalCalls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
-    expect(conditionOf(await getMr(kube, Topic, name), "Synced")).toMatchObject({
-      status: "False",
-      reason: "ReconcilePaused",
-    });
-    expect(await topicExists(name)).toBe(false);
-  });
-
-  it("imports an existing topic observe-only: fills the spec ([Observe, LateInitialize]), never modifies or deletes it", async () => {
-    const cloudName = uniqueName("t-import-cloud");
-    await ps.createTopic({ name: cloudName, messageRetentionDuration: { seconds: 1800 } });
-    const name = uniqueName("t-import");
-    const r = newReconciler(kube);
-    await kube.create(
-      Topic,
-      topicObject(
-        name,
-        {},
-        {
-          metadata: { annotations: { [Annotations.externalName]: cloudName } },
-          spec: { managementPolicies: ["Observe", "LateInitialize"] },
-        },
-      ),
-    );
-
-    await settle(r, keyOf(Topic, name));
-    const mr = await getMr<Record<string, unknown>>(kube, Topic, name);
-    expect(mr?.spec.forProvider).toMatchObject({ messageRetentionDuration: "1800s" });
-    expect(conditionOf(mr, "Ready")?.status).toBe("True");
-
-    await kube.patch(Topic, name, { spec: { forProvider: { messageRetentionDuration: "600s" } } });
-    await settle(r, keyOf(Topic, name));
-    expect((await cloudTopic(cloudName)).messageRetentionDuration).toMatchObject({ seconds: "1800" });
-
-    await kube.delete(Topic, name);
-    await settle(r, keyOf(Topic, name));
-    expect(await getMr(kube, Topic, name)).toBeUndefined();
-    expect(await topicExists(cloudName)).toBe(true);
-    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
-  });
-
-  it("reports observe-only import of a topic that does not exist", async () => {
-    const name = uniqueName("t-import-missing");
-    const r = newReconciler(kube);
-    await kube.create(Topic, topicObject(name, {}, { spec: { managementPolicies: ["Observe"] } }));
-    const [res] = await settle(r, keyOf(Topic, name), 1);
-    expect(res?.outcome).toBe("blocked"); // looked at again at the poll interval, not a failing message
-    expect(conditionOf(await getMr(kube, Topic, name), "Synced")?.message).toContain(
-      "external resource does not exist",
-    );
-    expect(await topicExists(name)).toBe(false);
-  });
-
-  it("names the cloud resource after the external-name annotation", async () => {
-    const name = uniqueName("t-extname");
-    const cloudName = uniqueName("t-cloud-name");
-    const r = newReconciler(kube);
-    await kube.create(
-      Topic,
-      topicObject(name, {}, { metadata: { annotations: { [Annotations.externalName]: cloudName } } }),
-    );
-    await settle(r, keyOf(Topic, name));
-    expect(await topicExists(cloudName)).toBe(true);
-    expect(await topicExists(name)).toBe(false);
-    expect((await getMr(kube, Topic, name))?.status?.atProvider).toEqual({ name: fullName(cloudName) });
-  });
-
-  it("deletes the cloud resource, then removes the finalizer (deletionPolicy Delete)", async () => {
-    const name = uniqueName("t-delete");
-    const r = newReconciler(kube);
-    await kube.create(Topic, topicObject(name, {}));
-    await settle(r, keyOf(Topic, name));
-    expect(await kube.getSecret("default", `${name}-conn`)).toBeDefined();
-
-    await kube.delete(Topic, name);
-    expect((await getMr(kube, Topic, name))?.metadata.deletionTimestamp).toBeDefined();
-    const results = await settle(r, keyOf(Topic, name));
-
-    expect(results.map((x) => x.outcome)).toEqual(expect.arrayContaining(["deleting", "deleted"]));
-    expect(await topicExists(name)).toBe(false);
-    expect(await getMr(kube, Topic, name)).toBeUndefined();
-    expect(await kube.getSecret("default", `${name}-conn`)).toBeUndefined();
-  });
-
-  it("keeps the cloud resource with deletionPolicy Orphan", async () => {
-    const name = uniqueName("t-orphan");
-    const r = newReconciler(kube);
-    await kube.create(Topic, topicObject(name, {}, { spec: { deletionPolicy: "Orphan" } }));
-    await settle(r, keyOf(Topic, name));
-
-    await kube.delete(Topic, name);
-    const results = await settle(r, keyOf(Topic, name));
-
-    expect(results.at(-1)?.outcome).toBe("orphaned");
-    expect(await getMr(kube, Topic, name)).toBeUndefined();
-    expect(await topicExists(name)).toBe(true);
-  });
-
-  it("rejects a malformed duration at the API server", async () => {
-    const name = uniqueName("t-invalid");
-    const err = await kube
-      .create(Topic, topicObject(name, { messageRetentionDuration: "10m" }))
-      .catch((e) => e);
-    expect(err).toBeInstanceOf(KubeError);
-    expect((err as KubeError).status).toBe(422);
-    expect((err as Error).message).toContain("spec.forProvider.messageRetentionDuration");
-  });
-
   it("reports a value the cloud refuses in Synced without crashing", async () => {
     const name = uniqueName("t-badretention"); // at least 10 minutes
     const r = newReconciler(kube);
@@ -358,27 +223,14 @@ describe("Pub/Sub Topic against the real API server and the Pub/Sub emulator", (
     await createGcpProviderConfig(kube, pc, { credentials: "InjectedIdentity" });
     const name = uniqueName("t-injected");
     const r = newReconciler(kube);
-    await kube.create(Topic, {
-      ...topicObject(name, {}),
-      spec: { forProvider: {}, providerConfigRef: { name: pc } },
-    });
+    await kube.create(Topic, topicObject(name, {}, { providerConfig: pc, connectionSecret: false }));
     await settle(r, keyOf(Topic, name));
     expect(conditionOf(await getMr(kube, Topic, name), "Ready")?.status).toBe("True");
     expect(await topicExists(name)).toBe(true);
   });
 
-  it("names the ProviderConfig when it is missing or its service-account key is unusable, without quoting the key", async () => {
+  it("names the ProviderConfig when its service-account key is unusable, without quoting the key", async () => {
     const r = newReconciler(kube);
-    const missing = uniqueName("t-nopc");
-    await kube.create(Topic, {
-      ...topicObject(missing, {}),
-      spec: { forProvider: {}, providerConfigRef: { name: "does-not-exist-gcp" } },
-    });
-    await settle(r, keyOf(Topic, missing), 1);
-    const m1 = conditionOf(await getMr(kube, Topic, missing), "Synced")?.message;
-    expect(m1).toContain('ProviderConfig "does-not-exist-gcp"');
-    expect(m1).toContain("not found");
-
     const cases: Array<{ secret: string; says: string; secretKey?: string }> = [
       {
         secret: '{"type":"service_account","private_key":"-----BEGIN PRIVATE KEY-----\\nsecret-ish',
@@ -409,10 +261,7 @@ describe("Pub/Sub Topic against the real API server and the Pub/Sub emulator", (
         ...(c.secretKey ? { secretKey: c.secretKey } : {}),
       });
       const name = uniqueName("t-badcreds");
-      await kube.create(Topic, {
-        ...topicObject(name, {}),
-        spec: { forProvider: {}, providerConfigRef: { name: pc } },
-      });
+      await kube.create(Topic, topicObject(name, {}, { providerConfig: pc, connectionSecret: false }));
       await settle(r, keyOf(Topic, name), 1);
       const synced = conditionOf(await getMr(kube, Topic, name), "Synced");
       expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });

@@ -9,11 +9,12 @@ import type {
 } from "../../../shared/api/external.ts";
 import { defineManagedKind, type ManagedResource } from "../../../shared/api/managed.ts";
 import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
-import { Kube, KubeError, type KubeObject } from "../../../shared/kube/client.ts";
+import { Kube } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
 import { Reconciler, type ReconcilerOptions } from "../../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { createAwsProviderConfig } from "../../support/aws.ts";
+import { CrashBeforeSucceeded } from "../../support/conformance.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 
@@ -105,16 +106,6 @@ const widgetObject = (name: string, annotations: Record<string, string> = {}) =>
   metadata: { name, annotations },
   spec: { forProvider: { size: 2 }, providerConfigRef: { name: PC } },
 });
-
-/** The API server refuses the write that records a successful create: what a crash at that point leaves. */
-class CrashBeforeSucceeded extends Kube {
-  override async patch<T extends KubeObject>(...args: Parameters<Kube["patch"]>): Promise<T> {
-    const annotations = (args[2].metadata as { annotations?: Record<string, string> } | undefined)
-      ?.annotations;
-    if (annotations?.[Annotations.createSucceeded]) throw new KubeError("injected crash", 503);
-    return super.patch<T>(...args);
-  }
-}
 
 beforeAll(async () => {
   await applyCrds(kubeConfig(), [managedCrd(Widget)]);
