@@ -1,9 +1,18 @@
 import type { KubeConfig, V1Secret } from "@kubernetes/client-node";
 import type { ObjectMeta, ResourceType } from "../api/meta.ts";
-import { type ClusterEndpoint, ConflictError, KubeError, KubeHttp, type KubeRequest, seg } from "./http.ts";
+import {
+  type ClusterEndpoint,
+  ConflictError,
+  KubeError,
+  KubeHttp,
+  type KubeRequest,
+  type OpenStream,
+  seg,
+  type WatchEvent,
+} from "./http.ts";
 import { endpointFromKubeConfig } from "./kubeconfig-endpoint.ts";
 
-export { ConflictError, KubeError } from "./http.ts";
+export { ConflictError, KubeError, type OpenStream, type WatchEvent } from "./http.ts";
 
 /** Any Kubernetes object with our minimal metadata. */
 export interface KubeObject {
@@ -60,7 +69,32 @@ function wrap(op: string, err: unknown): Error {
 /** What Kube sends its requests through: KubeHttp on the wire, or an in-memory API server in engine tests. */
 export interface KubeTransport {
   request<T>(req: KubeRequest): Promise<T>;
+  /** Newline-delimited JSON streams (watches); a transport without it cannot watch. */
+  stream?(
+    req: KubeRequest,
+    onEvent: (event: WatchEvent) => void,
+    opts?: { signal?: AbortSignal; idleTimeoutMs?: number },
+  ): Promise<OpenStream>;
 }
+
+export interface WatchOptions {
+  /** Where to start; unset means "from now" after a synthetic ADDED per existing object. */
+  resourceVersion?: string | undefined;
+  labelSelector?: string | undefined;
+  /** The server ends the watch after this long (clients resume from the last resourceVersion). */
+  timeoutSeconds?: number | undefined;
+  allowWatchBookmarks?: boolean | undefined;
+  /** Only this namespace (namespaced kinds); default every namespace. */
+  namespace?: string | undefined;
+}
+
+/** Type of a watch event: ADDED, MODIFIED, DELETED, BOOKMARK (resourceVersion only) or ERROR (a Status). */
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+
+/** With no data for this long beyond the watch's own timeout, the connection counts as dead. */
+const WATCH_IDLE_GRACE_MS = 30_000;
+/** The server's own limit when a watch asks for none (kube-apiserver --min-request-timeout × 2). */
+const SERVER_MAX_WATCH_S = 3_600;
 
 const isKubeConfig = (x: KubeConfig | ClusterEndpoint | KubeTransport): x is KubeConfig =>
   typeof (x as KubeConfig).getCurrentCluster === "function";
@@ -70,7 +104,7 @@ const isTransport = (x: KubeConfig | ClusterEndpoint | KubeTransport): x is Kube
 /**
  * The handful of calls the reconciler, forwarder and sweep make, over one keep-alive connection pool,
  * with request counters and typed errors. Built from a client-node KubeConfig (`config` is then set, for
- * watches and the generated APIs: see core.ts) or from a ClusterEndpoint (functions).
+ * the generated APIs: see core.ts) or from a ClusterEndpoint (functions); watches need neither.
  */
 export class Kube {
   readonly config: KubeConfig | undefined;
@@ -90,7 +124,7 @@ export class Kube {
     }
   }
 
-  /** The KubeConfig this Kube was built from; watches and the generated APIs need one. */
+  /** The KubeConfig this Kube was built from; client-node's generated APIs need one. */
   kubeConfig(forWhat: string): KubeConfig {
     if (!this.config)
       throw new Error(`${forWhat} needs a kubeconfig; this client was built from a cluster endpoint only`);
@@ -250,6 +284,48 @@ export class Kube {
       body: patch,
       contentType: MERGE_PATCH,
     });
+  }
+
+  /**
+   * Watches a kind: resolves once the server accepted the watch (a refusal rejects, e.g. 404 for a CRD
+   * that is not installed, 410 for an expired resourceVersion), then calls `onEvent` per event until the
+   * server ends the watch (`ended` resolves), `signal` aborts it (resolves too) or the stream breaks
+   * (`ended` rejects). ERROR events are passed on: the caller decides (410 Gone → relist).
+   */
+  async watch<T = KubeObject>(
+    t: ResourceType,
+    opts: WatchOptions,
+    onEvent: (type: WatchEventType, object: T) => void,
+    signal?: AbortSignal,
+  ): Promise<OpenStream> {
+    const op = `watch ${t.kind}`;
+    if (!this.http.stream) throw new Error(`${op}: this client's transport cannot stream`);
+    this.stats.byOperation[op] = (this.stats.byOperation[op] ?? 0) + 1;
+    const idleTimeoutMs = (opts.timeoutSeconds ?? SERVER_MAX_WATCH_S) * 1000 + WATCH_IDLE_GRACE_MS;
+    try {
+      const open = await this.http.stream(
+        {
+          method: "GET",
+          path: collectionPath(t, t.namespaced ? opts.namespace : undefined),
+          query: {
+            watch: true,
+            resourceVersion: opts.resourceVersion,
+            labelSelector: opts.labelSelector,
+            timeoutSeconds: opts.timeoutSeconds,
+            allowWatchBookmarks: opts.allowWatchBookmarks || undefined,
+          },
+        },
+        (e) => onEvent(e.type as WatchEventType, e.object as T),
+        { ...(signal ? { signal } : {}), idleTimeoutMs },
+      );
+      return {
+        ended: open.ended.catch((err: unknown) => {
+          throw wrap(op, err);
+        }),
+      };
+    } catch (err) {
+      throw wrap(op, err);
+    }
   }
 
   /** core/v1 Events of a namespace, e.g. with `involvedObject.uid=<uid>` as the field selector. */

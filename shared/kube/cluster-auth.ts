@@ -61,6 +61,7 @@ export interface Token {
   expiresAt: Date;
 }
 
+/** Caches a fetched token until shortly before it expires; `refresh` (after a 401) fetches a new one. */
 export function cachedTokenSource(
   fetch: () => Promise<Token>,
   opts: { now?: () => number; refreshMarginMs?: number } = {},
@@ -69,7 +70,8 @@ export function cachedTokenSource(
   const margin = opts.refreshMarginMs ?? TOKEN_REFRESH_MARGIN_MS;
   let current: Token | undefined;
   let inFlight: Promise<Token> | undefined;
-  return async () => {
+  return async (ask) => {
+    if (ask?.refresh) current = undefined;
     if (current && current.expiresAt.getTime() - margin > now()) return current.token;
     inFlight ??= fetch().finally(() => {
       inFlight = undefined;
@@ -187,9 +189,9 @@ export function tokenEndpoint(input: {
   return staticEndpoint({
     server: input.server,
     ca: input.caData ? Buffer.from(input.caData, "base64") : undefined,
-    headers: async () => {
+    headers: async ({ refresh }) => {
       try {
-        return { Authorization: `Bearer ${await input.source()}` };
+        return { Authorization: `Bearer ${await input.source(refresh ? { refresh } : undefined)}` };
       } catch (cause) {
         throw new Error(`cannot get a bearer token for cluster "${name}"`, { cause });
       }

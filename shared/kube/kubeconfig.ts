@@ -1,8 +1,9 @@
 // A kubeconfig loader for functions, without @kubernetes/client-node (its KubeConfig alone is most of a
 // Lambda bundle: see http.ts). It covers what a function can use — tokens, token files, client
 // certificates, basic auth, impersonation, in-cluster ServiceAccounts, and the EKS/GKE exec plugins
-// replaced by built-in tokens — and refuses the rest (other exec plugins, auth providers, proxies) with
-// an error that says what to configure instead. The CLI and the forwarder keep client-node's KubeConfig.
+// replaced by built-in tokens, http(s) proxies — and refuses the rest (other exec plugins, auth
+// providers, socks proxies) with an error that says what to configure instead. The CLI keeps client-node's
+// KubeConfig for human kubeconfigs (docs/adr/0001-kubernetes-access.md).
 //
 // Semantics follow kubectl/client-go where client-node differs: relative paths are relative to the
 // kubeconfig's directory (tokenFile too), several KUBECONFIG files merge first-wins by name and the
@@ -15,19 +16,15 @@ import path from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import { type ClusterEndpoint, staticEndpoint } from "./http.ts";
+import { type Env, KubeconfigError, noClusterError, SERVICE_ACCOUNT_DIR } from "./lookup.ts";
 
-/** Where the kubelet mounts a Pod's ServiceAccount token and the cluster CA. */
-export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+export { type Env, KubeconfigError, SERVICE_ACCOUNT_DIR } from "./lookup.ts";
+
 /** Token files (projected ServiceAccount tokens rotate) are re-read when the copy in memory is older. */
 export const TOKEN_FILE_MAX_AGE_MS = 60_000;
 /** What to use instead of a credential plugin a function cannot run. */
 const FUNCTION_AUTH_ADVICE =
   "use a token, a client certificate, or the DRIFTLESS_EKS_* / DRIFTLESS_GKE_* settings instead";
-
-/** Cluster access cannot be set up from the configuration given; the message says what to change. */
-export class KubeconfigError extends Error {
-  override name = "KubeconfigError";
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The file format (the fields a function can act on; anything else is ignored)
@@ -123,8 +120,11 @@ const UserEntry = z
     };
   });
 
-/** Returns a valid bearer token, fetching a new one only when needed (and once, however many ask). */
-export type TokenSource = () => Promise<string>;
+/**
+ * Returns a valid bearer token, fetching a new one only when needed (and once, however many ask);
+ * `refresh` drops the cached one first (the API server refused it with 401).
+ */
+export type TokenSource = (opts?: { refresh?: boolean }) => Promise<string>;
 
 /** A kubeconfig user; `tokenSource` is set by replaceExecUsers, never read from a file. */
 export type User = z.output<typeof UserEntry> & { tokenSource?: TokenSource | undefined };
@@ -311,6 +311,8 @@ export interface EndpointOptions {
   tokens?: TokenMakers | undefined;
   /** Clock for token-file ages (tests). */
   now?: () => number;
+  /** Where HTTPS_PROXY / NO_PROXY are read; default this process's environment. */
+  env?: Env;
 }
 
 export interface KubeconfigEndpoint {
@@ -373,16 +375,16 @@ export function checkServer(server: string, opts: { insecureSkipTlsVerify?: bool
 function clusterEndpoint(cluster: Cluster, user: User | undefined, opts: EndpointOptions): ClusterEndpoint {
   const where = `cluster "${cluster.name}"`;
   checkServer(cluster.server, { insecureSkipTlsVerify: cluster.insecureSkipTlsVerify, where });
-  if (cluster.proxyUrl)
+  if (cluster.proxyUrl && !/^https?:\/\//i.test(cluster.proxyUrl))
     throw new KubeconfigError(
-      `${where} is reached through proxy-url, which is not supported in functions: give the function a network path to the API server`,
+      `${where}: proxy-url must be an http:// or https:// proxy (${cluster.proxyUrl.split(":")[0]} is not supported)`,
     );
   const ca = fileOrData(
     cluster.certificateAuthority,
     cluster.certificateAuthorityData,
     `${where}: certificate-authority`,
   );
-  if (!user) return staticEndpoint({ ...tlsOf(cluster), ca });
+  if (!user) return staticEndpoint({ ...tlsOf(cluster), ca, env: opts.env });
 
   const who = `kubeconfig user "${user.name}"`;
   // A built-in token is the function's own cloud identity (an STS-presigned URL, a Google access token):
@@ -423,11 +425,12 @@ function clusterEndpoint(cluster: Cluster, user: User | undefined, opts: Endpoin
   const fixed = impersonationHeaders(user, who);
   return staticEndpoint({
     ...tlsOf(cluster),
+    env: opts.env,
     ca,
     cert,
     key,
-    headers: async () => {
-      const authorization = bearer ? `Bearer ${await bearer()}` : basic;
+    headers: async ({ refresh }) => {
+      const authorization = bearer ? `Bearer ${await bearer(refresh ? { refresh } : undefined)}` : basic;
       return authorization ? { ...fixed, Authorization: authorization } : { ...fixed };
     },
   });
@@ -437,6 +440,7 @@ const tlsOf = (cluster: Cluster) => ({
   server: cluster.server,
   insecureSkipTlsVerify: cluster.insecureSkipTlsVerify,
   tlsServerName: cluster.tlsServerName,
+  proxyUrl: cluster.proxyUrl,
 });
 
 /** Impersonate-* headers (kubectl --as, --as-group, --as-uid); a list is one header line per value. */
@@ -503,8 +507,8 @@ export function fileTokenSource(
     readAt = now();
     return text;
   };
-  return async () => {
-    if (token !== undefined && now() - readAt < maxAge) return token;
+  return async (ask) => {
+    if (token !== undefined && now() - readAt < maxAge && !ask?.refresh) return token;
     inFlight ??= read().finally(() => {
       inFlight = undefined;
     });
@@ -514,8 +518,6 @@ export function fileTokenSource(
 
 // ---------------------------------------------------------------------------------------------------
 // In-cluster and the default chain
-
-export type Env = Record<string, string | undefined>;
 
 export interface InClusterOptions {
   env?: Env;
@@ -542,7 +544,10 @@ export function inClusterEndpoint(opts: InClusterOptions = {}): ClusterEndpoint 
   return staticEndpoint({
     server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`,
     ca,
-    headers: async () => ({ Authorization: `Bearer ${await token()}` }),
+    env,
+    headers: async ({ refresh }) => ({
+      Authorization: `Bearer ${await token(refresh ? { refresh } : undefined)}`,
+    }),
   });
 }
 
@@ -564,5 +569,12 @@ export function defaultEndpoint(opts: DefaultChainOptions = {}): KubeconfigEndpo
   const dir = opts.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   if (env.KUBERNETES_SERVICE_HOST || existsSync(path.join(dir, "token")))
     return { endpoint: inClusterEndpoint(opts), replacedUsers: [] };
-  throw new KubeconfigError("no Kubernetes cluster configured: set KUBECONFIG or run in a cluster");
+  throw noClusterError(
+    [
+      "KUBECONFIG (not set)",
+      `${file} (${existsSync(file) ? "not readable" : "does not exist"})`,
+      `the in-cluster ServiceAccount (KUBERNETES_SERVICE_HOST is not set, ${path.join(dir, "token")} does not exist)`,
+    ],
+    "A function can also be given DRIFTLESS_KUBECONFIG_YAML, or the DRIFTLESS_EKS_* / DRIFTLESS_GKE_* settings.",
+  );
 }

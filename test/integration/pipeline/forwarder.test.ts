@@ -3,9 +3,10 @@ import { startExtraKubeApiserver, stopExtraKubeApiserver } from "../../../infra/
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import type { ResourceType } from "../../../shared/api/meta.ts";
 import { Kube, type KubeObject } from "../../../shared/kube/client.ts";
+import { endpointFromKubeconfig, readKubeconfigFile } from "../../../shared/kube/kubeconfig.ts";
 import { Forwarder, type ForwarderOptions } from "../../../shared/pipeline/forwarder.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { eventually, newKube, sleep, uniqueName } from "../../support/env.ts";
+import { env, eventually, newKube, sleep, uniqueName } from "../../support/env.ts";
 import { captureLogger } from "../../support/reconcile.ts";
 import {
   cleanup,
@@ -84,6 +85,24 @@ describe("forwarder against the real API server", () => {
         at: expect.any(String),
       });
     }
+  });
+
+  it("watches over the own HTTP client from a cluster endpoint (the functions' loader, no client-node)", async () => {
+    // Prepare: a Kube that has no client-node KubeConfig at all.
+    const label = uniqueName("fwd-endpoint");
+    const endpointKube = new Kube(endpointFromKubeconfig(readKubeconfigFile(env("KUBECONFIG"))).endpoint);
+    const { forwarder, sink } = newForwarder(label, { kube: endpointKube });
+    const before = uniqueName("q-ep-list");
+    await createQueue(before, label);
+    // Act
+    await forwarder.start();
+    const after = uniqueName("q-ep-watch");
+    await createQueue(after, label);
+    // Assess: the list forwarded the first, the watch the second.
+    await eventually(async () => sink.for(after).length === 1, { what: "watched ADDED forwarded" });
+    expect(sink.for(before)).toHaveLength(1);
+    expect(forwarder.stats().kinds[0]).toMatchObject({ state: "watching", synced: true });
+    expect(endpointKube.stats.byOperation["watch Queue"]).toBeGreaterThanOrEqual(1);
   });
 
   it("coalesces 20 rapid spec patches of one key into a few messages", async () => {

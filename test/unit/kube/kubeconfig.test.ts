@@ -479,7 +479,7 @@ describe("the default chain (client-node's loadFromDefault order)", () => {
     const empty = dirWith();
     refusal(
       () => defaultEndpoint({ env: {}, homeDir: empty, serviceAccountDir: empty }),
-      /^no Kubernetes cluster configured: set KUBECONFIG or run in a cluster$/,
+      /^no Kubernetes cluster configured: set KUBECONFIG or run in a cluster\. Looked at: KUBECONFIG \(not set\); .*\/\.kube\/config \(does not exist\); the in-cluster ServiceAccount \(KUBERNETES_SERVICE_HOST is not set, .*\/token does not exist\)\. A function can also be given DRIFTLESS_KUBECONFIG_YAML/,
     );
   });
 });
@@ -543,10 +543,10 @@ describe("refusals say what to change and never carry a credential", () => {
     );
   });
 
-  it("proxy-url", () => {
+  it("proxy-url other than http(s) (test/unit/kube/proxy.test.ts tunnels through http ones)", () => {
     refusal(
-      load(oneContext({ "proxy-url": "http://proxy.invalid:3128" }, { token: TOKEN })),
-      /cluster "c" is reached through proxy-url, which is not supported in functions/,
+      load(oneContext({ "proxy-url": "socks5://proxy.invalid:1080" }, { token: TOKEN })),
+      /cluster "c": proxy-url must be an http:\/\/ or https:\/\/ proxy \(socks5 is not supported\)/,
     );
   });
 
