@@ -3,19 +3,10 @@
 // clouds this deployment serves and forwards keys to SQS or Pub/Sub (DRIFTLESS_QUEUE). SIGTERM/SIGINT:
 // stop watching, send what is still pending, close the queue client, exit.
 //
-// The kind list is API definitions only (no provider code): the forwarder never talks to a cloud API,
-// so it must not load the clouds' SDKs (its pod runs in 128 MiB). The queue adapter is loaded on demand,
-// so an SQS forwarder never loads Pub/Sub (and the other way round).
+// The kind list is generated data (functions/forwarder-kinds.ts, no provider code): the forwarder never
+// talks to a cloud API, so it must not load the clouds' SDKs (its pod runs in 128 MiB). The queue adapter
+// is loaded on demand, so an SQS forwarder never loads Pub/Sub (and the other way round).
 import { z } from "zod";
-import { SecurityGroup, Subnet, VPC } from "../shared/api/aws/ec2.ts";
-import { DBInstance, DBSubnetGroup } from "../shared/api/aws/rds.ts";
-import { Bucket as S3Bucket } from "../shared/api/aws/s3.ts";
-import { Queue } from "../shared/api/aws/sqs.ts";
-import { Subnet as AzureSubnet, VirtualNetwork } from "../shared/api/azure/network.ts";
-import { ResourceGroup } from "../shared/api/azure/resources.ts";
-import { Container } from "../shared/api/azure/storage.ts";
-import { Subscription, Topic } from "../shared/api/gcp/pubsub.ts";
-import { Bucket as GcsBucket } from "../shared/api/gcp/storage.ts";
 import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
 import { providerConfigs } from "../shared/api/provider-config.ts";
 import { claimTypes } from "../shared/claims/kinds.ts";
@@ -24,27 +15,12 @@ import { createLogger } from "../shared/log.ts";
 import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
 import { Forwarder } from "../shared/pipeline/forwarder.ts";
 import { type Config, readConfig } from "./config.ts";
+import { type Cloud, managedTypes } from "./forwarder-kinds.ts";
 
-const CLOUDS = ["aws", "gcp", "azure"] as const;
-type Cloud = (typeof CLOUDS)[number];
+const CLOUDS = ["aws", "gcp", "azure"] as const satisfies readonly Cloud[];
 
-/** Every managed kind's definition (a unit test checks this against the provider registry). */
-export const definitions: ReadonlyArray<ResourceType & { cloud: Cloud }> = [
-  Queue,
-  S3Bucket,
-  DBInstance,
-  VPC,
-  Subnet,
-  SecurityGroup,
-  DBSubnetGroup,
-  ResourceGroup,
-  Container,
-  VirtualNetwork,
-  AzureSubnet,
-  Topic,
-  Subscription,
-  GcsBucket,
-];
+/** Every managed kind's type, generated from the kind registries (npm run gen:kinds). */
+export const definitions = managedTypes;
 
 const ForwarderEnv = z.object({
   DRIFTLESS_CLOUDS: z

@@ -1,4 +1,5 @@
-import type { ManagedResource } from "./managed.ts";
+import type { z } from "zod";
+import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "./managed.ts";
 import type { SecretKeySelector } from "./meta.ts";
 import type { ProviderConfig } from "./provider-config.ts";
 
@@ -90,6 +91,26 @@ export class CredentialsError extends ExternalError {
   override name = "CredentialsError";
 }
 
+/**
+ * An AWS IAM statement a provider's SDK calls need when it runs as the function's own role
+ * (InjectedIdentity): serverless.yml's reconcile role is generated from these (npm run gen:kinds).
+ * Statements of several kinds that share a `sid` merge into one: their actions, resources and condition
+ * values are unioned, so share a sid only where each action applies to its own resource type.
+ */
+export interface IamStatement {
+  sid: string;
+  actions: string[];
+  /**
+   * ARN patterns with the placeholders `{partition}`, `{account}` and `{namePrefix}` (the stage's
+   * managedNamePrefix); "*" only for calls AWS defines without resource-level permissions.
+   */
+  resources: string[];
+  /** IAM condition block: operator → key → value(s). */
+  condition?: Record<string, Record<string, string | string[]>>;
+  /** Why the statement is shaped this way: written above it in serverless.yml. */
+  comment?: string;
+}
+
 /** A managed kind as the engine sees it: its definition plus how to reach its cloud. */
 export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<string, unknown>> {
   // biome-ignore lint/suspicious/noExplicitAny: definitions are heterogeneous; F and A type the client
@@ -101,6 +122,20 @@ export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<str
    * per external operation (observe, create, update, delete), which may make several requests.
    */
   limitsEachRequest?: boolean;
+  /** AWS IAM statements its calls need under InjectedIdentity (AWS kinds; generated into serverless.yml). */
+  iam?: readonly IamStatement[];
+}
+
+/**
+ * A managed kind's provider, typed by its forProvider/atProvider shapes where it is written and
+ * type-erased for the registries: the engine hands the client only objects it has validated against
+ * `definition`, so the client's F and A hold at run time.
+ */
+export function defineProvider<FS extends AnyObjectSchema, AS extends AnyObjectSchema>(
+  provider: ManagedKindProvider<z.infer<FS>, z.infer<AS>> & { definition: ManagedKindDef<FS, AS> },
+): ManagedKindProvider {
+  // The one place the erasure happens: a registry holds kinds of every shape.
+  return provider as unknown as ManagedKindProvider;
 }
 
 /** A cloud's cheap credential check (STS GetCallerIdentity, a token fetch…); resolves to who we are. */
@@ -111,4 +146,14 @@ export interface ProviderConfigKind {
   cloud: string;
   type: import("./meta.ts").ResourceType;
   check: CredentialCheck;
+  /** AWS IAM statements the check needs under InjectedIdentity (generated into serverless.yml). */
+  iam?: readonly IamStatement[];
+}
+
+/** A cloud's ProviderConfig kind, its check typed by the cloud's ProviderConfig spec. */
+export function defineProviderConfigKind<S>(
+  kind: Omit<ProviderConfigKind, "check"> & { check: (ctx: ConnectContext<S>) => Promise<string> },
+): ProviderConfigKind {
+  // The engine passes each cloud's check only ProviderConfigs of that cloud, validated against its spec.
+  return kind as unknown as ProviderConfigKind;
 }

@@ -9,8 +9,13 @@ import {
   type Tag,
   type TagSpecification,
 } from "@aws-sdk/client-ec2";
-import type { ConnectContext, ExternalClient, ManagedKindProvider } from "../../api/external.ts";
-import { DependentsExistError, InvalidSpecError } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  IamStatement,
+  ManagedKindProvider,
+} from "../../api/external.ts";
+import { DependentsExistError, defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
@@ -137,6 +142,78 @@ export const ec2Arn = (region: string, owner: string | undefined, type: string, 
 
 type RegionSpec = { region?: string };
 
+/** What one EC2 kind does, for its IAM statements. */
+export interface Ec2Permissions {
+  /** The resource type in ARNs: vpc, subnet, security-group. */
+  type: string;
+  /** Its create call: CreateVpc… (the ec2:CreateAction of the tags written with it). */
+  create: string;
+  describe: string[];
+  /** Changes and delete, allowed only on resources carrying the ownership tag. */
+  manage: string[];
+  /** Created inside a VPC: that VPC must carry the ownership tag too. */
+  inVpc?: boolean;
+}
+
+const ec2ArnPattern = (type: string) => `arn:{partition}:ec2:*:{account}:${type}/*`;
+const owned = { Null: { [`aws:ResourceTag/${OWNER_TAG}`]: "false" } };
+
+/**
+ * IAM for an EC2 kind. Its ids are provider-chosen, so there is no name prefix to scope by: the scope is
+ * the ownership tag written in the very call that creates the resource. Creates must carry it, every
+ * later change or delete needs it on the resource, and the tag itself can be neither added nor removed.
+ */
+export function ec2Iam(p: Ec2Permissions): IamStatement[] {
+  const arn = ec2ArnPattern(p.type);
+  return [
+    {
+      sid: "DescribeNetworks",
+      actions: p.describe.map((a) => `ec2:${a}`),
+      resources: ["*"],
+      comment: "EC2 Describe* calls have no resource-level permissions.",
+    },
+    {
+      sid: "CreateOwnedNetworks",
+      actions: [`ec2:${p.create}`],
+      resources: [arn],
+      condition: { Null: { [`aws:RequestTag/${OWNER_TAG}`]: "false" } },
+      comment:
+        "EC2 ids are provider-chosen, so there is no name prefix to scope by: the scope is the ownership tag " +
+        "driftless writes in the very call that creates a VPC, subnet or security group " +
+        "(driftless.dev/managed-resource-uid, shared/providers/aws/ec2-common.ts). Creates must carry it, " +
+        "every later change or delete needs it on the resource, and the tag itself can be neither added to " +
+        "nor removed from an existing resource.",
+    },
+    ...(p.inVpc
+      ? [
+          {
+            sid: "CreateInOwnedVpcs",
+            actions: [`ec2:${p.create}`],
+            resources: [ec2ArnPattern("vpc")],
+            condition: owned,
+            comment:
+              "Subnets and security groups go into VPCs driftless manages. For a VPC it does not manage, add " +
+              "that VPC's ARN here (docs/deploy-aws.md#iam).",
+          },
+        ]
+      : []),
+    {
+      sid: "TagOnCreate",
+      actions: ["ec2:CreateTags"],
+      resources: [arn],
+      condition: { StringEquals: { "ec2:CreateAction": [p.create] } },
+    },
+    { sid: "ManagedNetworks", actions: p.manage.map((a) => `ec2:${a}`), resources: [arn], condition: owned },
+    {
+      sid: "ManagedNetworkTags",
+      actions: ["ec2:CreateTags", "ec2:DeleteTags"],
+      resources: [arn],
+      condition: { ...owned, "ForAllValues:StringNotEquals": { "aws:TagKeys": [OWNER_TAG] } },
+      comment: "The user's tags on owned resources; never the ownership tag itself.",
+    },
+  ];
+}
+
 /**
  * A provider for an EC2 kind. An existing resource is looked for where it lives (its ARN's region), so a
  * changed spec.region is reported as drift on an immutable field instead of creating a second one.
@@ -145,10 +222,12 @@ export function ec2Provider<F extends RegionSpec, A extends { arn?: string }>(
   // biome-ignore lint/suspicious/noExplicitAny: definitions are heterogeneous; F and A type the client
   definition: ManagedKindDef<any, any>,
   make: (ec2: EC2Client, region: string) => ExternalClient<F, A>,
-): ManagedKindProvider<F, A> {
-  return {
+  permissions: Ec2Permissions,
+): ManagedKindProvider {
+  const provider: ManagedKindProvider<F, A> = {
     definition,
     limitsEachRequest: true,
+    iam: ec2Iam(permissions),
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
       const clientFor = async (mr: ManagedResource<F, A>) => {
         const cfg = await awsClientConfig(
@@ -165,4 +244,5 @@ export function ec2Provider<F extends RegionSpec, A extends { arn?: string }>(
       };
     },
   };
+  return defineProvider(provider);
 }

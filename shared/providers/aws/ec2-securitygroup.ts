@@ -20,7 +20,7 @@ import {
   type SecurityGroupAtProvider,
   type SecurityGroupForProvider,
 } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation, ManagedKindProvider } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
@@ -453,7 +453,22 @@ class SecurityGroupClient implements ExternalClient<F, A> {
   }
 }
 
-export const securityGroupProvider: ManagedKindProvider<F, A> = ec2Provider<F, A>(
+export const securityGroupProvider = ec2Provider<F, A>(
   SecurityGroup,
   (ec2, region) => new SecurityGroupClient(ec2, region),
+  {
+    type: "security-group",
+    create: "CreateSecurityGroup",
+    describe: ["DescribeSecurityGroups"],
+    manage: [
+      "DeleteSecurityGroup",
+      "AuthorizeSecurityGroupIngress",
+      "AuthorizeSecurityGroupEgress",
+      "RevokeSecurityGroupIngress",
+      "RevokeSecurityGroupEgress",
+      "UpdateSecurityGroupRuleDescriptionsIngress",
+      "UpdateSecurityGroupRuleDescriptionsEgress",
+    ],
+    inVpc: true,
+  },
 );

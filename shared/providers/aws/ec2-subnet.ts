@@ -8,7 +8,7 @@ import {
 } from "@aws-sdk/client-ec2";
 import type { z } from "zod";
 import { Subnet, type SubnetAtProvider, type SubnetForProvider } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation, ManagedKindProvider } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
@@ -139,7 +139,10 @@ class SubnetClient implements ExternalClient<F, A> {
   }
 }
 
-export const subnetProvider: ManagedKindProvider<F, A> = ec2Provider<F, A>(
-  Subnet,
-  (ec2, region) => new SubnetClient(ec2, region),
-);
+export const subnetProvider = ec2Provider<F, A>(Subnet, (ec2, region) => new SubnetClient(ec2, region), {
+  type: "subnet",
+  create: "CreateSubnet",
+  describe: ["DescribeSubnets"],
+  manage: ["DeleteSubnet", "ModifySubnetAttribute"],
+  inVpc: true,
+});

@@ -9,7 +9,7 @@ import {
 } from "@aws-sdk/client-ec2";
 import type { z } from "zod";
 import { VPC, type VPCAtProvider, type VPCForProvider } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation, ManagedKindProvider } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
@@ -149,7 +149,9 @@ class VpcClient implements ExternalClient<F, A> {
   }
 }
 
-export const vpcProvider: ManagedKindProvider<F, A> = ec2Provider<F, A>(
-  VPC,
-  (ec2, region) => new VpcClient(ec2, region),
-);
+export const vpcProvider = ec2Provider<F, A>(VPC, (ec2, region) => new VpcClient(ec2, region), {
+  type: "vpc",
+  create: "CreateVpc",
+  describe: ["DescribeVpcs", "DescribeVpcAttribute"],
+  manage: ["DeleteVpc", "ModifyVpcAttribute"],
+});

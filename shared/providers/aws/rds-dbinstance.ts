@@ -17,10 +17,10 @@ import {
   type ConnectContext,
   type ConnectionDetails,
   CredentialsError,
+  defineProvider,
   type ExternalClient,
   type ExternalObservation,
   InvalidSpecError,
-  type ManagedKindProvider,
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
@@ -493,8 +493,24 @@ function finalSnapshotName(mr: MR, name: string): string {
   return uid ? `${name}-final-${uid}` : `${name}-final`;
 }
 
-export const dbInstanceProvider: ManagedKindProvider<F, A> = {
+export const dbInstanceProvider = defineProvider({
   definition: DBInstance,
+  // One statement with the subnet groups': an instance is created into a (prefixed) subnet group.
+  iam: [
+    {
+      sid: "ManagedDatabases",
+      actions: [
+        "rds:CreateDBInstance",
+        "rds:DeleteDBInstance",
+        "rds:DescribeDBInstances",
+        "rds:ModifyDBInstance",
+        "rds:AddTagsToResource",
+        "rds:RemoveTagsFromResource",
+        "rds:ListTagsForResource",
+      ],
+      resources: ["arn:{partition}:rds:*:{account}:db:{namePrefix}*"],
+    },
+  ],
   limitsEachRequest: true,
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     const secrets = new SecretReader((ref) => ctx.readSecretKey(ref));
@@ -514,4 +530,4 @@ export const dbInstanceProvider: ManagedKindProvider<F, A> = {
       delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
     };
   },
-};
+});

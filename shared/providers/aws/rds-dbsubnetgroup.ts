@@ -15,13 +15,8 @@ import {
   type DBSubnetGroupAtProvider,
   type DBSubnetGroupForProvider,
 } from "../../api/aws/rds.ts";
-import type {
-  ConnectContext,
-  ExternalClient,
-  ExternalObservation,
-  ManagedKindProvider,
-} from "../../api/external.ts";
-import { InvalidSpecError } from "../../api/external.ts";
+import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
@@ -187,8 +182,23 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
   }
 }
 
-export const dbSubnetGroupProvider: ManagedKindProvider<F, A> = {
+export const dbSubnetGroupProvider = defineProvider({
   definition: DBSubnetGroup,
+  iam: [
+    {
+      sid: "ManagedDatabases",
+      actions: [
+        "rds:CreateDBSubnetGroup",
+        "rds:DeleteDBSubnetGroup",
+        "rds:DescribeDBSubnetGroups",
+        "rds:ModifyDBSubnetGroup",
+        "rds:AddTagsToResource",
+        "rds:RemoveTagsFromResource",
+        "rds:ListTagsForResource",
+      ],
+      resources: ["arn:{partition}:rds:*:{account}:subgrp:{namePrefix}*"],
+    },
+  ],
   limitsEachRequest: true,
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     // An existing group is looked for where it lives (its ARN's region), so a changed spec.region is
@@ -207,4 +217,4 @@ export const dbSubnetGroupProvider: ManagedKindProvider<F, A> = {
       delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
     };
   },
-};
+});

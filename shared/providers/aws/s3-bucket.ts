@@ -15,12 +15,8 @@ import {
 } from "@aws-sdk/client-s3";
 import type { z } from "zod";
 import { Bucket, type BucketAtProvider, type BucketForProvider } from "../../api/aws/s3.ts";
-import type {
-  ConnectContext,
-  ExternalClient,
-  ExternalObservation,
-  ManagedKindProvider,
-} from "../../api/external.ts";
+import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import { defineProvider } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, sdkOptions } from "./config.ts";
@@ -210,8 +206,25 @@ class BucketClient implements ExternalClient<F, A> {
   }
 }
 
-export const bucketProvider: ManagedKindProvider<F, A> = {
+export const bucketProvider = defineProvider({
   definition: Bucket,
+  iam: [
+    {
+      sid: "ManagedBuckets",
+      actions: [
+        "s3:CreateBucket",
+        "s3:DeleteBucket",
+        "s3:ListBucket",
+        "s3:GetBucketTagging",
+        "s3:PutBucketTagging",
+        "s3:GetBucketVersioning",
+        "s3:PutBucketVersioning",
+        "s3:GetBucketPublicAccessBlock",
+        "s3:PutBucketPublicAccessBlock",
+      ],
+      resources: ["arn:{partition}:s3:::{namePrefix}*"],
+    },
+  ],
   limitsEachRequest: true,
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     const clientFor = async (mr: MR) => {
@@ -225,4 +238,4 @@ export const bucketProvider: ManagedKindProvider<F, A> = {
       delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
     };
   },
-};
+});

@@ -14,10 +14,10 @@ import type { z } from "zod";
 import { Queue, type QueueAtProvider, type QueueForProvider } from "../../api/aws/sqs.ts";
 import {
   type ConnectContext,
+  defineProvider,
   type ExternalClient,
   type ExternalObservation,
   InvalidSpecError,
-  type ManagedKindProvider,
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
@@ -193,8 +193,24 @@ class QueueClient implements ExternalClient<F, A> {
   }
 }
 
-export const queueProvider: ManagedKindProvider<F, A> = {
+export const queueProvider = defineProvider({
   definition: Queue,
+  iam: [
+    {
+      sid: "ManagedQueues",
+      actions: [
+        "sqs:CreateQueue",
+        "sqs:DeleteQueue",
+        "sqs:GetQueueUrl",
+        "sqs:GetQueueAttributes",
+        "sqs:SetQueueAttributes",
+        "sqs:ListQueueTags",
+        "sqs:TagQueue",
+        "sqs:UntagQueue",
+      ],
+      resources: ["arn:{partition}:sqs:*:{account}:{namePrefix}*"],
+    },
+  ],
   limitsEachRequest: true,
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     // An existing queue is looked for where it lives (its ARN's region), so a changed spec.region is
@@ -213,4 +229,4 @@ export const queueProvider: ManagedKindProvider<F, A> = {
       delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
     };
   },
-};
+});

@@ -12,9 +12,8 @@ import type {
   ConnectionDetails,
   ExternalClient,
   ExternalObservation,
-  ManagedKindProvider,
 } from "../../api/external.ts";
-import { InvalidSpecError } from "../../api/external.ts";
+import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azure, type BlobService, blobService, codeIs, isNotFound } from "./config.ts";
@@ -181,9 +180,9 @@ class ContainerExternal implements ExternalClient<F, A> {
   }
 }
 
-export const containerProvider: ManagedKindProvider<F, A> = {
+export const containerProvider = defineProvider({
   definition: Container,
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
     return new ContainerExternal(await blobService(ctx));
   },
-};
+});

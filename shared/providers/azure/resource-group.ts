@@ -5,13 +5,8 @@ import {
   type ResourceGroupAtProvider,
   type ResourceGroupForProvider,
 } from "../../api/azure/resources.ts";
-import type {
-  ConnectContext,
-  ExternalClient,
-  ExternalObservation,
-  ManagedKindProvider,
-} from "../../api/external.ts";
-import { InvalidSpecError } from "../../api/external.ts";
+import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { armClient, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
@@ -107,9 +102,9 @@ class ResourceGroupClient implements ExternalClient<F, A> {
   }
 }
 
-export const resourceGroupProvider: ManagedKindProvider<F, A> = {
+export const resourceGroupProvider = defineProvider({
   definition: ResourceGroup,
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
     return new ResourceGroupClient(await armClient(ctx));
   },
-};
+});

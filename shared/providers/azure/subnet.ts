@@ -1,13 +1,8 @@
 import type { Subnet as CloudSubnet, NetworkManagementClient } from "@azure/arm-network";
 import type { z } from "zod";
 import { Subnet, type SubnetAtProvider, type SubnetForProvider } from "../../api/azure/network.ts";
-import type {
-  ConnectContext,
-  ExternalClient,
-  ExternalObservation,
-  ManagedKindProvider,
-} from "../../api/external.ts";
-import { InvalidSpecError } from "../../api/external.ts";
+import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azure, classifyAzureError, codeIs, isNotFound } from "./config.ts";
@@ -121,9 +116,9 @@ class SubnetClient implements ExternalClient<F, A> {
   }
 }
 
-export const azureSubnetProvider: ManagedKindProvider<F, A> = {
+export const azureSubnetProvider = defineProvider({
   definition: Subnet,
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
     return new SubnetClient(await networkClient(ctx));
   },
-};
+});

@@ -5,13 +5,8 @@ import {
   type VirtualNetworkAtProvider,
   type VirtualNetworkForProvider,
 } from "../../api/azure/network.ts";
-import type {
-  ConnectContext,
-  ExternalClient,
-  ExternalObservation,
-  ManagedKindProvider,
-} from "../../api/external.ts";
-import { InvalidSpecError } from "../../api/external.ts";
+import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azure, classifyAzureError, codeIs, isNotFound, normaliseLocation } from "./config.ts";
@@ -151,9 +146,9 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
   }
 }
 
-export const virtualNetworkProvider: ManagedKindProvider<F, A> = {
+export const virtualNetworkProvider = defineProvider({
   definition: VirtualNetwork,
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
     return new VirtualNetworkClient(await networkClient(ctx));
   },
-};
+});

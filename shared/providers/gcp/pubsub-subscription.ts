@@ -2,10 +2,10 @@ import type { PubSub, protos, SubscriptionMetadata } from "@google-cloud/pubsub"
 import type { z } from "zod";
 import {
   type ConnectContext,
+  defineProvider,
   type ExternalClient,
   type ExternalObservation,
   InvalidSpecError,
-  type ManagedKindProvider,
 } from "../../api/external.ts";
 import {
   Subscription,
@@ -250,10 +250,10 @@ class SubscriptionClient implements ExternalClient<F, A> {
   }
 }
 
-export const subscriptionProvider: ManagedKindProvider<F, A> = {
+export const subscriptionProvider = defineProvider({
   definition: Subscription,
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     const cfg = await gcpClientConfig(ctx);
     return new SubscriptionClient(clients.get(cfg), cfg.projectId);
   },
-};
+});

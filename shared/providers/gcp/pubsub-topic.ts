@@ -1,11 +1,7 @@
 import type { PubSub, TopicMetadata } from "@google-cloud/pubsub";
 import type { z } from "zod";
-import type {
-  ConnectContext,
-  ExternalClient,
-  ExternalObservation,
-  ManagedKindProvider,
-} from "../../api/external.ts";
+import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import { defineProvider } from "../../api/external.ts";
 import { Topic, type TopicAtProvider, type TopicForProvider } from "../../api/gcp/pubsub.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
@@ -143,9 +139,9 @@ class TopicClient implements ExternalClient<F, A> {
   }
 }
 
-export const topicProvider: ManagedKindProvider<F, A> = {
+export const topicProvider = defineProvider({
   definition: Topic,
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     return new TopicClient(clients.get(await gcpClientConfig(ctx)));
   },
-};
+});

@@ -3,9 +3,9 @@ import type { z } from "zod";
 import {
   type ConnectContext,
   CredentialsError,
+  defineProvider,
   type ExternalClient,
   type ExternalObservation,
-  type ManagedKindProvider,
 } from "../../api/external.ts";
 import {
   Bucket,
@@ -148,9 +148,9 @@ class BucketClient implements ExternalClient<F, A> {
   }
 }
 
-export const gcsBucketProvider: ManagedKindProvider<F, A> = {
+export const gcsBucketProvider = defineProvider({
   definition: Bucket,
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     return new BucketClient(clients.get(await gcpClientConfig(ctx)));
   },
-};
+});
