@@ -3,9 +3,11 @@ import type { AwsCredentialIdentity, FinalizeRequestMiddleware } from "@smithy/t
 import {
   type ConnectContext,
   CredentialsError,
+  type ExternalClient,
   InvalidSpecError,
   ThrottledError,
 } from "../../api/external.ts";
+import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
 
@@ -243,6 +245,21 @@ export async function aws<T>(call: () => Promise<T>): Promise<T> {
 
 /** The region part of an ARN (arn:aws:service:region:account:resource). */
 export const regionOfArn = (arn: string | undefined) => arn?.split(":")[3] || undefined;
+
+/**
+ * An ExternalClient whose SDK client is chosen per managed resource (its region): every operation first
+ * gets the (cached) regional client, then delegates to it.
+ */
+export function perResource<F, A>(
+  clientFor: (mr: ManagedResource<F, A>) => Promise<ExternalClient<F, A>>,
+): ExternalClient<F, A> {
+  return {
+    observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
+    create: async (mr, name) => (await clientFor(mr)).create(mr, name),
+    update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
+    delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
+  };
+}
 
 /** The AWS ProviderConfig's health check: who do these credentials say we are (STS GetCallerIdentity). */
 export async function checkAwsCredentials(ctx: ConnectContext<AwsProviderConfigSpec>): Promise<string> {

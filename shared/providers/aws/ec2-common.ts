@@ -18,7 +18,15 @@ import type {
 import { DependentsExistError, defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import {
+  aws,
+  awsClientConfig,
+  awsErrorCode,
+  ClientCache,
+  perResource,
+  regionOfArn,
+  sdkOptions,
+} from "./config.ts";
 
 /** The tag every resource driftless creates carries: the managed resource's uid. */
 export const OWNER_TAG = "driftless.dev/managed-resource-uid";
@@ -236,12 +244,7 @@ export function ec2Provider<F extends RegionSpec, A extends { arn?: string }>(
         );
         return make(clients.get(cfg), cfg.region);
       };
-      return {
-        observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
-        create: async (mr, name) => (await clientFor(mr)).create(mr, name),
-        update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
-        delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
-      };
+      return perResource(clientFor);
     },
   };
   return defineProvider(provider);

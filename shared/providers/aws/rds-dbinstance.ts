@@ -25,7 +25,15 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import {
+  aws,
+  awsClientConfig,
+  awsErrorCode,
+  ClientCache,
+  perResource,
+  regionOfArn,
+  sdkOptions,
+} from "./config.ts";
 import { sameSet } from "./ec2-common.ts";
 
 type F = z.infer<typeof DBInstanceForProvider>;
@@ -523,11 +531,6 @@ export const dbInstanceProvider = defineProvider({
       );
       return new DBInstanceClient(clients.get(cfg), cfg.region, secrets);
     };
-    return {
-      observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
-      create: async (mr, name) => (await clientFor(mr)).create(mr, name),
-      update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
-      delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
-    };
+    return perResource(clientFor);
   },
 });

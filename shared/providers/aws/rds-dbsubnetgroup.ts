@@ -19,7 +19,15 @@ import type { ConnectContext, ExternalClient, ExternalObservation } from "../../
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import {
+  aws,
+  awsClientConfig,
+  awsErrorCode,
+  ClientCache,
+  perResource,
+  regionOfArn,
+  sdkOptions,
+} from "./config.ts";
 import { DependencyViolationError, defined, sameSet } from "./ec2-common.ts";
 
 type F = z.infer<typeof DBSubnetGroupForProvider>;
@@ -210,11 +218,6 @@ export const dbSubnetGroupProvider = defineProvider({
       );
       return new DBSubnetGroupClient(clients.get(cfg), cfg.region);
     };
-    return {
-      observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
-      create: async (mr, name) => (await clientFor(mr)).create(mr, name),
-      update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
-      delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
-    };
+    return perResource(clientFor);
   },
 });

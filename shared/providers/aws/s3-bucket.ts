@@ -19,7 +19,7 @@ import type { ConnectContext, ExternalClient, ExternalObservation } from "../../
 import { defineProvider } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { aws, awsClientConfig, awsErrorCode, ClientCache, sdkOptions } from "./config.ts";
+import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "./config.ts";
 
 type F = z.infer<typeof BucketForProvider>;
 type A = z.infer<typeof BucketAtProvider>;
@@ -231,11 +231,6 @@ export const bucketProvider = defineProvider({
       const cfg = await awsClientConfig(ctx, mr.status?.atProvider?.region ?? mr.spec.forProvider.region);
       return new BucketClient(clients.get(cfg), cfg.region, cfg.endpoint);
     };
-    return {
-      observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
-      create: async (mr, name) => (await clientFor(mr)).create(mr, name),
-      update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
-      delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
-    };
+    return perResource(clientFor);
   },
 });

@@ -21,7 +21,15 @@ import {
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { aws, awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import {
+  aws,
+  awsClientConfig,
+  awsErrorCode,
+  ClientCache,
+  perResource,
+  regionOfArn,
+  sdkOptions,
+} from "./config.ts";
 
 type F = z.infer<typeof QueueForProvider>;
 type A = z.infer<typeof QueueAtProvider>;
@@ -222,11 +230,6 @@ export const queueProvider = defineProvider({
       );
       return new QueueClient(clients.get(cfg), cfg.region);
     };
-    return {
-      observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
-      create: async (mr, name) => (await clientFor(mr)).create(mr, name),
-      update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),
-      delete: async (mr, name) => (await clientFor(mr)).delete(mr, name),
-    };
+    return perResource(clientFor);
   },
 });
