@@ -2,7 +2,7 @@
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { THROTTLED_ERROR_CLASS } from "./api/external.ts";
 import type { ExternalVerb, MetricsSink } from "./metrics.ts";
-import type { Outcome } from "./reconciler/reconciler.ts";
+import type { Outcome } from "./reconciler/contract.ts";
 
 /** Values per metric per EMF line: Powertools flushes at 100 (and drops the dimensions when it does). */
 const EMF_MAX_VALUES = 99;

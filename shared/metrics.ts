@@ -17,7 +17,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import { THROTTLED_ERROR_CLASS } from "./api/external.ts";
-import type { Outcome, ReconcileMetrics } from "./reconciler/reconciler.ts";
+import type { Outcome, ReconcileMetrics } from "./reconciler/contract.ts";
 
 export type ExternalVerb = "observe" | "create" | "update" | "delete";
 

@@ -1,18 +1,14 @@
 // Lambda entry point: SQS event source with `functionResponseType: ReportBatchItemFailures`.
-// Thin adapter: config and clients once per container, then shared/pipeline/functions-sqs.ts.
+// Thin adapter: config and clients once per container (the worker: shared/pipeline/worker.ts), then
+// shared/pipeline/functions-sqs.ts per event.
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { Kube } from "../../shared/kube/client.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { createLogger } from "../../shared/log.ts";
 import { EmfMetrics } from "../../shared/metrics-emf.ts";
-import {
-  createReconcileFn,
-  DEFAULT_DEADLINE_MARGIN_MS,
-  perContainer,
-  typesOf,
-} from "../../shared/pipeline/functions.ts";
+import { DEFAULT_DEADLINE_MARGIN_MS, perContainer } from "../../shared/pipeline/functions.ts";
 import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/pipeline/functions-sqs.ts";
-import { type DeadLetterNote, deadLetterNote } from "../../shared/pipeline/worker.ts";
+import { createWorker, type DeadLetterNote, deadLetterNote } from "../../shared/pipeline/worker.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
 import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
@@ -33,13 +29,8 @@ const reconcileFn = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
   const kube = new Kube(access.endpoint);
-  noteDeadLetter = deadLetterNote({
-    kube,
-    types: typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
-    events: new KubeEventRecorder(kube),
-    logger,
-  });
-  return createReconcileFn({
+  const events = new KubeEventRecorder(kube);
+  const worker = createWorker({
     kube,
     kinds: awsKinds,
     providerConfigKinds: awsProviderConfigKinds,
@@ -48,7 +39,10 @@ const reconcileFn = perContainer(async () => {
     secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
     metrics,
+    events,
   });
+  noteDeadLetter = deadLetterNote({ kube, types: worker.types, events, logger });
+  return worker.reconcile;
 });
 // Finish during the init phase (Lambda would freeze work left pending); a failure is retried on invoke.
 await reconcileFn().catch((err: unknown) => {

@@ -5,8 +5,9 @@ import { type CloudEvent, cloudEvent } from "@google-cloud/functions-framework";
 import { PubSub } from "@google-cloud/pubsub";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
-import { createReconcileFn, logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts";
+import { logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts";
 import { handlePubSubPush } from "../../shared/pipeline/functions-pubsub.ts";
+import { createWorker } from "../../shared/pipeline/worker.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
@@ -24,7 +25,7 @@ const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
 const reconcileFn = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
-  return createReconcileFn({
+  return createWorker({
     kube: new Kube(access.endpoint),
     kinds: gcpKinds,
     providerConfigKinds: gcpProviderConfigKinds,
@@ -32,7 +33,7 @@ const reconcileFn = perContainer(async () => {
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
     secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
-  });
+  }).reconcile;
 });
 await reconcileFn().catch((err: unknown) => {
   logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");

@@ -1,8 +1,10 @@
-// The claim room imports only api and kube, so it keeps its own small copy of the condition helpers.
+// The claim's conditions. setConditions differs from the managed engine's on purpose: a claim's
+// condition keeps its lastTransitionTime while its status stays (a new reason is no transition here).
 import { ClaimReason as R, ClaimConditionType as T } from "../api/claims/meta.ts";
 import type { Condition } from "../api/meta.ts";
+import type { NewCondition } from "../reconciler/contract.ts";
 
-export type NewCondition = Omit<Condition, "lastTransitionTime">;
+export type { NewCondition };
 
 export const bound = (message: string): NewCondition => ({
   type: T.Bound,
@@ -67,23 +69,4 @@ export function setConditions(
     else out.push(next);
   }
   return out;
-}
-
-export const getCondition = (list: Condition[] | undefined, type: string) =>
-  list?.find((c) => c.type === type);
-
-/** Deep equality for JSON values. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== typeof b || a === null || b === null || typeof a !== "object") return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((v, i) => deepEqual(v, bb[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
-  for (const k of keys) if (!deepEqual(ao[k], bo[k])) return false;
-  return true;
 }

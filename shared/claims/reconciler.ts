@@ -11,8 +11,22 @@ import {
   SYSTEM_NAMESPACE,
 } from "../api/claims/meta.ts";
 import type { ManagedKindDef, ManagedResource } from "../api/managed.ts";
-import { type Condition, DEFAULT_PROVIDER_CONFIG, type ObjectMeta } from "../api/meta.ts";
+import { type Condition, DEFAULT_PROVIDER_CONFIG } from "../api/meta.ts";
 import { ConflictError, type Kube, KubeError } from "../kube/client.ts";
+import { deepEqual } from "../reconciler/compare.ts";
+import { getCondition } from "../reconciler/conditions.ts";
+import {
+  CONFLICT_REQUEUE_MS,
+  type EventRecorder,
+  failureBackoff,
+  jitter,
+  noopLogger,
+  type ReconcileLogger,
+  type ReconcileResult,
+  type Reconciles,
+  type ResourceKey,
+} from "../reconciler/contract.ts";
+import { Router } from "../reconciler/router.ts";
 import {
   type BindContext,
   type ClassBinding,
@@ -27,8 +41,6 @@ import { classBindings } from "./bindings/index.ts";
 import {
   ambiguous,
   bound,
-  deepEqual,
-  getCondition,
   type NewCondition,
   notSynced,
   ready,
@@ -48,7 +60,6 @@ const MIN_ERROR_BACKOFF_MS = 1_000;
 /** A missing class is usually being applied right now: keep looking often. */
 const MAX_CLASS_BACKOFF_MS = 30_000;
 const MAX_ERROR_BACKOFF_MS = 5 * 60_000;
-const CONFLICT_REQUEUE_MS = 250;
 /** Claims a class event binds inline; the rest find the class on their own backoff. */
 const MAX_CLAIMS_WOKEN_PER_CLASS = 20;
 const PAGE = 500;
@@ -86,36 +97,12 @@ export type ClaimOutcome =
   | "conflict"
   | "error";
 
-export interface ClaimResult {
-  outcome: ClaimOutcome;
-  requeueAfterMs?: number;
-  pollAfterMs?: number;
-  error?: Error;
-}
-
-export interface ClaimKey {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-}
-
-export interface ClaimLogger {
-  info(obj: Record<string, unknown>, msg?: string): void;
-  warn(obj: Record<string, unknown>, msg?: string): void;
-  error(obj: Record<string, unknown>, msg?: string): void;
-  debug(obj: Record<string, unknown>, msg?: string): void;
-}
-
+// The shared contract's types under the names claim code reads.
+export type ClaimResult = ReconcileResult<ClaimOutcome>;
+export type ClaimKey = ResourceKey;
+export type ClaimLogger = ReconcileLogger;
 /** Kubernetes Events about claims (KubeEventRecorder fits). */
-export interface ClaimEventRecorder {
-  record(
-    obj: { apiVersion: string; kind: string; metadata: ObjectMeta },
-    type: "Normal" | "Warning",
-    reason: string,
-    message: string,
-  ): Promise<void>;
-}
+export type ClaimEventRecorder = EventRecorder;
 
 export interface ClaimReconcilerOptions {
   bindings?: readonly ClassBinding[];
@@ -149,7 +136,6 @@ interface Chosen {
   extra: NewCondition[];
 }
 
-const noopLogger: ClaimLogger = { info() {}, warn() {}, error() {}, debug() {} };
 const refOf = (mr: { apiVersion: string; kind: string; metadata: { name: string } }): ResourceReference => ({
   apiVersion: mr.apiVersion,
   kind: mr.kind,
@@ -163,7 +149,7 @@ const refOf = (mr: { apiVersion: string; kind: string; metadata: { name: string 
  * namespace, and honour the class's reclaim policy when the claim is deleted. Level-triggered: reads
  * everything fresh, so duplicate and concurrent reconciles of one claim are harmless.
  */
-export class ClaimReconciler {
+export class ClaimBinder implements Reconciles {
   readonly #kube: Kube;
   readonly #bindings: readonly ClassBinding[];
   readonly #claimKinds = new Map<string, ClaimKindDef>();
@@ -205,32 +191,8 @@ export class ClaimReconciler {
     return [...this.#claimKinds.values(), ...this.#bindings.map((b) => b.class)];
   }
 
-  async reconcile(key: ClaimKey): Promise<ClaimResult> {
-    const started = Date.now();
-    const result = await this.#route(key).catch((err: unknown): ClaimResult => {
-      const error = err instanceof Error ? err : new Error(String(err));
-      // Someone else moved the object on: re-read soon, it is not a failure.
-      if (error instanceof ConflictError)
-        return { outcome: "conflict", requeueAfterMs: this.#jitter(CONFLICT_REQUEUE_MS) };
-      return { outcome: "error", error, requeueAfterMs: this.#jitter(WAIT_MIN_MS) };
-    });
-    const log = result.outcome === "error" ? this.#opts.logger.error : this.#opts.logger.info;
-    log.call(
-      this.#opts.logger,
-      {
-        key: `${key.kind}/${key.namespace ? `${key.namespace}/` : ""}${key.name}`,
-        apiVersion: key.apiVersion,
-        outcome: result.outcome,
-        durationMs: Date.now() - started,
-        ...(result.requeueAfterMs !== undefined ? { requeueAfterMs: Math.round(result.requeueAfterMs) } : {}),
-        ...(result.error ? { error: result.error.message } : {}),
-      },
-      "reconciled claim",
-    );
-    return result;
-  }
-
-  #route(key: ClaimKey): Promise<ClaimResult> {
+  /** One claim or class; a 409 is thrown to the router, which requeues it. */
+  reconcile(key: ClaimKey): Promise<ClaimResult> {
     const k = `${key.apiVersion}/${key.kind}`;
     const claimKind = this.#claimKinds.get(k);
     if (claimKind) return this.#reconcileClaim(claimKind, key);
@@ -258,12 +220,19 @@ export class ClaimReconciler {
       cont = waiting.length >= MAX_CLAIMS_WOKEN_PER_CLASS ? undefined : page.continue;
     } while (cont);
     for (const c of waiting.slice(0, MAX_CLAIMS_WOKEN_PER_CLASS)) {
-      await this.reconcile({
+      const key = {
         apiVersion: c.apiVersion,
         kind: c.kind,
         name: c.metadata.name,
         ...(c.metadata.namespace ? { namespace: c.metadata.namespace } : {}),
-      });
+      };
+      // A claim that cannot bind now (a 409, a failure) binds on its own message: it is not this class's.
+      await this.reconcile(key).catch((err: unknown) =>
+        this.#opts.logger.debug(
+          { key: `${c.kind}/${key.namespace ?? ""}/${c.metadata.name}`, error: (err as Error).message },
+          "a waiting claim did not bind now; it retries on its own",
+        ),
+      );
     }
     return { outcome: "in-sync" };
   }
@@ -775,7 +744,7 @@ export class ClaimReconciler {
     return {
       outcome: blocked ? "blocked" : "error",
       ...(blocked ? {} : { error }),
-      requeueAfterMs: this.#jitter(Math.min(max, Math.max(MIN_ERROR_BACKOFF_MS, failingFor * 2))),
+      requeueAfterMs: failureBackoff(failingFor, MIN_ERROR_BACKOFF_MS, max, this.#opts.random),
     };
   }
 
@@ -838,9 +807,29 @@ export class ClaimReconciler {
     });
   }
 
-  /** Full jitter in [0.5, 1.5) × base. */
   #jitter(ms: number): number {
-    return Math.max(0, Math.round(ms * (0.5 + this.#opts.random())));
+    return jitter(ms, this.#opts.random);
+  }
+}
+
+/**
+ * The claim reconciler behind a router of its own, for callers that reconcile claims alone (tests,
+ * tools): it reports each reconcile and settles a 409 exactly as the worker's router.
+ */
+export class ClaimReconciler extends ClaimBinder {
+  readonly #router: Router;
+
+  constructor(kube: Kube, opts: ClaimReconcilerOptions = {}) {
+    super(kube, opts);
+    const claims: Reconciles = { handles: () => true, reconcile: (key) => super.reconcile(key) };
+    this.#router = new Router([claims], {
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.random ? { random: opts.random } : {}),
+    });
+  }
+
+  override reconcile(key: ClaimKey): Promise<ClaimResult> {
+    return this.#router.reconcile(key) as Promise<ClaimResult>;
   }
 }
 

@@ -15,6 +15,15 @@ import {
 } from "../api/export/template.ts";
 import type { Condition } from "../api/meta.ts";
 import { isConflict, type Kube, statusOf } from "../kube/client.ts";
+import { deepEqual } from "../reconciler/compare.ts";
+import {
+  type NewCondition,
+  noopLogger,
+  type ReconcileLogger,
+  type ReconcileResult,
+  type Reconciles,
+  type ResourceKey,
+} from "../reconciler/contract.ts";
 import { offers } from "./bind.ts";
 import { controlPlaneNamespace, InvalidNameError, upstreamName } from "./naming.ts";
 import { removeSyncedCopies, SyncConflictError, syncPermissionClaims } from "./sync.ts";
@@ -50,25 +59,10 @@ export type ExportOutcome =
   | "deleted"
   | "error";
 
-export interface ExportResult {
-  outcome: ExportOutcome;
-  requeueAfterMs?: number;
-  error?: Error;
-}
-
-export interface ExportKey {
-  apiVersion: string;
-  kind: string;
-  namespace?: string;
-  name: string;
-}
-
-export interface ExportLogger {
-  info(obj: Record<string, unknown>, msg?: string): void;
-  warn(obj: Record<string, unknown>, msg?: string): void;
-  error(obj: Record<string, unknown>, msg?: string): void;
-  debug(obj: Record<string, unknown>, msg?: string): void;
-}
+// The shared contract's types under the names export code reads.
+export type ExportResult = ReconcileResult<ExportOutcome>;
+export type ExportKey = ResourceKey;
+export type ExportLogger = ReconcileLogger;
 
 export interface ExportAgentOptions {
   /** The app cluster (installs nothing; reads and writes claims and the synced copies). */
@@ -84,8 +78,6 @@ export interface ExportAgentOptions {
 }
 
 type KubeClaim = Claim & { [k: string]: unknown };
-type NewCondition = Omit<Condition, "lastTransitionTime">;
-const noopLogger: ExportLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
 const wrap = (msg: string, err: unknown) =>
   new Error(`${msg}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
@@ -95,17 +87,6 @@ const cond = (type: string, status: "True" | "False", reason: string, message?: 
   reason,
   ...(message ? { message } : {}),
 });
-/** JSON with sorted keys: equal content compares equal whatever order the API server returned. */
-const canonical = (v: unknown): string =>
-  Array.isArray(v)
-    ? `[${v.map(canonical).join(",")}]`
-    : v !== null && typeof v === "object"
-      ? `{${Object.keys(v)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-          .join(",")}}`
-      : (JSON.stringify(v) ?? "null");
-const deepEqual = (a: unknown, b: unknown) => canonical(a) === canonical(b);
 
 /** Conditions keep their lastTransitionTime unless status or reason changed. */
 function withTimes(
@@ -122,7 +103,7 @@ function withTimes(
 }
 
 /** Copies app-cluster claims to the control plane and their status and Secrets back. */
-export class ExportAgent {
+export class ExportAgent implements Reconciles {
   readonly #app: Kube;
   #cp: Kube;
   #templates: readonly string[];

@@ -19,15 +19,11 @@
 import type { Topic } from "@google-cloud/pubsub";
 import { messageKey, type ReconcileMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
-import {
-  decodePubSubPushEvent,
-  PUBSUB_DLQ_ERROR_ATTRIBUTE,
-  PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE,
-} from "../queue/pubsub.ts";
-import { outcomeOf, type ReconcileFn } from "../reconciler/batch.ts";
+import { decodePubSubPushEvent, moveToPubSubDeadLetter, rawPubSubPushMessage } from "../queue/pubsub.ts";
+import type { ReconcileFn } from "../reconciler/contract.ts";
+import { outcomeOf, reconcileMessage } from "../reconciler/router.ts";
 import type { Logger } from "./common.ts";
-import { guardReconcile } from "./functions.ts";
-import { contextOf, keyOfMessage, queueAgeMs, withReconcileContext } from "./worker.ts";
+import { workOf } from "./worker.ts";
 
 /** The message could not be reconciled; the subscription redelivers it with backoff. */
 export class ReconcileFailedError extends Error {
@@ -77,14 +73,10 @@ export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Pr
     const log = { messageId, receiveCount, error };
     if (deps.deadLetterTopic) {
       try {
-        const raw = rawMessage(event);
-        await deps.deadLetterTopic.publishMessage({
-          data: raw.data,
-          attributes: {
-            ...raw.attributes,
-            [PUBSUB_DLQ_ERROR_ATTRIBUTE]: error.slice(0, 1024),
-            [PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE]: messageId ?? "unknown",
-          },
+        await moveToPubSubDeadLetter(deps.deadLetterTopic, {
+          ...rawPubSubPushMessage(event),
+          messageId,
+          error,
         });
         deps.logger.error(log, "malformed message moved to the dead-letter topic");
         return { outcome: "dead-lettered", messageId };
@@ -104,14 +96,12 @@ export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Pr
   const { message, id, receiveCount } = decoded.received;
   const key = messageKey(message);
   const log = { messageId: id, key, receiveCount };
-  const age = queueAgeMs(message);
-  if (age !== undefined) deps.metrics?.queueAge?.(age);
-  const reconcile = guardReconcile(deps.reconcile, {
-    ...(deps.deadlineMs !== undefined ? { deadlineMs: deps.deadlineMs } : {}),
-  });
-  // Its log lines carry the message's reason and correlation id.
+  // The worker core: in the message's context, not after the deadline, never throwing.
   const outcome = outcomeOf(
-    await withReconcileContext(contextOf(decoded.received), () => reconcile(keyOfMessage(message))),
+    await reconcileMessage(deps.reconcile, workOf(decoded.received), {
+      deadlineMs: deps.deadlineMs,
+      metrics: deps.metrics,
+    }),
   );
   if (outcome.kind === "done") return { outcome: "done", key };
   if (outcome.kind === "retry") {
@@ -141,26 +131,4 @@ export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Pr
   }
   deps.logger.debug({ ...log, afterMs: outcome.afterMs }, "requeued: the retry policy's backoff delays it");
   throw new RequeueError(`requeue ${key} (wanted after ${outcome.afterMs} ms)`, outcome.afterMs);
-}
-
-/** The raw bytes and attributes of a pushed message, for copying it verbatim to the dead-letter topic. */
-function rawMessage(event: unknown): { data: Buffer; attributes: Record<string, string> } {
-  let data: unknown = (event as { data?: unknown } | null | undefined)?.data;
-  try {
-    if (typeof data === "string") data = JSON.parse(data);
-    else if (data instanceof Uint8Array) data = JSON.parse(Buffer.from(data).toString("utf8"));
-  } catch {
-    // Not even JSON: keep the whole payload.
-    return { data: Buffer.from(String(data ?? ""), "utf8"), attributes: {} };
-  }
-  const message = (data as { message?: unknown } | null | undefined)?.message;
-  if (typeof message !== "object" || message === null) {
-    return { data: Buffer.from(JSON.stringify(data ?? null), "utf8"), attributes: {} };
-  }
-  const m = message as { data?: unknown; attributes?: unknown };
-  const attributes: Record<string, string> = {};
-  if (typeof m.attributes === "object" && m.attributes !== null) {
-    for (const [k, v] of Object.entries(m.attributes)) if (typeof v === "string") attributes[k] = v;
-  }
-  return { data: Buffer.from(typeof m.data === "string" ? m.data : "", "base64"), attributes };
 }

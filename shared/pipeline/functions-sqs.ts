@@ -5,32 +5,31 @@
 // - malformed body → copied to the DLQ (when its URL is configured) and reported as success; without a
 //   DLQ URL (or when the copy fails) it is listed in batchItemFailures and the queue's redrive policy
 //   dead-letters it after maxReceiveCount receives. Logged once, by messageId, never with its body.
-// - valid → reconciled with its neighbours (reconcileBatch: independent, duplicates of a key reconciled
-//   once). Only the first message of a key carries the outcome; its duplicates are reported as success.
+// - valid → reconciled with its neighbours by the worker core (reconciler/router.ts reconcileBatch:
+//   independent, in the message's context, nothing started after the deadline, duplicates of a key
+//   reconciled once). Only the first message of a key carries the outcome; its duplicates are reported
+//   as success.
 // - done → success (Lambda deletes the message).
 // - requeue → requeueSqsMessage: `visibility` (ChangeMessageVisibility to the requeue delay; the message
 //   must then be listed, or Lambda would delete it) or `resend` (a fresh copy was sent because one more
 //   receive would dead-letter the original; reported as success).
 // - retry → ChangeMessageVisibility to the engine's backoff, then listed: the queue redelivers it then,
 //   and dead-letters it after maxReceiveCount failed receives.
-import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, type SQSClient } from "@aws-sdk/client-sqs";
+import { GetQueueUrlCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { messageKey, type ReconcileMessage } from "../queue/message.ts";
 import {
   decodeSqsRecord,
   moveToSqsDeadLetter,
   requeueSqsMessage,
-  SQS_MAX_VISIBILITY_SECONDS,
+  retrySqsMessage,
   type SqsRequeueInput,
+  sqsDelaySeconds,
 } from "../queue/sqs.ts";
-import {
-  type BatchItem,
-  type MessageOutcome,
-  type ReconcileFn,
-  reconcileBatch,
-} from "../reconciler/batch.ts";
+import type { ReconcileFn } from "../reconciler/contract.ts";
+import { type BatchItem, type MessageOutcome, reconcileBatch } from "../reconciler/router.ts";
 import type { Logger } from "./common.ts";
-import { DEFAULT_FUNCTION_CONCURRENCY, guardReconcile } from "./functions.ts";
-import { contextOf, type DeadLetterNote, keyOfMessage, queueAgeMs, withReconcileContext } from "./worker.ts";
+import { DEFAULT_FUNCTION_CONCURRENCY } from "./functions.ts";
+import { type DeadLetterNote, keyOfMessage, workOf } from "./worker.ts";
 
 /** One record of the event Lambda's SQS poller sends (the fields driftless reads, as AWS names them). */
 export interface SqsEventRecord {
@@ -131,9 +130,6 @@ export function queueUrlForArn(sqs: SQSClient, arn: string): Promise<string> {
   return url;
 }
 
-const clampSeconds = (ms: number) =>
-  Math.min(SQS_MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(Math.max(0, ms) / 1000)));
-
 interface Valid {
   record: SqsEventRecord;
   message: ReconcileMessage;
@@ -192,22 +188,13 @@ export async function handleSqsBatch(
       continue;
     }
     first.set(key, v);
-    items.push({ id: v.record.messageId, key: keyOfMessage(v.message) });
-    const age = queueAgeMs(v.message);
-    if (age !== undefined) deps.metrics?.queueAge?.(age);
+    const received = { message: v.message, id: v.record.messageId, receiveCount: v.receiveCount };
+    items.push({ id: v.record.messageId, ...workOf(received) });
   }
-  const guarded = guardReconcile(deps.reconcile, {
-    ...(deps.deadlineMs !== undefined ? { deadlineMs: deps.deadlineMs } : {}),
-  });
-  // Each reconcile runs in its message's context: its log lines carry the reason and correlation id.
-  const reconcile: ReconcileFn = (key) => {
-    const v = first.get(messageKey(key));
-    if (!v) return guarded(key);
-    const ctx = contextOf({ message: v.message, id: v.record.messageId, receiveCount: v.receiveCount });
-    return withReconcileContext(ctx, () => guarded(key));
-  };
-  const results = await reconcileBatch(reconcile, items, {
+  const results = await reconcileBatch(deps.reconcile, items, {
     concurrency: deps.concurrency ?? DEFAULT_FUNCTION_CONCURRENCY,
+    deadlineMs: deps.deadlineMs,
+    metrics: deps.metrics,
   });
   const byId = new Map(valid.map((v) => [v.record.messageId, v]));
   const settled = results.map(async (r) => {
@@ -273,19 +260,17 @@ async function settle(
     );
     await deps.noteDeadLetter?.(keyOfMessage(v.message), v.receiveCount, outcome.error);
   }
-  const seconds = clampSeconds(outcome.afterMs);
+  const seconds = sqsDelaySeconds(outcome.afterMs);
   deps.logger.warn(
     { ...log, retryInS: seconds, error: outcome.error.message },
     "reconcile failed; the queue redelivers it",
   );
   try {
-    await deps.sqs.send(
-      new ChangeMessageVisibilityCommand({
-        QueueUrl: await v.queueUrl(),
-        ReceiptHandle: record.receiptHandle,
-        VisibilityTimeout: seconds,
-      }),
-    );
+    await retrySqsMessage(deps.sqs, {
+      queueUrl: await v.queueUrl(),
+      receiptHandle: record.receiptHandle,
+      afterMs: outcome.afterMs,
+    });
   } catch (err) {
     deps.logger.warn(
       { ...log, error: describe(err) },

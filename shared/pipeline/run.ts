@@ -2,20 +2,18 @@
 // kubeconfig. The serverless deployment runs the same pieces, split across functions.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
-import type { ResourceType } from "../api/meta.ts";
-import { ClaimReconciler } from "../claims/reconciler.ts";
 import { type RunningAgent, startExportAgentFor } from "../export/run.ts";
 import { Kube } from "../kube/client.ts";
 import { KubeEventRecorder } from "../kube/events.ts";
 import type { Logger } from "../log.ts";
 import { type HealthCheck, type MetricsSink, PrometheusMetrics, startMetricsServer } from "../metrics.ts";
-import { type DeadLetter, MemoryQueue, type QueueEvent } from "../queue/index.ts";
-import { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
-import { type EventRecorder, Reconciler } from "../reconciler/reconciler.ts";
-import { KindRegistry } from "../reconciler/registry.ts";
+import { type DeadLetter, MemoryQueue } from "../queue/index.ts";
+import type { EventRecorder } from "../reconciler/contract.ts";
+import type { ManagedReconciler } from "../reconciler/reconciler.ts";
 import { Forwarder } from "./forwarder.ts";
+import { logQueueEvents } from "./functions.ts";
 import { sweep } from "./sweep.ts";
-import { contextLogger, deadLetterNote, keyOfMessage, reconcileHandler } from "./worker.ts";
+import { createWorker, deadLetterNote, keyOfMessage, reconcileHandler } from "./worker.ts";
 
 /** Due messages waiting this long with no reconcile finishing make /readyz fail (the queue is stuck). */
 export const DEFAULT_STUCK_AFTER_MS = 5 * 60_000;
@@ -47,7 +45,8 @@ export interface RunOptions {
 export interface Running {
   kube: Kube;
   queue: MemoryQueue;
-  reconciler: Reconciler;
+  /** The managed engine behind the worker's router. */
+  reconciler: ManagedReconciler;
   forwarder: Forwarder;
   /** The Prometheus metrics, when a metrics port was given. */
   metrics?: PrometheusMetrics;
@@ -63,18 +62,10 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-export function queueEventLogger(logger: Logger) {
-  return (e: QueueEvent) => {
-    const { level, msg, ...fields } = e;
-    logger[level](fields, msg);
-  };
-}
-
 export async function startRun(o: RunOptions): Promise<Running> {
   // Started first, so a failing one (an app cluster not bound) leaves nothing else running.
   const agents = await startAgents(o);
   const kube = new Kube(o.kubeConfig);
-  const registry = new KindRegistry(o.kinds);
   // Filled in below, once the queue and the forwarder exist (the gauges read them at scrape time).
   let queueRef: MemoryQueue | undefined;
   let forwarderRef: Forwarder | undefined;
@@ -104,51 +95,34 @@ export async function startRun(o: RunOptions): Promise<Running> {
           );
         })
       : undefined;
-  const reconciler = new Reconciler(kube, registry, {
-    logger: contextLogger(o.logger),
-    ...(metrics ? { metrics } : {}),
-    ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
-    ...(o.secretRefNamespaces ? { secretRefNamespaces: o.secretRefNamespaces } : {}),
-    events: o.events ?? new KubeEventRecorder(kube),
-  });
-  const providerConfigs = new ProviderConfigReconciler(kube, registry, o.providerConfigKinds);
-  const claims = new ClaimReconciler(kube, {
-    logger: contextLogger(o.logger),
-    events: o.events ?? new KubeEventRecorder(kube),
-    ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
+  const events = o.events ?? new KubeEventRecorder(kube);
+  // The same wiring as the serverless functions', with claims.
+  const worker = createWorker({
+    kube,
+    kinds: o.kinds,
+    providerConfigKinds: o.providerConfigKinds,
+    logger: o.logger,
+    pollIntervalMs: o.pollIntervalMs,
+    secretRefNamespaces: o.secretRefNamespaces,
+    claims: true,
+    metrics,
+    events,
   });
   // Filled in below, once every served type is known.
   let noteDeadLetter: ((d: DeadLetter) => void) | undefined;
   const queue = new MemoryQueue({
     workers: o.workers ?? 8,
-    onEvent: queueEventLogger(o.logger),
+    onEvent: logQueueEvents(o.logger),
     onDeadLetter: (d: DeadLetter) => {
       o.logger.error({ key: d.key, receiveCount: d.receiveCount, error: d.error.message }, "dead-lettered");
       noteDeadLetter?.(d);
     },
   });
   queueRef = queue;
-  let lastProgressAt = Date.now();
-  const handler = reconcileHandler({ reconciler, providerConfigs, claims, ...(metrics ? { metrics } : {}) });
-  queue.start(async (received) => {
-    try {
-      return await handler(received);
-    } finally {
-      lastProgressAt = Date.now();
-    }
-  });
+  queue.start(reconcileHandler({ reconcile: worker.reconcile, metrics }));
 
-  const types: ResourceType[] = [
-    ...registry.definitions,
-    ...o.providerConfigKinds.map((k) => k.type),
-    ...claims.types,
-  ];
-  const note = deadLetterNote({
-    kube,
-    types,
-    events: o.events ?? new KubeEventRecorder(kube),
-    logger: o.logger,
-  });
+  const types = worker.types;
+  const note = deadLetterNote({ kube, types, events, logger: o.logger });
   noteDeadLetter = (d) => void note(keyOfMessage(d.message), d.receiveCount, d.error);
   const forwarder = new Forwarder({
     kube,
@@ -201,7 +175,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
     );
     const q = queue.stats();
     const due = q.pending - q.delayed;
-    const idleMs = Date.now() - lastProgressAt;
+    const idleMs = Date.now() - q.lastSettledAt;
     const stuck = due > 0 && idleMs > stuckAfterMs;
     return [
       {
@@ -226,7 +200,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
   return {
     kube,
     queue,
-    reconciler,
+    reconciler: worker.engine,
     forwarder,
     ...(prometheus ? { metrics: prometheus } : {}),
     ...(server ? { metricsPort: server.port } : {}),

@@ -1,20 +1,42 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+// The worker: wires the reconcilers once behind the one router (createWorker, for `driftless run` and
+// the serverless functions alike), turns a received message into the worker core's work item
+// (reconciler/router.ts), serves the memory queue, and notes dead letters on their resources.
+import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import { apiVersionOf, type ResourceType } from "../api/meta.ts";
-import type { ClaimReconciler } from "../claims/reconciler.ts";
+import { claimTypes } from "../claims/kinds.ts";
+import { ClaimBinder } from "../claims/reconciler.ts";
 import type { Kube } from "../kube/client.ts";
-import { ConflictError } from "../kube/client.ts";
+import { KubeEventRecorder } from "../kube/events.ts";
 import type { HandlerOutcome, MessageHandler, ReceivedMessage, ReconcileMessage } from "../queue/index.ts";
-import { outcomeOf } from "../reconciler/batch.ts";
-import type { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
 import type {
   EventRecorder,
+  ReconcileFn,
   ReconcileLogger,
   ReconcileMetrics,
   ReconcileResult,
-  Reconciler,
+  Reconciles,
   ResourceKey,
-} from "../reconciler/reconciler.ts";
+} from "../reconciler/contract.ts";
+import { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
+import { ManagedReconciler } from "../reconciler/reconciler.ts";
+import { KindRegistry } from "../reconciler/registry.ts";
+import {
+  contextLogger,
+  outcomeOf,
+  type ReconcileContext,
+  Router,
+  reconcileMessage,
+  type WorkItem,
+} from "../reconciler/router.ts";
+
+export {
+  contextLogger,
+  currentReconcileContext,
+  queueAgeMs,
+  type ReconcileContext,
+  withReconcileContext,
+} from "../reconciler/router.ts";
 
 export const keyOfMessage = (m: ReconcileMessage): ResourceKey => ({
   apiVersion: m.apiVersion,
@@ -23,114 +45,140 @@ export const keyOfMessage = (m: ReconcileMessage): ResourceKey => ({
   ...(m.namespace ? { namespace: m.namespace } : {}),
 });
 
-export interface Workers {
-  reconciler: Reconciler;
-  providerConfigs?: ProviderConfigReconciler;
-  /** Reports ProviderConfig reconciles (the managed reconciler reports its own) and queue age. */
-  metrics?: ReconcileMetrics & { queueAge?(ageMs: number): void };
-  /** Claims and classes (claims.driftless.dev, classes.driftless.dev); absent: not served. */
-  claims?: ClaimReconciler;
-  /**
-   * For queues whose redrive policy dead-letters a message after `maxReceiveCount` receives (SQS): a
-   * failed reconcile on the last receive is noted on the resource. The memory queue reports its dead
-   * letters itself (run.ts).
-   */
-  deadLetter?: { maxReceiveCount: number; note: DeadLetterNote };
-}
-
-/** Routes a key to the reconciler for its kind: ProviderConfigs and claims have their own, the rest is managed. */
-export async function reconcileKey(w: Workers, key: ResourceKey): Promise<ReconcileResult> {
-  if (w.claims?.handles(key.apiVersion, key.kind)) {
-    const started = Date.now();
-    const result = await w.claims.reconcile(key);
-    w.metrics?.reconciled(key.kind, result.outcome, Date.now() - started);
-    return result;
-  }
-  if (w.providerConfigs?.handles(key.apiVersion, key.kind)) {
-    const started = Date.now();
-    let result: ReconcileResult;
-    try {
-      const r = await w.providerConfigs.reconcile(key.apiVersion, key.name);
-      result = {
-        outcome: r.outcome === "unready" ? "blocked" : "in-sync",
-        ...(r.requeueAfterMs ? { requeueAfterMs: r.requeueAfterMs } : {}),
-      };
-    } catch (err) {
-      // A 409 means another writer moved the ProviderConfig on: look again soon, it is no failure.
-      result =
-        err instanceof ConflictError
-          ? { outcome: "conflict", requeueAfterMs: 250 }
-          : { outcome: "error", error: err as Error, requeueAfterMs: 5_000 };
-    }
-    w.metrics?.reconciled(key.kind, result.outcome, Date.now() - started);
-    return result;
-  }
-  return w.reconciler.reconcile(key);
-}
-
-/** What every log line written during one message's reconcile carries: why, and which message chain. */
-export interface ReconcileContext {
-  /** The message's reason: watch, drift, requeue or manual. */
-  reason: string;
-  /** The message's correlation id (`message.id`), else the queue's id for the message. */
-  correlationId: string;
-  receiveCount?: number;
-}
-
-const reconcileContext = new AsyncLocalStorage<ReconcileContext>();
-
-/** The context of the reconcile running in this async call chain, if any. */
-export const currentReconcileContext = (): ReconcileContext | undefined => reconcileContext.getStore();
-
-/** Runs `fn` with `ctx` attached to every log line a contextLogger writes inside it. */
-export function withReconcileContext<T>(ctx: ReconcileContext, fn: () => Promise<T>): Promise<T> {
-  return reconcileContext.run(ctx, fn);
-}
-
 /** The context of a received message: its reason and correlation id (message.id, else the queue's id). */
-export const contextOf = (received: Pick<ReceivedMessage, "message" | "id" | "receiveCount">) => ({
+export const contextOf = (
+  received: Pick<ReceivedMessage, "message" | "id" | "receiveCount">,
+): ReconcileContext => ({
   reason: received.message.reason,
   correlationId: received.message.id ?? received.id,
   receiveCount: received.receiveCount,
 });
 
+/** A received message as the worker core's work item: its key, context and enqueue time. */
+export const workOf = (received: Pick<ReceivedMessage, "message" | "id" | "receiveCount">): WorkItem => ({
+  key: keyOfMessage(received.message),
+  context: contextOf(received),
+  at: received.message.at,
+});
+
+export interface WorkerSetup {
+  kube: Kube;
+  /** The managed kinds this worker serves (a function's: one cloud's, so its bundle carries one SDK). */
+  kinds: readonly ManagedKindProvider[];
+  providerConfigKinds: readonly ProviderConfigKind[];
+  logger: ReconcileLogger;
+  pollIntervalMs?: number | undefined;
+  /** Namespaces a managed resource may read Secrets from besides its connection Secret's (see Reconciler). */
+  secretRefNamespaces?: readonly string[] | undefined;
+  /**
+   * Also serve claims and classes (claims.driftless.dev, classes.driftless.dev). Claims are
+   * cloud-neutral: any cloud's worker can bind them (it only writes Kubernetes objects); the managed
+   * resources it makes go to the workers of their cloud.
+   */
+  claims?: boolean | undefined;
+  /** Reconciles (every kind) and cloud calls. */
+  metrics?: ReconcileMetrics | undefined;
+  /** Default: Kubernetes Events through `kube`. */
+  events?: EventRecorder | undefined;
+}
+
+export interface Worker {
+  /** The one router over the ProviderConfig reconciler, the claim reconciler and the managed engine. */
+  router: Router;
+  /** The router's reconcile as a function: what the queue adapters take. */
+  reconcile: ReconcileFn;
+  engine: ManagedReconciler;
+  /** Every kind this worker serves: what its forwarder watches and its sweep lists. */
+  types: ResourceType[];
+}
+
 /**
- * Wraps a logger so each line carries the current reconcile's reason and correlationId: the reconciler's
- * one "reconciled" line per reconcile then has key, reason, outcome, durationMs and correlationId.
+ * The reconcilers, wired once: the ProviderConfig reconciler, (with `claims`) the claim reconciler and
+ * the managed engine behind one router, writing Kubernetes Events. Log lines carry the reason and
+ * correlation id of the message being reconciled.
  */
-export function contextLogger(logger: ReconcileLogger): ReconcileLogger {
-  const withCtx = (obj: Record<string, unknown>) => {
-    const ctx = reconcileContext.getStore();
-    return ctx ? { reason: ctx.reason, correlationId: ctx.correlationId, ...obj } : obj;
-  };
+export function createWorker(setup: WorkerSetup): Worker {
+  const registry = new KindRegistry(setup.kinds);
+  const logger = contextLogger(setup.logger);
+  const events = setup.events ?? new KubeEventRecorder(setup.kube);
+  const poll = setup.pollIntervalMs ? { pollIntervalMs: setup.pollIntervalMs } : {};
+  const engine = new ManagedReconciler(setup.kube, registry, {
+    logger,
+    events,
+    ...poll,
+    ...(setup.metrics ? { metrics: setup.metrics } : {}),
+    ...(setup.secretRefNamespaces ? { secretRefNamespaces: setup.secretRefNamespaces } : {}),
+  });
+  const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds]);
+  const claims = setup.claims ? new ClaimBinder(setup.kube, { logger, events, ...poll }) : undefined;
+  const router = new Router([providerConfigs, ...(claims ? [claims] : []), engine], {
+    logger,
+    ...(setup.metrics ? { metrics: setup.metrics } : {}),
+  });
   return {
-    info: (obj, msg) => logger.info(withCtx(obj), msg),
-    warn: (obj, msg) => logger.warn(withCtx(obj), msg),
-    error: (obj, msg) => logger.error(withCtx(obj), msg),
-    debug: (obj, msg) => logger.debug(withCtx(obj), msg),
+    router,
+    reconcile: router.reconcileFn,
+    engine,
+    types: typesOf(setup.kinds, setup.providerConfigKinds, { claims: setup.claims ?? false }),
   };
 }
 
-/** now − message.at in ms; undefined when `at` cannot be read. */
-export function queueAgeMs(message: Pick<ReconcileMessage, "at">, now = Date.now()): number | undefined {
-  const at = Date.parse(message.at);
-  return Number.isNaN(at) ? undefined : Math.max(0, now - at);
+/**
+ * Every kind a forwarder or sweep of this deployment watches: the managed kinds and their ProviderConfigs,
+ * and with `claims` the claim and class kinds (what createWorker serves with the same option).
+ */
+export function typesOf(
+  kinds: readonly Pick<ManagedKindProvider, "definition">[],
+  providerConfigKinds: readonly Pick<ProviderConfigKind, "type">[],
+  opts: { claims?: boolean } = {},
+): ResourceType[] {
+  return [
+    ...kinds.map((k) => k.definition),
+    ...providerConfigKinds.map((k) => k.type),
+    ...(opts.claims ? claimTypes() : []),
+  ];
 }
 
-/** The queue-consumer side of a worker: one message → one reconcile → what the queue should do. */
-export function reconcileHandler(w: Workers): MessageHandler {
+export interface HandlerDeps {
+  /** The router's reconcile (Worker.reconcile). */
+  reconcile: ReconcileFn;
+  /** Queue age of each message (the router reports the reconciles; the rest of the hook is not read here). */
+  metrics?: (Partial<ReconcileMetrics> & { queueAge?(ageMs: number): void }) | undefined;
+  /**
+   * For queues whose redrive policy dead-letters a message after `maxReceiveCount` receives (SQS): a
+   * failed reconcile on the last receive is noted on the resource. The memory queue reports its dead
+   * letters itself (run.ts).
+   */
+  deadLetter?: { maxReceiveCount: number; note: DeadLetterNote } | undefined;
+}
+
+/** The older form of HandlerDeps: reconcilers handed over one by one (the engine last), routed here. */
+export interface Workers extends Omit<HandlerDeps, "reconcile"> {
+  reconciler: Reconciles;
+  providerConfigs?: Reconciles;
+  claims?: Reconciles;
+}
+
+const routerOf = (w: Workers) =>
+  new Router([
+    ...(w.claims ? [w.claims] : []),
+    ...(w.providerConfigs ? [w.providerConfigs] : []),
+    w.reconciler,
+  ]);
+
+/** The older call form: one key over reconcilers handed over one by one (createWorker's router is the new). */
+export function reconcileKey(w: Workers, key: ResourceKey): Promise<ReconcileResult> {
+  return routerOf(w).reconcile(key);
+}
+
+/** The queue-consumer side of a worker: one message → the worker core → what the queue should do. */
+export function reconcileHandler(w: HandlerDeps | Workers): MessageHandler {
+  const reconcile = "reconcile" in w ? w.reconcile : routerOf(w).reconcileFn;
+  const opts = w.metrics ? { metrics: w.metrics } : {};
   return async (received): Promise<HandlerOutcome> => {
-    const age = queueAgeMs(received.message);
-    if (age !== undefined) w.metrics?.queueAge?.(age);
-    const result = await withReconcileContext(contextOf(received), () =>
-      reconcileKey(w, keyOfMessage(received.message)),
-    );
-    const outcome = outcomeOf(result);
-    if (outcome.kind === "retry") {
-      if (w.deadLetter && received.receiveCount >= w.deadLetter.maxReceiveCount)
-        await w.deadLetter.note(keyOfMessage(received.message), received.receiveCount, outcome.error);
-      return { kind: "retry", error: outcome.error, afterMs: outcome.afterMs };
-    }
+    const outcome = outcomeOf(await reconcileMessage(reconcile, workOf(received), opts));
+    if (outcome.kind === "retry" && w.deadLetter && received.receiveCount >= w.deadLetter.maxReceiveCount)
+      await w.deadLetter.note(keyOfMessage(received.message), received.receiveCount, outcome.error);
     return outcome;
   };
 }

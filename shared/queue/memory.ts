@@ -46,6 +46,8 @@ export interface MemoryQueueStats {
   inFlight: number;
   /** Messages dead-lettered since the queue was created. */
   deadLettered: number;
+  /** When the last handler finished (epoch ms); when the queue was created, before any did. */
+  lastSettledAt: number;
 }
 
 export interface MemoryQueueOptions {
@@ -99,6 +101,7 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
   #handler: MessageHandler | undefined;
   #stopping = false;
   #deadLettered = 0;
+  #lastSettledAt = Date.now();
   readonly #deadLetters: DeadLetter[] = [];
   readonly #watchers = new Set<{ ready: () => boolean; resolve: () => void }>();
 
@@ -180,6 +183,7 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
       delayed,
       inFlight: this.#inFlight.size,
       deadLettered: this.#deadLettered,
+      lastSettledAt: this.#lastSettledAt,
     };
   }
 
@@ -257,6 +261,7 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
     } catch (error) {
       outcome = { kind: "retry", error: asError(error) };
     }
+    this.#lastSettledAt = Date.now();
     this.#settle(entry, outcome);
     this.#inFlight.delete(entry.key);
     const parked = this.#waiting.get(entry.key);

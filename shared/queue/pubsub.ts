@@ -199,6 +199,55 @@ export function decodePubSubPushEvent(event: unknown): PubSubDecodeResult {
   });
 }
 
+/**
+ * The raw bytes and attributes of a pushed message (see decodePubSubPushEvent), for copying a malformed
+ * one verbatim to the dead-letter topic. Whatever cannot be read as an envelope is kept whole.
+ */
+export function rawPubSubPushMessage(event: unknown): { data: Buffer; attributes: Record<string, string> } {
+  let data: unknown = (event as { data?: unknown } | null | undefined)?.data;
+  try {
+    if (typeof data === "string") data = JSON.parse(data);
+    else if (data instanceof Uint8Array) data = JSON.parse(Buffer.from(data).toString("utf8"));
+  } catch {
+    // Not even JSON: keep the whole payload.
+    return { data: Buffer.from(String(data ?? ""), "utf8"), attributes: {} };
+  }
+  const message = isRecord(data) ? data["message"] : undefined;
+  if (!isRecord(message)) {
+    return { data: Buffer.from(JSON.stringify(data ?? null), "utf8"), attributes: {} };
+  }
+  const attributes: Record<string, string> = {};
+  const rawAttributes = message["attributes"];
+  if (isRecord(rawAttributes)) {
+    for (const [k, v] of Object.entries(rawAttributes)) if (typeof v === "string") attributes[k] = v;
+  }
+  const body = message["data"];
+  return { data: Buffer.from(typeof body === "string" ? body : "", "base64"), attributes };
+}
+
+export interface PubSubDeadLetterInput {
+  data: Buffer;
+  attributes: Record<string, string>;
+  /** The original's id, else "unknown". */
+  messageId: string | undefined;
+  error: string;
+}
+
+/** Copies a message that must not be retried (malformed) to the dead-letter topic, with why and whence. */
+export async function moveToPubSubDeadLetter(
+  topic: Pick<Topic, "publishMessage">,
+  input: PubSubDeadLetterInput,
+): Promise<void> {
+  await topic.publishMessage({
+    data: input.data,
+    attributes: {
+      ...input.attributes,
+      [PUBSUB_DLQ_ERROR_ATTRIBUTE]: input.error.slice(0, 1024),
+      [PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE]: input.messageId ?? "unknown",
+    },
+  });
+}
+
 export interface PubSubConsumerOptions {
   pubsub: PubSub;
   /** Subscription name or full resource name. */
@@ -371,13 +420,11 @@ export class PubSubConsumer implements QueueConsumer {
       return;
     }
     try {
-      await this.#deadLetterTopic.publishMessage({
+      await moveToPubSubDeadLetter(this.#deadLetterTopic, {
         data: message.data,
-        attributes: {
-          ...message.attributes,
-          [PUBSUB_DLQ_ERROR_ATTRIBUTE]: error.slice(0, 1024),
-          [PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE]: message.id,
-        },
+        attributes: message.attributes,
+        messageId: message.id,
+        error,
       });
       message.ack();
       this.#onEvent?.({

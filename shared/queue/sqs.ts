@@ -229,6 +229,31 @@ export async function requeueSqsMessage(
   return { via: "resend" };
 }
 
+export interface SqsRetryInput {
+  queueUrl: string;
+  receiptHandle: string;
+  /** When the message should come back (ms, clamped to 0–43,200 s). */
+  afterMs: number;
+}
+
+/**
+ * Makes a failed message come back after `afterMs` (ChangeMessageVisibility on the original); the
+ * receive counts toward the redrive limit. A Lambda handler must also report it in batchItemFailures.
+ */
+export async function retrySqsMessage(client: SQSClient, input: SqsRetryInput): Promise<void> {
+  await client.send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: input.queueUrl,
+      ReceiptHandle: input.receiptHandle,
+      VisibilityTimeout: sqsDelaySeconds(input.afterMs),
+    }),
+  );
+}
+
+/** A delay in ms as an SQS visibility timeout: whole seconds, rounded up, within 0–43,200. */
+export const sqsDelaySeconds = (ms: number): number =>
+  clamp(Math.ceil(Math.max(0, ms) / 1000), 0, SQS_MAX_VISIBILITY_SECONDS);
+
 export interface SqsDeadLetterInput {
   deadLetterQueueUrl: string;
   messageId: string;
@@ -471,14 +496,11 @@ export class SqsConsumer implements QueueConsumer {
       if (this.#retryBackoff !== undefined) {
         // Never sooner than the handler asked (the engine backs off longer when the cloud throttles).
         const own = backoffMs(received.receiveCount, this.#retryBackoff);
-        const seconds = Math.ceil(Math.max(own, wanted) / 1000);
-        await this.#client.send(
-          new ChangeMessageVisibilityCommand({
-            QueueUrl: this.#queueUrl,
-            ReceiptHandle: receiptHandle,
-            VisibilityTimeout: clamp(seconds, 0, SQS_MAX_VISIBILITY_SECONDS),
-          }),
-        );
+        await retrySqsMessage(this.#client, {
+          queueUrl: this.#queueUrl,
+          receiptHandle,
+          afterMs: Math.max(own, wanted),
+        });
       }
     } catch (error) {
       // The message stays on the queue and comes back after its visibility timeout: nothing is lost.

@@ -1,7 +1,6 @@
 import type { Condition } from "../api/meta.ts";
 import { ConditionReason, ConditionType } from "../api/meta.ts";
-
-type NewCondition = Omit<Condition, "lastTransitionTime">;
+import type { NewCondition } from "./contract.ts";
 
 export const available = (): NewCondition => ({
   type: ConditionType.Ready,

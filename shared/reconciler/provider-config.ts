@@ -10,12 +10,12 @@ import type { ProviderConfig } from "../api/provider-config.ts";
 import { isNotFound, type Kube, secretKeyValue } from "../kube/client.ts";
 import { deepEqual } from "./compare.ts";
 import { setConditions } from "./conditions.ts";
+import type { ReconcileResult, Reconciles, ResourceKey } from "./contract.ts";
 import type { KindRegistry } from "./registry.ts";
 
-export interface ProviderConfigResult {
-  outcome: "gone" | "ready" | "unready" | "in-use" | "released";
+export interface ProviderConfigResult
+  extends ReconcileResult<"gone" | "ready" | "unready" | "in-use" | "released"> {
   users: number;
-  requeueAfterMs?: number;
 }
 
 const RECHECK_FAILED_MS = 30_000;
@@ -24,7 +24,7 @@ const RECHECK_FAILED_MS = 30_000;
  * Keeps each ProviderConfig's status honest: Ready after a credential check, the number of managed
  * resources using it, and a finalizer that holds its deletion while any resource still uses it.
  */
-export class ProviderConfigReconciler {
+export class ProviderConfigReconciler implements Reconciles {
   readonly #kube: Kube;
   readonly #registry: KindRegistry;
   readonly #kinds: Map<string, ProviderConfigKind>;
@@ -46,7 +46,16 @@ export class ProviderConfigReconciler {
     return kind === "ProviderConfig" && this.#kinds.has(apiVersion);
   }
 
-  async reconcile(apiVersion: string, name: string): Promise<ProviderConfigResult> {
+  /** One ProviderConfig by key (the contract); `(apiVersion, name)` is the older call form, still served. */
+  reconcile(key: ResourceKey): Promise<ProviderConfigResult>;
+  reconcile(apiVersion: string, name: string): Promise<ProviderConfigResult>;
+  reconcile(key: ResourceKey | string, name?: string): Promise<ProviderConfigResult> {
+    return typeof key === "string"
+      ? this.#reconcile(key, name ?? "")
+      : this.#reconcile(key.apiVersion, key.name);
+  }
+
+  async #reconcile(apiVersion: string, name: string): Promise<ProviderConfigResult> {
     const kind = this.#kinds.get(apiVersion);
     if (!kind) throw new Error(`no ProviderConfig kind ${apiVersion}`);
     const pc = await this.#kube.get<ProviderConfig & { [k: string]: unknown }>(kind.type, name);

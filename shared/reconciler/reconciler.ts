@@ -8,8 +8,7 @@ import type {
 import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledError } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, MANAGED_FINALIZER } from "../api/meta.ts";
-import type { ProviderConfig } from "../api/provider-config.ts";
-import { ConflictError, type Kube, KubeError, secretKeyValue, statusOf } from "../kube/client.ts";
+import { ConflictError, type Kube, KubeError, statusOf } from "../kube/client.ts";
 import {
   deepEqual,
   driftedFields,
@@ -30,24 +29,34 @@ import {
   setConditions,
   unavailable,
 } from "./conditions.ts";
+import { type ConnectorOptions, ProviderConnector } from "./connect.ts";
 import { ConnectionPublisher } from "./connection.ts";
+import {
+  type EventRecorder,
+  type ExternalCallStats,
+  failureBackoff,
+  jitter,
+  noopLogger,
+  type ReconcileLogger,
+  type ReconcileMetrics,
+  type ReconcileResult,
+  type Reconciles,
+  type ResourceKey,
+} from "./contract.ts";
 import { resolvePolicies, supportedPoliciesText } from "./policies.ts";
-import { DEFAULT_RATE_LIMIT, type RateLimit, RateLimiters } from "./rate-limit.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
+import { Router } from "./router.ts";
 
 export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
 export const DEFAULT_CREATION_GRACE_MS = 30_000;
 /** How long a create may take before an unfinished one (pending, no result) is considered interrupted. */
 export const DEFAULT_CREATE_PENDING_TIMEOUT_MS = 60_000;
-export const DEFAULT_PROVIDER_CONFIG_TTL_MS = 30_000;
 const SHORT_REQUEUE_MS = 2_000;
 const MIN_ERROR_BACKOFF_MS = 1_000;
 const MAX_ERROR_BACKOFF_MS = 5 * 60_000;
 const MAX_REFERENCE_BACKOFF_MS = 30_000;
 const DEPENDENTS_REQUEUE_MS = 5_000;
-/** Cached ProviderConfig credentials per process, at most. */
-const MAX_CACHED = 1_000;
 
 // Short constant messages wrapped around the cause, as crossplane-runtime does.
 export const Msg = {
@@ -101,89 +110,32 @@ export const Reason = {
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
-export type Outcome =
-  | "gone"
-  | "paused"
-  | "in-sync"
-  | "created"
-  | "updated"
-  | "late-initialized"
-  | "creating"
-  | "deleting"
-  | "deleted"
-  | "orphaned"
-  | "blocked"
-  | "conflict"
-  | "settling"
-  | "error";
+export { DEFAULT_PROVIDER_CONFIG_TTL_MS } from "./connect.ts";
+// The contract's types, still importable from here (the engine is where most callers meet them).
+export type {
+  EventRecorder,
+  ExternalCallStats,
+  Outcome,
+  ReconcileLogger,
+  ReconcileMetrics,
+  ReconcileResult,
+  ResourceKey,
+} from "./contract.ts";
 
-export interface ReconcileResult {
-  outcome: Outcome;
-  /** Reconcile this key again after this delay (jittered). Absent: the drift sweep is enough. */
-  requeueAfterMs?: number;
-  /** When the sweep should next look at it (the poll interval), for callers that schedule themselves. */
-  pollAfterMs?: number;
-  error?: Error;
-}
-
-export interface ResourceKey {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-}
-
-export interface ReconcileLogger {
-  info(obj: Record<string, unknown>, msg?: string): void;
-  warn(obj: Record<string, unknown>, msg?: string): void;
-  error(obj: Record<string, unknown>, msg?: string): void;
-  debug(obj: Record<string, unknown>, msg?: string): void;
-}
-
-export interface EventRecorder {
-  record(mr: ManagedResource, type: "Normal" | "Warning", reason: string, message: string): Promise<void>;
-}
-
-/** Counts of external calls by verb, for metrics and "exactly one Create" assertions. */
-export interface ExternalCallStats {
-  observe: number;
-  create: number;
-  update: number;
-  delete: number;
-}
-
-/** Optional metrics hook: one call per reconcile and one per external call (errorClass: the error's name). */
-export interface ReconcileMetrics {
-  reconciled(kind: string, outcome: Outcome, durationMs: number): void;
-  externalCall(kind: string, verb: keyof ExternalCallStats, errorClass: string | undefined): void;
-}
-
-export interface ReconcilerOptions {
+export interface ReconcilerOptions extends ConnectorOptions {
   pollIntervalMs?: number;
   creationGracePeriodMs?: number;
   createPendingTimeoutMs?: number;
-  providerConfigTtlMs?: number;
   logger?: ReconcileLogger;
   events?: EventRecorder;
+  /** External calls; a standalone Reconciler also reports each reconcile (the router does, in the worker). */
   metrics?: ReconcileMetrics;
-  /**
-   * Cloud calls per ProviderConfig (token bucket, per process); default DEFAULT_RATE_LIMIT (20/s,
-   * burst 40); `false` turns it off.
-   */
-  rateLimit?: RateLimit | false;
   now?: () => Date;
   /** Deterministic jitter source for tests; default Math.random. */
   random?: () => number;
   /** First wait between retries of the create-result write (doubling); default 100 ms. */
   retryBaseMs?: number;
-  /**
-   * Namespaces a managed resource may read Secrets from (a master password…) besides its connection
-   * Secret's own; "*" allows any. Default none: a Secret can never be copied into another namespace.
-   */
-  secretRefNamespaces?: readonly string[];
 }
-
-const noopLogger: ReconcileLogger = { info() {}, warn() {}, error() {}, debug() {} };
 
 interface Step {
   mr: ManagedResource;
@@ -192,74 +144,71 @@ interface Step {
   lastExternalUpdate?: { time: string; generation: number };
 }
 
+type EngineOptions = Required<Omit<ReconcilerOptions, keyof ConnectorOptions | "events" | "metrics">> & {
+  events?: EventRecorder;
+  metrics?: ReconcileMetrics;
+};
+
 /**
  * The generic managed reconciler: Crossplane's semantics for one managed resource per call, any kind.
- * Level-triggered: it reads the object fresh, so a stale or duplicate message can do no harm.
+ * Level-triggered: it reads the object fresh, so a stale or duplicate message can do no harm. A 409
+ * is thrown to the router (contract.ts), which requeues it; the worker routes to this engine.
  */
-export class Reconciler {
+export class ManagedReconciler implements Reconciles {
   readonly #kube: Kube;
   readonly #registry: KindRegistry;
   readonly #publisher: ConnectionPublisher;
-  readonly #opts: Required<Omit<ReconcilerOptions, "events" | "metrics" | "rateLimit">> & {
-    events?: EventRecorder;
-    metrics?: ReconcileMetrics;
-  };
-  readonly #providerConfigs = new Map<string, { at: number; pc: ProviderConfig }>();
-  readonly #secrets = new Map<string, { at: number; value: string }>();
-  /** ProviderConfig and Secret reads in flight: concurrent cache misses share one GET. */
-  readonly #reading = new Map<string, Promise<unknown>>();
+  readonly #connector: ProviderConnector;
+  readonly #opts: EngineOptions;
   readonly #mapPaths = new Map<string, Set<string>>();
   readonly #fields = new Map<string, FieldBehaviours>();
-  readonly #rateLimits: RateLimiters | undefined;
   readonly externalCalls: ExternalCallStats = { observe: 0, create: 0, update: 0, delete: 0 };
 
   constructor(kube: Kube, registry: KindRegistry, opts: ReconcilerOptions = {}) {
     this.#kube = kube;
     this.#registry = registry;
     this.#publisher = new ConnectionPublisher(kube);
-    const rateLimit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
-    this.#rateLimits = rateLimit === false ? undefined : new RateLimiters(rateLimit);
+    this.#connector = new ProviderConnector(kube, opts);
     this.#opts = {
       pollIntervalMs: opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
       creationGracePeriodMs: opts.creationGracePeriodMs ?? DEFAULT_CREATION_GRACE_MS,
       createPendingTimeoutMs: opts.createPendingTimeoutMs ?? DEFAULT_CREATE_PENDING_TIMEOUT_MS,
-      providerConfigTtlMs: opts.providerConfigTtlMs ?? DEFAULT_PROVIDER_CONFIG_TTL_MS,
       logger: opts.logger ?? noopLogger,
       now: opts.now ?? (() => new Date()),
       random: opts.random ?? Math.random,
       retryBaseMs: opts.retryBaseMs ?? 100,
-      secretRefNamespaces: opts.secretRefNamespaces ?? [],
       ...(opts.events ? { events: opts.events } : {}),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
     };
   }
 
+  /** Every registered managed kind. */
+  handles(apiVersion: string, kind: string): boolean {
+    return this.#registry.get(apiVersion, kind) !== undefined;
+  }
+
+  /**
+   * Forgets cached ProviderConfigs, e.g. after credentials were refused: only the one named (its object
+   * and its Secrets), so one bad ProviderConfig does not make every other one be read again; all without.
+   */
+  invalidateProviderConfigs(cacheKey?: string) {
+    this.#connector.invalidateProviderConfigs(cacheKey);
+  }
+
   async reconcile(key: ResourceKey): Promise<ReconcileResult> {
-    const started = Date.now();
     const step: Partial<Step> = {};
-    const result = await this.#reconcile(key, step).catch(async (err: unknown): Promise<ReconcileResult> => {
-      const error = err instanceof Error ? err : new Error(String(err));
-      // A 409 means someone else moved the object on: re-read soon, it is not a failure.
-      if (error instanceof ConflictError) return { outcome: "conflict", requeueAfterMs: this.#jitter(250) };
-      // Anything unforeseen still reaches the status: never leave a stale Synced=True over an error.
-      if (step.mr) return this.#fail(step as Step, Reason.reconcileError, error);
-      return { outcome: "error", error, requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
-    });
-    this.#opts.metrics?.reconciled(key.kind, result.outcome, Date.now() - started);
-    const log = result.outcome === "error" ? this.#opts.logger.error : this.#opts.logger.info;
-    log.call(
-      this.#opts.logger,
-      {
-        key: `${key.kind}/${key.name}`,
-        apiVersion: key.apiVersion,
-        outcome: result.outcome,
-        durationMs: Date.now() - started,
-        ...(result.requeueAfterMs !== undefined ? { requeueAfterMs: Math.round(result.requeueAfterMs) } : {}),
-        ...(result.error ? { error: result.error.message } : {}),
-      },
-      "reconciled",
-    );
-    return result;
+    try {
+      return await this.#reconcile(key, step);
+    } catch (err) {
+      // A 409 (and a failure before the object was read) is the router's to settle; anything else
+      // still reaches the status: never leave a stale Synced=True over an error.
+      if (err instanceof ConflictError || !step.mr) throw err;
+      return this.#fail(
+        step as Step,
+        Reason.reconcileError,
+        err instanceof Error ? err : new Error(String(err)),
+      );
+    }
   }
 
   async #reconcile(key: ResourceKey, step: Partial<Step>): Promise<ReconcileResult> {
@@ -352,7 +301,7 @@ export class Reconciler {
 
     let client: ExternalClient<Record<string, unknown>, Record<string, unknown>>;
     try {
-      client = await this.#connect(provider, s.mr);
+      client = await this.#connector.connect(provider, s.mr);
     } catch (err) {
       return this.#fail(s, Reason.cannotConnect, wrapErr(Msg.connect, err));
     }
@@ -733,108 +682,6 @@ export class Reconciler {
     }
   }
 
-  async #connect(provider: ManagedKindProvider, mr: ManagedResource) {
-    const name = mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
-    const pcType = provider.definition.providerConfig;
-    const cacheKey = `${pcType.group}/${name}`;
-    const cached = this.#providerConfigs.get(cacheKey);
-    let pc = cached && Date.now() - cached.at < this.#opts.providerConfigTtlMs ? cached.pc : undefined;
-    if (!pc) {
-      pc = await this.#once(`pc/${cacheKey}`, () =>
-        this.#kube.get<ProviderConfig & { [k: string]: unknown }>(pcType, name),
-      );
-      if (!pc) {
-        throw new CredentialsError(
-          `ProviderConfig "${name}" (${pcType.group}) not found: create it, or set spec.providerConfigRef.name`,
-        );
-      }
-      if (this.#providerConfigs.size >= MAX_CACHED) this.#providerConfigs.clear();
-      this.#providerConfigs.set(cacheKey, { at: Date.now(), pc });
-    }
-    const providerConfig = pc;
-    const rateLimit = this.#rateLimits?.for(cacheKey).acquire;
-    try {
-      const pcSecretRefs = secretRefsIn(providerConfig.spec);
-      const client = await provider.connect({
-        providerConfig,
-        ...(rateLimit ? { rateLimit } : {}),
-        readSecretKey: async (ref) => {
-          // The ProviderConfig's own credentials are read once per TTL, not once per reconcile (the in-sync
-          // path stays at one GET); any other Secret a resource names (a password to rotate) is read fresh.
-          const secretKey = `${ref.namespace}/${ref.name}/${ref.key}`;
-          const cacheable = pcSecretRefs.has(secretKey);
-          if (!cacheable) this.#checkSecretNamespace(mr, ref.namespace, `${ref.namespace}/${ref.name}`);
-          const hit = cacheable ? this.#secrets.get(secretKey) : undefined;
-          if (hit && Date.now() - hit.at < this.#opts.providerConfigTtlMs) return hit.value;
-          const secret = await this.#once(`secret/${ref.namespace}/${ref.name}`, () =>
-            this.#kube.getSecret(ref.namespace, ref.name),
-          );
-          const found = secretKeyValue(secret, ref);
-          if ("missing" in found) throw new CredentialsError(`ProviderConfig "${name}": ${found.missing}`);
-          if (cacheable) this.#remember(secretKey, found.value);
-          return found.value;
-        },
-      });
-      return rateLimit && !provider.limitsEachRequest ? limitOperations(client, rateLimit) : client;
-    } catch (err) {
-      this.#providerConfigs.delete(cacheKey);
-      throw err instanceof CredentialsError
-        ? err
-        : new CredentialsError(`ProviderConfig "${name}": ${(err as Error).message}`, { cause: err });
-    }
-  }
-
-  /** One read per key at a time: at TTL expiry, C concurrent reconciles make one GET, not C. */
-  #once<T>(key: string, read: () => Promise<T>): Promise<T> {
-    let p = this.#reading.get(key) as Promise<T> | undefined;
-    if (!p) {
-      p = read().finally(() => this.#reading.delete(key));
-      this.#reading.set(key, p);
-    }
-    return p;
-  }
-
-  /**
-   * A Secret a managed resource names (not its ProviderConfig's credentials) must live where its details
-   * may go: the connection Secret's namespace, or one the platform allows. Otherwise anyone who may create
-   * a managed resource could copy any Secret of the cluster into a namespace they read.
-   */
-  #checkSecretNamespace(mr: ManagedResource, namespace: string, what: string) {
-    const allowed = this.#opts.secretRefNamespaces;
-    const own = mr.spec.writeConnectionSecretToRef?.namespace;
-    if (own === undefined || namespace === own || allowed.includes("*") || allowed.includes(namespace))
-      return;
-    throw new InvalidSpecError(
-      `Secret ${what} is not in the connection Secret's namespace "${own}": a managed resource may read Secrets only from there or from a namespace the platform allows (DRIFTLESS_SECRET_REF_NAMESPACES)`,
-    );
-  }
-
-  /** Caches a ProviderConfig's credential; expired entries go once the map grows, so it stays bounded. */
-  #remember(secretKey: string, value: string) {
-    if (this.#secrets.size >= MAX_CACHED) {
-      const now = Date.now();
-      for (const [k, v] of this.#secrets)
-        if (now - v.at >= this.#opts.providerConfigTtlMs) this.#secrets.delete(k);
-      if (this.#secrets.size >= MAX_CACHED) this.#secrets.clear();
-    }
-    this.#secrets.set(secretKey, { at: Date.now(), value });
-  }
-
-  /**
-   * Forgets cached ProviderConfigs, e.g. after credentials were refused: only the one named (its object
-   * and its Secrets), so one bad ProviderConfig does not make every other one be read again; all without.
-   */
-  invalidateProviderConfigs(cacheKey?: string) {
-    if (cacheKey === undefined) {
-      this.#providerConfigs.clear();
-      this.#secrets.clear();
-      return;
-    }
-    const cached = this.#providerConfigs.get(cacheKey);
-    this.#providerConfigs.delete(cacheKey);
-    if (cached) for (const k of secretRefsIn(cached.pc.spec)) this.#secrets.delete(k);
-  }
-
   /** The kind's field behaviours, plus its references' name and selector fields: those never reach the cloud. */
   #fieldsOf(provider: ManagedKindProvider): FieldBehaviours {
     const k = `${provider.definition.apiVersion}/${provider.definition.kind}`;
@@ -911,7 +758,7 @@ export class Reconciler {
       prevSynced?.status === "False" && prevSynced.reason === "ReconcileError"
         ? this.#opts.now().getTime() - Date.parse(prevSynced.lastTransitionTime)
         : 0;
-    return this.#jitter(Math.min(max, Math.max(min, failingFor * 2)));
+    return failureBackoff(failingFor, min, max, this.#opts.random);
   }
 
   #pollInterval(mr: ManagedResource): number {
@@ -920,7 +767,7 @@ export class Reconciler {
 
   /** Full jitter in [0.5, 1.5) × base: spreads retries so they never arrive in lockstep. */
   #jitter(ms: number): number {
-    return Math.max(0, Math.round(ms * (0.5 + this.#opts.random())));
+    return jitter(ms, this.#opts.random);
   }
 
   /** Writes status only when conditions or atProvider changed: an in-sync reconcile writes nothing. */
@@ -965,41 +812,26 @@ export class Reconciler {
   }
 }
 
-/** Awaits the rate limit before each external operation, for providers that do not limit each request. */
-function limitOperations<F, A>(
-  client: ExternalClient<F, A>,
-  acquire: () => Promise<void>,
-): ExternalClient<F, A> {
-  return {
-    observe: async (mr, name) => {
-      await acquire();
-      return client.observe(mr, name);
-    },
-    create: async (mr, name) => {
-      await acquire();
-      return client.create(mr, name);
-    },
-    update: async (mr, name, obs) => {
-      await acquire();
-      return client.update(mr, name, obs);
-    },
-    delete: async (mr, name) => {
-      await acquire();
-      return client.delete(mr, name);
-    },
-  };
-}
+/**
+ * The engine behind a router of its own: what callers that reconcile managed resources alone use (tests,
+ * tools). It reports each reconcile (log line, metric) and settles a 409 exactly as the worker's router.
+ */
+export class Reconciler extends ManagedReconciler {
+  readonly #router: Router;
 
-/** Every Secret key a ProviderConfig names (`{namespace, name, key}` anywhere in its spec). */
-function secretRefsIn(spec: unknown, out = new Set<string>()): Set<string> {
-  if (spec && typeof spec === "object") {
-    const o = spec as Record<string, unknown>;
-    if (typeof o.namespace === "string" && typeof o.name === "string" && typeof o.key === "string") {
-      out.add(`${o.namespace}/${o.name}/${o.key}`);
-    }
-    for (const v of Object.values(o)) secretRefsIn(v, out);
+  constructor(kube: Kube, registry: KindRegistry, opts: ReconcilerOptions = {}) {
+    super(kube, registry, opts);
+    const engine: Reconciles = { handles: () => true, reconcile: (key) => super.reconcile(key) };
+    this.#router = new Router([engine], {
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.metrics ? { metrics: opts.metrics } : {}),
+      ...(opts.random ? { random: opts.random } : {}),
+    });
   }
-  return out;
+
+  override reconcile(key: ResourceKey): Promise<ReconcileResult> {
+    return this.#router.reconcile(key);
+  }
 }
 
 function readiness(obs: ExternalObservation<unknown, unknown>) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { outcomeOf, type ReconcileFn, reconcileBatch } from "../../../shared/reconciler/batch.ts";
-import type { ReconcileResult, ResourceKey } from "../../../shared/reconciler/reconciler.ts";
+import type { ReconcileFn, ReconcileResult, ResourceKey } from "../../../shared/reconciler/contract.ts";
+import { outcomeOf, reconcileBatch } from "../../../shared/reconciler/router.ts";
 
 const key = (name: string): ResourceKey => ({
   apiVersion: "test.driftless.dev/v1alpha1",

@@ -1,0 +1,196 @@
+// The engine's way to a provider: the ProviderConfig and Secret cache (one read per TTL, concurrent
+// misses share one GET), the secret-namespace rule for Secrets a managed resource names, and the
+// per-ProviderConfig rate limit around the client a provider returns.
+import {
+  CredentialsError,
+  type ExternalClient,
+  InvalidSpecError,
+  type ManagedKindProvider,
+} from "../api/external.ts";
+import type { ManagedResource } from "../api/managed.ts";
+import { DEFAULT_PROVIDER_CONFIG } from "../api/meta.ts";
+import type { ProviderConfig } from "../api/provider-config.ts";
+import { type Kube, secretKeyValue } from "../kube/client.ts";
+import { DEFAULT_RATE_LIMIT, type RateLimit, RateLimiters } from "./rate-limit.ts";
+
+export const DEFAULT_PROVIDER_CONFIG_TTL_MS = 30_000;
+/** Cached ProviderConfig credentials per process, at most. */
+const MAX_CACHED = 1_000;
+
+export interface ConnectorOptions {
+  providerConfigTtlMs?: number;
+  /**
+   * Cloud calls per ProviderConfig (token bucket, per process); default DEFAULT_RATE_LIMIT (20/s,
+   * burst 40); `false` turns it off.
+   */
+  rateLimit?: RateLimit | false;
+  /**
+   * Namespaces a managed resource may read Secrets from (a master password…) besides its connection
+   * Secret's own; "*" allows any. Default none: a Secret can never be copied into another namespace.
+   */
+  secretRefNamespaces?: readonly string[];
+}
+
+/** Connects a managed resource to its provider through its ProviderConfig, with cached credentials. */
+export class ProviderConnector {
+  readonly #kube: Kube;
+  readonly #opts: { providerConfigTtlMs: number; secretRefNamespaces: readonly string[] };
+  readonly #providerConfigs = new Map<string, { at: number; pc: ProviderConfig }>();
+  readonly #secrets = new Map<string, { at: number; value: string }>();
+  /** ProviderConfig and Secret reads in flight: concurrent cache misses share one GET. */
+  readonly #reading = new Map<string, Promise<unknown>>();
+  readonly #rateLimits: RateLimiters | undefined;
+
+  constructor(kube: Kube, opts: ConnectorOptions = {}) {
+    this.#kube = kube;
+    const rateLimit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
+    this.#rateLimits = rateLimit === false ? undefined : new RateLimiters(rateLimit);
+    this.#opts = {
+      providerConfigTtlMs: opts.providerConfigTtlMs ?? DEFAULT_PROVIDER_CONFIG_TTL_MS,
+      secretRefNamespaces: opts.secretRefNamespaces ?? [],
+    };
+  }
+
+  /** The provider's client for this resource, rate-limited per ProviderConfig; CredentialsError when it cannot. */
+  async connect(
+    provider: ManagedKindProvider,
+    mr: ManagedResource,
+  ): Promise<ExternalClient<Record<string, unknown>, Record<string, unknown>>> {
+    const name = mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
+    const pcType = provider.definition.providerConfig;
+    const cacheKey = `${pcType.group}/${name}`;
+    const cached = this.#providerConfigs.get(cacheKey);
+    let pc = cached && Date.now() - cached.at < this.#opts.providerConfigTtlMs ? cached.pc : undefined;
+    if (!pc) {
+      pc = await this.#once(`pc/${cacheKey}`, () =>
+        this.#kube.get<ProviderConfig & { [k: string]: unknown }>(pcType, name),
+      );
+      if (!pc) {
+        throw new CredentialsError(
+          `ProviderConfig "${name}" (${pcType.group}) not found: create it, or set spec.providerConfigRef.name`,
+        );
+      }
+      if (this.#providerConfigs.size >= MAX_CACHED) this.#providerConfigs.clear();
+      this.#providerConfigs.set(cacheKey, { at: Date.now(), pc });
+    }
+    const providerConfig = pc;
+    const rateLimit = this.#rateLimits?.for(cacheKey).acquire;
+    try {
+      const pcSecretRefs = secretRefsIn(providerConfig.spec);
+      const client = await provider.connect({
+        providerConfig,
+        ...(rateLimit ? { rateLimit } : {}),
+        readSecretKey: async (ref) => {
+          // The ProviderConfig's own credentials are read once per TTL, not once per reconcile (the in-sync
+          // path stays at one GET); any other Secret a resource names (a password to rotate) is read fresh.
+          const secretKey = `${ref.namespace}/${ref.name}/${ref.key}`;
+          const cacheable = pcSecretRefs.has(secretKey);
+          if (!cacheable) this.#checkSecretNamespace(mr, ref.namespace, `${ref.namespace}/${ref.name}`);
+          const hit = cacheable ? this.#secrets.get(secretKey) : undefined;
+          if (hit && Date.now() - hit.at < this.#opts.providerConfigTtlMs) return hit.value;
+          const secret = await this.#once(`secret/${ref.namespace}/${ref.name}`, () =>
+            this.#kube.getSecret(ref.namespace, ref.name),
+          );
+          const found = secretKeyValue(secret, ref);
+          if ("missing" in found) throw new CredentialsError(`ProviderConfig "${name}": ${found.missing}`);
+          if (cacheable) this.#remember(secretKey, found.value);
+          return found.value;
+        },
+      });
+      return rateLimit && !provider.limitsEachRequest ? limitOperations(client, rateLimit) : client;
+    } catch (err) {
+      this.#providerConfigs.delete(cacheKey);
+      throw err instanceof CredentialsError
+        ? err
+        : new CredentialsError(`ProviderConfig "${name}": ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** One read per key at a time: at TTL expiry, C concurrent reconciles make one GET, not C. */
+  #once<T>(key: string, read: () => Promise<T>): Promise<T> {
+    let p = this.#reading.get(key) as Promise<T> | undefined;
+    if (!p) {
+      p = read().finally(() => this.#reading.delete(key));
+      this.#reading.set(key, p);
+    }
+    return p;
+  }
+
+  /**
+   * A Secret a managed resource names (not its ProviderConfig's credentials) must live where its details
+   * may go: the connection Secret's namespace, or one the platform allows. Otherwise anyone who may create
+   * a managed resource could copy any Secret of the cluster into a namespace they read.
+   */
+  #checkSecretNamespace(mr: ManagedResource, namespace: string, what: string) {
+    const allowed = this.#opts.secretRefNamespaces;
+    const own = mr.spec.writeConnectionSecretToRef?.namespace;
+    if (own === undefined || namespace === own || allowed.includes("*") || allowed.includes(namespace))
+      return;
+    throw new InvalidSpecError(
+      `Secret ${what} is not in the connection Secret's namespace "${own}": a managed resource may read Secrets only from there or from a namespace the platform allows (DRIFTLESS_SECRET_REF_NAMESPACES)`,
+    );
+  }
+
+  /** Caches a ProviderConfig's credential; expired entries go once the map grows, so it stays bounded. */
+  #remember(secretKey: string, value: string) {
+    if (this.#secrets.size >= MAX_CACHED) {
+      const now = Date.now();
+      for (const [k, v] of this.#secrets)
+        if (now - v.at >= this.#opts.providerConfigTtlMs) this.#secrets.delete(k);
+      if (this.#secrets.size >= MAX_CACHED) this.#secrets.clear();
+    }
+    this.#secrets.set(secretKey, { at: Date.now(), value });
+  }
+
+  /**
+   * Forgets cached ProviderConfigs, e.g. after credentials were refused: only the one named (its object
+   * and its Secrets), so one bad ProviderConfig does not make every other one be read again; all without.
+   */
+  invalidateProviderConfigs(cacheKey?: string) {
+    if (cacheKey === undefined) {
+      this.#providerConfigs.clear();
+      this.#secrets.clear();
+      return;
+    }
+    const cached = this.#providerConfigs.get(cacheKey);
+    this.#providerConfigs.delete(cacheKey);
+    if (cached) for (const k of secretRefsIn(cached.pc.spec)) this.#secrets.delete(k);
+  }
+}
+
+/** Awaits the rate limit before each external operation, for providers that do not limit each request. */
+function limitOperations<F, A>(
+  client: ExternalClient<F, A>,
+  acquire: () => Promise<void>,
+): ExternalClient<F, A> {
+  return {
+    observe: async (mr, name) => {
+      await acquire();
+      return client.observe(mr, name);
+    },
+    create: async (mr, name) => {
+      await acquire();
+      return client.create(mr, name);
+    },
+    update: async (mr, name, obs) => {
+      await acquire();
+      return client.update(mr, name, obs);
+    },
+    delete: async (mr, name) => {
+      await acquire();
+      return client.delete(mr, name);
+    },
+  };
+}
+
+/** Every Secret key a ProviderConfig names (`{namespace, name, key}` anywhere in its spec). */
+function secretRefsIn(spec: unknown, out = new Set<string>()): Set<string> {
+  if (spec && typeof spec === "object") {
+    const o = spec as Record<string, unknown>;
+    if (typeof o.namespace === "string" && typeof o.name === "string" && typeof o.key === "string") {
+      out.add(`${o.namespace}/${o.name}/${o.key}`);
+    }
+    for (const v of Object.values(o)) secretRefsIn(v, out);
+  }
+  return out;
+}
