@@ -83,6 +83,7 @@ export const Msg = {
   pendingCreate:
     "waiting for the result of a create that is in flight: a not-found now is no proof that nothing was created",
   gracePeriod: "Waiting for external resource existence to be confirmed",
+  deleteRequested: "deletion of the external resource was requested",
 } as const;
 
 /** Event reasons, as crossplane-runtime names them, so `kubectl describe` reads the same as under Crossplane. */
@@ -357,7 +358,14 @@ export class ManagedReconciler implements Reconciles {
 
     if (!obs.resourceExists) {
       const succeeded = annotations[Annotations.createSucceeded];
-      if (succeeded && now.getTime() - Date.parse(succeeded) < this.#opts.creationGracePeriodMs) {
+      // Once driftless itself asked the cloud to delete it (it was seen to exist), not-found is the answer.
+      const deleteRequested =
+        isDeleting && getCondition(s.mr.status?.conditions, "Ready")?.message === Msg.deleteRequested;
+      if (
+        succeeded &&
+        !deleteRequested &&
+        now.getTime() - Date.parse(succeeded) < this.#opts.creationGracePeriodMs
+      ) {
         // Eventually consistent clouds may not list what they just created, whether we are creating or
         // deleting: a not-found now is no proof of absence.
         await this.#writeStatus(s, [waiting(), reconcileSuccess()]);
@@ -393,7 +401,7 @@ export class ManagedReconciler implements Reconciles {
           return this.#fail(s, Reason.cannotDelete, wrapErr(Msg.delete, err), [deleting()]);
         }
         await this.#event(s.mr, "Normal", Reason.deleted, `Deleting external resource ${externalName}`);
-        await this.#writeStatus(s, [deleting(), reconcileSuccess()]);
+        await this.#writeStatus(s, [deleting(Msg.deleteRequested), reconcileSuccess()]);
         return { outcome: "deleting", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
       }
       try {

@@ -37,8 +37,12 @@ const WIDTH = 10;
 const CREATE_LATENCY_MS = 400;
 /** Reads that answer NotFound right after a create (eventual consistency). */
 const NOT_FOUND_READS = 2;
-/** Short grace period so a round ends in seconds; the default (30 s) only makes the wait longer. */
-const GRACE_MS = 3_000;
+/**
+ * The default creation grace period. The proxy hides a resource for a number of reads, not for a time,
+ * so under load those reads can come seconds after the create: a short grace would then be outlived by
+ * the "lag" and prove nothing. After driftless itself requested the delete, a not-found ends the wait.
+ */
+const GRACE_MS = 30_000;
 /** Reconciles one resource may take to be gone (each waits at most POLL_MS between tries). */
 const MAX_DRIVE = 80;
 const POLL_MS = 150;

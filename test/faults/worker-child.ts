@@ -134,7 +134,7 @@ const kube = new CrashingKube(kc);
 const reconciler = new Reconciler(kube, new KindRegistry(kinds), {
   createPendingTimeoutMs: config.createPendingTimeoutMs ?? 2_000,
   // moto is strongly consistent; the grace period's own proof is never-leak.test.ts and the engine table.
-  creationGracePeriodMs: config.creationGracePeriodMs ?? 1_000,
+  creationGracePeriodMs: config.creationGracePeriodMs ?? 5_000,
 });
 
 const result: ChildResult = { outcomes: [], errors: [], externalCalls: {} };

@@ -138,6 +138,18 @@ const cases: Row[] = [
     },
   },
   {
+    name: "1b. once driftless requested the delete, the not-found that follows is trusted at once",
+    async run(e) {
+      e.apply("w", { size: 1 });
+      await e.reconcile("w"); // creates
+      await e.delete("w");
+      expect((await e.reconcile("w")).outcome).toBe("deleting"); // seen, delete requested
+      expect(e.condition("w", "Ready")?.message).toBe("deletion of the external resource was requested");
+      expect((await e.reconcile("w")).outcome).toBe("deleted"); // within the grace period, no wait
+      expect(e.cloud.resources.size).toBe(0);
+    },
+  },
+  {
     name: "2. a delete racing an in-flight create waits for its result, then deletes what it made",
     async run(e) {
       const a = e.reconciler;
