@@ -208,14 +208,21 @@ export class Forwarder {
       uid: meta.uid,
     };
     if (w.everyChange) {
-      // A connection Secret stands for its managed resource: forward the owner, if it is a kind we watch.
+      // A connection Secret stands for its managed resource: forward the owner, if this forwarder watches
+      // it — its kind, and the object itself (so a label-selected run never reconciles anyone else's).
       const owner = meta.ownerReferences?.find((o) => o.controller);
-      const ownerType =
+      const ownerWatcher =
         owner &&
         this.#watchers.find(
           (x) => !x.everyChange && x.apiVersion === owner.apiVersion && x.type.kind === owner.kind,
-        )?.type;
-      if (!owner || !ownerType) return;
+        );
+      const ownerType = ownerWatcher?.type;
+      if (!owner || !ownerWatcher || !ownerType) return;
+      const ownerMeta = {
+        name: owner.name,
+        ...(ownerType.namespaced && meta.namespace ? { namespace: meta.namespace } : {}),
+      };
+      if (!ownerWatcher.knows(ownerMeta)) return;
       target = {
         apiVersion: owner.apiVersion,
         kind: owner.kind,

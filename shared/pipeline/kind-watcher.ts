@@ -163,6 +163,11 @@ export class KindWatcher {
   readonly #changed: (meta: ChangedMeta) => void;
   /** objectKey → fingerprint; the watcher's only per-object memory. */
   readonly #fingerprints = new Map<string, string>();
+
+  /** Whether this watcher has seen the object (it exists and matches the label selector). */
+  knows(meta: Pick<ObjectMeta, "name" | "namespace">): boolean {
+    return this.#fingerprints.has(objectKey(meta));
+  }
   #rv: string | undefined;
   #state: KindState = "idle";
   #synced = false;

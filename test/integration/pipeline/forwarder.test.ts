@@ -271,26 +271,27 @@ describe("forwarder against the real API server", () => {
     const { forwarder, sink } = newForwarder(label, { connectionSecrets: true });
     const name = uniqueName("q-owner");
     const queue = await createQueue(name, label);
+    // Another Queue, outside this forwarder's label selector: its Secret must not bring it in.
+    const foreign = uniqueName("q-foreign");
+    const other = await createQueue(foreign, uniqueName("other-label"));
+    const connectionSecret = (secretName: string, owner: string, uid: string) =>
+      kube.createSecret({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name: secretName,
+          namespace: "default",
+          labels: { "app.kubernetes.io/managed-by": "driftless" },
+          ownerReferences: [
+            { apiVersion: Queue.apiVersion, kind: "Queue", name: owner, uid, controller: true },
+          ],
+        },
+        stringData: { url: "https://sqs.example/q" },
+      });
     const secretName = uniqueName("conn");
-    await kube.createSecret({
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: {
-        name: secretName,
-        namespace: "default",
-        labels: { "app.kubernetes.io/managed-by": "driftless" },
-        ownerReferences: [
-          {
-            apiVersion: Queue.apiVersion,
-            kind: "Queue",
-            name,
-            uid: queue.metadata.uid ?? "",
-            controller: true,
-          },
-        ],
-      },
-      stringData: { url: "https://sqs.example/q" },
-    });
+    const foreignSecret = uniqueName("conn-foreign");
+    await connectionSecret(secretName, name, queue.metadata.uid ?? "");
+    await connectionSecret(foreignSecret, foreign, other.metadata.uid ?? "");
     await forwarder.start();
     await eventually(async () => sink.for(name).length === 1, { what: "the Queue's own ADDED" });
     await sleep(300);
@@ -299,8 +300,10 @@ describe("forwarder against the real API server", () => {
     const current = await kube.getSecret("default", secretName);
     await kube.replaceSecret({ ...current, data: { url: Buffer.from("tampered").toString("base64") } });
     await eventually(async () => sink.for(name).length === 2, { what: "owner forwarded after an edit" });
+    await kube.deleteSecret("default", foreignSecret);
     await kube.deleteSecret("default", secretName);
     await eventually(async () => sink.for(name).length === 3, { what: "owner forwarded after a delete" });
     expect(sink.for(name).every((m) => m.kind === "Queue" && m.uid === queue.metadata.uid)).toBe(true);
+    expect(sink.for(foreign)).toEqual([]);
   });
 });
