@@ -36,7 +36,8 @@ export interface ReferenceDef {
 export interface FieldBehaviour {
   /**
    * The cloud never reports this field (a password, a create-time input): it is never compared and never
-   * late-initialized. Every other field the user sets and the cloud does not report is drift.
+   * late-initialized. Every other field the user sets and the cloud does not report is drift. A
+   * reference's name and selector fields (`references`) need no declaration: the engine skips them.
    */
   writeOnly?: boolean;
   /**

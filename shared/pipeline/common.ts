@@ -8,15 +8,9 @@ import type { QueueProducer } from "../queue/port.ts";
 /** Where reconcile messages go: any queue producer (memory, SQS, Pub/Sub) or a recording sink in tests. */
 export type MessageSink = Pick<QueueProducer, "send">;
 
-/** pino-compatible structured logger; fields carry keys and counts, never object bodies. */
-export interface Logger {
-  info(obj: Record<string, unknown>, msg?: string): void;
-  warn(obj: Record<string, unknown>, msg?: string): void;
-  error(obj: Record<string, unknown>, msg?: string): void;
-  debug(obj: Record<string, unknown>, msg?: string): void;
-}
-
-export const noopLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
+/** pino-compatible structured logger: the one the reconcilers use (contract.ts). */
+export type { ReconcileLogger as Logger } from "../reconciler/contract.ts";
+export { noopLogger } from "../reconciler/contract.ts";
 
 export const kubeOf = (k: Kube | KubeConfig): Kube => (k instanceof Kube ? k : new Kube(k));
 

@@ -17,10 +17,11 @@
 import { createHash } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Condition } from "../api/meta.ts";
-import { Annotations, apiVersionOf, type ResourceType } from "../api/meta.ts";
+import { Annotations, apiVersionOf, type ManagementAction, type ResourceType } from "../api/meta.ts";
 import type { Kube, KubeObject } from "../kube/client.ts";
 import { makeMessage, type ReconcileMessage } from "../queue/message.ts";
 import { parseDuration } from "../reconciler/compare.ts";
+import { resolvePolicies } from "../reconciler/policies.ts";
 import {
   crdName,
   errorMessage,
@@ -130,8 +131,7 @@ const conditionTrue = (o: SweepObject, type: string) =>
  */
 const importWaiting = (o: SweepObject, policies: unknown[] | undefined) =>
   Array.isArray(policies) &&
-  !policies.includes("*") &&
-  !policies.includes("Create") &&
+  !resolvePolicies(policies as ManagementAction[], undefined).create &&
   (o.status?.conditions?.some(
     (c) => c.type === "Ready" && c.status === "False" && c.reason === "Unavailable",
   ) ??

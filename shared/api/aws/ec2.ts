@@ -13,9 +13,6 @@ const Tags = AwsTags.describe(
   "Tags on the cloud resource. driftless also tags what it creates with driftless.dev/managed-resource-uid (its ownership tag, never shown here and never removed).",
 );
 
-// The reference fields are inputs of driftless itself: no cloud reports them.
-const vpcReferenceFields = { vpcIdRef: { writeOnly: true }, vpcIdSelector: { writeOnly: true } };
-
 const Cidrs = (what: string) => z.array(z.string().min(1)).optional().describe(what);
 
 export const VPCForProvider = z.object({
@@ -108,7 +105,6 @@ export const Subnet = defineManagedKind({
   externalName: "providerChosen",
   ownershipLookup: true,
   references: [{ field: "vpcId", refField: "vpcIdRef", selectorField: "vpcIdSelector", to: VPC }],
-  fields: vpcReferenceFields,
 });
 
 const ruleFields = {
@@ -207,5 +203,4 @@ export const SecurityGroup = defineManagedKind({
   externalName: "providerChosen",
   ownershipLookup: true,
   references: [{ field: "vpcId", refField: "vpcIdRef", selectorField: "vpcIdSelector", to: VPC }],
-  fields: vpcReferenceFields,
 });

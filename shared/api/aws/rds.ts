@@ -48,7 +48,6 @@ export const DBSubnetGroup = defineManagedKind({
   immutable: ["region"],
   connectionKeys: ["name", "arn"],
   // The reference fields are inputs of driftless itself: no cloud reports them.
-  fields: { subnetIdRefs: { writeOnly: true }, subnetIdSelector: { writeOnly: true } },
   references: [
     {
       field: "subnetIds",
@@ -210,11 +209,6 @@ export const DBInstance = defineManagedKind({
     skipFinalSnapshot: { writeOnly: true },
     finalDBSnapshotIdentifier: { writeOnly: true },
     applyImmediately: { writeOnly: true },
-    // The reference fields are inputs of driftless itself: no cloud reports them.
-    dbSubnetGroupNameRef: { writeOnly: true },
-    dbSubnetGroupNameSelector: { writeOnly: true },
-    vpcSecurityGroupIdRefs: { writeOnly: true },
-    vpcSecurityGroupIdSelector: { writeOnly: true },
   },
   references: [
     {

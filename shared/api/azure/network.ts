@@ -17,12 +17,6 @@ const resourceGroupFields = {
   ),
 };
 
-// The reference fields are inputs of driftless itself: no cloud reports them.
-const resourceGroupReferenceFields = {
-  resourceGroupNameRef: { writeOnly: true },
-  resourceGroupNameSelector: { writeOnly: true },
-};
-
 const resourceGroupReference = {
   field: "resourceGroupName",
   refField: "resourceGroupNameRef",
@@ -73,7 +67,6 @@ export const VirtualNetwork = defineManagedKind({
   immutable: ["location", "resourceGroupName"],
   connectionKeys: ["id"],
   references: [resourceGroupReference],
-  fields: resourceGroupReferenceFields,
 });
 
 export const SubnetForProvider = z.object({
@@ -111,11 +104,6 @@ export const Subnet = defineManagedKind({
   atProvider: SubnetAtProvider,
   immutable: ["resourceGroupName", "virtualNetworkName"],
   connectionKeys: ["id"],
-  fields: {
-    ...resourceGroupReferenceFields,
-    virtualNetworkNameRef: { writeOnly: true },
-    virtualNetworkNameSelector: { writeOnly: true },
-  },
   references: [
     resourceGroupReference,
     {

@@ -62,9 +62,6 @@ export const Container = defineManagedKind({
   fields: {
     // The Blob service has no resource groups: recorded in status.atProvider, never compared.
     resourceGroupName: { writeOnly: true },
-    // The reference fields are inputs of driftless itself: no cloud reports them.
-    resourceGroupNameRef: { writeOnly: true },
-    resourceGroupNameSelector: { writeOnly: true },
   },
   references: [
     {

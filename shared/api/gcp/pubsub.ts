@@ -122,5 +122,4 @@ export const Subscription = defineManagedKind({
   connectionKeys: ["subscription", "topic", "projectID"],
   references: [{ field: "topic", refField: "topicRef", selectorField: "topicSelector", to: Topic }],
   // The reference fields are inputs of driftless itself: no cloud reports them.
-  fields: { topicRef: { writeOnly: true }, topicSelector: { writeOnly: true } },
 });

@@ -3,7 +3,7 @@
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import type { SqsEventRecord } from "../../../shared/pipeline/functions-sqs.ts";
 import { encodeMessage, messageKey, type ReconcileMessage } from "../../../shared/queue/message.ts";
-import type { ReconcileFn } from "../../../shared/reconciler/batch.ts";
+import type { ReconcileFn } from "../../../shared/reconciler/contract.ts";
 import type { ReconcileResult, ResourceKey } from "../../../shared/reconciler/reconciler.ts";
 import { named } from "../queue/factories.ts";
 
