@@ -1,11 +1,10 @@
 // The own client through an HTTP CONNECT proxy to the real kube-apiserver (TLS with the stack's CA inside
 // the tunnel): the stack's kubeconfig with proxy-url added; requests and a watch both go through it.
-import http from "node:http";
-import net, { type AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ResourceType } from "../../../shared/api/meta.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { endpointFromKubeconfig, readKubeconfigFile } from "../../../shared/kube/kubeconfig.ts";
+import { connectProxy } from "../../support/connect-proxy.ts";
 import { env } from "../../support/env.ts";
 
 const Namespace: ResourceType = {
@@ -16,40 +15,18 @@ const Namespace: ResourceType = {
   namespaced: false,
 };
 
-const connects: string[] = [];
-const proxy = http.createServer((_req, res) => {
-  res.writeHead(405);
-  res.end();
-});
-const tunnels = new Set<net.Socket>();
-proxy.on("connect", (req: http.IncomingMessage, client: net.Socket) => {
-  connects.push(req.url ?? "");
-  const [host, port] = (req.url ?? "").split(":");
-  const upstream = net.connect(Number(port), host ?? "", () => {
-    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-    upstream.pipe(client);
-    client.pipe(upstream);
-  });
-  tunnels.add(client);
-  const close = () => {
-    upstream.destroy();
-    client.destroy();
-  };
-  upstream.on("error", close);
-  client.on("error", close);
-  client.on("close", close);
-});
+let proxy: Awaited<ReturnType<typeof connectProxy>> | undefined;
 
 afterAll(async () => {
-  for (const t of tunnels) t.destroy();
-  await new Promise<void>((r) => proxy.close(() => r()));
+  await proxy?.close();
 });
 
 describe("through an HTTP proxy, real API server", () => {
   it("reads, lists and watches over CONNECT tunnels, one per pooled connection", async () => {
     // Prepare
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    proxy = await connectProxy();
+    const proxyUrl = proxy.url;
+    const connects = proxy.connects;
     const kc = readKubeconfigFile(env("KUBECONFIG"));
     const withProxy = { ...kc, clusters: kc.clusters.map((c) => ({ ...c, proxyUrl })) };
     const { endpoint } = endpointFromKubeconfig(withProxy, { env: {} });

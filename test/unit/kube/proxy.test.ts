@@ -3,14 +3,18 @@
 // proxy and the "API server" are local node:http servers; the server's name does not resolve, so only
 // the tunnel can reach it.
 import http from "node:http";
-import net, { type AddressInfo } from "node:net";
+import type net from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { KubeHttp, staticEndpoint } from "../../../shared/kube/http.ts";
 import { endpointFromKubeconfig, parseKubeconfig } from "../../../shared/kube/kubeconfig.ts";
 import { proxyFromEnvironment } from "../../../shared/kube/proxy.ts";
+import { connectProxy } from "../../support/connect-proxy.ts";
 
 const servers: net.Server[] = [];
+const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
   await Promise.all(
     servers.splice(0).map(
       (s) =>
@@ -37,32 +41,10 @@ async function apiBehindProxy() {
     res.end(JSON.stringify({ ok: true }));
   });
   const apiPort = await listen(api);
-  const proxy = http.createServer((_req, res) => {
-    res.writeHead(405);
-    res.end();
-  });
-  const tunnels = new Set<net.Socket>();
-  proxy.on("connect", (req: http.IncomingMessage, client: net.Socket) => {
-    seen.connects.push(req.url ?? "");
-    const upstream = net.connect(apiPort, "127.0.0.1", () => {
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    tunnels.add(client);
-    const close = () => {
-      upstream.destroy();
-      client.destroy();
-    };
-    upstream.on("error", close);
-    client.on("error", close);
-    client.on("close", close);
-  });
-  proxy.on("close", () => {
-    for (const t of tunnels) t.destroy();
-  });
-  const proxyPort = await listen(proxy);
-  return { seen, proxyUrl: `http://127.0.0.1:${proxyPort}` };
+  const proxy = await connectProxy(() => ({ host: "127.0.0.1", port: apiPort }));
+  closers.push(proxy.close);
+  seen.connects = proxy.connects;
+  return { seen, proxyUrl: proxy.url };
 }
 
 describe("which proxy", () => {
