@@ -24,6 +24,15 @@ export function captureLogger() {
  * creation grace period (which makes a delete within 30 s of a create wait out the cloud's lag) is 0
  * unless a test sets it: the engine table tests and the fault suite prove the grace period itself.
  */
+/** A logger that keeps every line as an object, for assertions on fields. */
+export function recordingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const at = (level: string) => (obj: Record<string, unknown>, msg?: string) => {
+    lines.push({ level, ...obj, msg });
+  };
+  return { lines, logger: { info: at("info"), warn: at("warn"), error: at("error"), debug: at("debug") } };
+}
+
 export function newReconciler(kube: Kube, opts: ReconcilerOptions = {}) {
   return new Reconciler(kube, new KindRegistry(managedKinds), { creationGracePeriodMs: 0, ...opts });
 }

@@ -8,20 +8,10 @@ import {
   withReconcileContext,
 } from "../../../shared/pipeline/worker.ts";
 import { makeMessage } from "../../../shared/queue/message.ts";
-import type { ReconcileLogger, Reconciler } from "../../../shared/reconciler/reconciler.ts";
+import type { Reconciler } from "../../../shared/reconciler/reconciler.ts";
+import { recordingLogger } from "../../support/reconcile.ts";
 
-const recording = () => {
-  const lines: Array<Record<string, unknown>> = [];
-  const at = (level: string) => (obj: Record<string, unknown>, msg?: string) =>
-    lines.push({ level, ...obj, msg });
-  const logger: ReconcileLogger = {
-    info: at("info"),
-    warn: at("warn"),
-    error: at("error"),
-    debug: at("debug"),
-  };
-  return { lines, logger };
-};
+const recording = recordingLogger;
 
 describe("reconcile context", () => {
   it("adds reason and correlationId to every line inside the context, and nothing outside it", async () => {

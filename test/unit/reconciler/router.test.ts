@@ -4,12 +4,12 @@ import { describe, expect, it } from "vitest";
 import { ConflictError } from "../../../shared/kube/client.ts";
 import type {
   Outcome,
-  ReconcileLogger,
   ReconcileResult,
   Reconciles,
   ResourceKey,
 } from "../../../shared/reconciler/contract.ts";
 import { contextLogger, DeadlineError, Router, reconcileMessage } from "../../../shared/reconciler/router.ts";
+import { recordingLogger } from "../../support/reconcile.ts";
 
 const key = (kind: string, name = "a"): ResourceKey => ({ apiVersion: "x.driftless.dev/v1", kind, name });
 
@@ -26,18 +26,7 @@ function fake(kinds: string[], answer: () => Promise<ReconcileResult>) {
   return { r, seen };
 }
 
-function recording() {
-  const lines: Array<Record<string, unknown>> = [];
-  const at = (level: string) => (obj: Record<string, unknown>, msg?: string) =>
-    lines.push({ level, ...obj, msg });
-  const logger: ReconcileLogger = {
-    info: at("info"),
-    warn: at("warn"),
-    error: at("error"),
-    debug: at("debug"),
-  };
-  return { lines, logger };
-}
+const recording = recordingLogger;
 
 const ok = async (): Promise<ReconcileResult> => ({ outcome: "in-sync" });
 
