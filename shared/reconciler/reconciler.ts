@@ -583,12 +583,17 @@ export class ManagedReconciler implements Reconciles {
       }
       return this.#fail(step, Reason.cannotUpdateManaged, err as Error, [creating()]);
     }
+    await this.#event(step.mr, "Normal", Reason.created, `Created external resource ${createdName ?? ""}`);
+    if (step.mr.metadata.deletionTimestamp) {
+      // Deleted while this create was in flight: the deleting worker owns the status now (its "deletion
+      // requested" must not be overwritten by Creating), and nothing is published for a resource on its way out.
+      return { outcome: "created", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
+    }
     try {
       await this.#publisher.publish(step.mr, created.connectionDetails);
     } catch (err) {
       return this.#fail(step, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
     }
-    await this.#event(step.mr, "Normal", Reason.created, `Created external resource ${createdName ?? ""}`);
     await this.#writeStatus(step, [creating(), reconcileSuccess()]);
     return { outcome: "created", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
   }

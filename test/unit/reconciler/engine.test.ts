@@ -163,6 +163,8 @@ const cases: Row[] = [
       expect(e.condition("w", "Ready")?.message).toContain("create that is in flight");
       inFlight.release();
       expect((await inFlight.result).outcome).toBe("created");
+      // The creating worker leaves the status to the deletion: no Creating over a deleting object.
+      expect(e.condition("w", "Ready")?.reason).toBe("Deleting");
       await e.settle("w", 40, b);
       expect(e.get("w")).toBeUndefined();
       expect(e.cloud.resources.size).toBe(0);
