@@ -52,6 +52,22 @@ export interface ExternalClient<F, A> {
     observed: ExternalObservation<F, A>,
   ): Promise<ExternalUpdate>;
   delete(mr: ManagedResource<F, A>, externalName: string): Promise<void>;
+  /**
+   * The batched drift check, present exactly when the kind's provider declares `observeMany`: observes
+   * many resources of this client's ProviderConfig with the cloud's list/describe calls, each result
+   * equal to what `observe` returns for that resource alone (a resource the cloud does not list:
+   * `resourceExists: false`). The engine passes at most the provider's `observeMany.maxItems` items.
+   * Returns one entry per item, in order: its observation, or an Error for that item alone. Throws when
+   * the whole call failed (a ThrottledError makes the engine split the batch and back off). Awaits
+   * `ctx.rateLimit()` before each request it sends, so the rate limit counts cloud calls, not resources.
+   */
+  observeMany?(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<ExternalObservation<F, A> | Error>>;
+}
+
+/** One resource of a batched observe: the managed resource and its (recorded) external name. */
+export interface ObserveManyItem<F, A> {
+  mr: ManagedResource<F, A>;
+  externalName: string;
 }
 
 /** What a provider gets to build a client: the ProviderConfig and a way to read the Secret keys it names. */
@@ -122,6 +138,11 @@ export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<str
    * per external operation (observe, create, update, delete), which may make several requests.
    */
   limitsEachRequest?: boolean;
+  /**
+   * The kind's batched drift check: which list/describe calls its client's `observeMany` makes and how
+   * many resources one call covers (shown in the README's kind table). Absent: one observe per resource.
+   */
+  observeMany?: { calls: string; maxItems: number };
   /** AWS IAM statements its calls need under InjectedIdentity (AWS kinds; generated into serverless.yml). */
   iam?: readonly IamStatement[];
 }

@@ -180,6 +180,8 @@ function limitOperations<F, A>(
       await acquire();
       return client.delete(mr, name);
     },
+    // observeMany awaits the limit before each request itself (one list call covers many resources).
+    ...(client.observeMany ? { observeMany: client.observeMany.bind(client) } : {}),
   };
 }
 

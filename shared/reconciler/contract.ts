@@ -79,6 +79,8 @@ export interface EventRecorder {
 /** Counts of external calls by verb, for metrics and "exactly one Create" assertions. */
 export interface ExternalCallStats {
   observe: number;
+  /** Batched observes (each one list/describe call of the kind's observeMany, covering many resources). */
+  observeMany: number;
   create: number;
   update: number;
   delete: number;

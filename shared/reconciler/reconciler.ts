@@ -163,7 +163,13 @@ export class ManagedReconciler implements Reconciles {
   readonly #opts: EngineOptions;
   readonly #mapPaths = new Map<string, Set<string>>();
   readonly #fields = new Map<string, FieldBehaviours>();
-  readonly externalCalls: ExternalCallStats = { observe: 0, create: 0, update: 0, delete: 0 };
+  readonly externalCalls: ExternalCallStats = {
+    observe: 0,
+    observeMany: 0,
+    create: 0,
+    update: 0,
+    delete: 0,
+  };
 
   constructor(kube: Kube, registry: KindRegistry, opts: ReconcilerOptions = {}) {
     this.#kube = kube;
