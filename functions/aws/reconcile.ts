@@ -25,7 +25,7 @@ const sqs = new SQSClient({});
 const metrics = new EmfMetrics({ namespace: "driftless", serviceName: "driftless-reconcile" });
 // Set with the reconcile function: a failed last receive is noted on the resource (Warning Event).
 let noteDeadLetter: DeadLetterNote | undefined;
-const reconcileFn = perContainer(async () => {
+const workerFn = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
   const kube = new Kube(access.endpoint);
@@ -42,20 +42,21 @@ const reconcileFn = perContainer(async () => {
     events,
   });
   noteDeadLetter = deadLetterNote({ kube, types: worker.types, events, logger });
-  return worker.reconcile;
+  return worker;
 });
 // Finish during the init phase (Lambda would freeze work left pending); a failure is retried on invoke.
-await reconcileFn().catch((err: unknown) => {
+await workerFn().catch((err: unknown) => {
   logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
 });
 
 export async function handler(event: SqsEvent, context?: LambdaContext): Promise<SqsBatchResponse> {
   try {
-    const reconcile = await reconcileFn();
+    const worker = await workerFn();
     const { batchItemFailures } = await handleSqsBatch(
       {
         sqs,
-        reconcile,
+        reconcile: worker.reconcile,
+        checkBatch: worker.checkBatch,
         logger,
         queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL,
         deadLetterQueueUrl: cfg.DRIFTLESS_SQS_DLQ_URL,

@@ -22,7 +22,7 @@ const deadLetterTopic = cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC
 const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
   ? new PubSubProducer({ pubsub, topic: cfg.DRIFTLESS_PUBSUB_TOPIC, onEvent: logQueueEvents(logger) })
   : undefined;
-const reconcileFn = perContainer(async () => {
+const workerFn = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
   return createWorker({
@@ -33,16 +33,19 @@ const reconcileFn = perContainer(async () => {
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
     secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
-  }).reconcile;
+  });
 });
-await reconcileFn().catch((err: unknown) => {
+await workerFn().catch((err: unknown) => {
   logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
 });
 
 export async function reconcile(event: CloudEvent<unknown>): Promise<void> {
+  const worker = await workerFn();
   await handlePubSubPush(
     {
-      reconcile: await reconcileFn(),
+      reconcile: worker.reconcile,
+      // Without the work topic the batch's follow-ups have nowhere to go: its keys are reconciled one by one.
+      checkBatch: producer ? worker.checkBatch(producer) : undefined,
       logger,
       deadLetterTopic,
       producer,

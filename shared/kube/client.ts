@@ -170,7 +170,15 @@ export class Kube {
 
   async list<T extends KubeObject>(
     t: ResourceType,
-    opts: { limit?: number; continue?: string; labelSelector?: string; namespace?: string } = {},
+    opts: {
+      limit?: number;
+      continue?: string;
+      labelSelector?: string;
+      namespace?: string;
+      /** With resourceVersionMatch "Exact": the list as it was at that resourceVersion (410 once compacted). */
+      resourceVersion?: string;
+      resourceVersionMatch?: "Exact" | "NotOlderThan";
+    } = {},
   ): Promise<ListPage<T>> {
     const page = await this.#call<{ items: T[]; metadata?: { continue?: string; resourceVersion?: string } }>(
       "lists",
@@ -178,7 +186,13 @@ export class Kube {
       {
         method: "GET",
         path: collectionPath(t, t.namespaced ? opts.namespace : undefined),
-        query: { limit: opts.limit || undefined, continue: opts.continue, labelSelector: opts.labelSelector },
+        query: {
+          limit: opts.limit || undefined,
+          continue: opts.continue,
+          labelSelector: opts.labelSelector,
+          resourceVersion: opts.resourceVersion,
+          resourceVersionMatch: opts.resourceVersionMatch,
+        },
       },
     );
     return {
@@ -242,6 +256,16 @@ export class Kube {
       method: "GET",
       path: secretPath(namespace, name),
     });
+  }
+
+  /** The Secrets of a namespace that match a label selector (one request, no paging: few per namespace). */
+  async listSecrets(namespace: string, labelSelector: string): Promise<V1Secret[]> {
+    const list = await this.#call<{ items?: V1Secret[] }>("lists", "list Secrets", {
+      method: "GET",
+      path: secretPath(namespace),
+      query: { labelSelector },
+    });
+    return list.items ?? [];
   }
 
   createSecret(secret: V1Secret): Promise<V1Secret> {

@@ -20,6 +20,7 @@ import type { Topic } from "@google-cloud/pubsub";
 import { messageKey, type ReconcileMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
 import { decodePubSubPushEvent, moveToPubSubDeadLetter, rawPubSubPushMessage } from "../queue/pubsub.ts";
+import type { BatchCheckFn } from "../reconciler/batch.ts";
 import type { ReconcileFn } from "../reconciler/contract.ts";
 import { outcomeOf, reconcileMessage } from "../reconciler/router.ts";
 import type { Logger } from "./common.ts";
@@ -58,6 +59,8 @@ export interface PubSubPushDeps {
   deadlineMs?: number | undefined;
   /** Queue age of each reconciled message (now − message.at); the reconciles report themselves. */
   metrics?: { queueAge?(ms: number): void } | undefined;
+  /** The batched drift check (Worker.checkBatch over the work topic's producer). */
+  checkBatch?: BatchCheckFn | undefined;
 }
 
 export type PubSubPushResult =
@@ -101,6 +104,7 @@ export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Pr
     await reconcileMessage(deps.reconcile, workOf(decoded.received), {
       deadlineMs: deps.deadlineMs,
       metrics: deps.metrics,
+      checkBatch: deps.checkBatch,
     }),
   );
   if (outcome.kind === "done") return { outcome: "done", key };

@@ -17,14 +17,17 @@
 //   and dead-letters it after maxReceiveCount failed receives.
 import { GetQueueUrlCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { messageKey, type ReconcileMessage } from "../queue/message.ts";
+import type { QueueProducer } from "../queue/port.ts";
 import {
   decodeSqsRecord,
   moveToSqsDeadLetter,
   requeueSqsMessage,
   retrySqsMessage,
+  SqsProducer,
   type SqsRequeueInput,
   sqsDelaySeconds,
 } from "../queue/sqs.ts";
+import type { BatchCheckFn } from "../reconciler/batch.ts";
 import type { ReconcileFn } from "../reconciler/contract.ts";
 import { type BatchItem, type MessageOutcome, reconcileBatch } from "../reconciler/router.ts";
 import type { Logger } from "./common.ts";
@@ -79,6 +82,8 @@ export interface SqsBatchDeps {
   noteDeadLetter?: DeadLetterNote | undefined;
   /** Queue age of each reconciled message (now − message.at); the reconciles report themselves. */
   metrics?: { queueAge?(ms: number): void } | undefined;
+  /** The batched drift check (Worker.checkBatch), given a producer on the records' own queue. */
+  checkBatch?: ((producer: QueueProducer) => BatchCheckFn) | undefined;
 }
 
 /** Per-batch counts, logged as one line and returned for tests. */
@@ -191,10 +196,17 @@ export async function handleSqsBatch(
     const received = { message: v.message, id: v.record.messageId, receiveCount: v.receiveCount };
     items.push({ id: v.record.messageId, ...workOf(received) });
   }
+  // Batch messages send their follow-ups to the queue they came from.
+  const batchFrom = valid.find((v) => v.message.batch);
+  const checkBatch =
+    batchFrom && deps.checkBatch
+      ? deps.checkBatch(new SqsProducer({ client: deps.sqs, queueUrl: await batchFrom.queueUrl() }))
+      : undefined;
   const results = await reconcileBatch(deps.reconcile, items, {
     concurrency: deps.concurrency ?? DEFAULT_FUNCTION_CONCURRENCY,
     deadlineMs: deps.deadlineMs,
     metrics: deps.metrics,
+    checkBatch,
   });
   const byId = new Map(valid.map((v) => [v.record.messageId, v]));
   const settled = results.map(async (r) => {

@@ -119,7 +119,9 @@ export async function startRun(o: RunOptions): Promise<Running> {
     },
   });
   queueRef = queue;
-  queue.start(reconcileHandler({ reconcile: worker.reconcile, metrics }));
+  queue.start(
+    reconcileHandler({ reconcile: worker.reconcile, checkBatch: worker.checkBatch(queue), metrics }),
+  );
 
   const types = worker.types;
   const note = deadLetterNote({ kube, types, events, logger: o.logger });

@@ -14,12 +14,34 @@
 //   an error or a deletion never waits a whole interval for its retry;
 // - paused objects (`crossplane.io/paused: "true"`, or empty managementPolicies) are skipped: the
 //   reconciler would not touch them anyway.
+//
+// Adaptive polling (maxPollMs above defaultPollMs): an object without a poll-interval annotation that has
+// not changed for a while is polled less often — its interval is the default doubled while the doubled
+// interval still fits both in the time since its last change and under maxPollMs. Its last change is the
+// latest of: a Ready or Synced transition (an error, a recovery), status.lastExternalUpdate (drift found
+// and corrected, a spec change applied), and any write to it other than a status write (metadata.
+// managedFields times). Intervals are the default times a power of two, and every phase is hash mod
+// interval, so the ticks of a longer interval are a subset of the shorter one's: lengthening never skips
+// a due check, and a change brings the object back to the default at its next tick.
+//
+// Batches (batch: true): due objects that look in sync (Ready and Synced True, an external name) go out
+// as batch messages — per page and ProviderConfig, as many keys with their resourceVersions as fit a
+// message — which the worker checks with one LIST of the same page and the kinds' list calls
+// (reconciler/batch.ts). Everything else is enqueued key by key, as without batches.
 import { createHash } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Condition } from "../api/meta.ts";
 import { Annotations, apiVersionOf, type ManagementAction, type ResourceType } from "../api/meta.ts";
 import type { Kube, KubeObject } from "../kube/client.ts";
-import { makeMessage, type ReconcileMessage } from "../queue/message.ts";
+import {
+  type BatchItem,
+  type BatchPage,
+  encodedBytes,
+  MAX_BATCH_ITEMS,
+  MAX_MESSAGE_BYTES,
+  makeMessage,
+  type ReconcileMessage,
+} from "../queue/message.ts";
 import { parseDuration } from "../reconciler/compare.ts";
 import { resolvePolicies } from "../reconciler/policies.ts";
 import {
@@ -47,6 +69,10 @@ export interface SweepOptions {
   scheduleMs: number;
   /** Poll interval of objects without a `crossplane.io/poll-interval` annotation, ms. */
   defaultPollMs: number;
+  /** Adaptive polling's longest interval for objects that stay unchanged (see above); default: none. */
+  maxPollMs?: number | undefined;
+  /** Send due in-sync managed resources as batch messages (see above); default false. */
+  batch?: boolean | undefined;
   /** Objects per list page (`limit`). */
   pageSize?: number;
   /** Only objects matching this label selector (sharding, tests). */
@@ -71,6 +97,9 @@ export interface SweepResult {
   sendFailures: number;
   /** Kinds whose CRD is not installed (skipped, not an error). */
   missingKinds: string[];
+  /** Batch messages among the enqueued, and the objects they carry. */
+  batches: number;
+  batched: number;
 }
 
 /** Some kinds could not be swept; the others were. `result` says what was done. */
@@ -117,9 +146,41 @@ export function pollDue(
 
 /** What the sweep reads of an object: metadata, management policies, conditions. */
 export interface SweepObject {
-  metadata: KubeObject["metadata"];
-  spec?: { managementPolicies?: unknown[] };
-  status?: { conditions?: Condition[] };
+  metadata: KubeObject["metadata"] & {
+    creationTimestamp?: string;
+    managedFields?: Array<{ time?: string; subresource?: string }>;
+  };
+  spec?: { managementPolicies?: unknown[]; forProvider?: unknown; providerConfigRef?: { name?: string } };
+  status?: { conditions?: Condition[]; lastExternalUpdate?: { time?: string } };
+}
+
+/** Epoch ms of an object's last change (see "Adaptive polling" above); 0 when nothing says. */
+export function lastChangeMs(o: SweepObject): number {
+  const times = [
+    o.metadata.creationTimestamp,
+    o.status?.lastExternalUpdate?.time,
+    ...(o.status?.conditions ?? [])
+      .filter((c) => c.type === "Ready" || c.type === "Synced")
+      .map((c) => c.lastTransitionTime),
+    ...(o.metadata.managedFields ?? []).filter((f) => f.subresource !== "status").map((f) => f.time),
+  ];
+  let latest = 0;
+  for (const t of times) {
+    const ms = t ? Date.parse(t) : Number.NaN;
+    if (ms > latest) latest = ms;
+  }
+  return latest;
+}
+
+/** The adaptive interval: the default doubled while it fits the unchanged time and the maximum. */
+export function adaptiveIntervalMs(
+  baseMs: number,
+  maxMs: number | undefined,
+  unchangedForMs: number,
+): number {
+  let interval = baseMs;
+  while (maxMs !== undefined && interval * 2 <= maxMs && interval * 2 <= unchangedForMs) interval *= 2;
+  return interval;
 }
 
 const conditionTrue = (o: SweepObject, type: string) =>
@@ -140,7 +201,7 @@ const importWaiting = (o: SweepObject, policies: unknown[] | undefined) =>
 /** The sweep's verdict for one object; pure, so the window math is testable without a server. */
 export function sweepDecision(
   o: SweepObject,
-  ctx: { windowEndMs: number; scheduleMs: number; defaultPollMs: number },
+  ctx: { windowEndMs: number; scheduleMs: number; defaultPollMs: number; maxPollMs?: number | undefined },
 ): SweepDecision {
   const annotations = o.metadata.annotations ?? {};
   const policies = o.spec?.managementPolicies;
@@ -153,12 +214,64 @@ export function sweepDecision(
   ) {
     return "attention";
   }
+  const annotated = parseDuration(annotations[Annotations.pollInterval]);
   const intervalMs = Math.max(
     1,
-    Math.round(parseDuration(annotations[Annotations.pollInterval]) ?? ctx.defaultPollMs),
+    Math.round(
+      annotated ?? adaptiveIntervalMs(ctx.defaultPollMs, ctx.maxPollMs, ctx.windowEndMs - lastChangeMs(o)),
+    ),
   );
   const phase = pollPhase(o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`, intervalMs);
   return pollDue(phase, intervalMs, ctx.windowEndMs, ctx.scheduleMs) ? "due" : "later";
+}
+
+/** Whether a due object goes into a batch: a managed resource that looks in sync and has an external name. */
+function batchable(o: SweepObject): boolean {
+  return (
+    o.spec?.forProvider !== undefined &&
+    conditionTrue(o, "Ready") &&
+    conditionTrue(o, "Synced") &&
+    Boolean(o.metadata.annotations?.[Annotations.externalName])
+  );
+}
+
+/** Leaves room under the queue's size limit for the envelope's own growth (ids, timestamps). */
+const BATCH_BYTES = MAX_MESSAGE_BYTES - 512;
+
+/** One page's due objects of one ProviderConfig as batch messages, each as full as the size limit allows. */
+export function batchMessages(
+  apiVersion: string,
+  kind: string,
+  providerConfig: string,
+  page: BatchPage,
+  items: readonly BatchItem[],
+  at: Date,
+): ReconcileMessage[] {
+  const out: ReconcileMessage[] = [];
+  const make = (chunk: BatchItem[]): ReconcileMessage => {
+    const firstItem = chunk[0] as BatchItem;
+    return {
+      ...makeMessage({ apiVersion, kind, name: firstItem.name, namespace: firstItem.namespace }, "drift", {
+        at,
+      }),
+      batch: { page, providerConfig, items: chunk },
+    };
+  };
+  let chunk: BatchItem[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = Buffer.byteLength(JSON.stringify(item), "utf8") + 1;
+    if (chunk.length === 0) bytes = encodedBytes(make([item])) - size;
+    if (chunk.length > 0 && (bytes + size > BATCH_BYTES || chunk.length >= MAX_BATCH_ITEMS)) {
+      out.push(make(chunk));
+      chunk = [];
+      bytes = encodedBytes(make([item])) - size;
+    }
+    chunk.push(item);
+    bytes += size;
+  }
+  if (chunk.length > 0) out.push(make(chunk));
+  return out;
 }
 
 /** Lists every kind page by page and enqueues the objects whose poll is due (see the rule above). */
@@ -174,6 +287,7 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
     windowEndMs: sweepWindowEnd(now.getTime(), opts.scheduleMs),
     scheduleMs: opts.scheduleMs,
     defaultPollMs: opts.defaultPollMs,
+    maxPollMs: opts.maxPollMs,
   };
   const pageSize = opts.pageSize ?? DEFAULT_SWEEP_PAGE_SIZE;
   const result: SweepResult = {
@@ -185,6 +299,8 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
     attention: 0,
     sendFailures: 0,
     missingKinds: [],
+    batches: 0,
+    batched: 0,
   };
   const failures: Array<{ kind: string; error: Error }> = [];
 
@@ -214,11 +330,33 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
       result.pages++;
       result.listed += page.items.length;
       const messages: ReconcileMessage[] = [];
+      // The page as the worker reads it again: the token it was read with, or the first page's snapshot.
+      const pageRef: BatchPage = {
+        limit: pageSize,
+        ...(cont
+          ? { continue: cont }
+          : page.resourceVersion
+            ? { resourceVersion: page.resourceVersion }
+            : {}),
+        ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+      };
+      const batches = new Map<string, BatchItem[]>();
       for (const o of page.items) {
         const decision = sweepDecision(o as SweepObject, ctx);
         if (decision === "paused") result.paused++;
         if (decision !== "due" && decision !== "attention") continue;
         if (decision === "attention") result.attention++;
+        if (opts.batch && decision === "due" && batchable(o as SweepObject) && o.metadata.resourceVersion) {
+          const pc = (o as SweepObject).spec?.providerConfigRef?.name ?? "default";
+          const list = batches.get(pc) ?? [];
+          list.push({
+            name: o.metadata.name,
+            ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+            rv: o.metadata.resourceVersion,
+          });
+          batches.set(pc, list);
+          continue;
+        }
         messages.push(
           makeMessage(
             {
@@ -232,6 +370,12 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
             { at: now },
           ),
         );
+      }
+      for (const [providerConfig, items] of batches) {
+        const made = batchMessages(apiVersion, t.kind, providerConfig, pageRef, items, now);
+        result.batches += made.length;
+        result.batched += items.length;
+        messages.push(...made);
       }
       await sending;
       if (sendError !== undefined) break;

@@ -8,7 +8,14 @@ import { claimTypes } from "../claims/kinds.ts";
 import { ClaimBinder } from "../claims/reconciler.ts";
 import type { Kube } from "../kube/client.ts";
 import { KubeEventRecorder } from "../kube/events.ts";
-import type { HandlerOutcome, MessageHandler, ReceivedMessage, ReconcileMessage } from "../queue/index.ts";
+import type {
+  HandlerOutcome,
+  MessageHandler,
+  QueueProducer,
+  ReceivedMessage,
+  ReconcileMessage,
+} from "../queue/index.ts";
+import { type BatchCheckFn, batchChecker } from "../reconciler/batch.ts";
 import type {
   EventRecorder,
   ReconcileFn,
@@ -55,11 +62,17 @@ export const contextOf = (
 });
 
 /** A received message as the worker core's work item: its key, context and enqueue time. */
-export const workOf = (received: Pick<ReceivedMessage, "message" | "id" | "receiveCount">): WorkItem => ({
-  key: keyOfMessage(received.message),
-  context: contextOf(received),
-  at: received.message.at,
-});
+export const workOf = (received: Pick<ReceivedMessage, "message" | "id" | "receiveCount">): WorkItem => {
+  const m = received.message;
+  return {
+    key: keyOfMessage(m),
+    ...(m.batch
+      ? { batch: { apiVersion: m.apiVersion, kind: m.kind, ...(m.id ? { id: m.id } : {}), batch: m.batch } }
+      : {}),
+    context: contextOf(received),
+    at: m.at,
+  };
+};
 
 export interface WorkerSetup {
   kube: Kube;
@@ -90,6 +103,8 @@ export interface Worker {
   engine: ManagedReconciler;
   /** Every kind this worker serves: what its forwarder watches and its sweep lists. */
   types: ResourceType[];
+  /** The batched drift check of the sweep's batch messages, its follow-ups sent through `producer`. */
+  checkBatch(producer: QueueProducer): BatchCheckFn;
 }
 
 /**
@@ -120,6 +135,8 @@ export function createWorker(setup: WorkerSetup): Worker {
     reconcile: router.reconcileFn,
     engine,
     types: typesOf(setup.kinds, setup.providerConfigKinds, { claims: setup.claims ?? false }),
+    checkBatch: (producer) =>
+      batchChecker({ kube: setup.kube, engine, reconcile: router.reconcileFn, logger }, producer),
   };
 }
 
@@ -142,6 +159,8 @@ export function typesOf(
 export interface HandlerDeps {
   /** The router's reconcile (Worker.reconcile). */
   reconcile: ReconcileFn;
+  /** The batched drift check (Worker.checkBatch); without it batch messages are reconciled key by key. */
+  checkBatch?: BatchCheckFn | undefined;
   /** Queue age of each message (the router reports the reconciles; the rest of the hook is not read here). */
   metrics?: (Partial<ReconcileMetrics> & { queueAge?(ageMs: number): void }) | undefined;
   /**
@@ -174,7 +193,10 @@ export function reconcileKey(w: Workers, key: ResourceKey): Promise<ReconcileRes
 /** The queue-consumer side of a worker: one message → the worker core → what the queue should do. */
 export function reconcileHandler(w: HandlerDeps | Workers): MessageHandler {
   const reconcile = "reconcile" in w ? w.reconcile : routerOf(w).reconcileFn;
-  const opts = w.metrics ? { metrics: w.metrics } : {};
+  const opts = {
+    ...(w.metrics ? { metrics: w.metrics } : {}),
+    ...("checkBatch" in w && w.checkBatch ? { checkBatch: w.checkBatch } : {}),
+  };
   return async (received): Promise<HandlerOutcome> => {
     const outcome = outcomeOf(await reconcileMessage(reconcile, workOf(received), opts));
     if (outcome.kind === "retry" && w.deadLetter && received.receiveCount >= w.deadLetter.maxReceiveCount)

@@ -15,9 +15,14 @@ export {
   type MemoryQueueStats,
 } from "./memory.ts";
 export {
+  type BatchItem as DriftBatchItem,
+  type BatchPage,
   type DecodeResult,
+  type DriftBatch,
   decodeMessage,
+  encodedBytes,
   encodeMessage,
+  MAX_BATCH_ITEMS,
   MAX_MESSAGE_BYTES,
   MESSAGE_VERSION,
   makeMessage,

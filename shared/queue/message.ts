@@ -38,7 +38,40 @@ export interface ReconcileMessage {
   at: string;
   /** Correlation id carried across requeues so one chain of reconciles can be followed in the logs. */
   id?: string;
+  /**
+   * A drift check of many objects of this kind and one ProviderConfig, from one LIST page the sweep
+   * read (`name`/`namespace` repeat the first item). A consumer that predates it reconciles `name` alone.
+   */
+  batch?: DriftBatch;
 }
+
+/** Where a batch's objects were read: the LIST page, so the worker can read the same page again. */
+export interface BatchPage {
+  /** The page size (`limit`). */
+  limit: number;
+  /** The continue token the page was read with; absent for the first page. */
+  continue?: string;
+  /** The list's resourceVersion, for the first page (read again with resourceVersionMatch=Exact). */
+  resourceVersion?: string;
+  labelSelector?: string;
+}
+
+/** One object of a batch: its name and the resourceVersion the sweep saw. */
+export interface BatchItem {
+  name: string;
+  namespace?: string;
+  rv: string;
+}
+
+export interface DriftBatch {
+  page: BatchPage;
+  /** The ProviderConfig every item names (spec.providerConfigRef.name). */
+  providerConfig: string;
+  items: BatchItem[];
+}
+
+/** Most items one batch message carries (the byte limit usually binds first). */
+export const MAX_BATCH_ITEMS = 1_000;
 
 /** The object a message is about: the parts of a managed resource that identify it. */
 export type ObjectRef = Pick<ReconcileMessage, "apiVersion" | "kind" | "namespace" | "name" | "uid">;
@@ -52,6 +85,8 @@ const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const KIND = /^[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
 const UID = /^[A-Za-z0-9-]+$/;
 const CORRELATION_ID = /^[A-Za-z0-9._:-]+$/;
+// Opaque to clients, but the API server's are decimal; anything printable and short is accepted.
+const RESOURCE_VERSION = /^[A-Za-z0-9._:-]+$/;
 
 function isApiVersion(value: string): boolean {
   const slash = value.indexOf("/");
@@ -71,6 +106,27 @@ const messageSchema = z.object({
   reason: z.enum(REASONS),
   at: z.iso.datetime({ offset: true }),
   id: z.string().max(64).regex(CORRELATION_ID, "must be [A-Za-z0-9._:-]").optional(),
+  batch: z
+    .object({
+      page: z.object({
+        limit: z.number().int().min(1).max(10_000),
+        continue: z.string().max(4096).optional(),
+        resourceVersion: z.string().max(64).regex(RESOURCE_VERSION, "must be a resourceVersion").optional(),
+        labelSelector: z.string().max(1024).optional(),
+      }),
+      providerConfig: z.string().max(253).regex(DNS1123_SUBDOMAIN, "must be a DNS-1123 subdomain"),
+      items: z
+        .array(
+          z.object({
+            name: z.string().max(253).regex(DNS1123_SUBDOMAIN, "must be a DNS-1123 subdomain"),
+            namespace: z.string().max(63).regex(DNS1123_LABEL, "must be a DNS-1123 label").optional(),
+            rv: z.string().max(64).regex(RESOURCE_VERSION, "must be a resourceVersion"),
+          }),
+        )
+        .min(1)
+        .max(MAX_BATCH_ITEMS),
+    })
+    .optional(),
 });
 
 // Compile-time proof that the schema and the hand-written interface describe the same shape.
@@ -99,6 +155,23 @@ function canonical(m: SchemaOutput): ReconcileMessage {
   out.reason = m.reason;
   out.at = m.at;
   if (m.id !== undefined) out.id = m.id;
+  if (m.batch !== undefined) {
+    const p = m.batch.page;
+    out.batch = {
+      page: {
+        limit: p.limit,
+        ...(p.continue !== undefined ? { continue: p.continue } : {}),
+        ...(p.resourceVersion !== undefined ? { resourceVersion: p.resourceVersion } : {}),
+        ...(p.labelSelector !== undefined ? { labelSelector: p.labelSelector } : {}),
+      },
+      providerConfig: m.batch.providerConfig,
+      items: m.batch.items.map((i) => ({
+        name: i.name,
+        ...(i.namespace !== undefined ? { namespace: i.namespace } : {}),
+        rv: i.rv,
+      })),
+    };
+  }
   return out;
 }
 
@@ -145,6 +218,9 @@ export function validateMessage(m: ReconcileMessage): string | undefined {
   return parsed.success ? undefined : describeIssues(parsed.error);
 }
 
+/** Bytes of a message once encoded (what the queue's size limit counts). */
+export const encodedBytes = (m: ReconcileMessage): number => Buffer.byteLength(JSON.stringify(m), "utf8");
+
 /** Builds a v1 message for an object. `at` defaults to now. */
 export function makeMessage(
   ref: ObjectRef,
@@ -171,9 +247,17 @@ export function makeMessage(
  * Used as SQS FIFO MessageGroupId, Pub/Sub ordering key and the memory queue's coalescing key.
  * Keys longer than 128 characters keep a readable prefix and end in `~` + 40 hex digits of SHA-256.
  */
-export function messageKey(m: Pick<ReconcileMessage, "apiVersion" | "kind" | "namespace" | "name">): string {
+export function messageKey(
+  m: Pick<ReconcileMessage, "apiVersion" | "kind" | "namespace" | "name" | "batch">,
+): string {
   const slash = m.apiVersion.indexOf("/");
   const kindGroup = slash === -1 ? m.kind : `${m.kind}.${m.apiVersion.slice(0, slash)}`;
+  if (m.batch) {
+    // A batch never coalesces with a single key's messages: `~` is in no namespace or name.
+    const items = m.batch.items.map((i) => `${i.namespace ?? ""}/${i.name}@${i.rv}`).join(",");
+    const digest = createHash("sha256").update(items).digest("hex").slice(0, 40);
+    return `${kindGroup.slice(0, MAX_KEY_LENGTH - 48)}/~batch/${digest}`;
+  }
   const key = `${kindGroup}/${m.namespace ?? "_"}/${m.name}`;
   if (key.length <= MAX_KEY_LENGTH) return key;
   const digest = createHash("sha256").update(key).digest("hex").slice(0, 40);

@@ -82,6 +82,21 @@ export class ConnectionPublisher {
   }
 }
 
+/** Whether a connection Secret as read already holds `details` for `mr` (publish would write nothing). */
+export function publishedHolds(
+  secret: V1Secret | undefined,
+  mr: ManagedResource,
+  details: ConnectionDetails,
+): boolean {
+  if (!secret) return false;
+  if (!(secret.metadata?.ownerReferences ?? []).some((o) => o.uid === mr.metadata.uid)) return false;
+  const data = secret.data ?? {};
+  return Object.entries(details).every(([k, v]) => data[k] === Buffer.from(v, "utf8").toString("base64"));
+}
+
+/** The label every connection Secret driftless writes carries (what a batched check lists by). */
+export const CONNECTION_SECRET_SELECTOR = "app.kubernetes.io/managed-by=driftless";
+
 function ownerReference(mr: ManagedResource) {
   return {
     apiVersion: mr.apiVersion,

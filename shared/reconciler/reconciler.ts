@@ -1,9 +1,11 @@
+import type { V1Secret } from "@kubernetes/client-node";
 import type {
   ConnectionDetails,
   ExternalClient,
   ExternalObservation,
   ExternalUpdate,
   ManagedKindProvider,
+  ObserveManyItem,
 } from "../api/external.ts";
 import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledError } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
@@ -30,7 +32,7 @@ import {
   unavailable,
 } from "./conditions.ts";
 import { type ConnectorOptions, ProviderConnector } from "./connect.ts";
-import { ConnectionPublisher } from "./connection.ts";
+import { ConnectionPublisher, publishedHolds } from "./connection.ts";
 import {
   type EventRecorder,
   type ExternalCallStats,
@@ -44,7 +46,7 @@ import {
   type ResourceKey,
 } from "./contract.ts";
 import { resolvePolicies, supportedPoliciesText } from "./policies.ts";
-import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
+import { ReferenceNotReadyError, referencesResolved, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
 import { Router } from "./router.ts";
 
@@ -138,6 +140,31 @@ export interface ReconcilerOptions extends ConnectorOptions {
   retryBaseMs?: number;
 }
 
+/** A batched drift check's answer for one object: in sync (nothing to do), or why it needs more. */
+export type BatchVerdict =
+  | { inSync: true }
+  | {
+      inSync: false;
+      /** Why the fast path cannot settle it (a log field); the object then gets a full reconcile. */
+      why: string;
+      /** The cloud throttled its read even after splitting: look again later, do not reconcile now. */
+      throttled?: ThrottledError;
+    };
+
+export interface CheckManyOptions {
+  /**
+   * The connection Secret an object publishes to, as read for this batch (one LIST per namespace);
+   * undefined when it does not exist, `"unknown"` when it could not be read.
+   */
+  connectionSecret(namespace: string, name: string): V1Secret | undefined | "unknown";
+}
+
+/** Observes of one batch running at once for kinds without observeMany (per-resource reads). */
+const BATCH_OBSERVE_CONCURRENCY = 16;
+/** A throttled list call is split in halves this many times at most within one check. */
+const MAX_THROTTLE_SPLITS = 3;
+const THROTTLE_SPLIT_BACKOFF_MS = 500;
+
 interface Step {
   mr: ManagedResource;
   atProvider?: Record<string, unknown>;
@@ -200,6 +227,190 @@ export class ManagedReconciler implements Reconciles {
    */
   invalidateProviderConfigs(cacheKey?: string) {
     this.#connector.invalidateProviderConfigs(cacheKey);
+  }
+
+  /** The definition of a registered managed kind, or undefined. */
+  definitionOf(apiVersion: string, kind: string) {
+    return this.#registry.get(apiVersion, kind)?.definition;
+  }
+
+  /**
+   * The batched drift check (the sweep's batch messages): objects of one kind as read from a LIST page,
+   * checked against the cloud with the kind's list calls (`observeMany`, one call per up to maxItems
+   * objects) or one observe each, and found in sync only when a full reconcile would write nothing and
+   * call nothing else: same conditions at this generation, same atProvider, nothing to late-initialize,
+   * no drift, connection Secret holding the details. It never writes: every other verdict sends the
+   * object to a full reconcile, which reads it fresh and guards every write by resourceVersion.
+   */
+  async checkMany(objects: readonly ManagedResource[], opts: CheckManyOptions): Promise<BatchVerdict[]> {
+    const verdicts: BatchVerdict[] = objects.map(() => ({ inSync: false, why: "unchecked" }));
+    const first = objects[0];
+    const provider = first ? this.#registry.get(first.apiVersion, first.kind) : undefined;
+    if (!first || !provider) {
+      return objects.map(() => ({ inSync: false, why: Msg.unknownKind }));
+    }
+    const now = this.#opts.now();
+    // Grouped by ProviderConfig and connection Secret namespace: one client serves a group, and the
+    // Secret namespaces a client may read are those of its managed resource's connection Secret.
+    const groups = new Map<string, Array<{ i: number; mr: ManagedResource; externalName: string }>>();
+    for (const [i, mr] of objects.entries()) {
+      if (mr.apiVersion !== first.apiVersion || mr.kind !== first.kind) {
+        verdicts[i] = { inSync: false, why: "another kind" };
+        continue;
+      }
+      const blocker = this.#fastPathBlocker(provider, mr, now);
+      if (blocker) {
+        verdicts[i] = { inSync: false, why: blocker };
+        continue;
+      }
+      const externalName = mr.metadata.annotations?.[Annotations.externalName] ?? "";
+      const g = `${mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG}/${mr.spec.writeConnectionSecretToRef?.namespace ?? ""}`;
+      const list = groups.get(g) ?? [];
+      list.push({ i, mr, externalName });
+      groups.set(g, list);
+    }
+    for (const group of groups.values()) {
+      let client: ExternalClient<Record<string, unknown>, Record<string, unknown>>;
+      try {
+        client = await this.#connector.connect(provider, (group[0] as { mr: ManagedResource }).mr);
+      } catch (err) {
+        for (const { i } of group) verdicts[i] = { inSync: false, why: `${Msg.connect}: ${errText(err)}` };
+        continue;
+      }
+      const observations = await this.#observeGroup(provider, client, group);
+      for (const [n, { i, mr, externalName }] of group.entries()) {
+        verdicts[i] = this.#verdict(provider, mr, externalName, observations[n] as Observed, now, opts);
+      }
+    }
+    return verdicts;
+  }
+
+  /** Why an object as listed cannot be settled by the batched check, or undefined when it can. */
+  #fastPathBlocker(provider: ManagedKindProvider, mr: ManagedResource, now: Date): string | undefined {
+    const def = provider.definition;
+    const annotations = mr.metadata.annotations ?? {};
+    const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
+    if (mr.metadata.deletionTimestamp) return "being deleted";
+    if (annotations[Annotations.paused] === "true" || policies.none) return "paused";
+    if (!policies.supported) return "unsupported management policies";
+    if (!annotations[Annotations.externalName]) return "no external name yet";
+    if (createIsPending(mr)) return "a create is pending";
+    if (!(mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) return "no finalizer yet";
+    const generation = mr.metadata.generation;
+    for (const type of ["Ready", "Synced"]) {
+      const c = getCondition(mr.status?.conditions, type);
+      if (c?.status !== "True") return `${type} is not True`;
+      if (generation !== undefined && c.observedGeneration !== generation)
+        return `${type} is not of this generation`;
+    }
+    if (!def.forProvider.safeParse(mr.spec.forProvider ?? {}).success) return "invalid spec";
+    if (!referencesResolved(def, mr)) return "references to resolve";
+    if (this.#settleLeft(def.updateSettleMs, mr, now) > 0) return "an update is settling";
+    return undefined;
+  }
+
+  /** Observes a group: observeMany in chunks of the kind's maxItems, else one observe each. */
+  async #observeGroup(
+    provider: ManagedKindProvider,
+    client: ExternalClient<Record<string, unknown>, Record<string, unknown>>,
+    group: ReadonlyArray<{ mr: ManagedResource; externalName: string }>,
+  ): Promise<Observed[]> {
+    const kind = provider.definition.kind;
+    if (client.observeMany && provider.observeMany) {
+      const max = Math.max(1, provider.observeMany.maxItems);
+      const out: Observed[] = [];
+      for (let at = 0; at < group.length; at += max) {
+        out.push(...(await this.#observeChunk(kind, client, group.slice(at, at + max), 0)));
+      }
+      return out;
+    }
+    const out: Observed[] = new Array(group.length);
+    let next = 0;
+    const lane = async () => {
+      for (let n = next++; n < group.length; n = next++) {
+        const { mr, externalName } = group[n] as { mr: ManagedResource; externalName: string };
+        out[n] = await this.#external(kind, "observe", () => client.observe(mr, externalName)).catch(
+          (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_OBSERVE_CONCURRENCY, group.length) }, lane));
+    return out;
+  }
+
+  /** One observeMany call; a throttled one is split in halves and retried after a jittered wait. */
+  async #observeChunk(
+    kind: string,
+    client: ExternalClient<Record<string, unknown>, Record<string, unknown>>,
+    items: ReadonlyArray<ObserveManyItem<Record<string, unknown>, Record<string, unknown>>>,
+    splits: number,
+  ): Promise<Observed[]> {
+    try {
+      const many = client.observeMany as NonNullable<typeof client.observeMany>;
+      const out = await this.#external(kind, "observeMany", () => many.call(client, items));
+      if (out.length !== items.length) {
+        const err = new Error(`observeMany returned ${out.length} results for ${items.length} resources`);
+        return items.map(() => err);
+      }
+      return out;
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      if (isThrottled(error) && items.length > 1 && splits < MAX_THROTTLE_SPLITS) {
+        const half = Math.ceil(items.length / 2);
+        const out: Observed[] = [];
+        for (const part of [items.slice(0, half), items.slice(half)]) {
+          await sleep(this.#jitter(THROTTLE_SPLIT_BACKOFF_MS * 2 ** splits));
+          out.push(...(await this.#observeChunk(kind, client, part, splits + 1)));
+        }
+        return out;
+      }
+      return items.map(() => error);
+    }
+  }
+
+  /** In sync only when a full reconcile of this object would find nothing to do and write nothing. */
+  #verdict(
+    provider: ManagedKindProvider,
+    mr: ManagedResource,
+    externalName: string,
+    obs: Observed,
+    now: Date,
+    opts: CheckManyOptions,
+  ): BatchVerdict {
+    if (obs instanceof Error) {
+      return isThrottled(obs)
+        ? { inSync: false, why: "throttled", throttled: asThrottled(obs) }
+        : { inSync: false, why: `${Msg.observe}: ${obs.message}` };
+    }
+    if (!obs.resourceExists) return { inSync: false, why: "not found in the cloud" };
+    if (obs.externalName && obs.externalName !== externalName) return { inSync: false, why: "external name" };
+    const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
+    const maps = this.#mapsOf(provider);
+    const fields = this.#fieldsOf(provider);
+    const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
+    const observed = obs.observed as Record<string, unknown> | undefined;
+    if (policies.lateInitialize && observed) {
+      if (lateInitialize(forProvider, observed, maps, fields).filled.length > 0)
+        return { inSync: false, why: "fields to late-initialize" };
+    }
+    const drift = observed ? driftedFields(forProvider, observed, maps, fields) : [];
+    if (policies.update && !(obs.resourceUpToDate ?? drift.length === 0))
+      return { inSync: false, why: "drift" };
+    const ready = readiness(obs);
+    if (ready.reason === "Creating") return { inSync: false, why: "not available yet" };
+    const conditions = mr.status?.conditions ?? [];
+    const next = setConditions(conditions, [ready, reconcileSuccess()], now, mr.metadata.generation);
+    if (!deepEqual(next, conditions)) return { inSync: false, why: "conditions change" };
+    if (!deepEqual(obs.atProvider ?? mr.status?.atProvider, mr.status?.atProvider))
+      return { inSync: false, why: "atProvider changes" };
+    const ref = mr.spec.writeConnectionSecretToRef;
+    const details = obs.connectionDetails;
+    if (ref && details && Object.keys(details).length > 0) {
+      const secret = opts.connectionSecret(ref.namespace, ref.name);
+      if (secret === "unknown") return { inSync: false, why: "connection Secret not read" };
+      if (!publishedHolds(secret, mr, details)) return { inSync: false, why: "connection Secret to publish" };
+    }
+    return { inSync: true };
   }
 
   async reconcile(key: ResourceKey): Promise<ReconcileResult> {
@@ -510,9 +721,9 @@ export class ManagedReconciler implements Reconciles {
       return this.#fail(s, Reason.cannotPublish, wrapErr(Msg.publish, err), [ready]);
     }
     await this.#event(s.mr, "Normal", Reason.updated, `Updated ${drift.join(", ") || "external resource"}`);
-    if (def.updateSettleMs > 0) {
-      s.lastExternalUpdate = { time: now.toISOString(), generation: s.mr.metadata.generation ?? 0 };
-    }
+    // Recorded on every update: settling kinds compare it, and the sweep's adaptive polling reads it as
+    // the resource's last change (drift found brings it back to the default interval).
+    s.lastExternalUpdate = { time: now.toISOString(), generation: s.mr.metadata.generation ?? 0 };
     await this.#writeStatus(s, [ready, reconcileSuccess()]);
     return {
       outcome: "updated",
@@ -852,6 +1063,13 @@ export class Reconciler extends ManagedReconciler {
     return this.#router.reconcile(key);
   }
 }
+
+type Observed = ExternalObservation<Record<string, unknown>, Record<string, unknown>> | Error;
+
+const isThrottled = (err: Error) => err instanceof ThrottledError || err.cause instanceof ThrottledError;
+const asThrottled = (err: Error): ThrottledError =>
+  err instanceof ThrottledError ? err : (err.cause as ThrottledError);
+const errText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 function readiness(obs: ExternalObservation<unknown, unknown>) {
   switch (obs.availability ?? "Available") {

@@ -16,6 +16,24 @@ const readyOf = (mr: ManagedResource) =>
 const defaultExtract = (t: ManagedResource) => t.metadata.annotations?.[Annotations.externalName];
 
 /**
+ * Whether resolveReferences would find nothing to do without reading anything: every reference's
+ * field is set and none asks to be resolved again each time (policy Always).
+ */
+export function referencesResolved(def: ManagedKindDef, mr: ManagedResource): boolean {
+  const fp = (mr.spec.forProvider ?? {}) as Spec;
+  return def.references.every((ref) => {
+    const refValue = fp[ref.refField] as Reference | Reference[] | undefined;
+    const selector = fp[ref.selectorField] as Selector | undefined;
+    const policies = [
+      selector?.policy,
+      ...(Array.isArray(refValue) ? refValue.map((r) => r.policy) : [refValue?.policy]),
+    ];
+    if (policies.some((p) => p?.resolve === "Always")) return false;
+    return !isEmpty(fp[ref.field]) || (isEmpty(refValue) && !selector);
+  });
+}
+
+/**
  * Resolves every reference of a kind into forProvider. Returns the new forProvider when anything
  * changed (the caller writes it back, guarded by resourceVersion), undefined when nothing did.
  */

@@ -4,6 +4,8 @@
 // batch run once, and the result becomes what the queue should do with the message.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ConflictError } from "../kube/client.ts";
+import { messageKey } from "../queue/message.ts";
+import type { BatchCheckFn, BatchMessage } from "./batch.ts";
 import {
   CONFLICT_REQUEUE_MS,
   jitter,
@@ -156,6 +158,8 @@ export function outcomeOf(result: ReconcileResult): MessageOutcome {
 /** One message's work: its key, and (when it came from a queue) its context and enqueue time. */
 export interface WorkItem {
   key: ResourceKey;
+  /** A batch message of the sweep (its key is the batch's first object). */
+  batch?: BatchMessage;
   context?: ReconcileContext;
   /** The message's `at` (RFC 3339), for the queue-age metric. */
   at?: string;
@@ -167,6 +171,11 @@ export interface WorkOptions {
   /** Queue age of each message (now − message.at); the router reports the reconciles. */
   metrics?: { queueAge?(ms: number): void } | undefined;
   now?: () => number;
+  /**
+   * Checks a batch message (batch.ts batchChecker). Without it a batch's objects are reconciled one by
+   * one: correct, at the per-key cost.
+   */
+  checkBatch?: BatchCheckFn | undefined;
 }
 
 /**
@@ -191,6 +200,7 @@ export async function reconcileMessage(
   }
   const run = async (): Promise<ReconcileResult> => {
     try {
+      if (item.batch) return await (opts.checkBatch ?? eachKey(reconcile))(item.batch);
       return await reconcile(item.key);
     } catch (err) {
       return { outcome: "error", error: err instanceof Error ? err : new Error(String(err)) };
@@ -198,6 +208,23 @@ export async function reconcileMessage(
   };
   return item.context ? reconcileContext.run(item.context, run) : run();
 }
+
+/** A batch without a batch checker: each object's full reconcile; any failure retries the message. */
+const eachKey =
+  (reconcile: ReconcileFn): BatchCheckFn =>
+  async (m) => {
+    let failed: ReconcileResult | undefined;
+    for (const i of m.batch.items) {
+      const r = await reconcile({
+        apiVersion: m.apiVersion,
+        kind: m.kind,
+        name: i.name,
+        ...(i.namespace ? { namespace: i.namespace } : {}),
+      });
+      if (r.outcome === "error") failed ??= r;
+    }
+    return failed ?? { outcome: "in-sync" };
+  };
 
 export interface BatchItem extends WorkItem {
   id: string;
@@ -222,7 +249,10 @@ export async function reconcileBatch(
 ): Promise<BatchItemResult[]> {
   const concurrency = Math.max(1, opts.concurrency ?? 8);
   const byKey = new Map<string, Promise<ReconcileResult>>();
-  const keyOf = (k: ResourceKey) => `${k.apiVersion}/${k.kind}/${k.namespace ?? ""}/${k.name}`;
+  const keyOf = (item: WorkItem) =>
+    item.batch
+      ? messageKey({ ...item.key, batch: item.batch.batch })
+      : `${item.key.apiVersion}/${item.key.kind}/${item.key.namespace ?? ""}/${item.key.name}`;
   let running = 0;
   const waiters: Array<() => void> = [];
   const slot = async () => {
@@ -234,7 +264,7 @@ export async function reconcileBatch(
     waiters.shift()?.();
   };
   const run = (item: BatchItem) => {
-    const k = keyOf(item.key);
+    const k = keyOf(item);
     let p = byKey.get(k);
     if (!p) {
       p = (async () => {

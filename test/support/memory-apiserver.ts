@@ -33,6 +33,7 @@ export interface ParsedRequest {
 export type Fault = (req: ParsedRequest) => Error | undefined | Promise<Error | undefined>;
 
 export const notFound = (what: string) => new KubeError(`${what} not found`, 404, { reason: "NotFound" });
+const gone = () => new KubeError("The provided continue parameter is too old", 410, { reason: "Expired" });
 export const serverError = (msg = "etcdserver: request timed out") =>
   new KubeError(msg, 500, { reason: "InternalError" });
 
@@ -209,14 +210,57 @@ export class MemoryApiServer implements KubeTransport {
     }
   }
 
+  /**
+   * Paged lists as the API server serves them: `limit` pages in key order, `continue` reads the next
+   * page of the same snapshot, `resourceVersion` + `resourceVersionMatch=Exact` reads a snapshot again.
+   * Snapshots live until `compact()` (the API server's etcd compaction): then those reads answer 410.
+   */
   #listOf(r: ParsedRequest, req: KubeRequest) {
-    const selector = parseSelector(req.query?.labelSelector as string | undefined);
-    const items = this.list(r.resource).filter(
+    const q = req.query ?? {};
+    const limit = Number(q.limit ?? 0);
+    let snapshot: { rv: string; items: Obj[] } | undefined;
+    let start = 0;
+    if (q.continue) {
+      const token = JSON.parse(Buffer.from(String(q.continue), "base64").toString("utf8")) as {
+        rv: string;
+        start: number;
+      };
+      snapshot = this.#snapshots.get(`${r.resource}|${token.rv}`);
+      if (!snapshot) throw gone();
+      start = token.start;
+    } else if (q.resourceVersion && q.resourceVersionMatch === "Exact") {
+      snapshot = this.#snapshots.get(`${r.resource}|${String(q.resourceVersion)}`);
+      if (!snapshot) throw gone();
+    } else {
+      const items = [...this.#objects.entries()]
+        .filter(([k]) => k.startsWith(`${r.resource}|`))
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([, o]) => structuredClone(o));
+      snapshot = { rv: String(this.#rv), items };
+      this.#snapshots.set(`${r.resource}|${snapshot.rv}`, snapshot);
+    }
+    const selector = parseSelector(q.labelSelector as string | undefined);
+    const matching = snapshot.items.filter(
       (o) =>
         (!r.namespace || o.metadata.namespace === r.namespace) &&
         Object.entries(selector).every(([k, v]) => (o.metadata.labels as Record<string, string>)?.[k] === v),
     );
-    return { items, metadata: { resourceVersion: String(this.#rv) } };
+    const end = limit > 0 ? Math.min(matching.length, start + limit) : matching.length;
+    const next =
+      end < matching.length
+        ? Buffer.from(JSON.stringify({ rv: snapshot.rv, start: end })).toString("base64")
+        : undefined;
+    return {
+      items: structuredClone(matching.slice(start, end)),
+      metadata: { resourceVersion: snapshot.rv, ...(next ? { continue: next } : {}) },
+    };
+  }
+
+  readonly #snapshots = new Map<string, { rv: string; items: Obj[] }>();
+
+  /** Forgets every list snapshot: continue tokens and Exact reads of them answer 410 Gone. */
+  compact(): void {
+    this.#snapshots.clear();
   }
 
   #create(resource: string, namespace: string | undefined, body: Obj, dropStatus: boolean): Obj {
