@@ -61,7 +61,9 @@ export interface ExternalClient<F, A> {
    * the whole call failed (a ThrottledError makes the engine split the batch and back off). Awaits
    * `ctx.rateLimit()` before each request it sends, so the rate limit counts cloud calls, not resources.
    */
-  observeMany?(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<ExternalObservation<F, A> | Error>>;
+  observeMany?(
+    items: ReadonlyArray<ObserveManyItem<F, A>>,
+  ): Promise<Array<ExternalObservation<F, A> | Error>>;
 }
 
 /** One resource of a batched observe: the managed resource and its (recorded) external name. */

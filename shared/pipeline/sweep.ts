@@ -34,11 +34,11 @@ import type { Condition } from "../api/meta.ts";
 import { Annotations, apiVersionOf, type ManagementAction, type ResourceType } from "../api/meta.ts";
 import type { Kube, KubeObject } from "../kube/client.ts";
 import {
+  BATCH_MESSAGE_BYTES,
   type BatchItem,
   type BatchPage,
   encodedBytes,
   MAX_BATCH_ITEMS,
-  MAX_MESSAGE_BYTES,
   makeMessage,
   type ReconcileMessage,
 } from "../queue/message.ts";
@@ -235,9 +235,6 @@ function batchable(o: SweepObject): boolean {
   );
 }
 
-/** Leaves room under the queue's size limit for the envelope's own growth (ids, timestamps). */
-const BATCH_BYTES = MAX_MESSAGE_BYTES - 512;
-
 /** One page's due objects of one ProviderConfig as batch messages, each as full as the size limit allows. */
 export function batchMessages(
   apiVersion: string,
@@ -262,7 +259,7 @@ export function batchMessages(
   for (const item of items) {
     const size = Buffer.byteLength(JSON.stringify(item), "utf8") + 1;
     if (chunk.length === 0) bytes = encodedBytes(make([item])) - size;
-    if (chunk.length > 0 && (bytes + size > BATCH_BYTES || chunk.length >= MAX_BATCH_ITEMS)) {
+    if (chunk.length > 0 && (bytes + size > BATCH_MESSAGE_BYTES || chunk.length >= MAX_BATCH_ITEMS)) {
       out.push(make(chunk));
       chunk = [];
       bytes = encodedBytes(make([item])) - size;

@@ -13,8 +13,13 @@ import { InvalidMessageError } from "./errors.ts";
 
 /** The only contract version this code reads and writes. */
 export const MESSAGE_VERSION = 1;
-/** Largest body `decodeMessage` accepts (UTF-8 bytes); a valid v1 message is well under 1 KiB. */
-export const MAX_MESSAGE_BYTES = 16 * 1024;
+/**
+ * Largest body `decodeMessage` accepts (UTF-8 bytes): one SQS billing unit (64 KiB). A single-key message
+ * is well under 1 KiB; a batch message of the sweep fills up to BATCH_MESSAGE_BYTES.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+/** What the sweep fills a batch message to: under MAX_MESSAGE_BYTES with room for SQS attributes. */
+export const BATCH_MESSAGE_BYTES = 60 * 1024;
 /** Longest key `messageKey` returns: the SQS MessageGroupId limit (Pub/Sub ordering keys allow 1 KiB). */
 export const MAX_KEY_LENGTH = 128;
 

@@ -138,6 +138,8 @@ export interface ReconcilerOptions extends ConnectorOptions {
   random?: () => number;
   /** First wait between retries of the create-result write (doubling); default 100 ms. */
   retryBaseMs?: number;
+  /** First wait before the halves of a throttled list call are tried (doubling per split); default 500 ms. */
+  throttleBackoffMs?: number;
 }
 
 /** A batched drift check's answer for one object: in sync (nothing to do), or why it needs more. */
@@ -211,6 +213,7 @@ export class ManagedReconciler implements Reconciles {
       now: opts.now ?? (() => new Date()),
       random: opts.random ?? Math.random,
       retryBaseMs: opts.retryBaseMs ?? 100,
+      throttleBackoffMs: opts.throttleBackoffMs ?? THROTTLE_SPLIT_BACKOFF_MS,
       ...(opts.events ? { events: opts.events } : {}),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
     };
@@ -359,7 +362,7 @@ export class ManagedReconciler implements Reconciles {
         const half = Math.ceil(items.length / 2);
         const out: Observed[] = [];
         for (const part of [items.slice(0, half), items.slice(half)]) {
-          await sleep(this.#jitter(THROTTLE_SPLIT_BACKOFF_MS * 2 ** splits));
+          await sleep(this.#jitter(this.#opts.throttleBackoffMs * 2 ** splits));
           out.push(...(await this.#observeChunk(kind, client, part, splits + 1)));
         }
         return out;

@@ -23,6 +23,8 @@ export interface RecordedEvent {
 
 export interface EngineOptions {
   kind?: Parameters<typeof widgetKind>[0];
+  /** Make the kind list-capable: observeMany answers up to this many resources per call. */
+  observeManyMaxItems?: number;
   reconciler?: ReconcilerOptions;
 }
 
@@ -42,19 +44,29 @@ export function engine(opts: EngineOptions = {}) {
     spec: { region: "eu-west-1" },
   });
   const newReconciler = () =>
-    new Reconciler(kube, new KindRegistry([cloud.provider(def)]), {
-      now: () => clock,
-      random: () => 0.5,
-      rateLimit: false,
-      retryBaseMs: 0,
-      logger: log.logger,
-      events: {
-        async record(mr, type, reason, message) {
-          events.push({ name: mr.metadata.name, type, reason, message });
+    new Reconciler(
+      kube,
+      new KindRegistry([
+        cloud.provider(
+          def,
+          opts.observeManyMaxItems ? { observeManyMaxItems: opts.observeManyMaxItems } : {},
+        ),
+      ]),
+      {
+        now: () => clock,
+        random: () => 0.5,
+        rateLimit: false,
+        retryBaseMs: 0,
+        throttleBackoffMs: 0,
+        logger: log.logger,
+        events: {
+          async record(mr, type, reason, message) {
+            events.push({ name: mr.metadata.name, type, reason, message });
+          },
         },
+        ...opts.reconciler,
       },
-      ...opts.reconciler,
-    });
+    );
   const reconciler = newReconciler();
   const key = (name: string): ResourceKey => ({ apiVersion: def.apiVersion, kind: def.kind, name });
 

@@ -91,7 +91,7 @@ export interface CloudResource {
   state: string;
 }
 
-type Verb = "observe" | "create" | "update" | "delete";
+type Verb = "observe" | "observeMany" | "create" | "update" | "delete";
 
 /** A deferred a test resolves when it wants a held call to finish. */
 export function gate() {
@@ -109,7 +109,11 @@ export class FakeCloud {
   #visible = new Map<string, CloudResource>();
   #pendingReads = 0;
   #seq = 0;
-  readonly calls: Record<Verb, number> = { observe: 0, create: 0, update: 0, delete: 0 };
+  readonly calls: Record<Verb, number> = { observe: 0, observeMany: 0, create: 0, update: 0, delete: 0 };
+  /** Rate-limit tokens the client took (observeMany takes one per list call). */
+  rateLimitTokens = 0;
+  /** Names whose item an observeMany answers with an Error (a per-resource failure inside a list). */
+  readonly failItems = new Set<string>();
   readonly #failures: Partial<Record<Verb, Array<() => Error>>> = {};
   /** Reads after each write that still show the state before it (0: strongly consistent). */
   lagReads = 0;
@@ -176,12 +180,21 @@ export class FakeCloud {
     if (next) throw next();
   }
 
-  /** A ManagedKindProvider for `definition` backed by this cloud. */
-  provider(definition: ReturnType<typeof widgetKind>): ManagedKindProvider {
+  /**
+   * A ManagedKindProvider for `definition` backed by this cloud; with `observeManyMaxItems` it is
+   * list-capable (observeMany answers up to that many resources per call).
+   */
+  provider(
+    definition: ReturnType<typeof widgetKind>,
+    opts: { observeManyMaxItems?: number } = {},
+  ): ManagedKindProvider {
     const cloud = this;
     const providerChosen = definition.externalName === "providerChosen";
-    const find = (mr: ManagedResource, externalName: string | undefined) => {
-      const visible = cloud.#read();
+    const find = (
+      mr: ManagedResource,
+      externalName: string | undefined,
+      visible: Map<string, CloudResource> = cloud.#read(),
+    ) => {
       const all = [...visible.values()];
       if (providerChosen) {
         if (externalName) return visible.get(externalName);
@@ -191,26 +204,29 @@ export class FakeCloud {
       }
       return all.find((r) => r.name === externalName);
     };
+    const observation = (
+      _mr: ManagedResource,
+      externalName: string | undefined,
+      r: CloudResource | undefined,
+    ): ExternalObservation<Record<string, unknown>, Record<string, unknown>> => {
+      if (!r) return { resourceExists: false };
+      const { password: _writeOnly, ...reported } = r.spec;
+      return {
+        resourceExists: true,
+        observed: {
+          ...reported,
+          ...(Object.keys(userTags(r.tags)).length ? { tags: userTags(r.tags) } : {}),
+        },
+        atProvider: { id: r.id, state: r.state },
+        availability: r.state === "creating" ? "Creating" : "Available",
+        ...(cloud.details ? { connectionDetails: cloud.details } : {}),
+        ...(providerChosen && !externalName ? { externalName: r.id } : {}),
+      };
+    };
     const client: ExternalClient<Record<string, unknown>, Record<string, unknown>> = {
-      async observe(
-        mr,
-        externalName,
-      ): Promise<ExternalObservation<Record<string, unknown>, Record<string, unknown>>> {
+      async observe(mr, externalName) {
         cloud.#maybeFail("observe");
-        const r = find(mr, externalName);
-        if (!r) return { resourceExists: false };
-        const { password: _writeOnly, ...reported } = r.spec;
-        return {
-          resourceExists: true,
-          observed: {
-            ...reported,
-            ...(Object.keys(userTags(r.tags)).length ? { tags: userTags(r.tags) } : {}),
-          },
-          atProvider: { id: r.id, state: r.state },
-          availability: r.state === "creating" ? "Creating" : "Available",
-          ...(cloud.details ? { connectionDetails: cloud.details } : {}),
-          ...(providerChosen && !externalName ? { externalName: r.id } : {}),
-        };
+        return observation(mr, externalName, find(mr, externalName));
       },
       async create(mr, externalName) {
         cloud.#maybeFail("create");
@@ -252,10 +268,29 @@ export class FakeCloud {
         cloud.#wrote();
       },
     };
+    const max = opts.observeManyMaxItems;
     return {
       definition,
+      ...(max ? { observeMany: { calls: "the fake's list call", maxItems: max } } : {}),
       connect: async (ctx) => ({
         ...client,
+        ...(max
+          ? {
+              // One list call, one rate-limit token, one consistent read for every item.
+              async observeMany(items: ReadonlyArray<{ mr: ManagedResource; externalName: string }>) {
+                await ctx.rateLimit?.();
+                cloud.rateLimitTokens++;
+                cloud.#maybeFail("observeMany");
+                if (items.length > max) throw new Error(`observeMany got ${items.length} items, max ${max}`);
+                const visible = cloud.#read();
+                return items.map(({ mr, externalName }) =>
+                  cloud.failItems.has(mr.metadata.name)
+                    ? new Error(`cannot read ${externalName}`)
+                    : observation(mr, externalName, find(mr, externalName, visible)),
+                );
+              },
+            }
+          : {}),
         async create(mr, externalName) {
           // A password from a Secret the resource names, read the way real kinds read one.
           const ref = (mr.spec.forProvider as Widget).passwordSecretRef;

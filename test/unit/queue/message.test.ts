@@ -86,9 +86,9 @@ describe("message contract v1", () => {
     // Multi-byte characters: short in UTF-16 units, over the limit in UTF-8 bytes.
     const wide = JSON.stringify({ ...aMessage(), pad: "é".repeat(MAX_MESSAGE_BYTES / 2) });
 
-    expect(decodeError(padded)).toContain("larger than 16384 bytes");
+    expect(decodeError(padded)).toContain(`larger than ${MAX_MESSAGE_BYTES} bytes`);
     expect(wide.length).toBeLessThan(MAX_MESSAGE_BYTES + 500);
-    expect(decodeError(wide)).toContain("larger than 16384 bytes");
+    expect(decodeError(wide)).toContain(`larger than ${MAX_MESSAGE_BYTES} bytes`);
   });
 
   it("never echoes the offending value in an error", () => {
