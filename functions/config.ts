@@ -25,6 +25,14 @@ export const Config = z.object({
   DRIFTLESS_WORKERS: z.coerce.number().int().min(1).max(256).default(8),
   DRIFTLESS_POLL_INTERVAL: Duration.default(5 * 60_000),
   DRIFTLESS_SWEEP_INTERVAL: Duration.default(60_000),
+  DRIFTLESS_MAX_POLL_INTERVAL: Duration.default(20 * 60_000).describe(
+    "Adaptive polling: the longest interval a resource that stays unchanged is checked at (default 20m; the poll interval turns it off).",
+  ),
+  DRIFTLESS_SWEEP_BATCH: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true")
+    .describe("Send in-sync resources' drift checks as batch messages (default true)."),
   DRIFTLESS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   DRIFTLESS_LABEL_SELECTOR: z
     .preprocess((v) => (v === "" ? undefined : v), z.string().optional())

@@ -40,6 +40,8 @@ export async function handler(event: ScheduledEvent = {}): Promise<SweepResult> 
     producer,
     scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
     defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
+    maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+    batch: cfg.DRIFTLESS_SWEEP_BATCH,
     logger,
     scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
     labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,

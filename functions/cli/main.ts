@@ -48,6 +48,10 @@ const ENV_HELP: Record<string, string> = {
   DRIFTLESS_WORKERS: "Reconciles at once in `driftless run` (default 8).",
   DRIFTLESS_POLL_INTERVAL: "Default drift-check interval per resource (default 5m).",
   DRIFTLESS_SWEEP_INTERVAL: "How often the drift sweep runs (default 1m).",
+  DRIFTLESS_MAX_POLL_INTERVAL:
+    "Adaptive polling: longest interval for a resource that stays unchanged (default 20m; equal to the poll interval: off).",
+  DRIFTLESS_SWEEP_BATCH:
+    "Batched drift checks of in-sync resources (default true; false: one message per key).",
   DRIFTLESS_METRICS_PORT: "Port of /metrics, /healthz and /readyz of `driftless run` (default 9464).",
   DRIFTLESS_SECRET_REF_NAMESPACES:
     "Namespaces (comma list, * for any) a managed resource may read Secrets from besides its connection Secret's (default none).",

@@ -35,6 +35,8 @@ export async function sweep(event: CloudEvent<unknown>): Promise<void> {
     producer,
     scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
     defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
+    maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+    batch: cfg.DRIFTLESS_SWEEP_BATCH,
     logger,
     scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
     labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,

@@ -25,6 +25,8 @@ export interface SweepNowOptions {
   /** The deployment's sweep schedule: enqueue what would be due in the current window. */
   scheduleMs: number;
   defaultPollMs: number;
+  maxPollMs?: number | undefined;
+  batch?: boolean | undefined;
   /** Enqueue every object, due or not. */
   all?: boolean;
   labelSelector?: string;
@@ -77,6 +79,8 @@ export async function sweepNow(o: SweepNowOptions): Promise<SweepResult> {
     sink,
     scheduleMs: o.all ? EVERYTHING_DUE_MS : o.scheduleMs,
     defaultPollMs: o.defaultPollMs,
+    maxPollMs: o.maxPollMs,
+    batch: o.batch,
     ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
     ...(o.logger ? { logger: o.logger } : {}),
   });

@@ -36,6 +36,10 @@ export interface ScheduledSweepInput {
   /** The schedule's period (EventBridge rate, Cloud Scheduler cron), ms. */
   scheduleMs: number;
   defaultPollMs: number;
+  /** Adaptive polling's longest interval (sweep.ts); default none. */
+  maxPollMs?: number | undefined;
+  /** Batch messages for in-sync resources (sweep.ts); default false. */
+  batch?: boolean | undefined;
   logger: Logger;
   /**
    * The time the schedule fired (EventBridge `time`, the CloudEvent's `time`). A platform retry of the
@@ -58,6 +62,8 @@ export async function runScheduledSweep(input: ScheduledSweepInput): Promise<Swe
     now: input.scheduledAt ?? new Date(),
     scheduleMs: input.scheduleMs,
     defaultPollMs: input.defaultPollMs,
+    maxPollMs: input.maxPollMs,
+    batch: input.batch,
     logger: input.logger,
     ...(input.labelSelector ? { labelSelector: input.labelSelector } : {}),
   });

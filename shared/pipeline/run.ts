@@ -28,6 +28,10 @@ export interface RunOptions {
   /** Namespaces a managed resource may read Secrets from besides its connection Secret's (see Reconciler). */
   secretRefNamespaces?: readonly string[];
   sweepIntervalMs?: number;
+  /** Adaptive polling's longest interval (sweep.ts); default: the poll interval (no adaptation). */
+  maxPollIntervalMs?: number;
+  /** Batched drift checks of in-sync resources (sweep.ts, reconciler/batch.ts); default false. */
+  sweepBatch?: boolean;
   events?: EventRecorder;
   /** Serve /metrics, /healthz and /readyz on this port (0: a free port, see Running.metricsPort). */
   metricsPort?: number;
@@ -151,6 +155,8 @@ export async function startRun(o: RunOptions): Promise<Running> {
         sink: queue,
         scheduleMs: sweepIntervalMs,
         defaultPollMs: pollIntervalMs,
+        maxPollMs: o.maxPollIntervalMs,
+        batch: o.sweepBatch ?? false,
         logger: o.logger,
         ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
       })

@@ -79,6 +79,8 @@ export function registerRun(program: Command, cli: CliContext): void {
           workers,
           pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
           sweepIntervalMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
+          maxPollIntervalMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+          sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
           secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
           ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
           ...(selector ? { labelSelector: selector } : {}),

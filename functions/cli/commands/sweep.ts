@@ -48,6 +48,8 @@ export function registerSweep(program: Command, cli: CliContext): void {
           sink: sink.producer,
           scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
           defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
+          maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+          batch: cfg.DRIFTLESS_SWEEP_BATCH,
           ...(opts.all ? { all: true } : {}),
           ...(opts.selector ? { labelSelector: opts.selector } : {}),
           logger,
