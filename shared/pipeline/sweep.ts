@@ -54,7 +54,8 @@ import {
   noopLogger,
 } from "./common.ts";
 
-export const DEFAULT_SWEEP_PAGE_SIZE = 500;
+// A page is also what a batch message's worker reads again: larger pages mean fewer LISTs per checked object.
+export const DEFAULT_SWEEP_PAGE_SIZE = 1000;
 /** Kinds listed at once: enough to overlap round trips, few enough to be gentle on the API server. */
 export const DEFAULT_SWEEP_KIND_CONCURRENCY = 4;
 

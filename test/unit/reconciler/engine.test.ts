@@ -63,7 +63,7 @@ const behaviours: Row[] = [
       e.apply("w", { size: 1 }, { annotations: { [Annotations.paused]: "true" } });
       await e.reconcile("w");
       await e.reconcile("w");
-      expect(e.cloud.calls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
+      expect(e.cloud.calls).toEqual({ observe: 0, observeMany: 0, create: 0, update: 0, delete: 0 });
       expect(e.condition("w", "Synced")?.reason).toBe("ReconcilePaused");
       expect(e.reasons("w")).toEqual([Reason.paused]);
     },
@@ -308,7 +308,7 @@ const cases: Row[] = [
       e.apply("w", { size: 1 }, { spec: { managementPolicies: ["Create", "Update"] } });
       const res = await e.reconcile("w");
       expect(res.outcome).toBe("error");
-      expect(e.cloud.calls).toEqual({ observe: 0, create: 0, update: 0, delete: 0 });
+      expect(e.cloud.calls).toEqual({ observe: 0, observeMany: 0, create: 0, update: 0, delete: 0 });
       expect(e.condition("w", "Synced")?.message).toContain("unsupported combination of managementPolicies");
       expect(e.reasons("w")).toEqual([Reason.invalidPolicy]);
     },
