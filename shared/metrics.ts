@@ -19,7 +19,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 import { THROTTLED_ERROR_CLASS } from "./api/external.ts";
 import type { Outcome, ReconcileMetrics } from "./reconciler/contract.ts";
 
-export type ExternalVerb = "observe" | "create" | "update" | "delete";
+export type ExternalVerb = "observe" | "observeMany" | "create" | "update" | "delete";
 
 /** What the engine (ReconcileMetrics) and the queue workers report. */
 export interface MetricsSink extends ReconcileMetrics {

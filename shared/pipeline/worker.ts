@@ -136,7 +136,10 @@ export function createWorker(setup: WorkerSetup): Worker {
     engine,
     types: typesOf(setup.kinds, setup.providerConfigKinds, { claims: setup.claims ?? false }),
     checkBatch: (producer) =>
-      batchChecker({ kube: setup.kube, engine, reconcile: router.reconcileFn, logger }, producer),
+      batchChecker(
+        { kube: setup.kube, engine, reconcile: router.reconcileFn, logger, metrics: setup.metrics },
+        producer,
+      ),
   };
 }
 
