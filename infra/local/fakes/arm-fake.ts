@@ -25,6 +25,11 @@ export interface ArmFakeOptions {
   lroMs?: number;
   /** Extra provider resource types to accept, e.g. `Microsoft.Sql/servers/databases`. */
   resourceTypes?: string[];
+  /**
+   * Items per page of a list (resource groups without $top, provider resource collections): ARM chooses
+   * its page sizes and links the next page with `nextLink`. Default: every item on one page.
+   */
+  listPageSize?: number;
 }
 
 export interface FakeServer {
@@ -128,6 +133,7 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
   const host = opts.host ?? "127.0.0.1";
   const lroPolls = opts.lroPolls ?? 1;
   const lroMs = opts.lroMs ?? 3000;
+  const listPageSize = opts.listPageSize;
   const subscriptions = opts.subscriptions
     ? new Set(opts.subscriptions.map((s) => s.toLowerCase()))
     : undefined;
@@ -256,6 +262,18 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
     cloud_instance_name: "microsoftonline.com",
   });
 
+  // One page of a list from $skiptoken on, `size` items, with the next page's URL as ARM gives it.
+  const page = (items: Json[], url: URL, base: string, size: number): Json => {
+    const skip = Number(url.searchParams.get("$skiptoken") ?? 0);
+    const body: Json = { value: items.slice(skip, skip + size) };
+    if (skip + size < items.length) {
+      const next = new URL(url.pathname + url.search, base);
+      next.searchParams.set("$skiptoken", String(skip + size));
+      body["nextLink"] = next.toString();
+    }
+    return body;
+  };
+
   const checkSubscription = (sub: string) => {
     if (subscriptions && !subscriptions.has(sub.toLowerCase())) {
       throw new HttpError(404, "SubscriptionNotFound", `The subscription '${sub}' could not be found.`);
@@ -343,16 +361,8 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
           return tagName in tags && (tagValue === undefined || tags[tagName] === tagValue);
         });
       }
-      const skip = Number(url.searchParams.get("$skiptoken") ?? 0);
-      const top = Number(url.searchParams.get("$top") ?? 0) || groups.length;
-      const page = groups.slice(skip, skip + top);
-      const body: Json = { value: page };
-      if (skip + top < groups.length) {
-        const next = new URL(url.pathname + url.search, base);
-        next.searchParams.set("$skiptoken", String(skip + top));
-        body["nextLink"] = next.toString();
-      }
-      return send(res, 200, body);
+      const top = Number(url.searchParams.get("$top") ?? 0) || listPageSize || groups.length;
+      return send(res, 200, page(groups, url, base, top));
     }
     const id = `/subscriptions/${sub}/resourcegroups/${name}`.toLowerCase();
     const existing = resources.get(id);
@@ -454,14 +464,29 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
         );
       }
     }
+    const embedded = EMBEDDED_CHILDREN[typeKey];
+    const childrenOf = (id: string) => {
+      const childPrefix = embedded ? `${id}/${embedded}/` : "";
+      return [...resources.entries()]
+        .filter(
+          ([cid]) =>
+            childPrefix && cid.startsWith(childPrefix) && !cid.slice(childPrefix.length).includes("/"),
+        )
+        .map(([, r]) => r.doc);
+    };
+    // A parent as ARM shows it, in a GET or a list: with its embedded children.
+    const view = (id: string, doc: Json): Json =>
+      embedded
+        ? { ...doc, properties: { ...((doc["properties"] ?? {}) as Json), [embedded]: childrenOf(id) } }
+        : doc;
     if (isCollection) {
       if (method !== "GET")
         throw new HttpError(405, "MethodNotAllowed", `The method '${method}' is not allowed.`);
       const prefix = `${path}/`.toLowerCase();
       const value = [...resources.entries()]
         .filter(([id]) => id.startsWith(prefix) && !id.slice(prefix.length).includes("/"))
-        .map(([, r]) => r.doc);
-      return send(res, 200, { value });
+        .map(([id, r]) => view(id, r.doc));
+      return send(res, 200, page(value, url, `https://${req.headers.host}`, listPageSize ?? value.length));
     }
     const id = path.toLowerCase();
     const existing = resources.get(id);
@@ -481,26 +506,13 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
         `Another operation on this or dependent resource is in progress. Resource '${path}' is being deleted.`,
       );
     }
-    const embedded = EMBEDDED_CHILDREN[typeKey];
-    const childPrefix = embedded ? `${id}/${embedded}/` : "";
-    const children = () =>
-      [...resources.entries()]
-        .filter(
-          ([cid]) =>
-            childPrefix && cid.startsWith(childPrefix) && !cid.slice(childPrefix.length).includes("/"),
-        )
-        .map(([, r]) => r.doc);
-    // The parent as ARM shows it: with its embedded children.
-    const view = (doc: Json): Json =>
-      embedded
-        ? { ...doc, properties: { ...((doc["properties"] ?? {}) as Json), [embedded]: children() } }
-        : doc;
+    const children = () => childrenOf(id);
     switch (method) {
       case "HEAD":
         return send(res, existing ? 204 : 404);
       case "GET":
         if (!existing) throw notFound();
-        return send(res, 200, view(existing.doc));
+        return send(res, 200, view(id, existing.doc));
       case "PUT": {
         const body = parseJson(await readBody(req));
         const location = normaliseLocation(body["location"]);
@@ -552,7 +564,7 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
             });
           }
         }
-        return send(res, existing ? 200 : 201, view(doc));
+        return send(res, existing ? 200 : 201, view(id, doc));
       }
       case "PATCH": {
         if (!existing) throw notFound();
@@ -562,7 +574,7 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
         if (tags !== undefined) merged["tags"] = tags ?? undefined;
         merged["properties"] = { ...((merged["properties"] ?? {}) as Json), provisioningState: "Succeeded" };
         existing.doc = merged;
-        return send(res, 200, view(merged));
+        return send(res, 200, view(id, merged));
       }
       case "DELETE":
         // ARM answers 204 for deleting a provider resource that does not exist.
@@ -692,11 +704,12 @@ if (import.meta.main) {
       client: { type: "string", multiple: true },
       "lro-polls": { type: "string" },
       "lro-ms": { type: "string" },
+      "list-page-size": { type: "string" },
     },
   });
   if (!values.cert || !values.key) {
     process.stderr.write(
-      "usage: arm-fake.ts --port N --cert FILE --key FILE [--host H] [--subscription ID]... [--client ID=SECRET]... [--lro-polls N] [--lro-ms MS]\n",
+      "usage: arm-fake.ts --port N --cert FILE --key FILE [--host H] [--subscription ID]... [--client ID=SECRET]... [--lro-polls N] [--lro-ms MS] [--list-page-size N]\n",
     );
     process.exit(2);
   }
@@ -712,6 +725,7 @@ if (import.meta.main) {
     ...(clients ? { clients } : {}),
     ...(values["lro-polls"] ? { lroPolls: Number(values["lro-polls"]) } : {}),
     ...(values["lro-ms"] ? { lroMs: Number(values["lro-ms"]) } : {}),
+    ...(values["list-page-size"] ? { listPageSize: Number(values["list-page-size"]) } : {}),
   });
   process.stdout.write(`${JSON.stringify({ ready: true, url: fake.url })}\n`);
   const stop = () => void fake.close().then(() => process.exit(0));

@@ -12,15 +12,18 @@ import type {
   ConnectionDetails,
   ExternalClient,
   ExternalObservation,
+  ObserveManyItem,
 } from "../../api/external.ts";
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azure, type BlobService, blobService, codeIs, isNotFound } from "./config.ts";
+import { eachPage } from "./network-client.ts";
 
 type F = z.infer<typeof ContainerForProvider>;
 type A = z.infer<typeof ContainerAtProvider>;
 type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
 type PublicAccess = NonNullable<F["publicAccess"]>;
 
 const DAY_MS = 86_400_000;
@@ -28,6 +31,8 @@ const DAY_MS = 86_400_000;
 export const SAS_VALIDITY_MS = 7 * DAY_MS;
 /** Read, add, create, write, delete, list: what an application using the container needs; no ACL changes. */
 const SAS_PERMISSIONS = "racwdl";
+/** Containers per List Containers page: the most the Blob service returns in one response. */
+const LIST_PAGE_SIZE = 5000;
 
 const toWire = (p: PublicAccess | undefined): PublicAccessType | undefined =>
   p === "Blob" ? "blob" : p === "Container" ? "container" : undefined;
@@ -46,10 +51,19 @@ function metadataAsSpec(
 const sameMap = (a: Record<string, string>, b: Record<string, string>) =>
   Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
 
+/** The longest prefix all names share: the list asks only for those (ours usually share a naming prefix). */
+function commonPrefix(names: readonly string[]): string {
+  let prefix = names[0] ?? "";
+  for (const n of names) while (!n.startsWith(prefix)) prefix = prefix.slice(0, -1);
+  return prefix;
+}
+
 class ContainerExternal implements ExternalClient<F, A> {
   readonly #blob: BlobService;
-  constructor(blob: BlobService) {
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(blob: BlobService, rateLimit: (() => Promise<void>) | undefined) {
     this.#blob = blob;
+    this.#rateLimit = rateLimit;
   }
 
   #container(name: string): ContainerClient {
@@ -97,9 +111,39 @@ class ContainerExternal implements ExternalClient<F, A> {
     }
   }
 
-  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+  /**
+   * What observe reports of a container from what the Blob service returned, by Get Container Properties
+   * or in a List Containers page: its public access level (wire form) and metadata.
+   */
+  #observationOf(
+    fp: F,
+    name: string,
+    access: string | undefined,
+    metadata: Record<string, string>,
+  ): Observation {
+    const container = this.#container(name);
+    const observed: Partial<F> = {
+      storageAccountName: this.#blob.accountName,
+      publicAccess: fromWire(access),
+    };
+    // No metadata and none managed: nothing to compare, and no empty map late-initialized into the spec.
+    if (fp.metadata !== undefined || Object.keys(metadata).length > 0)
+      observed.metadata = metadataAsSpec(metadata, fp.metadata);
+    return {
+      resourceExists: true,
+      observed,
+      atProvider: {
+        url: container.url,
+        storageAccountName: this.#blob.accountName,
+        ...(fp.resourceGroupName ? { resourceGroupName: fp.resourceGroupName } : {}),
+      },
+      availability: "Available",
+      connectionDetails: this.#details(container, name),
+    };
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    const fp = mr.spec.forProvider;
     const container = this.#container(name);
     return azure(async () => {
       let props: Awaited<ReturnType<ContainerClient["getProperties"]>>;
@@ -109,25 +153,37 @@ class ContainerExternal implements ExternalClient<F, A> {
         if (isNotFound(err)) return { resourceExists: false };
         throw err;
       }
-      const metadata = props.metadata ?? {};
-      const observed: Partial<F> = {
-        storageAccountName: this.#blob.accountName,
-        publicAccess: fromWire(props.blobPublicAccess),
-      };
-      // No metadata and none managed: nothing to compare, and no empty map late-initialized into the spec.
-      if (fp.metadata !== undefined || Object.keys(metadata).length > 0)
-        observed.metadata = metadataAsSpec(metadata, fp.metadata);
-      return {
-        resourceExists: true,
-        observed,
-        atProvider: {
-          url: container.url,
-          storageAccountName: this.#blob.accountName,
-          ...(fp.resourceGroupName ? { resourceGroupName: fp.resourceGroupName } : {}),
-        },
-        availability: "Available",
-        connectionDetails: this.#details(container, name),
-      };
+      return this.#observationOf(mr.spec.forProvider, name, props.blobPublicAccess, props.metadata ?? {});
+    });
+  }
+
+  /**
+   * List Containers of the account with metadata, narrowed to the names' common prefix, one request per
+   * page: each item carries the public access level and metadata observe reads, nothing else is needed.
+   */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Observation[]> {
+    const listed = new Map<string, { access: string | undefined; metadata: Record<string, string> }>();
+    const prefix = commonPrefix(items.map((i) => i.externalName));
+    await azure(async () => {
+      const pages = this.#blob.client
+        .listContainers({ includeMetadata: true, ...(prefix ? { prefix } : {}) })
+        .byPage({ maxPageSize: LIST_PAGE_SIZE });
+      for await (const page of eachPage(pages, this.#rateLimit)) {
+        for (const c of page.containerItems) {
+          // Get Container Properties carries metadata in headers, whose names arrive lower-cased; the
+          // list's XML keeps the case they were set in.
+          const metadata = Object.fromEntries(
+            Object.entries(c.metadata ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+          );
+          listed.set(c.name, { access: c.properties.publicAccess, metadata });
+        }
+      }
+    });
+    return items.map(({ mr, externalName }) => {
+      const c = listed.get(externalName);
+      return c
+        ? this.#observationOf(mr.spec.forProvider, externalName, c.access, c.metadata)
+        : { resourceExists: false };
     });
   }
 
@@ -182,7 +238,11 @@ class ContainerExternal implements ExternalClient<F, A> {
 
 export const containerProvider = defineProvider({
   definition: Container,
+  observeMany: {
+    calls: "List Containers with metadata, by the names' common prefix",
+    maxItems: LIST_PAGE_SIZE,
+  },
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    return new ContainerExternal(await blobService(ctx));
+    return new ContainerExternal(await blobService(ctx), ctx.rateLimit);
   },
 });

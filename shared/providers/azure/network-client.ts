@@ -1,10 +1,11 @@
 // The Azure network kinds' shared pieces: the NetworkManagementClient of a ProviderConfig (built on the
-// credential code in config.ts), availability from provisioningState, and "still in use" errors.
+// credential code in config.ts), availability from provisioningState, "still in use" errors, and the
+// page loop of the batched observes (every Azure kind's list calls use it).
 import { NetworkManagementClient } from "@azure/arm-network";
 import type { Availability, ConnectContext } from "../../api/external.ts";
-import { DependentsExistError } from "../../api/external.ts";
+import { DependentsExistError, ThrottledError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { azureCredential, ClientCache, codeIs } from "./config.ts";
+import { azure, azureCredential, ClientCache, codeIs, isNotFound } from "./config.ts";
 
 const networkClients = new ClientCache<NetworkManagementClient>();
 
@@ -72,4 +73,55 @@ export function nameInId(
   const cloud = i >= 0 ? parts[i + 1] : undefined;
   if (!cloud) return undefined;
   return spec !== undefined && spec.toLowerCase() === cloud.toLowerCase() ? spec : cloud;
+}
+
+/**
+ * The pages of an Azure SDK list (`list().byPage()`), awaiting the rate limit before each page request:
+ * the SDK sends one when asked for the next page, and asks only while the last page had a continuation.
+ */
+export async function* eachPage<P extends { continuationToken?: string }>(
+  pages: AsyncIterator<P>,
+  rateLimit: (() => Promise<void>) | undefined,
+): AsyncGenerator<P> {
+  for (;;) {
+    await rateLimit?.();
+    const page = await pages.next();
+    if (page.done) return;
+    yield page.value;
+    if (!page.value.continuationToken) return;
+  }
+}
+
+/**
+ * A batched observe's lists of child resources: each parent's children by lower-cased name (ARM names
+ * are case-insensitive), one list per parent (keyed by its lower-cased path). A parent that is gone
+ * (404) has none, as observe's GET of a child says. Throttling fails the whole call (the engine splits
+ * the batch and backs off); any other failure is that parent's Error.
+ */
+export async function listEach<P, T extends { name?: string }>(
+  parents: ReadonlyMap<string, P>,
+  list: (parent: P) => AsyncIterator<T[] & { continuationToken?: string }>,
+  rateLimit: (() => Promise<void>) | undefined,
+): Promise<Map<string, Map<string, T> | Error>> {
+  const out = new Map<string, Map<string, T> | Error>();
+  for (const [key, parent] of parents) {
+    const children = new Map<string, T>();
+    try {
+      await azure(async () => {
+        try {
+          for await (const page of eachPage(list(parent), rateLimit)) {
+            for (const child of page) if (child.name) children.set(child.name.toLowerCase(), child);
+          }
+        } catch (err) {
+          // A missing subscription is a 404 too, but it is a configuration error, not an absent parent.
+          if (!isNotFound(err) || codeIs(err, "SubscriptionNotFound")) throw err;
+        }
+      });
+      out.set(key, children);
+    } catch (err) {
+      if (err instanceof ThrottledError) throw err;
+      out.set(key, err as Error);
+    }
+  }
+  return out;
 }

@@ -5,15 +5,29 @@ import {
   type ResourceGroupAtProvider,
   type ResourceGroupForProvider,
 } from "../../api/azure/resources.ts";
-import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ObserveManyItem,
+} from "../../api/external.ts";
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { armClient, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
+import { eachPage } from "./network-client.ts";
 
 type F = z.infer<typeof ResourceGroupForProvider>;
 type A = z.infer<typeof ResourceGroupAtProvider>;
 type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
+type CloudGroup = Awaited<ReturnType<ResourceManagementClient["resourceGroups"]["get"]>>;
+
+/**
+ * Resource groups one batched observe covers. ARM chooses the size of a list page: the list's only size
+ * knob, $top, caps the results ("the number of results to return"), it does not page them.
+ */
+const MAX_ITEMS = 1000;
 
 function availabilityOf(
   state: string | undefined,
@@ -30,17 +44,38 @@ function availabilityOf(
   }
 }
 
+/** What observe reports of a group as ARM returned it, by a GET or in a list page. */
+function observationOf(fp: F, rg: CloudGroup): Observation {
+  const observed: Partial<F> = {};
+  if (rg.location) {
+    // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
+    observed.location =
+      fp.location && normaliseLocation(fp.location) === rg.location ? fp.location : rg.location;
+  }
+  // An absent tag map is not late-initialized as {} into every spec; a managed or non-empty one is compared.
+  const tags = rg.tags ?? {};
+  if (fp.tags !== undefined || Object.keys(tags).length > 0) observed.tags = tags;
+  const provisioningState = rg.properties?.provisioningState;
+  return {
+    resourceExists: true,
+    observed,
+    atProvider: { ...(rg.id ? { id: rg.id } : {}), ...(provisioningState ? { provisioningState } : {}) },
+    ...availabilityOf(provisioningState),
+  };
+}
+
 class ResourceGroupClient implements ExternalClient<F, A> {
   readonly #arm: ResourceManagementClient;
-  constructor(arm: ResourceManagementClient) {
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(arm: ResourceManagementClient, rateLimit: (() => Promise<void>) | undefined) {
     this.#arm = arm;
+    this.#rateLimit = rateLimit;
   }
 
-  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    const fp = mr.spec.forProvider;
     return azure(async () => {
-      let rg: Awaited<ReturnType<ResourceManagementClient["resourceGroups"]["get"]>>;
+      let rg: CloudGroup;
       try {
         rg = await this.#arm.resourceGroups.get(name);
       } catch (err) {
@@ -48,22 +83,21 @@ class ResourceGroupClient implements ExternalClient<F, A> {
         if (isNotFound(err) && !codeIs(err, "SubscriptionNotFound")) return { resourceExists: false };
         throw err;
       }
-      const observed: Partial<F> = {};
-      if (rg.location) {
-        // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
-        observed.location =
-          fp.location && normaliseLocation(fp.location) === rg.location ? fp.location : rg.location;
+      return observationOf(mr.spec.forProvider, rg);
+    });
+  }
+
+  /** Resource Groups - List of the subscription, one request per page (ARM names are case-insensitive). */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Observation[]> {
+    const listed = new Map<string, CloudGroup>();
+    await azure(async () => {
+      for await (const page of eachPage(this.#arm.resourceGroups.list().byPage(), this.#rateLimit)) {
+        for (const rg of page) if (rg.name) listed.set(rg.name.toLowerCase(), rg);
       }
-      // An absent tag map is not late-initialized as {} into every spec; a managed or non-empty one is compared.
-      const tags = rg.tags ?? {};
-      if (fp.tags !== undefined || Object.keys(tags).length > 0) observed.tags = tags;
-      const provisioningState = rg.properties?.provisioningState;
-      return {
-        resourceExists: true,
-        observed,
-        atProvider: { ...(rg.id ? { id: rg.id } : {}), ...(provisioningState ? { provisioningState } : {}) },
-        ...availabilityOf(provisioningState),
-      };
+    });
+    return items.map(({ mr, externalName }) => {
+      const rg = listed.get(externalName.toLowerCase());
+      return rg ? observationOf(mr.spec.forProvider, rg) : { resourceExists: false };
     });
   }
 
@@ -104,7 +138,11 @@ class ResourceGroupClient implements ExternalClient<F, A> {
 
 export const resourceGroupProvider = defineProvider({
   definition: ResourceGroup,
+  observeMany: {
+    calls: "Resource Groups - List of the subscription",
+    maxItems: MAX_ITEMS,
+  },
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    return new ResourceGroupClient(await armClient(ctx));
+    return new ResourceGroupClient(await armClient(ctx), ctx.rateLimit);
   },
 });

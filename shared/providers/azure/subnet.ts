@@ -1,12 +1,17 @@
 import type { Subnet as CloudSubnet, NetworkManagementClient } from "@azure/arm-network";
 import type { z } from "zod";
 import { Subnet, type SubnetAtProvider, type SubnetForProvider } from "../../api/azure/network.ts";
-import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ObserveManyItem,
+} from "../../api/external.ts";
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azure, classifyAzureError, codeIs, isNotFound } from "./config.ts";
-import { availabilityOf, InUseError, isInUse, nameInId, networkClient } from "./network-client.ts";
+import { availabilityOf, InUseError, isInUse, listEach, nameInId, networkClient } from "./network-client.ts";
 
 type F = z.infer<typeof SubnetForProvider>;
 type A = z.infer<typeof SubnetAtProvider>;
@@ -22,10 +27,39 @@ function parentOf(mr: MR): { rg: string; vnet: string } | undefined {
   return rg && vnet ? { rg, vnet } : undefined;
 }
 
+/** Subnets one batched observe covers (ARM chooses the size of a list page). */
+const MAX_ITEMS = 1000;
+
+/** What observe reports of a subnet as ARM returned it, by a GET or in its network's list page. */
+function observationOf(parent: { rg: string; vnet: string }, subnet: CloudSubnet): Observation {
+  const state = subnet.provisioningState;
+  const addressPrefix = subnet.addressPrefix ?? subnet.addressPrefixes?.[0];
+  return {
+    resourceExists: true,
+    observed: {
+      // Found in the network and group it was asked for; its id says so in ARM's own words.
+      resourceGroupName: nameInId(subnet.id, "resourceGroups", parent.rg) ?? parent.rg,
+      virtualNetworkName: nameInId(subnet.id, "virtualNetworks", parent.vnet) ?? parent.vnet,
+      ...(addressPrefix ? { addressPrefix } : {}),
+    },
+    atProvider: {
+      ...(subnet.id ? { id: subnet.id } : {}),
+      ...(state ? { provisioningState: state } : {}),
+    },
+    ...availabilityOf(state),
+    ...(subnet.id ? { connectionDetails: { id: subnet.id } } : {}),
+  };
+}
+
+/** A subnet's network as a list key: ARM names are case-insensitive. */
+const parentKey = (p: { rg: string; vnet: string }) => `${p.rg}/${p.vnet}`.toLowerCase();
+
 class SubnetClient implements ExternalClient<F, A> {
   readonly #network: NetworkManagementClient;
-  constructor(network: NetworkManagementClient) {
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(network: NetworkManagementClient, rateLimit: (() => Promise<void>) | undefined) {
     this.#network = network;
+    this.#rateLimit = rateLimit;
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
@@ -41,25 +75,34 @@ class SubnetClient implements ExternalClient<F, A> {
         if (isNotFound(err) && !codeIs(err, "SubscriptionNotFound")) return { resourceExists: false };
         throw err;
       }
-      const state = subnet.provisioningState;
-      const addressPrefix = subnet.addressPrefix ?? subnet.addressPrefixes?.[0];
-      const obs: Observation = {
-        resourceExists: true,
-        observed: {
-          // Found in the network and group it was asked for; its id says so in ARM's own words.
-          resourceGroupName: nameInId(subnet.id, "resourceGroups", parent.rg) ?? parent.rg,
-          virtualNetworkName: nameInId(subnet.id, "virtualNetworks", parent.vnet) ?? parent.vnet,
-          ...(addressPrefix ? { addressPrefix } : {}),
-        },
-        atProvider: {
-          ...(subnet.id ? { id: subnet.id } : {}),
-          ...(state ? { provisioningState: state } : {}),
-        },
-        ...availabilityOf(state),
-        ...(subnet.id ? { connectionDetails: { id: subnet.id } } : {}),
-      };
+      const obs = observationOf(parent, subnet);
       subnetOf.set(obs, subnet);
       return obs;
+    });
+  }
+
+  /**
+   * Subnets - List of each virtual network the items name, one request per page; a network or group that
+   * is gone has no subnets. A listed subnet is not kept for update(): update reads the subnet afresh.
+   */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    const parents = new Map<string, { rg: string; vnet: string }>();
+    for (const { mr } of items) {
+      const parent = parentOf(mr);
+      if (parent) parents.set(parentKey(parent), parent);
+    }
+    const lists = await listEach(
+      parents,
+      (p) => this.#network.subnets.list(p.rg, p.vnet).byPage(),
+      this.#rateLimit,
+    );
+    return items.map(({ mr, externalName }) => {
+      const parent = parentOf(mr);
+      const subnets = parent ? lists.get(parentKey(parent)) : undefined;
+      if (!parent || subnets === undefined) return { resourceExists: false };
+      if (subnets instanceof Error) return subnets;
+      const subnet = subnets.get(externalName.toLowerCase());
+      return subnet ? observationOf(parent, subnet) : { resourceExists: false };
     });
   }
 
@@ -118,7 +161,11 @@ class SubnetClient implements ExternalClient<F, A> {
 
 export const azureSubnetProvider = defineProvider({
   definition: Subnet,
+  observeMany: {
+    calls: "Subnets - List per virtual network",
+    maxItems: MAX_ITEMS,
+  },
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    return new SubnetClient(await networkClient(ctx));
+    return new SubnetClient(await networkClient(ctx), ctx.rateLimit);
   },
 });

@@ -5,12 +5,25 @@ import {
   type VirtualNetworkAtProvider,
   type VirtualNetworkForProvider,
 } from "../../api/azure/network.ts";
-import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ObserveManyItem,
+} from "../../api/external.ts";
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { azure, classifyAzureError, codeIs, isNotFound, normaliseLocation } from "./config.ts";
-import { availabilityOf, InUseError, isInUse, nameInId, networkClient, sameSet } from "./network-client.ts";
+import {
+  availabilityOf,
+  InUseError,
+  isInUse,
+  listEach,
+  nameInId,
+  networkClient,
+  sameSet,
+} from "./network-client.ts";
 
 type F = z.infer<typeof VirtualNetworkForProvider>;
 type A = z.infer<typeof VirtualNetworkAtProvider>;
@@ -20,18 +33,52 @@ type Observation = ExternalObservation<F, A>;
 // The network as observe() read it, handed to update() (the engine passes the very same observation).
 const networkOf = new WeakMap<Observation, CloudNetwork>();
 
+/** Virtual networks one batched observe covers (ARM chooses the size of a list page). */
+const MAX_ITEMS = 1000;
+
 const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
+/** What observe reports of a network as ARM returned it, by a GET or in a list page of group `rg`. */
+function observationOf(fp: F, rg: string, vnet: CloudNetwork): Observation {
+  const prefixes = vnet.addressSpace?.addressPrefixes ?? [];
+  const specPrefixes = fp.addressSpace?.addressPrefixes;
+  const tags = vnet.tags ?? {};
+  const state = vnet.provisioningState;
+  return {
+    resourceExists: true,
+    observed: defined({
+      // Found in the group it was asked for; its id says so in ARM's own words.
+      resourceGroupName: nameInId(vnet.id, "resourceGroups", rg) ?? rg,
+      // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
+      location:
+        fp.location && vnet.location && normaliseLocation(fp.location) === vnet.location
+          ? fp.location
+          : vnet.location,
+      addressSpace:
+        prefixes.length > 0
+          ? {
+              addressPrefixes: specPrefixes && sameSet(specPrefixes, prefixes) ? specPrefixes : prefixes,
+            }
+          : undefined,
+      tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
+    }),
+    atProvider: defined({ id: vnet.id, provisioningState: state, resourceGuid: vnet.resourceGuid }),
+    ...availabilityOf(state),
+    ...(vnet.id ? { connectionDetails: { id: vnet.id } } : {}),
+  };
+}
+
 class VirtualNetworkClient implements ExternalClient<F, A> {
   readonly #network: NetworkManagementClient;
-  constructor(network: NetworkManagementClient) {
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(network: NetworkManagementClient, rateLimit: (() => Promise<void>) | undefined) {
     this.#network = network;
+    this.#rateLimit = rateLimit;
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
-    const fp = mr.spec.forProvider;
-    const rg = fp.resourceGroupName;
+    const rg = mr.spec.forProvider.resourceGroupName;
     // Without its resource group nothing can be found (nor was anything created).
     if (!name || !rg) return { resourceExists: false };
     return azure(async () => {
@@ -43,34 +90,34 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
         if (isNotFound(err) && !codeIs(err, "SubscriptionNotFound")) return { resourceExists: false };
         throw err;
       }
-      const prefixes = vnet.addressSpace?.addressPrefixes ?? [];
-      const specPrefixes = fp.addressSpace?.addressPrefixes;
-      const tags = vnet.tags ?? {};
-      const state = vnet.provisioningState;
-      const obs: Observation = {
-        resourceExists: true,
-        observed: defined({
-          // Found in the group it was asked for; its id says so in ARM's own words.
-          resourceGroupName: nameInId(vnet.id, "resourceGroups", rg) ?? rg,
-          // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
-          location:
-            fp.location && vnet.location && normaliseLocation(fp.location) === vnet.location
-              ? fp.location
-              : vnet.location,
-          addressSpace:
-            prefixes.length > 0
-              ? {
-                  addressPrefixes: specPrefixes && sameSet(specPrefixes, prefixes) ? specPrefixes : prefixes,
-                }
-              : undefined,
-          tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
-        }),
-        atProvider: defined({ id: vnet.id, provisioningState: state, resourceGuid: vnet.resourceGuid }),
-        ...availabilityOf(state),
-        ...(vnet.id ? { connectionDetails: { id: vnet.id } } : {}),
-      };
+      const obs = observationOf(mr.spec.forProvider, rg, vnet);
       networkOf.set(obs, vnet);
       return obs;
+    });
+  }
+
+  /**
+   * Virtual Networks - List of each resource group the items name, one request per page; a group that
+   * is gone has no networks. A listed network is not kept for update(): update reads the network afresh.
+   */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    const groups = new Map<string, string>();
+    for (const { mr } of items) {
+      const rg = mr.spec.forProvider.resourceGroupName;
+      if (rg) groups.set(rg.toLowerCase(), rg);
+    }
+    const lists = await listEach(
+      groups,
+      (rg) => this.#network.virtualNetworks.list(rg).byPage(),
+      this.#rateLimit,
+    );
+    return items.map(({ mr, externalName }) => {
+      const rg = mr.spec.forProvider.resourceGroupName;
+      const networks = rg ? lists.get(rg.toLowerCase()) : undefined;
+      if (!rg || networks === undefined) return { resourceExists: false };
+      if (networks instanceof Error) return networks;
+      const vnet = networks.get(externalName.toLowerCase());
+      return vnet ? observationOf(mr.spec.forProvider, rg, vnet) : { resourceExists: false };
     });
   }
 
@@ -148,7 +195,11 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
 
 export const virtualNetworkProvider = defineProvider({
   definition: VirtualNetwork,
+  observeMany: {
+    calls: "Virtual Networks - List per resource group",
+    maxItems: MAX_ITEMS,
+  },
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    return new VirtualNetworkClient(await networkClient(ctx));
+    return new VirtualNetworkClient(await networkClient(ctx), ctx.rateLimit);
   },
 });

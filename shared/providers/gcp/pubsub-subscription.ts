@@ -6,6 +6,8 @@ import {
   type ExternalClient,
   type ExternalObservation,
   InvalidSpecError,
+  type ObserveManyItem,
+  ThrottledError,
 } from "../../api/external.ts";
 import {
   Subscription,
@@ -31,6 +33,7 @@ import {
 type F = z.infer<typeof SubscriptionForProvider>;
 type A = z.infer<typeof SubscriptionAtProvider>;
 type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
 /** null: the cloud has no value — drift when the spec sets one, never late-initialized. */
 type Observed = { [K in keyof F]?: F[K] | null };
 type CloudSubscription = protos.google.pubsub.v1.ISubscription;
@@ -40,6 +43,9 @@ export const DELETED_TOPIC = "_deleted-topic_";
 const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5;
 
 const clients = new GcpClientCache(newPubSub, (ps) => ps.close());
+
+/** Subscriptions per ListSubscriptions page: the most one list request returns, and so one batched observe covers. */
+const LIST_PAGE_SIZE = 1000;
 
 /** A topic id in the project, or a full name, as the full name the API wants. */
 const topicName = (project: string, topic: string) =>
@@ -145,12 +151,20 @@ function retryPolicyOf(fp: F): SubscriptionMetadata["retryPolicy"] {
   };
 }
 
+/** A resource observed alone within a batch: its failure is its own, but throttling fails the whole call. */
+function ownFailure(err: Error): Error {
+  if (err instanceof ThrottledError) throw err;
+  return err;
+}
+
 class SubscriptionClient implements ExternalClient<F, A> {
   readonly #ps: PubSub;
   readonly #project: string;
-  constructor(ps: PubSub, project: string) {
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(ps: PubSub, project: string, rateLimit: (() => Promise<void>) | undefined) {
     this.#ps = ps;
     this.#project = project;
+    this.#rateLimit = rateLimit;
   }
 
   #details(fullName: string, topic: string | undefined) {
@@ -163,7 +177,25 @@ class SubscriptionClient implements ExternalClient<F, A> {
     };
   }
 
-  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+  /** What observe reports of a subscription as the cloud returned it, by GetSubscription or in a list page. */
+  #observationOf(fp: F, meta: CloudSubscription, fullName: string): Observation {
+    const topic = meta.topic ?? undefined;
+    const deleted = topic === DELETED_TOPIC;
+    return {
+      resourceExists: true,
+      observed: observedOf(this.#project, fp, meta),
+      atProvider: { name: fullName, ...(topic ? { topic } : {}) },
+      availability: deleted ? "Unavailable" : "Available",
+      ...(deleted
+        ? {
+            message: `the subscription's topic ${fp.topic ?? ""} was deleted: it receives no new messages. Pub/Sub cannot attach a subscription to another topic; delete this Subscription and create it again once the topic exists.`,
+          }
+        : {}),
+      connectionDetails: this.#details(fullName, topic),
+    };
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
     return gcp(async () => {
       let meta: CloudSubscription;
@@ -173,22 +205,45 @@ class SubscriptionClient implements ExternalClient<F, A> {
         if (isNotFound(err)) return { resourceExists: false };
         throw err;
       }
-      const fullName = meta.name ?? this.#ps.subscription(name).name;
-      const topic = meta.topic ?? undefined;
-      const deleted = topic === DELETED_TOPIC;
-      return {
-        resourceExists: true,
-        observed: observedOf(this.#project, mr.spec.forProvider, meta),
-        atProvider: { name: fullName, ...(topic ? { topic } : {}) },
-        availability: deleted ? "Unavailable" : "Available",
-        ...(deleted
-          ? {
-              message: `the subscription's topic ${mr.spec.forProvider.topic ?? ""} was deleted: it receives no new messages. Pub/Sub cannot attach a subscription to another topic; delete this Subscription and create it again once the topic exists.`,
-            }
-          : {}),
-        connectionDetails: this.#details(fullName, topic),
-      };
+      return this.#observationOf(mr.spec.forProvider, meta, meta.name ?? this.#ps.subscription(name).name);
     });
+  }
+
+  /**
+   * ListSubscriptions of the ProviderConfig's project, one request per page. An external name that is
+   * the full name of a subscription in another project is not in that list: it is observed alone.
+   */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    const project = `projects/${this.#project}/subscriptions/`;
+    const inProject = (name: string) => this.#ps.subscription(name).name.startsWith(project);
+    const listed = new Map<string, CloudSubscription>();
+    if (items.some((i) => inProject(i.externalName))) {
+      await gcp(async () => {
+        let pageToken: string | undefined;
+        do {
+          await this.#rateLimit?.();
+          const [subscriptions, , page] = await this.#ps.getSubscriptions({
+            pageSize: LIST_PAGE_SIZE,
+            autoPaginate: false,
+            ...(pageToken ? { pageToken } : {}),
+          });
+          for (const s of subscriptions) if (s.metadata?.name) listed.set(s.metadata.name, s.metadata);
+          pageToken = page?.nextPageToken || undefined;
+        } while (pageToken);
+      });
+    }
+    const out: Array<Observation | Error> = [];
+    for (const { mr, externalName } of items) {
+      if (!inProject(externalName)) {
+        await this.#rateLimit?.();
+        out.push(await this.observe(mr, externalName).catch(ownFailure));
+        continue;
+      }
+      const fullName = this.#ps.subscription(externalName).name;
+      const meta = listed.get(fullName);
+      out.push(meta ? this.#observationOf(mr.spec.forProvider, meta, fullName) : { resourceExists: false });
+    }
+    return out;
   }
 
   async create(mr: MR, name: string | undefined) {
@@ -252,8 +307,12 @@ class SubscriptionClient implements ExternalClient<F, A> {
 
 export const subscriptionProvider = defineProvider({
   definition: Subscription,
+  observeMany: {
+    calls: "projects.subscriptions.list of the project (subscriptions.get for one named in another project)",
+    maxItems: LIST_PAGE_SIZE,
+  },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     const cfg = await gcpClientConfig(ctx);
-    return new SubscriptionClient(clients.get(cfg), cfg.projectId);
+    return new SubscriptionClient(clients.get(cfg), cfg.projectId, ctx.rateLimit);
   },
 });

@@ -1,7 +1,12 @@
 import type { PubSub, TopicMetadata } from "@google-cloud/pubsub";
 import type { z } from "zod";
-import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
-import { defineProvider } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ObserveManyItem,
+} from "../../api/external.ts";
+import { defineProvider, ThrottledError } from "../../api/external.ts";
 import { Topic, type TopicAtProvider, type TopicForProvider } from "../../api/gcp/pubsub.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
@@ -23,10 +28,14 @@ import {
 type F = z.infer<typeof TopicForProvider>;
 type A = z.infer<typeof TopicAtProvider>;
 type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
 /** null: the cloud has no value — drift when the spec sets one, never late-initialized. */
 type Observed = { [K in keyof F]?: F[K] | null };
 
 const clients = new GcpClientCache(newPubSub, (ps) => ps.close());
+
+/** Topics per ListTopics page: the most one list request returns, and so one batched observe covers. */
+const LIST_PAGE_SIZE = 1000;
 
 function observedOf(fp: F, meta: TopicMetadata): Partial<F> {
   const regions = meta.messageStoragePolicy?.allowedPersistenceRegions ?? [];
@@ -72,13 +81,32 @@ function detailsOf(fullName: string) {
   return { topic: fullName, projectID: parseResourceName(fullName, "topics")?.project ?? "" };
 }
 
+/** What observe reports of a topic as the cloud returned it, by GetTopic or in a ListTopics page. */
+function observationOf(fp: F, meta: TopicMetadata, fullName: string): Observation {
+  return {
+    resourceExists: true,
+    observed: observedOf(fp, meta),
+    atProvider: { name: fullName },
+    availability: "Available",
+    connectionDetails: detailsOf(fullName),
+  };
+}
+
+/** A resource observed alone within a batch: its failure is its own, but throttling fails the whole call. */
+function ownFailure(err: Error): Error {
+  if (err instanceof ThrottledError) throw err;
+  return err;
+}
+
 class TopicClient implements ExternalClient<F, A> {
   readonly #ps: PubSub;
-  constructor(ps: PubSub) {
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(ps: PubSub, rateLimit: (() => Promise<void>) | undefined) {
     this.#ps = ps;
+    this.#rateLimit = rateLimit;
   }
 
-  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
     return gcp(async () => {
       let meta: TopicMetadata;
@@ -88,15 +116,45 @@ class TopicClient implements ExternalClient<F, A> {
         if (isNotFound(err)) return { resourceExists: false };
         throw err;
       }
-      const fullName = meta.name ?? this.#ps.topic(name).name;
-      return {
-        resourceExists: true,
-        observed: observedOf(mr.spec.forProvider, meta),
-        atProvider: { name: fullName },
-        availability: "Available",
-        connectionDetails: detailsOf(fullName),
-      };
+      return observationOf(mr.spec.forProvider, meta, meta.name ?? this.#ps.topic(name).name);
     });
+  }
+
+  /**
+   * ListTopics of the ProviderConfig's project, one request per page. An external name that is the full
+   * name of a topic in another project (the SDK accepts one) is not in that list: it is observed alone.
+   */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    const project = `projects/${this.#ps.projectId}/topics/`;
+    const inProject = (name: string) => this.#ps.topic(name).name.startsWith(project);
+    const listed = new Map<string, TopicMetadata>();
+    if (items.some((i) => inProject(i.externalName))) {
+      await gcp(async () => {
+        let pageToken: string | undefined;
+        do {
+          await this.#rateLimit?.();
+          const [topics, , page] = await this.#ps.getTopics({
+            pageSize: LIST_PAGE_SIZE,
+            autoPaginate: false,
+            ...(pageToken ? { pageToken } : {}),
+          });
+          for (const t of topics) if (t.metadata?.name) listed.set(t.metadata.name, t.metadata);
+          pageToken = page?.nextPageToken || undefined;
+        } while (pageToken);
+      });
+    }
+    const out: Array<Observation | Error> = [];
+    for (const { mr, externalName } of items) {
+      if (!inProject(externalName)) {
+        await this.#rateLimit?.();
+        out.push(await this.observe(mr, externalName).catch(ownFailure));
+        continue;
+      }
+      const fullName = this.#ps.topic(externalName).name;
+      const meta = listed.get(fullName);
+      out.push(meta ? observationOf(mr.spec.forProvider, meta, fullName) : { resourceExists: false });
+    }
+    return out;
   }
 
   async create(mr: MR, name: string | undefined) {
@@ -141,7 +199,11 @@ class TopicClient implements ExternalClient<F, A> {
 
 export const topicProvider = defineProvider({
   definition: Topic,
+  observeMany: {
+    calls: "projects.topics.list of the project (topics.get for one named in another project)",
+    maxItems: LIST_PAGE_SIZE,
+  },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
-    return new TopicClient(clients.get(await gcpClientConfig(ctx)));
+    return new TopicClient(clients.get(await gcpClientConfig(ctx)), ctx.rateLimit);
   },
 });

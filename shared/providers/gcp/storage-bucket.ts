@@ -6,6 +6,8 @@ import {
   defineProvider,
   type ExternalClient,
   type ExternalObservation,
+  type ObserveManyItem,
+  ThrottledError,
 } from "../../api/external.ts";
 import {
   Bucket,
@@ -29,8 +31,12 @@ import {
 type F = z.infer<typeof BucketForProvider>;
 type A = z.infer<typeof BucketAtProvider>;
 type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
 
 const clients = new GcpClientCache(newStorage);
+
+/** Buckets per buckets.list page: the most GCS returns in one response (maxResults caps at 1,000). */
+const LIST_PAGE_SIZE = 1000;
 
 /** GCS stores locations upper-case; the spec's spelling is kept when it names the same place (no false drift). */
 const locationAsSpec = (spec: string | undefined, cloud: string) =>
@@ -54,13 +60,44 @@ function detailsOf(name: string, meta: BucketMetadata) {
   return { bucket: name, url: `gs://${name}`, ...(meta.selfLink ? { selfLink: meta.selfLink } : {}) };
 }
 
+/** What observe reports of a bucket as the cloud returned it, by buckets.get or in a buckets.list page. */
+function observationOf(fp: F, name: string, meta: BucketMetadata): Observation {
+  return {
+    resourceExists: true,
+    observed: observedOf(fp, meta),
+    atProvider: {
+      url: `gs://${name}`,
+      ...(meta.selfLink ? { selfLink: meta.selfLink } : {}),
+      ...(meta.locationType ? { locationType: meta.locationType } : {}),
+      ...(meta.projectNumber !== undefined ? { projectNumber: String(meta.projectNumber) } : {}),
+    },
+    availability: "Available",
+    connectionDetails: detailsOf(name, meta),
+  };
+}
+
+/** The longest prefix all names share: the list asks only for those (ours usually share a naming prefix). */
+function commonPrefix(names: readonly string[]): string {
+  let prefix = names[0] ?? "";
+  for (const n of names) while (!n.startsWith(prefix)) prefix = prefix.slice(0, -1);
+  return prefix;
+}
+
+/** A resource observed alone within a batch: its failure is its own, but throttling fails the whole call. */
+function ownFailure(err: Error): Error {
+  if (err instanceof ThrottledError) throw err;
+  return err;
+}
+
 class BucketClient implements ExternalClient<F, A> {
   readonly #gcs: Storage;
-  constructor(gcs: Storage) {
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(gcs: Storage, rateLimit: (() => Promise<void>) | undefined) {
     this.#gcs = gcs;
+    this.#rateLimit = rateLimit;
   }
 
-  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
     return gcp(async () => {
       let meta: BucketMetadata;
@@ -74,19 +111,44 @@ class BucketClient implements ExternalClient<F, A> {
         }
         throw err;
       }
-      return {
-        resourceExists: true,
-        observed: observedOf(mr.spec.forProvider, meta),
-        atProvider: {
-          url: `gs://${name}`,
-          ...(meta.selfLink ? { selfLink: meta.selfLink } : {}),
-          ...(meta.locationType ? { locationType: meta.locationType } : {}),
-          ...(meta.projectNumber !== undefined ? { projectNumber: String(meta.projectNumber) } : {}),
-        },
-        availability: "Available",
-        connectionDetails: detailsOf(name, meta),
-      };
+      return observationOf(mr.spec.forProvider, name, meta);
     });
+  }
+
+  /**
+   * buckets.list of the ProviderConfig's project, narrowed to the names' common prefix, one request per
+   * page. Its default projection (noAcl) is what buckets.get returns, so a listed bucket reads the same.
+   * A name the list lacks is read with buckets.get, as observe would: bucket names are global, and an
+   * imported bucket of another project is no less there (or may answer 403) for being absent from ours.
+   */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    const listed = new Map<string, BucketMetadata>();
+    const prefix = commonPrefix(items.map((i) => i.externalName));
+    await gcp(async () => {
+      let pageToken: string | undefined;
+      do {
+        await this.#rateLimit?.();
+        const [buckets, , page] = await this.#gcs.getBuckets({
+          maxResults: LIST_PAGE_SIZE,
+          autoPaginate: false,
+          ...(prefix ? { prefix } : {}),
+          ...(pageToken ? { pageToken } : {}),
+        });
+        for (const b of buckets) if (b.metadata.name) listed.set(b.metadata.name, b.metadata);
+        pageToken = (page as { nextPageToken?: string } | undefined)?.nextPageToken || undefined;
+      } while (pageToken);
+    });
+    const out: Array<Observation | Error> = [];
+    for (const { mr, externalName } of items) {
+      const meta = listed.get(externalName);
+      if (meta) {
+        out.push(observationOf(mr.spec.forProvider, externalName, meta));
+        continue;
+      }
+      await this.#rateLimit?.();
+      out.push(await this.observe(mr, externalName).catch(ownFailure));
+    }
+    return out;
   }
 
   async create(mr: MR, name: string | undefined) {
@@ -150,7 +212,11 @@ class BucketClient implements ExternalClient<F, A> {
 
 export const gcsBucketProvider = defineProvider({
   definition: Bucket,
+  observeMany: {
+    calls: "buckets.list of the project by the names' common prefix (buckets.get for a bucket not listed)",
+    maxItems: LIST_PAGE_SIZE,
+  },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
-    return new BucketClient(clients.get(await gcpClientConfig(ctx)));
+    return new BucketClient(clients.get(await gcpClientConfig(ctx)), ctx.rateLimit);
   },
 });
