@@ -99,6 +99,13 @@ export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Pr
   const { message, id, receiveCount } = decoded.received;
   const key = messageKey(message);
   const log = { messageId: id, key, receiveCount };
+  // A follow-up a batch check sent with a delay (notBefore): not due yet, so nacked — the subscription's
+  // retry policy (10 s minimum as deployed) brings it back later, without running the reconcile now.
+  const waitMs = decoded.notBefore ? decoded.notBefore.getTime() - Date.now() : 0;
+  if (waitMs > 0) {
+    deps.logger.debug({ ...log, waitMs }, "not due yet; nacked");
+    throw new RequeueError(`${key} is not due for ${waitMs} ms`, waitMs);
+  }
   // The worker core: in the message's context, not after the deadline, never throwing.
   const outcome = outcomeOf(
     await reconcileMessage(deps.reconcile, workOf(decoded.received), {

@@ -41,6 +41,17 @@ function recordingProducer(accept = true) {
 }
 
 describe("handlePubSubPush", () => {
+  it("nacks a message that is not due yet (notBefore) without reconciling it; reconciles it once due", async () => {
+    const { reconcile, seen } = scriptedReconcile({ later: { outcome: "in-sync" } });
+    const deps = { reconcile, logger: recordingLogger().logger };
+    const future = pushEvent(named("later"), { attributes: { notBefore: String(Date.now() + 30_000) } });
+    await expect(handlePubSubPush(deps, future)).rejects.toBeInstanceOf(RequeueError);
+    expect(seen).toEqual([]);
+    const due = pushEvent(named("later"), { attributes: { notBefore: String(Date.now() - 1) } });
+    await expect(handlePubSubPush(deps, due)).resolves.toMatchObject({ outcome: "done" });
+    expect(seen).toHaveLength(1);
+  });
+
   it("acks a reconciled message and reconciles the key it names", async () => {
     const { reconcile, seen } = scriptedReconcile({ orders: { outcome: "in-sync" } });
     const result = await handlePubSubPush(
