@@ -61,10 +61,17 @@ const README_END = "<!-- END managed kinds -->";
 const CLOUD_NAMES: Record<string, string> = { aws: "AWS", gcp: "GCP", azure: "Azure" };
 const code = (s: string) => `\`${s}\``;
 
-/** One row per kind; neighbours with the same apiVersion and the same Secret keys share a row. */
+/**
+ * One row per kind; neighbours with the same apiVersion, Secret keys and drift check share a row. The
+ * drift check column says how a batched drift check reads the kind: the cloud's list calls (observeMany)
+ * or one observe per resource.
+ */
 export function kindsTable(r: KindRegistries = REGISTRIES): string {
-  const rows: Array<{ cloud: string; kinds: string[]; apiVersion: string; keys: string }> = [];
-  for (const { definition: d } of r.kinds) {
+  const rows: Array<{ cloud: string; kinds: string[]; apiVersion: string; keys: string; check: string }> = [];
+  for (const { definition: d, observeMany } of r.kinds) {
+    const check = observeMany
+      ? `list: ${observeMany.calls}; ≤ ${observeMany.maxItems.toLocaleString("en-US")} resources per batched read`
+      : "per resource";
     const keys =
       d.connectionKeys.length > 0
         ? d.connectionKeys.map(code).join(", ")
@@ -72,18 +79,26 @@ export function kindsTable(r: KindRegistries = REGISTRIES): string {
           ? `— (ids in ${code("crossplane.io/external-name")})`
           : "—";
     const last = rows.at(-1);
-    if (last && last.apiVersion === d.apiVersion && last.keys === keys) last.kinds.push(d.kind);
+    if (last && last.apiVersion === d.apiVersion && last.keys === keys && last.check === check)
+      last.kinds.push(d.kind);
     else
-      rows.push({ cloud: CLOUD_NAMES[d.cloud] ?? d.cloud, kinds: [d.kind], apiVersion: d.apiVersion, keys });
+      rows.push({
+        cloud: CLOUD_NAMES[d.cloud] ?? d.cloud,
+        kinds: [d.kind],
+        apiVersion: d.apiVersion,
+        keys,
+        check,
+      });
   }
   const pcs = r.providerConfigKinds.map((k) => code(`${k.type.group}/${k.type.version}`)).join(", ");
   return [
-    "| cloud | kind | apiVersion | connection Secret keys |",
-    "| --- | --- | --- | --- |",
+    "| cloud | kind | apiVersion | connection Secret keys | drift check |",
+    "| --- | --- | --- | --- | --- |",
     ...rows.map(
-      (w) => `| ${w.cloud} | ${w.kinds.map(code).join(", ")} | ${code(w.apiVersion)} | ${w.keys} |`,
+      (w) =>
+        `| ${w.cloud} | ${w.kinds.map(code).join(", ")} | ${code(w.apiVersion)} | ${w.keys} | ${w.check} |`,
     ),
-    `| all | ${code("ProviderConfig")} | ${pcs} | credentials, region/project, endpoints |`,
+    `| all | ${code("ProviderConfig")} | ${pcs} | credentials, region/project, endpoints | — |`,
   ].join("\n");
 }
 

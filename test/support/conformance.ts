@@ -204,7 +204,7 @@ export class CrashBeforeSucceeded extends Kube {
   }
 }
 
-const NO_CALLS = { observe: 0, create: 0, update: 0, delete: 0 };
+const NO_CALLS = { observe: 0, observeMany: 0, create: 0, update: 0, delete: 0 };
 
 /**
  * The generic managed-resource behaviours (Crossplane's managed reconciler semantics) against the real
@@ -302,7 +302,7 @@ export function describeManagedKind(fx: ManagedKindFixture) {
         // The object, and its connection Secret: read every time, so one deleted by hand is repaired.
         expect(counted.stats.gets).toBe(fx.connectionSecret ? 2 : 1);
         // One cloud read per reconcile (the warm-up and this one), nothing else.
-        expect(r2.externalCalls).toEqual({ observe: 2, create: 0, update: 0, delete: 0 });
+        expect(r2.externalCalls).toEqual({ observe: 2, observeMany: 0, create: 0, update: 0, delete: 0 });
         if (fx.inSyncRequests) expect(requests).toEqual(fx.inSyncRequests);
         await check("inSync", { kube, name, cloudName: name, r: r2 });
       });

@@ -1,5 +1,7 @@
 // What the EC2 kinds (VPC, Subnet, SecurityGroup) share: the SDK client cache, the ownership tag that
-// finds a resource whose provider-chosen id was never recorded, tag updates and error classes.
+// finds a resource whose provider-chosen id was never recorded, tag updates, error classes and the
+// batched drift check (Describe* by id filter). The RDS kinds use the per-region routing and error
+// helpers too.
 import {
   CreateTagsCommand,
   DeleteTagsCommand,
@@ -12,13 +14,21 @@ import {
 import type {
   ConnectContext,
   ExternalClient,
+  ExternalObservation,
   IamStatement,
   ManagedKindProvider,
+  ObserveManyItem,
 } from "../../api/external.ts";
-import { DependentsExistError, defineProvider, InvalidSpecError } from "../../api/external.ts";
+import {
+  DependentsExistError,
+  defineProvider,
+  InvalidSpecError,
+  ThrottledError,
+} from "../../api/external.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import {
+  type AwsClientConfig,
   aws,
   awsClientConfig,
   awsErrorCode,
@@ -148,8 +158,6 @@ export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
 export const ec2Arn = (region: string, owner: string | undefined, type: string, id: string | undefined) =>
   owner && id ? `arn:aws:ec2:${region}:${owner}:${type}/${id}` : undefined;
 
-type RegionSpec = { region?: string };
-
 /** What one EC2 kind does, for its IAM statements. */
 export interface Ec2Permissions {
   /** The resource type in ARNs: vpc, subnet, security-group. */
@@ -223,28 +231,194 @@ export function ec2Iam(p: Ec2Permissions): IamStatement[] {
 }
 
 /**
- * A provider for an EC2 kind. An existing resource is looked for where it lives (its ARN's region), so a
- * changed spec.region is reported as drift on an immutable field instead of creating a second one.
+ * EC2's limit of filter values in one request: more fail the whole request with FilterLimitExceeded
+ * ("The maximum number of filter values specified on a single call is 200"; the EC2 API's error codes
+ * list FilterLimitExceeded as "too many filters or too many filter values"). One batched observe of an
+ * EC2 kind covers that many ids.
+ */
+export const EC2_MAX_FILTER_VALUES = 200;
+/** The largest page EC2's DescribeVpcs, DescribeSubnets and DescribeSecurityGroups return (MaxResults 5–1000). */
+const EC2_MAX_RESULTS = 1000;
+
+/** One page of a Describe* call: its items and the token of the next page. */
+export interface DescribePage<T> {
+  items: T[] | undefined;
+  nextToken: string | undefined;
+}
+
+/** An EC2 id of one type (vpc-…, subnet-…, sg-…); anything else is not asked for in a filter. */
+export const ec2IdPattern = (prefix: string) => new RegExp(`^${prefix}-[0-9a-f]+$`);
+
+/**
+ * Describes resources by an id filter (vpc-id, subnet-id, group-id), page by page, at most
+ * EC2_MAX_FILTER_VALUES ids per request: an id that does not exist is just not listed, where the *Ids
+ * parameter fails the whole request (InvalidVpcID.NotFound). Returns what was found, by id.
+ */
+export async function describeByIds<T>(
+  ids: readonly string[],
+  filter: string,
+  describe: (input: {
+    Filters: Filter[];
+    MaxResults: number;
+    NextToken?: string;
+  }) => Promise<DescribePage<T>>,
+  idOf: (t: T) => string | undefined,
+): Promise<Map<string, T>> {
+  const unique = [...new Set(ids)];
+  const found = new Map<string, T>();
+  for (let at = 0; at < unique.length; at += EC2_MAX_FILTER_VALUES) {
+    const Filters = [{ Name: filter, Values: unique.slice(at, at + EC2_MAX_FILTER_VALUES) }];
+    let token: string | undefined;
+    do {
+      const page = await ec2Call(() =>
+        describe({ Filters, MaxResults: EC2_MAX_RESULTS, ...(token ? { NextToken: token } : {}) }),
+      );
+      for (const t of page.items ?? []) {
+        const id = idOf(t);
+        if (id) found.set(id, t);
+      }
+      token = page.nextToken || undefined;
+    } while (token);
+  }
+  return found;
+}
+
+/**
+ * The batched observe of an EC2 kind found by id: one describeByIds for the items whose external name is
+ * an id of the kind, then each item's observation from what was found (not listed: does not exist). A
+ * name that is no id of the kind is observed alone (`observeOne`), so Describe* says what is wrong with it.
+ */
+export async function observeManyByIds<F, A, T>(
+  items: ReadonlyArray<ObserveManyItem<F, A>>,
+  kind: {
+    isId: (name: string) => boolean;
+    filter: string;
+    describe: (input: {
+      Filters: Filter[];
+      MaxResults: number;
+      NextToken?: string;
+    }) => Promise<DescribePage<T>>;
+    idOf: (t: T) => string | undefined;
+    observation: (mr: ObserveManyItem<F, A>["mr"], id: string, t: T) => Promise<ExternalObservation<F, A>>;
+    observeOne: (mr: ObserveManyItem<F, A>["mr"], name: string) => Promise<ExternalObservation<F, A>>;
+  },
+): Promise<Array<ExternalObservation<F, A> | Error>> {
+  const found = await describeByIds(
+    items.map((i) => i.externalName).filter(kind.isId),
+    kind.filter,
+    kind.describe,
+    kind.idOf,
+  );
+  return observeEach(items, async ({ mr, externalName }) => {
+    if (!kind.isId(externalName)) return kind.observeOne(mr, externalName);
+    const t = found.get(externalName);
+    return t ? kind.observation(mr, externalName, t) : { resourceExists: false };
+  });
+}
+
+/** Per-resource reads of one batched observe running at once (the engine's own per-resource batches run 16). */
+const OBSERVE_EACH_CONCURRENCY = 8;
+
+/**
+ * The per-resource part of a batched observe: each item's observation or its own Error, in order, a few
+ * at a time. Throttling throws for the whole batch and starts no further reads, so the engine splits the
+ * batch and backs off instead of this batch pressing on.
+ */
+export async function observeEach<F, A>(
+  items: ReadonlyArray<ObserveManyItem<F, A>>,
+  observe: (item: ObserveManyItem<F, A>) => Promise<ExternalObservation<F, A>>,
+): Promise<Array<ExternalObservation<F, A> | Error>> {
+  const out: Array<ExternalObservation<F, A> | Error> = new Array(items.length);
+  let throttled: ThrottledError | undefined;
+  let next = 0;
+  const lane = async () => {
+    for (let n = next++; n < items.length && !throttled; n = next++) {
+      try {
+        out[n] = await observe(items[n] as ObserveManyItem<F, A>);
+      } catch (err) {
+        if (err instanceof ThrottledError) throttled ??= err;
+        else out[n] = err instanceof Error ? err : new Error(String(err));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(OBSERVE_EACH_CONCURRENCY, items.length) }, lane));
+  if (throttled) throw throttled;
+  return out;
+}
+
+type RegionSpec = { region?: string };
+
+/** An AWS kind's client for one region, with its batched observe. */
+export type RegionalClient<F, A> = ExternalClient<F, A> & Required<Pick<ExternalClient<F, A>, "observeMany">>;
+
+/**
+ * An AWS kind's client over every region of a ProviderConfig: each operation goes to the (cached) client
+ * of the region the resource lives in (its ARN's region), so a changed spec.region is reported as drift
+ * on an immutable field instead of creating a second one elsewhere. A batched observe sends each
+ * region's items to that region's client, one region after another, and puts the results back in order.
+ */
+export function perRegion<F extends RegionSpec, A extends { arn?: string }>(
+  ctx: ConnectContext<AwsProviderConfigSpec>,
+  make: (cfg: AwsClientConfig) => RegionalClient<F, A>,
+): ExternalClient<F, A> {
+  const regionOf = (mr: ManagedResource<F, A>) =>
+    regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region;
+  return {
+    ...perResource(async (mr: ManagedResource<F, A>) => make(await awsClientConfig(ctx, regionOf(mr)))),
+    async observeMany(items) {
+      // Resources without a region of their own are in the ProviderConfig's: grouped by resolved config.
+      const configs = new Map<string | undefined, AwsClientConfig | Error>();
+      const groups = new Map<string, { config: AwsClientConfig | Error; indexes: number[] }>();
+      for (const [i, { mr }] of items.entries()) {
+        const region = regionOf(mr);
+        let config = configs.get(region);
+        if (!config) {
+          config = await awsClientConfig(ctx, region).catch((err: Error) => err);
+          configs.set(region, config);
+        }
+        const key = config instanceof Error ? `!${region}` : config.cacheKey;
+        const group = groups.get(key) ?? { config, indexes: [] };
+        group.indexes.push(i);
+        groups.set(key, group);
+      }
+      const out: Array<ExternalObservation<F, A> | Error> = new Array(items.length);
+      for (const { config, indexes } of groups.values()) {
+        let results: Array<ExternalObservation<F, A> | Error>;
+        try {
+          if (config instanceof Error) throw config;
+          results = await make(config).observeMany(indexes.map((i) => items[i] as ObserveManyItem<F, A>));
+        } catch (err) {
+          // One region's failure is its resources' own, unless it is the whole call or throttling.
+          if (groups.size === 1 || err instanceof ThrottledError) throw err;
+          results = indexes.map(() => (err instanceof Error ? err : new Error(String(err))));
+        }
+        indexes.forEach((i, n) => {
+          out[i] = results[n] ?? new Error("the batched observe returned no result for this resource");
+        });
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * A provider for an EC2 kind: its batched drift check describes up to EC2_MAX_FILTER_VALUES resources by
+ * id filter per request; `calls` says which calls, for the README's kind table.
  */
 export function ec2Provider<F extends RegionSpec, A extends { arn?: string }>(
   // biome-ignore lint/suspicious/noExplicitAny: definitions are heterogeneous; F and A type the client
   definition: ManagedKindDef<any, any>,
-  make: (ec2: EC2Client, region: string) => ExternalClient<F, A>,
+  make: (ec2: EC2Client, region: string) => RegionalClient<F, A>,
   permissions: Ec2Permissions,
+  calls: string,
 ): ManagedKindProvider {
   const provider: ManagedKindProvider<F, A> = {
     definition,
     limitsEachRequest: true,
+    observeMany: { calls, maxItems: EC2_MAX_FILTER_VALUES },
     iam: ec2Iam(permissions),
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
-      const clientFor = async (mr: ManagedResource<F, A>) => {
-        const cfg = await awsClientConfig(
-          ctx,
-          regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
-        );
-        return make(clients.get(cfg), cfg.region);
-      };
-      return perResource(clientFor);
+      return perRegion<F, A>(ctx, (cfg) => make(clients.get(cfg), cfg.region));
     },
   };
   return defineProvider(provider);

@@ -20,7 +20,7 @@ import {
   type SecurityGroupAtProvider,
   type SecurityGroupForProvider,
 } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation, ObserveManyItem } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
@@ -28,8 +28,10 @@ import {
   defined,
   dependencyViolation,
   ec2Call,
+  ec2IdPattern,
   ec2Provider,
   observedTags,
+  observeManyByIds,
   ownedBy,
   singleOwned,
   tagSpecifications,
@@ -46,6 +48,8 @@ type Direction = "ingress" | "egress";
 
 export const DEFAULT_GROUP_DESCRIPTION = "Managed by driftless";
 
+const GROUP_ID = ec2IdPattern("sg");
+const isGroupId = (name: string) => GROUP_ID.test(name);
 const isMissing = (err: unknown) => codeIs(err, "InvalidGroup.NotFound", "InvalidGroupId.NotFound");
 
 // The group as observe() read it, handed to update() (the engine passes the very same observation).
@@ -325,31 +329,53 @@ class SecurityGroupClient implements ExternalClient<F, A> {
     return singleOwned(found, "security group", (g) => g.GroupId);
   }
 
+  /**
+   * What observe reports of a group as DescribeSecurityGroups returned it: its rules are in that answer
+   * (IpPermissions, IpPermissionsEgress), so nothing else is read. The group is kept for update().
+   */
+  #observationOf(fp: F, groupId: string, group: CloudGroup): Observation {
+    const obs: Observation = {
+      resourceExists: true,
+      externalName: groupId,
+      observed: defined({
+        region: this.#region,
+        groupName: group.GroupName,
+        description: group.Description,
+        vpcId: group.VpcId,
+        // Unset rule lists are not managed: not reported, so neither late-initialized nor drift.
+        ingress: observedRules(fp.ingress, group.IpPermissions, "ingress"),
+        egress: observedRules(fp.egress, group.IpPermissionsEgress, "egress"),
+        tags: observedTags(fp.tags, tagsOf(group.Tags)),
+      }),
+      atProvider: defined({ groupId, arn: group.SecurityGroupArn, ownerId: group.OwnerId }),
+      availability: "Available",
+      connectionDetails: defined({ id: groupId, arn: group.SecurityGroupArn }) as Record<string, string>,
+    };
+    groupOf.set(obs, group);
+    return obs;
+  }
+
   async observe(mr: MR, id: string | undefined): Promise<Observation> {
-    const fp = mr.spec.forProvider;
     return ec2Call(async () => {
       const group = await this.#find(mr, id);
       const groupId = group?.GroupId;
       if (!group || !groupId) return { resourceExists: false };
-      const obs: Observation = {
-        resourceExists: true,
-        externalName: groupId,
-        observed: defined({
-          region: this.#region,
-          groupName: group.GroupName,
-          description: group.Description,
-          vpcId: group.VpcId,
-          // Unset rule lists are not managed: not reported, so neither late-initialized nor drift.
-          ingress: observedRules(fp.ingress, group.IpPermissions, "ingress"),
-          egress: observedRules(fp.egress, group.IpPermissionsEgress, "egress"),
-          tags: observedTags(fp.tags, tagsOf(group.Tags)),
-        }),
-        atProvider: defined({ groupId, arn: group.SecurityGroupArn, ownerId: group.OwnerId }),
-        availability: "Available",
-        connectionDetails: defined({ id: groupId, arn: group.SecurityGroupArn }) as Record<string, string>,
-      };
-      groupOf.set(obs, group);
-      return obs;
+      return this.#observationOf(mr.spec.forProvider, groupId, group);
+    });
+  }
+
+  /** DescribeSecurityGroups with a group-id filter; a name that is no group id is observed alone. */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    return observeManyByIds(items, {
+      isId: isGroupId,
+      filter: "group-id",
+      describe: async (input) => {
+        const out = await this.#ec2.send(new DescribeSecurityGroupsCommand(input));
+        return { items: out.SecurityGroups, nextToken: out.NextToken };
+      },
+      idOf: (g) => g.GroupId,
+      observation: async (mr, id, group) => this.#observationOf(mr.spec.forProvider, id, group),
+      observeOne: (mr, name) => this.observe(mr, name),
     });
   }
 
@@ -471,4 +497,5 @@ export const securityGroupProvider = ec2Provider<F, A>(
     ],
     inVpc: true,
   },
+  "DescribeSecurityGroups (group-id filter; rules included)",
 );

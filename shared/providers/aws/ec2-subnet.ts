@@ -8,7 +8,7 @@ import {
 } from "@aws-sdk/client-ec2";
 import type { z } from "zod";
 import { Subnet, type SubnetAtProvider, type SubnetForProvider } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation, ObserveManyItem } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
@@ -16,8 +16,10 @@ import {
   defined,
   dependencyViolation,
   ec2Call,
+  ec2IdPattern,
   ec2Provider,
   observedTags,
+  observeManyByIds,
   ownedBy,
   singleOwned,
   tagSpecifications,
@@ -28,7 +30,10 @@ import {
 type F = z.infer<typeof SubnetForProvider>;
 type A = z.infer<typeof SubnetAtProvider>;
 type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
 
+const SUBNET_ID = ec2IdPattern("subnet");
+const isSubnetId = (name: string) => SUBNET_ID.test(name);
 const isMissing = (err: unknown) => codeIs(err, "InvalidSubnetID.NotFound");
 
 class SubnetClient implements ExternalClient<F, A> {
@@ -54,37 +59,56 @@ class SubnetClient implements ExternalClient<F, A> {
     return singleOwned(found, "subnet", (s) => s.SubnetId);
   }
 
-  async observe(mr: MR, id: string | undefined): Promise<ExternalObservation<F, A>> {
-    const fp = mr.spec.forProvider;
+  /** What observe reports of a subnet as DescribeSubnets returned it. */
+  #observationOf(fp: F, subnetId: string, subnet: CloudSubnet): Observation {
+    return {
+      resourceExists: true,
+      externalName: subnetId,
+      observed: defined({
+        region: this.#region,
+        vpcId: subnet.VpcId,
+        cidrBlock: subnet.CidrBlock,
+        availabilityZone: subnet.AvailabilityZone,
+        mapPublicIpOnLaunch: subnet.MapPublicIpOnLaunch,
+        tags: observedTags(fp.tags, tagsOf(subnet.Tags)),
+      }),
+      atProvider: defined({
+        subnetId,
+        arn: subnet.SubnetArn,
+        state: subnet.State,
+        availabilityZoneId: subnet.AvailabilityZoneId,
+      }),
+      availability: subnet.State === "available" ? "Available" : "Creating",
+      connectionDetails: defined({
+        id: subnetId,
+        arn: subnet.SubnetArn,
+        cidrBlock: subnet.CidrBlock,
+        availabilityZone: subnet.AvailabilityZone,
+      }) as Record<string, string>,
+    };
+  }
+
+  async observe(mr: MR, id: string | undefined): Promise<Observation> {
     return ec2Call(async () => {
       const subnet = await this.#find(mr, id);
       const subnetId = subnet?.SubnetId;
       if (!subnet || !subnetId) return { resourceExists: false };
-      return {
-        resourceExists: true,
-        externalName: subnetId,
-        observed: defined({
-          region: this.#region,
-          vpcId: subnet.VpcId,
-          cidrBlock: subnet.CidrBlock,
-          availabilityZone: subnet.AvailabilityZone,
-          mapPublicIpOnLaunch: subnet.MapPublicIpOnLaunch,
-          tags: observedTags(fp.tags, tagsOf(subnet.Tags)),
-        }),
-        atProvider: defined({
-          subnetId,
-          arn: subnet.SubnetArn,
-          state: subnet.State,
-          availabilityZoneId: subnet.AvailabilityZoneId,
-        }),
-        availability: subnet.State === "available" ? "Available" : "Creating",
-        connectionDetails: defined({
-          id: subnetId,
-          arn: subnet.SubnetArn,
-          cidrBlock: subnet.CidrBlock,
-          availabilityZone: subnet.AvailabilityZone,
-        }) as Record<string, string>,
-      };
+      return this.#observationOf(mr.spec.forProvider, subnetId, subnet);
+    });
+  }
+
+  /** DescribeSubnets with a subnet-id filter; a name that is no subnet id is observed alone. */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    return observeManyByIds(items, {
+      isId: isSubnetId,
+      filter: "subnet-id",
+      describe: async (input) => {
+        const out = await this.#ec2.send(new DescribeSubnetsCommand(input));
+        return { items: out.Subnets, nextToken: out.NextToken };
+      },
+      idOf: (s) => s.SubnetId,
+      observation: async (mr, id, subnet) => this.#observationOf(mr.spec.forProvider, id, subnet),
+      observeOne: (mr, name) => this.observe(mr, name),
     });
   }
 
@@ -139,10 +163,15 @@ class SubnetClient implements ExternalClient<F, A> {
   }
 }
 
-export const subnetProvider = ec2Provider<F, A>(Subnet, (ec2, region) => new SubnetClient(ec2, region), {
-  type: "subnet",
-  create: "CreateSubnet",
-  describe: ["DescribeSubnets"],
-  manage: ["DeleteSubnet", "ModifySubnetAttribute"],
-  inVpc: true,
-});
+export const subnetProvider = ec2Provider<F, A>(
+  Subnet,
+  (ec2, region) => new SubnetClient(ec2, region),
+  {
+    type: "subnet",
+    create: "CreateSubnet",
+    describe: ["DescribeSubnets"],
+    manage: ["DeleteSubnet", "ModifySubnetAttribute"],
+    inVpc: true,
+  },
+  "DescribeSubnets (subnet-id filter)",
+);

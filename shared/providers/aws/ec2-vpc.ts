@@ -9,7 +9,7 @@ import {
 } from "@aws-sdk/client-ec2";
 import type { z } from "zod";
 import { VPC, type VPCAtProvider, type VPCForProvider } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation, ObserveManyItem } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
@@ -18,8 +18,10 @@ import {
   dependencyViolation,
   ec2Arn,
   ec2Call,
+  ec2IdPattern,
   ec2Provider,
   observedTags,
+  observeManyByIds,
   ownedBy,
   singleOwned,
   tagSpecifications,
@@ -30,7 +32,10 @@ import {
 type F = z.infer<typeof VPCForProvider>;
 type A = z.infer<typeof VPCAtProvider>;
 type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
 
+const VPC_ID = ec2IdPattern("vpc");
+const isVpcId = (name: string) => VPC_ID.test(name);
 const isMissing = (err: unknown) => codeIs(err, "InvalidVpcID.NotFound");
 
 class VpcClient implements ExternalClient<F, A> {
@@ -61,33 +66,58 @@ class VpcClient implements ExternalClient<F, A> {
     return attribute === "enableDnsSupport" ? out.EnableDnsSupport?.Value : out.EnableDnsHostnames?.Value;
   }
 
-  async observe(mr: MR, id: string | undefined): Promise<ExternalObservation<F, A>> {
-    const fp = mr.spec.forProvider;
+  /**
+   * What observe reports of a VPC as DescribeVpcs returned it. DescribeVpcs does not return the DNS
+   * attributes: each one the spec manages costs a DescribeVpcAttribute of this VPC.
+   */
+  async #observationOf(fp: F, vpcId: string, vpc: Vpc): Promise<Observation> {
+    const enableDnsSupport =
+      fp.enableDnsSupport !== undefined ? await this.#attribute(vpcId, "enableDnsSupport") : undefined;
+    const enableDnsHostnames =
+      fp.enableDnsHostnames !== undefined ? await this.#attribute(vpcId, "enableDnsHostnames") : undefined;
+    const arn = ec2Arn(this.#region, vpc.OwnerId, "vpc", vpcId);
+    return {
+      resourceExists: true,
+      externalName: vpcId,
+      observed: defined({
+        region: this.#region,
+        cidrBlock: vpc.CidrBlock,
+        instanceTenancy: vpc.InstanceTenancy as F["instanceTenancy"],
+        enableDnsSupport,
+        enableDnsHostnames,
+        tags: observedTags(fp.tags, tagsOf(vpc.Tags)),
+      }),
+      atProvider: defined({ vpcId, arn, state: vpc.State, ownerId: vpc.OwnerId }),
+      availability: vpc.State === "available" ? "Available" : "Creating",
+      connectionDetails: defined({ id: vpcId, arn, cidrBlock: vpc.CidrBlock }) as Record<string, string>,
+    };
+  }
+
+  async observe(mr: MR, id: string | undefined): Promise<Observation> {
     return ec2Call(async () => {
       const vpc = await this.#find(mr, id);
       const vpcId = vpc?.VpcId;
       if (!vpc || !vpcId) return { resourceExists: false };
-      // Each DNS attribute costs one more call: read it only when the spec manages it.
-      const enableDnsSupport =
-        fp.enableDnsSupport !== undefined ? await this.#attribute(vpcId, "enableDnsSupport") : undefined;
-      const enableDnsHostnames =
-        fp.enableDnsHostnames !== undefined ? await this.#attribute(vpcId, "enableDnsHostnames") : undefined;
-      const arn = ec2Arn(this.#region, vpc.OwnerId, "vpc", vpcId);
-      return {
-        resourceExists: true,
-        externalName: vpcId,
-        observed: defined({
-          region: this.#region,
-          cidrBlock: vpc.CidrBlock,
-          instanceTenancy: vpc.InstanceTenancy as F["instanceTenancy"],
-          enableDnsSupport,
-          enableDnsHostnames,
-          tags: observedTags(fp.tags, tagsOf(vpc.Tags)),
-        }),
-        atProvider: defined({ vpcId, arn, state: vpc.State, ownerId: vpc.OwnerId }),
-        availability: vpc.State === "available" ? "Available" : "Creating",
-        connectionDetails: defined({ id: vpcId, arn, cidrBlock: vpc.CidrBlock }) as Record<string, string>,
-      };
+      return this.#observationOf(mr.spec.forProvider, vpcId, vpc);
+    });
+  }
+
+  /**
+   * DescribeVpcs with a vpc-id filter, then DescribeVpcAttribute per DNS attribute a spec manages. A name
+   * that is no VPC id is observed alone, so DescribeVpcs says what is wrong with it.
+   */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    return observeManyByIds(items, {
+      isId: isVpcId,
+      filter: "vpc-id",
+      describe: async (input) => {
+        const out = await this.#ec2.send(new DescribeVpcsCommand(input));
+        return { items: out.Vpcs, nextToken: out.NextToken };
+      },
+      idOf: (v) => v.VpcId,
+      // The DNS attributes the spec manages are read per VPC, as observe does.
+      observation: (mr, id, vpc) => ec2Call(() => this.#observationOf(mr.spec.forProvider, id, vpc)),
+      observeOne: (mr, name) => this.observe(mr, name),
     });
   }
 
@@ -149,9 +179,14 @@ class VpcClient implements ExternalClient<F, A> {
   }
 }
 
-export const vpcProvider = ec2Provider<F, A>(VPC, (ec2, region) => new VpcClient(ec2, region), {
-  type: "vpc",
-  create: "CreateVpc",
-  describe: ["DescribeVpcs", "DescribeVpcAttribute"],
-  manage: ["DeleteVpc", "ModifyVpcAttribute"],
-});
+export const vpcProvider = ec2Provider<F, A>(
+  VPC,
+  (ec2, region) => new VpcClient(ec2, region),
+  {
+    type: "vpc",
+    create: "CreateVpc",
+    describe: ["DescribeVpcs", "DescribeVpcAttribute"],
+    manage: ["DeleteVpc", "ModifyVpcAttribute"],
+  },
+  "DescribeVpcs (vpc-id filter), plus DescribeVpcAttribute per VPC and DNS attribute its spec sets",
+);

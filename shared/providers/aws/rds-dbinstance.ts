@@ -21,20 +21,13 @@ import {
   type ExternalClient,
   type ExternalObservation,
   InvalidSpecError,
+  type ObserveManyItem,
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import {
-  aws,
-  awsClientConfig,
-  awsErrorCode,
-  ClientCache,
-  perResource,
-  regionOfArn,
-  sdkOptions,
-} from "./config.ts";
-import { sameSet } from "./ec2-common.ts";
+import { aws, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import { observeEach, perRegion, sameSet } from "./ec2-common.ts";
 
 type F = z.infer<typeof DBInstanceForProvider>;
 type A = z.infer<typeof DBInstanceAtProvider>;
@@ -50,6 +43,14 @@ const ALPHANUMERIC = `${LETTERS}0123456789`;
 /** Statuses in which RDS accepts ModifyDBInstance. */
 const MODIFIABLE = new Set(["available", "storage-optimization"]);
 const RDS_INVALID = new Set(["StorageTypeNotSupported"]);
+/**
+ * DB instances one batched observe covers: one DescribeDBInstances page (MaxRecords is 20–100) for a
+ * db-instance-id filter of as many values. The RDS API documents no limit on filter values; a page is
+ * what one request returns anyway.
+ */
+const MAX_RECORDS = 100;
+/** A DB instance identifier: 1–63 letters, digits and hyphens, a letter first, no "--", no trailing "-". */
+const IDENTIFIER = /^[a-z](?!.*--)[a-z0-9-]{0,62}(?<!-)$/i;
 
 const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)));
 
@@ -202,6 +203,29 @@ function connectionOf(db: CloudDBInstance, fp: F): ConnectionDetails {
   }) as ConnectionDetails;
 }
 
+/** What observe reports of an instance as DescribeDBInstances returned it, before the password check. */
+function observationOf(db: CloudDBInstance, fp: F, region: string): Observation {
+  const arn = db.DBInstanceArn ?? "";
+  const status = db.DBInstanceStatus;
+  const { availability, message } = availabilityOf(status);
+  return {
+    resourceExists: true,
+    observed: observedOf(db, fp, regionOfArn(arn) ?? region),
+    atProvider: defined({
+      arn: arn || undefined,
+      status,
+      endpoint: db.Endpoint?.Address,
+      port: db.Endpoint?.Port,
+      resourceId: db.DbiResourceId,
+      engineVersion: db.EngineVersion,
+      allocatedStorage: db.AllocatedStorage,
+    }),
+    availability,
+    ...(message ? { message } : {}),
+    connectionDetails: connectionOf(db, fp),
+  };
+}
+
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** forProvider field → ModifyDBInstance parameter, for the fields RDS can change in place. */
@@ -285,33 +309,61 @@ class DBInstanceClient implements ExternalClient<F, A> {
     return ref ? { namespace: ref.namespace, name: ref.name, key: PASSWORD_KEY } : undefined;
   }
 
+  /**
+   * The instances a db-instance-id filter names, page by page, by lower-case identifier and ARN. RDS
+   * keeps identifiers in lower case and filter values are case-sensitive, so identifiers go lower-cased.
+   */
+  async #describeMany(names: readonly string[]): Promise<Map<string, CloudDBInstance>> {
+    const values = [...new Set(names.map((n) => (n.startsWith("arn:") ? n : n.toLowerCase())))];
+    const found = new Map<string, CloudDBInstance>();
+    for (let at = 0; at < values.length; at += MAX_RECORDS) {
+      const Filters = [{ Name: "db-instance-id", Values: values.slice(at, at + MAX_RECORDS) }];
+      let marker: string | undefined;
+      do {
+        const out = await rds(() =>
+          this.#rds.send(
+            new DescribeDBInstancesCommand({
+              Filters,
+              MaxRecords: MAX_RECORDS,
+              ...(marker ? { Marker: marker } : {}),
+            }),
+          ),
+        );
+        for (const db of out.DBInstances ?? []) {
+          if (db.DBInstanceIdentifier) found.set(db.DBInstanceIdentifier.toLowerCase(), db);
+          if (db.DBInstanceArn) found.set(db.DBInstanceArn.toLowerCase(), db);
+        }
+        marker = out.Marker || undefined;
+      } while (marker);
+    }
+    return found;
+  }
+
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    const db = await rds(() => this.#describe(name));
-    if (!db) return this.#observeAbsent(mr);
+    return this.#observed(mr, await rds(() => this.#describe(name)));
+  }
 
-    const fp = mr.spec.forProvider;
-    const arn = db.DBInstanceArn ?? "";
-    const status = db.DBInstanceStatus;
-    const { availability, message } = availabilityOf(status);
-    const obs: Observation = {
-      resourceExists: true,
-      observed: observedOf(db, fp, regionOfArn(arn) ?? this.#region),
-      atProvider: defined({
-        arn: arn || undefined,
-        status,
-        endpoint: db.Endpoint?.Address,
-        port: db.Endpoint?.Port,
-        resourceId: db.DbiResourceId,
-        engineVersion: db.EngineVersion,
-        allocatedStorage: db.AllocatedStorage,
-      }),
-      availability,
-      ...(message ? { message } : {}),
-      connectionDetails: connectionOf(db, fp),
-    };
+  /** An instance as described, or its absence, as observe reports it (the password checked). */
+  async #observed(mr: MR, db: CloudDBInstance | undefined): Promise<Observation> {
+    if (!db) return this.#observeAbsent(mr);
+    const obs = observationOf(db, mr.spec.forProvider, this.#region);
     await this.#checkPassword(mr, obs);
     return obs;
+  }
+
+  /**
+   * DescribeDBInstances with a db-instance-id filter (TagList included: nothing else is read from AWS).
+   * A name that is neither an identifier nor an ARN is observed alone, so RDS says what is wrong with it.
+   */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    const listable = (name: string) => IDENTIFIER.test(name) || name.startsWith("arn:");
+    const found = await this.#describeMany(items.map((i) => i.externalName).filter(listable));
+    return observeEach(items, ({ mr, externalName }) =>
+      listable(externalName)
+        ? this.#observed(mr, found.get(externalName.toLowerCase()))
+        : this.observe(mr, externalName),
+    );
   }
 
   /**
@@ -518,19 +570,23 @@ export const dbInstanceProvider = defineProvider({
       ],
       resources: ["arn:{partition}:rds:*:{account}:db:{namePrefix}*"],
     },
+    {
+      sid: "ListDatabases",
+      actions: ["rds:DescribeDBInstances"],
+      resources: ["arn:{partition}:rds:*:{account}:db:*"],
+      comment:
+        "The batched drift check describes DB instances by filter and DB subnet groups by listing them (no " +
+        "filters there), naming none in the request: IAM checks such calls against every instance's or " +
+        "group's ARN. Read-only.",
+    },
   ],
   limitsEachRequest: true,
+  observeMany: {
+    calls: `DescribeDBInstances (db-instance-id filter, MaxRecords ${MAX_RECORDS})`,
+    maxItems: MAX_RECORDS,
+  },
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     const secrets = new SecretReader((ref) => ctx.readSecretKey(ref));
-    // An existing instance is looked for where it lives (its ARN's region), so a changed spec.region is
-    // reported as drift on an immutable field instead of creating a second instance elsewhere.
-    const clientFor = async (mr: MR) => {
-      const cfg = await awsClientConfig(
-        ctx,
-        regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
-      );
-      return new DBInstanceClient(clients.get(cfg), cfg.region, secrets);
-    };
-    return perResource(clientFor);
+    return perRegion<F, A>(ctx, (cfg) => new DBInstanceClient(clients.get(cfg), cfg.region, secrets));
   },
 });

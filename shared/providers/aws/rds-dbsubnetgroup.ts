@@ -15,24 +15,22 @@ import {
   type DBSubnetGroupAtProvider,
   type DBSubnetGroupForProvider,
 } from "../../api/aws/rds.ts";
-import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ObserveManyItem,
+} from "../../api/external.ts";
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import {
-  aws,
-  awsClientConfig,
-  awsErrorCode,
-  ClientCache,
-  perResource,
-  regionOfArn,
-  sdkOptions,
-} from "./config.ts";
-import { DependencyViolationError, defined, sameSet } from "./ec2-common.ts";
+import { aws, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import { DependencyViolationError, defined, observeEach, perRegion, sameSet } from "./ec2-common.ts";
 
 type F = z.infer<typeof DBSubnetGroupForProvider>;
 type A = z.infer<typeof DBSubnetGroupAtProvider>;
 type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
 
 export const DEFAULT_SUBNET_GROUP_DESCRIPTION = "Managed by driftless";
 
@@ -41,6 +39,13 @@ const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)));
 const isMissing = (err: unknown) =>
   ["DBSubnetGroupNotFoundFault", "DBSubnetGroupNotFound"].includes(awsErrorCode(err));
 const RDS_INVALID = new Set(["DBSubnetGroupDoesNotCoverEnoughAZs", "InvalidSubnet"]);
+/** DescribeDBSubnetGroups' largest page (MaxRecords is 20–100). */
+const MAX_RECORDS = 100;
+/**
+ * Groups one batched observe covers. DescribeDBSubnetGroups takes no filters, so every batch lists all
+ * of the region's groups (50 by default quota, one page) whatever its size: large batches cost no more.
+ */
+const MAX_ITEMS = 1000;
 
 /** Runs an RDS call: AWS-wide error classes from config.ts plus the subnet group's "can never succeed" codes. */
 function rds<T>(call: () => Promise<T>): Promise<T> {
@@ -78,37 +83,69 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
     }
   }
 
-  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+  /** Every subnet group of the region, page by page, by lower-case name (RDS keeps names in lower case). */
+  async #listAll(): Promise<Map<string, CloudGroup>> {
+    const found = new Map<string, CloudGroup>();
+    let marker: string | undefined;
+    do {
+      const out = await rds(() =>
+        this.#rds.send(
+          new DescribeDBSubnetGroupsCommand({
+            MaxRecords: MAX_RECORDS,
+            ...(marker ? { Marker: marker } : {}),
+          }),
+        ),
+      );
+      for (const g of out.DBSubnetGroups ?? [])
+        if (g.DBSubnetGroupName) found.set(g.DBSubnetGroupName.toLowerCase(), g);
+      marker = out.Marker || undefined;
+    } while (marker);
+    return found;
+  }
+
+  /**
+   * What observe reports of a group as DescribeDBSubnetGroups returned it. Its tags are not in that
+   * answer: they cost a ListTagsForResource, read only when the spec manages them.
+   */
+  async #observationOf(fp: F, group: CloudGroup): Promise<Observation> {
+    const arn = group.DBSubnetGroupArn;
+    const tags =
+      fp.tags !== undefined && arn
+        ? Object.fromEntries(
+            ((await this.#rds.send(new ListTagsForResourceCommand({ ResourceName: arn }))).TagList ?? [])
+              .filter((t) => t.Key)
+              .map((t) => [t.Key ?? "", t.Value ?? ""]),
+          )
+        : undefined;
+    const subnetIds = (group.Subnets ?? []).flatMap((s) => (s.SubnetIdentifier ? [s.SubnetIdentifier] : []));
+    return {
+      resourceExists: true,
+      observed: defined({
+        region: regionOfArn(arn) ?? this.#region,
+        description: group.DBSubnetGroupDescription,
+        subnetIds: subnetIdsAsSpecified(fp.subnetIds, subnetIds),
+        tags,
+      }),
+      atProvider: defined({ arn, vpcId: group.VpcId, status: group.SubnetGroupStatus }),
+      availability: "Available",
+      connectionDetails: defined({ name: group.DBSubnetGroupName, arn }) as Record<string, string>,
+    };
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    const fp = mr.spec.forProvider;
     return rds(async () => {
       const group = await this.#describe(name);
-      if (!group) return { resourceExists: false };
-      const arn = group.DBSubnetGroupArn;
-      // Tags cost a second call: read them only when the spec manages them.
-      const tags =
-        fp.tags !== undefined && arn
-          ? Object.fromEntries(
-              ((await this.#rds.send(new ListTagsForResourceCommand({ ResourceName: arn }))).TagList ?? [])
-                .filter((t) => t.Key)
-                .map((t) => [t.Key ?? "", t.Value ?? ""]),
-            )
-          : undefined;
-      const subnetIds = (group.Subnets ?? []).flatMap((s) =>
-        s.SubnetIdentifier ? [s.SubnetIdentifier] : [],
-      );
-      return {
-        resourceExists: true,
-        observed: defined({
-          region: regionOfArn(arn) ?? this.#region,
-          description: group.DBSubnetGroupDescription,
-          subnetIds: subnetIdsAsSpecified(fp.subnetIds, subnetIds),
-          tags,
-        }),
-        atProvider: defined({ arn, vpcId: group.VpcId, status: group.SubnetGroupStatus }),
-        availability: "Available",
-        connectionDetails: defined({ name: group.DBSubnetGroupName, arn }) as Record<string, string>,
-      };
+      return group ? this.#observationOf(mr.spec.forProvider, group) : { resourceExists: false };
+    });
+  }
+
+  /** DescribeDBSubnetGroups of the whole region, then ListTagsForResource per group whose spec sets tags. */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    const groups = await this.#listAll();
+    return observeEach(items, async ({ mr, externalName }) => {
+      const group = groups.get(externalName.toLowerCase());
+      return group ? rds(() => this.#observationOf(mr.spec.forProvider, group)) : { resourceExists: false };
     });
   }
 
@@ -206,18 +243,19 @@ export const dbSubnetGroupProvider = defineProvider({
       ],
       resources: ["arn:{partition}:rds:*:{account}:subgrp:{namePrefix}*"],
     },
+    // Listing names no group: see the statement's comment with the DB instances'.
+    {
+      sid: "ListDatabases",
+      actions: ["rds:DescribeDBSubnetGroups"],
+      resources: ["arn:{partition}:rds:*:{account}:subgrp:*"],
+    },
   ],
   limitsEachRequest: true,
+  observeMany: {
+    calls: `DescribeDBSubnetGroups of the whole region (no filters; MaxRecords ${MAX_RECORDS}), plus ListTagsForResource per group whose spec sets tags`,
+    maxItems: MAX_ITEMS,
+  },
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
-    // An existing group is looked for where it lives (its ARN's region), so a changed spec.region is
-    // reported as drift on an immutable field instead of creating a second group elsewhere.
-    const clientFor = async (mr: MR) => {
-      const cfg = await awsClientConfig(
-        ctx,
-        regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
-      );
-      return new DBSubnetGroupClient(clients.get(cfg), cfg.region);
-    };
-    return perResource(clientFor);
+    return perRegion<F, A>(ctx, (cfg) => new DBSubnetGroupClient(clients.get(cfg), cfg.region));
   },
 });
