@@ -29,7 +29,7 @@ export async function ensureNamespace(kube: Kube, name: string) {
 export async function createAwsProviderConfig(
   kube: Kube,
   name: string,
-  opts: { credentials?: string; secretKey?: string } = {},
+  opts: { credentials?: string; secretKey?: string; endpoint?: string } = {},
 ) {
   await ensureNamespace(kube, "driftless-system");
   const secretName = `${name}-aws-creds`;
@@ -49,7 +49,7 @@ export async function createAwsProviderConfig(
         secretRef: { namespace: "driftless-system", name: secretName, key: opts.secretKey ?? "credentials" },
       },
       region: "us-east-1",
-      endpoint: { url: env("AWS_ENDPOINT_URL") },
+      endpoint: { url: opts.endpoint ?? env("AWS_ENDPOINT_URL") },
     },
   });
 }

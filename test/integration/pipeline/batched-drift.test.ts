@@ -1,8 +1,10 @@
 // The batched drift check end to end on the wire: the real kube-apiserver pages (continue tokens and
 // the first page's snapshot read again with resourceVersionMatch=Exact), moto behind the real SQS client,
 // and the worker core as the queue adapters call it. Counts, not time.
+import { CreateVpcCommand, DeleteVpcCommand, EC2Client } from "@aws-sdk/client-ec2";
 import { SetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { VPC } from "../../../shared/api/aws/ec2.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
@@ -12,8 +14,9 @@ import { awsKinds, awsProviderConfigKinds } from "../../../shared/providers/aws/
 import type { ReconcileMessage } from "../../../shared/queue/message.ts";
 import { noopLogger } from "../../../shared/reconciler/contract.ts";
 import { reconcileBatch } from "../../../shared/reconciler/router.ts";
-import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
-import { newKube, uniqueName } from "../../support/env.ts";
+import { createAwsProviderConfig, ensureCrds, motoOptions, motoSqs } from "../../support/aws.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
+import { MotoProxy } from "../../support/moto-proxy.ts";
 import { keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { cleanup, inParallel, RecordingSink, TEST_LABEL } from "./helpers.ts";
 
@@ -47,11 +50,11 @@ afterAll(async () => {
 }, 120_000);
 
 /** A sweep where everything is due, in batch mode, pages of `pageSize`. */
-async function sweepBatches(pageSize: number) {
+async function sweepBatches(pageSize: number, type: typeof Queue | typeof VPC = Queue) {
   const sink = new RecordingSink();
   const result = await sweep({
     kube,
-    types: [Queue],
+    types: [type],
     sink,
     scheduleMs: 60_000,
     defaultPollMs: 60_000,
@@ -80,6 +83,7 @@ function worker() {
       messages.map((m, i) => ({
         id: String(i),
         key: { apiVersion: m.apiVersion, kind: m.kind, name: m.name },
+        // (items carry their own keys; `key` is the batch's first object)
         ...(m.batch ? { batch: { apiVersion: m.apiVersion, kind: m.kind, batch: m.batch } } : {}),
       })),
       { checkBatch: w.checkBatch(followUps) },
@@ -126,5 +130,96 @@ describe("batched drift check on the real API server and moto", () => {
     expect(stats.gets).toBe(2);
     const after = await kube.get<KubeObject>(Queue, victim);
     expect(after?.metadata.annotations?.[Annotations.externalName]).toBeTruthy();
+  });
+});
+
+describe("batched drift check of a list-capable kind: VPCs on moto, calls counted on the wire", () => {
+  const V = 120;
+  const ec2 = new EC2Client(motoOptions());
+  const vpcPc = uniqueName("pc-batched-vpc");
+  const vpcNames = Array.from({ length: V }, (_, i) => `${label}-vpc-${String(i).padStart(3, "0")}`);
+  const ids: string[] = [];
+  let proxy: MotoProxy;
+
+  beforeAll(async () => {
+    proxy = await MotoProxy.start(env("AWS_ENDPOINT_URL"));
+    await createAwsProviderConfig(kube, vpcPc, { endpoint: proxy.url });
+    const r = newReconciler(kube);
+    await inParallel(vpcNames, 16, async (name) => {
+      const i = vpcNames.indexOf(name);
+      const cidrBlock = `10.${100 + Math.floor(i / 250)}.${i % 250}.0/24`;
+      const vpcId = (await ec2.send(new CreateVpcCommand({ CidrBlock: cidrBlock }))).Vpc?.VpcId ?? "";
+      ids.push(vpcId);
+      // Adopted: the VPC exists, the managed resource names it.
+      await kube.create<KubeObject>(VPC, {
+        apiVersion: VPC.apiVersion,
+        kind: VPC.kind,
+        metadata: {
+          name,
+          labels: { [TEST_LABEL]: label },
+          annotations: { [Annotations.externalName]: vpcId },
+        },
+        spec: {
+          forProvider: { region: "us-east-1", cidrBlock },
+          providerConfigRef: { name: vpcPc },
+          writeConnectionSecretToRef: { namespace: "default", name: `${name}-conn` },
+        },
+      });
+      await settle(r, keyOf(VPC, name));
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await inParallel(vpcNames, 16, async (name) => {
+      await kube.patch(VPC, name, { metadata: { finalizers: null } }).catch(() => undefined);
+      await kube.delete(VPC, name).catch(() => undefined);
+    });
+    await inParallel(ids, 16, (VpcId) => ec2.send(new DeleteVpcCommand({ VpcId })).catch(() => undefined));
+    await proxy?.stop();
+  }, 120_000);
+
+  it(`${V} in-sync VPCs: 1 DescribeVpcs, 3 LIST requests (sweep, page, Secrets), no per-object GET, no write`, async () => {
+    const { result, messages } = await sweepBatches(1000, VPC);
+    expect(result).toMatchObject({ listed: V, batched: V, batches: 1 });
+    const { w, check } = worker();
+    // Warm the container first (ProviderConfig and credentials cached), as a running Lambda would be.
+    await check(messages);
+    const mark = proxy.calls.length;
+    const sweepKube = newKube();
+    await sweep({
+      kube: sweepKube,
+      types: [VPC],
+      sink: new RecordingSink(),
+      scheduleMs: 60_000,
+      defaultPollMs: 60_000,
+      batch: true,
+      labelSelector: `${TEST_LABEL}=${label}`,
+    });
+    const { stats } = await check(messages);
+    const calls = proxy.since(mark);
+    expect(calls).toEqual(["DescribeVpcs"]);
+    expect(sweepKube.stats.lists + stats.lists).toBe(3);
+    expect(stats).toMatchObject({ gets: 0, writes: 0 });
+    expect(w.engine.externalCalls).toMatchObject({ observe: 0, update: 0 });
+  });
+
+  it("one VPC drifted in the cloud among them: exactly one update", async () => {
+    const victim = vpcNames[7] as string;
+    // Drift: a tag the spec sets is removed in the cloud behind driftless's back.
+    await kube.patch(VPC, victim, { spec: { forProvider: { tags: { team: "a" } } } });
+    const r = newReconciler(kube);
+    await settle(r, keyOf(VPC, victim));
+    const vpcId =
+      (await kube.get<KubeObject>(VPC, victim))?.metadata.annotations?.[Annotations.externalName] ?? "";
+    const { DeleteTagsCommand } = await import("@aws-sdk/client-ec2");
+    await ec2.send(new DeleteTagsCommand({ Resources: [vpcId], Tags: [{ Key: "team" }] }));
+    const { messages } = await sweepBatches(1000, VPC);
+    const { w, check } = worker();
+    const mark = proxy.calls.length;
+    await check(messages);
+    const actions = proxy.since(mark);
+    expect(actions.filter((a) => a === "CreateTags")).toHaveLength(1);
+    expect(actions.filter((a) => a === "DescribeVpcs").length).toBeLessThanOrEqual(3);
+    expect(w.engine.externalCalls.update).toBe(1);
   });
 });
