@@ -48,7 +48,10 @@ function rulesFor(types: readonly ResourceType[], verbs: string[], suffix = ""):
  * elsewhere the API server refuses and Synced=False says so. `--secret-namespaces=*` restores the
  * cluster-wide grant for platforms that want it.
  */
-const SECRET_VERBS = ["get", "create", "update", "delete"];
+// list: the batched drift check reads the connection Secrets of a namespace with one LIST by the
+// app.kubernetes.io/managed-by=driftless label instead of one GET each. Where `get` on every Secret of a
+// namespace is granted already, list reads nothing more (it also shows the names).
+const SECRET_VERBS = ["get", "list", "create", "update", "delete"];
 /** driftless objects are only merge-patched (PATCH), never replaced (PUT): patch, no update. */
 const READ_PATCH = ["get", "list", "watch", "patch"];
 

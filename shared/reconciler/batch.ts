@@ -188,30 +188,58 @@ export async function checkBatch(
 
 /**
  * The connection Secrets of the checked objects: one LIST per namespace, by the label every Secret
- * driftless writes carries. A namespace that cannot be listed maps to undefined ("unknown": those
- * objects take the full path, which reads their Secret by name).
+ * driftless writes carries. Where listing is refused (a Role without `list` on Secrets) each one is read
+ * by name instead; a namespace that cannot be read at all maps to undefined ("unknown": those objects
+ * take the full path, which reads their Secret by name).
  */
 async function readConnectionSecrets(
   kube: Kube,
   objects: readonly ManagedResource[],
   logger: ReconcileLogger,
 ): Promise<Map<string, Map<string, V1Secret> | undefined>> {
-  const namespaces = new Set<string>();
+  const byNamespace = new Map<string, Set<string>>();
   for (const o of objects) {
     const ref = o.spec.writeConnectionSecretToRef;
-    if (ref) namespaces.add(ref.namespace);
+    if (!ref) continue;
+    const names = byNamespace.get(ref.namespace) ?? new Set<string>();
+    names.add(ref.name);
+    byNamespace.set(ref.namespace, names);
   }
   const out = new Map<string, Map<string, V1Secret> | undefined>();
   await Promise.all(
-    [...namespaces].map(async (namespace) => {
+    [...byNamespace].map(async ([namespace, names]) => {
       try {
         const list = await kube.listSecrets(namespace, CONNECTION_SECRET_SELECTOR);
         out.set(namespace, new Map(list.map((s) => [s.metadata?.name ?? "", s])));
+        return;
+      } catch (err) {
+        if (!(err instanceof KubeError && err.status === 403)) {
+          out.set(namespace, undefined);
+          logger.warn(
+            { namespace, error: err instanceof Error ? err.message : String(err) },
+            "cannot list connection Secrets; their objects take the full path",
+          );
+          return;
+        }
+      }
+      // No `list` here: by name, a few at a time.
+      const found = new Map<string, V1Secret>();
+      try {
+        const queue = [...names];
+        await Promise.all(
+          Array.from({ length: Math.min(8, queue.length) }, async () => {
+            for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+              const secret = await kube.getSecret(namespace, name);
+              if (secret) found.set(name, secret);
+            }
+          }),
+        );
+        out.set(namespace, found);
       } catch (err) {
         out.set(namespace, undefined);
         logger.warn(
           { namespace, error: err instanceof Error ? err.message : String(err) },
-          "cannot list connection Secrets; their objects take the full path",
+          "cannot read connection Secrets; their objects take the full path",
         );
       }
     }),

@@ -29,7 +29,10 @@ function verbsOf(methodName: RegExp): Set<string> {
   const verbs = new Set<string>();
   for (const m of client.matchAll(/\n {2}(?:async )?(\w+)(?:<[^>]*>)?\([^)]*\)[^{]*\{([\s\S]*?)\n {2}\}/g)) {
     if (!methodName.test(m[1] ?? "")) continue;
-    for (const h of (m[2] ?? "").matchAll(/method: "(\w+)"/g)) verbs.add(VERB_OF[h[1] ?? ""] ?? "?");
+    // A GET of a collection (list…) is the list verb.
+    const list = (m[1] ?? "").startsWith("list");
+    for (const h of (m[2] ?? "").matchAll(/method: "(\w+)"/g))
+      verbs.add(list && h[1] === "GET" ? "list" : (VERB_OF[h[1] ?? ""] ?? "?"));
   }
   return verbs;
 }
@@ -41,8 +44,8 @@ const reconcilerRules = () =>
 
 describe("reconciler RBAC verbs", () => {
   it("grants on Secrets exactly the verbs the Secret calls use (no patch)", () => {
-    const used = verbsOf(/Secret$/);
-    expect([...used].sort()).toEqual(["create", "delete", "get", "update"]);
+    const used = verbsOf(/Secrets?$/);
+    expect([...used].sort()).toEqual(["create", "delete", "get", "list", "update"]);
     const granted = new Set(
       reconcilerRules()
         .filter((r) => r.apiGroups.includes("") && r.resources.includes("secrets"))

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { ThrottledError } from "../../../shared/api/external.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
+import { KubeError } from "../../../shared/kube/client.ts";
 import { type SweepResult, sweep } from "../../../shared/pipeline/sweep.ts";
 import { MAX_MESSAGE_BYTES, type ReconcileMessage } from "../../../shared/queue/message.ts";
 import { checkBatch } from "../../../shared/reconciler/batch.ts";
@@ -227,6 +228,27 @@ describe("batched drift check", () => {
     expect(e.api.secret("default", `${victim}-conn`)?.data).toMatchObject({
       endpoint: Buffer.from("w.example").toString("base64"),
     });
+  });
+
+  it("where listing Secrets is forbidden, each connection Secret is read by name; still no object GET or write", async () => {
+    const e = engine({ observeManyMaxItems: 1000 });
+    e.cloud.details = { endpoint: "w.example" };
+    await inSyncWidgets(e, 10, withSecret);
+    const { messages } = await sweepBatches(e);
+    e.api.inject((r) =>
+      r.method === "GET" && r.resource === "v1/secrets" && !r.name
+        ? new KubeError('secrets is forbidden: cannot list resource "secrets"', 403, { reason: "Forbidden" })
+        : undefined,
+    );
+    const requests = requestsSince(e);
+    const totals = await checkAll(e, messages);
+    expect(totals).toMatchObject({ inSync: 10, reconciled: 0 });
+    const secretGets = e.api.requests.filter(
+      (r) => r.method === "GET" && r.resource === "v1/secrets" && r.name,
+    );
+    expect(secretGets.length).toBeGreaterThanOrEqual(10);
+    expect(requests()).toMatchObject({ writes: 0 });
+    expect(requests().gets).toBe(10);
   });
 
   it("objects that do not look in sync are not batched by the sweep, and the worker re-checks anyway", async () => {
