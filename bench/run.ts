@@ -42,7 +42,8 @@ import { latencyChart, rssChart } from "./lib/svg.ts";
 import { WireProxy } from "./lib/wire.ts";
 import { UPJET_SIZING } from "./prices.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
-import { costModel, FORMULA } from "./sections/cost.ts";
+import { batchedCostRows, costModel, FORMULA } from "./sections/cost.ts";
+import { measureDriftBatch } from "./sections/drift-batch.ts";
 import { deleteQueues, measureLatency } from "./sections/latency.ts";
 import { measureOverhead } from "./sections/overhead.ts";
 import {
@@ -58,7 +59,12 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 const RESULTS = path.join(ROOT, "bench/results");
 
 const { values } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, keep: { type: "boolean", default: false } },
+  options: {
+    quick: { type: "boolean", default: false },
+    keep: { type: "boolean", default: false },
+    // --only batch: setup and section 7 alone (results in bench/results/batch-only.json).
+    only: { type: "string" },
+  },
 });
 const quick = values.quick ?? false;
 const sizes = quick ? QUICK : FULL;
@@ -152,8 +158,9 @@ async function main() {
     void cleanup().finally(() => process.exit(130));
   });
 
-  const sections: Partial<Record<"work" | "overhead" | "latency" | "scale" | "coldStart" | "cost", Row[]>> =
-    {};
+  const sections: Partial<
+    Record<"work" | "batch" | "overhead" | "latency" | "scale" | "coldStart" | "cost", Row[]>
+  > = {};
   const results: Record<string, unknown> = {};
   try {
     // Setup, overlapped: bundles build while the in-sync set and the first scale objects are created.
@@ -176,6 +183,16 @@ async function main() {
     log(`setup: ${ctx.insync.length} in-sync queues after ${settled.passes} passes`);
     const [built] = await Promise.all([building, creatingScale]);
     log(`setup: bundles built, ${n1} scale objects created`);
+
+    const batch = await measureDriftBatch(ctx);
+    sections.batch = batch.rows;
+    results.batch = batch.result;
+    if (values.only === "batch") {
+      const table = formatTable(batch.rows);
+      process.stdout.write(`\n${table}\n`);
+      writeFileSync(path.join(RESULTS, "batch-only.json"), `${JSON.stringify(batch.result, null, 2)}\n`);
+      return;
+    }
 
     const cold = measureColdStart(ctx, built);
     sections.coldStart = cold.rows;
@@ -241,10 +258,27 @@ async function main() {
       sweepPoints: points.map((p) => ({ resources: p.resources, ms: p.sweep.durationMs.median })),
       sqsSendMsPerMessage: sqsSend.msPerMessage.median,
     });
-    sections.cost = cost.rows;
-    results.cost = cost.result;
+    // The batched model from section 7: worker time per resource without the page LIST, and the LIST.
+    const batchedInputs = batch.result.paths
+      .filter((p) => p.path === "batched")
+      .map((p) => ({
+        kind: p.kind,
+        pageListMs: p.pageListMs,
+        checkMsPerResource:
+          Math.max(0, p.workerWallMs - p.messages * p.pageListMs) / Math.max(1, p.resources),
+      }));
+    const batchedCost = batchedCostRows(
+      {
+        invocationMs: workerInvocation ?? overhead.result.invocationMs.median,
+        sweepPoints: points.map((p) => ({ resources: p.resources, ms: p.sweep.durationMs.median })),
+        sqsSendMsPerMessage: sqsSend.msPerMessage.median,
+      },
+      batchedInputs,
+    );
+    sections.cost = [...cost.rows, ...batchedCost.rows];
+    results.cost = { ...cost.result, batched: batchedCost.result };
 
-    const order = ["work", "overhead", "latency", "scale", "coldStart", "cost"] as const;
+    const order = ["work", "batch", "overhead", "latency", "scale", "coldStart", "cost"] as const;
     const rows = order.flatMap((k) => sections[k] ?? []);
     writeOutputs({ rows, results, machine, run, latency: latency.result, points, baseline });
   } finally {

@@ -135,3 +135,100 @@ export function costModel(inputs: CostInputs) {
     },
   };
 }
+
+// --- Batched drift checks (section 7) -------------------------------------------------------------------
+
+/** What the batched model takes from section 7's measurements, per kind. */
+export interface BatchedInputs {
+  kind: string;
+  /** Worker wall time per checked resource, the page LIST excluded (ms). */
+  checkMsPerResource: number;
+  /** One LIST of a 1,000-object page (ms): every batch message reads its page once. */
+  pageListMs: number;
+}
+
+/** Sweep pages of 1,000; at a 1-minute schedule and 5-minute interval a fifth of each page is due. */
+const PAGE = 1000;
+
+/**
+ * Monthly cost of the batched path. A batch message carries the due keys of one page (PAGE × schedule ÷
+ * interval in steady state, stretched by adaptive polling's longer intervals); its invocation reads the
+ * page and checks those keys. `intervalMin` 20: adaptive polling's steady state.
+ */
+export function batchedMonthlyCost(
+  inputs: CostInputs,
+  b: BatchedInputs,
+  resources: number,
+  intervalMin: number = CHECK_INTERVAL_MIN,
+) {
+  const A = ASSUMPTIONS;
+  const checks = resources * (MONTH_MIN / intervalMin);
+  const keysPerMessage = Math.min(resources, PAGE) / intervalMin; // due per page per 1-minute sweep
+  const messages = checks / Math.max(1, keysPerMessage);
+  const wallMsPerMessage = b.pageListMs + keysPerMessage * b.checkMsPerResource;
+  const lambdaRequests = messages * prices.lambdaRequest.usd;
+  const lambdaCompute =
+    messages * (wallMsPerMessage / 1000) * A.reconcileMemoryGb * prices.lambdaArmGbSecond.usd;
+  // The sweep still lists everything every minute; it sends few messages now.
+  const sweepMs =
+    sweepMsAt(inputs.sweepPoints, resources) + (messages / A.sweepsPerMonth) * inputs.sqsSendMsPerMessage;
+  const sweep =
+    A.sweepsPerMonth *
+    (prices.lambdaRequest.usd + (sweepMs / 1000) * A.sweepMemoryGb * prices.lambdaArmGbSecond.usd);
+  const sqsRequests = messages / 10 + 2 * messages + A.idleReceivesPerMonth;
+  const sqs = sqsRequests * prices.sqsRequest.usd;
+  const forwarder = A.forwarderMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+  const driftless = lambdaRequests + lambdaCompute + sweep + sqs + forwarder;
+  const provider = A.providerMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+  return {
+    resources,
+    intervalMin,
+    checksPerMonth: checks,
+    keysPerMessage,
+    messages,
+    wallMsPerMessage,
+    usd: { lambdaRequests, lambdaCompute, sweep, sqs, forwarder, driftless, provider },
+  };
+}
+
+export const FORMULA_BATCHED = [
+  `batched: k = min(R, ${PAGE}) ÷ interval(min) keys per message (the due share of a ${PAGE}-object page per 1-minute sweep), messages M = C ÷ k`,
+  "Lambda = M × $0.20/M + M × (t_page + k × t_check) × 0.5 GB × price   (t_page = one page LIST, t_check = measured worker time per resource without it)",
+  "SQS = (M/10 send + M receive + M delete + idle long polls) × $0.40/M; sweep and forwarder as per-key",
+];
+
+export function batchedCostRows(inputs: CostInputs, kinds: readonly BatchedInputs[]) {
+  const $ = (x: number) => `$${x.toFixed(2)}`;
+  const rows: Row[] = [];
+  const at: Array<ReturnType<typeof batchedMonthlyCost>> = [];
+  const byCpu = (UPJET_SIZING.providerAwsAvgCores / 2) * prices.m6gLargeHour.usd * HOURS_PER_MONTH;
+  for (const b of kinds) {
+    for (const r of [1000, 10_000, 100_000]) {
+      const c = batchedMonthlyCost(inputs, b, r);
+      const perKey = monthlyCost(inputs, r);
+      at.push(c);
+      const target = r === 10_000 ? "≤ $1.50" : r === 100_000 ? `< 1 GB pod (${$(c.usd.provider)})` : "—";
+      const pass =
+        r === 10_000 ? c.usd.driftless <= 1.5 : r === 100_000 ? c.usd.driftless < c.usd.provider : undefined;
+      rows.push({
+        section: "6 cost",
+        metric: `batched, ${b.kind}, ${r / 1000}k resources, 5-min checks: per-key → batched (pod: ${$(c.usd.provider)} by memory, ${$(byCpu)} by CPU)`,
+        value: `${$(perKey.usd.driftless)} → ${$(c.usd.driftless)}`,
+        target,
+        pass,
+        range: `Lambda ${$(c.usd.lambdaRequests + c.usd.lambdaCompute)}, sweep ${$(c.usd.sweep)}, SQS ${$(c.usd.sqs)} (idle polls ${$(ASSUMPTIONS.idleReceivesPerMonth * prices.sqsRequest.usd)}), forwarder ${$(c.usd.forwarder)}`,
+      });
+    }
+    const steady = batchedMonthlyCost(inputs, b, 10_000, 20);
+    at.push(steady);
+    rows.push({
+      section: "6 cost",
+      metric: `batched, ${b.kind}, 10k resources, adaptive polling's steady state (unchanged > 20 min: every 20 min)`,
+      value: $(steady.usd.driftless),
+      target: "—",
+      pass: undefined,
+      range: `Lambda ${$(steady.usd.lambdaRequests + steady.usd.lambdaCompute)}, sweep ${$(steady.usd.sweep)}, SQS ${$(steady.usd.sqs)}, forwarder ${$(steady.usd.forwarder)}`,
+    });
+  }
+  return { rows, result: { formula: FORMULA_BATCHED, inputs: kinds, at } };
+}

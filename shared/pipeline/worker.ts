@@ -26,6 +26,7 @@ import type {
   ResourceKey,
 } from "../reconciler/contract.ts";
 import { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
+import type { RateLimit } from "../reconciler/rate-limit.ts";
 import { ManagedReconciler } from "../reconciler/reconciler.ts";
 import { KindRegistry } from "../reconciler/registry.ts";
 import {
@@ -93,6 +94,8 @@ export interface WorkerSetup {
   metrics?: ReconcileMetrics | undefined;
   /** Default: Kubernetes Events through `kube`. */
   events?: EventRecorder | undefined;
+  /** Per-ProviderConfig cloud-call limit (reconciler/rate-limit.ts); false: none (benchmarks). */
+  rateLimit?: RateLimit | false | undefined;
 }
 
 export interface Worker {
@@ -123,6 +126,7 @@ export function createWorker(setup: WorkerSetup): Worker {
     ...poll,
     ...(setup.metrics ? { metrics: setup.metrics } : {}),
     ...(setup.secretRefNamespaces ? { secretRefNamespaces: setup.secretRefNamespaces } : {}),
+    ...(setup.rateLimit !== undefined ? { rateLimit: setup.rateLimit } : {}),
   });
   const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds]);
   const claims = setup.claims ? new ClaimBinder(setup.kube, { logger, events, ...poll }) : undefined;
