@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, sign, verify } from "nod
 import { PubSub } from "@google-cloud/pubsub";
 import { Storage } from "@google-cloud/storage";
 import { GoogleAuth, JWT } from "google-auth-library";
+import type { ExternalObservation, ObserveManyItem } from "../../api/external.ts";
 import {
   type ConnectContext,
   CredentialsError,
@@ -370,4 +371,58 @@ export async function checkGcpCredentials(ctx: ConnectContext<GcpProviderConfigS
       : new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE] }).getAccessToken(),
   );
   return `${who} in project ${cfg.projectId}`;
+}
+
+/** Pub/Sub list calls' page size (the API's maximum): also the most resources one batched read covers. */
+export const PUBSUB_LIST_PAGE_SIZE = 1000;
+
+/**
+ * The batched observe of a Pub/Sub kind: the project's list, page by page (one rate-limit token each),
+ * then each item's observation from it (not listed: does not exist). A full name in another project is
+ * not in that list: it is observed alone; its failure is its own, but throttling fails the whole call.
+ */
+export async function observePubSubList<F, A, M extends { name?: string | null }>(
+  items: ReadonlyArray<ObserveManyItem<F, A>>,
+  kind: {
+    /** `projects/<project>/topics/` or `…/subscriptions/`. */
+    prefix: string;
+    fullName: (externalName: string) => string;
+    rateLimit: (() => Promise<void>) | undefined;
+    listPage: (
+      pageToken: string | undefined,
+    ) => Promise<{ items: Array<{ metadata?: M | null }>; next?: string | null }>;
+    observation: (mr: ObserveManyItem<F, A>["mr"], meta: M, fullName: string) => ExternalObservation<F, A>;
+    observeOne: (mr: ObserveManyItem<F, A>["mr"], name: string) => Promise<ExternalObservation<F, A>>;
+  },
+): Promise<Array<ExternalObservation<F, A> | Error>> {
+  const inProject = (name: string) => kind.fullName(name).startsWith(kind.prefix);
+  const listed = new Map<string, M>();
+  if (items.some((i) => inProject(i.externalName))) {
+    await gcp(async () => {
+      let pageToken: string | undefined;
+      do {
+        await kind.rateLimit?.();
+        const page = await kind.listPage(pageToken);
+        for (const r of page.items) if (r.metadata?.name) listed.set(r.metadata.name, r.metadata);
+        pageToken = page.next || undefined;
+      } while (pageToken);
+    });
+  }
+  const out: Array<ExternalObservation<F, A> | Error> = [];
+  for (const { mr, externalName } of items) {
+    if (!inProject(externalName)) {
+      await kind.rateLimit?.();
+      out.push(
+        await kind.observeOne(mr, externalName).catch((err: Error) => {
+          if (err instanceof ThrottledError) throw err;
+          return err;
+        }),
+      );
+      continue;
+    }
+    const fullName = kind.fullName(externalName);
+    const meta = listed.get(fullName);
+    out.push(meta ? kind.observation(mr, meta, fullName) : { resourceExists: false });
+  }
+  return out;
 }

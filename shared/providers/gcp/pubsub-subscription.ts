@@ -7,7 +7,6 @@ import {
   type ExternalObservation,
   InvalidSpecError,
   type ObserveManyItem,
-  ThrottledError,
 } from "../../api/external.ts";
 import {
   Subscription,
@@ -26,6 +25,8 @@ import {
   newPubSub,
   observedDuration,
   observedLabels,
+  observePubSubList,
+  PUBSUB_LIST_PAGE_SIZE,
   parseResourceName,
   sameLabels,
 } from "./config.ts";
@@ -45,7 +46,6 @@ const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5;
 const clients = new GcpClientCache(newPubSub, (ps) => ps.close());
 
 /** Subscriptions per ListSubscriptions page: the most one list request returns, and so one batched observe covers. */
-const LIST_PAGE_SIZE = 1000;
 
 /** A topic id in the project, or a full name, as the full name the API wants. */
 const topicName = (project: string, topic: string) =>
@@ -151,12 +151,6 @@ function retryPolicyOf(fp: F): SubscriptionMetadata["retryPolicy"] {
   };
 }
 
-/** A resource observed alone within a batch: its failure is its own, but throttling fails the whole call. */
-function ownFailure(err: Error): Error {
-  if (err instanceof ThrottledError) throw err;
-  return err;
-}
-
 class SubscriptionClient implements ExternalClient<F, A> {
   readonly #ps: PubSub;
   readonly #project: string;
@@ -214,36 +208,21 @@ class SubscriptionClient implements ExternalClient<F, A> {
    * the full name of a subscription in another project is not in that list: it is observed alone.
    */
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    const project = `projects/${this.#project}/subscriptions/`;
-    const inProject = (name: string) => this.#ps.subscription(name).name.startsWith(project);
-    const listed = new Map<string, CloudSubscription>();
-    if (items.some((i) => inProject(i.externalName))) {
-      await gcp(async () => {
-        let pageToken: string | undefined;
-        do {
-          await this.#rateLimit?.();
-          const [subscriptions, , page] = await this.#ps.getSubscriptions({
-            pageSize: LIST_PAGE_SIZE,
-            autoPaginate: false,
-            ...(pageToken ? { pageToken } : {}),
-          });
-          for (const s of subscriptions) if (s.metadata?.name) listed.set(s.metadata.name, s.metadata);
-          pageToken = page?.nextPageToken || undefined;
-        } while (pageToken);
-      });
-    }
-    const out: Array<Observation | Error> = [];
-    for (const { mr, externalName } of items) {
-      if (!inProject(externalName)) {
-        await this.#rateLimit?.();
-        out.push(await this.observe(mr, externalName).catch(ownFailure));
-        continue;
-      }
-      const fullName = this.#ps.subscription(externalName).name;
-      const meta = listed.get(fullName);
-      out.push(meta ? this.#observationOf(mr.spec.forProvider, meta, fullName) : { resourceExists: false });
-    }
-    return out;
+    return observePubSubList(items, {
+      prefix: `projects/${this.#project}/subscriptions/`,
+      fullName: (n) => this.#ps.subscription(n).name,
+      rateLimit: this.#rateLimit,
+      listPage: async (pageToken) => {
+        const [found, , page] = await this.#ps.getSubscriptions({
+          pageSize: PUBSUB_LIST_PAGE_SIZE,
+          autoPaginate: false,
+          ...(pageToken ? { pageToken } : {}),
+        });
+        return { items: found, next: page?.nextPageToken };
+      },
+      observation: (mr, meta, fullName) => this.#observationOf(mr.spec.forProvider, meta, fullName),
+      observeOne: (mr, name) => this.observe(mr, name),
+    });
   }
 
   async create(mr: MR, name: string | undefined) {
@@ -309,7 +288,7 @@ export const subscriptionProvider = defineProvider({
   definition: Subscription,
   observeMany: {
     calls: "projects.subscriptions.list of the project (subscriptions.get for one named in another project)",
-    maxItems: LIST_PAGE_SIZE,
+    maxItems: PUBSUB_LIST_PAGE_SIZE,
   },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     const cfg = await gcpClientConfig(ctx);

@@ -6,7 +6,7 @@ import type {
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
-import { defineProvider, ThrottledError } from "../../api/external.ts";
+import { defineProvider } from "../../api/external.ts";
 import { Topic, type TopicAtProvider, type TopicForProvider } from "../../api/gcp/pubsub.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
@@ -21,6 +21,8 @@ import {
   observedDuration,
   observedLabels,
   observedSet,
+  observePubSubList,
+  PUBSUB_LIST_PAGE_SIZE,
   parseResourceName,
   sameLabels,
 } from "./config.ts";
@@ -35,7 +37,6 @@ type Observed = { [K in keyof F]?: F[K] | null };
 const clients = new GcpClientCache(newPubSub, (ps) => ps.close());
 
 /** Topics per ListTopics page: the most one list request returns, and so one batched observe covers. */
-const LIST_PAGE_SIZE = 1000;
 
 function observedOf(fp: F, meta: TopicMetadata): Partial<F> {
   const regions = meta.messageStoragePolicy?.allowedPersistenceRegions ?? [];
@@ -92,12 +93,6 @@ function observationOf(fp: F, meta: TopicMetadata, fullName: string): Observatio
   };
 }
 
-/** A resource observed alone within a batch: its failure is its own, but throttling fails the whole call. */
-function ownFailure(err: Error): Error {
-  if (err instanceof ThrottledError) throw err;
-  return err;
-}
-
 class TopicClient implements ExternalClient<F, A> {
   readonly #ps: PubSub;
   readonly #rateLimit: (() => Promise<void>) | undefined;
@@ -125,36 +120,21 @@ class TopicClient implements ExternalClient<F, A> {
    * name of a topic in another project (the SDK accepts one) is not in that list: it is observed alone.
    */
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    const project = `projects/${this.#ps.projectId}/topics/`;
-    const inProject = (name: string) => this.#ps.topic(name).name.startsWith(project);
-    const listed = new Map<string, TopicMetadata>();
-    if (items.some((i) => inProject(i.externalName))) {
-      await gcp(async () => {
-        let pageToken: string | undefined;
-        do {
-          await this.#rateLimit?.();
-          const [topics, , page] = await this.#ps.getTopics({
-            pageSize: LIST_PAGE_SIZE,
-            autoPaginate: false,
-            ...(pageToken ? { pageToken } : {}),
-          });
-          for (const t of topics) if (t.metadata?.name) listed.set(t.metadata.name, t.metadata);
-          pageToken = page?.nextPageToken || undefined;
-        } while (pageToken);
-      });
-    }
-    const out: Array<Observation | Error> = [];
-    for (const { mr, externalName } of items) {
-      if (!inProject(externalName)) {
-        await this.#rateLimit?.();
-        out.push(await this.observe(mr, externalName).catch(ownFailure));
-        continue;
-      }
-      const fullName = this.#ps.topic(externalName).name;
-      const meta = listed.get(fullName);
-      out.push(meta ? observationOf(mr.spec.forProvider, meta, fullName) : { resourceExists: false });
-    }
-    return out;
+    return observePubSubList(items, {
+      prefix: `projects/${this.#ps.projectId}/topics/`,
+      fullName: (n) => this.#ps.topic(n).name,
+      rateLimit: this.#rateLimit,
+      listPage: async (pageToken) => {
+        const [found, , page] = await this.#ps.getTopics({
+          pageSize: PUBSUB_LIST_PAGE_SIZE,
+          autoPaginate: false,
+          ...(pageToken ? { pageToken } : {}),
+        });
+        return { items: found, next: page?.nextPageToken };
+      },
+      observation: (mr, meta, fullName) => observationOf(mr.spec.forProvider, meta, fullName),
+      observeOne: (mr, name) => this.observe(mr, name),
+    });
   }
 
   async create(mr: MR, name: string | undefined) {
@@ -201,7 +181,7 @@ export const topicProvider = defineProvider({
   definition: Topic,
   observeMany: {
     calls: "projects.topics.list of the project (topics.get for one named in another project)",
-    maxItems: LIST_PAGE_SIZE,
+    maxItems: PUBSUB_LIST_PAGE_SIZE,
   },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     return new TopicClient(clients.get(await gcpClientConfig(ctx)), ctx.rateLimit);
