@@ -198,10 +198,20 @@ export async function handleSqsBatch(
   }
   // Batch messages send their follow-ups to the queue they came from.
   const batchFrom = valid.find((v) => v.message.batch);
-  const checkBatch =
-    batchFrom && deps.checkBatch
-      ? deps.checkBatch(new SqsProducer({ client: deps.sqs, queueUrl: await batchFrom.queueUrl() }))
-      : undefined;
+  let checkBatch: BatchCheckFn | undefined;
+  if (batchFrom && deps.checkBatch) {
+    try {
+      checkBatch = deps.checkBatch(
+        new SqsProducer({ client: deps.sqs, queueUrl: await batchFrom.queueUrl() }),
+      );
+    } catch (err) {
+      // Without the queue's URL no follow-up can be sent: the batch's keys are reconciled one by one.
+      deps.logger.warn(
+        { error: describe(err) },
+        "cannot look up the queue URL; batch messages take the per-key path",
+      );
+    }
+  }
   const results = await reconcileBatch(deps.reconcile, items, {
     concurrency: deps.concurrency ?? DEFAULT_FUNCTION_CONCURRENCY,
     deadlineMs: deps.deadlineMs,
