@@ -12,6 +12,17 @@ const Duration = z
     );
   });
 
+/** A comma-separated list, items trimmed, empty ones dropped (default: none). */
+const commaList = z
+  .string()
+  .default("")
+  .transform((v) =>
+    v
+      .split(",")
+      .map((n) => n.trim())
+      .filter(Boolean),
+  );
+
 export const Config = z.object({
   KUBECONFIG: z.string().optional().describe("Path to a kubeconfig; default: in-cluster or ~/.kube/config."),
   DRIFTLESS_KUBECONFIG_YAML: z.string().optional().describe("A whole kubeconfig (e.g. from a secret store)."),
@@ -23,7 +34,9 @@ export const Config = z.object({
   DRIFTLESS_PUBSUB_SUBSCRIPTION: z.string().optional(),
   GCP_PROJECT_ID: z.string().optional(),
   DRIFTLESS_WORKERS: z.coerce.number().int().min(1).max(256).default(8),
-  DRIFTLESS_POLL_INTERVAL: Duration.default(5 * 60_000),
+  DRIFTLESS_POLL_INTERVAL: Duration.optional().describe(
+    "Default drift-check interval per resource: 5m, or 1h when the doorbell and cloud events both ring (docs/operations.md).",
+  ),
   DRIFTLESS_SWEEP_INTERVAL: Duration.default(60_000),
   DRIFTLESS_MAX_POLL_INTERVAL: Duration.default(20 * 60_000).describe(
     "Adaptive polling: the longest interval a resource that stays unchanged is checked at (default 20m; the poll interval turns it off).",
@@ -37,25 +50,45 @@ export const Config = z.object({
   DRIFTLESS_LABEL_SELECTOR: z
     .preprocess((v) => (v === "" ? undefined : v), z.string().optional())
     .describe("Default label selector of `driftless run` (only objects matching it are watched and swept)."),
-  DRIFTLESS_SECRET_REF_NAMESPACES: z
-    .string()
-    .default("")
-    .transform((v) =>
-      v
-        .split(",")
-        .map((n) => n.trim())
-        .filter(Boolean),
-    )
-    .describe(
-      "Namespaces (comma list, * for any) a managed resource may read Secrets from besides its connection Secret's own (default none).",
-    ),
+  DRIFTLESS_SECRET_REF_NAMESPACES: commaList.describe(
+    "Namespaces (comma list, * for any) a managed resource may read Secrets from besides its connection Secret's own (default none).",
+  ),
   DRIFTLESS_CLAIMS: z
     .enum(["true", "false"])
     .default("true")
     .transform((v) => v === "true")
     .describe("Serverless deployment: also forward, sweep and reconcile claims and classes (default true)."),
+  DRIFTLESS_DOORBELL_SECRET: z
+    .preprocess((v) => (v === "" ? undefined : v), z.string().optional())
+    .describe(
+      "The admission doorbell's path secret (≥ 32 characters of A-Z a-z 0-9 . _ ~ -): its endpoint answers only /<secret>/… (docs/doorbell.md).",
+    ),
+  DRIFTLESS_DOORBELL_IGNORE_USERS: commaList.describe(
+    "Kubernetes usernames (comma list) whose writes do not ring the doorbell, besides driftless's own field manager.",
+  ),
+  DRIFTLESS_CLOUD_EVENTS: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true")
+    .describe(
+      "Cloud audit events are routed to driftless (EventBridge rule, log sink, Event Grid): with the doorbell, the default poll interval becomes 1h.",
+    ),
+  DRIFTLESS_OWN_PRINCIPALS: commaList.describe(
+    "Cloud identities (comma list: IAM role ARNs, service-account e-mails, Azure object or app ids) whose audit events are driftless's own and dropped (docs/cloud-events.md).",
+  ),
 });
-export type Config = z.infer<typeof Config>;
+export type Config = Omit<z.infer<typeof Config>, "DRIFTLESS_POLL_INTERVAL"> & {
+  /** Resolved: the variable, else DEFAULT_POLL_INTERVAL_MS or (doorbell and cloud events) SAFETY_NET_POLL_INTERVAL_MS. */
+  DRIFTLESS_POLL_INTERVAL: number;
+};
+
+/** The default poll interval while a forwarder (or only the doorbell) brings Kubernetes changes. */
+export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
+/**
+ * The default when the doorbell brings Kubernetes changes and cloud events bring the cloud's: the poll
+ * is then only the safety net for events that were lost (docs/operations.md, "Poll interval").
+ */
+export const SAFETY_NET_POLL_INTERVAL_MS = 60 * 60_000;
 
 /** Reads and validates the configuration; a bad value fails fast with the variable's name. */
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -64,5 +97,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
     throw new Error(`invalid configuration: ${problems}`);
   }
-  return parsed.data;
+  const c = parsed.data;
+  const bothRing = Boolean(c.DRIFTLESS_DOORBELL_SECRET) && c.DRIFTLESS_CLOUD_EVENTS;
+  return {
+    ...c,
+    DRIFTLESS_POLL_INTERVAL:
+      c.DRIFTLESS_POLL_INTERVAL ?? (bothRing ? SAFETY_NET_POLL_INTERVAL_MS : DEFAULT_POLL_INTERVAL_MS),
+  };
 }

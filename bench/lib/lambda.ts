@@ -7,9 +7,14 @@ import {
   GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
-  type SQSClient,
+  SQSClient,
 } from "@aws-sdk/client-sqs";
-import type { handleSqsBatch, SqsEvent, SqsEventRecord } from "../../shared/pipeline/functions-sqs.ts";
+import { awsKinds, awsProviderConfigKinds } from "../../functions/aws/kinds.ts";
+import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
+import { noopLogger } from "../../shared/pipeline/common.ts";
+import { handleSqsBatch, type SqsEvent, type SqsEventRecord } from "../../shared/pipeline/functions-sqs.ts";
+import { createWorker } from "../../shared/pipeline/worker.ts";
+import { ensureSqsQueue, type SqsQueuePair } from "../../shared/queue/sqs.ts";
 
 type Handler = (event: SqsEvent) => ReturnType<typeof handleSqsBatch>;
 
@@ -150,4 +155,58 @@ export class LambdaEventSource {
       }
     }
   }
+}
+
+/**
+ * `count` emulated Lambda containers, each with the worker the AWS entry point builds (createWorker
+ * with the reconcilers' field manager) behind the Lambda handler core, as functions/aws/reconcile.ts
+ * wires it: doorbell messages wait for their write, cloud events are resolved. Their Kube clients are
+ * returned for request counts.
+ */
+export function lambdaContainers(o: {
+  kc: import("@kubernetes/client-node").KubeConfig;
+  sqs: SQSClient;
+  queueUrl: string;
+  count?: number;
+}): { handlers: Handler[]; kubes: Kube[] } {
+  const kubes: Kube[] = [];
+  const handlers = Array.from({ length: o.count ?? 2 }, () => {
+    const kube = new Kube(o.kc, { fieldManager: FIELD_MANAGER });
+    kubes.push(kube);
+    const worker = createWorker({
+      kube,
+      kinds: awsKinds,
+      providerConfigKinds: awsProviderConfigKinds,
+      logger: noopLogger,
+    });
+    return (event: SqsEvent) =>
+      handleSqsBatch(
+        {
+          sqs: o.sqs,
+          reconcile: worker.reconcile,
+          storedVersion: worker.storedVersion,
+          cloudEvents: worker.cloudEvents,
+          logger: noopLogger,
+          queueUrl: o.queueUrl,
+          maxReceiveCount: 5,
+          concurrency: 8,
+        },
+        event,
+      );
+  });
+  return { handlers, kubes };
+}
+
+/** An SQS client straight at moto (not through the recording proxy) and a fresh work queue with its DLQ. */
+export async function benchWorkQueue(
+  env: Record<string, string | undefined>,
+  name: string,
+): Promise<{ sqs: SQSClient; work: SqsQueuePair }> {
+  const sqs = new SQSClient({
+    region: "us-east-1",
+    endpoint: env.AWS_ENDPOINT_URL,
+    credentials: { accessKeyId: "testing", secretAccessKey: "testing-secret-value" },
+  });
+  const work = await ensureSqsQueue(sqs, { name, visibilityTimeoutSeconds: 30, maxReceiveCount: 5 });
+  return { sqs, work };
 }

@@ -2,7 +2,7 @@
 // (the recording proxy): (a) one-process mode (`startRun`: forwarder → memory queue → workers) and
 // (b) forwarder → SQS on moto → Lambda's event source (emulated) → the Lambda handler core.
 // Each change edits one object's spec.forProvider.visibilityTimeoutSeconds; t0 is just before the PATCH.
-import { DeleteQueueCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { DeleteQueueCommand, type SQSClient } from "@aws-sdk/client-sqs";
 import { awsKinds, awsProviderConfigKinds } from "../../functions/aws/kinds.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import { Kube } from "../../shared/kube/client.ts";
@@ -12,11 +12,11 @@ import { Forwarder } from "../../shared/pipeline/forwarder.ts";
 import { createReconcileFn, typesOf } from "../../shared/pipeline/functions.ts";
 import { handleSqsBatch } from "../../shared/pipeline/functions-sqs.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
-import { ensureSqsQueue, SqsProducer } from "../../shared/queue/sqs.ts";
+import { SqsProducer } from "../../shared/queue/sqs.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "../../shared/reconciler/reconciler.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { selectorOf } from "../lib/fixtures.ts";
-import { LambdaEventSource } from "../lib/lambda.ts";
+import { benchWorkQueue, LambdaEventSource } from "../lib/lambda.ts";
 import type { Row } from "../lib/report.ts";
 import { inParallel, percentiles, sleep } from "../lib/stats.ts";
 import { DRIFT_DEFAULTS } from "../prices.ts";
@@ -95,16 +95,7 @@ export async function measureLatency(ctx: BenchContext) {
 
   // (b) SQS on moto + the Lambda handler core, two emulated containers (Lambda starts with several pollers).
   ctx.log("latency (SQS + Lambda handler): starting forwarder and event source …");
-  const sqs = new SQSClient({
-    region: "us-east-1",
-    endpoint: ctx.env.AWS_ENDPOINT_URL,
-    credentials: { accessKeyId: "testing", secretAccessKey: "testing-secret-value" },
-  });
-  const work = await ensureSqsQueue(sqs, {
-    name: `${ctx.run}-work`,
-    visibilityTimeoutSeconds: 30,
-    maxReceiveCount: 5,
-  });
+  const { sqs, work } = await benchWorkQueue(ctx.env, `${ctx.run}-work`);
   const types = typesOf(awsKinds, awsProviderConfigKinds);
   const forwarder = new Forwarder({
     kube: new Kube(ctx.kc),

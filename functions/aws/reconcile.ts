@@ -1,14 +1,24 @@
-// Lambda entry point: SQS event source with `functionResponseType: ReportBatchItemFailures`.
+// Lambda entry point: SQS event source with `functionResponseType: ReportBatchItemFailures`, and the
+// Function URL the API server rings (the admission doorbell, shared/doorbell).
 // Thin adapter: config and clients once per container (the worker: shared/pipeline/worker.ts), then
-// shared/pipeline/functions-sqs.ts per event.
+// shared/pipeline/functions-sqs.ts per SQS event, shared/doorbell per Function URL request.
 import { SQSClient } from "@aws-sdk/client-sqs";
-import { Kube } from "../../shared/kube/client.ts";
+import { createDoorbell } from "../../shared/doorbell/index.ts";
+import {
+  fromLambdaUrl,
+  isLambdaUrlEvent,
+  type LambdaUrlEvent,
+  type LambdaUrlResult,
+  toLambdaUrl,
+} from "../../shared/doorbell/platforms.ts";
+import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { createLogger } from "../../shared/log.ts";
 import { EmfMetrics } from "../../shared/metrics-emf.ts";
 import { DEFAULT_DEADLINE_MARGIN_MS, perContainer } from "../../shared/pipeline/functions.ts";
 import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/pipeline/functions-sqs.ts";
-import { createWorker, type DeadLetterNote, deadLetterNote } from "../../shared/pipeline/worker.ts";
+import { createWorker, type DeadLetterNote, deadLetterNote, typesOf } from "../../shared/pipeline/worker.ts";
+import { SqsProducer } from "../../shared/queue/sqs.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
 import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
@@ -28,7 +38,7 @@ let noteDeadLetter: DeadLetterNote | undefined;
 const workerFn = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
-  const kube = new Kube(access.endpoint);
+  const kube = new Kube(access.endpoint, { fieldManager: FIELD_MANAGER });
   const events = new KubeEventRecorder(kube);
   const worker = createWorker({
     kube,
@@ -38,6 +48,7 @@ const workerFn = perContainer(async () => {
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
     secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
+    ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
     metrics,
     events,
   });
@@ -49,7 +60,23 @@ await workerFn().catch((err: unknown) => {
   logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
 });
 
-export async function handler(event: SqsEvent, context?: LambdaContext): Promise<SqsBatchResponse> {
+// The doorbell needs the queue only, not the cluster: it answers the API server even while the
+// cluster access above is still failing. Without a queue URL it has nowhere to ring: disabled.
+const doorbell = createDoorbell({
+  secret: cfg.DRIFTLESS_SQS_QUEUE_URL ? cfg.DRIFTLESS_DOORBELL_SECRET : undefined,
+  producer: new SqsProducer({ client: sqs, queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL ?? "" }),
+  types: typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
+  logger,
+  ignoreUsers: cfg.DRIFTLESS_DOORBELL_IGNORE_USERS,
+});
+
+export function handler(event: SqsEvent, context?: LambdaContext): Promise<SqsBatchResponse>;
+export function handler(event: LambdaUrlEvent, context?: LambdaContext): Promise<LambdaUrlResult>;
+export async function handler(
+  event: SqsEvent | LambdaUrlEvent,
+  context?: LambdaContext,
+): Promise<SqsBatchResponse | LambdaUrlResult> {
+  if (isLambdaUrlEvent(event)) return toLambdaUrl(await doorbell(fromLambdaUrl(event)));
   try {
     const worker = await workerFn();
     const { batchItemFailures } = await handleSqsBatch(
@@ -57,6 +84,8 @@ export async function handler(event: SqsEvent, context?: LambdaContext): Promise
         sqs,
         reconcile: worker.reconcile,
         checkBatch: worker.checkBatch,
+        cloudEvents: worker.cloudEvents,
+        storedVersion: worker.storedVersion,
         logger,
         queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL,
         deadLetterQueueUrl: cfg.DRIFTLESS_SQS_DLQ_URL,

@@ -10,6 +10,7 @@ import { registerBind } from "./commands/bind.ts";
 import { registerCrds } from "./commands/crds.ts";
 import { registerDescribe } from "./commands/describe.ts";
 import { registerDoctor } from "./commands/doctor.ts";
+import { registerDoorbell } from "./commands/doorbell.ts";
 import { registerForward } from "./commands/forward.ts";
 import { registerGet } from "./commands/get.ts";
 import { registerMigrate } from "./commands/migrate.ts";
@@ -32,6 +33,7 @@ const COMMANDS: RegisterCommand[] = [
   registerTrigger,
   registerBind,
   registerCrds,
+  registerDoorbell,
   registerDoctor,
   registerMigrate,
 ];
@@ -46,7 +48,8 @@ const ENV_HELP: Record<string, string> = {
   DRIFTLESS_PUBSUB_SUBSCRIPTION: "Its subscription (checked by doctor).",
   GCP_PROJECT_ID: "Project of the Pub/Sub topic.",
   DRIFTLESS_WORKERS: "Reconciles at once in `driftless run` (default 8).",
-  DRIFTLESS_POLL_INTERVAL: "Default drift-check interval per resource (default 5m).",
+  DRIFTLESS_POLL_INTERVAL:
+    "Default drift-check interval per resource (default 5m; 1h with doorbell and cloud events).",
   DRIFTLESS_SWEEP_INTERVAL: "How often the drift sweep runs (default 1m).",
   DRIFTLESS_MAX_POLL_INTERVAL:
     "Adaptive polling: longest interval for a resource that stays unchanged (default 20m; equal to the poll interval: off).",

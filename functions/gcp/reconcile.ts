@@ -1,13 +1,15 @@
 // Cloud Functions (gen2) entry point: a CloudEvent function triggered by the work topic through Eventarc.
 // Thin adapter: config and clients once per instance, then shared/pipeline/functions-pubsub.ts. Return =
 // 2xx (ack); throw = non-2xx (redelivered under the subscription's retry policy, then dead-lettered).
-import { type CloudEvent, cloudEvent } from "@google-cloud/functions-framework";
+import { type CloudEvent, cloudEvent, http } from "@google-cloud/functions-framework";
 import { PubSub } from "@google-cloud/pubsub";
-import { Kube } from "../../shared/kube/client.ts";
+import { createDoorbell } from "../../shared/doorbell/index.ts";
+import { fromHttpFunction } from "../../shared/doorbell/platforms.ts";
+import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts";
 import { handlePubSubPush } from "../../shared/pipeline/functions-pubsub.ts";
-import { createWorker } from "../../shared/pipeline/worker.ts";
+import { createWorker, typesOf } from "../../shared/pipeline/worker.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
@@ -26,18 +28,22 @@ const workerFn = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
   return createWorker({
-    kube: new Kube(access.endpoint),
+    kube: new Kube(access.endpoint, { fieldManager: FIELD_MANAGER }),
     kinds: gcpKinds,
     providerConfigKinds: gcpProviderConfigKinds,
     logger,
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
     secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
+    ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
   });
 });
-await workerFn().catch((err: unknown) => {
-  logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
-});
+// The doorbell deployment (FUNCTION_TARGET=doorbell) never reconciles: it skips the cluster at start.
+if (process.env.FUNCTION_TARGET !== "doorbell") {
+  await workerFn().catch((err: unknown) => {
+    logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
+  });
+}
 
 export async function reconcile(event: CloudEvent<unknown>): Promise<void> {
   const worker = await workerFn();
@@ -46,6 +52,8 @@ export async function reconcile(event: CloudEvent<unknown>): Promise<void> {
       reconcile: worker.reconcile,
       // Without the work topic the batch's follow-ups have nowhere to go: its keys are reconciled one by one.
       checkBatch: producer ? worker.checkBatch(producer) : undefined,
+      cloudEvents: worker.cloudEvents,
+      storedVersion: worker.storedVersion,
       logger,
       deadLetterTopic,
       producer,
@@ -56,3 +64,19 @@ export async function reconcile(event: CloudEvent<unknown>): Promise<void> {
 }
 
 cloudEvent("reconcile", reconcile);
+
+// The admission doorbell: a second function from the same source (`--entry-point doorbell
+// --trigger-http --allow-unauthenticated`; the path secret is the gate, docs/doorbell.md). It needs the
+// work topic only, not the cluster. Without the topic it has nowhere to ring: disabled.
+const doorbell = createDoorbell({
+  secret: producer ? cfg.DRIFTLESS_DOORBELL_SECRET : undefined,
+  producer: producer ?? { send: async () => ({ sent: 0, failed: [] }) },
+  types: typesOf(gcpKinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
+  logger,
+  ignoreUsers: cfg.DRIFTLESS_DOORBELL_IGNORE_USERS,
+});
+
+http("doorbell", async (req, res) => {
+  const out = await doorbell(fromHttpFunction(req));
+  res.status(out.status).set(out.headers).send(out.body);
+});

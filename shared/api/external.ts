@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { CloudEventsDeclaration } from "./cloud-events.ts";
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "./managed.ts";
 import type { SecretKeySelector } from "./meta.ts";
 import type { ProviderConfig } from "./provider-config.ts";
@@ -147,6 +148,11 @@ export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<str
   observeMany?: { calls: string; maxItems: number };
   /** AWS IAM statements its calls need under InjectedIdentity (AWS kinds; generated into serverless.yml). */
   iam?: readonly IamStatement[];
+  /**
+   * Which cloud audit events can change a resource of this kind and where its external name is in one
+   * (docs/cloud-events.md): an event becomes a reconcile of the resource in seconds, not at the next poll.
+   */
+  cloudEvents?: CloudEventsDeclaration;
 }
 
 /**

@@ -47,6 +47,17 @@ function apiExceptionCode(err: unknown): number | undefined {
     : undefined;
 }
 
+/**
+ * The field manager of the managed engine's writes to its own objects (`?fieldManager=`): the admission
+ * doorbell drops them, the engine requeues itself when it needs to look again.
+ */
+export const FIELD_MANAGER = "driftless";
+/**
+ * The claim binder's: its writes create and change *other* objects (the managed resources of a claim),
+ * which must be reconciled at once, so they ring the doorbell like anyone's.
+ */
+export const CLAIMS_FIELD_MANAGER = "driftless-claims";
+
 export const statusOf = (err: unknown): number | undefined =>
   err instanceof KubeError ? err.status : apiExceptionCode(err);
 export const isNotFound = (err: unknown) => statusOf(err) === 404;
@@ -110,9 +121,24 @@ export class Kube {
   readonly config: KubeConfig | undefined;
   readonly http: KubeTransport;
   readonly stats: KubeStats = { gets: 0, lists: 0, writes: 0, byOperation: {} };
+  /** Sent as `?fieldManager=` with every create, update and patch (see FIELD_MANAGER). */
+  readonly fieldManager: string | undefined;
 
-  constructor(source: KubeConfig | ClusterEndpoint | KubeTransport) {
-    if (isTransport(source)) {
+  /**
+   * `opts.fieldManager`: the reconcilers' client names FIELD_MANAGER, so the admission doorbell can tell
+   * driftless's own writes from a person's (a CLI command such as `driftless trigger` must ring it).
+   */
+  constructor(
+    source: KubeConfig | ClusterEndpoint | KubeTransport | Kube,
+    opts: { fieldManager?: string } = {},
+  ) {
+    this.fieldManager = opts.fieldManager;
+    if (source instanceof Kube) {
+      // The same connection and request counts under another field manager.
+      this.config = source.config;
+      this.http = source.http;
+      this.stats = source.stats;
+    } else if (isTransport(source)) {
       this.config = undefined;
       this.http = source;
     } else if (isKubeConfig(source)) {
@@ -143,8 +169,14 @@ export class Kube {
 
   async #call<T>(kind: "gets" | "lists" | "writes", op: string, req: KubeRequest): Promise<T> {
     this.#count(kind, op);
+    // The reconcilers' writes name driftless as their field manager: what the admission doorbell
+    // (shared/doorbell/admission.ts) recognises its own writes by, and what managedFields show.
+    const sent =
+      this.fieldManager && (req.method === "POST" || req.method === "PUT" || req.method === "PATCH")
+        ? { ...req, query: { ...req.query, fieldManager: this.fieldManager } }
+        : req;
     try {
-      return await this.http.request<T>(req);
+      return await this.http.request<T>(sent);
     } catch (err) {
       throw wrap(op, err);
     }

@@ -17,12 +17,20 @@
 //   follows). Without `deliveryAttempt`, the drift sweep still enqueues every unready resource on each
 //   tick, so nothing waits forever. See docs/deploy-gcp.md for sizing maxDeliveryAttempts.
 import type { Topic } from "@google-cloud/pubsub";
-import { messageKey, type ReconcileMessage } from "../queue/message.ts";
+import type { CloudEventResolver } from "../cloud-events/resolve.ts";
+import { makeMessage, messageKey, type ReconcileMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
 import { decodePubSubPushEvent, moveToPubSubDeadLetter, rawPubSubPushMessage } from "../queue/pubsub.ts";
 import type { BatchCheckFn } from "../reconciler/batch.ts";
-import type { ReconcileFn } from "../reconciler/contract.ts";
-import { outcomeOf, reconcileMessage } from "../reconciler/router.ts";
+import type { ReconcileFn, ResourceKey } from "../reconciler/contract.ts";
+import { outcomeOf, reconcileBatch, reconcileMessage } from "../reconciler/router.ts";
+import {
+  type CloudBody,
+  cloudBodyOfPubSub,
+  cloudEventItems,
+  cloudEventOutcome,
+  resolveCloudBody,
+} from "./cloud-events.ts";
 import type { Logger } from "./common.ts";
 import { workOf } from "./worker.ts";
 
@@ -61,18 +69,32 @@ export interface PubSubPushDeps {
   metrics?: { queueAge?(ms: number): void } | undefined;
   /** The batched drift check (Worker.checkBatch over the work topic's producer). */
   checkBatch?: BatchCheckFn | undefined;
+  /** Worker.storedVersion: doorbell messages wait until the write they report is stored. */
+  storedVersion?: ((key: ResourceKey) => Promise<string | undefined>) | undefined;
+  /**
+   * Worker.cloudEvents: Cloud Audit Logs entries (a log sink on the work topic) become reconciles of the
+   * resources they name. Without it such data is malformed.
+   */
+  cloudEvents?: Pick<CloudEventResolver, "cloudTrail" | "auditLog"> | undefined;
 }
 
 export type PubSubPushResult =
   | { outcome: "done"; key: string }
   | { outcome: "requeued-fresh"; key: string }
-  | { outcome: "dead-lettered"; messageId: string | undefined };
+  | { outcome: "dead-lettered"; messageId: string | undefined }
+  | { outcome: "cloud-event"; keys: number };
 
 /** Handles one pushed message. Returns to ack; throws (see the classes above) to have it redelivered. */
 export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Promise<PubSubPushResult> {
   const decoded = decodePubSubPushEvent(event);
   if (!decoded.ok) {
-    const { messageId, receiveCount, error } = decoded;
+    const { messageId, receiveCount } = decoded;
+    const cloud: CloudBody = deps.cloudEvents
+      ? cloudBodyOfPubSub(rawPubSubPushMessage(event).data)
+      : { kind: "none" };
+    if (deps.cloudEvents && (cloud.kind === "audit-log" || cloud.kind === "cloudtrail"))
+      return handleCloudEvent(deps, deps.cloudEvents, cloud, messageId, receiveCount);
+    const error = cloud.kind === "malformed" ? cloud.error : decoded.error;
     const log = { messageId, receiveCount, error };
     if (deps.deadLetterTopic) {
       try {
@@ -112,6 +134,7 @@ export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Pr
       deadlineMs: deps.deadlineMs,
       metrics: deps.metrics,
       checkBatch: deps.checkBatch,
+      storedVersion: deps.storedVersion,
     }),
   );
   if (outcome.kind === "done") return { outcome: "done", key };
@@ -142,4 +165,59 @@ export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Pr
   }
   deps.logger.debug({ ...log, afterMs: outcome.afterMs }, "requeued: the retry policy's backoff delays it");
   throw new RequeueError(`requeue ${key} (wanted after ${outcome.afterMs} ms)`, outcome.afterMs);
+}
+
+/**
+ * A Cloud Audit Logs entry: its keys reconciled now, like any message's. A failed LIST or reconcile
+ * throws (nack: redelivered and resolved again); keys that asked to be looked at again go back to the
+ * work topic as fresh messages (without a producer, the entry itself is nacked for the retry policy).
+ */
+async function handleCloudEvent(
+  deps: PubSubPushDeps,
+  resolver: NonNullable<PubSubPushDeps["cloudEvents"]>,
+  body: Extract<CloudBody, { kind: "audit-log" | "cloudtrail" }>,
+  messageId: string | undefined,
+  receiveCount: number,
+): Promise<PubSubPushResult> {
+  const log = { messageId, receiveCount };
+  let keys: ResourceKey[];
+  try {
+    keys = (await resolveCloudBody(resolver, body)).keys;
+  } catch (err) {
+    deps.logger.warn({ ...log, error: (err as Error).message }, "cannot resolve a cloud event; nacked");
+    throw new ReconcileFailedError(`cannot resolve cloud event ${messageId ?? ""}`, { cause: err });
+  }
+  const items = cloudEventItems(keys, {
+    correlationId: messageId ?? "cloud-event",
+    receiveCount,
+    itemId: (n) => `${messageId ?? "cloud-event"}#${n}`,
+  });
+  const results = await reconcileBatch(deps.reconcile, items, {
+    deadlineMs: deps.deadlineMs,
+    metrics: deps.metrics,
+  });
+  const o = cloudEventOutcome(results);
+  if (o.kind === "retry") {
+    throw new ReconcileFailedError(
+      `a reconcile of cloud event ${messageId ?? ""} failed: ${o.error.message}`,
+      {
+        cause: o.error,
+      },
+    );
+  }
+  if (o.requeue.length > 0) {
+    const afterMs = Math.max(...o.requeue.map((r) => r.afterMs));
+    if (!deps.producer)
+      throw new RequeueError(`cloud event ${messageId ?? ""}: keys to look at again`, afterMs);
+    const fresh = o.requeue.map((r) => makeMessage(r.key, "requeue", messageId ? { id: messageId } : {}));
+    const sent = await deps.producer.send(fresh, { delayMs: afterMs }).catch((err: unknown) => ({
+      sent: 0,
+      failed: [{ error: err instanceof Error ? err : new Error(String(err)) }],
+    }));
+    if (sent.sent !== fresh.length) {
+      deps.logger.warn({ ...log, error: sent.failed[0]?.error.message }, "cannot send follow-ups; nacked");
+      throw new RequeueError(`cloud event ${messageId ?? ""}: follow-ups not sent`, afterMs);
+    }
+  }
+  return { outcome: "cloud-event", keys: keys.length };
 }

@@ -16,7 +16,8 @@
 // - retry → ChangeMessageVisibility to the engine's backoff, then listed: the queue redelivers it then,
 //   and dead-letters it after maxReceiveCount failed receives.
 import { GetQueueUrlCommand, type SQSClient } from "@aws-sdk/client-sqs";
-import { messageKey, type ReconcileMessage } from "../queue/message.ts";
+import type { CloudEventResolver } from "../cloud-events/resolve.ts";
+import { makeMessage, messageKey, type ReconcileMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
 import {
   decodeSqsRecord,
@@ -28,8 +29,16 @@ import {
   sqsDelaySeconds,
 } from "../queue/sqs.ts";
 import type { BatchCheckFn } from "../reconciler/batch.ts";
-import type { ReconcileFn } from "../reconciler/contract.ts";
+import type { ReconcileFn, ResourceKey } from "../reconciler/contract.ts";
 import { type BatchItem, type MessageOutcome, reconcileBatch } from "../reconciler/router.ts";
+import {
+  type CloudBody,
+  cloudBodyOfSqs,
+  cloudEventItems,
+  cloudEventOutcome,
+  keyOfResource,
+  resolveCloudBody,
+} from "./cloud-events.ts";
 import type { Logger } from "./common.ts";
 import { DEFAULT_FUNCTION_CONCURRENCY } from "./functions.ts";
 import { type DeadLetterNote, keyOfMessage, workOf } from "./worker.ts";
@@ -84,6 +93,13 @@ export interface SqsBatchDeps {
   metrics?: { queueAge?(ms: number): void } | undefined;
   /** The batched drift check (Worker.checkBatch), given a producer on the records' own queue. */
   checkBatch?: ((producer: QueueProducer) => BatchCheckFn) | undefined;
+  /** Worker.storedVersion: doorbell messages wait until the write they report is stored. */
+  storedVersion?: ((key: ResourceKey) => Promise<string | undefined>) | undefined;
+  /**
+   * Worker.cloudEvents: CloudTrail events (EventBridge) on the queue become reconciles of the resources
+   * they name. Without it such a body is malformed.
+   */
+  cloudEvents?: Pick<CloudEventResolver, "cloudTrail" | "auditLog"> | undefined;
 }
 
 /** Per-batch counts, logged as one line and returned for tests. */
@@ -95,6 +111,8 @@ export interface SqsBatchSummary {
   resent: number;
   retried: number;
   malformed: number;
+  /** CloudTrail events among the records (their keys are reconciled with the rest). */
+  cloudEvents: number;
   durationMs: number;
 }
 
@@ -156,6 +174,7 @@ export async function handleSqsBatch(
     resent: 0,
     retried: 0,
     malformed: 0,
+    cloudEvents: 0,
     durationMs: 0,
   };
   // Looked up only when a message needs it (requeue, retry): a batch of done messages makes no call.
@@ -164,6 +183,7 @@ export async function handleSqsBatch(
 
   const valid: Valid[] = [];
   const malformed: Promise<void>[] = [];
+  const cloudRecords: CloudRecord[] = [];
   for (const record of event.Records) {
     const decoded = decodeSqsRecord(record);
     if (decoded.ok) {
@@ -175,9 +195,15 @@ export async function handleSqsBatch(
       });
       continue;
     }
+    const cloud: CloudBody = deps.cloudEvents ? cloudBodyOfSqs(record.body) : { kind: "none" };
+    if (cloud.kind === "cloudtrail" || cloud.kind === "audit-log") {
+      cloudRecords.push({ record, body: cloud, receiveCount: decoded.receiveCount });
+      continue;
+    }
     summary.malformed++;
+    const error = cloud.kind === "malformed" ? cloud.error : decoded.error;
     malformed.push(
-      deadLetterMalformed(deps, record, decoded.error, decoded.receiveCount).then((listed) => {
+      deadLetterMalformed(deps, record, error, decoded.receiveCount).then((listed) => {
         if (listed) failures.push(record.messageId);
       }),
     );
@@ -196,6 +222,9 @@ export async function handleSqsBatch(
     const received = { message: v.message, id: v.record.messageId, receiveCount: v.receiveCount };
     items.push({ id: v.record.messageId, ...workOf(received) });
   }
+  const fromCloud = await cloudEventWork(deps, cloudRecords, new Set(first.keys()), summary);
+  items.push(...fromCloud.items);
+  failures.push(...fromCloud.failed);
   // Batch messages send their follow-ups to the queue they came from.
   const batchFrom = valid.find((v) => v.message.batch);
   let checkBatch: BatchCheckFn | undefined;
@@ -217,6 +246,7 @@ export async function handleSqsBatch(
     deadlineMs: deps.deadlineMs,
     metrics: deps.metrics,
     checkBatch,
+    storedVersion: deps.storedVersion,
   });
   const byId = new Map(valid.map((v) => [v.record.messageId, v]));
   const settled = results.map(async (r) => {
@@ -225,7 +255,10 @@ export async function handleSqsBatch(
     const listed = await settle(deps, v, r.outcome, summary);
     if (listed) failures.push(r.id);
   });
-  await Promise.all([...malformed, ...settled]);
+  const cloudSettled = fromCloud.settle(results, queueUrlOf).then((listed) => {
+    failures.push(...listed);
+  });
+  await Promise.all([...malformed, ...settled, cloudSettled]);
 
   summary.durationMs = Date.now() - started;
   deps.logger.info({ ...summary, failures: failures.length }, "SQS batch handled");
@@ -233,6 +266,104 @@ export async function handleSqsBatch(
   const order = new Map(event.Records.map((r, i) => [r.messageId, i]));
   failures.sort((a, b) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })), summary };
+}
+
+interface CloudRecord {
+  record: SqsEventRecord;
+  body: Extract<CloudBody, { kind: "cloudtrail" | "audit-log" }>;
+  receiveCount: number;
+}
+
+/**
+ * The work items of the batch's cloud events (keys already in the batch are reconciled once) and how to
+ * settle those events afterwards. A failed LIST lists the record at once (retried, resolved again); a
+ * failed reconcile lists it with the engine's backoff; keys that asked to be looked at again are sent
+ * as fresh messages (the event itself is done). Returns the records to list in batchItemFailures.
+ */
+async function cloudEventWork(
+  deps: SqsBatchDeps,
+  records: readonly CloudRecord[],
+  seen: Set<string>,
+  summary: SqsBatchSummary,
+) {
+  const items: BatchItem[] = [];
+  const failed: string[] = [];
+  const owner = new Map<string, CloudRecord>();
+  const resolver = deps.cloudEvents;
+  await Promise.all(
+    records.map(async (c) => {
+      summary.cloudEvents++;
+      if (!resolver) return;
+      const { messageId } = c.record;
+      try {
+        const { keys } = await resolveCloudBody(resolver, c.body);
+        const fresh = keys.filter((k) => {
+          const key = keyOfResource(k);
+          if (seen.has(key)) return false;
+          seen.add(key);
+          return true;
+        });
+        const mine = cloudEventItems(fresh, {
+          correlationId: messageId,
+          receiveCount: c.receiveCount,
+          itemId: (n) => `${messageId}#${n}`,
+        });
+        for (const item of mine) owner.set(item.id, c);
+        items.push(...mine);
+      } catch (err) {
+        deps.logger.warn(
+          { messageId, receiveCount: c.receiveCount, error: describe(err) },
+          "cannot resolve a cloud event; the queue redelivers it",
+        );
+        failed.push(messageId);
+      }
+    }),
+  );
+  const settle = async (
+    results: ReadonlyArray<{ id: string; key: ResourceKey; outcome: MessageOutcome }>,
+    queueUrlOf: (record: SqsEventRecord) => () => Promise<string>,
+  ): Promise<string[]> => {
+    const byRecord = new Map<CloudRecord, Array<{ key: ResourceKey; outcome: MessageOutcome }>>();
+    for (const r of results) {
+      const c = owner.get(r.id);
+      if (c) byRecord.set(c, [...(byRecord.get(c) ?? []), { key: r.key, outcome: r.outcome }]);
+    }
+    const listed: string[] = [];
+    await Promise.all(
+      [...byRecord].map(async ([c, outcomes]) => {
+        const { messageId, receiptHandle } = c.record;
+        const o = cloudEventOutcome(outcomes);
+        try {
+          if (o.kind === "retry") {
+            listed.push(messageId);
+            await retrySqsMessage(deps.sqs, {
+              queueUrl: await queueUrlOf(c.record)(),
+              receiptHandle,
+              afterMs: o.afterMs,
+            });
+            return;
+          }
+          if (o.requeue.length === 0) return;
+          const producer = new SqsProducer({ client: deps.sqs, queueUrl: await queueUrlOf(c.record)() });
+          for (const { key, afterMs } of o.requeue) {
+            const sent = await producer.send([makeMessage(key, "requeue", { id: messageId })], {
+              delayMs: afterMs,
+            });
+            if (sent.sent !== 1) throw sent.failed[0]?.error ?? new Error("cannot send a follow-up");
+          }
+        } catch (err) {
+          // The event comes back after the visibility timeout and is resolved again.
+          if (!listed.includes(messageId)) listed.push(messageId);
+          deps.logger.warn(
+            { messageId, error: describe(err) },
+            "cannot settle a cloud event; the queue redelivers it",
+          );
+        }
+      }),
+    );
+    return listed;
+  };
+  return { items, failed, settle };
 }
 
 /** Settles one reconciled message; true when it must be listed in batchItemFailures. */

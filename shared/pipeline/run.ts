@@ -2,8 +2,17 @@
 // kubeconfig. The serverless deployment runs the same pieces, split across functions.
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
+import { doorbellPath, secretProblem } from "../doorbell/http.ts";
+import { createDoorbell } from "../doorbell/index.ts";
+import { type DoorbellServer, startDoorbellServer } from "../doorbell/server.ts";
+import {
+  applyWebhookConfiguration,
+  DEFAULT_WEBHOOK_NAME,
+  deleteWebhookConfiguration,
+  doorbellWebhookConfiguration,
+} from "../doorbell/webhook.ts";
 import { type RunningAgent, startExportAgentFor } from "../export/run.ts";
-import { Kube } from "../kube/client.ts";
+import { FIELD_MANAGER, Kube } from "../kube/client.ts";
 import { KubeEventRecorder } from "../kube/events.ts";
 import type { Logger } from "../log.ts";
 import { type HealthCheck, type MetricsSink, PrometheusMetrics, startMetricsServer } from "../metrics.ts";
@@ -44,6 +53,26 @@ export interface RunOptions {
   labelSelector?: string;
   /** App clusters (bound with `driftless bind`) whose claims this control plane serves: one agent each. */
   appClusters?: KubeConfig[];
+  /**
+   * Doorbell mode: instead of the forwarder's watches, serve the admission doorbell over HTTPS and let
+   * the API server call it (shared/doorbell). No watch is held open.
+   */
+  doorbell?: RunDoorbellOptions;
+}
+
+export interface RunDoorbellOptions {
+  /** The path secret (DRIFTLESS_DOORBELL_SECRET). */
+  secret: string;
+  /** PEM serving certificate and key; the certificate must be valid for the host the API server calls. */
+  cert: string | Buffer;
+  key: string | Buffer;
+  port?: number;
+  host?: string;
+  /**
+   * Apply the ValidatingWebhookConfiguration pointing at this server (and delete it on stop, so the
+   * API server does not wait on a gone endpoint). Its CA bundle: the PEM CA that signs `cert`.
+   */
+  webhook?: { caBundlePem: string; name?: string; timeoutSeconds?: number; url?: string };
 }
 
 export interface Running {
@@ -51,7 +80,10 @@ export interface Running {
   queue: MemoryQueue;
   /** The managed engine behind the worker's router. */
   reconciler: ManagedReconciler;
-  forwarder: Forwarder;
+  /** The forwarder (absent in doorbell mode). */
+  forwarder?: Forwarder;
+  /** The doorbell's HTTPS server (doorbell mode). */
+  doorbell?: DoorbellServer;
   /** The Prometheus metrics, when a metrics port was given. */
   metrics?: PrometheusMetrics;
   /** The port /metrics, /healthz and /readyz are served on, when a metrics port was given. */
@@ -69,7 +101,7 @@ export interface Running {
 export async function startRun(o: RunOptions): Promise<Running> {
   // Started first, so a failing one (an app cluster not bound) leaves nothing else running.
   const agents = await startAgents(o);
-  const kube = new Kube(o.kubeConfig);
+  const kube = new Kube(o.kubeConfig, { fieldManager: FIELD_MANAGER });
   // Filled in below, once the queue and the forwarder exist (the gauges read them at scrape time).
   let queueRef: MemoryQueue | undefined;
   let forwarderRef: Forwarder | undefined;
@@ -124,23 +156,71 @@ export async function startRun(o: RunOptions): Promise<Running> {
   });
   queueRef = queue;
   queue.start(
-    reconcileHandler({ reconcile: worker.reconcile, checkBatch: worker.checkBatch(queue), metrics }),
+    reconcileHandler({
+      reconcile: worker.reconcile,
+      checkBatch: worker.checkBatch(queue),
+      storedVersion: worker.storedVersion,
+      metrics,
+    }),
   );
 
   const types = worker.types;
   const note = deadLetterNote({ kube, types, events, logger: o.logger });
   noteDeadLetter = (d) => void note(keyOfMessage(d.message), d.receiveCount, d.error);
-  const forwarder = new Forwarder({
-    kube,
-    types,
-    sink: queue,
-    logger: o.logger,
-    ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
-    // A connection Secret edited or deleted by hand brings its owner's reconcile at once.
-    connectionSecrets: true,
-  });
-  forwarderRef = forwarder;
-  await forwarder.start();
+  let forwarder: Forwarder | undefined;
+  let doorbell: DoorbellServer | undefined;
+  let webhookName: string | undefined;
+  if (o.doorbell) {
+    const d = o.doorbell;
+    const problem = secretProblem(d.secret);
+    if (problem) throw new Error(`cannot start the doorbell: ${problem}`);
+    doorbell = await startDoorbellServer({
+      cert: d.cert,
+      key: d.key,
+      ...(d.port !== undefined ? { port: d.port } : {}),
+      ...(d.host ? { host: d.host } : {}),
+      // Event Grid deliveries too (/<secret>/events/azure): Azure kinds are served by this process.
+      handle: createDoorbell({
+        secret: d.secret,
+        producer: queue,
+        types,
+        logger: o.logger,
+        resolver: worker.cloudEvents,
+      }),
+    });
+    if (d.webhook) {
+      const config = doorbellWebhookConfiguration({
+        url: d.webhook.url ?? `${doorbell.baseUrl}${doorbellPath(d.secret, "admit")}`,
+        types,
+        caBundlePem: d.webhook.caBundlePem,
+        name: d.webhook.name,
+        timeoutSeconds: d.webhook.timeoutSeconds,
+        labelSelector: o.labelSelector,
+      });
+      try {
+        await applyWebhookConfiguration(kube, config);
+      } catch (err) {
+        await doorbell.close();
+        throw new Error(`cannot apply the doorbell's webhook configuration: ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
+      webhookName = d.webhook.name ?? DEFAULT_WEBHOOK_NAME;
+    }
+    o.logger.info({ port: doorbell.port, webhook: webhookName ?? "(not applied)" }, "doorbell serving");
+  } else {
+    forwarder = new Forwarder({
+      kube,
+      types,
+      sink: queue,
+      logger: o.logger,
+      ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+      // A connection Secret edited or deleted by hand brings its owner's reconcile at once.
+      connectionSecrets: true,
+    });
+    forwarderRef = forwarder;
+    await forwarder.start();
+  }
 
   const pollIntervalMs = o.pollIntervalMs ?? 5 * 60_000;
   const sweepIntervalMs = o.sweepIntervalMs ?? 60_000;
@@ -173,7 +253,8 @@ export async function startRun(o: RunOptions): Promise<Running> {
   void sweepNow();
 
   const stuckAfterMs = o.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
-  readiness = (): HealthCheck[] => {
+  const triggerCheck = (): HealthCheck => {
+    if (!forwarder) return { name: "doorbell", ok: true, detail: `serving on port ${doorbell?.port}` };
     const f = forwarder.stats();
     // The connection-Secret watch is a shortcut (the poll repairs Secrets too), and may lack RBAC: not readiness.
     const notWatching = f.kinds.filter(
@@ -181,19 +262,22 @@ export async function startRun(o: RunOptions): Promise<Running> {
         !(k.apiVersion === "v1" && k.kind === "Secret") &&
         (!k.synced || k.state === "missing" || k.state === "retrying"),
     );
+    return {
+      name: "forwarder",
+      ok: notWatching.length === 0,
+      detail:
+        notWatching.length === 0
+          ? `watching ${f.kinds.length} kinds`
+          : `not watching: ${notWatching.map((k) => `${k.kind}.${k.apiVersion.split("/")[0]} (${k.state})`).join(", ")}`,
+    };
+  };
+  readiness = (): HealthCheck[] => {
     const q = queue.stats();
     const due = q.pending - q.delayed;
     const idleMs = Date.now() - q.lastSettledAt;
     const stuck = due > 0 && idleMs > stuckAfterMs;
     return [
-      {
-        name: "forwarder",
-        ok: notWatching.length === 0,
-        detail:
-          notWatching.length === 0
-            ? `watching ${f.kinds.length} kinds`
-            : `not watching: ${notWatching.map((k) => `${k.kind}.${k.apiVersion.split("/")[0]} (${k.state})`).join(", ")}`,
-      },
+      triggerCheck(),
       {
         name: "queue",
         ok: !stuck,
@@ -209,7 +293,8 @@ export async function startRun(o: RunOptions): Promise<Running> {
     kube,
     queue,
     reconciler: worker.engine,
-    forwarder,
+    ...(forwarder ? { forwarder } : {}),
+    ...(doorbell ? { doorbell } : {}),
     ...(prometheus ? { metrics: prometheus } : {}),
     ...(server ? { metricsPort: server.port } : {}),
     readiness: () => readiness(),
@@ -218,7 +303,17 @@ export async function startRun(o: RunOptions): Promise<Running> {
     async stop() {
       clearInterval(timer);
       await Promise.all(agents.map((a) => a.stop()));
-      await forwarder.stop();
+      if (webhookName) {
+        // First, so the API server stops calling an endpoint that is about to go.
+        await deleteWebhookConfiguration(kube, webhookName).catch((err: unknown) =>
+          o.logger.warn(
+            { error: (err as Error).message },
+            "cannot delete the doorbell's webhook configuration",
+          ),
+        );
+      }
+      await forwarder?.stop();
+      await doorbell?.close();
       await sweeping;
       await queue.stop();
       await server?.close();

@@ -10,8 +10,9 @@
 //   down to a multiple of S. Consecutive sweeps therefore cover consecutive, non-overlapping windows,
 //   and each tick lands in exactly one of them: every object is enqueued exactly once per interval,
 //   even when a sweep starts late (by less than S). Intervals of at most S are due every sweep.
-// - objects not Ready=True and Synced=True, and objects being deleted, are enqueued on every sweep, so
-//   an error or a deletion never waits a whole interval for its retry;
+// - objects not Ready=True and Synced=True, objects being deleted, and objects whose spec changed since
+//   Synced was last written (its observedGeneration is behind metadata.generation) are enqueued on every
+//   sweep, so an error, a deletion or a lost change event never waits a whole interval;
 // - paused objects (`crossplane.io/paused: "true"`, or empty managementPolicies) are skipped: the
 //   reconciler would not touch them anyway.
 //
@@ -188,6 +189,21 @@ const conditionTrue = (o: SweepObject, type: string) =>
   o.status?.conditions?.some((c) => c.type === type && c.status === "True") ?? false;
 
 /**
+ * A spec change no reconcile has seen yet: Synced was written for an older generation. The event that
+ * should have brought it (a watch, the doorbell) was lost — an endpoint down, a failed send — so the
+ * next sweep brings it instead of the next poll tick.
+ */
+export const specChangeUnseen = (o: SweepObject): boolean => {
+  const generation = o.metadata.generation;
+  const synced = o.status?.conditions?.find((c) => c.type === "Synced");
+  return (
+    typeof generation === "number" &&
+    typeof synced?.observedGeneration === "number" &&
+    synced.observedGeneration < generation
+  );
+};
+
+/**
  * An import (policies without Create) whose resource does not exist (Ready=False Unavailable): nothing
  * driftless does can change that, so it is looked at on its poll interval, not on every sweep.
  */
@@ -211,6 +227,7 @@ export function sweepDecision(
   }
   if (
     o.metadata.deletionTimestamp ||
+    specChangeUnseen(o) ||
     ((!conditionTrue(o, "Ready") || !conditionTrue(o, "Synced")) && !importWaiting(o, policies))
   ) {
     return "attention";

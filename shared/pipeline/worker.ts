@@ -6,7 +6,8 @@ import type { ManagedResource } from "../api/managed.ts";
 import { apiVersionOf, type ResourceType } from "../api/meta.ts";
 import { claimTypes } from "../claims/kinds.ts";
 import { ClaimBinder } from "../claims/reconciler.ts";
-import type { Kube } from "../kube/client.ts";
+import { CloudEventResolver } from "../cloud-events/resolve.ts";
+import { CLAIMS_FIELD_MANAGER, Kube } from "../kube/client.ts";
 import { KubeEventRecorder } from "../kube/events.ts";
 import type {
   HandlerOutcome,
@@ -72,6 +73,7 @@ export const workOf = (received: Pick<ReceivedMessage, "message" | "id" | "recei
       : {}),
     context: contextOf(received),
     at: m.at,
+    ...(m.admitted ? { admitted: m.admitted } : {}),
   };
 };
 
@@ -96,6 +98,8 @@ export interface WorkerSetup {
   events?: EventRecorder | undefined;
   /** Per-ProviderConfig cloud-call limit (reconciler/rate-limit.ts); false: none (benchmarks). */
   rateLimit?: RateLimit | false | undefined;
+  /** Identities whose cloud calls are driftless's own (their audit events are dropped): docs/cloud-events.md. */
+  ownPrincipals?: readonly string[] | undefined;
 }
 
 export interface Worker {
@@ -108,6 +112,10 @@ export interface Worker {
   types: ResourceType[];
   /** The batched drift check of the sweep's batch messages, its follow-ups sent through `producer`. */
   checkBatch(producer: QueueProducer): BatchCheckFn;
+  /** The stored resourceVersion of a key (one GET), for doorbell messages (router.ts admittedWritePending). */
+  storedVersion(key: ResourceKey): Promise<string | undefined>;
+  /** Cloud audit events → the keys of this worker's kinds they name (one label-selected LIST per kind). */
+  cloudEvents: CloudEventResolver;
 }
 
 /**
@@ -129,21 +137,48 @@ export function createWorker(setup: WorkerSetup): Worker {
     ...(setup.rateLimit !== undefined ? { rateLimit: setup.rateLimit } : {}),
   });
   const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds]);
-  const claims = setup.claims ? new ClaimBinder(setup.kube, { logger, events, ...poll }) : undefined;
+  // The binder's writes make and change managed resources: under their own field manager, they ring the
+  // doorbell (the engine's own writes do not: shared/doorbell/admission.ts).
+  const claimsKube = setup.kube.fieldManager
+    ? new Kube(setup.kube, { fieldManager: CLAIMS_FIELD_MANAGER })
+    : setup.kube;
+  const claims = setup.claims ? new ClaimBinder(claimsKube, { logger, events, ...poll }) : undefined;
   const router = new Router([providerConfigs, ...(claims ? [claims] : []), engine], {
     logger,
     ...(setup.metrics ? { metrics: setup.metrics } : {}),
   });
+  const types = typesOf(setup.kinds, setup.providerConfigKinds, { claims: setup.claims ?? false });
   return {
     router,
     reconcile: router.reconcileFn,
     engine,
-    types: typesOf(setup.kinds, setup.providerConfigKinds, { claims: setup.claims ?? false }),
+    types,
     checkBatch: (producer) =>
       batchChecker(
         { kube: setup.kube, engine, reconcile: router.reconcileFn, logger, metrics: setup.metrics },
         producer,
       ),
+    storedVersion: storedVersionOf(setup.kube, types),
+    cloudEvents: new CloudEventResolver({
+      kube: setup.kube,
+      kinds: setup.kinds,
+      logger,
+      ownPrincipals: setup.ownPrincipals,
+    }),
+  };
+}
+
+/** Reads a key's stored resourceVersion; undefined when the object does not exist. Throws on other errors. */
+export function storedVersionOf(
+  kube: Kube,
+  types: readonly ResourceType[],
+): (key: ResourceKey) => Promise<string | undefined> {
+  return async (key) => {
+    const type = types.find((t) => apiVersionOf(t) === key.apiVersion && t.kind === key.kind);
+    // A kind this worker does not serve: nothing to wait for (its reconcile reports it).
+    if (!type) return "";
+    const obj = await kube.get(type, key.name, type.namespaced ? key.namespace : undefined);
+    return obj?.metadata.resourceVersion;
   };
 }
 
@@ -168,6 +203,8 @@ export interface HandlerDeps {
   reconcile: ReconcileFn;
   /** The batched drift check (Worker.checkBatch); without it batch messages are reconciled key by key. */
   checkBatch?: BatchCheckFn | undefined;
+  /** Worker.storedVersion: doorbell messages wait for the write they report (router.ts). */
+  storedVersion?: ((key: ResourceKey) => Promise<string | undefined>) | undefined;
   /** Queue age of each message (the router reports the reconciles; the rest of the hook is not read here). */
   metrics?: (Partial<ReconcileMetrics> & { queueAge?(ageMs: number): void }) | undefined;
   /**
@@ -203,6 +240,7 @@ export function reconcileHandler(w: HandlerDeps | Workers): MessageHandler {
   const opts = {
     ...(w.metrics ? { metrics: w.metrics } : {}),
     ...("checkBatch" in w && w.checkBatch ? { checkBatch: w.checkBatch } : {}),
+    ...("storedVersion" in w && w.storedVersion ? { storedVersion: w.storedVersion } : {}),
   };
   return async (received): Promise<HandlerOutcome> => {
     const outcome = outcomeOf(await reconcileMessage(reconcile, workOf(received), opts));

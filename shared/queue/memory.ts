@@ -46,6 +46,8 @@ export interface MemoryQueueStats {
   inFlight: number;
   /** Messages dead-lettered since the queue was created. */
   deadLettered: number;
+  /** `requeue` outcomes since the queue was created (waits: creating, a write not stored yet…). */
+  requeued: number;
   /** When the last handler finished (epoch ms); when the queue was created, before any did. */
   lastSettledAt: number;
 }
@@ -101,6 +103,7 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
   #handler: MessageHandler | undefined;
   #stopping = false;
   #deadLettered = 0;
+  #requeued = 0;
   #lastSettledAt = Date.now();
   readonly #deadLetters: DeadLetter[] = [];
   readonly #watchers = new Set<{ ready: () => boolean; resolve: () => void }>();
@@ -183,6 +186,7 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
       delayed,
       inFlight: this.#inFlight.size,
       deadLettered: this.#deadLettered,
+      requeued: this.#requeued,
       lastSettledAt: this.#lastSettledAt,
     };
   }
@@ -206,7 +210,12 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
     const existing = this.#waiting.get(key);
     if (existing !== undefined) {
       existing.receiveCount = Math.max(existing.receiveCount, receiveCount);
+      // A doorbell message waits for the write it reports (router.ts): the merged entry waits for the
+      // latest write, which is stored after every earlier one.
+      if (message.admitted) existing.message = { ...existing.message, admitted: message.admitted };
       if (dueAt >= existing.dueAt) return;
+      if (existing.message.admitted && !message.admitted)
+        message = { ...message, admitted: existing.message.admitted };
       existing.dueAt = dueAt;
       existing.message = message;
       if (existing.seq !== -1) this.#push(existing);
@@ -275,6 +284,7 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
     const settled = outcome as HandlerOutcome | undefined;
     if (settled?.kind === "done") return;
     if (settled?.kind === "requeue") {
+      this.#requeued++;
       const afterMs = Number.isFinite(settled.afterMs) ? Math.max(0, settled.afterMs) : 0;
       const message: ReconcileMessage = {
         ...entry.message,

@@ -48,6 +48,14 @@ export interface ReconcileMessage {
    * read (`name`/`namespace` repeat the first item). A consumer that predates it reconciles `name` alone.
    */
   batch?: DriftBatch;
+  /**
+   * Set by the admission doorbell (shared/doorbell/admission.ts), which runs *before* the write it
+   * reports is stored: the object's resourceVersion before that write ("" when it did not exist yet).
+   * The worker does not act on the message while the stored object still has it (see router.ts), for
+   * at most a while after `at`, when the API server admitted the write (a requeue keeps it; the
+   * message's own `at` is reset by some queues' requeues).
+   */
+  admitted?: { before: string; at: string };
 }
 
 /** Where a batch's objects were read: the LIST page, so the worker can read the same page again. */
@@ -132,6 +140,15 @@ const messageSchema = z.object({
         .max(MAX_BATCH_ITEMS),
     })
     .optional(),
+  admitted: z
+    .object({
+      before: z.union([
+        z.literal(""),
+        z.string().max(64).regex(RESOURCE_VERSION, "must be a resourceVersion"),
+      ]),
+      at: z.iso.datetime({ offset: true }),
+    })
+    .optional(),
 });
 
 // Compile-time proof that the schema and the hand-written interface describe the same shape.
@@ -177,6 +194,7 @@ function canonical(m: SchemaOutput): ReconcileMessage {
       })),
     };
   }
+  if (m.admitted !== undefined) out.admitted = { before: m.admitted.before, at: m.admitted.at };
   return out;
 }
 
@@ -230,7 +248,7 @@ export const encodedBytes = (m: ReconcileMessage): number => Buffer.byteLength(J
 export function makeMessage(
   ref: ObjectRef,
   reason: ReconcileReason,
-  opts: { at?: Date; id?: string } = {},
+  opts: { at?: Date; id?: string; admitted?: { before: string; at: string } } = {},
 ): ReconcileMessage {
   const m: ReconcileMessage = {
     v: 1,
@@ -243,6 +261,7 @@ export function makeMessage(
   if (ref.namespace !== undefined && ref.namespace !== "") m.namespace = ref.namespace;
   if (ref.uid !== undefined) m.uid = ref.uid;
   if (opts.id !== undefined) m.id = opts.id;
+  if (opts.admitted !== undefined) m.admitted = { before: opts.admitted.before, at: opts.admitted.at };
   return m;
 }
 

@@ -1,4 +1,5 @@
 import type { V1Secret } from "@kubernetes/client-node";
+import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type {
   ConnectionDetails,
   ExternalClient,
@@ -86,6 +87,7 @@ export const Msg = {
     "waiting for the result of a create that is in flight: a not-found now is no proof that nothing was created",
   gracePeriod: "Waiting for external resource existence to be confirmed",
   deleteRequested: "deletion of the external resource was requested",
+  indexLabel: "cannot write the external-key index label",
 } as const;
 
 /** Event reasons, as crossplane-runtime names them, so `kubectl describe` reads the same as under Crossplane. */
@@ -297,6 +299,7 @@ export class ManagedReconciler implements Reconciles {
     if (annotations[Annotations.paused] === "true" || policies.none) return "paused";
     if (!policies.supported) return "unsupported management policies";
     if (!annotations[Annotations.externalName]) return "no external name yet";
+    if (indexLabelPatch(def, mr, annotations[Annotations.externalName])) return "index label to write";
     if (createIsPending(mr)) return "a create is pending";
     if (!(mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) return "no finalizer yet";
     const generation = mr.metadata.generation;
@@ -486,7 +489,10 @@ export class ManagedReconciler implements Reconciles {
     if (!externalName && def.externalName === "fromAnnotation") {
       externalName = mr.metadata.name;
       try {
-        s.mr = await this.#patchMeta(s.mr, { annotations: { [Annotations.externalName]: externalName } });
+        s.mr = await this.#patchMeta(s.mr, {
+          annotations: { [Annotations.externalName]: externalName },
+          labels: indexLabelPatch(def, s.mr, externalName),
+        });
       } catch (err) {
         if (err instanceof ConflictError) throw err;
         return this.#fail(s, Reason.cannotUpdateManaged, wrapErr(Msg.initialize, err));
@@ -538,7 +544,11 @@ export class ManagedReconciler implements Reconciles {
       if (obs.resourceExists && obs.externalName && obs.externalName !== externalName) {
         // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded).
         externalName = obs.externalName;
-        s.mr = await this.#recordCreate(s.mr, { [Annotations.externalName]: externalName });
+        s.mr = await this.#recordCreate(
+          s.mr,
+          { [Annotations.externalName]: externalName },
+          indexLabelPatch(def, s.mr, externalName),
+        );
       }
       if (pendingCreate && obs.resourceExists) {
         // The interrupted create did reach the cloud and the external name finds it: record success, go on.
@@ -642,14 +652,26 @@ export class ManagedReconciler implements Reconciles {
       }
     }
 
+    // The index label rides on the finalizer's write; a resource that has its finalizer (adopted, or
+    // from before the label existed) gets it alone, once. A resource still to be created gets it with
+    // the create-pending write.
+    const label = obs.resourceExists ? indexLabelPatch(def, s.mr, externalName) : undefined;
     if (!(s.mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) {
       try {
         s.mr = await this.#patchMeta(s.mr, {
           finalizers: [...(s.mr.metadata.finalizers ?? []), MANAGED_FINALIZER],
+          labels: label,
         });
       } catch (err) {
         if (err instanceof ConflictError) throw err;
         return this.#fail(s, Reason.cannotAddFinalizer, wrapErr(Msg.addFinalizer, err));
+      }
+    } else if (label) {
+      try {
+        s.mr = await this.#patchMeta(s.mr, { labels: label });
+      } catch (err) {
+        if (err instanceof ConflictError) throw err;
+        return this.#fail(s, Reason.cannotUpdateManaged, wrapErr(Msg.indexLabel, err));
       }
     }
 
@@ -756,6 +778,7 @@ export class ManagedReconciler implements Reconciles {
     try {
       step.mr = await this.#patchMeta(step.mr, {
         annotations: { [Annotations.createPending]: this.#opts.now().toISOString() },
+        labels: indexLabelPatch(provider.definition, step.mr, externalName),
       });
     } catch (err) {
       if (err instanceof ConflictError) throw err;
@@ -789,11 +812,13 @@ export class ManagedReconciler implements Reconciles {
       [Annotations.createSucceeded]: this.#opts.now().toISOString(),
     };
     const createdName = created.externalName ?? externalName;
+    let labels: Record<string, string> | undefined;
     if (created.externalName && provider.definition.externalName === "providerChosen") {
       annotations[Annotations.externalName] = created.externalName;
+      labels = indexLabelPatch(provider.definition, step.mr, created.externalName);
     }
     try {
-      step.mr = await this.#recordCreate(step.mr, annotations);
+      step.mr = await this.#recordCreate(step.mr, annotations, labels);
     } catch (err) {
       if (statusOf((err as Error).cause) === 404 && createdName) {
         // The managed resource is gone (its finalizer was removed by hand): nobody will ever delete what we
@@ -853,14 +878,18 @@ export class ManagedReconciler implements Reconciles {
   }
 
   /** Writes create-result annotations; this write matters more than any other, so it is retried. */
-  async #recordCreate(mr: ManagedResource, annotations: Record<string, string>): Promise<ManagedResource> {
+  async #recordCreate(
+    mr: ManagedResource,
+    annotations: Record<string, string>,
+    labels?: Record<string, string>,
+  ): Promise<ManagedResource> {
     let lastErr: unknown;
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         return await this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
           this.#defOf(mr),
           mr.metadata.name,
-          { metadata: { annotations } },
+          { metadata: { annotations, ...(labels ? { labels } : {}) } },
         );
       } catch (err) {
         lastErr = err;
@@ -879,12 +908,13 @@ export class ManagedReconciler implements Reconciles {
 
   async #patchMeta(
     mr: ManagedResource,
-    meta: { annotations?: Record<string, string>; finalizers?: string[] },
+    meta: { annotations?: Record<string, string>; finalizers?: string[]; labels?: Record<string, string> },
   ): Promise<ManagedResource> {
+    const { labels, ...rest } = meta;
     return this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
       this.#defOf(mr),
       mr.metadata.name,
-      { metadata: meta },
+      { metadata: labels ? { ...rest, labels } : rest },
       { resourceVersion: mr.metadata.resourceVersion ?? "" },
     );
   }
@@ -1085,6 +1115,20 @@ function readiness(obs: ExternalObservation<unknown, unknown>) {
     default:
       return unavailable(obs.message);
   }
+}
+
+/**
+ * The index label (api/cloud-events.ts) as a metadata.labels patch, when the object lacks it or carries
+ * one for another external name; undefined when it is right or no external name is known yet.
+ */
+export function indexLabelPatch(
+  def: { group: string; kind: string },
+  mr: ManagedResource,
+  externalName: string | undefined,
+): Record<string, string> | undefined {
+  if (!externalName) return undefined;
+  const value = externalKeyOf(def, externalName);
+  return mr.metadata.labels?.[EXTERNAL_KEY_LABEL] === value ? undefined : { [EXTERNAL_KEY_LABEL]: value };
 }
 
 /** The pending time when a create started and neither success nor failure was recorded after it. */

@@ -163,7 +163,25 @@ export interface WorkItem {
   context?: ReconcileContext;
   /** The message's `at` (RFC 3339), for the queue-age metric. */
   at?: string;
+  /**
+   * From the admission doorbell: the resourceVersion before the admitted write ("" = did not exist) and
+   * when it was admitted (kept across requeues, unlike `at`).
+   */
+  admitted?: { before: string; at: string };
 }
+
+/**
+ * How long a doorbell message waits for the write it reports to be stored. Admission runs before the
+ * write is persisted and the write may still fail (a later webhook, a conflict, validation): after this
+ * long (the API server's webhook timeout is 30 s at most) the key is reconciled whatever it holds.
+ */
+export const ADMISSION_WAIT_MS = 30_000;
+/**
+ * How soon a doorbell message whose write has not landed yet is looked at again, at first: then after
+ * as long as it has waited so far (doubling), so a message about a write that never comes — refused
+ * later, or a forged call — costs about six GETs in ADMISSION_WAIT_MS, not one per second.
+ */
+export const ADMISSION_RECHECK_MS = 1_000;
 
 export interface WorkOptions {
   /** Epoch ms after which no reconcile starts (the platform's deadline minus a margin). */
@@ -176,6 +194,29 @@ export interface WorkOptions {
    * one: correct, at the per-key cost.
    */
   checkBatch?: BatchCheckFn | undefined;
+  /**
+   * The stored object's resourceVersion (undefined: it does not exist), read for doorbell messages
+   * (`admitted`) before they are acted on. Without it they are reconciled at once.
+   */
+  storedVersion?: ((key: ResourceKey) => Promise<string | undefined>) | undefined;
+}
+
+/**
+ * Whether the write a doorbell message reports is still to be stored — the object still has the
+ * resourceVersion it had before (or still does not exist, for a create) and the message is young — and
+ * if so, when to look again.
+ */
+async function admittedWritePending(
+  item: WorkItem,
+  opts: WorkOptions,
+  now: number,
+): Promise<number | undefined> {
+  if (!item.admitted || !opts.storedVersion) return undefined;
+  const age = queueAgeMs({ at: item.admitted.at }, now);
+  if (age === undefined || age >= ADMISSION_WAIT_MS) return undefined;
+  const stored = await opts.storedVersion(item.key);
+  const pending = item.admitted.before === "" ? stored === undefined : stored === item.admitted.before;
+  return pending ? Math.max(ADMISSION_RECHECK_MS, age) : undefined;
 }
 
 /**
@@ -201,6 +242,9 @@ export async function reconcileMessage(
   const run = async (): Promise<ReconcileResult> => {
     try {
       if (item.batch) return await (opts.checkBatch ?? eachKey(reconcile))(item.batch);
+      // Admission ran before the write was stored: acting now would reconcile the old object.
+      const recheckMs = await admittedWritePending(item, opts, now());
+      if (recheckMs !== undefined) return { outcome: "waiting", requeueAfterMs: recheckMs };
       return await reconcile(item.key);
     } catch (err) {
       return { outcome: "error", error: err instanceof Error ? err : new Error(String(err)) };

@@ -157,7 +157,7 @@ describe.concurrent("API server faults", () => {
         async () => unhandled.length === 0 && run.readiness().every((c) => c.ok || c.name !== "queue"),
         20_000,
         () =>
-          `recovered in ${Date.now() - upAt} ms; forwarder ${JSON.stringify({ ...run.forwarder.stats(), kinds: undefined })}; ${unhandled.length} unhandled; log errors: ${
+          `recovered in ${Date.now() - upAt} ms; forwarder ${JSON.stringify({ ...run.forwarder?.stats(), kinds: undefined })}; ${unhandled.length} unhandled; log errors: ${
             text()
               .split("\n")
               .filter((l) => l.includes('"level":"error"')).length
@@ -248,17 +248,17 @@ describe.concurrent("API server faults", () => {
       await createQueue(failing, label, uniqueName("pc-missing"));
       await eventually(() => isReady(first), { timeoutMs: 20_000, what: "Ready before the 410" });
 
-      const relistsBefore = run.forwarder.stats().relists;
-      run.forwarder.resumeFrom(Queue, "1");
+      const relistsBefore = run.forwarder?.stats().relists ?? 0;
+      run.forwarder?.resumeFrom(Queue, "1");
       const second = uniqueName("fapi-410-b");
       await createQueue(second, label);
       await kube.patch(Queue, first, { spec: { forProvider: { visibilityTimeoutSeconds: 55 } } });
       await trial(
         mine,
         "410 Gone → relist (forwarder counted it)",
-        async () => run.forwarder.stats().relists > relistsBefore,
+        async () => (run.forwarder?.stats().relists ?? 0) > relistsBefore,
         15_000,
-        () => `relists ${run.forwarder.stats().relists}; 410 logged: ${text().includes("410")}`,
+        () => `relists ${run.forwarder?.stats().relists}; 410 logged: ${text().includes("410")}`,
       );
       await trial(mine, "created around the 410 → Ready", () => isReady(second), 30_000);
       await trial(

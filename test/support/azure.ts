@@ -1,4 +1,5 @@
 import { dirname } from "node:path";
+import { NetworkManagementClient } from "@azure/arm-network";
 import { ResourceManagementClient } from "@azure/arm-resources";
 import { ClientSecretCredential } from "@azure/identity";
 import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
@@ -88,6 +89,23 @@ export function armClient(
     disableInstanceDiscovery: true,
   });
   return new ResourceManagementClient(credential, env("AZURE_SUBSCRIPTION_ID"), {
+    endpoint,
+    credentials: { scopes: [`${endpoint}/.default`] },
+  });
+}
+
+/** The network SDK as a user's own tooling would use it, to arrange, change and check cloud state. */
+export function networkClient(endpoint = env("AZURE_ARM_ENDPOINT")) {
+  const credential = new ClientSecretCredential(
+    env("AZURE_TENANT_ID"),
+    AZURE_CLIENT_ID,
+    AZURE_CLIENT_SECRET,
+    {
+      authorityHost: endpoint,
+      disableInstanceDiscovery: true,
+    },
+  );
+  return new NetworkManagementClient(credential, env("AZURE_SUBSCRIPTION_ID"), {
     endpoint,
     credentials: { scopes: [`${endpoint}/.default`] },
   });

@@ -243,7 +243,10 @@ export class MemoryApiServer implements KubeTransport {
     const matching = snapshot.items.filter(
       (o) =>
         (!r.namespace || o.metadata.namespace === r.namespace) &&
-        Object.entries(selector).every(([k, v]) => (o.metadata.labels as Record<string, string>)?.[k] === v),
+        Object.entries(selector).every(([k, v]) => {
+          const have = (o.metadata.labels as Record<string, string> | undefined)?.[k];
+          return typeof v === "string" ? have === v : have !== undefined && v.includes(have);
+        }),
     );
     const end = limit > 0 ? Math.min(matching.length, start + limit) : matching.length;
     const next =
@@ -346,9 +349,15 @@ function parse(req: KubeRequest): ParsedRequest {
   };
 }
 
-function parseSelector(s: string | undefined): Record<string, string> {
+/** Equality (`k=v`) and set-based `k in (a,b)` requirements, comma-separated. */
+function parseSelector(s: string | undefined): Record<string, string | string[]> {
   if (!s) return {};
-  return Object.fromEntries(s.split(",").map((p) => p.split("=") as [string, string]));
+  const out: Record<string, string | string[]> = {};
+  for (const m of s.matchAll(/([^,=\s]+)\s+in\s+\(([^)]*)\)|([^,=]+)=([^,]*)/g)) {
+    if (m[1]) out[m[1]] = (m[2] ?? "").split(",").map((v) => v.trim());
+    else if (m[3]) out[m[3]] = m[4] ?? "";
+  }
+  return out;
 }
 
 /** RFC 7386 JSON merge patch. */

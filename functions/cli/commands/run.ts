@@ -1,6 +1,8 @@
 // `driftless run`: forwarder, in-memory queue, workers and drift sweep in one process.
+import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { createLogger } from "../../../shared/log.ts";
+import { UsageError } from "../../../shared/ops/errors.ts";
 import {
   allCrds,
   applyCrds,
@@ -16,7 +18,7 @@ export function registerRun(program: Command, cli: CliContext): void {
   program
     .command("run")
     .description(
-      "run forwarder, in-memory queue, workers and drift sweep in one process against the kubeconfig's cluster",
+      "run forwarder (or the doorbell), in-memory queue, workers and drift sweep in one process against the kubeconfig's cluster",
     )
     .option(
       "--workers <n>",
@@ -44,6 +46,21 @@ export function registerRun(program: Command, cli: CliContext): void {
       "let app cluster NAME's kubeconfig name local files (tokenFile, client-certificate, client-key, certificate-authority paths); repeatable",
       collect,
     )
+    .option(
+      "--doorbell",
+      "no forwarder: serve the admission doorbell over HTTPS and apply its webhook configuration (deleted again on stop); needs DRIFTLESS_DOORBELL_SECRET and the --doorbell-cert/-key/-ca files",
+    )
+    .option("--doorbell-listen <host:port>", "where the doorbell listens", "127.0.0.1:9443")
+    .option(
+      "--doorbell-cert <pem>",
+      "the doorbell's serving certificate (valid for the host the API server calls)",
+    )
+    .option("--doorbell-key <pem>", "its private key")
+    .option("--doorbell-ca <pem>", "the CA that signs it: the webhook configuration's caBundle")
+    .option(
+      "--doorbell-url <base>",
+      "the URL the API server calls, when not https://<listen> (a proxy, a tunnel)",
+    )
     .addHelpText(
       "after",
       "\nStops on SIGTERM or SIGINT after finishing the reconciles in flight (exit 0). Logs are JSON lines on stdout.",
@@ -57,10 +74,19 @@ export function registerRun(program: Command, cli: CliContext): void {
         selector?: string;
         appCluster?: string[];
         appClusterLocalFiles?: string[];
+        doorbell?: boolean;
+        doorbellListen: string;
+        doorbellCert?: string;
+        doorbellKey?: string;
+        doorbellCa?: string;
+        doorbellUrl?: string;
       }) => {
         // App teams' kubeconfigs are checked before anything starts: a refused one is a usage error.
         const appClusters = await loadAppClusters(opts.appCluster ?? [], opts.appClusterLocalFiles ?? []);
         const { cfg, kc } = cli.kubeConfig();
+        const doorbell = opts.doorbell
+          ? await doorbellOptions(opts, cfg.DRIFTLESS_DOORBELL_SECRET)
+          : undefined;
         const logger = createLogger({ level: cfg.LOG_LEVEL });
         // Listen before starting: a SIGTERM during start-up still stops cleanly.
         const signalled = untilSignal();
@@ -85,6 +111,7 @@ export function registerRun(program: Command, cli: CliContext): void {
           ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
           ...(selector ? { labelSelector: selector } : {}),
           ...(appClusters.length > 0 ? { appClusters } : {}),
+          ...(doorbell ? { doorbell } : {}),
         });
         logger.info(
           { kinds: managedKinds.length, workers, metricsPort: running.metricsPort },
@@ -96,4 +123,46 @@ export function registerRun(program: Command, cli: CliContext): void {
         logger.info({}, "stopped");
       },
     );
+}
+
+/** The doorbell's files and address, checked before anything starts (a missing file is a usage error). */
+async function doorbellOptions(
+  opts: {
+    doorbellListen: string;
+    doorbellCert?: string;
+    doorbellKey?: string;
+    doorbellCa?: string;
+    doorbellUrl?: string;
+  },
+  secret: string | undefined,
+) {
+  if (!secret) throw new UsageError("--doorbell needs DRIFTLESS_DOORBELL_SECRET (openssl rand -hex 32)");
+  const m = /^(.+):(\d{1,5})$/.exec(opts.doorbellListen);
+  if (!m?.[1] || !m[2] || Number(m[2]) > 65535)
+    throw new UsageError(`--doorbell-listen: expected host:port, got "${opts.doorbellListen}"`);
+  const read = async (flag: string, path: string | undefined) => {
+    if (!path) throw new UsageError(`--doorbell needs ${flag}`);
+    try {
+      return await readFile(path, "utf8");
+    } catch (err) {
+      throw new UsageError(`${flag}: cannot read ${path}: ${(err as Error).message}`);
+    }
+  };
+  const [cert, key, ca] = await Promise.all([
+    read("--doorbell-cert", opts.doorbellCert),
+    read("--doorbell-key", opts.doorbellKey),
+    read("--doorbell-ca", opts.doorbellCa),
+  ]);
+  const base = opts.doorbellUrl?.replace(/\/+$/, "");
+  return {
+    secret,
+    cert,
+    key,
+    host: m[1],
+    port: Number(m[2]),
+    webhook: {
+      caBundlePem: ca,
+      ...(base ? { url: `${base}/${secret}/admit` } : {}),
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AwsCredentialIdentity, FinalizeRequestMiddleware } from "@smithy/types";
+import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   CredentialsError,
@@ -175,6 +176,8 @@ export const sdkOptions = (c: AwsClientConfig) => ({
   ...(c.credentials ? { credentials: c.credentials } : {}),
   ...(c.endpoint ? { endpoint: c.endpoint } : {}),
   maxAttempts: 3,
+  // CloudTrail records it as the call's userAgent: the cloud-event path drops driftless's own writes by it.
+  customUserAgent: DRIFTLESS_USER_AGENT,
 });
 
 const THROTTLING = new Set([

@@ -11,6 +11,7 @@ import {
   type Tag,
   type TagSpecification,
 } from "@aws-sdk/client-ec2";
+import { type CloudEventsDeclaration, itemsAt, stringAt, withPrefix } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
@@ -401,6 +402,31 @@ export function perRegion<F extends RegionSpec, A extends { arn?: string }>(
   };
 }
 
+/** Where an EC2 kind's id is in its calls' CloudTrail records: `requestParameters[idField]`, `idPrefix…`. */
+export interface Ec2Events {
+  idField: string;
+  idPrefix: string;
+}
+
+/**
+ * An EC2 kind's cloud events: the calls it manages its resources with (a change made by anyone else
+ * through them is drift) and the tag calls, whose records name resources of every type (hence the prefix).
+ */
+function ec2CloudEvents(p: Ec2Permissions, e: Ec2Events): CloudEventsDeclaration {
+  return {
+    aws: {
+      source: "aws.ec2",
+      eventNames: [...p.manage, "CreateTags", "DeleteTags"],
+      externalNames(call) {
+        if (call.eventName === "CreateTags" || call.eventName === "DeleteTags")
+          return withPrefix(itemsAt(call.requestParameters, "resourcesSet", "resourceId"), e.idPrefix);
+        const id = stringAt(call.requestParameters, e.idField);
+        return id?.startsWith(e.idPrefix) ? [id] : [];
+      },
+    },
+  };
+}
+
 /**
  * A provider for an EC2 kind: its batched drift check describes up to EC2_MAX_FILTER_VALUES resources by
  * id filter per request; `calls` says which calls, for the README's kind table.
@@ -411,9 +437,11 @@ export function ec2Provider<F extends RegionSpec, A extends { arn?: string }>(
   make: (ec2: EC2Client, region: string) => RegionalClient<F, A>,
   permissions: Ec2Permissions,
   calls: string,
+  events: Ec2Events,
 ): ManagedKindProvider {
   const provider: ManagedKindProvider<F, A> = {
     definition,
+    cloudEvents: ec2CloudEvents(permissions, events),
     limitsEachRequest: true,
     observeMany: { calls, maxItems: EC2_MAX_FILTER_VALUES },
     iam: ec2Iam(permissions),

@@ -498,4 +498,5 @@ export const securityGroupProvider = ec2Provider<F, A>(
     inVpc: true,
   },
   "DescribeSecurityGroups (group-id filter; rules included)",
+  { idField: "groupId", idPrefix: "sg-" },
 );

@@ -174,4 +174,5 @@ export const subnetProvider = ec2Provider<F, A>(
     inVpc: true,
   },
   "DescribeSubnets (subnet-id filter)",
+  { idField: "subnetId", idPrefix: "subnet-" },
 );

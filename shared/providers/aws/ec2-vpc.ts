@@ -189,4 +189,5 @@ export const vpcProvider = ec2Provider<F, A>(
     manage: ["DeleteVpc", "ModifyVpcAttribute"],
   },
   "DescribeVpcs (vpc-id filter), plus DescribeVpcAttribute per VPC and DNS attribute its spec sets",
+  { idField: "vpcId", idPrefix: "vpc-" },
 );

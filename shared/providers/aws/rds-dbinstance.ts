@@ -12,6 +12,7 @@ import {
 } from "@aws-sdk/client-rds";
 import type { z } from "zod";
 import { DBInstance, type DBInstanceAtProvider, type DBInstanceForProvider } from "../../api/aws/rds.ts";
+import { arnName, firstName, stringAt } from "../../api/cloud-events.ts";
 import {
   type Availability,
   type ConnectContext,
@@ -555,6 +556,25 @@ function finalSnapshotName(mr: MR, name: string): string {
 
 export const dbInstanceProvider = defineProvider({
   definition: DBInstance,
+  cloudEvents: {
+    aws: {
+      source: "aws.rds",
+      eventNames: [
+        "CreateDBInstance",
+        "DeleteDBInstance",
+        "ModifyDBInstance",
+        "StartDBInstance",
+        "StopDBInstance",
+        "AddTagsToResource",
+        "RemoveTagsFromResource",
+      ],
+      externalNames: (call) =>
+        firstName(
+          stringAt(call.requestParameters, "dBInstanceIdentifier"),
+          arnName(stringAt(call.requestParameters, "resourceName"), "db"),
+        ),
+    },
+  },
   // One statement with the subnet groups': an instance is created into a (prefixed) subnet group.
   iam: [
     {

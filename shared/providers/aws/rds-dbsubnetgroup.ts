@@ -15,6 +15,7 @@ import {
   type DBSubnetGroupAtProvider,
   type DBSubnetGroupForProvider,
 } from "../../api/aws/rds.ts";
+import { arnName, firstName, stringAt } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
@@ -229,6 +230,23 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
 
 export const dbSubnetGroupProvider = defineProvider({
   definition: DBSubnetGroup,
+  cloudEvents: {
+    aws: {
+      source: "aws.rds",
+      eventNames: [
+        "CreateDBSubnetGroup",
+        "DeleteDBSubnetGroup",
+        "ModifyDBSubnetGroup",
+        "AddTagsToResource",
+        "RemoveTagsFromResource",
+      ],
+      externalNames: (call) =>
+        firstName(
+          stringAt(call.requestParameters, "dBSubnetGroupName"),
+          arnName(stringAt(call.requestParameters, "resourceName"), "subgrp"),
+        ),
+    },
+  },
   iam: [
     {
       sid: "ManagedDatabases",

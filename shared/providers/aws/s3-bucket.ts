@@ -15,6 +15,7 @@ import {
 } from "@aws-sdk/client-s3";
 import type { z } from "zod";
 import { Bucket, type BucketAtProvider, type BucketForProvider } from "../../api/aws/s3.ts";
+import { firstName, stringAt } from "../../api/cloud-events.ts";
 import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
 import { defineProvider } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
@@ -208,6 +209,21 @@ class BucketClient implements ExternalClient<F, A> {
 
 export const bucketProvider = defineProvider({
   definition: Bucket,
+  cloudEvents: {
+    aws: {
+      source: "aws.s3",
+      eventNames: [
+        "CreateBucket",
+        "DeleteBucket",
+        "PutBucketVersioning",
+        "PutBucketTagging",
+        "DeleteBucketTagging",
+        "PutBucketPublicAccessBlock",
+        "DeleteBucketPublicAccessBlock",
+      ],
+      externalNames: (call) => firstName(stringAt(call.requestParameters, "bucketName")),
+    },
+  },
   iam: [
     {
       sid: "ManagedBuckets",

@@ -12,6 +12,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { z } from "zod";
 import { Queue, type QueueAtProvider, type QueueForProvider } from "../../api/aws/sqs.ts";
+import { firstName, lastSegment, stringAt } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   defineProvider,
@@ -203,6 +204,17 @@ class QueueClient implements ExternalClient<F, A> {
 
 export const queueProvider = defineProvider({
   definition: Queue,
+  cloudEvents: {
+    aws: {
+      source: "aws.sqs",
+      eventNames: ["CreateQueue", "DeleteQueue", "SetQueueAttributes", "TagQueue", "UntagQueue"],
+      externalNames: (call) =>
+        firstName(
+          stringAt(call.requestParameters, "queueName"),
+          lastSegment(stringAt(call.requestParameters, "queueUrl")),
+        ),
+    },
+  },
   iam: [
     {
       sid: "ManagedQueues",

@@ -7,6 +7,7 @@ import {
 } from "@azure/storage-blob";
 import type { z } from "zod";
 import { Container, type ContainerAtProvider, type ContainerForProvider } from "../../api/azure/storage.ts";
+import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ConnectionDetails,
@@ -238,6 +239,17 @@ class ContainerExternal implements ExternalClient<F, A> {
 
 export const containerProvider = defineProvider({
   definition: Container,
+  // Only changes made through Resource Manager (az storage container-rm, templates, the portal's
+  // management path) are resource events; Blob service (data-plane) calls are not.
+  cloudEvents: {
+    azure: {
+      operations: [
+        "Microsoft.Storage/storageAccounts/blobServices/containers/write",
+        "Microsoft.Storage/storageAccounts/blobServices/containers/delete",
+      ],
+      externalNames: byResourceUri("containers"),
+    },
+  },
   observeMany: {
     calls: "List Containers with metadata, by the names' common prefix",
     maxItems: LIST_PAGE_SIZE,

@@ -5,6 +5,7 @@ import {
   type ResourceGroupAtProvider,
   type ResourceGroupForProvider,
 } from "../../api/azure/resources.ts";
+import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
@@ -138,6 +139,15 @@ class ResourceGroupClient implements ExternalClient<F, A> {
 
 export const resourceGroupProvider = defineProvider({
   definition: ResourceGroup,
+  cloudEvents: {
+    azure: {
+      operations: [
+        "Microsoft.Resources/subscriptions/resourceGroups/write",
+        "Microsoft.Resources/subscriptions/resourceGroups/delete",
+      ],
+      externalNames: byResourceUri("resourceGroups"),
+    },
+  },
   observeMany: {
     calls: "Resource Groups - List of the subscription",
     maxItems: MAX_ITEMS,

@@ -1,6 +1,7 @@
 import type { Subnet as CloudSubnet, NetworkManagementClient } from "@azure/arm-network";
 import type { z } from "zod";
 import { Subnet, type SubnetAtProvider, type SubnetForProvider } from "../../api/azure/network.ts";
+import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
@@ -161,6 +162,15 @@ class SubnetClient implements ExternalClient<F, A> {
 
 export const azureSubnetProvider = defineProvider({
   definition: Subnet,
+  cloudEvents: {
+    azure: {
+      operations: [
+        "Microsoft.Network/virtualNetworks/subnets/write",
+        "Microsoft.Network/virtualNetworks/subnets/delete",
+      ],
+      externalNames: byResourceUri("subnets"),
+    },
+  },
   observeMany: {
     calls: "Subnets - List per virtual network",
     maxItems: MAX_ITEMS,

@@ -5,6 +5,7 @@ import {
   type VirtualNetworkAtProvider,
   type VirtualNetworkForProvider,
 } from "../../api/azure/network.ts";
+import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
@@ -195,6 +196,12 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
 
 export const virtualNetworkProvider = defineProvider({
   definition: VirtualNetwork,
+  cloudEvents: {
+    azure: {
+      operations: ["Microsoft.Network/virtualNetworks/write", "Microsoft.Network/virtualNetworks/delete"],
+      externalNames: byResourceUri("virtualNetworks"),
+    },
+  },
   observeMany: {
     calls: "Virtual Networks - List per resource group",
     maxItems: MAX_ITEMS,

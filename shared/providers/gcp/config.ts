@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, sign, verify } from "nod
 import { PubSub } from "@google-cloud/pubsub";
 import { Storage } from "@google-cloud/storage";
 import { GoogleAuth, JWT } from "google-auth-library";
+import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import type { ExternalObservation, ObserveManyItem } from "../../api/external.ts";
 import {
   type ConnectContext,
@@ -128,6 +129,9 @@ export function newPubSub(c: GcpClientConfig): PubSub {
     projectId: c.projectId,
     apiEndpoint: c.pubsubEndpoint ?? PUBSUB_PRODUCTION_ENDPOINT,
     emulatorMode: !isGoogleEndpoint(c.pubsubEndpoint),
+    // Cloud Audit Logs record it as callerSuppliedUserAgent: the cloud-event path drops our own writes by
+    // it. gax hands `grpc.*` options to the channel; its types do not list them.
+    ...({ "grpc.primary_user_agent": DRIFTLESS_USER_AGENT } as object),
     // An auth client instead of the `credentials` option, which google-auth-library 11 deprecates (and warns about).
     ...(c.credentials ? { authClient: jwtOf(c.credentials) } : {}),
   });
@@ -160,6 +164,7 @@ export function newStorage(c: GcpClientConfig): Storage {
       ? { credentials: { client_email: c.credentials.client_email, private_key: c.credentials.private_key } }
       : {}),
     retryOptions: { maxRetries: 2, totalTimeout: 30 },
+    userAgent: DRIFTLESS_USER_AGENT,
   });
 }
 

@@ -1,5 +1,6 @@
 import type { PubSub, protos, SubscriptionMetadata } from "@google-cloud/pubsub";
 import type { z } from "zod";
+import { byResourceName } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   defineProvider,
@@ -286,6 +287,18 @@ class SubscriptionClient implements ExternalClient<F, A> {
 
 export const subscriptionProvider = defineProvider({
   definition: Subscription,
+  cloudEvents: {
+    gcp: {
+      serviceName: "pubsub.googleapis.com",
+      methodNames: [
+        "google.pubsub.v1.Subscriber.CreateSubscription",
+        "google.pubsub.v1.Subscriber.UpdateSubscription",
+        "google.pubsub.v1.Subscriber.DeleteSubscription",
+        "google.pubsub.v1.Subscriber.ModifyPushConfig",
+      ],
+      externalNames: byResourceName("subscriptions"),
+    },
+  },
   observeMany: {
     calls: "projects.subscriptions.list of the project (subscriptions.get for one named in another project)",
     maxItems: PUBSUB_LIST_PAGE_SIZE,

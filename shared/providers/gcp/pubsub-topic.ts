@@ -1,5 +1,6 @@
 import type { PubSub, TopicMetadata } from "@google-cloud/pubsub";
 import type { z } from "zod";
+import { byResourceName } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
@@ -179,6 +180,17 @@ class TopicClient implements ExternalClient<F, A> {
 
 export const topicProvider = defineProvider({
   definition: Topic,
+  cloudEvents: {
+    gcp: {
+      serviceName: "pubsub.googleapis.com",
+      methodNames: [
+        "google.pubsub.v1.Publisher.CreateTopic",
+        "google.pubsub.v1.Publisher.UpdateTopic",
+        "google.pubsub.v1.Publisher.DeleteTopic",
+      ],
+      externalNames: byResourceName("topics"),
+    },
+  },
   observeMany: {
     calls: "projects.topics.list of the project (topics.get for one named in another project)",
     maxItems: PUBSUB_LIST_PAGE_SIZE,

@@ -1,5 +1,6 @@
 import type { BucketMetadata, Storage } from "@google-cloud/storage";
 import type { z } from "zod";
+import { byResourceName } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   CredentialsError,
@@ -212,6 +213,13 @@ class BucketClient implements ExternalClient<F, A> {
 
 export const gcsBucketProvider = defineProvider({
   definition: Bucket,
+  cloudEvents: {
+    gcp: {
+      serviceName: "storage.googleapis.com",
+      methodNames: ["storage.buckets.create", "storage.buckets.update", "storage.buckets.delete"],
+      externalNames: byResourceName("buckets"),
+    },
+  },
   observeMany: {
     calls: "buckets.list of the project by the names' common prefix (buckets.get for a bucket not listed)",
     maxItems: LIST_PAGE_SIZE,

@@ -140,6 +140,8 @@ export async function startFunctionsFramework(o: {
   target: string;
   source: string;
   env: NodeJS.ProcessEnv;
+  /** Default cloudevent (the reconcile and sweep functions); the doorbell is an http function. */
+  signatureType?: "cloudevent" | "http";
 }): Promise<FunctionsFrameworkServer> {
   const port = await freePort();
   const main = path.join(ROOT, "node_modules/@google-cloud/functions-framework/build/src/main.js");
@@ -149,7 +151,13 @@ export async function startFunctionsFramework(o: {
   const source = process.env.DRIFTLESS_TEST_GCP_BUNDLE ? "dist/gcp" : o.source;
   const child: ChildProcess = spawn(
     process.execPath,
-    [main, `--target=${o.target}`, `--source=${source}`, "--signature-type=cloudevent", `--port=${port}`],
+    [
+      main,
+      `--target=${o.target}`,
+      `--source=${source}`,
+      `--signature-type=${o.signatureType ?? "cloudevent"}`,
+      `--port=${port}`,
+    ],
     {
       cwd: ROOT,
       env: { ...o.env, FUNCTION_TARGET: o.target, NODE_NO_WARNINGS: "1" },

@@ -9,8 +9,7 @@ import { createServer, type IncomingMessage, request, type ServerResponse } from
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { dirname } from "node:path";
-import { NetworkManagementClient } from "@azure/arm-network";
-import { ClientSecretCredential } from "@azure/identity";
+import type { NetworkManagementClient } from "@azure/arm-network";
 import { PubSub } from "@google-cloud/pubsub";
 import { Storage } from "@google-cloud/storage";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -48,6 +47,7 @@ import {
   armRequestsDuring,
   azuriteBlob,
   createAzureProviderConfig,
+  networkClient,
 } from "../../support/azure.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, pubsubEmulatorHost } from "../../support/gcp.ts";
@@ -398,23 +398,6 @@ async function gcsRequests(url: string) {
   return { list: stats.requests["GET buckets"] ?? 0 };
 }
 
-/** The network SDK as a user's own tooling would use it, to change things behind driftless's back. */
-function networkSdk(endpoint: string) {
-  const credential = new ClientSecretCredential(
-    env("AZURE_TENANT_ID"),
-    AZURE_CLIENT_ID,
-    AZURE_CLIENT_SECRET,
-    {
-      authorityHost: endpoint,
-      disableInstanceDiscovery: true,
-    },
-  );
-  return new NetworkManagementClient(credential, env("AZURE_SUBSCRIPTION_ID"), {
-    endpoint,
-    credentials: { scopes: [`${endpoint}/.default`] },
-  });
-}
-
 describe("Azure kinds: observeMany against an ARM fake of this suite and Azurite", () => {
   const PC = uniqueName("pc-om-azure");
   // This suite's own ARM fake: small pages, and its counters see only this suite's requests.
@@ -436,7 +419,7 @@ describe("Azure kinds: observeMany against an ARM fake of this suite and Azurite
     blobProxy = await httpRecorder(env("AZURITE_BLOB_ENDPOINT"));
     await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url });
     await kube.patch(providerConfigs.azure.type, PC, { spec: { endpoint: { blob: blobProxy.url } } });
-    network = networkSdk(fake.url);
+    network = networkClient(fake.url);
   });
 
   afterAll(async () => {

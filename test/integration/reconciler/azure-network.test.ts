@@ -1,5 +1,4 @@
-import { NetworkManagementClient } from "@azure/arm-network";
-import { ClientSecretCredential } from "@azure/identity";
+import type { NetworkManagementClient } from "@azure/arm-network";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { Subnet, VirtualNetwork } from "../../../shared/api/azure/network.ts";
@@ -12,6 +11,7 @@ import {
   armRequestsDuring,
   armStats,
   createAzureProviderConfig,
+  networkClient,
   reconcileUntil,
   resetArmStats,
   startPrivateArmFake,
@@ -35,23 +35,6 @@ let network: NetworkManagementClient;
 const PC = uniqueName("pc-aznet");
 const RG = uniqueName("rg-aznet"); // made directly with the SDK, for tests that do not exercise references
 
-/** The network SDK as a user's own tooling would use it, to arrange and check cloud state. */
-function networkSdk(endpoint: string) {
-  const credential = new ClientSecretCredential(
-    env("AZURE_TENANT_ID"),
-    AZURE_CLIENT_ID,
-    AZURE_CLIENT_SECRET,
-    {
-      authorityHost: endpoint,
-      disableInstanceDiscovery: true,
-    },
-  );
-  return new NetworkManagementClient(credential, env("AZURE_SUBSCRIPTION_ID"), {
-    endpoint,
-    credentials: { scopes: [`${endpoint}/.default`] },
-  });
-}
-
 const mrObject = (def: ManagedType, name: string, forProvider: Record<string, unknown>, o: MrOptions = {}) =>
   managedObject(def, name, PC, { forProvider, ...o });
 
@@ -68,7 +51,7 @@ beforeAll(async () => {
   await ensureCrds();
   fake = await startPrivateArmFake({ [AZURE_CLIENT_ID]: AZURE_CLIENT_SECRET });
   arm = armClient(fake.url);
-  network = networkSdk(fake.url);
+  network = networkClient(fake.url);
   await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
   await arm.resourceGroups.createOrUpdate(RG, { location: "westeurope" });
 });

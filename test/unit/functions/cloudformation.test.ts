@@ -98,6 +98,23 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
     expect(mappings[0]?.Properties.MaximumBatchingWindowInSeconds).toBeGreaterThan(0);
   });
 
+  it("gives the reconcile function a Function URL for the doorbell, its secret from the deploying shell", () => {
+    const urls = Object.values(resources).filter((r) => r.Type === "AWS::Lambda::Url");
+    expect(urls).toHaveLength(1);
+    // No IAM auth: the API server cannot sign its webhook calls; the path secret is the gate.
+    expect(urls[0]?.Properties).toMatchObject({
+      AuthType: "NONE",
+      TargetFunctionArn: getAtt("ReconcileLambdaFunction"),
+    });
+    const vars = envOf("ReconcileLambdaFunction");
+    expect(Object.keys(vars)).toContain("DRIFTLESS_DOORBELL_SECRET");
+    expect(vars.DRIFTLESS_CLOUD_EVENTS).toBe("true");
+    const permissions = Object.values(resources).filter(
+      (r) => r.Type === "AWS::Lambda::Permission" && r.Properties.FunctionUrlAuthType === "NONE",
+    );
+    expect(permissions).toHaveLength(1);
+  });
+
   it("gives the queue a DLQ with a redrive policy and a visibility timeout of at least 6x the function timeout", () => {
     const queue = resources.ReconcileQueue?.Properties ?? {};
     const dlq = resources.ReconcileDeadLetterQueue;
@@ -116,7 +133,9 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
   });
 
   it("runs the sweep on a schedule that matches the interval the function is told", () => {
-    const rules = Object.values(resources).filter((r) => r.Type === "AWS::Events::Rule");
+    const rules = Object.values(resources).filter(
+      (r) => r.Type === "AWS::Events::Rule" && r.Properties.ScheduleExpression !== undefined,
+    );
     expect(rules).toHaveLength(1);
     expect(rules[0]?.Properties.ScheduleExpression).toBe("rate(1 minute)");
     expect(rules[0]?.Properties.State).toBe("ENABLED");
@@ -124,6 +143,30 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
     expect(targets[0]?.Arn).toEqual(getAtt("SweepLambdaFunction"));
     const env = envOf("SweepLambdaFunction");
     expect(env.DRIFTLESS_SWEEP_INTERVAL).toBe("1m");
+  });
+
+  it("sends CloudTrail events of the kinds' calls to the reconcile queue, allowed from that rule only", () => {
+    const rule = props("CloudEventsRule");
+    const pattern = rule.EventPattern as {
+      "detail-type": string[];
+      source: string[];
+      detail: { eventName: string[] };
+    };
+    expect(pattern["detail-type"]).toEqual(["AWS API Call via CloudTrail"]);
+    expect(pattern.source).toEqual(["aws.ec2", "aws.rds", "aws.s3", "aws.sqs"]);
+    expect(pattern.detail.eventName).toContain("SetQueueAttributes");
+    expect(pattern.detail.eventName.every((n) => !/^(Describe|Get|List)/.test(n))).toBe(true);
+    expect((rule.Targets as Array<{ Arn: unknown }>)[0]?.Arn).toEqual(getAtt("ReconcileQueue"));
+    const policy = props("ReconcileQueueCloudEventsPolicy");
+    expect(policy.Queues).toEqual([{ Ref: "ReconcileQueue" }]);
+    const [statement] = (policy.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement;
+    expect(statement).toMatchObject({
+      Effect: "Allow",
+      Principal: { Service: "events.amazonaws.com" },
+      Action: "sqs:SendMessage",
+      Resource: getAtt("ReconcileQueue"),
+      Condition: { ArnEquals: { "aws:SourceArn": getAtt("CloudEventsRule") } },
+    });
   });
 
   it("scopes IAM: queue actions to the queue ARNs, one role per function, wildcards only where AWS has no resource ARNs", () => {

@@ -8,6 +8,7 @@ import {
   pollDue,
   pollPhase,
   type SweepObject,
+  specChangeUnseen,
   sweepDecision,
 } from "../../../shared/pipeline/sweep.ts";
 import {
@@ -131,5 +132,21 @@ describe("batch messages", () => {
     const decoded = decodeMessage(bad);
     expect(decoded.ok).toBe(false);
     expect(!decoded.ok && decoded.error).toContain("batch.items.0.name");
+  });
+});
+
+describe("a lost change event", () => {
+  const ctx = { windowEndMs: t0 + 60 * MIN, scheduleMs: MIN, defaultPollMs: 60 * MIN };
+  it("a spec change no reconcile has seen (Synced behind the generation) is enqueued on the next sweep", () => {
+    const o = obj(t0, { generation: 3 });
+    for (const c of o.status?.conditions ?? []) c.observedGeneration = 2;
+    expect(specChangeUnseen(o)).toBe(true);
+    expect(sweepDecision(o, ctx)).toBe("attention");
+    for (const c of o.status?.conditions ?? []) c.observedGeneration = 3;
+    expect(specChangeUnseen(o)).toBe(false);
+    expect(sweepDecision(o, ctx)).not.toBe("attention");
+  });
+  it("conditions without observedGeneration (older writers) are not read as behind", () => {
+    expect(specChangeUnseen(obj(t0, { generation: 3 }))).toBe(false);
   });
 });

@@ -8,7 +8,14 @@ import type {
   Reconciles,
   ResourceKey,
 } from "../../../shared/reconciler/contract.ts";
-import { contextLogger, DeadlineError, Router, reconcileMessage } from "../../../shared/reconciler/router.ts";
+import {
+  ADMISSION_RECHECK_MS,
+  ADMISSION_WAIT_MS,
+  contextLogger,
+  DeadlineError,
+  Router,
+  reconcileMessage,
+} from "../../../shared/reconciler/router.ts";
 import { recordingLogger } from "../../support/reconcile.ts";
 
 const key = (kind: string, name = "a"): ResourceKey => ({ apiVersion: "x.driftless.dev/v1", kind, name });
@@ -146,5 +153,82 @@ describe("reconcileMessage (the worker core)", () => {
     // Assess
     expect(ages).toEqual([2_500]);
     expect(lines[0]).toMatchObject({ reason: "watch", correlationId: "m-1", msg: "reconciled" });
+  });
+});
+
+describe("reconcileMessage: a doorbell message waits for the write it reports", () => {
+  const at = new Date(10_000).toISOString();
+  const run = async (before: string, stored: string | undefined, nowMs: number) => {
+    const engine = fake(["Queue"], ok);
+    const reads: string[] = [];
+    const result = await reconcileMessage(
+      new Router([engine.r]).reconcileFn,
+      { key: key("Queue"), admitted: { before, at } },
+      {
+        now: () => nowMs,
+        storedVersion: async (k) => {
+          reads.push(k.name);
+          return stored;
+        },
+      },
+    );
+    return { result, reconciled: engine.seen.length, reads: reads.length };
+  };
+
+  it.each([
+    ["an update not stored yet (same resourceVersion)", "7", "7", 10_500, "waiting"],
+    ["an update stored (new resourceVersion)", "7", "8", 10_500, "reconciled"],
+    ["a create not stored yet (no object)", "", undefined, 10_500, "waiting"],
+    ["a create stored", "", "1", 10_500, "reconciled"],
+    ["a delete stored (object gone)", "9", undefined, 10_500, "reconciled"],
+    [
+      "a write that never landed, past the wait (reconciled anyway: level-triggered)",
+      "7",
+      "7",
+      10_000 + ADMISSION_WAIT_MS,
+      "reconciled",
+    ],
+  ])("%s", async (_, before, stored, nowMs, expected) => {
+    const { result, reconciled } = await run(before, stored, nowMs);
+    if (expected === "waiting") {
+      expect(result).toEqual({ outcome: "waiting", requeueAfterMs: ADMISSION_RECHECK_MS });
+      expect(reconciled).toBe(0);
+    } else {
+      expect(reconciled).toBe(1);
+    }
+  });
+
+  it("looks again after as long as it has waited: a write that never comes costs a handful of reads", async () => {
+    const delays: number[] = [];
+    let nowMs = 10_000;
+    for (;;) {
+      const engine = fake(["Queue"], ok);
+      const result = await reconcileMessage(
+        new Router([engine.r]).reconcileFn,
+        { key: key("Queue"), at: new Date(nowMs).toISOString(), admitted: { before: "", at } },
+        { now: () => nowMs, storedVersion: async () => undefined },
+      );
+      if (result.outcome !== "waiting") break;
+      delays.push(result.requeueAfterMs ?? 0);
+      nowMs += result.requeueAfterMs ?? 0;
+    }
+    expect(delays).toEqual([1_000, 1_000, 2_000, 4_000, 8_000, 16_000]);
+  });
+
+  it("messages without `admitted` (watch, sweep, requeue) read nothing extra", async () => {
+    const engine = fake(["Queue"], ok);
+    let reads = 0;
+    await reconcileMessage(
+      new Router([engine.r]).reconcileFn,
+      { key: key("Queue"), at },
+      {
+        storedVersion: async () => {
+          reads++;
+          return "1";
+        },
+      },
+    );
+    expect(reads).toBe(0);
+    expect(engine.seen).toHaveLength(1);
   });
 });

@@ -1,0 +1,170 @@
+// From a cloud's audit event to the keys of the managed resources it may have changed: the kinds that
+// declare the call (api/cloud-events.ts), their external names in it, and one label-selected LIST per
+// candidate kind (the external-key index label the engine writes). Only keys come out: the worker reads
+// the truth itself (level-triggered), so a forged, late or duplicate event costs a reconcile, never harm.
+//
+// Dropped cheaply, before any LIST: driftless's own writes (its User-Agent, or a configured own
+// principal), failed calls, calls no kind declares, calls naming no resource of a kind. An event about a
+// resource driftless does not manage costs its LIST and finds nothing.
+import type { ArmResourceCall } from "../api/cloud-events.ts";
+import { DRIFTLESS_USER_AGENT, EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
+import type { ManagedKindProvider } from "../api/external.ts";
+import type { ManagedResource } from "../api/managed.ts";
+import type { Kube } from "../kube/client.ts";
+import { noopLogger, type ReconcileLogger, type ResourceKey } from "../reconciler/contract.ts";
+import { type AuditLogEntry, auditLogCall } from "./audit-log.ts";
+import { type CloudTrailEvent, cloudTrailCall, cloudTrailPrincipals } from "./cloudtrail.ts";
+
+/** Label values one LIST selects at most (`key in (…)`): keeps the request URL short. */
+export const MAX_VALUES_PER_LIST = 50;
+
+export type DropReason =
+  /** driftless made the call itself (User-Agent or own principal). */
+  | "own-write"
+  /** The call failed: nothing changed. */
+  | "failed-call"
+  /** No kind declares this call. */
+  | "no-kind"
+  /** Kinds declare the call but it names no resource of theirs (e.g. CreateTags of an instance). */
+  | "no-resource"
+  /** The LIST found no managed resource with that external name. */
+  | "unknown-resource";
+
+/** What an event resolved to: keys to reconcile, or why none. `lists`: LIST requests it cost. */
+export type Resolution = { keys: ResourceKey[]; lists: number; dropped?: DropReason };
+
+export interface CloudEventResolverOptions {
+  kube: Pick<Kube, "list">;
+  kinds: readonly ManagedKindProvider[];
+  logger?: ReconcileLogger;
+  /**
+   * Identities whose calls are driftless's own, for calls its User-Agent does not mark: IAM role ARNs
+   * (AWS), service-account e-mails (GCP), object or application ids (Azure).
+   */
+  ownPrincipals?: readonly string[] | undefined;
+}
+
+interface Candidate {
+  provider: ManagedKindProvider;
+  names: string[];
+}
+
+const AZURE_OBJECT_ID_CLAIM = "http://schemas.microsoft.com/identity/claims/objectidentifier";
+
+/** Resolves cloud audit events to the keys of the managed resources they are about. */
+export class CloudEventResolver {
+  readonly #kube: Pick<Kube, "list">;
+  readonly #kinds: readonly ManagedKindProvider[];
+  readonly #logger: ReconcileLogger;
+  readonly #own: ReadonlySet<string>;
+
+  constructor(opts: CloudEventResolverOptions) {
+    this.#kube = opts.kube;
+    this.#kinds = opts.kinds;
+    this.#logger = opts.logger ?? noopLogger;
+    this.#own = new Set((opts.ownPrincipals ?? []).map((p) => p.toLowerCase()));
+  }
+
+  /** A CloudTrail event (EventBridge). Throws when a LIST fails: the caller retries the event. */
+  async cloudTrail(e: CloudTrailEvent): Promise<Resolution> {
+    const log = { source: e.source, eventName: e.detail.eventName, eventId: e.id };
+    if (e.detail.errorCode) return this.#drop(log, "failed-call");
+    if (e.detail.userAgent?.includes(DRIFTLESS_USER_AGENT) || this.#isOwn(cloudTrailPrincipals(e)))
+      return this.#drop(log, "own-write");
+    const call = cloudTrailCall(e);
+    const candidates = this.#kinds.flatMap((provider): Candidate[] => {
+      const d = provider.cloudEvents?.aws;
+      if (!d || d.source !== e.source || !d.eventNames.includes(call.eventName)) return [];
+      return [{ provider, names: d.externalNames(call) }];
+    });
+    return this.#resolve(log, candidates);
+  }
+
+  /** A Cloud Audit Logs entry. Throws when a LIST fails: the caller nacks the message. */
+  async auditLog(e: AuditLogEntry): Promise<Resolution> {
+    const p = e.protoPayload;
+    const log = { serviceName: p.serviceName, methodName: p.methodName, insertId: e.insertId };
+    if ((p.status?.code ?? 0) !== 0) return this.#drop(log, "failed-call");
+    const principal = p.authenticationInfo?.principalEmail;
+    if (
+      p.requestMetadata?.callerSuppliedUserAgent?.includes(DRIFTLESS_USER_AGENT) ||
+      this.#isOwn(principal ? [principal] : [])
+    )
+      return this.#drop(log, "own-write");
+    const call = auditLogCall(e);
+    const candidates = this.#kinds.flatMap((provider): Candidate[] => {
+      const d = provider.cloudEvents?.gcp;
+      if (!d || d.serviceName !== call.serviceName || !d.methodNames.includes(call.methodName)) return [];
+      return [{ provider, names: d.externalNames(call) }];
+    });
+    return this.#resolve(log, candidates);
+  }
+
+  /**
+   * An Azure Resource Manager event (Event Grid ResourceWriteSuccess / ResourceDeleteSuccess). `claims`
+   * and `principalId` say who called. Throws when a LIST fails.
+   */
+  async armResource(
+    call: ArmResourceCall,
+    who: { claims?: Record<string, unknown> | undefined; principalId?: string | undefined; id?: string },
+  ): Promise<Resolution> {
+    const log = { operationName: call.operationName, eventId: who.id };
+    const claims = who.claims ?? {};
+    const ids = [claims[AZURE_OBJECT_ID_CLAIM], claims.oid, claims.appid, claims.azp, who.principalId].filter(
+      (v): v is string => typeof v === "string" && v !== "",
+    );
+    if (this.#isOwn(ids)) return this.#drop(log, "own-write");
+    const op = call.operationName.toLowerCase();
+    const candidates = this.#kinds.flatMap((provider): Candidate[] => {
+      const d = provider.cloudEvents?.azure;
+      if (!d?.operations.some((o) => o.toLowerCase() === op)) return [];
+      return [{ provider, names: d.externalNames(call) }];
+    });
+    return this.#resolve(log, candidates);
+  }
+
+  #isOwn(principals: readonly string[]): boolean {
+    return principals.some((p) => this.#own.has(p.toLowerCase()));
+  }
+
+  #drop(log: Record<string, unknown>, why: DropReason, lists = 0): Resolution {
+    this.#logger.debug({ ...log, dropped: why, lists }, "cloud event dropped");
+    return { keys: [], lists, dropped: why };
+  }
+
+  async #resolve(log: Record<string, unknown>, candidates: Candidate[]): Promise<Resolution> {
+    if (candidates.length === 0) return this.#drop(log, "no-kind");
+    const keys: ResourceKey[] = [];
+    let lists = 0;
+    for (const { provider, names } of candidates) {
+      const def = provider.definition;
+      const values = [...new Set(names.map((n) => externalKeyOf(def, n)))];
+      for (let at = 0; at < values.length; at += MAX_VALUES_PER_LIST) {
+        const chunk = values.slice(at, at + MAX_VALUES_PER_LIST);
+        const labelSelector =
+          chunk.length === 1
+            ? `${EXTERNAL_KEY_LABEL}=${chunk[0]}`
+            : `${EXTERNAL_KEY_LABEL} in (${chunk.join(",")})`;
+        lists++;
+        const page = await this.#kube.list<ManagedResource & { [k: string]: unknown }>(def, {
+          labelSelector,
+        });
+        for (const mr of page.items) {
+          keys.push({
+            apiVersion: def.apiVersion,
+            kind: def.kind,
+            name: mr.metadata.name,
+            ...(mr.metadata.namespace ? { namespace: mr.metadata.namespace } : {}),
+          });
+        }
+      }
+    }
+    if (lists === 0) return this.#drop(log, "no-resource");
+    if (keys.length === 0) return this.#drop(log, "unknown-resource", lists);
+    this.#logger.info(
+      { ...log, keys: keys.map((k) => `${k.kind}/${k.namespace ? `${k.namespace}/` : ""}${k.name}`), lists },
+      "cloud event: reconciling",
+    );
+    return { keys, lists };
+  }
+}

@@ -1,0 +1,65 @@
+// The doorbell, assembled once per container: the admission route (and, with a resolver, the Event
+// Grid route) behind the path secret, over one queue producer. Every platform adapter (Lambda Function
+// URL, Cloud Functions HTTP, the local HTTPS server of `driftless run`) calls the function this returns.
+import type { ResourceType } from "../api/meta.ts";
+import { cloudEventsHandshakeHeaders, handleEventGridRequest } from "../cloud-events/event-grid.ts";
+import type { CloudEventResolver } from "../cloud-events/resolve.ts";
+import type { Logger } from "../pipeline/common.ts";
+import type { QueueProducer } from "../queue/port.ts";
+import { type AdmissionVerdict, handleAdmissionReview } from "./admission.ts";
+import { type DoorbellRequest, type DoorbellResponse, handleDoorbellHttp, secretProblem } from "./http.ts";
+import { KeyRateLimiter } from "./rate-limit.ts";
+
+export interface DoorbellSetup {
+  /** The path secret; without a usable one every request is answered 404 (and this is logged once). */
+  secret: string | undefined;
+  producer: Pick<QueueProducer, "send">;
+  /** The kinds this deployment serves (worker.ts typesOf). */
+  types: readonly ResourceType[];
+  logger: Logger;
+  ignoreUsers?: readonly string[] | undefined;
+  /** Event Grid deliveries are resolved to keys with it (cloud events on). */
+  resolver?: Pick<CloudEventResolver, "armResource"> | undefined;
+  limiter?: KeyRateLimiter | undefined;
+}
+
+export type Doorbell = ((req: DoorbellRequest) => Promise<DoorbellResponse>) & {
+  /** What the admission route did, by verdict, since it was made (tests, the bench, debugging). */
+  verdicts(): Partial<Record<AdmissionVerdict, number>>;
+};
+
+export function createDoorbell(setup: DoorbellSetup): Doorbell {
+  const problem = secretProblem(setup.secret);
+  if (problem) setup.logger.warn({ problem }, "doorbell disabled: every request is answered 404");
+  const limiter = setup.limiter ?? new KeyRateLimiter();
+  const { resolver } = setup;
+  const counts: Partial<Record<AdmissionVerdict, number>> = {};
+  const routes = {
+    secret: problem ? undefined : setup.secret,
+    logger: setup.logger,
+    admit: async (body: unknown) => {
+      const out = await handleAdmissionReview(
+        {
+          producer: setup.producer,
+          types: setup.types,
+          logger: setup.logger,
+          ignoreUsers: setup.ignoreUsers,
+          limiter,
+        },
+        body,
+      );
+      if (out.verdict) counts[out.verdict] = (counts[out.verdict] ?? 0) + 1;
+      return out;
+    },
+    ...(resolver
+      ? {
+          eventsAzure: (body: unknown) =>
+            handleEventGridRequest({ resolver, producer: setup.producer, logger: setup.logger }, body),
+          eventsAzureHandshake: cloudEventsHandshakeHeaders,
+        }
+      : {}),
+  };
+  return Object.assign((req: DoorbellRequest) => handleDoorbellHttp(routes, req), {
+    verdicts: () => ({ ...counts }),
+  });
+}

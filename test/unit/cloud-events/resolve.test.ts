@@ -1,0 +1,255 @@
+// The parsers (documented samples) and the resolution of events to keys: which kinds are candidates,
+// what is dropped before any LIST, and that one label-selected LIST per candidate kind finds the resource.
+import { describe, expect, it } from "vitest";
+import { parseAuditLogData } from "../../../shared/cloud-events/audit-log.ts";
+import { type CloudTrailEvent, parseEventBridgeBody } from "../../../shared/cloud-events/cloudtrail.ts";
+import { CloudEventResolver } from "../../../shared/cloud-events/resolve.ts";
+import { clusterWith, fixture, kindOf } from "./support.ts";
+
+const queue = kindOf("Queue", "sqs.aws");
+const vpc = kindOf("VPC", "ec2.aws");
+const subnet = kindOf("Subnet", "ec2.aws");
+const sg = kindOf("SecurityGroup", "ec2.aws");
+const topic = kindOf("Topic", "pubsub.gcp");
+const subscription = kindOf("Subscription", "pubsub.gcp");
+const vnet = kindOf("VirtualNetwork", "network.azure");
+const azSubnet = kindOf("Subnet", "network.azure");
+const allAws = [queue, vpc, subnet, sg, kindOf("Bucket", "s3.aws"), kindOf("DBInstance", "rds.aws")];
+
+function cloudTrail(name: string, replace: Record<string, string> = {}): CloudTrailEvent {
+  const parsed = parseEventBridgeBody(fixture(name, replace));
+  if (parsed.kind !== "event") throw new Error(`fixture ${name} does not parse: ${JSON.stringify(parsed)}`);
+  return parsed.event;
+}
+
+describe("parseEventBridgeBody", () => {
+  it("reads the documented CloudTrail samples", () => {
+    const e = cloudTrail("aws-sqs-set-queue-attributes.json");
+    expect(e.source).toBe("aws.sqs");
+    expect(e.detail.eventName).toBe("SetQueueAttributes");
+    expect(e.detail.requestParameters?.queueUrl).toContain("/orders-queue");
+    expect(cloudTrail("aws-ec2-modify-vpc-attribute.json").detail.eventName).toBe("ModifyVpcAttribute");
+    expect(cloudTrail("aws-ec2-create-tags.json").detail.eventName).toBe("CreateTags");
+  });
+
+  it("says not-eventbridge for driftless messages and non-JSON, malformed for a broken event", () => {
+    expect(parseEventBridgeBody('{"v":1,"apiVersion":"a/v1","kind":"K","name":"n"}').kind).toBe(
+      "not-eventbridge",
+    );
+    expect(parseEventBridgeBody("not json").kind).toBe("not-eventbridge");
+    const broken = JSON.parse(fixture("aws-sqs-set-queue-attributes.json"));
+    delete broken.detail.eventName;
+    const parsed = parseEventBridgeBody(JSON.stringify(broken));
+    expect(parsed).toMatchObject({ kind: "malformed", id: broken.id });
+    if (parsed.kind === "malformed") expect(parsed.error).toContain("detail.eventName");
+    const otherType = {
+      ...JSON.parse(fixture("aws-sqs-set-queue-attributes.json")),
+      "detail-type": "EC2 Instance State-change Notification",
+    };
+    expect(parseEventBridgeBody(JSON.stringify(otherType)).kind).toBe("malformed");
+  });
+
+  it("never quotes the body in its error", () => {
+    const broken = JSON.parse(fixture("aws-sqs-set-queue-attributes.json"));
+    broken.detail.eventSource = 42;
+    const parsed = parseEventBridgeBody(JSON.stringify(broken));
+    expect(parsed.kind).toBe("malformed");
+    expect(JSON.stringify(parsed)).not.toContain("orders-queue");
+  });
+});
+
+describe("parseAuditLogData", () => {
+  it("reads the documented Admin Activity samples", () => {
+    const t = parseAuditLogData(Buffer.from(fixture("gcp-pubsub-update-topic.json")));
+    expect(t).toMatchObject({
+      kind: "entry",
+      entry: { protoPayload: { methodName: "google.pubsub.v1.Publisher.UpdateTopic" } },
+    });
+    const s = parseAuditLogData(Buffer.from(fixture("gcp-pubsub-update-subscription.json")));
+    expect(s).toMatchObject({
+      kind: "entry",
+      entry: { protoPayload: { resourceName: "projects/demo-project/subscriptions/orders-worker" } },
+    });
+  });
+
+  it("says not-audit-log for other data and malformed for a broken entry", () => {
+    expect(parseAuditLogData(Buffer.from('{"v":1}')).kind).toBe("not-audit-log");
+    const broken = JSON.parse(fixture("gcp-pubsub-update-topic.json"));
+    delete broken.protoPayload.methodName;
+    expect(parseAuditLogData(Buffer.from(JSON.stringify(broken)))).toMatchObject({
+      kind: "malformed",
+      id: broken.insertId,
+    });
+  });
+});
+
+describe("CloudEventResolver", () => {
+  it("SetQueueAttributes: one LIST of the Queue kind finds the queue by its external name", async () => {
+    const { api, kube } = clusterWith([{ kind: queue, name: "orders", externalName: "orders-queue" }]);
+    const r = new CloudEventResolver({ kube, kinds: allAws });
+    const res = await r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"));
+    expect(res.keys).toEqual([{ apiVersion: queue.definition.apiVersion, kind: "Queue", name: "orders" }]);
+    expect(res.lists).toBe(1);
+    expect(api.requests.filter((q) => q.method === "GET")).toHaveLength(1);
+  });
+
+  it("ModifyVpcAttribute finds the VPC by its provider-chosen id", async () => {
+    const { kube } = clusterWith([{ kind: vpc, name: "net", externalName: "vpc-0a1b2c3d4e5f60718" }]);
+    const res = await new CloudEventResolver({ kube, kinds: allAws }).cloudTrail(
+      cloudTrail("aws-ec2-modify-vpc-attribute.json"),
+    );
+    expect(res.keys.map((k) => `${k.kind}/${k.name}`)).toEqual(["VPC/net"]);
+  });
+
+  it("CreateTags lists only the kind whose id prefix it names (the subnet), not VPC or SecurityGroup", async () => {
+    const { kube } = clusterWith([{ kind: subnet, name: "app", externalName: "subnet-0f9e8d7c6b5a43210" }]);
+    const res = await new CloudEventResolver({ kube, kinds: allAws }).cloudTrail(
+      cloudTrail("aws-ec2-create-tags.json"),
+    );
+    expect(res.keys.map((k) => `${k.kind}/${k.name}`)).toEqual(["Subnet/app"]);
+    expect(res.lists).toBe(1);
+  });
+
+  it("drops driftless's own write (User-Agent) and a configured own principal before any LIST", async () => {
+    const { api, kube } = clusterWith([{ kind: queue, name: "orders", externalName: "orders-queue" }]);
+    const r = new CloudEventResolver({
+      kube,
+      kinds: allAws,
+      ownPrincipals: ["arn:aws:iam::111122223333:role/PlatformAdmin"],
+    });
+    const own = cloudTrail("aws-sqs-set-queue-attributes.json", {
+      "aws-cli/2.17.4": "aws-sdk-js/3.700.0 driftless",
+    });
+    expect(await r.cloudTrail(own)).toEqual({ keys: [], lists: 0, dropped: "own-write" });
+    // The sample's caller is the PlatformAdmin role: configured as our own here.
+    expect(await r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"))).toMatchObject({
+      dropped: "own-write",
+    });
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it("drops a failed call and a call no kind declares before any LIST", async () => {
+    const { api, kube } = clusterWith([]);
+    const r = new CloudEventResolver({ kube, kinds: allAws });
+    const failed = JSON.parse(fixture("aws-sqs-set-queue-attributes.json"));
+    failed.detail.errorCode = "AccessDenied";
+    const parsedFailed = parseEventBridgeBody(JSON.stringify(failed));
+    if (parsedFailed.kind !== "event") throw new Error("does not parse");
+    expect(await r.cloudTrail(parsedFailed.event)).toMatchObject({ dropped: "failed-call", lists: 0 });
+    const purge = cloudTrail("aws-sqs-set-queue-attributes.json", { SetQueueAttributes: "PurgeQueue" });
+    expect(await r.cloudTrail(purge)).toMatchObject({ dropped: "no-kind", lists: 0 });
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it("an unknown resource costs exactly its LIST and is dropped", async () => {
+    const { api, kube } = clusterWith([{ kind: queue, name: "orders", externalName: "orders-queue" }]);
+    const r = new CloudEventResolver({ kube, kinds: allAws });
+    const res = await r.cloudTrail(
+      cloudTrail("aws-sqs-set-queue-attributes.json", { "orders-queue": "someone-elses" }),
+    );
+    expect(res).toEqual({ keys: [], lists: 1, dropped: "unknown-resource" });
+    expect(api.requests).toHaveLength(1);
+  });
+
+  it("a resource without the label (not reconciled since) is not found: the poll covers it", async () => {
+    const { kube } = clusterWith([
+      { kind: queue, name: "orders", externalName: "orders-queue", labelled: false },
+    ]);
+    const res = await new CloudEventResolver({ kube, kinds: allAws }).cloudTrail(
+      cloudTrail("aws-sqs-set-queue-attributes.json"),
+    );
+    expect(res.dropped).toBe("unknown-resource");
+  });
+
+  it("two resources naming the same external name are both found (a collision costs a reconcile)", async () => {
+    const { kube } = clusterWith([
+      { kind: queue, name: "orders-eu", externalName: "orders-queue" },
+      { kind: queue, name: "orders-us", externalName: "Orders-Queue" },
+    ]);
+    const res = await new CloudEventResolver({ kube, kinds: allAws }).cloudTrail(
+      cloudTrail("aws-sqs-set-queue-attributes.json"),
+    );
+    expect(res.keys.map((k) => k.name).sort()).toEqual(["orders-eu", "orders-us"]);
+  });
+
+  it("Pub/Sub UpdateTopic and UpdateSubscription find their kinds; our own user agent is dropped", async () => {
+    const { kube } = clusterWith([
+      { kind: topic, name: "events", externalName: "orders-events" },
+      { kind: subscription, name: "worker", externalName: "orders-worker" },
+    ]);
+    const r = new CloudEventResolver({ kube, kinds: [topic, subscription] });
+    const entry = (name: string, replace: Record<string, string> = {}) => {
+      const p = parseAuditLogData(Buffer.from(fixture(name, replace)));
+      if (p.kind !== "entry") throw new Error("does not parse");
+      return p.entry;
+    };
+    expect(
+      (await r.auditLog(entry("gcp-pubsub-update-topic.json"))).keys.map((k) => `${k.kind}/${k.name}`),
+    ).toEqual(["Topic/events"]);
+    expect(
+      (await r.auditLog(entry("gcp-pubsub-update-subscription.json"))).keys.map((k) => `${k.kind}/${k.name}`),
+    ).toEqual(["Subscription/worker"]);
+    const own = entry("gcp-pubsub-update-topic.json", {
+      "google-cloud-sdk gcloud/501.0.0": "driftless grpc-node-js/1.12.0",
+    });
+    expect(await r.auditLog(own)).toMatchObject({ dropped: "own-write", lists: 0 });
+  });
+
+  it("Event Grid: a subnet write is the Subnet kind's, not its network's; own principals are dropped", async () => {
+    const { kube } = clusterWith([
+      { kind: vnet, name: "net", externalName: "vnet-orders" },
+      { kind: azSubnet, name: "app", externalName: "snet-app" },
+    ]);
+    const base =
+      "/subscriptions/s/resourceGroups/rg-orders/providers/Microsoft.Network/virtualNetworks/vnet-orders";
+    const r = new CloudEventResolver({
+      kube,
+      kinds: [vnet, azSubnet],
+      ownPrincipals: ["11111111-2222-3333-4444-555555555555"],
+    });
+    const sub = await r.armResource(
+      {
+        operationName: "Microsoft.Network/virtualNetworks/subnets/write",
+        resourceUri: `${base}/subnets/snet-app`,
+      },
+      {},
+    );
+    expect(sub.keys.map((k) => `${k.kind}/${k.name}`)).toEqual(["Subnet/app"]);
+    const net = await r.armResource(
+      { operationName: "MICROSOFT.NETWORK/VIRTUALNETWORKS/WRITE", resourceUri: base.toUpperCase() },
+      {},
+    );
+    expect(net.keys.map((k) => `${k.kind}/${k.name}`)).toEqual(["VirtualNetwork/net"]);
+    const own = await r.armResource(
+      { operationName: "Microsoft.Network/virtualNetworks/write", resourceUri: base },
+      { claims: { appid: "11111111-2222-3333-4444-555555555555" } },
+    );
+    expect(own).toMatchObject({ dropped: "own-write", lists: 0 });
+  });
+
+  it("a failing LIST throws (the queue redelivers the event)", async () => {
+    const r = new CloudEventResolver({
+      kube: { list: async () => Promise.reject(new Error("connection refused")) },
+      kinds: allAws,
+    });
+    await expect(r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"))).rejects.toThrow(
+      "connection refused",
+    );
+  });
+});
+
+describe("every kind's declaration", () => {
+  it("names only mutating calls and finds the external name in the call it declares", () => {
+    const mutating =
+      /^(Create|Delete|Set|Modify|Tag|Untag|Put|Add|Remove|Authorize|Revoke|Update|Start|Stop)/;
+    for (const k of [...allAws, topic, subscription]) {
+      const aws = k.cloudEvents?.aws;
+      for (const name of aws?.eventNames ?? [])
+        expect(name, `${k.definition.kind} ${name}`).toMatch(mutating);
+      for (const m of k.cloudEvents?.gcp?.methodNames ?? [])
+        expect(m.split(".").at(-1), `${k.definition.kind} ${m}`).toMatch(
+          /^(Create|Update|Delete|Modify|create|update|delete)/,
+        );
+    }
+  });
+});
