@@ -13,6 +13,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { awsKinds } from "../functions/aws/kinds.ts";
+import { BUNDLES, buildBundle } from "../infra/build/build.ts";
 import { down, up } from "../infra/local/stack.ts";
 import { Queue } from "../shared/api/aws/sqs.ts";
 import { providerConfigs } from "../shared/api/provider-config.ts";
@@ -42,14 +43,17 @@ import { inParallel, sleep } from "./lib/stats.ts";
 import { latencyChart, rssChart } from "./lib/svg.ts";
 import { WireProxy } from "./lib/wire.ts";
 import { UPJET_SIZING } from "./prices.ts";
+import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
 import { batchedCostRows, costModel, FORMULA } from "./sections/cost.ts";
 import { measureDriftBatch } from "./sections/drift-batch.ts";
 import { deleteQueues, measureLatency } from "./sections/latency.ts";
 import { measureOverhead } from "./sections/overhead.ts";
 import {
+  forwarderNodeArgs,
   forwarderNodeOptions,
   measureForwarderBaseline,
+  measureForwarderPoint,
   measureScalePoint,
   measureSqsSend,
   type ScalePoint,
@@ -64,10 +68,16 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     // --only batch: setup and section 7 alone (results in bench/results/batch-only.json).
+    // --only forwarder: the forwarder's RSS alone, watching nothing and after its initial sync of the two
+    // scale points (results in bench/results/forwarder-only.json).
     only: { type: "string" },
   },
 });
 const quick = values.quick ?? false;
+// --only cloud-events: section 9 alone, cloud event → drift corrected (bench/results/cloud-events-only.json).
+if (values.only !== undefined && !["batch", "forwarder", "cloud-events"].includes(values.only))
+  throw new Error(`unknown --only ${values.only}; known: batch, forwarder, cloud-events`);
+const forwarderOnly = values.only === "forwarder";
 const sizes = quick ? QUICK : FULL;
 const t0 = Date.now();
 const log = (msg: string) =>
@@ -107,7 +117,7 @@ async function main() {
     kube,
     proxy,
     providerConfig: run,
-    insync: Array.from({ length: sizes.insync }, (_, i) => `${run}-q${i}`),
+    insync: Array.from({ length: forwarderOnly ? 0 : sizes.insync }, (_, i) => `${run}-q${i}`),
     distDir,
     log,
   };
@@ -119,7 +129,7 @@ async function main() {
   const [n1, n2] = sizes.scale;
   const scaleNames = Array.from({ length: n2 }, (_, i) => `${run}-s${i}`);
   // Full mode: the sweep/LIST part at 100k objects in the API server (objects only, no cloud resources).
-  const sweepOnlyTotal = quick ? 0 : 100_000;
+  const sweepOnlyTotal = quick || forwarderOnly ? 0 : 100_000;
   const extraNames = Array.from({ length: Math.max(0, sweepOnlyTotal - n2) }, (_, i) => `${run}-s${n2 + i}`);
   const extraQueues: string[] = [];
   log(`run ${run}: ${quick ? "quick" : "full"} mode, ${machine.nproc} CPUs, node ${machine.node}`);
@@ -167,6 +177,25 @@ async function main() {
   > = {};
   const results: Record<string, unknown> = {};
   try {
+    if (forwarderOnly) {
+      const only = await measureForwarderOnly(ctx, sqs, scaleNames, extraQueues);
+      process.stdout.write(`\n${formatTable(only.rows)}\n`);
+      writeFileSync(
+        path.join(RESULTS, "forwarder-only.json"),
+        `${JSON.stringify({ date: new Date().toISOString(), machine, sizes, ...only }, null, 2)}\n`,
+      );
+      return;
+    }
+    if (values.only === "cloud-events") {
+      await createProviderConfig(kube, run, proxy.url);
+      const ce = await measureCloudEvents(ctx);
+      process.stdout.write(`\n${formatTable(ce.rows)}\n`);
+      writeFileSync(
+        path.join(RESULTS, "cloud-events-only.json"),
+        `${JSON.stringify({ date: new Date().toISOString(), machine, sizes, ...ce.result }, null, 2)}\n`,
+      );
+      return;
+    }
     // Setup, overlapped: bundles build while the in-sync set and the first scale objects are created.
     const building = buildAll(ctx);
     await createProviderConfig(kube, run, proxy.url);
@@ -290,6 +319,7 @@ async function main() {
     }
     results.scale = {
       forwarderNodeOptions: forwarderNodeOptions(),
+      forwarderNodeArgs: forwarderNodeArgs(),
       forwarderBaseline: baseline,
       points,
       slopes: slopes(points),
@@ -336,16 +366,65 @@ async function main() {
   }
 }
 
-function slopes(points: ScalePoint[]) {
-  const [a, b] = points;
-  if (!a || !b) return {};
-  const per1k = (x: number, y: number) => (y - x) / ((b.resources - a.resources) / 1000);
+/** `--only forwarder`: the forwarder bundle's RSS watching nothing, then at both scale points. */
+async function measureForwarderOnly(
+  ctx: BenchContext,
+  sqs: SQSClient,
+  scaleNames: readonly string[],
+  extraQueues: string[],
+) {
+  const [n1, n2] = ctx.sizes.scale;
+  const spec = BUNDLES.find((b) => b.name === "forwarder");
+  if (!spec) throw new Error("no forwarder bundle in infra/build/build.ts");
+  const [built] = await Promise.all([
+    buildBundle(spec, path.join(ctx.distDir, "forwarder.mjs")),
+    createObjects(
+      ctx.kube,
+      scaleNames
+        .slice(0, n1)
+        .map((name) => queueObject(name, ctx.run, "scale", "bench-no-such-providerconfig")),
+    ),
+  ]);
+  const fwdQueue = await ensureSqsQueue(sqs, { name: `${ctx.run}-fwd` });
+  extraQueues.push(fwdQueue.queueUrl, fwdQueue.dlqUrl);
+  const probe = path.join(ctx.distDir, "heap-probe.mjs");
+  writeFileSync(probe, HEAP_PROBE);
+  const queues = { sweepUrl: fwdQueue.queueUrl, forwarderUrl: fwdQueue.queueUrl };
+  const common = { sqs, queues, forwarderBundle: built.file, probe, selector: selectorOf(ctx.run, "scale") };
+  const baseline = await measureForwarderBaseline(ctx, common);
+  const points = [
+    { resources: n1, forwarder: await measureForwarderPoint(ctx, { ...common, resources: n1 }) },
+  ];
+  ctx.log(`scale: creating ${n2 - n1} more objects (${n2} in all) …`);
+  await createObjects(
+    ctx.kube,
+    scaleNames.slice(n1).map((name) => queueObject(name, ctx.run, "scale", "bench-no-such-providerconfig")),
+  );
+  points.push({ resources: n2, forwarder: await measureForwarderPoint(ctx, { ...common, resources: n2 }) });
   return {
-    forwarderMbPer1k: per1k(a.forwarder.rssMb.median, b.forwarder.rssMb.median),
-    forwarderLiveMbPer1k: per1k(a.forwarder.liveHeapMb.median, b.forwarder.liveHeapMb.median),
-    workerMbPer1kReconciles: per1k(a.worker.rssMb.median, b.worker.rssMb.median),
-    workerLiveMbPer1k: per1k(a.worker.liveHeapMb.median, b.worker.liveHeapMb.median),
-    sweepMsPer1k: per1k(a.sweep.durationMs.median, b.sweep.durationMs.median),
+    forwarderNodeOptions: forwarderNodeOptions(),
+    forwarderNodeArgs: forwarderNodeArgs(),
+    baseline,
+    points,
+    rows: forwarderRows(points, baseline),
+  };
+}
+
+/** Growth per 1k resources between the two scale points of `value`. */
+function per1k<P extends { resources: number }>(points: readonly P[], value: (p: P) => number): number {
+  const [a, b] = points;
+  if (!a || !b) return Number.NaN;
+  return (value(b) - value(a)) / ((b.resources - a.resources) / 1000);
+}
+
+function slopes(points: ScalePoint[]) {
+  if (points.length < 2) return {};
+  return {
+    forwarderMbPer1k: per1k(points, (p) => p.forwarder.rssMb.median),
+    forwarderLiveMbPer1k: per1k(points, (p) => p.forwarder.liveHeapMb.median),
+    workerMbPer1kReconciles: per1k(points, (p) => p.worker.rssMb.median),
+    workerLiveMbPer1k: per1k(points, (p) => p.worker.liveHeapMb.median),
+    sweepMsPer1k: per1k(points, (p) => p.sweep.durationMs.median),
   };
 }
 
@@ -376,6 +455,39 @@ function scaleTable(points: ScalePoint[], baseline: Baseline): Row[] {
       });
     }
   }
+  rows.push(...forwarderRows(points, baseline));
+  for (const p of points) {
+    rows.push({
+      section: "4 scale",
+      metric: `worker (Lambda container) RSS after ${k(p.worker.reconciles)} reconciles (live heap ${p.worker.liveHeapMb.median.toFixed(1)} MB)`,
+      value: `${p.worker.rssMb.median.toFixed(1)} MB`,
+      target: "—",
+      pass: undefined,
+      range: `${p.worker.rssMb.min.toFixed(1)}–${p.worker.rssMb.max.toFixed(1)} MB`,
+    });
+  }
+  rows.push({
+    section: "4 scale",
+    metric: "worker slope per 1k reconciles: RSS (live heap)",
+    value: `${(s.workerMbPer1kReconciles ?? Number.NaN).toFixed(2)} MB (${(s.workerLiveMbPer1k ?? Number.NaN).toFixed(2)} MB)`,
+    target: "—",
+    pass: undefined,
+    range: "—",
+  });
+  return rows;
+}
+
+/** The forwarder's rows: RSS watching nothing, after the initial sync at each point, and the slope. */
+function forwarderRows(
+  points: ReadonlyArray<Pick<ScalePoint, "resources" | "forwarder">>,
+  baseline: Baseline,
+): Row[] {
+  const rows: Row[] = [];
+  const k = (n: number) => (n >= 1000 ? `${n / 1000}k` : `${n}`);
+  const s = {
+    forwarderMbPer1k: per1k(points, (p) => p.forwarder.rssMb.median),
+    forwarderLiveMbPer1k: per1k(points, (p) => p.forwarder.liveHeapMb.median),
+  };
   rows.push({
     section: "4 scale",
     metric: "forwarder RSS watching nothing (runtime + loaded code)",
@@ -404,24 +516,6 @@ function scaleTable(points: ScalePoint[], baseline: Baseline): Row[] {
     target: "—",
     pass: undefined,
     range: `upjet provider-aws: ${UPJET_SIZING.providerAwsAvgGb} GB avg (sizing guide)`,
-  });
-  for (const p of points) {
-    rows.push({
-      section: "4 scale",
-      metric: `worker (Lambda container) RSS after ${k(p.worker.reconciles)} reconciles (live heap ${p.worker.liveHeapMb.median.toFixed(1)} MB)`,
-      value: `${p.worker.rssMb.median.toFixed(1)} MB`,
-      target: "—",
-      pass: undefined,
-      range: `${p.worker.rssMb.min.toFixed(1)}–${p.worker.rssMb.max.toFixed(1)} MB`,
-    });
-  }
-  rows.push({
-    section: "4 scale",
-    metric: "worker slope per 1k reconciles: RSS (live heap)",
-    value: `${(s.workerMbPer1kReconciles ?? Number.NaN).toFixed(2)} MB (${(s.workerLiveMbPer1k ?? Number.NaN).toFixed(2)} MB)`,
-    target: "—",
-    pass: undefined,
-    range: "—",
   });
   return rows;
 }

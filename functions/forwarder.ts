@@ -6,11 +6,20 @@
 // The kind list is generated data (functions/forwarder-kinds.ts, no provider code): the forwarder never
 // talks to a cloud API, so it must not load the clouds' SDKs (its pod runs in 128 MiB). The queue adapter
 // is loaded on demand, so an SQS forwarder never loads Pub/Sub (and the other way round).
+
+import type { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
 import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
 import { providerConfigs } from "../shared/api/provider-config.ts";
 import { claimTypes } from "../shared/claims/kinds.ts";
-import { loadKubeConfig } from "../shared/kube/config.ts";
+import { Kube } from "../shared/kube/client.ts";
+import {
+  defaultEndpoint,
+  endpointFromKubeconfig,
+  KubeconfigUnsupportedError,
+  parseKubeconfig,
+  readKubeconfigFiles,
+} from "../shared/kube/kubeconfig.ts";
 import { createLogger } from "../shared/log.ts";
 import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
 import { Forwarder } from "../shared/pipeline/forwarder.ts";
@@ -64,6 +73,31 @@ export function forwardedTypes(clouds: readonly Cloud[], opts: { claims?: boolea
   ];
 }
 
+/**
+ * The cluster to watch: DRIFTLESS_KUBECONFIG_YAML, else KUBECONFIG, else ~/.kube/config, else the Pod's
+ * ServiceAccount. Read with the functions' own loader, so the pod never loads client-node and undici
+ * (about 10 MB of its RSS, docs/performance.md); a kubeconfig that needs what only client-node provides
+ * (exec plugins, auth providers, socks proxies) is handed to client-node, imported only then.
+ */
+export async function forwarderCluster(
+  cfg: Pick<ForwarderConfig, "KUBECONFIG" | "DRIFTLESS_KUBECONFIG_YAML">,
+  opts: { env?: NodeJS.ProcessEnv } = {},
+): Promise<Kube | KubeConfig> {
+  const yaml = cfg.DRIFTLESS_KUBECONFIG_YAML;
+  try {
+    const { endpoint } = yaml
+      ? endpointFromKubeconfig(parseKubeconfig(yaml, { source: "DRIFTLESS_KUBECONFIG_YAML" }))
+      : cfg.KUBECONFIG
+        ? endpointFromKubeconfig(readKubeconfigFiles(cfg.KUBECONFIG))
+        : defaultEndpoint(opts.env ? { env: opts.env } : {});
+    return new Kube(endpoint);
+  } catch (err) {
+    if (!(err instanceof KubeconfigUnsupportedError)) throw err;
+    const { loadKubeConfig } = await import("../shared/kube/config.ts");
+    return loadKubeConfig({ path: cfg.KUBECONFIG, yaml, ...(opts.env ? { env: opts.env } : {}) });
+  }
+}
+
 interface Sink {
   producer: MessageSink;
   close(): Promise<void>;
@@ -95,10 +129,10 @@ export interface RunningForwarder {
 export async function startForwarder(cfg: ForwarderConfig, logger: Logger): Promise<RunningForwarder> {
   const clouds = cfg.DRIFTLESS_CLOUDS ?? [cfg.DRIFTLESS_QUEUE === "pubsub" ? "gcp" : "aws"];
   const types = forwardedTypes(clouds, { claims: cfg.DRIFTLESS_CLAIMS });
-  const kubeConfig = loadKubeConfig({ path: cfg.KUBECONFIG, yaml: cfg.DRIFTLESS_KUBECONFIG_YAML });
+  const kube = await forwarderCluster(cfg);
   const sink = await openSink(cfg, logger);
   const forwarder = new Forwarder({
-    kube: kubeConfig,
+    kube,
     types,
     sink: sink.producer,
     logger,

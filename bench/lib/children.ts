@@ -50,6 +50,8 @@ export function measureForwarder(o: {
   bundle: string;
   /** The HEAP_PROBE module's path. */
   probe: string;
+  /** Node options before the bundle (those NODE_OPTIONS does not accept). */
+  nodeArgs?: readonly string[];
   env: NodeJS.ProcessEnv;
   /** Keys the Queue kind's initial list must report; 0: wait for the list of any kind. */
   expectKeys: number;
@@ -58,7 +60,8 @@ export function measureForwarder(o: {
 }): Promise<ForwarderRss> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(process.execPath, ["--expose-gc", "--import", o.probe, o.bundle], {
+    const args = [...(o.nodeArgs ?? []), "--expose-gc", "--import", o.probe, o.bundle];
+    const child = spawn(process.execPath, args, {
       env: o.env,
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -1,7 +1,7 @@
 // 4. Scale: many managed resources in the real API server. The drift sweep's time to list and enqueue
 // all of them (into an encoding sink; into SQS on moto too at the small size — moto's SendMessageBatch
 // gets slower the deeper the queue, which would measure moto), the forwarder's RSS after its initial
-// sync (the deployed bundle, `node dist/forwarder.mjs`, in its own process with the NODE_OPTIONS of
+// sync (the deployed bundle in its own process, with the node flags and NODE_OPTIONS of
 // infra/k8s/forwarder.yaml), and a Lambda reconcile container's RSS after handling as many reconciles.
 // Each RSS number comes from a fresh child process.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -42,6 +42,14 @@ export interface ScaleQueues {
   forwarderUrl: string;
 }
 
+/** What a forwarder measurement needs: the queue it sends to, the bundle, the heap probe. */
+interface ForwarderInputs {
+  sqs: SQSClient;
+  queues: ScaleQueues;
+  forwarderBundle: string;
+  probe: string;
+}
+
 const childEnv = (ctx: BenchContext): NodeJS.ProcessEnv => ({
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? "/tmp",
@@ -65,21 +73,36 @@ const encodingSink = (): MessageSink => ({
   },
 });
 
-/** NODE_OPTIONS of the forwarder Deployment in infra/k8s/forwarder.yaml: measure what is deployed. */
-export function forwarderNodeOptions(): string {
+/** The forwarder Deployment's container in infra/k8s/forwarder.yaml: measure what is deployed. */
+function forwarderContainer(): { command: string[]; env: Array<{ name: string; value?: string }> } {
   const file = path.resolve(import.meta.dirname, "../../infra/k8s/forwarder.yaml");
   for (const doc of parseAllDocuments(readFileSync(file, "utf8"))) {
     const o = doc.toJS() as {
       kind?: string;
       spec?: {
-        template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } };
+        template?: {
+          spec?: {
+            containers?: Array<{ command?: string[]; env?: Array<{ name: string; value?: string }> }>;
+          };
+        };
       };
     };
     if (o?.kind !== "Deployment") continue;
-    const env = o.spec?.template?.spec?.containers?.[0]?.env ?? [];
-    return env.find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
+    const c = o.spec?.template?.spec?.containers?.[0];
+    return { command: c?.command ?? [], env: c?.env ?? [] };
   }
-  return "";
+  return { command: [], env: [] };
+}
+
+/** NODE_OPTIONS of the forwarder's container. */
+export function forwarderNodeOptions(): string {
+  return forwarderContainer().env.find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
+}
+
+/** The node flags of the forwarder's command (`node <flags> dist/forwarder.mjs`): those NODE_OPTIONS refuses. */
+export function forwarderNodeArgs(): string[] {
+  const [, ...rest] = forwarderContainer().command;
+  return rest.filter((a) => a.startsWith("--"));
 }
 
 /** The forwarder bundle as deployed: env of forwarder.yaml, its heap limit, our label selector. */
@@ -90,6 +113,7 @@ function forwarderRun(
   return {
     bundle: o.bundle,
     probe: o.probe,
+    nodeArgs: forwarderNodeArgs(),
     env: {
       ...childEnv(ctx),
       NODE_OPTIONS: forwarderNodeOptions(),
@@ -105,10 +129,7 @@ function forwarderRun(
 }
 
 /** The forwarder watching no object at all: the runtime and the code it loads. */
-export async function measureForwarderBaseline(
-  ctx: BenchContext,
-  o: { sqs: SQSClient; queues: ScaleQueues; forwarderBundle: string; probe: string },
-) {
+export async function measureForwarderBaseline(ctx: BenchContext, o: ForwarderInputs) {
   const runs = [];
   for (let r = 0; r < (ctx.quick ? 1 : ctx.sizes.rssReps); r++) {
     runs.push(
@@ -135,13 +156,9 @@ export async function measureForwarderBaseline(
 
 export async function measureScalePoint(
   ctx: BenchContext,
-  o: {
+  o: ForwarderInputs & {
     resources: number;
-    sqs: SQSClient;
-    queues: ScaleQueues;
-    forwarderBundle: string;
     workerBundle: string;
-    probe: string;
     /** Also sweep into SQS on moto (keep to small sizes). */
     sqsSweep: boolean;
   },
@@ -179,34 +196,7 @@ export async function measureScalePoint(
     }
   }
 
-  const forwarders = [];
-  const errors: string[] = [];
-  for (let r = 0; r < ctx.sizes.rssReps; r++) {
-    let f: Awaited<ReturnType<typeof measureForwarder>>;
-    try {
-      f = await measureForwarder({
-        ...forwarderRun(ctx, {
-          bundle: o.forwarderBundle,
-          probe: o.probe,
-          queueUrl: o.queues.forwarderUrl,
-          selector,
-        }),
-        expectKeys: n,
-      });
-    } catch (err) {
-      // A forwarder that dies (out of memory under its 96 MB heap limit, say) is a result, not a crash.
-      const msg = (err as Error).message;
-      errors.push(msg.slice(0, 2000));
-      ctx.log(`scale ${n}: forwarder failed: ${msg.split("\n")[0]}`);
-      await purge(o.sqs, o.queues.forwarderUrl);
-      continue;
-    }
-    forwarders.push(f);
-    await purge(o.sqs, o.queues.forwarderUrl);
-    ctx.log(
-      `scale ${n}: forwarder RSS ${f.rssMb.toFixed(1)} MB (peak ${f.peakMb.toFixed(1)}, live heap ${f.liveHeapMb.toFixed(1)}), synced in ${f.syncMs} ms`,
-    );
-  }
+  const forwarder = await measureForwarderPoint(ctx, { ...o, selector });
 
   // A Lambda container handling as many reconciles as there are resources (of the in-sync queues,
   // cycled): its memory must not grow with the work it has done.
@@ -247,13 +237,7 @@ export async function measureScalePoint(
           },
         }
       : {}),
-    forwarder: {
-      rssMb: summarize(forwarders.map((f) => f.rssMb)),
-      peakMb: summarize(forwarders.map((f) => f.peakMb)),
-      liveHeapMb: summarize(forwarders.map((f) => f.liveHeapMb)),
-      syncMs: summarize(forwarders.map((f) => f.syncMs)),
-      errors,
-    },
+    forwarder,
     worker: {
       reconciles: n,
       rssMb: summarize(workers.map((w) => w.rssKb / 1024)),
@@ -262,6 +246,54 @@ export async function measureScalePoint(
       invocationMs: summarize(workers.flatMap((w) => w.invocationMs)),
       reconcilesPerSecond: summarize(workers.map((w) => (w.reconciles / w.wallMs) * 1000)),
     },
+  };
+}
+
+/**
+ * The forwarder bundle after its initial sync of `resources` objects (those matching `selector`), one
+ * fresh process per repetition: RSS, peak, live heap and sync time.
+ */
+export async function measureForwarderPoint(
+  ctx: BenchContext,
+  o: ForwarderInputs & { resources: number; selector: string },
+): Promise<ScalePoint["forwarder"]> {
+  const n = o.resources;
+  const selector = o.selector;
+  const forwarders = [];
+  const errors: string[] = [];
+  for (let r = 0; r < ctx.sizes.rssReps; r++) {
+    let f: Awaited<ReturnType<typeof measureForwarder>>;
+    try {
+      f = await measureForwarder({
+        ...forwarderRun(ctx, {
+          bundle: o.forwarderBundle,
+          probe: o.probe,
+          queueUrl: o.queues.forwarderUrl,
+          selector,
+        }),
+        expectKeys: n,
+      });
+    } catch (err) {
+      // A forwarder that dies (out of memory under its 96 MB heap limit, say) is a result, not a crash.
+      const msg = (err as Error).message;
+      errors.push(msg.slice(0, 2000));
+      ctx.log(`scale ${n}: forwarder failed: ${msg.split("\n")[0]}`);
+      await purge(o.sqs, o.queues.forwarderUrl);
+      continue;
+    }
+    forwarders.push(f);
+    await purge(o.sqs, o.queues.forwarderUrl);
+    ctx.log(
+      `scale ${n}: forwarder RSS ${f.rssMb.toFixed(1)} MB (peak ${f.peakMb.toFixed(1)}, live heap ${f.liveHeapMb.toFixed(1)}), synced in ${f.syncMs} ms`,
+    );
+  }
+
+  return {
+    rssMb: summarize(forwarders.map((f) => f.rssMb)),
+    peakMb: summarize(forwarders.map((f) => f.peakMb)),
+    liveHeapMb: summarize(forwarders.map((f) => f.liveHeapMb)),
+    syncMs: summarize(forwarders.map((f) => f.syncMs)),
+    errors,
   };
 }
 

@@ -20,6 +20,14 @@ import { type Env, KubeconfigError, noClusterError, SERVICE_ACCOUNT_DIR } from "
 
 export { type Env, KubeconfigError, SERVICE_ACCOUNT_DIR } from "./lookup.ts";
 
+/**
+ * The kubeconfig needs what only client-node provides (an exec plugin, an auth provider, a socks proxy):
+ * a process that may load client-node (the forwarder) falls back to it on this error, functions cannot.
+ */
+export class KubeconfigUnsupportedError extends KubeconfigError {
+  override name = "KubeconfigUnsupportedError";
+}
+
 /** Token files (projected ServiceAccount tokens rotate) are re-read when the copy in memory is older. */
 export const TOKEN_FILE_MAX_AGE_MS = 60_000;
 /** What to use instead of a credential plugin a function cannot run. */
@@ -376,7 +384,7 @@ function clusterEndpoint(cluster: Cluster, user: User | undefined, opts: Endpoin
   const where = `cluster "${cluster.name}"`;
   checkServer(cluster.server, { insecureSkipTlsVerify: cluster.insecureSkipTlsVerify, where });
   if (cluster.proxyUrl && !/^https?:\/\//i.test(cluster.proxyUrl))
-    throw new KubeconfigError(
+    throw new KubeconfigUnsupportedError(
       `${where}: proxy-url must be an http:// or https:// proxy (${cluster.proxyUrl.split(":")[0]} is not supported)`,
     );
   const ca = fileOrData(
@@ -406,11 +414,11 @@ function clusterEndpoint(cluster: Cluster, user: User | undefined, opts: Endpoin
       ? fileTokenSource(user.tokenFile, { now: opts.now, what: `${who}: tokenFile` })
       : user.tokenSource;
   if (!bearer && user.exec)
-    throw new KubeconfigError(
+    throw new KubeconfigUnsupportedError(
       `${who} gets its credentials from the exec plugin "${user.exec.command}", which cannot run in a function: ${FUNCTION_AUTH_ADVICE}`,
     );
   if (!bearer && user.authProvider)
-    throw new KubeconfigError(
+    throw new KubeconfigUnsupportedError(
       `${who} uses the auth-provider "${user.authProvider.name}", which is not supported in functions: ${FUNCTION_AUTH_ADVICE}`,
     );
   const cert = fileOrData(user.clientCertificate, user.clientCertificateData, `${who}: client-certificate`);

@@ -6,17 +6,21 @@
 // jitter while failing) → on 410 Gone, forget the resourceVersion and relist, reporting only the keys
 // that changed meanwhile (new, changed, or deleted).
 //
-// No-op updates are dropped with a per-key fingerprint: `generation` plus a short hash of uid, labels,
+// No-op updates are dropped with a per-key fingerprint: a 48-bit hash of generation, uid, labels,
 // annotations, finalizers and deletionTimestamp. Status writes (our own reconciler writing conditions)
 // change none of these, so they are not reported; relist duplicates are not either. There is no object
-// cache: memory is O(keys × ~100 bytes) — the key and a ~20-character fingerprint per object.
+// cache: memory is O(keys × ~100 bytes) — the key and one number per object (test/unit/pipeline/
+// kind-watcher-memory.test.ts), and lists come in small pages, so a relist of 10,000 objects never
+// holds more than one page of them.
 import { createHash } from "node:crypto";
 import { apiVersionOf, type ObjectMeta, type ResourceType } from "../api/meta.ts";
 import type { Kube, KubeObject, OpenStream, WatchEventType } from "../kube/client.ts";
 import { type BackoffPolicy, backoffMs, sleep } from "../queue/backoff.ts";
 import { crdName, errorMessage, httpStatusOf, type Logger, objectKey, parseObjectKey } from "./common.ts";
 
-export const DEFAULT_LIST_PAGE_SIZE = 500;
+// One parsed page is most of the forwarder's transient memory: 500 objects per page cost 8 MB more RSS
+// at 10,000 resources than 100 (docs/performance.md); a relist is rare, its extra requests cheap.
+export const DEFAULT_LIST_PAGE_SIZE = 100;
 export const DEFAULT_WATCH_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 30_000 };
 // A 1.20 API server sends BOOKMARK only just before a watch's deadline: short watches (20–27 s,
 // jittered across kinds) keep the resume point fresh and notice a dead connection within a minute.
@@ -95,20 +99,31 @@ export class ApiServerHealth {
   }
 }
 
-/** Short change detector of what a reconcile cares about besides the spec (which `generation` covers). */
-export function fingerprint(m: ObjectMeta): string {
-  // Not a security use: 72 bits of SHA-1 make accidental equality of two states negligible.
+/**
+ * Short change detector of what a reconcile cares about besides the spec (which `generation` covers): a
+ * number, so a key's state is one Map value and no string of its own.
+ */
+export function fingerprint(m: ObjectMeta): number {
+  return hash48(
+    String(m.generation ?? 0),
+    m.uid ?? "",
+    sortedJson(m.labels),
+    sortedJson(m.annotations),
+    JSON.stringify(m.finalizers ?? []),
+    m.deletionTimestamp ?? "",
+  );
+}
+
+/** The first 48 bits of the SHA-1 of `parts` (NUL-separated) as a safe integer. */
+function hash48(...parts: string[]): number {
+  // Not a security use: 48 bits make an accidental equality of two states of one key negligible (and a
+  // missed event is still caught up by the drift sweep).
   const h = createHash("sha1");
-  h.update(m.uid ?? "");
-  h.update("\0");
-  h.update(sortedJson(m.labels));
-  h.update("\0");
-  h.update(sortedJson(m.annotations));
-  h.update("\0");
-  h.update(JSON.stringify(m.finalizers ?? []));
-  h.update("\0");
-  h.update(m.deletionTimestamp ?? "");
-  return `${m.generation ?? 0}:${h.digest("base64url").slice(0, 12)}`;
+  for (const [i, part] of parts.entries()) {
+    if (i > 0) h.update("\0");
+    h.update(part);
+  }
+  return h.digest().readUIntBE(0, 6);
 }
 
 function sortedJson(map: Record<string, string> | undefined): string {
@@ -162,7 +177,7 @@ export class KindWatcher {
   readonly #health: ApiServerHealth;
   readonly #changed: (meta: ChangedMeta) => void;
   /** objectKey → fingerprint; the watcher's only per-object memory. */
-  readonly #fingerprints = new Map<string, string>();
+  readonly #fingerprints = new Map<string, number>();
 
   /** Whether this watcher has seen the object (it exists and matches the label selector). */
   knows(meta: Pick<ObjectMeta, "name" | "namespace">): boolean {
@@ -420,8 +435,8 @@ export class KindWatcher {
     this.#changed(meta);
   }
 
-  #fingerprintOf(m: ObjectMeta): string {
-    return this.everyChange ? `rv:${m.resourceVersion ?? ""}` : fingerprint(m);
+  #fingerprintOf(m: ObjectMeta): number {
+    return this.everyChange ? hash48(m.resourceVersion ?? "") : fingerprint(m);
   }
 
   #gone(via: "watch" | "http"): void {

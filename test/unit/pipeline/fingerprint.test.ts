@@ -35,7 +35,9 @@ describe("forwarder fingerprint", () => {
     expect(fingerprint({ ...base, ...change })).not.toBe(fingerprint(base));
   });
 
-  it("stays compact: no object cache, a few dozen bytes per key", () => {
-    expect(fingerprint(base).length).toBeLessThanOrEqual(24);
+  it("is one number (a Map value of its own, no string per key)", () => {
+    const fp = fingerprint(base);
+    expect(typeof fp).toBe("number");
+    expect(Number.isSafeInteger(fp)).toBe(true);
   });
 });
