@@ -46,6 +46,7 @@ import { UPJET_SIZING } from "./prices.ts";
 import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
 import { batchedCostRows, costModel, FORMULA } from "./sections/cost.ts";
+import { measureDoorbell } from "./sections/doorbell.ts";
 import { measureDriftBatch } from "./sections/drift-batch.ts";
 import { deleteQueues, measureLatency } from "./sections/latency.ts";
 import { measureOverhead } from "./sections/overhead.ts";
@@ -75,8 +76,10 @@ const { values } = parseArgs({
 });
 const quick = values.quick ?? false;
 // --only cloud-events: section 9 alone, cloud event → drift corrected (bench/results/cloud-events-only.json).
-if (values.only !== undefined && !["batch", "forwarder", "cloud-events"].includes(values.only))
-  throw new Error(`unknown --only ${values.only}; known: batch, forwarder, cloud-events`);
+// --only doorbell: setup and section 10 alone, the admission doorbell (bench/results/doorbell-only.json).
+const ONLY = ["batch", "forwarder", "cloud-events", "doorbell"];
+if (values.only !== undefined && !ONLY.includes(values.only))
+  throw new Error(`unknown --only ${values.only}; known: ${ONLY.join(", ")}`);
 const forwarderOnly = values.only === "forwarder";
 const sizes = quick ? QUICK : FULL;
 const t0 = Date.now();
@@ -173,7 +176,10 @@ async function main() {
   });
 
   const sections: Partial<
-    Record<"work" | "batch" | "overhead" | "latency" | "scale" | "coldStart" | "cost", Row[]>
+    Record<
+      "work" | "batch" | "overhead" | "latency" | "doorbell" | "cloudEvents" | "scale" | "coldStart" | "cost",
+      Row[]
+    >
   > = {};
   const results: Record<string, unknown> = {};
   try {
@@ -214,6 +220,16 @@ async function main() {
     // One more pass: the first in-sync pass may still write Ready=True; from here on nothing changes.
     await reconcileUntil(setup, ctx.insync, (o) => o === "in-sync", { concurrency: 16 });
     log(`setup: ${ctx.insync.length} in-sync queues after ${settled.passes} passes`);
+    if (values.only === "doorbell") {
+      const bell = await measureDoorbell(ctx);
+      process.stdout.write(`\n${formatTable(bell.rows)}\n`);
+      writeFileSync(
+        path.join(RESULTS, "doorbell-only.json"),
+        `${JSON.stringify({ date: new Date().toISOString(), machine, sizes, ...bell.result }, null, 2)}\n`,
+      );
+      await Promise.allSettled([building, creatingScale]);
+      return;
+    }
     const [built] = await Promise.all([building, creatingScale]);
     log(`setup: bundles built, ${n1} scale objects created`);
 
@@ -242,6 +258,14 @@ async function main() {
     const latency = await measureLatency(ctx);
     sections.latency = latency.rows;
     results.latency = latency.result;
+
+    const bell = await measureDoorbell(ctx);
+    sections.doorbell = bell.rows;
+    results.doorbell = bell.result;
+
+    const cloudEvents = await measureCloudEvents(ctx);
+    sections.cloudEvents = cloudEvents.rows;
+    results.cloudEvents = cloudEvents.result;
 
     const sweepQueue = await ensureSqsQueue(sqs, { name: `${run}-sweep` });
     const fwdQueue = await ensureSqsQueue(sqs, { name: `${run}-fwd` });
@@ -355,7 +379,17 @@ async function main() {
     sections.cost = [...cost.rows, ...batchedCost.rows];
     results.cost = { ...cost.result, batched: batchedCost.result };
 
-    const order = ["work", "batch", "overhead", "latency", "scale", "coldStart", "cost"] as const;
+    const order = [
+      "work",
+      "batch",
+      "overhead",
+      "latency",
+      "doorbell",
+      "cloudEvents",
+      "scale",
+      "coldStart",
+      "cost",
+    ] as const;
     const rows = order.flatMap((k) => sections[k] ?? []);
     writeOutputs({ rows, results, machine, run, latency: latency.result, points, baseline });
   } finally {

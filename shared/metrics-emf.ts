@@ -1,7 +1,7 @@
 // CloudWatch EMF metrics for Lambda, in a file of its own so Lambda bundles do not carry prom-client.
 import { Metrics, MetricUnit } from "@aws-lambda-powertools/metrics";
 import { THROTTLED_ERROR_CLASS } from "./api/external.ts";
-import type { ExternalVerb, MetricsSink } from "./metrics.ts";
+import type { AdmissionWaitResult, ExternalVerb, MetricsSink } from "./metrics.ts";
 import type { Outcome } from "./reconciler/contract.ts";
 
 /** Values per metric per EMF line: Powertools flushes at 100 (and drops the dimensions when it does). */
@@ -73,6 +73,10 @@ export class EmfMetrics implements MetricsSink {
 
   queueAge(ageMs: number): void {
     this.#value({}, "QueueAge", Math.max(0, ageMs));
+  }
+
+  admissionWait(result: AdmissionWaitResult): void {
+    this.#count({ result }, "DoorbellAdmissionWaits");
   }
 
   /** Whether anything was recorded since the last publish. */

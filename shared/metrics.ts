@@ -27,7 +27,12 @@ export interface MetricsSink extends ReconcileMetrics {
   externalCall(kind: string, verb: ExternalVerb, errorClass: string | undefined): void;
   /** Time a message waited in the queue: now − message.at. */
   queueAge(ageMs: number): void;
+  /** A doorbell message's write: already stored, stored after the in-worker wait, or requeued. */
+  admissionWait?(result: AdmissionWaitResult): void;
 }
+
+/** What the worker found of the write a doorbell message reports (router.ts admittedWritePending). */
+export type AdmissionWaitResult = "stored" | "waited" | "requeued";
 
 export { THROTTLED_ERROR_CLASS } from "./api/external.ts";
 
@@ -61,6 +66,7 @@ export class PrometheusMetrics implements MetricsSink {
   readonly #errors: Counter<"kind" | "verb" | "error">;
   readonly #throttles: Counter<"kind" | "verb">;
   readonly #queueAge: Histogram;
+  readonly #admissionWaits: Counter<"result">;
 
   constructor(opts: PrometheusMetricsOptions = {}) {
     const registers = [this.registry];
@@ -101,6 +107,12 @@ export class PrometheusMetrics implements MetricsSink {
       buckets: QUEUE_AGE_BUCKETS,
       registers,
     });
+    this.#admissionWaits = new Counter({
+      name: "driftless_doorbell_admission_waits_total",
+      help: "Doorbell messages by what the worker found of their write: stored, waited (stored within the in-worker wait) or requeued.",
+      labelNames: ["result"],
+      registers,
+    });
     for (const g of opts.gauges ?? []) {
       new Gauge({
         name: g.name,
@@ -133,6 +145,10 @@ export class PrometheusMetrics implements MetricsSink {
 
   queueAge(ageMs: number): void {
     this.#queueAge.observe(Math.max(0, ageMs) / 1000);
+  }
+
+  admissionWait(result: AdmissionWaitResult): void {
+    this.#admissionWaits.inc({ result });
   }
 
   /** The Prometheus text exposition of every metric. */

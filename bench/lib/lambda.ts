@@ -168,6 +168,8 @@ export function lambdaContainers(o: {
   sqs: SQSClient;
   queueUrl: string;
   count?: number;
+  /** What doorbell messages found of their write (the handler's metrics hook). */
+  admissionWait?: (result: "stored" | "waited" | "requeued") => void;
 }): { handlers: Handler[]; kubes: Kube[] } {
   const kubes: Kube[] = [];
   const handlers = Array.from({ length: o.count ?? 2 }, () => {
@@ -190,6 +192,7 @@ export function lambdaContainers(o: {
           queueUrl: o.queueUrl,
           maxReceiveCount: 5,
           concurrency: 8,
+          ...(o.admissionWait ? { metrics: { admissionWait: o.admissionWait } } : {}),
         },
         event,
       );

@@ -30,7 +30,12 @@ import {
 } from "../queue/sqs.ts";
 import type { BatchCheckFn } from "../reconciler/batch.ts";
 import type { ReconcileFn, ResourceKey } from "../reconciler/contract.ts";
-import { type BatchItem, type MessageOutcome, reconcileBatch } from "../reconciler/router.ts";
+import {
+  type BatchItem,
+  type MessageOutcome,
+  reconcileBatch,
+  type WorkOptions,
+} from "../reconciler/router.ts";
 import {
   type CloudBody,
   cloudBodyOfSqs,
@@ -90,7 +95,7 @@ export interface SqsBatchDeps {
   /** With maxReceiveCount: a failed reconcile on the last receive (the redrive policy dead-letters it). */
   noteDeadLetter?: DeadLetterNote | undefined;
   /** Queue age of each reconciled message (now − message.at); the reconciles report themselves. */
-  metrics?: { queueAge?(ms: number): void } | undefined;
+  metrics?: Pick<WorkOptions, "metrics">["metrics"];
   /** The batched drift check (Worker.checkBatch), given a producer on the records' own queue. */
   checkBatch?: ((producer: QueueProducer) => BatchCheckFn) | undefined;
   /** Worker.storedVersion: doorbell messages wait until the write they report is stored. */

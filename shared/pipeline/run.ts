@@ -358,6 +358,9 @@ function combine(sinks: Array<MetricsSink | undefined>): MetricsSink | undefined
     queueAge: (...a) => {
       for (const s of list) s.queueAge(...a);
     },
+    admissionWait: (...a) => {
+      for (const s of list) s.admissionWait?.(...a);
+    },
   };
 }
 

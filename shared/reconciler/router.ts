@@ -177,9 +177,9 @@ export interface WorkItem {
  */
 export const ADMISSION_WAIT_MS = 30_000;
 /**
- * How soon a doorbell message whose write has not landed yet is looked at again, at first: then after
- * as long as it has waited so far (doubling), so a message about a write that never comes — refused
- * later, or a forged call — costs about six GETs in ADMISSION_WAIT_MS, not one per second.
+ * How soon a doorbell message whose write has not landed yet (after the in-worker waits below) is looked
+ * at again, at first: then after as long as it has waited so far (doubling), so a message about a write
+ * that never comes — refused later, or a forged call — costs about ten GETs in ADMISSION_WAIT_MS.
  */
 export const ADMISSION_RECHECK_MS = 1_000;
 
@@ -187,7 +187,13 @@ export interface WorkOptions {
   /** Epoch ms after which no reconcile starts (the platform's deadline minus a margin). */
   deadlineMs?: number | undefined;
   /** Queue age of each message (now − message.at); the router reports the reconciles. */
-  metrics?: { queueAge?(ms: number): void } | undefined;
+  metrics?:
+    | {
+        queueAge?(ms: number): void;
+        /** What a doorbell message found of its write: stored, waited (in the worker), requeued. */
+        admissionWait?(result: "stored" | "waited" | "requeued"): void;
+      }
+    | undefined;
   now?: () => number;
   /**
    * Checks a batch message (batch.ts batchChecker). Without it a batch's objects are reconciled one by
@@ -209,15 +215,42 @@ export interface WorkOptions {
 async function admittedWritePending(
   item: WorkItem,
   opts: WorkOptions,
-  now: number,
+  now: () => number,
 ): Promise<number | undefined> {
-  if (!item.admitted || !opts.storedVersion) return undefined;
-  const age = queueAgeMs({ at: item.admitted.at }, now);
+  const { admitted, key } = item;
+  const read = opts.storedVersion;
+  if (!admitted || !read) return undefined;
+  const pending = async () => {
+    const stored = await read(key);
+    return admitted.before === "" ? stored === undefined : stored === admitted.before;
+  };
+  const age = queueAgeMs({ at: admitted.at }, now());
   if (age === undefined || age >= ADMISSION_WAIT_MS) return undefined;
-  const stored = await opts.storedVersion(item.key);
-  const pending = item.admitted.before === "" ? stored === undefined : stored === item.admitted.before;
-  return pending ? Math.max(ADMISSION_RECHECK_MS, age) : undefined;
+  // Called on the hook's object: metrics sinks are classes with private state.
+  const report = (result: "stored" | "waited" | "requeued") => opts.metrics?.admissionWait?.(result);
+  if (!(await pending())) {
+    report("stored");
+    return undefined;
+  }
+  // Usually the write is stored a few milliseconds after admission: a fresh message looks again here
+  // before it goes back to the queue, whose shortest delay is a second on SQS and ten on Pub/Sub.
+  if (age < ADMISSION_INLINE_WAIT_WINDOW_MS) {
+    for (const ms of ADMISSION_INLINE_WAITS_MS) {
+      await new Promise((r) => setTimeout(r, ms));
+      if (!(await pending())) {
+        report("waited");
+        return undefined;
+      }
+    }
+  }
+  report("requeued");
+  return Math.max(ADMISSION_RECHECK_MS, queueAgeMs({ at: admitted.at }, now()) ?? 0);
 }
+
+/** A doorbell message younger than this waits in the worker (ADMISSION_INLINE_WAITS_MS) first. */
+export const ADMISSION_INLINE_WAIT_WINDOW_MS = 1_000;
+/** The in-worker waits before a young doorbell message whose write is not stored yet is requeued. */
+export const ADMISSION_INLINE_WAITS_MS = [25, 50, 100, 200] as const;
 
 /**
  * The worker core for one message: reports its queue age, starts nothing after the deadline (handed back
@@ -243,7 +276,7 @@ export async function reconcileMessage(
     try {
       if (item.batch) return await (opts.checkBatch ?? eachKey(reconcile))(item.batch);
       // Admission ran before the write was stored: acting now would reconcile the old object.
-      const recheckMs = await admittedWritePending(item, opts, now());
+      const recheckMs = await admittedWritePending(item, opts, now);
       if (recheckMs !== undefined) return { outcome: "waiting", requeueAfterMs: recheckMs };
       return await reconcile(item.key);
     } catch (err) {

@@ -65,7 +65,7 @@ beforeAll(async () => {
     maxReceiveCount: 5,
   });
   Object.assign(process.env, {
-    LOG_LEVEL: "warn",
+    LOG_LEVEL: process.env.BELL_LOG ?? "warn",
     DRIFTLESS_QUEUE: "sqs",
     DRIFTLESS_SQS_QUEUE_URL: queue.queueUrl,
     DRIFTLESS_SQS_DLQ_URL: queue.dlqUrl,

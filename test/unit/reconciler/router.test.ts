@@ -215,6 +215,41 @@ describe("reconcileMessage: a doorbell message waits for the write it reports", 
     expect(delays).toEqual([1_000, 1_000, 2_000, 4_000, 8_000, 16_000]);
   });
 
+  it("a fresh message whose write lands a moment later is reconciled in the same call, not requeued", async () => {
+    const engine = fake(["Queue"], ok);
+    const stored = ["7", "7", "8"];
+    let reads = 0;
+    const result = await reconcileMessage(
+      new Router([engine.r]).reconcileFn,
+      { key: key("Queue"), admitted: { before: "7", at } },
+      { now: () => 10_010, storedVersion: async () => stored[Math.min(reads++, stored.length - 1)] },
+    );
+    expect(result.outcome).not.toBe("waiting");
+    expect(reads).toBe(3);
+    expect(engine.seen).toHaveLength(1);
+  });
+
+  it("reports what it found to a metrics sink that is a class (called as a method, not detached)", async () => {
+    class Sink {
+      readonly #seen: string[] = [];
+      admissionWait(result: string) {
+        this.#seen.push(result);
+      }
+      get seen() {
+        return this.#seen;
+      }
+    }
+    const sink = new Sink();
+    const engine = fake(["Queue"], ok);
+    await reconcileMessage(
+      new Router([engine.r]).reconcileFn,
+      { key: key("Queue"), admitted: { before: "7", at } },
+      { now: () => 10_010, storedVersion: async () => "8", metrics: sink },
+    );
+    expect(sink.seen).toEqual(["stored"]);
+    expect(engine.seen).toHaveLength(1);
+  });
+
   it("messages without `admitted` (watch, sweep, requeue) read nothing extra", async () => {
     const engine = fake(["Queue"], ok);
     let reads = 0;
