@@ -3,7 +3,7 @@
 // same handler's SQS path reconciles it. Everything but the path secret is a bare 404.
 import { randomBytes } from "node:crypto";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import type { LambdaUrlEvent, LambdaUrlResult } from "../../../shared/doorbell/platforms.ts";
 import { decodeMessage } from "../../../shared/queue/message.ts";
@@ -57,6 +57,10 @@ async function receiveAll() {
 }
 
 beforeAll(async () => {
+  // The handler writes CloudWatch EMF lines to stdout after each batch: kept out of the test output.
+  const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  vi.spyOn(process.stdout, "write").mockImplementation(((chunk: unknown, ...rest: unknown[]) =>
+    String(chunk).includes('"_aws"') ? true : write(chunk, ...rest)) as typeof process.stdout.write);
   await ensureCrds();
   await createAwsProviderConfig(kube, PC);
   queue = await ensureSqsQueue(sqs, {
@@ -74,7 +78,10 @@ beforeAll(async () => {
   ({ handler } = await import("../../../functions/aws/reconcile.ts"));
 });
 
-afterAll(() => sqs.destroy());
+afterAll(() => {
+  vi.restoreAllMocks();
+  sqs.destroy();
+});
 
 describe("AWS: Function URL → doorbell → SQS → Lambda handler", () => {
   it("wrong secret, wrong route, GET: a bare 404 / 405 and nothing on the queue", async () => {
