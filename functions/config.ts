@@ -38,6 +38,9 @@ export const Config = z.object({
     "Default drift-check interval per resource: 5m, or 1h when the doorbell and cloud events both ring (docs/operations.md).",
   ),
   DRIFTLESS_SWEEP_INTERVAL: Duration.default(60_000),
+  DRIFTLESS_MIN_POLL_INTERVAL: Duration.default(30_000).describe(
+    "The least interval a crossplane.io/poll-interval annotation may ask for (default 30s): shorter values count as this.",
+  ),
   DRIFTLESS_MAX_POLL_INTERVAL: Duration.default(20 * 60_000).describe(
     "Adaptive polling: the longest interval a resource that stays unchanged is checked at (default 20m; the poll interval turns it off).",
   ),

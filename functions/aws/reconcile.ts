@@ -46,6 +46,7 @@ const workerFn = perContainer(async () => {
     providerConfigKinds: awsProviderConfigKinds,
     logger,
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
+    minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
     secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
     ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,

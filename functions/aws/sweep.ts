@@ -41,6 +41,7 @@ export async function handler(event: ScheduledEvent = {}): Promise<SweepResult> 
     scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
     defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
     maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+    minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
     batch: cfg.DRIFTLESS_SWEEP_BATCH,
     logger,
     scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,

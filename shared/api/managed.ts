@@ -143,6 +143,12 @@ export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
         .describe(
           "The last update of the external resource, for kinds whose cloud shows updates only after a while: drift seen before then is not updated again.",
         ),
+      lastHandledReconcileAt: z
+        .string()
+        .optional()
+        .describe(
+          "The value of the crossplane.io/reconcile-requested-at annotation the last reconcile handled: equal to the annotation once a requested reconcile has run.",
+        ),
     })
     .describe("The observed state of the managed resource, written by driftless.");
 }
@@ -203,6 +209,7 @@ export interface ManagedResource<F = Record<string, unknown>, A = Record<string,
     atProvider?: A;
     conditions?: Condition[];
     lastExternalUpdate?: { time: string; generation: number };
+    lastHandledReconcileAt?: string;
   };
 }
 

@@ -8,7 +8,24 @@ export const Annotations = {
   createFailed: "crossplane.io/external-create-failed",
   paused: "crossplane.io/paused",
   pollInterval: "crossplane.io/poll-interval",
+  /** A request to reconcile now (any new value); echoed in status.lastHandledReconcileAt once handled. */
+  reconcileRequestedAt: "crossplane.io/reconcile-requested-at",
 } as const;
+
+/** driftless's own name for the request before Crossplane v2.3 had one: still honoured, for one release. */
+export const LEGACY_RECONCILE_REQUESTED_AT = "driftless.dev/reconcile-requested-at";
+
+/** The reconcile request an object carries (the Crossplane annotation, else the legacy one), if any. */
+export function reconcileRequestOf(annotations: Record<string, string> | undefined): string | undefined {
+  return (
+    annotations?.[Annotations.reconcileRequestedAt] ||
+    annotations?.[LEGACY_RECONCILE_REQUESTED_AT] ||
+    undefined
+  );
+}
+
+/** The least poll interval `crossplane.io/poll-interval` may ask for (DRIFTLESS_MIN_POLL_INTERVAL). */
+export const DEFAULT_MIN_POLL_INTERVAL_MS = 30_000;
 
 export const MANAGED_FINALIZER = "finalizer.managedresource.driftless.dev";
 export const PROVIDER_CONFIG_FINALIZER = "in-use.providerconfig.driftless.dev";

@@ -48,16 +48,20 @@ const same = (a: NewCondition, b: NewCondition) =>
   a.type === b.type &&
   a.status === b.status &&
   a.reason === b.reason &&
-  (a.message ?? "") === (b.message ?? "");
+  (a.message ?? "") === (b.message ?? "") &&
+  a.observedGeneration === b.observedGeneration;
 
 /** Sets conditions, keeping lastTransitionTime unless the status changes: unchanged input, identical list. */
 export function setConditions(
   current: Condition[] | undefined,
   updates: NewCondition[],
   now: Date,
+  generation?: number,
 ): Condition[] {
   const out = [...(current ?? [])];
-  for (const u of updates) {
+  for (const update of updates) {
+    // With `generation`, each condition says which spec it describes (observedGeneration).
+    const u: NewCondition = generation === undefined ? update : { ...update, observedGeneration: generation };
     const i = out.findIndex((c) => c.type === u.type);
     const prev = i >= 0 ? out[i] : undefined;
     if (prev && same(prev, u)) continue;

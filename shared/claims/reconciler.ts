@@ -780,7 +780,12 @@ export class ClaimBinder implements Reconciles {
     refs: { resourceRef?: ResourceReference; resourceRefs?: ResourceReference[] } = {},
   ): Promise<void> {
     const before = claim.status ?? {};
-    const conditions: Condition[] = setConditions(before.conditions, updates, this.#opts.now());
+    const conditions: Condition[] = setConditions(
+      before.conditions,
+      updates,
+      this.#opts.now(),
+      claim.metadata.generation,
+    );
     const status: Record<string, unknown> = { conditions };
     if (refs.resourceRef) status.resourceRef = refs.resourceRef;
     if (refs.resourceRefs) status.resourceRefs = refs.resourceRefs;

@@ -26,6 +26,8 @@ export interface SweepNowOptions {
   scheduleMs: number;
   defaultPollMs: number;
   maxPollMs?: number | undefined;
+  /** The least interval `crossplane.io/poll-interval` may set; default 30 s. */
+  minPollMs?: number | undefined;
   batch?: boolean | undefined;
   /** Enqueue every object, due or not. */
   all?: boolean;
@@ -80,6 +82,7 @@ export async function sweepNow(o: SweepNowOptions): Promise<SweepResult> {
     scheduleMs: o.all ? EVERYTHING_DUE_MS : o.scheduleMs,
     defaultPollMs: o.defaultPollMs,
     maxPollMs: o.maxPollMs,
+    minPollMs: o.minPollMs,
     batch: o.batch,
     ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
     ...(o.logger ? { logger: o.logger } : {}),

@@ -38,6 +38,8 @@ export interface ScheduledSweepInput {
   defaultPollMs: number;
   /** Adaptive polling's longest interval (sweep.ts); default none. */
   maxPollMs?: number | undefined;
+  /** The least interval `crossplane.io/poll-interval` may set (sweep.ts); default 30 s. */
+  minPollMs?: number | undefined;
   /** Batch messages for in-sync resources (sweep.ts); default false. */
   batch?: boolean | undefined;
   logger: Logger;
@@ -63,6 +65,7 @@ export async function runScheduledSweep(input: ScheduledSweepInput): Promise<Swe
     scheduleMs: input.scheduleMs,
     defaultPollMs: input.defaultPollMs,
     maxPollMs: input.maxPollMs,
+    minPollMs: input.minPollMs,
     batch: input.batch,
     logger: input.logger,
     ...(input.labelSelector ? { labelSelector: input.labelSelector } : {}),

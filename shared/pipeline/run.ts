@@ -39,6 +39,8 @@ export interface RunOptions {
   sweepIntervalMs?: number;
   /** Adaptive polling's longest interval (sweep.ts); default: the poll interval (no adaptation). */
   maxPollIntervalMs?: number;
+  /** The least interval `crossplane.io/poll-interval` may set; default 30 s. */
+  minPollIntervalMs?: number;
   /** Batched drift checks of in-sync resources (sweep.ts, reconciler/batch.ts); default false. */
   sweepBatch?: boolean;
   events?: EventRecorder;
@@ -139,6 +141,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
     providerConfigKinds: o.providerConfigKinds,
     logger: o.logger,
     pollIntervalMs: o.pollIntervalMs,
+    minPollIntervalMs: o.minPollIntervalMs,
     secretRefNamespaces: o.secretRefNamespaces,
     claims: true,
     metrics,
@@ -236,6 +239,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
         scheduleMs: sweepIntervalMs,
         defaultPollMs: pollIntervalMs,
         maxPollMs: o.maxPollIntervalMs,
+        minPollMs: o.minPollIntervalMs,
         batch: o.sweepBatch ?? false,
         logger: o.logger,
         ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),

@@ -10,9 +10,11 @@
 //   down to a multiple of S. Consecutive sweeps therefore cover consecutive, non-overlapping windows,
 //   and each tick lands in exactly one of them: every object is enqueued exactly once per interval,
 //   even when a sweep starts late (by less than S). Intervals of at most S are due every sweep.
-// - objects not Ready=True and Synced=True, objects being deleted, and objects whose spec changed since
-//   Synced was last written (its observedGeneration is behind metadata.generation) are enqueued on every
-//   sweep, so an error, a deletion or a lost change event never waits a whole interval;
+// - objects not Ready=True and Synced=True, objects being deleted, objects whose spec changed since
+//   Synced was last written (its observedGeneration is behind metadata.generation) and objects with a
+//   reconcile request not yet handled (crossplane.io/reconcile-requested-at ≠ status.lastHandledReconcileAt)
+//   are enqueued on every sweep, so an error, a deletion or a lost change event never waits an interval;
+// - `crossplane.io/poll-interval` below the configured minimum (30 s by default) counts as the minimum;
 // - paused objects (`crossplane.io/paused: "true"`, or empty managementPolicies) are skipped: the
 //   reconciler would not touch them anyway.
 //
@@ -32,7 +34,14 @@
 import { createHash } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Condition } from "../api/meta.ts";
-import { Annotations, apiVersionOf, type ManagementAction, type ResourceType } from "../api/meta.ts";
+import {
+  Annotations,
+  apiVersionOf,
+  DEFAULT_MIN_POLL_INTERVAL_MS,
+  type ManagementAction,
+  type ResourceType,
+  reconcileRequestOf,
+} from "../api/meta.ts";
 import type { Kube, KubeObject } from "../kube/client.ts";
 import {
   BATCH_MESSAGE_BYTES,
@@ -73,6 +82,8 @@ export interface SweepOptions {
   defaultPollMs: number;
   /** Adaptive polling's longest interval for objects that stay unchanged (see above); default: none. */
   maxPollMs?: number | undefined;
+  /** The least interval `crossplane.io/poll-interval` may set; default DEFAULT_MIN_POLL_INTERVAL_MS. */
+  minPollMs?: number | undefined;
   /** Send due in-sync managed resources as batch messages (see above); default false. */
   batch?: boolean | undefined;
   /** Objects per list page (`limit`). */
@@ -153,7 +164,11 @@ export interface SweepObject {
     managedFields?: Array<{ time?: string; subresource?: string }>;
   };
   spec?: { managementPolicies?: unknown[]; forProvider?: unknown; providerConfigRef?: { name?: string } };
-  status?: { conditions?: Condition[]; lastExternalUpdate?: { time?: string } };
+  status?: {
+    conditions?: Condition[];
+    lastExternalUpdate?: { time?: string };
+    lastHandledReconcileAt?: string;
+  };
 }
 
 /** Epoch ms of an object's last change (see "Adaptive polling" above); 0 when nothing says. */
@@ -218,21 +233,32 @@ const importWaiting = (o: SweepObject, policies: unknown[] | undefined) =>
 /** The sweep's verdict for one object; pure, so the window math is testable without a server. */
 export function sweepDecision(
   o: SweepObject,
-  ctx: { windowEndMs: number; scheduleMs: number; defaultPollMs: number; maxPollMs?: number | undefined },
+  ctx: {
+    windowEndMs: number;
+    scheduleMs: number;
+    defaultPollMs: number;
+    maxPollMs?: number | undefined;
+    /** The least interval `crossplane.io/poll-interval` may set; default DEFAULT_MIN_POLL_INTERVAL_MS. */
+    minPollMs?: number | undefined;
+  },
 ): SweepDecision {
   const annotations = o.metadata.annotations ?? {};
   const policies = o.spec?.managementPolicies;
   if (annotations[Annotations.paused] === "true" || (Array.isArray(policies) && policies.length === 0)) {
     return "paused";
   }
+  const requested = reconcileRequestOf(annotations);
   if (
     o.metadata.deletionTimestamp ||
     specChangeUnseen(o) ||
+    (requested !== undefined && requested !== o.status?.lastHandledReconcileAt) ||
     ((!conditionTrue(o, "Ready") || !conditionTrue(o, "Synced")) && !importWaiting(o, policies))
   ) {
     return "attention";
   }
-  const annotated = parseDuration(annotations[Annotations.pollInterval]);
+  const asked = parseDuration(annotations[Annotations.pollInterval]);
+  const annotated =
+    asked === undefined ? undefined : Math.max(asked, ctx.minPollMs ?? DEFAULT_MIN_POLL_INTERVAL_MS);
   const intervalMs = Math.max(
     1,
     Math.round(
@@ -303,6 +329,7 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
     scheduleMs: opts.scheduleMs,
     defaultPollMs: opts.defaultPollMs,
     maxPollMs: opts.maxPollMs,
+    minPollMs: opts.minPollMs,
   };
   const pageSize = opts.pageSize ?? DEFAULT_SWEEP_PAGE_SIZE;
   const result: SweepResult = {

@@ -84,6 +84,8 @@ export interface WorkerSetup {
   providerConfigKinds: readonly ProviderConfigKind[];
   logger: ReconcileLogger;
   pollIntervalMs?: number | undefined;
+  /** The least interval `crossplane.io/poll-interval` may set (DRIFTLESS_MIN_POLL_INTERVAL). */
+  minPollIntervalMs?: number | undefined;
   /** Namespaces a managed resource may read Secrets from besides its connection Secret's (see Reconciler). */
   secretRefNamespaces?: readonly string[] | undefined;
   /**
@@ -132,6 +134,7 @@ export function createWorker(setup: WorkerSetup): Worker {
     logger,
     events,
     ...poll,
+    ...(setup.minPollIntervalMs !== undefined ? { minPollIntervalMs: setup.minPollIntervalMs } : {}),
     ...(setup.metrics ? { metrics: setup.metrics } : {}),
     ...(setup.secretRefNamespaces ? { secretRefNamespaces: setup.secretRefNamespaces } : {}),
     ...(setup.rateLimit !== undefined ? { rateLimit: setup.rateLimit } : {}),

@@ -150,7 +150,7 @@ export class ProviderConfigReconciler implements Reconciles {
     users: number,
     ready: Omit<Condition, "lastTransitionTime">,
   ) {
-    const conditions = setConditions(pc.status?.conditions, [ready], this.#now());
+    const conditions = setConditions(pc.status?.conditions, [ready], this.#now(), pc.metadata.generation);
     if (deepEqual(conditions, pc.status?.conditions ?? []) && pc.status?.users === users) return;
     await this.#kube.patchStatus(t, pc.metadata.name, { conditions, users });
   }

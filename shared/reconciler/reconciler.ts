@@ -10,7 +10,14 @@ import type {
 } from "../api/external.ts";
 import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledError } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
-import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, MANAGED_FINALIZER } from "../api/meta.ts";
+import {
+  Annotations,
+  type Condition,
+  DEFAULT_MIN_POLL_INTERVAL_MS,
+  DEFAULT_PROVIDER_CONFIG,
+  MANAGED_FINALIZER,
+  reconcileRequestOf,
+} from "../api/meta.ts";
 import { ConflictError, type Kube, KubeError, statusOf } from "../kube/client.ts";
 import {
   deepEqual,
@@ -129,6 +136,8 @@ export type {
 
 export interface ReconcilerOptions extends ConnectorOptions {
   pollIntervalMs?: number;
+  /** The least interval `crossplane.io/poll-interval` may set; default DEFAULT_MIN_POLL_INTERVAL_MS (30 s). */
+  minPollIntervalMs?: number;
   creationGracePeriodMs?: number;
   createPendingTimeoutMs?: number;
   logger?: ReconcileLogger;
@@ -209,6 +218,7 @@ export class ManagedReconciler implements Reconciles {
     this.#connector = new ProviderConnector(kube, opts);
     this.#opts = {
       pollIntervalMs: opts.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+      minPollIntervalMs: opts.minPollIntervalMs ?? DEFAULT_MIN_POLL_INTERVAL_MS,
       creationGracePeriodMs: opts.creationGracePeriodMs ?? DEFAULT_CREATION_GRACE_MS,
       createPendingTimeoutMs: opts.createPendingTimeoutMs ?? DEFAULT_CREATE_PENDING_TIMEOUT_MS,
       logger: opts.logger ?? noopLogger,
@@ -301,6 +311,9 @@ export class ManagedReconciler implements Reconciles {
     if (!annotations[Annotations.externalName]) return "no external name yet";
     if (indexLabelPatch(def, mr, annotations[Annotations.externalName])) return "index label to write";
     if (createIsPending(mr)) return "a create is pending";
+    const requested = reconcileRequestOf(annotations);
+    if (requested !== undefined && requested !== mr.status?.lastHandledReconcileAt)
+      return "a reconcile was requested";
     if (!(mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) return "no finalizer yet";
     const generation = mr.metadata.generation;
     for (const type of ["Ready", "Synced"]) {
@@ -1025,7 +1038,10 @@ export class ManagedReconciler implements Reconciles {
   }
 
   #pollInterval(mr: ManagedResource): number {
-    return parseDuration(mr.metadata.annotations?.[Annotations.pollInterval]) ?? this.#opts.pollIntervalMs;
+    const annotated = parseDuration(mr.metadata.annotations?.[Annotations.pollInterval]);
+    return annotated === undefined
+      ? this.#opts.pollIntervalMs
+      : Math.max(annotated, this.#opts.minPollIntervalMs);
   }
 
   /** Full jitter in [0.5, 1.5) × base: spreads retries so they never arrive in lockstep. */
@@ -1044,15 +1060,21 @@ export class ManagedReconciler implements Reconciles {
     const atProvider = step.atProvider;
     const before = step.mr.status ?? {};
     const lastUpdate = step.lastExternalUpdate;
+    // A requested reconcile (crossplane.io/reconcile-requested-at) is answered by echoing its value.
+    const requested = reconcileRequestOf(step.mr.metadata.annotations);
+    const handled =
+      requested !== undefined && requested !== before.lastHandledReconcileAt ? requested : undefined;
     if (
       deepEqual(conditions, before.conditions ?? []) &&
       deepEqual(atProvider, before.atProvider) &&
-      (!lastUpdate || deepEqual(lastUpdate, before.lastExternalUpdate))
+      (!lastUpdate || deepEqual(lastUpdate, before.lastExternalUpdate)) &&
+      handled === undefined
     )
       return;
     const status: Record<string, unknown> = { conditions };
     if (atProvider !== undefined) status.atProvider = replacementPatch(before.atProvider, atProvider);
     if (lastUpdate) status.lastExternalUpdate = lastUpdate;
+    if (handled !== undefined) status.lastHandledReconcileAt = handled;
     try {
       const written = await this.#kube.patchStatus<ManagedResource & { [k: string]: unknown }>(
         this.#defOf(step.mr),

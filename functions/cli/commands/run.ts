@@ -106,6 +106,7 @@ export function registerRun(program: Command, cli: CliContext): void {
           pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
           sweepIntervalMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
           maxPollIntervalMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+          minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
           sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
           secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
           ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),

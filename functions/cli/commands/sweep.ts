@@ -49,6 +49,7 @@ export function registerSweep(program: Command, cli: CliContext): void {
           scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
           defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
           maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+          minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
           batch: cfg.DRIFTLESS_SWEEP_BATCH,
           ...(opts.all ? { all: true } : {}),
           ...(opts.selector ? { labelSelector: opts.selector } : {}),

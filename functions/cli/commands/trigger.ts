@@ -1,13 +1,18 @@
 // `driftless trigger`: reconcile one object now.
 import type { Command } from "commander";
+import { Annotations } from "../../../shared/api/meta.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { NotFoundError } from "../../../shared/ops/errors.ts";
 import { findKind, parseKindName } from "../../../shared/ops/kinds.ts";
 import { addressable, type CliContext, openProducer, queueSettings } from "../common.ts";
 import { stdout } from "../output.ts";
 
-/** The annotation `trigger` sets; any annotation change makes the forwarder enqueue the key. */
-export const TRIGGER_ANNOTATION = "driftless.dev/reconcile-requested-at";
+/**
+ * The annotation `trigger` sets: Crossplane's reconcile request. The change rings the doorbell (or the
+ * forwarder's watch), the sweep also enqueues an unhandled request, and the reconcile echoes the value in
+ * status.lastHandledReconcileAt. The former driftless.dev/reconcile-requested-at is still honoured.
+ */
+export const TRIGGER_ANNOTATION = Annotations.reconcileRequestedAt;
 
 export function registerTrigger(program: Command, cli: CliContext): void {
   program
@@ -17,7 +22,7 @@ export function registerTrigger(program: Command, cli: CliContext): void {
     .option("--queue", "send a manual message to the configured queue instead of annotating the object")
     .addHelpText(
       "after",
-      `\nBy default sets the ${TRIGGER_ANNOTATION} annotation: the forwarder sees the change and enqueues the key,\nwhichever queue the deployment uses. --queue sends { reason: "manual" } to DRIFTLESS_QUEUE directly.`,
+      `\nBy default sets the ${TRIGGER_ANNOTATION} annotation: the doorbell or the forwarder sees the change and\nenqueues the key, whichever queue the deployment uses; once handled, status.lastHandledReconcileAt\nequals the value printed. --queue sends { reason: "manual" } to DRIFTLESS_QUEUE directly.`,
     )
     .action(async (ref: string, opts: { queue?: boolean }) => {
       const { kind, name } = parseKindName(ref);
@@ -44,9 +49,8 @@ export function registerTrigger(program: Command, cli: CliContext): void {
         stdout.write(`${type.kind}/${name} sent to ${sink.target}\n`);
         return;
       }
-      await kube.patch(type, name, {
-        metadata: { annotations: { [TRIGGER_ANNOTATION]: new Date().toISOString() } },
-      });
-      stdout.write(`${type.kind}/${name} queued for reconcile\n`);
+      const token = new Date().toISOString();
+      await kube.patch(type, name, { metadata: { annotations: { [TRIGGER_ANNOTATION]: token } } });
+      stdout.write(`${type.kind}/${name} queued for reconcile (${TRIGGER_ANNOTATION}: ${token})\n`);
     });
 }
