@@ -38,6 +38,9 @@ export const Config = z.object({
     "Default drift-check interval per resource: 5m, or 1h when the doorbell and cloud events both ring (docs/operations.md).",
   ),
   DRIFTLESS_SWEEP_INTERVAL: Duration.default(60_000),
+  DRIFTLESS_ACTIVATE: commaList.describe(
+    "Managed kinds whose CRDs are installed (comma list of globs over CRD names, e.g. *.aws.driftless.dev); default all (`driftless crds apply`, `driftless run`).",
+  ),
   DRIFTLESS_MIN_POLL_INTERVAL: Duration.default(30_000).describe(
     "The least interval a crossplane.io/poll-interval annotation may ask for (default 30s): shorter values count as this.",
   ),

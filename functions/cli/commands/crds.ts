@@ -1,30 +1,70 @@
-// `driftless crds print|apply`: the CRDs driftless serves.
+// `driftless crds print|apply`: the CRDs driftless serves, or only the activated managed kinds'.
 import type { Command } from "commander";
 import { stringify } from "yaml";
-import { allCrds, applyCrds, type CliContext } from "../common.ts";
-import { Progress, stdout } from "../output.ts";
+import { Kube } from "../../../shared/kube/client.ts";
+import { type CrdLike, planActivation, pruneInactive } from "../../../shared/ops/activation.ts";
+import { UsageError } from "../../../shared/ops/errors.ts";
+import { allCrds, applyCrds, type CliContext, collect, config, registry } from "../common.ts";
+import { Progress, stderr, stdout } from "../output.ts";
+
+interface ActivationOpts {
+  activate?: string[];
+}
+
+/** The generated CRDs split by the activation list (--activate, else DRIFTLESS_ACTIVATE; none: all). */
+export async function activationPlan(opts: ActivationOpts) {
+  const patterns = opts.activate ?? config().DRIFTLESS_ACTIVATE;
+  const { managedKinds } = await registry();
+  const managed = new Set(managedKinds.map((k) => `${k.definition.plural}.${k.definition.group}`));
+  const crds = (await allCrds()) as unknown as CrdLike[];
+  try {
+    const plan = planActivation(crds, patterns, (c) => managed.has(c.metadata.name));
+    for (const p of plan.unmatched)
+      stderr.write(`warning: activation pattern "${p}" matches no managed kind\n`);
+    return plan;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+const activateOption = (c: Command) =>
+  c.option(
+    "--activate <glob>",
+    "install only the managed kinds whose CRD name matches (e.g. 'queues.sqs.aws.driftless.dev', '*.gcp.driftless.dev'); repeatable; default DRIFTLESS_ACTIVATE, else all. ProviderConfigs, claims and classes are always installed",
+    collect,
+  );
 
 export function registerCrds(program: Command, cli: CliContext): void {
   const crds = program.command("crds").description("print or apply the CRDs driftless serves");
-  crds
-    .command("print")
+  activateOption(crds.command("print"))
     .description("print the generated CRDs as YAML (for kubectl apply -f - or GitOps)")
-    .action(async () => {
-      stdout.write((await allCrds()).map((c) => stringify(c)).join("---\n"));
+    .action(async (opts: ActivationOpts) => {
+      const { install } = await activationPlan(opts);
+      stdout.write(install.map((c) => stringify(c)).join("---\n"));
     });
-  crds
-    .command("apply")
+  activateOption(crds.command("apply"))
     .description("create or update the CRDs in the cluster and wait until they are served")
-    .action(async () => {
+    .option(
+      "--prune",
+      "also delete the CRDs of managed kinds that are not activated — only those with no objects left",
+    )
+    .action(async (opts: ActivationOpts & { prune?: boolean }) => {
       const { kc } = cli.kubeConfig();
-      const list = await allCrds();
+      const { install, inactive } = await activationPlan(opts);
       const progress = new Progress();
-      progress.update(`applying ${list.length} CRDs …`, true);
+      progress.update(`applying ${install.length} CRDs …`, true);
       try {
-        await applyCrds(kc, list);
+        await applyCrds(kc, install);
       } finally {
         progress.done();
       }
-      stdout.write(`applied ${list.length} CRDs\n`);
+      stdout.write(`applied ${install.length} CRDs\n`);
+      if (!opts.prune) return;
+      const pruned = await pruneInactive(new Kube(kc), inactive);
+      for (const p of pruned) {
+        if (p.result === "deleted") stdout.write(`deactivated ${p.name}\n`);
+        if (p.result === "kept")
+          stdout.write(`kept ${p.name}: objects of it still exist (delete them first to deactivate it)\n`);
+      }
     });
 }

@@ -2,7 +2,6 @@
 import type { Command } from "commander";
 import type { DoctorCheck, GeneratedCrd } from "../../../shared/ops/doctor.ts";
 import {
-  allCrds,
   type CliContext,
   config,
   EXIT,
@@ -12,6 +11,7 @@ import {
   registry,
 } from "../common.ts";
 import { doctorLine, type Output, Progress, printObject, stdout } from "../output.ts";
+import { activationPlan } from "./crds.ts";
 
 export function registerDoctor(program: Command, cli: CliContext): void {
   program
@@ -32,12 +32,17 @@ export function registerDoctor(program: Command, cli: CliContext): void {
         import("../../../shared/ops/doctor.ts"),
         registry(),
       ]);
+      const { install } = await activationPlan({});
+      const activeNames = new Set(install.map((c) => c.metadata.name));
       for await (const check of doctor({
         loadKubeConfig: () => cli.loadKubeConfig(cfg),
         queue: queueSettings(cfg),
-        managed: managedKinds.map((k) => k.definition),
+        // Only the activated managed kinds (DRIFTLESS_ACTIVATE): the others have, rightly, no CRD.
+        managed: managedKinds
+          .map((k) => k.definition)
+          .filter((d) => activeNames.has(`${d.plural}.${d.group}`)),
         providerConfigKinds,
-        crds: (await allCrds()) as unknown as GeneratedCrd[],
+        crds: install as unknown as GeneratedCrd[],
         timeoutMs: opts.timeout * 1000,
         ...(opts.selector ? { providerConfigSelector: opts.selector } : {}),
       })) {

@@ -4,7 +4,6 @@ import type { Command } from "commander";
 import { createLogger } from "../../../shared/log.ts";
 import { UsageError } from "../../../shared/ops/errors.ts";
 import {
-  allCrds,
   applyCrds,
   type CliContext,
   collect,
@@ -13,6 +12,7 @@ import {
   registry,
   untilSignal,
 } from "../common.ts";
+import { activationPlan } from "./crds.ts";
 
 export function registerRun(program: Command, cli: CliContext): void {
   program
@@ -94,13 +94,18 @@ export function registerRun(program: Command, cli: CliContext): void {
           registry(),
           import("../../../shared/pipeline/run.ts"),
         ]);
-        if (opts.crds) await applyCrds(kc, await allCrds());
+        // Only the activated managed kinds (DRIFTLESS_ACTIVATE; default all), never pruning here.
+        const plan = await activationPlan({});
+        if (opts.crds) await applyCrds(kc, plan.install);
+        // Only the activated kinds are watched, swept and served: the others have no CRD by design.
+        const active = new Set(plan.install.map((c) => c.metadata.name));
+        const kinds = managedKinds.filter((k) => active.has(`${k.definition.plural}.${k.definition.group}`));
         const workers = opts.workers ?? cfg.DRIFTLESS_WORKERS;
         const selector = opts.selector ?? cfg.DRIFTLESS_LABEL_SELECTOR;
         const running = await startRun({
           kubeConfig: kc,
           logger,
-          kinds: managedKinds,
+          kinds,
           providerConfigKinds,
           workers,
           pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
@@ -115,7 +120,7 @@ export function registerRun(program: Command, cli: CliContext): void {
           ...(doorbell ? { doorbell } : {}),
         });
         logger.info(
-          { kinds: managedKinds.length, workers, metricsPort: running.metricsPort },
+          { kinds: kinds.length, workers, metricsPort: running.metricsPort },
           "driftless run started",
         );
         const signal = await signalled;
