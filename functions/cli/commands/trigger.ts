@@ -2,9 +2,10 @@
 import type { Command } from "commander";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { Kube } from "../../../shared/kube/client.ts";
-import { NotFoundError } from "../../../shared/ops/errors.ts";
+import { NotFoundError, UsageError } from "../../../shared/ops/errors.ts";
 import { findKind, parseKindName } from "../../../shared/ops/kinds.ts";
-import { addressable, type CliContext, openProducer, queueSettings } from "../common.ts";
+import { parseDuration } from "../../../shared/reconciler/compare.ts";
+import { addressable, type CliContext, openProducer, queueSettings, registry } from "../common.ts";
 import { stdout } from "../output.ts";
 
 /**
@@ -20,13 +21,28 @@ export function registerTrigger(program: Command, cli: CliContext): void {
     .description("reconcile a managed resource (or ProviderConfig) now")
     .argument("<kind/name>", "e.g. queue/orders")
     .option("--queue", "send a manual message to the configured queue instead of annotating the object")
+    .option(
+      "--wait <duration>",
+      "wait until the reconcile has handled the request (status.lastHandledReconcileAt), e.g. 30s; managed resources only",
+    )
     .addHelpText(
       "after",
       `\nBy default sets the ${TRIGGER_ANNOTATION} annotation: the doorbell or the forwarder sees the change and\nenqueues the key, whichever queue the deployment uses; once handled, status.lastHandledReconcileAt\nequals the value printed. --queue sends { reason: "manual" } to DRIFTLESS_QUEUE directly.`,
     )
-    .action(async (ref: string, opts: { queue?: boolean }) => {
+    .action(async (ref: string, opts: { queue?: boolean; wait?: string }) => {
       const { kind, name } = parseKindName(ref);
       const type = findKind(kind, await addressable());
+      const waitMs = opts.wait === undefined ? undefined : parseDuration(opts.wait);
+      if (opts.wait !== undefined) {
+        if (waitMs === undefined)
+          throw new UsageError(`--wait: not a duration: "${opts.wait}" (e.g. 30s, 2m)`);
+        if (opts.queue) throw new UsageError("--wait goes with the annotation, not with --queue");
+        const managed = (await registry()).managedKinds.some(
+          (k) => k.definition.group === type.group && k.definition.kind === type.kind,
+        );
+        if (!managed)
+          throw new UsageError(`--wait works for managed resources; ${type.kind}.${type.group} is not one`);
+      }
       const { cfg, kc } = cli.kubeConfig();
       const kube = new Kube(kc);
       const obj = await kube.get(type, name);
@@ -52,5 +68,21 @@ export function registerTrigger(program: Command, cli: CliContext): void {
       const token = new Date().toISOString();
       await kube.patch(type, name, { metadata: { annotations: { [TRIGGER_ANNOTATION]: token } } });
       stdout.write(`${type.kind}/${name} queued for reconcile (${TRIGGER_ANNOTATION}: ${token})\n`);
+      if (waitMs === undefined) return;
+      const deadline = Date.now() + waitMs;
+      for (;;) {
+        const now = await kube.get<{
+          metadata: { name: string };
+          status?: { lastHandledReconcileAt?: string };
+        }>(type, name);
+        if (!now) throw new NotFoundError(`${type.kind}.${type.group} "${name}" is gone`);
+        if (now.status?.lastHandledReconcileAt === token) break;
+        if (Date.now() >= deadline)
+          throw new Error(
+            `not handled within ${opts.wait}: nothing reconciled ${type.kind}/${name} — is the doorbell, a forwarder or driftless run serving this cluster? (driftless doctor)`,
+          );
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      stdout.write(`${type.kind}/${name} reconciled\n`);
     });
 }

@@ -154,8 +154,22 @@ describe("driftless doorbell", () => {
       timeoutMs: 30_000,
       what: "Ready from the doorbell",
     });
+    // `trigger --wait`: the annotation rings the doorbell and the reconcile echoes it.
+    const triggered = await cli(["trigger", "--wait", "30s", `queue/${name}`]);
+    expect(triggered.code, triggered.stderr).toBe(0);
+    expect(triggered.stdout).toMatch(/reconciled\n$/);
+    const mr = await getMr(kube, Queue, name);
+    expect(mr?.status?.lastHandledReconcileAt).toBe(
+      mr?.metadata.annotations?.["crossplane.io/reconcile-requested-at"],
+    );
     expect(await run.stop()).toBe(0);
     expect(await kube.get(WEBHOOK_CONFIGURATION_TYPE, webhook)).toBeUndefined();
+    // Nothing serves the cluster any more: the wait ends in a clear failure, and bad flags are usage errors.
+    const unhandled = await cli(["trigger", "--wait", "2s", `queue/${name}`]);
+    expect(unhandled.code).toBe(1);
+    expect(unhandled.stderr).toMatch(/not handled within 2s/);
+    expect((await cli(["trigger", "--wait", "soon", `queue/${name}`])).code).toBe(2);
+    expect((await cli(["trigger", "--wait", "5s", "--queue", `queue/${name}`])).code).toBe(2);
     await kube.patch(Queue, name, { metadata: { finalizers: null } }).catch(() => undefined);
     await kube.delete(Queue, name);
   });
