@@ -23,6 +23,7 @@ import {
 } from "../../shared/doorbell/webhook.ts";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
+import { noopMetrics } from "../../shared/metrics.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
 import { typesOf } from "../../shared/pipeline/worker.ts";
@@ -138,9 +139,7 @@ export async function measureDoorbell(ctx: BenchContext) {
   let counting = false;
   const running = await startRun({
     metrics: {
-      reconciled() {},
-      externalCall() {},
-      queueAge() {},
+      ...noopMetrics,
       admissionWait: (r) => {
         if (counting) memoryWaits[r]++;
       },

@@ -21,7 +21,7 @@ import { FIELD_MANAGER } from "../kube/client.ts";
 import type { Logger } from "../pipeline/common.ts";
 import { makeMessage, messageKey, type ReconcileMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
-import { KeyRateLimiter } from "./rate-limit.ts";
+import type { KeyRateLimiter } from "./rate-limit.ts";
 
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 
@@ -91,8 +91,8 @@ export interface AdmissionDeps {
   logger: Logger;
   /** Usernames whose writes are driftless's own (besides its field manager), e.g. the functions' identity. */
   ignoreUsers?: readonly string[] | undefined;
-  /** One message per key per interval; default a KeyRateLimiter with its defaults. */
-  limiter?: KeyRateLimiter | undefined;
+  /** One message per key per interval: one limiter per container (createDoorbell makes it). */
+  limiter: KeyRateLimiter;
   now?: () => number;
 }
 
@@ -214,7 +214,7 @@ async function enqueue(
   minDelayMs: number,
 ): Promise<AdmissionResult> {
   const key = messageKey(message);
-  const limiter = deps.limiter ?? defaultLimiter();
+  const { limiter } = deps;
   const slot = limiter.take(key);
   if (slot.kind === "drop") return answer("rate-limited", key);
   const delayMs = Math.max(slot.delayMs, minDelayMs);
@@ -233,12 +233,6 @@ async function enqueue(
   deps.logger.debug({ key, operation: req.operation, delayMs }, "doorbell: enqueued");
   return answer(slot.delayMs > 0 ? "delayed" : "enqueued", key);
 }
-
-let shared: KeyRateLimiter | undefined;
-const defaultLimiter = () => {
-  shared ??= new KeyRateLimiter();
-  return shared;
-};
 
 /**
  * Whether an update changes what a reconcile reads: the spec, labels, annotations, finalizers or the

@@ -8,11 +8,12 @@ import { Queue } from "../../../shared/api/aws/sqs.ts";
 import type { LambdaUrlEvent, LambdaUrlResult } from "../../../shared/doorbell/platforms.ts";
 import { decodeMessage } from "../../../shared/queue/message.ts";
 import { ensureSqsQueue, type SqsQueuePair } from "../../../shared/queue/sqs.ts";
+import { admissionReview } from "../../support/admission.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr } from "../../support/reconcile.ts";
 import { TEST_LABEL } from "../pipeline/helpers.ts";
-import { LambdaSqsPoller } from "./support.ts";
+import { captureEmf, LambdaSqsPoller } from "./support.ts";
 
 const kube = newKube();
 const sqs = motoSqs();
@@ -34,20 +35,14 @@ const urlEvent = (path: string, body: unknown, base64 = false): LambdaUrlEvent =
   };
 };
 
-const review = (obj: Record<string, unknown>) => ({
-  apiVersion: "admission.k8s.io/v1",
-  kind: "AdmissionReview",
-  request: {
+const review = (obj: Record<string, unknown>) =>
+  admissionReview(Queue, {
     uid: "7c5a-request",
-    kind: { group: Queue.group, version: Queue.version, kind: Queue.kind },
-    resource: { group: Queue.group, version: Queue.version, resource: Queue.plural },
     name: (obj.metadata as { name: string }).name,
     operation: "CREATE",
-    userInfo: { username: "alice" },
     object: obj,
     options: { fieldManager: "kubectl-client-side-apply" },
-  },
-});
+  });
 
 async function receiveAll() {
   const out = await sqs.send(
@@ -57,10 +52,7 @@ async function receiveAll() {
 }
 
 beforeAll(async () => {
-  // The handler writes CloudWatch EMF lines to stdout after each batch: kept out of the test output.
-  const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  vi.spyOn(process.stdout, "write").mockImplementation(((chunk: unknown, ...rest: unknown[]) =>
-    String(chunk).includes('"_aws"') ? true : write(chunk, ...rest)) as typeof process.stdout.write);
+  captureEmf();
   await ensureCrds();
   await createAwsProviderConfig(kube, PC);
   queue = await ensureSqsQueue(sqs, {

@@ -10,7 +10,7 @@ import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.
 import { newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr } from "../../support/reconcile.ts";
 import { TEST_LABEL } from "../pipeline/helpers.ts";
-import { LambdaSqsPoller } from "./support.ts";
+import { captureEmf, LambdaSqsPoller } from "./support.ts";
 
 const kube = newKube();
 const sqs = motoSqs();
@@ -22,19 +22,8 @@ let handler: typeof import("../../../functions/aws/reconcile.ts").handler;
 /** CloudWatch EMF lines the handler wrote to stdout (kept out of the test output). */
 const emfLines: Array<Record<string, unknown>> = [];
 
-/** Captures EMF lines written to stdout, as CloudWatch Logs would see them; passes everything else on. */
-function captureEmf() {
-  const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
-  vi.spyOn(process.stdout, "write").mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
-    const text = String(chunk);
-    if (!text.includes('"_aws"')) return write(chunk, ...rest);
-    for (const line of text.split("\n").filter(Boolean)) emfLines.push(JSON.parse(line));
-    return true;
-  }) as typeof process.stdout.write);
-}
-
 beforeAll(async () => {
-  captureEmf();
+  captureEmf(emfLines);
   await ensureCrds();
   await createAwsProviderConfig(kube, PC);
   queue = await ensureSqsQueue(sqs, {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Topic } from "../../../shared/api/gcp/pubsub.ts";
 import { decodeMessage } from "../../../shared/queue/message.ts";
 import { ensurePubSubTopology, type PubSubTopology } from "../../../shared/queue/pubsub.ts";
+import { admissionReview } from "../../support/admission.ts";
 import { eventually, uniqueName } from "../../support/env.ts";
 import { emulatorPubSub, gcpProject, pubsubEmulatorHost } from "../../support/gcp.ts";
 import { type FunctionsFrameworkServer, startFunctionsFramework } from "./support.ts";
@@ -16,20 +17,14 @@ let pubsub: PubSub;
 let topology: PubSubTopology;
 let server: FunctionsFrameworkServer;
 
-const review = (name: string) => ({
-  apiVersion: "admission.k8s.io/v1",
-  kind: "AdmissionReview",
-  request: {
+const review = (name: string) =>
+  admissionReview(Topic, {
     uid: "gcp-req-1",
-    kind: { group: Topic.group, version: Topic.version, kind: Topic.kind },
-    resource: { group: Topic.group, version: Topic.version, resource: Topic.plural },
     name,
-    operation: "UPDATE",
     userInfo: { username: "bob" },
     object: { metadata: { name, resourceVersion: "12" }, spec: { forProvider: { labels: { a: "2" } } } },
     oldObject: { metadata: { name, resourceVersion: "12" }, spec: { forProvider: { labels: { a: "1" } } } },
-  },
-});
+  });
 
 const post = (path: string, body: unknown) =>
   fetch(new URL(path, server.url), {

@@ -10,8 +10,25 @@ import {
   type SQSClient,
 } from "@aws-sdk/client-sqs";
 import type { Message as PubSubMessage, Subscription } from "@google-cloud/pubsub";
+import { vi } from "vitest";
 import type { SqsBatchResponse, SqsEvent, SqsEventRecord } from "../../../shared/pipeline/functions-sqs.ts";
 import { freePort } from "../pipeline/helpers.ts";
+
+/**
+ * Keeps the CloudWatch EMF lines the Lambda handler writes to stdout after each batch out of the test
+ * output, collecting them (as CloudWatch Logs would see them) into `into`; passes everything else on.
+ * Undo with vi.restoreAllMocks().
+ */
+export function captureEmf(into: Array<Record<string, unknown>> = []): Array<Record<string, unknown>> {
+  const write = process.stdout.write.bind(process.stdout) as (chunk: unknown, ...rest: unknown[]) => boolean;
+  vi.spyOn(process.stdout, "write").mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+    const text = String(chunk);
+    if (!text.includes('"_aws"')) return write(chunk, ...rest);
+    for (const line of text.split("\n").filter(Boolean)) into.push(JSON.parse(line));
+    return true;
+  }) as typeof process.stdout.write);
+  return into;
+}
 
 export { freePort };
 

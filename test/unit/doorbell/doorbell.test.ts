@@ -12,6 +12,7 @@ import { doorbellWebhookConfiguration, webhookUrlProblem } from "../../../shared
 import { CLAIMS_FIELD_MANAGER, FIELD_MANAGER } from "../../../shared/kube/client.ts";
 import { type ReconcileMessage, validateMessage } from "../../../shared/queue/message.ts";
 import type { SendOptions } from "../../../shared/queue/port.ts";
+import { admissionReview } from "../../support/admission.ts";
 import { recordingLogger } from "../../support/reconcile.ts";
 
 const SECRET = "0123456789abcdef0123456789abcdef0123";
@@ -56,21 +57,7 @@ const queue = (
   spec: { forProvider, providerConfigRef: { name: "default" }, password: PASSWORD },
 });
 
-function review(request: Record<string, unknown>) {
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: "req-1",
-      kind: { group: Queue.group, version: Queue.version, kind: Queue.kind },
-      resource: { group: Queue.group, version: Queue.version, resource: Queue.plural },
-      name: "orders",
-      operation: "UPDATE",
-      userInfo: { username: "alice" },
-      ...request,
-    },
-  };
-}
+const review = (request: Record<string, unknown>) => admissionReview(Queue, { name: "orders", ...request });
 
 describe("handleAdmissionReview", () => {
   it("a create is allowed and enqueued with no prior resourceVersion (the worker waits for it to exist)", async () => {
