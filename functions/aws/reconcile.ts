@@ -64,8 +64,10 @@ await workerFn().catch((err: unknown) => {
 // The doorbell needs the queue only, not the cluster: it answers the API server even while the
 // cluster access above is still failing. Without a queue URL it has nowhere to ring: disabled.
 const doorbell = createDoorbell({
-  secret: cfg.DRIFTLESS_SQS_QUEUE_URL ? cfg.DRIFTLESS_DOORBELL_SECRET : undefined,
-  producer: new SqsProducer({ client: sqs, queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL ?? "" }),
+  secret: cfg.DRIFTLESS_DOORBELL_SECRET,
+  producer: cfg.DRIFTLESS_SQS_QUEUE_URL
+    ? new SqsProducer({ client: sqs, queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL })
+    : undefined,
   types: typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
   logger,
   ignoreUsers: cfg.DRIFTLESS_DOORBELL_IGNORE_USERS,

@@ -70,8 +70,8 @@ cloudEvent("reconcile", reconcile);
 // --trigger-http --allow-unauthenticated`; the path secret is the gate, docs/doorbell.md). It needs the
 // work topic only, not the cluster. Without the topic it has nowhere to ring: disabled.
 const doorbell = createDoorbell({
-  secret: producer ? cfg.DRIFTLESS_DOORBELL_SECRET : undefined,
-  producer: producer ?? { send: async () => ({ sent: 0, failed: [] }) },
+  secret: cfg.DRIFTLESS_DOORBELL_SECRET,
+  producer,
   types: typesOf(gcpKinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
   logger,
   ignoreUsers: cfg.DRIFTLESS_DOORBELL_IGNORE_USERS,

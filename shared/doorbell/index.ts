@@ -13,7 +13,8 @@ import { KeyRateLimiter } from "./rate-limit.ts";
 export interface DoorbellSetup {
   /** The path secret; without a usable one every request is answered 404 (and this is logged once). */
   secret: string | undefined;
-  producer: Pick<QueueProducer, "send">;
+  /** The work queue; without one (no queue configured) the doorbell has nowhere to ring: disabled, 404. */
+  producer: Pick<QueueProducer, "send"> | undefined;
   /** The kinds this deployment serves (worker.ts typesOf). */
   types: readonly ResourceType[];
   logger: Logger;
@@ -29,10 +30,14 @@ export type Doorbell = ((req: DoorbellRequest) => Promise<DoorbellResponse>) & {
 };
 
 export function createDoorbell(setup: DoorbellSetup): Doorbell {
-  const problem = secretProblem(setup.secret);
+  const { resolver, producer } = setup;
+  const problem = producer ? secretProblem(setup.secret) : "no work queue is configured";
   if (problem) setup.logger.warn({ problem }, "doorbell disabled: every request is answered 404");
   const limiter = setup.limiter ?? new KeyRateLimiter();
-  const { resolver } = setup;
+  // Never called while disabled: handleDoorbellHttp answers 404 before any route without a secret.
+  const queue: Pick<QueueProducer, "send"> = producer ?? {
+    send: () => Promise.reject(new Error("the doorbell has no work queue")),
+  };
   const counts: Partial<Record<AdmissionVerdict, number>> = {};
   const routes = {
     secret: problem ? undefined : setup.secret,
@@ -40,7 +45,7 @@ export function createDoorbell(setup: DoorbellSetup): Doorbell {
     admit: async (body: unknown) => {
       const out = await handleAdmissionReview(
         {
-          producer: setup.producer,
+          producer: queue,
           types: setup.types,
           logger: setup.logger,
           ignoreUsers: setup.ignoreUsers,
@@ -54,7 +59,7 @@ export function createDoorbell(setup: DoorbellSetup): Doorbell {
     ...(resolver
       ? {
           eventsAzure: (body: unknown) =>
-            handleEventGridRequest({ resolver, producer: setup.producer, logger: setup.logger }, body),
+            handleEventGridRequest({ resolver, producer: queue, logger: setup.logger }, body),
           eventsAzureHandshake: cloudEventsHandshakeHeaders,
         }
       : {}),

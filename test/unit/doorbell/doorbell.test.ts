@@ -332,6 +332,12 @@ describe("handleDoorbellHttp", () => {
     }
   });
 
+  it("createDoorbell without a work queue is disabled: even the right secret gets a bare 404", async () => {
+    const ring = createDoorbell({ secret: SECRET, producer: undefined, types: [Queue], logger });
+    const out = await ring({ method: "POST", path: doorbellPath(SECRET, "admit"), body: "{}" });
+    expect(out.status).toBe(404);
+  });
+
   it("createDoorbell wires the admission route to the queue", async () => {
     const sink = new Sink();
     const ring = createDoorbell({ secret: SECRET, producer: sink, types: [Queue], logger });
