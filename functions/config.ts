@@ -59,6 +59,9 @@ export const Config = z.object({
   DRIFTLESS_SECRET_REF_NAMESPACES: commaList.describe(
     "Namespaces (comma list, * for any) a managed resource may read Secrets from besides its connection Secret's own (default none).",
   ),
+  DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES: commaList.describe(
+    "Namespaces (comma list, globs with *) whose namespaced ProviderConfigs may use credentials.source InjectedIdentity, the functions' own cloud identity (default none).",
+  ),
   DRIFTLESS_CLAIMS: z
     .enum(["true", "false"])
     .default("true")

@@ -10,7 +10,6 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
 import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
-import { providerConfigs } from "../shared/api/provider-config.ts";
 import { claimTypes } from "../shared/claims/kinds.ts";
 import { Kube } from "../shared/kube/client.ts";
 import {
@@ -24,7 +23,7 @@ import { createLogger } from "../shared/log.ts";
 import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
 import { Forwarder } from "../shared/pipeline/forwarder.ts";
 import { type Config, readConfig } from "./config.ts";
-import { type Cloud, managedTypes } from "./forwarder-kinds.ts";
+import { type Cloud, managedTypes, providerConfigTypes } from "./forwarder-kinds.ts";
 
 const CLOUDS = ["aws", "gcp", "azure"] as const satisfies readonly Cloud[];
 
@@ -68,7 +67,7 @@ export function readForwarderConfig(env: NodeJS.ProcessEnv = process.env): Forwa
 export function forwardedTypes(clouds: readonly Cloud[], opts: { claims?: boolean } = {}): ResourceType[] {
   return [
     ...definitions.filter((d) => clouds.includes(d.cloud)),
-    ...clouds.map((c) => providerConfigs[c].type),
+    ...providerConfigTypes.filter((t) => clouds.includes(t.cloud)),
     ...(opts.claims ? claimTypes() : []),
   ];
 }

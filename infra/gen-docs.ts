@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { parseAllDocuments } from "yaml";
 import { buildCli, EXIT_CODES_HELP } from "../functions/cli/main.ts";
-import { providerConfigs } from "../shared/api/provider-config.ts";
+import { providerConfigs, v2ProviderConfigs } from "../shared/api/provider-config.ts";
 import { type ExampleObject, kindPages } from "../shared/ops/kind-docs.ts";
 import { managedKinds } from "../shared/providers/index.ts";
 
@@ -57,7 +57,14 @@ export function exampleObjects(dir = join(ROOT, "examples")): ExampleObject[] {
 export function generatedKindDocs(): Map<string, string> {
   return kindPages(
     managedKinds.map((k) => k.definition),
-    Object.entries(providerConfigs).map(([cloud, pc]) => ({ cloud, type: pc.type, spec: pc.spec })),
+    Object.entries(providerConfigs).flatMap(([cloud, pc]) => {
+      const v2 = v2ProviderConfigs[cloud as keyof typeof v2ProviderConfigs];
+      return [
+        { cloud, type: pc.type, spec: pc.spec },
+        { cloud, type: v2.namespaced.type, spec: v2.namespaced.spec },
+        { cloud, type: v2.cluster.type, spec: v2.cluster.spec },
+      ];
+    }),
     exampleObjects(),
   );
 }

@@ -48,6 +48,7 @@ const workerFn = perContainer(async () => {
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
     minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
     secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
+    ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
     ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
     metrics,

@@ -63,7 +63,7 @@ const ENV_HELP: Record<string, string> = {
 function environmentHelp(): string {
   const shape = Config.shape as Record<string, { description?: string }>;
   const lines = Object.entries(shape).map(([k, s]) =>
-    `  ${k.padEnd(31)}${s.description ?? ENV_HELP[k] ?? ""}`.trimEnd(),
+    `  ${k.padEnd(Math.max(31, k.length + 1))}${s.description ?? ENV_HELP[k] ?? ""}`.trimEnd(),
   );
   return `\nEnvironment (read once at start):\n${lines.join("\n")}`;
 }

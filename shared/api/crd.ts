@@ -158,9 +158,15 @@ export function managedCrd(def: ManagedKindDef) {
 }
 
 export function providerConfigCrd(type: ResourceType, spec: AnyObjectSchema, cloud: string) {
+  const users =
+    type.kind === "ClusterProviderConfig"
+      ? `namespaced ${cloud.toUpperCase()} managed resources (${type.group}) in the namespaces it allows`
+      : type.namespaced
+        ? `namespaced ${cloud.toUpperCase()} managed resources (${type.group}) in its own namespace`
+        : `${cloud.toUpperCase()} managed resources`;
   return crd({
     type,
-    description: `Credentials and endpoints driftless uses for ${cloud.toUpperCase()} managed resources.`,
+    description: `Credentials and endpoints driftless uses for ${users}.`,
     spec,
     status: ProviderConfigStatus,
     categories: ["driftless", "providerconfig", cloud],

@@ -1,6 +1,11 @@
 import type { z } from "zod";
 import type { CloudEventsDeclaration } from "./cloud-events.ts";
-import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "./managed.ts";
+import {
+  type AnyObjectSchema,
+  type ManagedKindDef,
+  type ManagedResource,
+  namespacedVariantOf,
+} from "./managed.ts";
 import type { SecretKeySelector } from "./meta.ts";
 import type { ProviderConfig } from "./provider-config.ts";
 
@@ -177,6 +182,29 @@ export interface ProviderConfigKind {
   check: CredentialCheck;
   /** AWS IAM statements the check needs under InjectedIdentity (generated into serverless.yml). */
   iam?: readonly IamStatement[];
+}
+
+/**
+ * A cloud's three ProviderConfig kinds: the cluster-scoped one of the v1 shape (`<cloud>.driftless.dev`)
+ * and, for the namespaced kinds, the namespaced ProviderConfig and the ClusterProviderConfig
+ * (`<cloud>.m.driftless.dev`), all checked the same way.
+ */
+export function providerConfigKindsOf(
+  kind: ProviderConfigKind,
+  v2: {
+    namespaced: { type: import("./meta.ts").ResourceType };
+    cluster: { type: import("./meta.ts").ResourceType };
+  },
+): ProviderConfigKind[] {
+  return [kind, { ...kind, type: v2.namespaced.type }, { ...kind, type: v2.cluster.type }];
+}
+
+/**
+ * Every kind twice: the cluster-scoped (Crossplane v1) shape as written, and its namespaced (Crossplane
+ * v2) variant in the `.m.` group, reconciled by the same provider.
+ */
+export function withNamespacedVariants(providers: readonly ManagedKindProvider[]): ManagedKindProvider[] {
+  return [...providers, ...providers.map((p) => ({ ...p, definition: namespacedVariantOf(p.definition) }))];
 }
 
 /** A cloud's ProviderConfig kind, its check typed by the cloud's ProviderConfig spec. */

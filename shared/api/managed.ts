@@ -7,6 +7,7 @@ import {
   ManagementAction,
   type ObjectMeta,
   type ResourceType,
+  SecretKeySelector,
   SecretReference,
 } from "./meta.ts";
 
@@ -101,11 +102,29 @@ export interface ManagedKindDef<
   fields: Record<string, FieldBehaviour>;
   updateSettleMs: number;
   shortNames?: string[];
+  /**
+   * The namespaced (Crossplane v2) shape: the kind in its `.m.` group. Its providerConfigRef names a
+   * ProviderConfig in the resource's namespace or a ClusterProviderConfig (`providerConfigKinds`), its
+   * connection Secret and Secret references are in its own namespace, and it has no deletionPolicy.
+   */
+  scope: "Cluster" | "Namespaced";
+  /** The namespaced variant's ProviderConfig kinds (namespaced ProviderConfig, ClusterProviderConfig). */
+  providerConfigKinds?: { ProviderConfig: ResourceType; ClusterProviderConfig: ResourceType };
+  /** forProvider paths (dotted) holding a Secret key selector; in the namespaced shape they have no namespace. */
+  secretRefPaths: string[];
 }
 
 export const ProviderConfigReference = z
   .object({ name: z.string().min(1).describe("Name of the ProviderConfig.") })
   .describe("The ProviderConfig that holds the credentials for this resource.");
+
+const managementPolicies = (more: string) =>
+  z
+    .array(ManagementAction)
+    .default(["*"])
+    .describe(
+      `Which actions driftless may take on the external resource: Observe, Create, Update, Delete, LateInitialize or *.${more}`,
+    );
 
 /** The spec fields every managed kind shares, Crossplane's ResourceSpec. */
 export function managedSpec<F extends AnyObjectSchema>(forProvider: F) {
@@ -119,12 +138,7 @@ export function managedSpec<F extends AnyObjectSchema>(forProvider: F) {
       deletionPolicy: DeletionPolicy.default("Delete").describe(
         "What happens to the external resource when this managed resource is deleted: Delete or Orphan.",
       ),
-      managementPolicies: z
-        .array(ManagementAction)
-        .default(["*"])
-        .describe(
-          "Which actions driftless may take on the external resource: Observe, Create, Update, Delete, LateInitialize or *.",
-        ),
+      managementPolicies: managementPolicies(""),
     })
     .describe("The desired state of the managed resource and how driftless manages it.");
 }
@@ -163,6 +177,111 @@ export function providerConfigType(cloud: string): ResourceType {
   };
 }
 
+/** `sqs.aws.driftless.dev` → `sqs.aws.m.driftless.dev`: where the namespaced (Crossplane v2) kinds live. */
+export function namespacedGroupOf(group: string): string {
+  const suffix = `.${API_DOMAIN}`;
+  if (!group.endsWith(suffix) || group.endsWith(`.m${suffix}`))
+    throw new Error(`${group} is not a cluster-scoped driftless group`);
+  return `${group.slice(0, -suffix.length)}.m${suffix}`;
+}
+
+/** The namespaced ProviderConfig of a cloud's `.m.` group: usable by resources in its own namespace only. */
+export function namespacedProviderConfigType(cloud: string): ResourceType {
+  return {
+    group: `${cloud}.m.${API_DOMAIN}`,
+    version: "v1alpha1",
+    kind: "ProviderConfig",
+    plural: "providerconfigs",
+    namespaced: true,
+  };
+}
+
+/** The platform's ClusterProviderConfig of a cloud's `.m.` group (default `default`). */
+export function clusterProviderConfigType(cloud: string): ResourceType {
+  return {
+    group: `${cloud}.m.${API_DOMAIN}`,
+    version: "v1alpha1",
+    kind: "ClusterProviderConfig",
+    plural: "clusterproviderconfigs",
+    namespaced: false,
+  };
+}
+
+/** A Secret in the object's own namespace (the namespaced shape has no namespace field to point elsewhere). */
+export const LocalSecretReference = z
+  .object({ name: z.string().min(1).max(253).describe("Name of the Secret, in this resource's namespace.") })
+  .describe("A Secret in this resource's namespace.");
+
+export const LocalSecretKeySelector = LocalSecretReference.extend({
+  key: z.string().min(1).max(253).describe("The key within the Secret."),
+}).describe("A key in a Secret in this resource's namespace.");
+
+export const ProviderConfigKindName = z
+  .enum(["ProviderConfig", "ClusterProviderConfig"])
+  .describe(
+    "ProviderConfig: one in this resource's namespace. ClusterProviderConfig: one the platform provides to namespaces it allows.",
+  );
+
+export const TypedProviderConfigReference = z
+  .object({
+    kind: ProviderConfigKindName.default("ClusterProviderConfig"),
+    name: z.string().min(1).describe("Name of the ProviderConfig or ClusterProviderConfig."),
+  })
+  .describe("The ProviderConfig (this namespace) or ClusterProviderConfig that holds the credentials.");
+
+/** The spec of the namespaced (Crossplane v2) shape: no deletionPolicy, typed providerConfigRef, local Secrets. */
+export function namespacedManagedSpec<F extends AnyObjectSchema>(forProvider: F) {
+  return z
+    .object({
+      forProvider: forProvider.describe("The desired state of the external resource."),
+      writeConnectionSecretToRef: LocalSecretReference.optional().describe(
+        "The Secret, in this resource's namespace, to write the connection details (endpoints, credentials) of the external resource to.",
+      ),
+      providerConfigRef: TypedProviderConfigReference.default({
+        kind: "ClusterProviderConfig",
+        name: DEFAULT_PROVIDER_CONFIG,
+      }),
+      managementPolicies: managementPolicies(
+        " Leave out Delete to keep the external resource when this object is deleted.",
+      ),
+    })
+    .describe("The desired state of the managed resource and how driftless manages it.");
+}
+
+type Wrapped = { schema: z.ZodType; paths: string[] };
+
+/**
+ * Replaces every SecretKeySelector in an object schema (at any depth, optional or not) with
+ * LocalSecretKeySelector, and says where they were: the namespaced shape cannot name another namespace.
+ */
+export function localizeSecretRefs<S extends AnyObjectSchema>(schema: S): { schema: S; paths: string[] } {
+  const r = localize(schema, "");
+  return { schema: r.schema as S, paths: r.paths };
+}
+
+function localize(schema: z.ZodType, path: string): Wrapped {
+  if (schema === SecretKeySelector) return { schema: LocalSecretKeySelector, paths: [path] };
+  const description = schema.description;
+  const keep = (s: z.ZodType) => (description ? s.describe(description) : s);
+  if (schema instanceof z.ZodOptional) {
+    const inner = localize(schema.unwrap() as z.ZodType, path);
+    return inner.paths.length
+      ? { schema: keep(inner.schema.optional()), paths: inner.paths }
+      : { schema, paths: [] };
+  }
+  if (schema instanceof z.ZodObject) {
+    const shape: Record<string, z.ZodType> = {};
+    const paths: string[] = [];
+    for (const [k, v] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+      const inner = localize(v, path ? `${path}.${k}` : k);
+      shape[k] = inner.schema;
+      paths.push(...inner.paths);
+    }
+    return paths.length ? { schema: keep(schema.extend(shape)), paths } : { schema, paths: [] };
+  }
+  return { schema, paths: [] };
+}
+
 export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObjectSchema>(
   o: ManagedKindOptions<F, A>,
 ): ManagedKindDef<F, A> {
@@ -190,7 +309,109 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     fields: o.fields ?? {},
     updateSettleMs: o.updateSettleMs ?? 0,
     ...(o.shortNames ? { shortNames: o.shortNames } : {}),
+    scope: "Cluster",
+    secretRefPaths: localizeSecretRefs(o.forProvider).paths,
   };
+}
+
+const namespacedVariants = new WeakMap<ManagedKindDef, ManagedKindDef>();
+
+/** The type of a kind's namespaced variant (same kind and version, `.m.` group). */
+export function namespacedTypeOf<T extends ResourceType>(t: T): ResourceType & { apiVersion: string } {
+  const group = namespacedGroupOf(t.group);
+  return {
+    group,
+    version: t.version,
+    kind: t.kind,
+    plural: t.plural,
+    namespaced: true,
+    apiVersion: `${group}/${t.version}`,
+  };
+}
+
+/**
+ * The namespaced (Crossplane v2) variant of a cluster-scoped kind: the same forProvider and atProvider,
+ * reconciled by the same provider, in the kind's `.m.` group. References resolve to namespaced kinds in
+ * the same namespace; Secret references and the connection Secret stay in the resource's namespace.
+ */
+export function namespacedVariantOf<F extends AnyObjectSchema, A extends AnyObjectSchema>(
+  def: ManagedKindDef<F, A>,
+): ManagedKindDef<F, A> {
+  if (def.scope === "Namespaced") return def;
+  const known = namespacedVariants.get(def);
+  if (known) return known as ManagedKindDef<F, A>;
+  const type = namespacedTypeOf(def);
+  const forProvider = localizeSecretRefs(def.forProvider);
+  const variant: ManagedKindDef<F, A> = {
+    ...def,
+    ...type,
+    forProvider: forProvider.schema,
+    spec: namespacedManagedSpec(forProvider.schema),
+    providerConfig: clusterProviderConfigType(def.cloud),
+    providerConfigKinds: {
+      ProviderConfig: namespacedProviderConfigType(def.cloud),
+      ClusterProviderConfig: clusterProviderConfigType(def.cloud),
+    },
+    references: def.references.map((r) => ({ ...r, to: namespacedTypeOf(r.to) })),
+    scope: "Namespaced",
+    secretRefPaths: forProvider.paths,
+  };
+  namespacedVariants.set(def, variant);
+  return variant;
+}
+
+/** Which ProviderConfig object a managed resource names: its type, name and (namespaced) namespace. */
+export interface ProviderConfigTarget {
+  type: ResourceType;
+  name: string;
+  namespace?: string;
+}
+
+export function providerConfigOf(def: ManagedKindDef, mr: ManagedResource): ProviderConfigTarget {
+  const ref = mr.spec?.providerConfigRef;
+  const name = ref?.name || DEFAULT_PROVIDER_CONFIG;
+  if (def.scope !== "Namespaced" || !def.providerConfigKinds) return { type: def.providerConfig, name };
+  if (ref?.kind === "ProviderConfig") {
+    return { type: def.providerConfigKinds.ProviderConfig, name, namespace: mr.metadata.namespace ?? "" };
+  }
+  return { type: def.providerConfigKinds.ClusterProviderConfig, name };
+}
+
+/** A ProviderConfig object's cache key: `<group>/<kind>/<namespace>/<name>`. */
+export const providerConfigKey = (t: ProviderConfigTarget): string =>
+  `${t.type.group}/${t.type.kind}/${t.namespace ?? ""}/${t.name}`;
+
+/**
+ * A namespaced resource as the engine works with it: its connection Secret and every Secret reference in
+ * forProvider carry its own namespace (whatever the object says), so the code that reads and writes
+ * Secrets never needs to know the shape. Cluster-scoped resources are returned as they are.
+ */
+export function withOwnNamespace<M extends ManagedResource>(def: ManagedKindDef, mr: M): M {
+  if (def.scope !== "Namespaced") return mr;
+  const namespace = mr.metadata.namespace ?? "";
+  const spec = { ...mr.spec };
+  if (spec.writeConnectionSecretToRef) {
+    spec.writeConnectionSecretToRef = { name: spec.writeConnectionSecretToRef.name, namespace };
+  }
+  delete spec.deletionPolicy;
+  if (def.secretRefPaths.length > 0 && spec.forProvider) {
+    spec.forProvider = structuredClone(spec.forProvider);
+    for (const path of def.secretRefPaths) {
+      const ref = valueAt(spec.forProvider as Record<string, unknown>, path);
+      if (ref && typeof ref === "object" && !Array.isArray(ref))
+        (ref as Record<string, unknown>).namespace = namespace;
+    }
+  }
+  return { ...mr, spec };
+}
+
+function valueAt(o: Record<string, unknown>, path: string): unknown {
+  let cur: unknown = o;
+  for (const k of path.split(".")) {
+    if (!cur || typeof cur !== "object") return undefined;
+    cur = (cur as Record<string, unknown>)[k];
+  }
+  return cur;
 }
 
 /** A managed resource as read from the API server. */
@@ -201,7 +422,7 @@ export interface ManagedResource<F = Record<string, unknown>, A = Record<string,
   spec: {
     forProvider: F;
     writeConnectionSecretToRef?: SecretReference;
-    providerConfigRef?: { name: string };
+    providerConfigRef?: { name: string; kind?: "ProviderConfig" | "ClusterProviderConfig" };
     deletionPolicy?: DeletionPolicy;
     managementPolicies?: ManagementAction[];
   };

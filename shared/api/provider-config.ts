@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { providerConfigType } from "./managed.ts";
+import {
+  clusterProviderConfigType,
+  localizeSecretRefs,
+  namespacedProviderConfigType,
+  providerConfigType,
+} from "./managed.ts";
 import { Condition, type ObjectMeta, SecretKeySelector } from "./meta.ts";
 
 export const CredentialsSource = z
@@ -105,9 +110,48 @@ export const providerConfigs = {
   azure: { type: providerConfigType("azure"), spec: AzureProviderConfigSpec },
 } as const;
 
+/** Who may use a ClusterProviderConfig: the platform's choice, made on the object itself. */
+const AllowedNamespaces = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(/^[a-z0-9*]([-a-z0-9*]*[a-z0-9*])?$/, "a namespace name or glob (*)"),
+  )
+  .optional()
+  .describe(
+    "Namespaces whose managed resources may use this ClusterProviderConfig: names or globs with * (e.g. team-*). Unset: every namespace.",
+  );
+
+function v2ProviderConfigsOf<S extends z.ZodObject<z.ZodRawShape>>(cloud: string, spec: S) {
+  const local = localizeSecretRefs(spec);
+  return {
+    /** In a team's namespace: its Secrets are read from there; ambient identity and metadata endpoints are refused. */
+    namespaced: {
+      type: namespacedProviderConfigType(cloud),
+      spec: local.schema.describe(
+        `${spec.description ?? ""} Secrets are read from this ProviderConfig's namespace.`,
+      ),
+    },
+    /** The platform's, cluster-scoped; spec.allowedNamespaces says which namespaces may use it. */
+    cluster: {
+      type: clusterProviderConfigType(cloud),
+      spec: spec.extend({ allowedNamespaces: AllowedNamespaces }).describe(spec.description ?? ""),
+    },
+  };
+}
+
+/** The Crossplane v2 shape's ProviderConfig (namespaced) and ClusterProviderConfig per cloud, `<cloud>.m.driftless.dev`. */
+export const v2ProviderConfigs = {
+  aws: v2ProviderConfigsOf("aws", AwsProviderConfigSpec),
+  gcp: v2ProviderConfigsOf("gcp", GcpProviderConfigSpec),
+  azure: v2ProviderConfigsOf("azure", AzureProviderConfigSpec),
+} as const;
+
 export interface ProviderConfig<S = Record<string, unknown>> {
   apiVersion: string;
-  kind: "ProviderConfig";
+  kind: "ProviderConfig" | "ClusterProviderConfig";
   metadata: ObjectMeta;
   spec: S;
   status?: z.infer<typeof ProviderConfigStatus>;

@@ -10,6 +10,11 @@ import type { ResourceType } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { type ClaimKinds, claimKindsOf } from "../claims/kinds.ts";
 import { isNotFound, Kube, statusOf } from "../kube/client.ts";
+import {
+  checkNamespacedProviderConfig,
+  type TenancyOptions,
+  withProviderConfigNamespace,
+} from "../reconciler/tenancy.ts";
 import { checkQueue, type QueueSettings } from "./queue.ts";
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 15_000;
@@ -56,6 +61,8 @@ export interface DoctorInput {
   timeoutMs?: number;
   /** Only ProviderConfigs matching this label selector. */
   providerConfigSelector?: string;
+  /** The deployment's tenancy settings, so namespaced ProviderConfigs are judged as the engine judges them. */
+  tenancy?: TenancyOptions;
 }
 
 export interface GeneratedCrd {
@@ -313,7 +320,9 @@ export async function* doctor(input: DoctorInput): AsyncGenerator<DoctorCheck> {
     found += items.length;
     // Each check is a network round trip to the cloud: a few at once, reported in list order.
     const limit = limiter(CREDENTIAL_CHECK_CONCURRENCY);
-    const results = items.map((pc) => limit(() => checkProviderConfig(kube, kind, pc, timeoutMs)));
+    const results = items.map((pc) =>
+      limit(() => checkProviderConfig(kube, kind, pc, timeoutMs, input.tenancy ?? {})),
+    );
     for (const r of results) yield await r;
   }
   if (found === 0) {
@@ -465,13 +474,19 @@ async function checkProviderConfig(
   kind: ProviderConfigKind,
   pc: ProviderConfig,
   timeoutMs: number,
+  tenancy: TenancyOptions,
 ): Promise<DoctorCheck> {
-  const name = `providerconfig.${kind.cloud}/${pc.metadata.name}`;
+  const ns = pc.metadata.namespace;
+  const label = `${kind.type.kind} "${ns ? `${ns}/` : ""}${pc.metadata.name}"${kind.type.group.includes(".m.") ? ` (${kind.type.group})` : ""}`;
+  const name = `${kind.type.kind.toLowerCase()}.${kind.cloud}/${ns ? `${ns}/` : ""}${pc.metadata.name}`;
+  // A namespaced ProviderConfig names its Secrets without a namespace: they are in its own.
+  pc = withProviderConfigNamespace(pc);
   const spec = pc.spec as {
     credentials?: { source?: string; secretRef?: { namespace: string; name: string; key: string } };
   };
   const ref = spec.credentials?.secretRef;
   try {
+    if (kind.type.namespaced) await checkNamespacedProviderConfig(pc, tenancy);
     const identity = await withTimeout(
       kind.check({
         providerConfig: pc,
@@ -492,7 +507,7 @@ async function checkProviderConfig(
     return {
       name,
       status: "ok",
-      detail: `ProviderConfig "${pc.metadata.name}" (${kind.cloud}): credentials accepted (${identity})`,
+      detail: `${label} (${kind.cloud}): credentials accepted (${identity})`,
     };
   } catch (err) {
     const where =
@@ -502,7 +517,7 @@ async function checkProviderConfig(
     return {
       name,
       status: "fail",
-      detail: `ProviderConfig "${pc.metadata.name}" (${kind.cloud}): credentials refused: ${errText(err)}`,
+      detail: `${label} (${kind.cloud}): credentials refused: ${errText(err)}`,
       fix: `put valid ${kind.cloud.toUpperCase()} credentials in ${where}; driftless re-checks the ProviderConfig within 30 s (or: driftless trigger providerconfig.${kind.cloud}/${pc.metadata.name})`,
     };
   }

@@ -36,6 +36,8 @@ export interface RunOptions {
   pollIntervalMs?: number;
   /** Namespaces a managed resource may read Secrets from besides its connection Secret's (see Reconciler). */
   secretRefNamespaces?: readonly string[];
+  /** Namespaces whose namespaced ProviderConfigs may use InjectedIdentity (shared/reconciler/tenancy.ts). */
+  ambientIdentityNamespaces?: readonly string[];
   sweepIntervalMs?: number;
   /** Adaptive polling's longest interval (sweep.ts); default: the poll interval (no adaptation). */
   maxPollIntervalMs?: number;
@@ -143,6 +145,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
     pollIntervalMs: o.pollIntervalMs,
     minPollIntervalMs: o.minPollIntervalMs,
     secretRefNamespaces: o.secretRefNamespaces,
+    ambientIdentityNamespaces: o.ambientIdentityNamespaces,
     claims: true,
     metrics,
     events,

@@ -88,6 +88,8 @@ export interface WorkerSetup {
   minPollIntervalMs?: number | undefined;
   /** Namespaces a managed resource may read Secrets from besides its connection Secret's (see Reconciler). */
   secretRefNamespaces?: readonly string[] | undefined;
+  /** Namespaces whose namespaced ProviderConfigs may use InjectedIdentity (shared/reconciler/tenancy.ts). */
+  ambientIdentityNamespaces?: readonly string[] | undefined;
   /**
    * Also serve claims and classes (claims.driftless.dev, classes.driftless.dev). Claims are
    * cloud-neutral: any cloud's worker can bind them (it only writes Kubernetes objects); the managed
@@ -130,6 +132,7 @@ export function createWorker(setup: WorkerSetup): Worker {
   const logger = contextLogger(setup.logger);
   const events = setup.events ?? new KubeEventRecorder(setup.kube);
   const poll = setup.pollIntervalMs ? { pollIntervalMs: setup.pollIntervalMs } : {};
+  const tenancy = { ambientIdentityNamespaces: setup.ambientIdentityNamespaces ?? [] };
   const engine = new ManagedReconciler(setup.kube, registry, {
     logger,
     events,
@@ -138,8 +141,11 @@ export function createWorker(setup: WorkerSetup): Worker {
     ...(setup.metrics ? { metrics: setup.metrics } : {}),
     ...(setup.secretRefNamespaces ? { secretRefNamespaces: setup.secretRefNamespaces } : {}),
     ...(setup.rateLimit !== undefined ? { rateLimit: setup.rateLimit } : {}),
+    tenancy,
   });
-  const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds]);
+  const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds], {
+    tenancy,
+  });
   // The binder's writes make and change managed resources: under their own field manager, they ring the
   // doorbell (the engine's own writes do not: shared/doorbell/admission.ts).
   const claimsKube = setup.kube.fieldManager

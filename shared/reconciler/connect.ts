@@ -7,11 +7,16 @@ import {
   InvalidSpecError,
   type ManagedKindProvider,
 } from "../api/external.ts";
-import type { ManagedResource } from "../api/managed.ts";
-import { DEFAULT_PROVIDER_CONFIG } from "../api/meta.ts";
+import { type ManagedResource, providerConfigKey, providerConfigOf } from "../api/managed.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { type Kube, secretKeyValue } from "../kube/client.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimit, RateLimiters } from "./rate-limit.ts";
+import {
+  checkClusterProviderConfigUse,
+  checkNamespacedProviderConfig,
+  type TenancyOptions,
+  withProviderConfigNamespace,
+} from "./tenancy.ts";
 
 export const DEFAULT_PROVIDER_CONFIG_TTL_MS = 30_000;
 /** Cached ProviderConfig credentials per process, at most. */
@@ -29,12 +34,18 @@ export interface ConnectorOptions {
    * Secret's own; "*" allows any. Default none: a Secret can never be copied into another namespace.
    */
   secretRefNamespaces?: readonly string[];
+  /** What namespaced ProviderConfigs may do (ambient identity, loopback endpoints): shared/reconciler/tenancy.ts. */
+  tenancy?: TenancyOptions;
 }
 
 /** Connects a managed resource to its provider through its ProviderConfig, with cached credentials. */
 export class ProviderConnector {
   readonly #kube: Kube;
-  readonly #opts: { providerConfigTtlMs: number; secretRefNamespaces: readonly string[] };
+  readonly #opts: {
+    providerConfigTtlMs: number;
+    secretRefNamespaces: readonly string[];
+    tenancy: TenancyOptions;
+  };
   readonly #providerConfigs = new Map<string, { at: number; pc: ProviderConfig }>();
   readonly #secrets = new Map<string, { at: number; value: string }>();
   /** ProviderConfig and Secret reads in flight: concurrent cache misses share one GET. */
@@ -48,6 +59,7 @@ export class ProviderConnector {
     this.#opts = {
       providerConfigTtlMs: opts.providerConfigTtlMs ?? DEFAULT_PROVIDER_CONFIG_TTL_MS,
       secretRefNamespaces: opts.secretRefNamespaces ?? [],
+      tenancy: opts.tenancy ?? {},
     };
   }
 
@@ -56,23 +68,19 @@ export class ProviderConnector {
     provider: ManagedKindProvider,
     mr: ManagedResource,
   ): Promise<ExternalClient<Record<string, unknown>, Record<string, unknown>>> {
-    const name = mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
-    const pcType = provider.definition.providerConfig;
-    const cacheKey = `${pcType.group}/${name}`;
+    const target = providerConfigOf(provider.definition, mr);
+    const { name, type: pcType } = target;
+    const cacheKey = providerConfigKey(target);
     const cached = this.#providerConfigs.get(cacheKey);
     let pc = cached && Date.now() - cached.at < this.#opts.providerConfigTtlMs ? cached.pc : undefined;
     if (!pc) {
-      pc = await this.#once(`pc/${cacheKey}`, () =>
-        this.#kube.get<ProviderConfig & { [k: string]: unknown }>(pcType, name),
-      );
-      if (!pc) {
-        throw new CredentialsError(
-          `ProviderConfig "${name}" (${pcType.group}) not found: create it, or set spec.providerConfigRef.name`,
-        );
-      }
+      pc = await this.#once(`pc/${cacheKey}`, () => this.#readProviderConfig(target));
       if (this.#providerConfigs.size >= MAX_CACHED) this.#providerConfigs.clear();
       this.#providerConfigs.set(cacheKey, { at: Date.now(), pc });
     }
+    // A ClusterProviderConfig serves the namespaces it allows; checked on every use (the cache is shared).
+    if (pcType.kind === "ClusterProviderConfig")
+      checkClusterProviderConfigUse(pc, mr.metadata.namespace ?? "");
     const providerConfig = pc;
     const rateLimit = this.#rateLimits?.for(cacheKey).acquire;
     try {
@@ -106,6 +114,24 @@ export class ProviderConnector {
     }
   }
 
+  /**
+   * Reads the ProviderConfig a resource names. A namespaced one is checked against the tenancy rules
+   * (ambient identity, endpoints) once per read, and its Secret references completed with its namespace.
+   */
+  async #readProviderConfig(target: ReturnType<typeof providerConfigOf>): Promise<ProviderConfig> {
+    const { name, type } = target;
+    const pc = await this.#kube.get<ProviderConfig & { [k: string]: unknown }>(type, name, target.namespace);
+    if (!pc) {
+      const where = target.namespace ? ` in namespace "${target.namespace}"` : "";
+      throw new CredentialsError(
+        `${type.kind} "${name}" (${type.group})${where} not found: create it, or set spec.providerConfigRef`,
+      );
+    }
+    if (!type.namespaced) return pc;
+    await checkNamespacedProviderConfig(pc, this.#opts.tenancy);
+    return withProviderConfigNamespace(pc);
+  }
+
   /** One read per key at a time: at TTL expiry, C concurrent reconciles make one GET, not C. */
   #once<T>(key: string, read: () => Promise<T>): Promise<T> {
     let p = this.#reading.get(key) as Promise<T> | undefined;
@@ -122,6 +148,13 @@ export class ProviderConnector {
    * a managed resource could copy any Secret of the cluster into a namespace they read.
    */
   #checkSecretNamespace(mr: ManagedResource, namespace: string, what: string) {
+    // A namespaced resource reads Secrets from its own namespace only, whatever the platform allows others.
+    if (mr.metadata.namespace !== undefined) {
+      if (namespace === mr.metadata.namespace) return;
+      throw new InvalidSpecError(
+        `Secret ${what} is not in namespace "${mr.metadata.namespace}": a namespaced resource reads Secrets only from its own namespace`,
+      );
+    }
     const allowed = this.#opts.secretRefNamespaces;
     const own = mr.spec.writeConnectionSecretToRef?.namespace;
     if (own === undefined || namespace === own || allowed.includes("*") || allowed.includes(namespace))

@@ -1,17 +1,23 @@
 import type { ProviderConfigKind } from "../api/external.ts";
-import type { ManagedResource } from "../api/managed.ts";
 import {
-  type Condition,
-  DEFAULT_PROVIDER_CONFIG,
-  PROVIDER_CONFIG_FINALIZER,
-  type ResourceType,
-} from "../api/meta.ts";
+  type ManagedResource,
+  type ProviderConfigTarget,
+  providerConfigKey,
+  providerConfigOf,
+} from "../api/managed.ts";
+import { API_DOMAIN, type Condition, PROVIDER_CONFIG_FINALIZER, type ResourceType } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { isNotFound, type Kube, secretKeyValue } from "../kube/client.ts";
 import { deepEqual } from "./compare.ts";
 import { setConditions } from "./conditions.ts";
 import type { ReconcileResult, Reconciles, ResourceKey } from "./contract.ts";
 import type { KindRegistry } from "./registry.ts";
+import {
+  checkNamespacedProviderConfig,
+  TenancyError,
+  type TenancyOptions,
+  withProviderConfigNamespace,
+} from "./tenancy.ts";
 
 export interface ProviderConfigResult
   extends ReconcileResult<"gone" | "ready" | "unready" | "in-use" | "released"> {
@@ -22,28 +28,33 @@ const RECHECK_FAILED_MS = 30_000;
 
 /**
  * Keeps each ProviderConfig's status honest: Ready after a credential check, the number of managed
- * resources using it, and a finalizer that holds its deletion while any resource still uses it.
+ * resources using it, and a finalizer that holds its deletion while any resource still uses it. It serves
+ * the three kinds of each cloud: the v1 shape's cluster-scoped ProviderConfig, and the namespaced
+ * ProviderConfig and ClusterProviderConfig the namespaced kinds use (a namespaced one is also held to
+ * the tenancy rules of shared/reconciler/tenancy.ts before its credentials are tried).
  */
 export class ProviderConfigReconciler implements Reconciles {
   readonly #kube: Kube;
   readonly #registry: KindRegistry;
   readonly #kinds: Map<string, ProviderConfigKind>;
   readonly #now: () => Date;
+  readonly #tenancy: TenancyOptions;
 
   constructor(
     kube: Kube,
     registry: KindRegistry,
     kinds: ProviderConfigKind[],
-    opts: { now?: () => Date } = {},
+    opts: { now?: () => Date; tenancy?: TenancyOptions } = {},
   ) {
     this.#kube = kube;
     this.#registry = registry;
-    this.#kinds = new Map(kinds.map((k) => [`${k.type.group}/${k.type.version}`, k]));
+    this.#kinds = new Map(kinds.map((k) => [`${k.type.group}/${k.type.version}/${k.type.kind}`, k]));
     this.#now = opts.now ?? (() => new Date());
+    this.#tenancy = opts.tenancy ?? {};
   }
 
   handles(apiVersion: string, kind: string): boolean {
-    return kind === "ProviderConfig" && this.#kinds.has(apiVersion);
+    return this.#kinds.has(`${apiVersion}/${kind}`);
   }
 
   /** One ProviderConfig by key (the contract); `(apiVersion, name)` is the older call form, still served. */
@@ -51,16 +62,21 @@ export class ProviderConfigReconciler implements Reconciles {
   reconcile(apiVersion: string, name: string): Promise<ProviderConfigResult>;
   reconcile(key: ResourceKey | string, name?: string): Promise<ProviderConfigResult> {
     return typeof key === "string"
-      ? this.#reconcile(key, name ?? "")
-      : this.#reconcile(key.apiVersion, key.name);
+      ? this.#reconcile({ apiVersion: key, kind: "ProviderConfig", name: name ?? "" })
+      : this.#reconcile(key);
   }
 
-  async #reconcile(apiVersion: string, name: string): Promise<ProviderConfigResult> {
-    const kind = this.#kinds.get(apiVersion);
-    if (!kind) throw new Error(`no ProviderConfig kind ${apiVersion}`);
-    const pc = await this.#kube.get<ProviderConfig & { [k: string]: unknown }>(kind.type, name);
-    if (!pc) return { outcome: "gone", users: 0 };
-    const users = await this.#countUsers(kind.cloud, name);
+  async #reconcile(key: ResourceKey): Promise<ProviderConfigResult> {
+    const kind = this.#kinds.get(`${key.apiVersion}/${key.kind}`);
+    if (!kind) throw new Error(`no ProviderConfig kind ${key.apiVersion} ${key.kind}`);
+    const { name } = key;
+    const namespace = kind.type.namespaced ? key.namespace : undefined;
+    if (kind.type.namespaced && !namespace) throw new Error(`${key.kind} ${name}: no namespace`);
+    const read = await this.#kube.get<ProviderConfig & { [k: string]: unknown }>(kind.type, name, namespace);
+    if (!read) return { outcome: "gone", users: 0 };
+    const pc = withProviderConfigNamespace(read);
+    const target: ProviderConfigTarget = { type: kind.type, name, ...(namespace ? { namespace } : {}) };
+    const users = await this.#countUsers(kind.cloud, target);
     const finalizers = pc.metadata.finalizers ?? [];
 
     if (pc.metadata.deletionTimestamp) {
@@ -78,7 +94,7 @@ export class ProviderConfigReconciler implements Reconciles {
           kind.type,
           name,
           { metadata: { finalizers: finalizers.filter((f) => f !== PROVIDER_CONFIG_FINALIZER) } },
-          { resourceVersion: pc.metadata.resourceVersion ?? "" },
+          { resourceVersion: pc.metadata.resourceVersion ?? "", namespace },
         );
       }
       return { outcome: "released", users };
@@ -89,11 +105,12 @@ export class ProviderConfigReconciler implements Reconciles {
         kind.type,
         name,
         { metadata: { finalizers: [...finalizers, PROVIDER_CONFIG_FINALIZER] } },
-        { resourceVersion: pc.metadata.resourceVersion ?? "" },
+        { resourceVersion: pc.metadata.resourceVersion ?? "", namespace },
       );
     }
 
     try {
+      if (kind.type.namespaced) await checkNamespacedProviderConfig(pc, this.#tenancy);
       const identity = await kind.check({
         providerConfig: pc,
         readSecretKey: async (ref) => {
@@ -110,29 +127,33 @@ export class ProviderConfigReconciler implements Reconciles {
       });
       return { outcome: "ready", users };
     } catch (err) {
+      const refused = err instanceof TenancyError;
       await this.#status(kind.type, pc, users, {
         type: "Ready",
         status: "False",
-        reason: "CredentialsRefused",
-        message: `credential check failed: ${(err as Error).message}`,
+        reason: refused ? "NotAllowed" : "CredentialsRefused",
+        message: refused ? (err as Error).message : `credential check failed: ${(err as Error).message}`,
       });
       return { outcome: "unready", users, requeueAfterMs: RECHECK_FAILED_MS };
     }
   }
 
-  async #countUsers(cloud: string, name: string): Promise<number> {
+  /** Managed resources naming this ProviderConfig: of the shape that can name it, in its namespace if it has one. */
+  async #countUsers(cloud: string, target: ProviderConfigTarget): Promise<number> {
+    const key = providerConfigKey(target);
+    // The `.m.` group's ProviderConfigs serve the namespaced kinds; the v1 one the cluster-scoped kinds.
+    const scope = target.type.group.endsWith(`.m.${API_DOMAIN}`) ? "Namespaced" : "Cluster";
     let users = 0;
-    for (const def of this.#registry.definitions.filter((d) => d.cloud === cloud)) {
+    for (const def of this.#registry.definitions.filter((d) => d.cloud === cloud && d.scope === scope)) {
       let cont: string | undefined;
       do {
         try {
           const page = await this.#kube.list<ManagedResource & { [k: string]: unknown }>(def, {
             limit: 500,
+            ...(target.namespace ? { namespace: target.namespace } : {}),
             ...(cont ? { continue: cont } : {}),
           });
-          users += page.items.filter(
-            (mr) => (mr.spec?.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG) === name,
-          ).length;
+          users += page.items.filter((mr) => providerConfigKey(providerConfigOf(def, mr)) === key).length;
           cont = page.continue;
         } catch (err) {
           // A kind whose CRD is not installed has no users.
@@ -152,6 +173,11 @@ export class ProviderConfigReconciler implements Reconciles {
   ) {
     const conditions = setConditions(pc.status?.conditions, [ready], this.#now(), pc.metadata.generation);
     if (deepEqual(conditions, pc.status?.conditions ?? []) && pc.status?.users === users) return;
-    await this.#kube.patchStatus(t, pc.metadata.name, { conditions, users });
+    await this.#kube.patchStatus(
+      t,
+      pc.metadata.name,
+      { conditions, users },
+      pc.metadata.namespace ? { namespace: pc.metadata.namespace } : {},
+    );
   }
 }

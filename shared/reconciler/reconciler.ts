@@ -9,12 +9,16 @@ import type {
   ObserveManyItem,
 } from "../api/external.ts";
 import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledError } from "../api/external.ts";
-import type { ManagedResource } from "../api/managed.ts";
+import {
+  type ManagedResource,
+  providerConfigKey,
+  providerConfigOf,
+  withOwnNamespace,
+} from "../api/managed.ts";
 import {
   Annotations,
   type Condition,
   DEFAULT_MIN_POLL_INTERVAL_MS,
-  DEFAULT_PROVIDER_CONFIG,
   MANAGED_FINALIZER,
   reconcileRequestOf,
 } from "../api/meta.ts";
@@ -257,7 +261,11 @@ export class ManagedReconciler implements Reconciles {
    * no drift, connection Secret holding the details. It never writes: every other verdict sends the
    * object to a full reconcile, which reads it fresh and guards every write by resourceVersion.
    */
-  async checkMany(objects: readonly ManagedResource[], opts: CheckManyOptions): Promise<BatchVerdict[]> {
+  async checkMany(listed: readonly ManagedResource[], opts: CheckManyOptions): Promise<BatchVerdict[]> {
+    const objects = listed.map((o) => {
+      const p = this.#registry.get(o.apiVersion, o.kind);
+      return p ? withOwnNamespace(p.definition, o) : o;
+    });
     const verdicts: BatchVerdict[] = objects.map(() => ({ inSync: false, why: "unchecked" }));
     const first = objects[0];
     const provider = first ? this.#registry.get(first.apiVersion, first.kind) : undefined;
@@ -279,7 +287,7 @@ export class ManagedReconciler implements Reconciles {
         continue;
       }
       const externalName = mr.metadata.annotations?.[Annotations.externalName] ?? "";
-      const g = `${mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG}/${mr.spec.writeConnectionSecretToRef?.namespace ?? ""}`;
+      const g = `${providerConfigKey(providerConfigOf(provider.definition, mr))}/${mr.spec.writeConnectionSecretToRef?.namespace ?? ""}`;
       const list = groups.get(g) ?? [];
       list.push({ i, mr, externalName });
       groups.set(g, list);
@@ -452,8 +460,13 @@ export class ManagedReconciler implements Reconciles {
     const provider = this.#registry.get(key.apiVersion, key.kind);
     if (!provider) throw new Error(`${Msg.unknownKind}: ${key.apiVersion} ${key.kind}`);
     const def = provider.definition;
-    const mr = await this.#kube.get<ManagedResource & { [k: string]: unknown }>(def, key.name, key.namespace);
-    if (!mr) return { outcome: "gone" };
+    const read = await this.#kube.get<ManagedResource & { [k: string]: unknown }>(
+      def,
+      key.name,
+      key.namespace,
+    );
+    if (!read) return { outcome: "gone" };
+    const mr = withOwnNamespace(def, read);
 
     step.mr = mr;
     const s = step as Step;
@@ -899,10 +912,13 @@ export class ManagedReconciler implements Reconciles {
     let lastErr: unknown;
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
-        return await this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
-          this.#defOf(mr),
-          mr.metadata.name,
-          { metadata: { annotations, ...(labels ? { labels } : {}) } },
+        return this.#own(
+          await this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
+            this.#defOf(mr),
+            mr.metadata.name,
+            { metadata: { annotations, ...(labels ? { labels } : {}) } },
+            { namespace: mr.metadata.namespace },
+          ),
         );
       } catch (err) {
         lastErr = err;
@@ -919,26 +935,35 @@ export class ManagedReconciler implements Reconciles {
     return p.definition;
   }
 
+  /** An object the API server returned, as the engine works with it (withOwnNamespace). */
+  #own<M extends ManagedResource>(mr: M): M {
+    return withOwnNamespace(this.#defOf(mr), mr);
+  }
+
   async #patchMeta(
     mr: ManagedResource,
     meta: { annotations?: Record<string, string>; finalizers?: string[]; labels?: Record<string, string> },
   ): Promise<ManagedResource> {
     const { labels, ...rest } = meta;
-    return this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
-      this.#defOf(mr),
-      mr.metadata.name,
-      { metadata: labels ? { ...rest, labels } : rest },
-      { resourceVersion: mr.metadata.resourceVersion ?? "" },
+    return this.#own(
+      await this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
+        this.#defOf(mr),
+        mr.metadata.name,
+        { metadata: labels ? { ...rest, labels } : rest },
+        { resourceVersion: mr.metadata.resourceVersion ?? "", namespace: mr.metadata.namespace },
+      ),
     );
   }
 
   async #patchSpec(mr: ManagedResource, forProvider: Record<string, unknown>): Promise<ManagedResource> {
     try {
-      return await this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
-        this.#defOf(mr),
-        mr.metadata.name,
-        { spec: { forProvider } },
-        { resourceVersion: mr.metadata.resourceVersion ?? "" },
+      return this.#own(
+        await this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
+          this.#defOf(mr),
+          mr.metadata.name,
+          { spec: { forProvider } },
+          { resourceVersion: mr.metadata.resourceVersion ?? "", namespace: mr.metadata.namespace },
+        ),
       );
     } catch (err) {
       throw err instanceof ConflictError ? err : wrapErr(Msg.lateInit, err);
@@ -994,11 +1019,11 @@ export class ManagedReconciler implements Reconciles {
     let error = err;
     if (error instanceof CredentialsError || error.cause instanceof CredentialsError) {
       // Whoever must fix credentials needs to know which ProviderConfig holds them.
-      const pc = step.mr.spec.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
-      const group = this.#registry.get(step.mr.apiVersion, step.mr.kind)?.definition.providerConfig.group;
-      this.invalidateProviderConfigs(group ? `${group}/${pc}` : undefined);
-      if (!error.message.includes('ProviderConfig "')) {
-        error = new CredentialsError(`${error.message} (ProviderConfig "${pc}")`, { cause: error });
+      const def = this.#registry.get(step.mr.apiVersion, step.mr.kind)?.definition;
+      const pc = def ? providerConfigOf(def, step.mr) : undefined;
+      this.invalidateProviderConfigs(pc ? providerConfigKey(pc) : undefined);
+      if (pc && !error.message.includes(`${pc.type.kind} "`)) {
+        error = new CredentialsError(`${error.message} (${pc.type.kind} "${pc.name}")`, { cause: error });
       }
     }
     const prevSynced = getCondition(step.mr.status?.conditions, "Synced");
@@ -1080,8 +1105,9 @@ export class ManagedReconciler implements Reconciles {
         this.#defOf(step.mr),
         step.mr.metadata.name,
         status,
+        { namespace: step.mr.metadata.namespace },
       );
-      step.mr = written;
+      step.mr = this.#own(written);
     } catch (err) {
       // The object may have been deleted meanwhile (finalizer removed): nothing left to report on.
       if (err instanceof KubeError && err.status === 404) return;

@@ -80,7 +80,12 @@ export async function resolveReferences(
 
     const values: string[] = [];
     for (const name of names) {
-      const target = await kube.get<ManagedResource & { [k: string]: unknown }>(ref.to, name);
+      // A namespaced resource references only resources in its own namespace.
+      const target = await kube.get<ManagedResource & { [k: string]: unknown }>(
+        ref.to,
+        name,
+        ref.to.namespaced ? mr.metadata.namespace : undefined,
+      );
       const value = target ? (ref.extract ?? defaultExtract)(target) : undefined;
       if (!target || !readyOf(target) || isEmpty(value)) {
         // Optional: go on with what did resolve; Required: wait for every target.
@@ -114,11 +119,15 @@ async function select(
   const controller = mr.metadata.ownerReferences?.find((o) => o.controller)?.uid;
   // Two objects without a controller do not share one: matchControllerRef then matches nothing.
   if (selector.matchControllerRef && !controller) return [];
+  // Never a cluster-wide selection for a namespaced reference: it may choose only in its own namespace.
+  if (ref.to.namespaced && !mr.metadata.namespace)
+    throw new Error(`${ref.selectorField}: a namespaced reference needs the resource's namespace`);
   const names: string[] = [];
   let cont: string | undefined;
   do {
     const page = await kube.list<ManagedResource & { [k: string]: unknown }>(ref.to, {
       limit: 500,
+      ...(ref.to.namespaced && mr.metadata.namespace ? { namespace: mr.metadata.namespace } : {}),
       ...(labelSelector ? { labelSelector } : {}),
       ...(cont ? { continue: cont } : {}),
     });

@@ -45,6 +45,7 @@ export function registerDoctor(program: Command, cli: CliContext): void {
         crds: install as unknown as GeneratedCrd[],
         timeoutMs: opts.timeout * 1000,
         ...(opts.selector ? { providerConfigSelector: opts.selector } : {}),
+        tenancy: { ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES },
       })) {
         results.push(check);
         if (opts.output === "table") {

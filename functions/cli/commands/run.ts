@@ -114,6 +114,7 @@ export function registerRun(program: Command, cli: CliContext): void {
           minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
           sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
           secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
+          ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
           ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
           ...(selector ? { labelSelector: selector } : {}),
           ...(appClusters.length > 0 ? { appClusters } : {}),

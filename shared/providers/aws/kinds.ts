@@ -6,8 +6,10 @@ import {
   defineProviderConfigKind,
   type ManagedKindProvider,
   type ProviderConfigKind,
+  providerConfigKindsOf,
+  withNamespacedVariants,
 } from "../../api/external.ts";
-import { providerConfigs } from "../../api/provider-config.ts";
+import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
 import { checkAwsCredentials } from "./config.ts";
 import { securityGroupProvider } from "./ec2-securitygroup.ts";
 import { subnetProvider } from "./ec2-subnet.ts";
@@ -17,7 +19,7 @@ import { dbSubnetGroupProvider } from "./rds-dbsubnetgroup.ts";
 import { bucketProvider } from "./s3-bucket.ts";
 import { queueProvider } from "./sqs-queue.ts";
 
-export const awsKinds: ManagedKindProvider[] = [
+export const awsKinds: ManagedKindProvider[] = withNamespacedVariants([
   queueProvider,
   bucketProvider,
   dbInstanceProvider,
@@ -25,13 +27,14 @@ export const awsKinds: ManagedKindProvider[] = [
   subnetProvider,
   securityGroupProvider,
   dbSubnetGroupProvider,
-];
+]);
 
-export const awsProviderConfigKinds: ProviderConfigKind[] = [
+export const awsProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(
   defineProviderConfigKind({
     cloud: "aws",
     type: providerConfigs.aws.type,
     check: checkAwsCredentials,
     iam: [{ sid: "WhoAmI", actions: ["sts:GetCallerIdentity"], resources: ["*"] }],
   }),
-];
+  v2ProviderConfigs.aws,
+);

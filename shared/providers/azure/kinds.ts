@@ -4,25 +4,28 @@ import {
   defineProviderConfigKind,
   type ManagedKindProvider,
   type ProviderConfigKind,
+  providerConfigKindsOf,
+  withNamespacedVariants,
 } from "../../api/external.ts";
-import { providerConfigs } from "../../api/provider-config.ts";
+import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
 import { checkAzureCredentials } from "./config.ts";
 import { containerProvider } from "./container.ts";
 import { resourceGroupProvider } from "./resource-group.ts";
 import { azureSubnetProvider } from "./subnet.ts";
 import { virtualNetworkProvider } from "./virtual-network.ts";
 
-export const azureKinds: ManagedKindProvider[] = [
+export const azureKinds: ManagedKindProvider[] = withNamespacedVariants([
   resourceGroupProvider,
   containerProvider,
   virtualNetworkProvider,
   azureSubnetProvider,
-];
+]);
 
-export const azureProviderConfigKinds: ProviderConfigKind[] = [
+export const azureProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(
   defineProviderConfigKind({
     cloud: "azure",
     type: providerConfigs.azure.type,
     check: checkAzureCredentials,
   }),
-];
+  v2ProviderConfigs.azure,
+);

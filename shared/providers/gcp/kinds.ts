@@ -5,15 +5,22 @@ import {
   defineProviderConfigKind,
   type ManagedKindProvider,
   type ProviderConfigKind,
+  providerConfigKindsOf,
+  withNamespacedVariants,
 } from "../../api/external.ts";
-import { providerConfigs } from "../../api/provider-config.ts";
+import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
 import { checkGcpCredentials } from "./config.ts";
 import { subscriptionProvider } from "./pubsub-subscription.ts";
 import { topicProvider } from "./pubsub-topic.ts";
 import { gcsBucketProvider } from "./storage-bucket.ts";
 
-export const gcpKinds: ManagedKindProvider[] = [topicProvider, subscriptionProvider, gcsBucketProvider];
+export const gcpKinds: ManagedKindProvider[] = withNamespacedVariants([
+  topicProvider,
+  subscriptionProvider,
+  gcsBucketProvider,
+]);
 
-export const gcpProviderConfigKinds: ProviderConfigKind[] = [
+export const gcpProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(
   defineProviderConfigKind({ cloud: "gcp", type: providerConfigs.gcp.type, check: checkGcpCredentials }),
-];
+  v2ProviderConfigs.gcp,
+);

@@ -17,8 +17,13 @@ describe("function kind lists", () => {
   it("serve every AWS kind on AWS and every GCP kind on GCP, and nothing else", () => {
     expect(names(awsKinds.map((k) => k.definition))).toEqual(names(ofCloud("aws").map((k) => k.definition)));
     expect(names(gcpKinds.map((k) => k.definition))).toEqual(names(ofCloud("gcp").map((k) => k.definition)));
-    expect(awsProviderConfigKinds.map((k) => k.cloud)).toEqual(["aws"]);
-    expect(gcpProviderConfigKinds.map((k) => k.cloud)).toEqual(["gcp"]);
+    // The v1 shape's ProviderConfig, and the namespaced ProviderConfig and ClusterProviderConfig.
+    expect(awsProviderConfigKinds.map((k) => `${k.cloud} ${k.type.kind}.${k.type.group}`)).toEqual([
+      "aws ProviderConfig.aws.driftless.dev",
+      "aws ProviderConfig.aws.m.driftless.dev",
+      "aws ClusterProviderConfig.aws.m.driftless.dev",
+    ]);
+    expect(gcpProviderConfigKinds.map((k) => k.cloud)).toEqual(["gcp", "gcp", "gcp"]);
     expect(providerConfigKinds.map((k) => k.cloud)).toEqual(expect.arrayContaining(["aws", "gcp"]));
   });
 

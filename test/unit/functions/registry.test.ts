@@ -129,7 +129,7 @@ describe("a new kind is its schema, its provider and one registry line", () => {
 
   it("gets a row in the README's kinds table", () => {
     expect(kindsTable(withWidget)).toContain(
-      "| AWS | `Widget` | `widgets.aws.driftless.dev/v1alpha1` | `widgetUrl` |",
+      "| AWS | `Widget` | `widgets.aws.driftless.dev/v1alpha1`<br>namespaced: `widgets.aws.m.driftless.dev/v1alpha1` | `widgetUrl` |",
     );
     expect(files.get(README)).toContain("| AWS | `Widget` |");
   });

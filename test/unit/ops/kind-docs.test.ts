@@ -1,6 +1,7 @@
 // docs/kinds/ is generated from the schemas (npm run gen:docs): it must never drift from them.
 import { describe, expect, it } from "vitest";
 import { generatedKindDocs, staleKindDocs } from "../../../infra/gen-docs.ts";
+import { namespacedVariantOf } from "../../../shared/api/managed.ts";
 import { fieldRows, pageName } from "../../../shared/ops/kind-docs.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 
@@ -11,9 +12,15 @@ describe("docs/kinds", () => {
 
   it("has a page per managed kind with every forProvider field, immutability and connection keys", () => {
     const pages = generatedKindDocs();
-    for (const { definition: def } of managedKinds) {
+    // One page per kind shows both shapes: the namespaced variant is on its cluster-scoped kind's page.
+    const clusterScoped = managedKinds.filter((k) => k.definition.scope === "Cluster");
+    expect(clusterScoped.length * 2).toBe(managedKinds.length);
+    for (const { definition: def } of clusterScoped) {
       const page = pages.get(pageName(def)) ?? "";
-      expect(page, def.kind).toContain(`# ${def.kind} — \`${def.apiVersion}\``);
+      expect(page, def.kind).toContain(
+        `# ${def.kind} — \`${def.apiVersion}\`, \`${namespacedVariantOf(def).apiVersion}\``,
+      );
+      expect(page, def.kind).toContain(`apiVersion: ${namespacedVariantOf(def).apiVersion}`);
       for (const f of Object.keys(def.forProvider.shape))
         expect(page, `${def.kind}.${f}`).toContain(`| \`${f}\` |`);
       for (const f of def.immutable)
