@@ -15,7 +15,7 @@ import { FORWARDER, NAMESPACE, RECONCILER, rbacObjects } from "../../infra/k8s/g
 import { REPO_ROOT } from "../../infra/local/stack.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
-import { Kube, type KubeObject, statusOf } from "../../shared/kube/client.ts";
+import { type KubeObject, statusOf } from "../../shared/kube/client.ts";
 import { coreApi } from "../../shared/kube/core.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { Forwarder } from "../../shared/pipeline/forwarder.ts";
@@ -23,10 +23,11 @@ import { OWNER_TAG } from "../../shared/providers/aws/ec2-common.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
 import { ProviderConfigReconciler } from "../../shared/reconciler/provider-config.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
-import { kubeConfigFor, RecordingSink, TEST_LABEL } from "../integration/pipeline/helpers.ts";
+import { RecordingSink, TEST_LABEL } from "../integration/pipeline/helpers.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace } from "../support/aws.ts";
-import { env, eventually, kubeConfig, newKube, uniqueName } from "../support/env.ts";
+import { eventually, kubeConfig, newKube, uniqueName } from "../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
+import { kubeWithToken, tokenSecretOf } from "../support/tokens.ts";
 import { forceDelete, Tally, type TallyScope } from "./support.ts";
 
 const admin = newKube();
@@ -73,41 +74,6 @@ async function apply(obj: KubernetesObject) {
       if (code !== 409 || attempt > 3) throw err;
     }
   }
-}
-
-const kubeWithToken = (token: string, user: string) => {
-  const kc = kubeConfigFor(env("DRIFTLESS_KUBE_SERVER"));
-  kc.loadFromOptions({
-    clusters: kc.clusters,
-    users: [{ name: user, token }],
-    contexts: [{ name: user, cluster: kc.clusters[0]?.name ?? "extra", user }],
-    currentContext: user,
-  });
-  return new Kube(kc);
-};
-
-/** The token Secret kube-controller-manager minted for this ServiceAccount (the current one, by uid). */
-async function tokenSecretOf(serviceAccount: string): Promise<string> {
-  return eventually(
-    async () => {
-      const sa = await coreApi(admin).readNamespacedServiceAccount({
-        name: serviceAccount,
-        namespace: NAMESPACE,
-      });
-      const list = await coreApi(admin).listNamespacedSecret({
-        namespace: NAMESPACE,
-        fieldSelector: "type=kubernetes.io/service-account-token",
-      });
-      const secret = list.items.find(
-        (s) =>
-          s.metadata?.annotations?.["kubernetes.io/service-account.name"] === serviceAccount &&
-          s.metadata?.annotations?.["kubernetes.io/service-account.uid"] === sa.metadata?.uid &&
-          s.data?.token,
-      );
-      return secret?.data?.token ? Buffer.from(secret.data.token, "base64").toString("utf8") : undefined;
-    },
-    { timeoutMs: 30_000, what: `a token Secret for ${serviceAccount}` },
-  );
 }
 
 /** The HTTP status of an attempt: 403 is what a denied call must get. */
@@ -174,7 +140,7 @@ afterAll(async () => {
 describe.concurrent("least privilege, on the real API server with RBAC", () => {
   it("the reconciler's ServiceAccount reconciles create → Ready → delete, and cannot do what it need not", async () => {
     const mine = tally.scope("least-privilege#1");
-    const kube = kubeWithToken(await tokenSecretOf(REC), "reconciler-sa");
+    const kube = kubeWithToken(await tokenSecretOf(admin, NAMESPACE, REC), "reconciler-sa");
     const name = uniqueName("lp-q");
     created.push(name);
     // The shipped rbac.yaml reaches Secrets in driftless-system only (other namespaces are onboarded).
@@ -288,7 +254,7 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
 
   it("the forwarder's ServiceAccount watches and forwards, and can read no Secret and write nothing", async () => {
     const mine = tally.scope("least-privilege#2");
-    const kube = kubeWithToken(await tokenSecretOf(FWD), "forwarder-sa");
+    const kube = kubeWithToken(await tokenSecretOf(admin, NAMESPACE, FWD), "forwarder-sa");
     const label = uniqueName("lp-fwd");
     const sink = new RecordingSink();
     const forwarder = new Forwarder({ kube, types: [Queue], sink, labelSelector: `${TEST_LABEL}=${label}` });
