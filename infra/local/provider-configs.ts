@@ -1,6 +1,8 @@
 // ProviderConfigs named "default" that point every cloud at the local stack, with credentials in
-// Secrets the way a user would configure them for the real clouds.
-import { providerConfigs } from "../../shared/api/provider-config.ts";
+// Secrets the way a user would configure them for the real clouds: the cluster-scoped kinds' ProviderConfig
+// and, with the same spec, the ClusterProviderConfig "default" the namespaced kinds use.
+import type { ResourceType } from "../../shared/api/meta.ts";
+import { providerConfigs, v2ProviderConfigs } from "../../shared/api/provider-config.ts";
 import { isConflict, type Kube } from "../../shared/kube/client.ts";
 import { coreApi } from "../../shared/kube/core.ts";
 import type { StackEnv } from "./stack.ts";
@@ -12,18 +14,21 @@ async function upsertSecret(kube: Kube, name: string, stringData: Record<string,
   await kube.createSecret({ metadata: { name, namespace: NAMESPACE }, stringData });
 }
 
-async function upsert(kube: Kube, type: typeof providerConfigs.aws.type, spec: Record<string, unknown>) {
-  const body = {
-    apiVersion: `${type.group}/${type.version}`,
-    kind: "ProviderConfig",
-    metadata: { name: "default" },
-    spec,
-  };
-  try {
-    await kube.create(type, body);
-  } catch (err) {
-    if (!isConflict(err)) throw err;
-    await kube.patch(type, "default", { spec });
+async function upsert(kube: Kube, cloud: keyof typeof providerConfigs, spec: Record<string, unknown>) {
+  const types: ResourceType[] = [providerConfigs[cloud].type, v2ProviderConfigs[cloud].cluster.type];
+  for (const type of types) {
+    const body = {
+      apiVersion: `${type.group}/${type.version}`,
+      kind: type.kind,
+      metadata: { name: "default" },
+      spec,
+    };
+    try {
+      await kube.create(type, body);
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      await kube.patch(type, "default", { spec });
+    }
   }
 }
 
@@ -36,7 +41,7 @@ export async function localProviderConfigs(kube: Kube, env: StackEnv): Promise<v
   await upsertSecret(kube, "aws-credentials", {
     credentials: `[default]\naws_access_key_id = ${env.AWS_ACCESS_KEY_ID}\naws_secret_access_key = ${env.AWS_SECRET_ACCESS_KEY}\n`,
   });
-  await upsert(kube, providerConfigs.aws.type, {
+  await upsert(kube, "aws", {
     credentials: {
       source: "Secret",
       secretRef: { namespace: NAMESPACE, name: "aws-credentials", key: "credentials" },
@@ -55,7 +60,7 @@ export async function localAzureProviderConfig(kube: Kube, env: StackEnv): Promi
     accountKey: env.AZURITE_ACCOUNT_KEY ?? "",
   });
   const arm = env.AZURE_ARM_ENDPOINT;
-  await upsert(kube, providerConfigs.azure.type, {
+  await upsert(kube, "azure", {
     tenantID: env.AZURE_TENANT_ID,
     subscriptionID: env.AZURE_SUBSCRIPTION_ID,
     clientID: "00000000-0000-0000-0000-00000000c11e",
@@ -73,7 +78,7 @@ export async function localAzureProviderConfig(kube: Kube, env: StackEnv): Promi
 
 /** GCP: the Pub/Sub emulator and the GCS fake; neither checks credentials, so ambient identity is enough. */
 export async function localGcpProviderConfig(kube: Kube, env: StackEnv): Promise<void> {
-  await upsert(kube, providerConfigs.gcp.type, {
+  await upsert(kube, "gcp", {
     projectID: env.GCP_PROJECT_ID,
     credentials: { source: "InjectedIdentity" },
     endpoint: { pubsub: env.PUBSUB_EMULATOR_HOST, storage: env.GCS_ENDPOINT },

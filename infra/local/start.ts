@@ -12,6 +12,7 @@ import type { ManagedResource } from "../../shared/api/managed.ts";
 import { Annotations } from "../../shared/api/meta.ts";
 import { allCrds } from "../../shared/crds.ts";
 import { isConflict, Kube, type KubeObject } from "../../shared/kube/client.ts";
+import { coreApi } from "../../shared/kube/core.ts";
 import { applyCrds } from "../../shared/kube/crds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
 import { localProviderConfigs } from "./provider-configs.ts";
@@ -35,20 +36,32 @@ async function applyExamples(kube: Kube): Promise<ManagedResource[]> {
         (k) => k.definition.apiVersion === obj.apiVersion && k.definition.kind === obj.kind,
       )?.definition;
       if (!def) continue;
+      const namespace = def.namespaced ? obj.metadata.namespace : undefined;
+      if (namespace) await ensureNamespace(kube, namespace);
       try {
         await kube.create(def, obj as unknown as KubeObject);
       } catch (err) {
         if (!isConflict(err)) throw err;
         // Labels too: an example applied by an older version gains the example label.
-        await kube.patch(def, obj.metadata.name, {
-          metadata: { labels: obj.metadata.labels ?? {} },
-          spec: obj.spec,
-        });
+        await kube.patch(
+          def,
+          obj.metadata.name,
+          { metadata: { labels: obj.metadata.labels ?? {} }, spec: obj.spec },
+          { namespace },
+        );
       }
       applied.push(obj);
     }
   }
   return applied;
+}
+
+async function ensureNamespace(kube: Kube, name: string) {
+  try {
+    await coreApi(kube).createNamespace({ body: { metadata: { name } } });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+  }
 }
 
 function render(rows: string[][]): string {
@@ -71,15 +84,22 @@ async function table(kube: Kube, wanted: ManagedResource[]): Promise<{ text: str
       (k) => k.definition.kind === w.kind && k.definition.apiVersion === w.apiVersion,
     )?.definition;
     if (!def) continue;
-    const mr = await kube.get<ManagedResource & KubeObject>(def, w.metadata.name);
+    const namespace = def.namespaced ? w.metadata.namespace : undefined;
+    const mr = await kube.get<ManagedResource & KubeObject>(def, w.metadata.name, namespace);
     const c = (t: string) => mr?.status?.conditions?.find((x) => x.type === t);
-    const ref = w.spec.writeConnectionSecretToRef;
+    // A namespaced object's connection Secret is in its own namespace.
+    const ref = w.spec.writeConnectionSecretToRef
+      ? {
+          name: w.spec.writeConnectionSecretToRef.name,
+          namespace: namespace ?? w.spec.writeConnectionSecretToRef.namespace,
+        }
+      : undefined;
     const secret = ref ? await kube.getSecret(ref.namespace, ref.name) : undefined;
     const isReady = c("Ready")?.status === "True" && c("Synced")?.status === "True";
     if (isReady) ready++;
     rows.push([
-      w.kind,
-      w.metadata.name,
+      def.namespaced ? `${w.kind}.${def.group.split(".")[0]}.m` : w.kind,
+      namespace ? `${namespace}/${w.metadata.name}` : w.metadata.name,
       c("Ready")?.status ?? "-",
       c("Synced")?.status ?? "-",
       mr?.metadata.annotations?.[Annotations.externalName] ?? "",

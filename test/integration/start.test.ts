@@ -21,6 +21,7 @@ const children: ChildProcess[] = [];
 interface Example {
   def: ManagedKindDef;
   name: string;
+  namespace?: string;
   labels: Record<string, string>;
 }
 
@@ -36,13 +37,22 @@ function examples(): Example[] {
         o: {
           apiVersion?: string;
           kind?: string;
-          metadata?: { name: string; labels?: Record<string, string> };
+          metadata?: { name: string; namespace?: string; labels?: Record<string, string> };
         } | null,
       ) => {
         const def = managedKinds.find(
           (k) => k.definition.apiVersion === o?.apiVersion && k.definition.kind === o?.kind,
         )?.definition;
-        return def && o?.metadata ? [{ def, name: o.metadata.name, labels: o.metadata.labels ?? {} }] : [];
+        return def && o?.metadata
+          ? [
+              {
+                def,
+                name: o.metadata.name,
+                ...(def.namespaced && o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+                labels: o.metadata.labels ?? {},
+              },
+            ]
+          : [];
       },
     );
 }
@@ -80,14 +90,16 @@ async function stop(child: ChildProcess) {
 }
 
 const present = async (list: readonly Example[]) =>
-  (await Promise.all(list.map(async (e) => ((await kube.get(e.def, e.name)) ? [e] : [])))).flat();
+  (
+    await Promise.all(list.map(async (e) => ((await kube.get(e.def, e.name, e.namespace)) ? [e] : [])))
+  ).flat();
 
 afterAll(async () => {
   for (const c of children) await stop(c);
   // Delete the examples through the engine: `driftless run` on the example label, until all are gone.
   const list = examples();
   if ((await present(list)).length === 0) return;
-  for (const e of list) await kube.delete(e.def, e.name);
+  for (const e of list) await kube.delete(e.def, e.name, e.namespace);
   const run = start(["functions/cli/main.ts", "run", "--no-crds", "--no-metrics"], {
     DRIFTLESS_LABEL_SELECTOR: SELECTOR,
     DRIFTLESS_SWEEP_INTERVAL: "10s",
