@@ -43,6 +43,7 @@ import { inParallel, sleep } from "./lib/stats.ts";
 import { latencyChart, rssChart } from "./lib/svg.ts";
 import { WireProxy } from "./lib/wire.ts";
 import { UPJET_SIZING } from "./prices.ts";
+import { measureActivation, SYNTHETIC } from "./sections/activation.ts";
 import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
 import { batchedCostRows, costModel, FORMULA } from "./sections/cost.ts";
@@ -77,7 +78,8 @@ const { values } = parseArgs({
 const quick = values.quick ?? false;
 // --only cloud-events: section 9 alone, cloud event → drift corrected (bench/results/cloud-events-only.json).
 // --only doorbell: setup and section 10 alone, the admission doorbell (bench/results/doorbell-only.json).
-const ONLY = ["batch", "forwarder", "cloud-events", "doorbell"];
+// --only activation: section 11 alone, API-server memory per CRD, without the stack (activation-only.json).
+const ONLY = ["batch", "forwarder", "cloud-events", "doorbell", "activation"];
 if (values.only !== undefined && !ONLY.includes(values.only))
   throw new Error(`unknown --only ${values.only}; known: ${ONLY.join(", ")}`);
 const forwarderOnly = values.only === "forwarder";
@@ -101,6 +103,18 @@ async function ensureCrds(kube: Kube, kc: ReturnType<typeof kubeConfig>) {
 
 async function main() {
   const machine = machineFacts();
+  if (values.only === "activation") {
+    // Its API servers are stopped by PID on exit; Ctrl-C must exit (not kill) for that to run.
+    process.once("SIGINT", () => process.exit(130));
+    const act = await measureActivation({ log }, quick ? [] : SYNTHETIC);
+    process.stdout.write(`\n${formatTable(act.rows)}\n`);
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(
+      path.join(RESULTS, "activation-only.json"),
+      `${JSON.stringify({ date: new Date().toISOString(), machine, ...act.result }, null, 2)}\n`,
+    );
+    return;
+  }
   const { env, started } = await up();
   Object.assign(process.env, env);
   const kc = kubeConfig();
@@ -177,7 +191,16 @@ async function main() {
 
   const sections: Partial<
     Record<
-      "work" | "batch" | "overhead" | "latency" | "doorbell" | "cloudEvents" | "scale" | "coldStart" | "cost",
+      | "work"
+      | "batch"
+      | "overhead"
+      | "latency"
+      | "doorbell"
+      | "cloudEvents"
+      | "activation"
+      | "scale"
+      | "coldStart"
+      | "cost",
       Row[]
     >
   > = {};
@@ -201,6 +224,12 @@ async function main() {
         `${JSON.stringify({ date: new Date().toISOString(), machine, sizes, ...ce.result }, null, 2)}\n`,
       );
       return;
+    }
+    if (values.only === undefined) {
+      // First, while the machine is quiet: fresh API servers of its own, apart from the stack.
+      const act = await measureActivation(ctx, []);
+      sections.activation = act.rows;
+      results.activation = act.result;
     }
     // Setup, overlapped: bundles build while the in-sync set and the first scale objects are created.
     const building = buildAll(ctx);
@@ -386,6 +415,7 @@ async function main() {
       "latency",
       "doorbell",
       "cloudEvents",
+      "activation",
       "scale",
       "coldStart",
       "cost",

@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 
-function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
+export function statusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return Number(m?.[1] ?? Number.NaN);

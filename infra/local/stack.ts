@@ -140,6 +140,20 @@ async function kubeReady(token: string, caFile: string, kubePort = PORTS.kube): 
   });
 }
 
+/** The stack's CA, serving cert and service-account key pair (made once, reused while valid). */
+async function stackTls() {
+  mkdirSync(STACK_DIR, { recursive: true });
+  const tlsDir = join(STACK_DIR, "tls");
+  const tls = await ensureTls(tlsDir);
+  const saKey = join(tlsDir, "sa.key");
+  const saPub = join(tlsDir, "sa.pub");
+  if (!existsSync(saPub)) {
+    spawnSync("openssl", ["genrsa", "-out", saKey, "2048"], { stdio: "ignore" });
+    spawnSync("openssl", ["rsa", "-in", saKey, "-pubout", "-out", saPub], { stdio: "ignore" });
+  }
+  return { tls, saKey };
+}
+
 async function stackHealthy(state: StackState): Promise<boolean> {
   if (!state.processes.every((p) => isAlive(p.pid))) return false;
   const ca = state.env.DRIFTLESS_CA_FILE ?? "";
@@ -166,15 +180,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
   }
 
   ensureKubeBinaries();
-  mkdirSync(STACK_DIR, { recursive: true });
-  const tlsDir = join(STACK_DIR, "tls");
-  const tls = await ensureTls(tlsDir);
-  const saKey = join(tlsDir, "sa.key");
-  const saPub = join(tlsDir, "sa.pub");
-  if (!existsSync(saPub)) {
-    spawnSync("openssl", ["genrsa", "-out", saKey, "2048"], { stdio: "ignore" });
-    spawnSync("openssl", ["rsa", "-in", saKey, "-pubout", "-out", saPub], { stdio: "ignore" });
-  }
+  const { tls, saKey } = await stackTls();
   const token = randomBytes(24).toString("hex");
   const tokenFile = join(STACK_DIR, "tokens.csv");
   writeFileSync(tokenFile, `${token},driftless-admin,driftless-admin,"system:masters"\n`, { mode: 0o600 });
@@ -191,15 +197,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     // etcd keeps its data in memory-backed /dev/shm: fast, and gone with the stack.
     const etcdData = `/dev/shm/driftless-etcd-${PORTS.etcd}`;
     rmSync(etcdData, { recursive: true, force: true });
-    const etcd = startProcess("etcd", join(BIN_DIR, "etcd"), [
-      `--data-dir=${etcdData}`,
-      `--listen-client-urls=http://127.0.0.1:${PORTS.etcd}`,
-      `--advertise-client-urls=http://127.0.0.1:${PORTS.etcd}`,
-      `--listen-peer-urls=http://127.0.0.1:${PORTS.etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${PORTS.etcdPeer}`,
-      `--initial-cluster=default=http://127.0.0.1:${PORTS.etcdPeer}`,
-      "--log-level=warn",
-    ]);
+    const etcd = startProcess("etcd", join(BIN_DIR, "etcd"), etcdArgs(etcdData, PORTS.etcd, PORTS.etcdPeer));
     procs.push(etcd);
     const moto = startProcess("moto", "moto_server", ["-H", "127.0.0.1", "-p", String(PORTS.moto)]);
     procs.push(moto);
@@ -300,10 +298,27 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
   return { env: state.env, started: true };
 }
 
-function kubeApiserverArgs(securePort: number, certDir: string): string[] {
+function etcdArgs(dataDir: string, clientPort: number, peerPort: number): string[] {
+  return [
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=http://127.0.0.1:${clientPort}`,
+    `--advertise-client-urls=http://127.0.0.1:${clientPort}`,
+    `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+    "--log-level=warn",
+  ];
+}
+
+/** Every kube-apiserver's flags here; `at` points one at another etcd and token file (a standalone cluster). */
+function kubeApiserverArgs(
+  securePort: number,
+  certDir: string,
+  at = { etcdPort: PORTS.etcd, tokenFile: join(STACK_DIR, "tokens.csv") },
+): string[] {
   const tlsDir = join(STACK_DIR, "tls");
   return [
-    `--etcd-servers=http://127.0.0.1:${PORTS.etcd}`,
+    `--etcd-servers=http://127.0.0.1:${at.etcdPort}`,
     "--bind-address=127.0.0.1",
     "--advertise-address=127.0.0.1",
     `--secure-port=${securePort}`,
@@ -311,7 +326,7 @@ function kubeApiserverArgs(securePort: number, certDir: string): string[] {
     `--tls-cert-file=${join(tlsDir, "server.crt")}`,
     `--tls-private-key-file=${join(tlsDir, "server.key")}`,
     `--client-ca-file=${join(tlsDir, "ca.crt")}`,
-    `--token-auth-file=${join(STACK_DIR, "tokens.csv")}`,
+    `--token-auth-file=${at.tokenFile}`,
     "--authorization-mode=RBAC",
     `--service-account-key-file=${join(tlsDir, "sa.pub")}`,
     `--service-account-signing-key-file=${join(tlsDir, "sa.key")}`,
@@ -366,6 +381,16 @@ export async function stopExtraKubeApiserver(
   if (!state?.extras?.some((p) => p.pid === pid)) {
     throw new Error(`process ${pid} is not an extra kube-apiserver of this stack`);
   }
+  await stopGroup(pid, signal);
+  const fresh = readState();
+  if (fresh) {
+    fresh.extras = (fresh.extras ?? []).filter((p) => p.pid !== pid);
+    writeFileSync(stateFile(), JSON.stringify(fresh, null, 2));
+  }
+}
+
+/** Signals a process group this stack started (SIGKILL after 10 s) and resolves once its leader is gone. */
+async function stopGroup(pid: number, signal: NodeJS.Signals): Promise<void> {
   try {
     process.kill(-pid, signal);
   } catch {
@@ -375,11 +400,76 @@ export async function stopExtraKubeApiserver(
   while (Date.now() < deadline && isAlive(pid)) await sleep(50);
   if (isAlive(pid)) process.kill(-pid, "SIGKILL");
   while (isAlive(pid)) await sleep(50);
-  const fresh = readState();
-  if (fresh) {
-    fresh.extras = (fresh.extras ?? []).filter((p) => p.pid !== pid);
-    writeFileSync(stateFile(), JSON.stringify(fresh, null, 2));
+}
+
+export interface StandaloneKube {
+  server: string;
+  kubeconfig: string;
+  token: string;
+  caFile: string;
+  /** Process-group leaders, stopped by stopStandaloneKube. */
+  pids: { etcd: number; apiserver: number };
+  dir: string;
+}
+
+/**
+ * Starts a fresh, empty cluster of its own — an etcd with its data in `dir` and a kube-apiserver with the
+ * stack's flags — on the given ports. It shares nothing with the stack but the TLS material, is not
+ * recorded in state.json and works whether the stack is up or not: the caller stops it with
+ * stopStandaloneKube (the activation benchmark measures cold API servers this way).
+ */
+export async function startStandaloneKube(o: {
+  name: string;
+  dir: string;
+  ports: { etcd: number; etcdPeer: number; kube: number };
+}): Promise<StandaloneKube> {
+  const busy: number[] = [];
+  for (const p of Object.values(o.ports)) if (await portOpen(p)) busy.push(p);
+  if (busy.length > 0) throw new Error(`ports already in use: ${busy.join(", ")}`);
+  ensureKubeBinaries();
+  const { tls } = await stackTls();
+  mkdirSync(o.dir, { recursive: true });
+  const token = randomBytes(24).toString("hex");
+  const tokenFile = join(o.dir, "tokens.csv");
+  writeFileSync(tokenFile, `${token},driftless-admin,driftless-admin,"system:masters"\n`, { mode: 0o600 });
+  const server = `https://127.0.0.1:${o.ports.kube}`;
+  const kubeconfig = join(o.dir, "kubeconfig");
+  writeFileSync(kubeconfig, kubeconfigYaml(server, tls.caCert, token), { mode: 0o600 });
+  const etcdArgv = etcdArgs(join(o.dir, "etcd"), o.ports.etcd, o.ports.etcdPeer);
+  const etcd = startProcess(`${o.name}-etcd`, join(BIN_DIR, "etcd"), etcdArgv);
+  const kube: StandaloneKube = {
+    server,
+    kubeconfig,
+    token,
+    caFile: tls.caCert,
+    pids: { etcd: etcd.pid, apiserver: 0 },
+    dir: o.dir,
+  };
+  try {
+    await waitFor(`${o.name}-etcd`, () => httpOk(`http://127.0.0.1:${o.ports.etcd}/health`), etcd.pid);
+    const args = kubeApiserverArgs(o.ports.kube, join(o.dir, "apiserver-certs"), {
+      etcdPort: o.ports.etcd,
+      tokenFile,
+    });
+    const apiserver = startProcess(`${o.name}-kube-apiserver`, join(BIN_DIR, "kube-apiserver"), args);
+    kube.pids.apiserver = apiserver.pid;
+    await waitFor(
+      `${o.name}-kube-apiserver`,
+      () => kubeReady(token, tls.caCert, o.ports.kube),
+      apiserver.pid,
+    );
+  } catch (err) {
+    await stopStandaloneKube(kube);
+    throw err;
   }
+  return kube;
+}
+
+/** Stops a cluster started by startStandaloneKube — by its two PIDs — and removes its directory. */
+export async function stopStandaloneKube(kube: StandaloneKube): Promise<void> {
+  if (kube.pids.apiserver > 0) await stopGroup(kube.pids.apiserver, "SIGTERM");
+  await stopGroup(kube.pids.etcd, "SIGTERM");
+  rmSync(kube.dir, { recursive: true, force: true });
 }
 
 /** Stops every process this stack recorded — by PID (its own process group), nothing else. */
