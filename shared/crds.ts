@@ -1,10 +1,14 @@
 import { claimCrds } from "./api/claims/index.ts";
 import { managedCrd, providerConfigCrd } from "./api/crd.ts";
 import { exportTemplateCrd } from "./api/export/template.ts";
+import { providerCrd } from "./api/pkg/provider.ts";
 import { providerConfigs, v2ProviderConfigs } from "./api/provider-config.ts";
 import { managedKinds } from "./providers/index.ts";
 
-/** Every CRD driftless serves: one per managed kind, one ProviderConfig per cloud, claims and classes, export templates. */
+/**
+ * Every CRD driftless serves: one per managed kind (both shapes), three ProviderConfig kinds per cloud,
+ * claims and classes, export templates, and the Provider objects of its deployments.
+ */
 export function allCrds() {
   const pcs = Object.entries(providerConfigs).flatMap(([cloud, pc]) => {
     const v2 = v2ProviderConfigs[cloud as keyof typeof v2ProviderConfigs];
@@ -14,5 +18,11 @@ export function allCrds() {
       providerConfigCrd(v2.cluster.type, v2.cluster.spec, cloud),
     ];
   });
-  return [...pcs, ...managedKinds.map((k) => managedCrd(k.definition)), ...claimCrds(), exportTemplateCrd()];
+  return [
+    ...pcs,
+    ...managedKinds.map((k) => managedCrd(k.definition)),
+    ...claimCrds(),
+    exportTemplateCrd(),
+    providerCrd(),
+  ];
 }

@@ -15,6 +15,7 @@ import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { createLogger } from "../../shared/log.ts";
 import { EmfMetrics } from "../../shared/metrics-emf.ts";
+import { lambdaIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
 import { DEFAULT_DEADLINE_MARGIN_MS, perContainer } from "../../shared/pipeline/functions.ts";
 import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/pipeline/functions-sqs.ts";
 import { createWorker, type DeadLetterNote, deadLetterNote, typesOf } from "../../shared/pipeline/worker.ts";
@@ -55,6 +56,12 @@ const workerFn = perContainer(async () => {
     events,
   });
   noteDeadLetter = deadLetterNote({ kube, types: worker.types, events, logger });
+  // The Provider object shows this function version (one GET; a write only for a new revision).
+  await registerProviderQuietly(
+    kube,
+    { cloud: "aws", identity: lambdaIdentity(process.env), labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR },
+    logger,
+  );
   return worker;
 });
 // Finish during the init phase (Lambda would freeze work left pending); a failure is retried on invoke.

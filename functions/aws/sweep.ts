@@ -2,9 +2,11 @@
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
+import { type ProviderHealthSetup, sweepWithProviderHealth } from "../../shared/ops/provider-health.ts";
 import { logQueueEvents, perContainer, runScheduledSweep, typesOf } from "../../shared/pipeline/functions.ts";
 import type { SweepResult } from "../../shared/pipeline/sweep.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
+import { sqsQueueDepth } from "../../shared/queue/sqs-depth.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
 import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
@@ -22,6 +24,15 @@ const types = typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_
 const producer = cfg.DRIFTLESS_SQS_QUEUE_URL
   ? new SqsProducer({ client: sqs, queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL, onEvent: logQueueEvents(logger) })
   : undefined;
+// The Provider's health rides on the sweep's own pages; the DLQ depth is one GetQueueAttributes call.
+const dlqUrl = cfg.DRIFTLESS_SQS_DLQ_URL;
+const health: ProviderHealthSetup = {
+  kinds: awsKinds,
+  providerConfigKinds: awsProviderConfigKinds,
+  labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+  logger,
+  ...(dlqUrl ? { deadLetters: () => sqsQueueDepth(sqs, dlqUrl) } : {}),
+};
 const kube = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
@@ -34,17 +45,19 @@ await kube().catch((err: unknown) => {
 export async function handler(event: ScheduledEvent = {}): Promise<SweepResult> {
   if (!producer) throw new Error("DRIFTLESS_SQS_QUEUE_URL is not set");
   const scheduledAt = event.time ? new Date(event.time) : undefined;
-  return runScheduledSweep({
-    kube: await kube(),
-    types,
-    producer,
-    scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
-    defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
-    maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
-    minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
-    batch: cfg.DRIFTLESS_SWEEP_BATCH,
-    logger,
-    scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
-    labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
-  });
+  return sweepWithProviderHealth(await kube(), health, (k) =>
+    runScheduledSweep({
+      kube: k,
+      types,
+      producer,
+      scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
+      defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
+      maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+      minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
+      batch: cfg.DRIFTLESS_SWEEP_BATCH,
+      logger,
+      scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
+      labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+    }),
+  );
 }

@@ -7,6 +7,7 @@ import { createDoorbell } from "../../shared/doorbell/index.ts";
 import { fromHttpFunction } from "../../shared/doorbell/platforms.ts";
 import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
+import { cloudFunctionsIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
 import { logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts";
 import { handlePubSubPush } from "../../shared/pipeline/functions-pubsub.ts";
 import { createWorker, typesOf } from "../../shared/pipeline/worker.ts";
@@ -27,8 +28,19 @@ const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
 const workerFn = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
+  const kube = new Kube(access.endpoint, { fieldManager: FIELD_MANAGER });
+  // The Provider object shows this function revision (one GET; a write only for a new revision).
+  await registerProviderQuietly(
+    kube,
+    {
+      cloud: "gcp",
+      identity: cloudFunctionsIdentity(process.env),
+      labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+    },
+    logger,
+  );
   return createWorker({
-    kube: new Kube(access.endpoint, { fieldManager: FIELD_MANAGER }),
+    kube,
     kinds: gcpKinds,
     providerConfigKinds: gcpProviderConfigKinds,
     logger,

@@ -4,6 +4,7 @@ import { type CloudEvent, cloudEvent } from "@google-cloud/functions-framework";
 import { PubSub } from "@google-cloud/pubsub";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
+import { type ProviderHealthSetup, sweepWithProviderHealth } from "../../shared/ops/provider-health.ts";
 import { logQueueEvents, perContainer, runScheduledSweep, typesOf } from "../../shared/pipeline/functions.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { gcpClusterAccess } from "./cluster.ts";
@@ -17,6 +18,14 @@ const types = typesOf(gcpKinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_
 const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
   ? new PubSubProducer({ pubsub, topic: cfg.DRIFTLESS_PUBSUB_TOPIC, onEvent: logQueueEvents(logger) })
   : undefined;
+// The Provider's health rides on the sweep's own pages. Pub/Sub cannot tell a dead-letter count cheaply:
+// the health leaves it out.
+const health: ProviderHealthSetup = {
+  kinds: gcpKinds,
+  providerConfigKinds: gcpProviderConfigKinds,
+  labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+  logger,
+};
 const kube = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
@@ -29,19 +38,21 @@ await kube().catch((err: unknown) => {
 export async function sweep(event: CloudEvent<unknown>): Promise<void> {
   if (!producer) throw new Error("DRIFTLESS_PUBSUB_TOPIC is not set");
   const scheduledAt = event.time ? new Date(event.time) : undefined;
-  await runScheduledSweep({
-    kube: await kube(),
-    types,
-    producer,
-    scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
-    defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
-    maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
-    minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
-    batch: cfg.DRIFTLESS_SWEEP_BATCH,
-    logger,
-    scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
-    labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
-  });
+  await sweepWithProviderHealth(await kube(), health, (k) =>
+    runScheduledSweep({
+      kube: k,
+      types,
+      producer,
+      scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
+      defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
+      maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+      minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
+      batch: cfg.DRIFTLESS_SWEEP_BATCH,
+      logger,
+      scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
+      labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+    }),
+  );
 }
 
 cloudEvent("sweep", sweep);

@@ -7,12 +7,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import type { ResourceType } from "../../shared/api/meta.ts";
+import { Provider } from "../../shared/api/pkg/provider.ts";
 import { type ClaimKinds, claimKindsOf } from "../../shared/claims/kinds.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
 
 export const NAMESPACE = "driftless-system";
 export const FORWARDER = "driftless-forwarder";
 export const RECONCILER = "driftless-reconciler";
+/** The drift sweep's health writes on Provider objects; the sweep's reads are the forwarder's role. */
+export const PROVIDER_STATUS = "driftless-provider-status";
+/** The Kubernetes user the deploy guides map the sweep function's cloud identity to. */
+export const SWEEP_USER = "driftless-sweep";
 
 interface PolicyRule {
   apiGroups: string[];
@@ -54,6 +59,15 @@ function rulesFor(types: readonly ResourceType[], verbs: string[], suffix = ""):
 const SECRET_VERBS = ["get", "list", "create", "update", "delete"];
 /** driftless objects are only merge-patched (PATCH), never replaced (PUT): patch, no update. */
 const READ_PATCH = ["get", "list", "watch", "patch"];
+
+/**
+ * Provider objects (shared/api/pkg/provider.ts): created when first missing and their status merge-patched
+ * — by the reconcile functions (the revision) and the sweep (health). Never updated, listed or deleted.
+ */
+const PROVIDER_RULES: PolicyRule[] = [
+  ...rulesFor([Provider], ["get", "create"]),
+  ...rulesFor([Provider], ["patch"], "/status"),
+];
 
 /** Where the shipped rbac.yaml lets the reconciler reach Secrets: ProviderConfig credentials and claims' sources. */
 export const DEFAULT_SECRET_NAMESPACES: readonly string[] = [NAMESPACE];
@@ -138,6 +152,8 @@ export function rbacObjects(
         // Credential Secrets (read) and connection Secrets (written, owned by their managed resource).
         ...(scoped ? [] : [{ apiGroups: [""], resources: ["secrets"], verbs: [...SECRET_VERBS] }]),
         { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+        // Its deployment's Provider: the function version it runs (a new revision on upgrade).
+        ...PROVIDER_RULES,
       ],
     },
     {
@@ -151,6 +167,20 @@ export function rbacObjects(
         { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: RECONCILER },
         { kind: "ServiceAccount", name: RECONCILER, namespace: NAMESPACE },
       ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: PROVIDER_STATUS, labels },
+      rules: PROVIDER_RULES,
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: PROVIDER_STATUS, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: PROVIDER_STATUS },
+      // The sweep reads with the forwarder's role; GKE: bind the sweep's Google service account too.
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: SWEEP_USER }],
     },
     ...secretRoles,
   ];

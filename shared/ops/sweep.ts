@@ -4,6 +4,7 @@ import type { ResourceType } from "../api/meta.ts";
 import { Kube, type KubeObject, type ListPage } from "../kube/client.ts";
 import type { Logger, MessageSink } from "../pipeline/common.ts";
 import { type SweepResult, sweep } from "../pipeline/sweep.ts";
+import { type ProviderHealthSetup, sweepWithProviderHealth } from "./provider-health.ts";
 
 /** A schedule longer than any poll interval: every object is due (`--all`). */
 const EVERYTHING_DUE_MS = 1e15;
@@ -34,6 +35,8 @@ export interface SweepNowOptions {
   labelSelector?: string;
   logger?: Logger;
   onProgress?: (p: SweepProgress) => void;
+  /** Also write each cloud's Provider health from the pages this sweep lists (provider-health.ts). */
+  providerHealth?: ProviderHealthSetup;
 }
 
 /** Counts what the sweep lists as it lists it, for the progress display. */
@@ -75,16 +78,18 @@ export async function sweepNow(o: SweepNowOptions): Promise<SweepResult> {
       return res;
     },
   };
-  return sweep({
-    kube,
-    types: o.types,
-    sink,
-    scheduleMs: o.all ? EVERYTHING_DUE_MS : o.scheduleMs,
-    defaultPollMs: o.defaultPollMs,
-    maxPollMs: o.maxPollMs,
-    minPollMs: o.minPollMs,
-    batch: o.batch,
-    ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
-    ...(o.logger ? { logger: o.logger } : {}),
-  });
+  const run = (k: Kube) =>
+    sweep({
+      kube: k,
+      types: o.types,
+      sink,
+      scheduleMs: o.all ? EVERYTHING_DUE_MS : o.scheduleMs,
+      defaultPollMs: o.defaultPollMs,
+      maxPollMs: o.maxPollMs,
+      minPollMs: o.minPollMs,
+      batch: o.batch,
+      ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+      ...(o.logger ? { logger: o.logger } : {}),
+    });
+  return o.providerHealth ? sweepWithProviderHealth(kube, o.providerHealth, run) : run(kube);
 }

@@ -90,10 +90,12 @@ export function registerRun(program: Command, cli: CliContext): void {
         const logger = createLogger({ level: cfg.LOG_LEVEL });
         // Listen before starting: a SIGTERM during start-up still stops cleanly.
         const signalled = untilSignal();
-        const [{ managedKinds, providerConfigKinds }, { startRun }] = await Promise.all([
-          registry(),
-          import("../../../shared/pipeline/run.ts"),
-        ]);
+        const [{ managedKinds, providerConfigKinds }, { startRun }, { startRunProviders }] =
+          await Promise.all([
+            registry(),
+            import("../../../shared/pipeline/run.ts"),
+            import("../../../shared/ops/provider-health.ts"),
+          ]);
         // Only the activated managed kinds (DRIFTLESS_ACTIVATE; default all), never pruning here.
         const plan = await activationPlan({});
         if (opts.crds) await applyCrds(kc, plan.install);
@@ -124,8 +126,17 @@ export function registerRun(program: Command, cli: CliContext): void {
           { kinds: kinds.length, workers, metricsPort: running.metricsPort },
           "driftless run started",
         );
+        const providers = await startRunProviders({
+          kube: running.kube,
+          kinds,
+          providerConfigKinds,
+          labelSelector: selector,
+          logger,
+          deadLettered: () => running.queue.stats().deadLettered,
+        });
         const signal = await signalled;
         logger.info({ signal }, "shutting down: finishing in-flight reconciles");
+        await providers.stop();
         await running.stop();
         logger.info({}, "stopped");
       },

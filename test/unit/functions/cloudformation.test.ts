@@ -210,12 +210,17 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
         "logs:CreateLogStream",
         "logs:PutLogEvents",
         "sqs:SendMessage",
+        "sqs:GetQueueAttributes",
         "secretsmanager:GetSecretValue",
         "ssm:GetParameter",
       ].sort(),
     );
     expect(resourcesOf(sweep.find((s) => actions(s).includes("sqs:SendMessage"))!)).toEqual([
       getAtt("ReconcileQueue"),
+    ]);
+    // The Provider's health counts dead letters: read-only, on the dead-letter queue alone.
+    expect(resourcesOf(sweep.find((s) => actions(s).includes("sqs:GetQueueAttributes"))!)).toEqual([
+      getAtt("ReconcileDeadLetterQueue"),
     ]);
     // The kubeconfig secret statement exists only when a secret is configured for the stage.
     const conditional = (
