@@ -1,34 +1,52 @@
-// `driftless migrate`: Crossplane (Upbound provider) managed resources → driftless managed resources that
-// adopt the same cloud resources.
+// `driftless migrate`: Crossplane (Upbound/Upjet provider) managed resources → driftless managed resources
+// that adopt the same cloud resources; and driftless's own cluster-scoped objects → their namespaced
+// (Crossplane v2) variants (migrate-namespaced.ts).
 //
-// Every converted resource keeps its name, labels, crossplane.io/external-name, providerConfigRef,
-// writeConnectionSecretToRef and deletionPolicy, and gets `managementPolicies: ["Observe"]`: driftless
-// first only imports (reads) the cloud resource, so nothing is created, changed or deleted until the
-// operator widens the policies. Field names are mapped per kind (Upjet's Terraform-derived names and
-// single-element block lists → driftless's names and objects). Anything that cannot be carried over —
-// an unknown kind, a field driftless does not manage, a malformed value — is reported, never dropped
-// silently. Pure: no cluster or cloud access.
+// Every converted resource keeps its name, labels, crossplane.io/external-name, providerConfigRef and
+// writeConnectionSecretToRef, and gets `managementPolicies: ["Observe"]`: driftless first only imports
+// (reads) the cloud resource, so nothing is created, changed or deleted until the operator widens the
+// policies. Crossplane v1 input (cluster-scoped groups such as sqs.aws.upbound.io) becomes driftless's
+// cluster-scoped kind with the same deletionPolicy, or with `namespaced` the `.m.` kind in one namespace;
+// Crossplane v2 input (`.m.` groups such as sqs.aws.m.upbound.io) becomes the `.m.` kind in the same
+// namespace, its providerConfigRef {kind, name} naming the driftless ProviderConfig or
+// ClusterProviderConfig of the same kind and name. Field names are mapped per kind (Upjet's
+// Terraform-derived names and single-element block lists → driftless's names and objects). Anything that
+// cannot be carried over — an unknown kind, a field driftless does not manage, a malformed value — is
+// reported, never dropped silently. Pure: no cluster or cloud access.
 import type { ZodObject } from "zod";
 import { SecurityGroup, Subnet, VPC } from "../api/aws/ec2.ts";
 import { DBInstance, DBSubnetGroup } from "../api/aws/rds.ts";
 import { Bucket as S3Bucket } from "../api/aws/s3.ts";
 import { Queue } from "../api/aws/sqs.ts";
+import { Subnet as AzureSubnet, VirtualNetwork } from "../api/azure/network.ts";
 import { ResourceGroup } from "../api/azure/resources.ts";
 import { Container } from "../api/azure/storage.ts";
 import { Subscription, Topic } from "../api/gcp/pubsub.ts";
 import { Bucket as GcsBucket } from "../api/gcp/storage.ts";
-import type { ManagedKindDef } from "../api/managed.ts";
-import { Annotations } from "../api/meta.ts";
+import { type ManagedKindDef, namespacedVariantOf } from "../api/managed.ts";
+import { Annotations, API_DOMAIN } from "../api/meta.ts";
 import { providerConfigs } from "../api/provider-config.ts";
+import {
+  checkReferences,
+  driftlessProviderConfigCloud,
+  driftlessProviderConfigToV2,
+  driftlessToNamespaced,
+  MIGRATED_FROM_ANNOTATION,
+  type NamespacedTarget,
+  namespacedSpec,
+  type ProviderConfigKindName,
+  v2ProviderConfigObject,
+} from "./migrate-namespaced.ts";
 
-/** Annotation on every migrated object: where it came from. */
-export const MIGRATED_FROM_ANNOTATION = "driftless.dev/migrated-from";
+export { MIGRATED_FROM_ANNOTATION };
 
 export type IssueSeverity =
   /** Could not be migrated at all (unknown kind, malformed object): exit 1. */
   | "error"
   /** A field (or part of one) driftless does not manage: left out, listed; exit 1 unless allowed. */
   | "dropped"
+  /** Carried over, but something must be done before applying (copy a Secret, move a consumer). */
+  | "warning"
   /** Worth knowing; nothing lost. */
   | "note";
 
@@ -51,7 +69,12 @@ export interface MigratedObject {
 export interface DriftlessObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec: Record<string, unknown>;
 }
 
@@ -60,6 +83,22 @@ export interface MigrateResult {
   issues: MigrateIssue[];
   /** Documents that were not Kubernetes objects driftless has an equivalent for. */
   skipped: number;
+  /** driftless cluster-scoped managed resources converted to their namespaced variants (planSteps). */
+  moved: Array<{ def: ManagedKindDef; name: string }>;
+}
+
+export interface MigrateOptions {
+  /** The converted resources' management policies; default ["Observe"] (import first). */
+  policies?: string[];
+  /** Cluster-scoped input (Crossplane v1, driftless's own kinds) → the namespaced shape in this namespace. */
+  namespaced?: NamespacedTarget;
+  /** Namespace of Crossplane v2 objects that carry none. */
+  defaultNamespace?: string;
+  /**
+   * driftless's cluster-scoped kinds that input may hold (the registry's, from the caller: migrate loads no
+   * cloud SDK); default the kinds Crossplane's map to.
+   */
+  kinds?: readonly ManagedKindDef[];
 }
 
 type Obj = Record<string, unknown>;
@@ -74,7 +113,7 @@ type FieldRule =
   | { note: string };
 
 interface KindMapping {
-  /** Upjet API group(s), e.g. sqs.aws.upbound.io (the `.m.` namespaced v2 group is accepted too). */
+  /** Upjet API group, e.g. sqs.aws.upbound.io (its `.m.` namespaced v2 group, sqs.aws.m.upbound.io, too). */
   group: string;
   kind: string;
   to: ManagedKindDef;
@@ -221,7 +260,37 @@ const MAPPINGS: KindMapping[] = [
       },
     },
   },
+  {
+    group: "network.azure.upbound.io",
+    kind: "VirtualNetwork",
+    to: VirtualNetwork,
+    fields: {
+      addressSpace: {
+        to: "addressSpace",
+        convert: (v) => (Array.isArray(v) ? { addressPrefixes: v } : v),
+      },
+    },
+  },
+  {
+    group: "network.azure.upbound.io",
+    kind: "Subnet",
+    to: AzureSubnet,
+    fields: {
+      addressPrefixes: {
+        to: "addressPrefix",
+        convert: (v, report) => {
+          if (!Array.isArray(v)) return v;
+          if (v.length > 1)
+            report("dropped", `has ${v.length} prefixes; driftless manages one, the first is kept`);
+          return v[0];
+        },
+      },
+    },
+  },
 ];
+
+/** The driftless kinds Crossplane's kinds map to. */
+export const MIGRATABLE_KINDS: readonly ManagedKindDef[] = [...new Set(MAPPINGS.map((m) => m.to))];
 
 /** Folded into the Bucket they configure (Upjet splits them off S3 buckets as separate resources). */
 const S3_FOLDS: Record<string, (fp: Obj, report: Report) => Obj> = {
@@ -245,9 +314,28 @@ const S3_FOLDS: Record<string, (fp: Obj, report: Report) => Obj> = {
 };
 
 const UPJET_SUFFIX = ".upbound.io";
-/** Crossplane v2 namespaced managed resources live in `<service>.<cloud>.m.upbound.io`. */
-const groupOf = (apiVersion: string) =>
-  (apiVersion.split("/")[0] ?? "").replace(/\.m\.upbound\.io$/, UPJET_SUFFIX);
+const UPJET_V2_SUFFIX = ".m.upbound.io";
+/**
+ * An Upjet group in its v1 form, and whether the object is Crossplane v2's namespaced shape
+ * (`<service>.<cloud>.m.upbound.io`; the ProviderConfigs' `<cloud>.m.upbound.io`).
+ */
+function groupOf(apiVersion: string): { group: string; v2: boolean } {
+  const group = apiVersion.split("/")[0] ?? "";
+  return group.endsWith(UPJET_V2_SUFFIX)
+    ? { group: group.slice(0, -UPJET_V2_SUFFIX.length) + UPJET_SUFFIX, v2: true }
+    : { group, v2: false };
+}
+
+/** crossplane-contrib's native (non-Upjet) cloud providers, e.g. database.aws.crossplane.io. */
+const NATIVE_CONTRIB = /\.(aws|gcp|azure)(\.m)?\.crossplane\.io$/;
+const DRIFTLESS_SUFFIX = `.${API_DOMAIN}`;
+const DRIFTLESS_V2_SUFFIX = `.m.${API_DOMAIN}`;
+
+const UPJET_CLOUDS: Record<string, "aws" | "gcp" | "azure"> = {
+  "aws.upbound.io": "aws",
+  "gcp.upbound.io": "gcp",
+  "azure.upbound.io": "azure",
+};
 
 const isEmpty = (v: unknown) =>
   v === undefined ||
@@ -278,11 +366,18 @@ function normaliseExternalName(value: string, report: Report): string {
 }
 
 /** Converts parsed YAML documents (Crossplane managed resources) into driftless objects. */
-export function migrate(docs: readonly unknown[], opts: { policies?: string[] } = {}): MigrateResult {
-  const result: MigrateResult = { objects: [], issues: [], skipped: 0 };
-  const folds: Array<{ source: string; kind: string; fp: Obj; report: Report }> = [];
+/** Converts parsed YAML documents (Crossplane or driftless cluster-scoped managed resources) into driftless objects. */
+export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): MigrateResult {
+  const result: MigrateResult = { objects: [], issues: [], skipped: 0, moved: [] };
+  const folds: Array<{ source: string; kind: string; namespace?: string; fp: Obj; report: Report }> = [];
+  // A List (as `kubectl get -o yaml` writes) stands for its items.
+  const flat = docs.flatMap((d) =>
+    d && typeof d === "object" && (d as Obj).kind === "List" && Array.isArray((d as Obj).items)
+      ? ((d as Obj).items as unknown[])
+      : [d],
+  );
 
-  docs.forEach((doc, index) => {
+  flat.forEach((doc, index) => {
     if (doc === null || doc === undefined) return;
     if (typeof doc !== "object" || Array.isArray(doc)) {
       result.issues.push({
@@ -294,13 +389,6 @@ export function migrate(docs: readonly unknown[], opts: { policies?: string[] } 
       return;
     }
     const o = doc as Obj;
-    if (o.kind === "List" && Array.isArray(o.items)) {
-      const inner = migrate(o.items, opts);
-      result.objects.push(...inner.objects);
-      result.issues.push(...inner.issues);
-      result.skipped += inner.skipped;
-      return;
-    }
     const apiVersion = String(o.apiVersion ?? "");
     const kind = String(o.kind ?? "");
     const meta = (o.metadata ?? {}) as Obj;
@@ -308,15 +396,47 @@ export function migrate(docs: readonly unknown[], opts: { policies?: string[] } 
     const source = `${kind}.${apiVersion.split("/")[0]}/${name || `(document ${index + 1})`}`;
     const issue = (severity: IssueSeverity, message: string, field?: string) =>
       result.issues.push({ severity, source, message, ...(field ? { field } : {}) });
-    const group = groupOf(apiVersion);
+    const { group, v2 } = groupOf(apiVersion);
+    const skip = (message: string, severity: IssueSeverity = "error") => {
+      issue(severity, message);
+      result.skipped++;
+    };
 
     if (!name) {
-      issue("error", "has no metadata.name");
-      result.skipped++;
+      skip("has no metadata.name");
       return;
     }
-    if (kind === "ProviderConfig" && group.endsWith(UPJET_SUFFIX)) {
-      const pc = migrateProviderConfig(group, o, issue);
+    if (apiVersion === "v1") {
+      skip(
+        `a Kubernetes ${kind}: not converted; apply it as it is where the converted objects read it`,
+        "note",
+      );
+      return;
+    }
+    if (group.endsWith(DRIFTLESS_SUFFIX)) {
+      const out = migrateDriftless(group, o, opts, issue);
+      if (!out) {
+        result.skipped++;
+        return;
+      }
+      result.objects.push({ source, object: out.object });
+      if (out.moved) result.moved.push(out.moved);
+      return;
+    }
+    // Where a namespaced output goes: a v2 object's own namespace, or the target of cluster-scoped input.
+    const namespace = v2
+      ? ((meta.namespace as string | undefined) ?? opts.defaultNamespace)
+      : opts.namespaced?.namespace;
+    if (v2 && !namespace && kind !== "ClusterProviderConfig") {
+      skip("a namespaced (Crossplane v2) object without metadata.namespace: pass --namespace");
+      return;
+    }
+    if (/^(Cluster)?ProviderConfigUsage$/.test(kind) && group.endsWith(UPJET_SUFFIX)) {
+      skip("Crossplane's own bookkeeping of ProviderConfig users: driftless needs none", "note");
+      return;
+    }
+    if ((kind === "ProviderConfig" || kind === "ClusterProviderConfig") && UPJET_CLOUDS[group]) {
+      const pc = migrateProviderConfig(group, o, { v2, namespace, target: opts.namespaced }, issue);
       if (pc) result.objects.push({ source, object: pc });
       else result.skipped++;
       return;
@@ -325,6 +445,7 @@ export function migrate(docs: readonly unknown[], opts: { policies?: string[] } 
       folds.push({
         source,
         kind,
+        ...(namespace ? { namespace } : {}),
         fp: ((o.spec as Obj | undefined)?.forProvider ?? {}) as Obj,
         report: issue,
       });
@@ -332,29 +453,49 @@ export function migrate(docs: readonly unknown[], opts: { policies?: string[] } 
     }
     const mapping = MAPPINGS.find((m) => m.group === group && m.kind === kind);
     if (!mapping) {
-      issue(
-        "error",
+      const apiGroup = apiVersion.split("/")[0] ?? "";
+      skip(
         group.endsWith(UPJET_SUFFIX)
           ? `driftless has no equivalent of ${kind} (${apiVersion}); it was not migrated`
-          : `not a Crossplane managed resource driftless knows (${apiVersion} ${kind}); it was not migrated`,
+          : NATIVE_CONTRIB.test(apiGroup)
+            ? `${kind} (${apiVersion}) is a kind of crossplane-contrib's native provider, whose fields differ from the Upjet providers' (*.upbound.io, *.m.upbound.io — crossplane-contrib/provider-upjet-*); migrate converts those only, so it was not migrated`
+            : `not a Crossplane managed resource driftless knows (${apiVersion} ${kind}); it was not migrated`,
       );
-      result.skipped++;
       return;
     }
-    result.objects.push({ source, object: migrateManaged(mapping, o, opts, issue) });
+    result.objects.push({ source, object: migrateManaged(mapping, o, { ...opts, v2, namespace }, issue) });
   });
 
-  // Fold BucketVersioning / BucketPublicAccessBlock into their Bucket: by bucketRef, or by bucket name.
+  // Fold BucketVersioning / BucketPublicAccessBlock into their Bucket (same namespace): by bucketRef, by
+  // bucket name, or by bucketSelector's labels.
+  const bucketVersions = new Set([S3Bucket.apiVersion, namespacedVariantOf(S3Bucket).apiVersion]);
   for (const f of folds) {
     const ref = (f.fp.bucketRef as Obj | undefined)?.name;
     const byName = f.fp.bucket;
-    const target = result.objects.find(
+    const labels = ((f.fp.bucketSelector as Obj | undefined)?.matchLabels ?? undefined) as
+      | Record<string, string>
+      | undefined;
+    const candidates = result.objects.filter(
       (m) =>
         m.object.kind === S3Bucket.kind &&
-        m.object.apiVersion === S3Bucket.apiVersion &&
+        bucketVersions.has(m.object.apiVersion) &&
+        m.object.metadata.namespace === f.namespace &&
         (m.object.metadata.name === ref ||
-          m.object.metadata.annotations?.[Annotations.externalName] === byName),
+          (byName !== undefined && m.object.metadata.annotations?.[Annotations.externalName] === byName) ||
+          (ref === undefined &&
+            byName === undefined &&
+            labels !== undefined &&
+            Object.entries(labels).every(([k, v]) => m.object.metadata.labels?.[k] === v))),
     );
+    if (candidates.length > 1) {
+      f.report(
+        "error",
+        `bucketSelector matches ${candidates.length} Buckets (${candidates.map((c) => c.object.metadata.name).join(", ")}): migrate the Bucket it configures together with it, or set bucketRef`,
+      );
+      result.skipped++;
+      continue;
+    }
+    const target = candidates[0];
     if (!target) {
       f.report(
         "error",
@@ -367,16 +508,53 @@ export function migrate(docs: readonly unknown[], opts: { policies?: string[] } 
     Object.assign(fp, S3_FOLDS[f.kind]?.(f.fp, f.report));
     f.report(
       "note",
-      `folded into Bucket ${target.object.metadata.name}; delete this Crossplane object with deletionPolicy: Orphan`,
+      `folded into Bucket ${target.object.metadata.name}; delete this Crossplane object ${f.namespace ? "with Delete left out of its managementPolicies" : "with deletionPolicy: Orphan"}`,
     );
   }
+  result.issues.push(...checkReferences(result.objects, [...MIGRATABLE_KINDS, ...(opts.kinds ?? [])]));
   return result;
+}
+
+/** driftless's own objects: cluster-scoped ones move to their namespaced variants when asked to. */
+function migrateDriftless(
+  group: string,
+  o: Obj,
+  opts: MigrateOptions,
+  issue: Report,
+): { object: DriftlessObject; moved?: { def: ManagedKindDef; name: string } } | undefined {
+  const kind = String(o.kind ?? "");
+  const name = String((o.metadata as Obj).name);
+  if (group.endsWith(DRIFTLESS_V2_SUFFIX)) {
+    issue("note", "already in the namespaced shape: nothing to convert");
+    return undefined;
+  }
+  const pcCloud = kind === "ProviderConfig" ? driftlessProviderConfigCloud(group) : undefined;
+  const def = (opts.kinds ?? MIGRATABLE_KINDS).find(
+    (d) => d.scope === "Cluster" && d.group === group && d.kind === kind,
+  );
+  if (!pcCloud && !def) {
+    issue("error", `not a driftless managed resource or ProviderConfig (${String(o.apiVersion)} ${kind})`);
+    return undefined;
+  }
+  if (!opts.namespaced) {
+    issue(
+      "error",
+      "already a driftless object: pass --namespaced --namespace <ns> to convert it to the namespaced shape",
+    );
+    return undefined;
+  }
+  if (pcCloud) {
+    const object = driftlessProviderConfigToV2(pcCloud, o, opts.namespaced, issue);
+    return object ? { object } : undefined;
+  }
+  const object = def ? driftlessToNamespaced(def, o, opts.namespaced, issue) : undefined;
+  return object && def ? { object, moved: { def, name } } : undefined;
 }
 
 function migrateManaged(
   mapping: KindMapping,
   o: Obj,
-  opts: { policies?: string[] },
+  opts: MigrateOptions & { v2: boolean; namespace?: string },
   issue: Report,
 ): DriftlessObject {
   const def = mapping.to;
@@ -408,12 +586,14 @@ function migrateManaged(
       continue;
     }
     const converted = rule?.convert ? rule.convert(value, report) : value;
-    if (converted !== undefined) forProvider[to] = converted;
+    if (converted !== undefined) forProvider[to] = structuredClone(converted);
     if (to !== field) issue("note", `forProvider.${field} → forProvider.${to}`, field);
   }
 
   // Values that fail driftless's validation would stop every reconcile: report them and leave them out.
-  const parsed = def.forProvider.safeParse(forProvider);
+  const namespace = opts.namespace;
+  const schema = namespace ? namespacedVariantOf(def).forProvider : def.forProvider;
+  const parsed = schema.safeParse(forProvider);
   if (!parsed.success) {
     for (const i of parsed.error.issues) {
       const top = String(i.path[0] ?? "");
@@ -448,10 +628,7 @@ function migrateManaged(
   if (externalName) annotations[Annotations.externalName] = normaliseExternalName(externalName, issue);
   annotations[MIGRATED_FROM_ANNOTATION] = `${String(o.kind)}.${String(o.apiVersion)}`;
 
-  const outSpec: Obj = {
-    forProvider,
-    managementPolicies: opts.policies ?? ["Observe"],
-  };
+  const policies = opts.policies ?? ["Observe"];
   const originalPolicies = spec.managementPolicies;
   if (Array.isArray(originalPolicies) && JSON.stringify(originalPolicies) !== JSON.stringify(["*"])) {
     issue(
@@ -459,20 +636,63 @@ function migrateManaged(
       `the Crossplane resource had managementPolicies ${JSON.stringify(originalPolicies)}; restore them once driftless reports Synced`,
     );
   }
-  if (spec.deletionPolicy === "Delete" || spec.deletionPolicy === "Orphan") {
-    outSpec.deletionPolicy = spec.deletionPolicy;
-  }
   const pcRef = spec.providerConfigRef as Obj | undefined;
-  if (pcRef?.name) outSpec.providerConfigRef = { name: pcRef.name };
-
   const secretRef = spec.writeConnectionSecretToRef as Obj | undefined;
-  if (secretRef?.name) {
-    const namespace =
-      (secretRef.namespace as string | undefined) ?? (meta.namespace as string | undefined) ?? "default";
-    outSpec.writeConnectionSecretToRef = { name: secretRef.name, namespace };
+  let outSpec: Obj;
+  if (namespace) {
+    const orphan = !opts.v2 && spec.deletionPolicy === "Orphan";
+    if (orphan) {
+      issue(
+        "note",
+        "deletionPolicy Orphan: the namespaced shape has none; when widening managementPolicies, leave out Delete",
+      );
+    }
+    if (opts.v2 && spec.deletionPolicy !== undefined) {
+      issue("note", "spec.deletionPolicy is not part of the namespaced shape: left out", "deletionPolicy");
+    }
+    const pcKind: ProviderConfigKindName = opts.v2
+      ? pcRef?.kind === "ProviderConfig"
+        ? "ProviderConfig"
+        : "ClusterProviderConfig"
+      : (opts.namespaced?.providerConfigKind ?? "ClusterProviderConfig");
+    const pcName = typeof pcRef?.name === "string" && pcRef.name ? pcRef.name : "default";
+    outSpec = namespacedSpec(
+      {
+        def,
+        forProvider,
+        namespace,
+        policies,
+        orphan,
+        providerConfigRef: { kind: pcKind, name: pcName },
+        ...(typeof secretRef?.name === "string"
+          ? {
+              connectionSecret: {
+                name: secretRef.name,
+                ...(!opts.v2 ? { namespace: (secretRef.namespace as string | undefined) ?? "default" } : {}),
+              },
+            }
+          : {}),
+      },
+      issue,
+    );
+  } else {
+    outSpec = { forProvider, managementPolicies: policies };
+    if (spec.deletionPolicy === "Delete" || spec.deletionPolicy === "Orphan") {
+      outSpec.deletionPolicy = spec.deletionPolicy;
+    }
+    if (pcRef?.name) outSpec.providerConfigRef = { name: pcRef.name };
+    if (typeof secretRef?.name === "string") {
+      outSpec.writeConnectionSecretToRef = {
+        name: secretRef.name,
+        namespace: (secretRef.namespace as string | undefined) ?? "default",
+      };
+    }
+  }
+  if (typeof secretRef?.name === "string") {
+    const secretNamespace = namespace ?? (secretRef.namespace as string | undefined) ?? "default";
     issue(
       "note",
-      `connection Secret ${namespace}/${String(secretRef.name)} is owned by the Crossplane resource: driftless writes only Secrets it owns, so delete the Crossplane resource (deletionPolicy: Orphan) first — its Secret goes with it and driftless writes a new one with keys ${def.connectionKeys.join(", ") || "(none)"}`,
+      `connection Secret ${secretNamespace}/${secretRef.name} is owned by the Crossplane resource: driftless writes only Secrets it owns, so delete the Crossplane resource (${opts.v2 ? "with Delete left out of its managementPolicies" : "deletionPolicy: Orphan"}) first — its Secret goes with it and driftless writes a new one with keys ${def.connectionKeys.join(", ") || "(none)"}`,
     );
   }
   for (const unsupported of ["publishConnectionDetailsTo", "initProvider"] as const) {
@@ -492,47 +712,91 @@ function migrateManaged(
       "ownerReferences (to a Crossplane composite or claim) are not carried over: see docs/claims.md for driftless's way",
     );
   }
-  if (meta.namespace)
-    issue("note", `namespaced (Crossplane v2) resource: driftless's ${def.kind} is cluster-scoped`);
 
   const labels = meta.labels as Record<string, string> | undefined;
+  const type = namespace ? namespacedVariantOf(def) : def;
   return {
-    apiVersion: def.apiVersion,
-    kind: def.kind,
-    metadata: { name, ...(labels && Object.keys(labels).length ? { labels } : {}), annotations },
+    apiVersion: type.apiVersion,
+    kind: type.kind,
+    metadata: {
+      name,
+      ...(namespace ? { namespace } : {}),
+      ...(labels && Object.keys(labels).length ? { labels } : {}),
+      annotations,
+    },
     spec: outSpec,
   };
 }
 
-function migrateProviderConfig(group: string, o: Obj, issue: Report): DriftlessObject | undefined {
+/**
+ * An Upbound ProviderConfig (v1 `<cloud>.upbound.io`, or v2 `<cloud>.m.upbound.io` ProviderConfig /
+ * ClusterProviderConfig) → driftless's: v1 stays cluster-scoped unless the namespaced shape is asked for
+ * (then a ClusterProviderConfig, or a ProviderConfig in the target namespace); v2 keeps its kind.
+ */
+function migrateProviderConfig(
+  group: string,
+  o: Obj,
+  where: { v2: boolean; namespace?: string; target?: NamespacedTarget },
+  issue: Report,
+): DriftlessObject | undefined {
   const meta = (o.metadata ?? {}) as Obj;
-  const spec = (o.spec ?? {}) as Obj;
+  const name = String(meta.name);
+  const cloud = UPJET_CLOUDS[group];
+  const spec = cloud ? providerConfigSpec(cloud, (o.spec ?? {}) as Obj, issue) : undefined;
+  if (!cloud || !spec) return undefined;
+  if (where.v2) {
+    const kind: ProviderConfigKindName =
+      o.kind === "ClusterProviderConfig" ? "ClusterProviderConfig" : "ProviderConfig";
+    if (kind === "ClusterProviderConfig" && meta.namespace) {
+      issue(
+        "note",
+        `metadata.namespace ${String(meta.namespace)} left out: a ClusterProviderConfig has none`,
+      );
+    }
+    return v2ProviderConfigObject(cloud, kind, name, where.namespace, spec, issue);
+  }
+  if (where.target) {
+    return v2ProviderConfigObject(
+      cloud,
+      where.target.providerConfigKind ?? "ClusterProviderConfig",
+      name,
+      where.target.namespace,
+      spec,
+      issue,
+    );
+  }
+  return pcObject(providerConfigs[cloud].type, name, spec);
+}
+
+/** An Upbound ProviderConfig's spec in driftless's field names (the same for v1 and v2). */
+function providerConfigSpec(cloud: "aws" | "gcp" | "azure", spec: Obj, issue: Report): Obj | undefined {
   const creds = (spec.credentials ?? {}) as Obj;
   const source = String(creds.source ?? "");
   const secretRef = creds.secretRef as Obj | undefined;
-  const name = String(meta.name);
   const credentials =
     source === "Secret"
-      ? { source: "Secret", secretRef }
+      ? { source: "Secret", secretRef: structuredClone(secretRef) }
       : source === "InjectedIdentity" ||
           source === "IRSA" ||
           source === "WebIdentity" ||
           source === "PodIdentity"
         ? { source: "InjectedIdentity" }
         : undefined;
-  if (group === "aws.upbound.io" || group === "gcp.upbound.io") {
-    if (!credentials) {
-      issue(
-        "error",
-        `credentials source ${JSON.stringify(source)} has no driftless equivalent; not migrated`,
-      );
-      return undefined;
-    }
-    if (credentials.source === "InjectedIdentity" && source !== "InjectedIdentity") {
-      issue("note", `credentials source ${source} → InjectedIdentity (the function's own role)`);
-    }
+  if (cloud === "azure") {
+    issue(
+      "error",
+      "Azure ProviderConfigs cannot be converted blindly: driftless's needs tenantID, subscriptionID and clientID in spec and only the client secret in its Secret (Upbound's keeps one JSON Secret); see docs/migrating-from-crossplane.md",
+    );
+    return undefined;
   }
-  if (group === "aws.upbound.io") {
+  if (!credentials) {
+    issue("error", `credentials source ${JSON.stringify(source)} has no driftless equivalent; not migrated`);
+    return undefined;
+  }
+  if (credentials.source === "InjectedIdentity" && source !== "InjectedIdentity") {
+    issue("note", `credentials source ${source} → InjectedIdentity (the function's own role)`);
+  }
+  if (cloud === "aws") {
     const out: Obj = { credentials };
     const endpoint = ((spec.endpoint as Obj | undefined)?.url as Obj | undefined)?.static;
     if (typeof endpoint === "string") out.endpoint = { url: endpoint };
@@ -544,23 +808,14 @@ function migrateProviderConfig(group: string, o: Obj, issue: Report): DriftlessO
       "note",
       "driftless's AWS ProviderConfig has spec.region (default us-east-1) for resources without forProvider.region; migrated resources keep theirs",
     );
-    return pcObject(providerConfigs.aws.type, name, out);
+    return out;
   }
-  if (group === "gcp.upbound.io") {
-    const out: Obj = { projectID: spec.projectID, credentials };
-    for (const k of Object.keys(spec)) {
-      if (!["credentials", "projectID"].includes(k))
-        issue("dropped", `spec.${k} left out: no driftless equivalent`, k);
-    }
-    return pcObject(providerConfigs.gcp.type, name, out);
+  const out: Obj = { projectID: spec.projectID, credentials };
+  for (const k of Object.keys(spec)) {
+    if (!["credentials", "projectID"].includes(k))
+      issue("dropped", `spec.${k} left out: no driftless equivalent`, k);
   }
-  issue(
-    "error",
-    group === "azure.upbound.io"
-      ? "Azure ProviderConfigs cannot be converted blindly: driftless's needs tenantID, subscriptionID and clientID in spec and only the client secret in its Secret (Upbound's keeps one JSON Secret); see docs/migrating-from-crossplane.md"
-      : `driftless has no ProviderConfig for ${group}`,
-  );
-  return undefined;
+  return out;
 }
 
 function pcObject(type: { group: string; version: string }, name: string, spec: Obj): DriftlessObject {
@@ -572,17 +827,28 @@ function pcObject(type: { group: string; version: string }, name: string, spec: 
   };
 }
 
-/** The Crossplane kinds `migrate` understands, for help texts and docs. */
+const v2Group = (group: string) => group.slice(0, -UPJET_SUFFIX.length) + UPJET_V2_SUFFIX;
+
+/** The kinds `migrate` understands, for help texts and docs. */
 export const supportedSources = (): Array<{ from: string; to: string }> => [
-  ...MAPPINGS.map((m) => ({ from: `${m.kind}.${m.group}`, to: `${m.to.kind}.${m.to.group}` })),
+  ...MAPPINGS.map((m) => ({
+    from: `${m.kind}.${m.group}, ${m.kind}.${v2Group(m.group)}`,
+    to: `${m.to.kind}.${m.to.group}, ${m.to.kind}.${namespacedVariantOf(m.to).group}`,
+  })),
   {
-    from: "BucketVersioning.s3.aws.upbound.io",
-    to: "Bucket.s3.aws.driftless.dev (folded into spec.forProvider.versioning)",
+    from: "BucketVersioning, BucketPublicAccessBlock .s3.aws.upbound.io (and .s3.aws.m.upbound.io)",
+    to: "Bucket (folded into spec.forProvider.versioning, .publicAccessBlock)",
   },
   {
-    from: "BucketPublicAccessBlock.s3.aws.upbound.io",
-    to: "Bucket.s3.aws.driftless.dev (folded into spec.forProvider.publicAccessBlock)",
+    from: "ProviderConfig.aws.upbound.io, ProviderConfig.gcp.upbound.io",
+    to: "ProviderConfig.aws.driftless.dev, ProviderConfig.gcp.driftless.dev (with --namespaced: ClusterProviderConfig .m.)",
   },
-  { from: "ProviderConfig.aws.upbound.io", to: "ProviderConfig.aws.driftless.dev" },
-  { from: "ProviderConfig.gcp.upbound.io", to: "ProviderConfig.gcp.driftless.dev" },
+  {
+    from: "ProviderConfig, ClusterProviderConfig .aws.m.upbound.io, .gcp.m.upbound.io",
+    to: "ProviderConfig, ClusterProviderConfig .aws.m.driftless.dev, .gcp.m.driftless.dev",
+  },
+  {
+    from: "driftless cluster-scoped kinds and ProviderConfigs (with --namespaced)",
+    to: "their namespaced variants (.m.driftless.dev), ClusterProviderConfig",
+  },
 ];

@@ -1,18 +1,25 @@
-// `driftless migrate`: Crossplane managed-resource YAML → driftless YAML that adopts the same resources.
+// `driftless migrate`: Crossplane managed-resource YAML (v1 cluster-scoped, v2 namespaced) → driftless YAML
+// that adopts the same resources; driftless cluster-scoped YAML → its namespaced variants, with the plan.
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { parseAllDocuments, stringify } from "yaml";
-import { NotFoundError } from "../../../shared/ops/errors.ts";
-import { type MigrateIssue, migrate, supportedSources } from "../../../shared/ops/migrate.ts";
-import { EXIT, outputOption } from "../common.ts";
+import { NotFoundError, UsageError } from "../../../shared/ops/errors.ts";
+import {
+  type MigrateIssue,
+  type MigrateOptions,
+  migrate,
+  supportedSources,
+} from "../../../shared/ops/migrate.ts";
+import { type ProviderConfigKindName, planSteps } from "../../../shared/ops/migrate-namespaced.ts";
+import { EXIT, managedTypes, outputOption } from "../common.ts";
 import { Progress, stderr, stdout } from "../output.ts";
 
 export function registerMigrate(program: Command): void {
   program
     .command("migrate")
     .description(
-      "convert Crossplane (Upbound provider) managed-resource YAML into driftless YAML that adopts the same cloud resources",
+      "convert Crossplane (Upbound provider; v1 cluster-scoped or v2 namespaced) managed-resource YAML into driftless YAML that adopts the same cloud resources, or driftless cluster-scoped YAML into the namespaced shape",
     )
     .argument("<paths...>", "YAML files or directories of them; - reads standard input")
     .option("--out <file>", "write the driftless YAML here instead of standard output")
@@ -20,15 +27,52 @@ export function registerMigrate(program: Command): void {
       "--allow-dropped",
       "exit 0 even when fields driftless does not manage were left out (they are still listed)",
     )
+    .option(
+      "--namespaced",
+      "write cluster-scoped input (Crossplane v1, driftless's own kinds) as namespaced .m. objects in --namespace",
+    )
+    .option(
+      "--namespace <ns>",
+      "the namespace of --namespaced output; also of Crossplane v2 objects that carry none",
+    )
+    .addOption(
+      new Option(
+        "--provider-config-kind <kind>",
+        "with --namespaced: what the converted resources' providerConfigRef names (and ProviderConfigs become)",
+      )
+        .choices(["ClusterProviderConfig", "ProviderConfig"])
+        .default("ClusterProviderConfig"),
+    )
     .addOption(outputOption(["yaml", "json"], "yaml"))
     .addHelpText(
       "after",
-      `\nEvery resource gets managementPolicies: ["Observe"]: driftless first only imports what exists (nothing is\ncreated, changed or deleted). Widen the policies once it reports Synced. The report (stderr) lists every\nfield or object that was not carried over; exit 1 if any.\n\nSupported:\n${supportedSources()
+      `\nEvery Crossplane resource gets managementPolicies: ["Observe"]: driftless first only imports what exists\n(nothing is created, changed or deleted). Widen the policies once it reports Synced. Crossplane v2 objects\n(.m. groups) become driftless's namespaced kinds in their own namespace. driftless cluster-scoped objects\n(with --namespaced) keep their policies, minus Delete when they orphaned; the plan printed after the report\nsays in which order to replace them. The report (stderr) lists every field or object that was not carried\nover (exit 1 if any) and what to do before applying (WARNING).\n\nSupported:\n${supportedSources()
         .map((s) => `  ${s.from} → ${s.to}`)
         .join("\n")}\n\nSee docs/migrating-from-crossplane.md.`,
     )
     .action(
-      async (paths: string[], opts: { out?: string; allowDropped?: boolean; output: "yaml" | "json" }) => {
+      async (
+        paths: string[],
+        opts: {
+          out?: string;
+          allowDropped?: boolean;
+          output: "yaml" | "json";
+          namespaced?: boolean;
+          namespace?: string;
+          providerConfigKind: ProviderConfigKindName;
+        },
+      ) => {
+        if (opts.namespaced && !opts.namespace) throw new UsageError("--namespaced needs --namespace <ns>");
+        const migrateOpts: MigrateOptions = opts.namespaced
+          ? {
+              namespaced: { namespace: opts.namespace ?? "", providerConfigKind: opts.providerConfigKind },
+              ...(opts.namespace ? { defaultNamespace: opts.namespace } : {}),
+              // driftless's own objects may be of any registered kind (loaded only for --namespaced).
+              kinds: (await managedTypes()).filter((d) => d.scope === "Cluster"),
+            }
+          : opts.namespace
+            ? { defaultNamespace: opts.namespace }
+            : {};
         const files = expandPaths(paths);
         const progress = new Progress();
         const docs: unknown[] = [];
@@ -49,7 +93,7 @@ export function registerMigrate(program: Command): void {
           }
         });
         progress.done();
-        const result = migrate(docs);
+        const result = migrate(docs, migrateOpts);
         issues.push(...result.issues);
         const text =
           opts.output === "json"
@@ -62,15 +106,24 @@ export function registerMigrate(program: Command): void {
         if (opts.out) writeFileSync(opts.out, text);
         else stdout.write(text);
 
-        for (const i of issues) {
-          const mark = i.severity === "note" ? "note" : i.severity === "dropped" ? "DROPPED" : "ERROR";
-          stderr.write(`${mark.padEnd(8)}${i.source}: ${i.message}\n`);
-        }
-        const errors = issues.filter((i) => i.severity === "error").length;
-        const dropped = issues.filter((i) => i.severity === "dropped").length;
+        const marks = { note: "note", warning: "WARNING", dropped: "DROPPED", error: "ERROR" } as const;
+        for (const i of issues) stderr.write(`${marks[i.severity].padEnd(8)}${i.source}: ${i.message}\n`);
+        const count = (s: MigrateIssue["severity"]) => issues.filter((i) => i.severity === s).length;
+        const errors = count("error");
+        const dropped = count("dropped");
         stderr.write(
-          `\nmigrated ${result.objects.length} object(s)${opts.out ? ` to ${opts.out}` : ""}; ${errors} not migrated, ${dropped} field(s) left out, ${issues.length - errors - dropped} note(s)\n`,
+          `\nmigrated ${result.objects.length} object(s)${opts.out ? ` to ${opts.out}` : ""}; ${errors} not migrated, ${dropped} field(s) left out, ${count("warning")} warning(s), ${count("note")} note(s)\n`,
         );
+        const plan = planSteps(result.moved, opts.namespace ?? "", opts.out ?? "<the YAML written above>");
+        if (plan.length > 0) {
+          stderr.write(
+            "\nReplace the cluster-scoped objects in this order (the cloud resources are not touched):\n",
+          );
+          plan.forEach((step, n) => {
+            stderr.write(`\n${n + 1}. ${step.title}\n`);
+            for (const c of step.commands) stderr.write(`     ${c}\n`);
+          });
+        }
         if (errors > 0 || (dropped > 0 && !opts.allowDropped)) process.exitCode = EXIT.failure;
       },
     );

@@ -1,18 +1,29 @@
 // `driftless migrate` on Crossplane YAML (test/fixtures/crossplane/): the YAML it writes, applied and
 // reconciled, imports a queue that was created directly in moto — without changing it — and, once the
 // management policies are widened, finds it in sync (the field mapping is exact). Exit codes: 0 when
-// everything was carried over, 1 when an object or a field was not.
+// everything was carried over, 1 when an object or a field was not. Crossplane v2 examples
+// (test/fixtures/crossplane/v2/) convert into namespaced objects the API server accepts, and a driftless
+// cluster-scoped queue moves to its namespaced variant in the plan's order without the cloud noticing.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CreateQueueCommand, GetQueueAttributesCommand, ListQueueTagsCommand } from "@aws-sdk/client-sqs";
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  ListQueueTagsCommand,
+} from "@aws-sdk/client-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
+import { parseAllDocuments, stringify } from "yaml";
 import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
+import { namespacedVariantOf } from "../../../shared/api/managed.ts";
+import type { ResourceType } from "../../../shared/api/meta.ts";
+import { providerConfigs, v2ProviderConfigs } from "../../../shared/api/provider-config.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
+import { managedKinds } from "../../../shared/providers/index.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace, motoSqs } from "../../support/aws.ts";
-import { newKube, uniqueName } from "../../support/env.ts";
+import { eventually, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { cli } from "./helpers.ts";
 
@@ -167,5 +178,156 @@ describe("driftless migrate", { timeout: 180_000 }, () => {
     const missing = await cli(["migrate", join(dir, "no-such-file.yaml")]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("no such file or directory");
+  });
+});
+
+/** The type of a converted object, by apiVersion and kind: a managed kind or a ProviderConfig kind. */
+function typeOf(o: KubeObject): ResourceType {
+  const types: Array<ResourceType & { apiVersion?: string }> = [
+    ...managedKinds.map((k) => k.definition),
+    ...Object.values(v2ProviderConfigs).flatMap((pc) => [pc.namespaced.type, pc.cluster.type]),
+    ...Object.values(providerConfigs).map((pc) => pc.type),
+  ];
+  const t = types.find((t) => `${t.group}/${t.version}` === o.apiVersion && t.kind === o.kind);
+  if (!t) throw new Error(`no type for ${String(o.apiVersion)} ${o.kind}`);
+  return t;
+}
+
+describe("driftless migrate: the namespaced shape", { timeout: 180_000 }, () => {
+  it("writes Crossplane v2 examples as namespaced objects the API server accepts", async () => {
+    // Prepare: the providers' examples, with uptest's placeholder and the namespace made unique
+    const ns = uniqueName("xp-v2");
+    const suffix = uniqueName("r");
+    await ensureNamespace(kube, ns);
+    const input = join(dir, `${ns}.yaml`);
+    const files = [
+      "aws/sqs-queue.yaml",
+      "aws/s3-bucketversioning.yaml",
+      "aws/rds-instance.yaml",
+      "aws/rds-subnetgroup.yaml",
+      "aws/providerconfig.yaml",
+      "gcp/pubsub-subscription.yaml",
+      "gcp/storage-bucket.yaml",
+      "gcp/clusterproviderconfig.yaml",
+      "azure/network-subnet.yaml",
+      "azure/storage-container.yaml",
+    ];
+    writeFileSync(
+      input,
+      files
+        .map((f) => readFileSync(join(FIXTURES, "v2", f), "utf8"))
+        .join("\n---\n")
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: uptest's placeholder, as the examples spell it
+        .replaceAll("${Rand.RFC1123Subdomain}", suffix)
+        .replaceAll("namespace: upbound-system", `namespace: ${ns}`)
+        .replaceAll("name: default\n", `name: ${suffix}\n`),
+    );
+
+    // Act: convert (some kinds have no driftless equivalent: exit 1, the rest is written), then apply
+    const res = await cli(["migrate", input, "-o", "json", "--allow-dropped"]);
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toMatch(/^ERROR +Key\.kms\.aws\.m\.upbound\.io\//m);
+    const objects = JSON.parse(res.stdout) as KubeObject[];
+    const created = [];
+    for (const o of objects) created.push(await kube.create(typeOf(o), o));
+
+    // Assess: every object stored with all it was written with (nothing pruned), in the namespace
+    expect(created.map((o) => `${o.kind}.${String(o.apiVersion).split("/")[0]}`).sort()).toEqual(
+      expect.arrayContaining([
+        "Queue.sqs.aws.m.driftless.dev",
+        "Bucket.s3.aws.m.driftless.dev",
+        "DBInstance.rds.aws.m.driftless.dev",
+        "DBSubnetGroup.rds.aws.m.driftless.dev",
+        "VPC.ec2.aws.m.driftless.dev",
+        "Subnet.ec2.aws.m.driftless.dev",
+        "ProviderConfig.aws.m.driftless.dev",
+        "Subscription.pubsub.gcp.m.driftless.dev",
+        "Topic.pubsub.gcp.m.driftless.dev",
+        "Bucket.storage.gcp.m.driftless.dev",
+        "ClusterProviderConfig.gcp.m.driftless.dev",
+        "VirtualNetwork.network.azure.m.driftless.dev",
+        "Subnet.network.azure.m.driftless.dev",
+        "Container.storage.azure.m.driftless.dev",
+      ]),
+    );
+    for (const [i, o] of objects.entries()) {
+      expect(created[i]?.spec).toMatchObject(o.spec as object); // server defaults may add, never prune
+      if (o.kind !== "ClusterProviderConfig") expect(created[i]?.metadata.namespace).toBe(ns);
+    }
+    await kube.delete(v2ProviderConfigs.gcp.cluster.type, suffix);
+  });
+
+  it("moves a driftless cluster-scoped queue to its namespaced variant without touching the cloud", async () => {
+    // Prepare: a cluster-scoped queue driftless created in moto, and its ProviderConfig, as exported
+    const name = uniqueName("mv-orders");
+    const pc = uniqueName("pc-mv");
+    const ns = uniqueName("team");
+    await createAwsProviderConfig(kube, pc);
+    await ensureNamespace(kube, ns);
+    await kube.create(Queue, {
+      apiVersion: Queue.apiVersion,
+      kind: Queue.kind,
+      metadata: { name },
+      spec: {
+        forProvider: { region: "us-east-1", visibilityTimeoutSeconds: 45 },
+        providerConfigRef: { name: pc },
+        writeConnectionSecretToRef: { name: `${name}-conn`, namespace: ns },
+      },
+    });
+    const r = newReconciler(kube);
+    await settle(r, keyOf(Queue, name));
+    const old = await getMr(kube, Queue, name);
+    expect(conditionOf(old, "Ready")?.status).toBe("True");
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
+    const exported = join(dir, `${name}.old.yaml`);
+    const pcObject = await kube.get<KubeObject>(providerConfigs.aws.type, pc);
+    writeFileSync(exported, [old, pcObject].map((o) => stringify(o)).join("---\n"));
+    const output = join(dir, `${name}.namespaced.yaml`);
+
+    // Act: convert, then follow the plan: orphan, create the namespaced objects, delete the old one
+    const res = await cli(["migrate", exported, "--namespaced", "--namespace", ns, "--out", output]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(`kubectl patch queues.sqs.aws.driftless.dev ${name} --type merge`);
+    const objects = parseAllDocuments(readFileSync(output, "utf8")).map((d) => d.toJS() as KubeObject);
+    const nsQueue = namespacedVariantOf(Queue);
+    expect(objects).toEqual([
+      expect.objectContaining({
+        apiVersion: nsQueue.apiVersion,
+        metadata: expect.objectContaining({
+          name,
+          namespace: ns,
+          annotations: expect.objectContaining({ "crossplane.io/external-name": name }),
+        }),
+        spec: {
+          forProvider: expect.objectContaining({ region: "us-east-1", visibilityTimeoutSeconds: 45 }),
+          managementPolicies: ["*"],
+          providerConfigRef: { kind: "ClusterProviderConfig", name: pc },
+          writeConnectionSecretToRef: { name: `${name}-conn` },
+        },
+      }),
+      expect.objectContaining({ apiVersion: "aws.m.driftless.dev/v1alpha1", kind: "ClusterProviderConfig" }),
+    ]);
+    await kube.patch(Queue, name, { spec: { deletionPolicy: "Orphan" } });
+    expect((await getMr(kube, Queue, name))?.spec.deletionPolicy).toBe("Orphan");
+    for (const o of objects.reverse()) await kube.create(typeOf(o), o);
+    const nsKey = { ...keyOf(nsQueue, name), namespace: ns };
+    await settle(r, nsKey);
+    await kube.delete(Queue, name);
+    await settle(r, keyOf(Queue, name));
+
+    // Assess: the old object is gone, the new one adopted the same queue, nothing was created or deleted
+    await eventually(async () => (await getMr(kube, Queue, name)) === undefined, { what: "old queue gone" });
+    expect(r.externalCalls).toMatchObject({ delete: 0 });
+    expect((await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl).toBe(QueueUrl);
+    const after = await settle(r, nsKey);
+    expect(after.at(-1)?.outcome).toBe("in-sync");
+    const adopted = await kube.get<Record<string, unknown> & KubeObject>(nsQueue, name, ns);
+    expect(conditionOf(adopted as never, "Ready")?.status).toBe("True");
+    expect(r.externalCalls.create).toBe(1); // the original create only
+    expect(Object.keys((await kube.getSecret(ns, `${name}-conn`))?.data ?? {}).sort()).toEqual([
+      "arn",
+      "url",
+    ]);
+    await kube.delete(v2ProviderConfigs.aws.cluster.type, pc);
   });
 });
