@@ -5,7 +5,14 @@ import type { ResourceType } from "../../shared/api/meta.ts";
 import type { loadKubeConfig } from "../../shared/kube/config.ts";
 import type { Logger } from "../../shared/log.ts";
 import { UsageError } from "../../shared/ops/errors.ts";
-import type { Addressable } from "../../shared/ops/kinds.ts";
+import {
+  type Addressable,
+  findKind,
+  type NamespaceFlags,
+  namespaceOf,
+  parseKindName,
+  wantsNamespaced,
+} from "../../shared/ops/kinds.ts";
 import type { QueueSettings } from "../../shared/ops/queue.ts";
 import type { QueueEventSink } from "../../shared/queue/port.ts";
 import { type Config, readConfig } from "../config.ts";
@@ -23,7 +30,10 @@ Exit codes:
 export const registry = () => import("../../shared/providers/index.ts");
 export const managedTypes = async () => (await registry()).managedKinds.map((k) => k.definition);
 export const providerConfigTypes = async () => (await registry()).providerConfigKinds.map((k) => k.type);
-/** Everything the commands address by KIND: managed kinds and the ProviderConfigs. */
+/**
+ * Everything the commands address by KIND: managed kinds in both shapes, and per cloud the ProviderConfig,
+ * the namespaced ProviderConfig and the ClusterProviderConfig.
+ */
 export const addressable = async (): Promise<Addressable[]> => [
   ...(await managedTypes()),
   ...(await providerConfigTypes()),
@@ -40,6 +50,27 @@ export const logQueueEvents =
   (logger: Logger): QueueEventSink =>
   ({ level, msg, ...fields }) =>
     logger[level](fields, msg);
+
+/** -n/--namespace (and, for lists, -A/--all-namespaces): which namespace namespaced kinds are read in. */
+export function namespaceOptions(cmd: Command, opts: { all?: boolean } = {}): Command {
+  cmd.option(
+    "-n, --namespace <namespace>",
+    "namespace of a namespaced kind (default: the kubeconfig context's, else default); a bare kind then means its namespaced (.m.) shape",
+  );
+  if (opts.all)
+    cmd.option("-A, --all-namespaces", "list namespaced kinds in every namespace (implies the .m. shape)");
+  return cmd;
+}
+
+/** `KIND/NAME` as `describe` and `trigger` take it: with -n, a bare kind means its namespaced shape. */
+export async function addressedObject(ref: string, flags: NamespaceFlags) {
+  const { kind, name } = parseKindName(ref);
+  return { type: findKind(kind, await addressable(), { namespaced: wantsNamespaced(flags) }), name };
+}
+
+/** The namespace to read `type` in: -n, else the kubeconfig context's (kubectl's default), else default. */
+export const namespaceIn = (type: ResourceType, flags: NamespaceFlags, kc: LoadedKubeConfig) =>
+  namespaceOf(type, flags, kc.getContextObject(kc.getCurrentContext())?.namespace || undefined);
 
 export const outputOption = (choices = ["table", "json", "yaml"], def = "table") =>
   new Option("-o, --output <format>", "output format").choices(choices).default(def);

@@ -62,13 +62,19 @@ export function describeText(d: Description, now = Date.now()): string {
   );
   field("Deleting since", d.deletionTimestamp);
   field("External name", d.externalName);
-  field("ProviderConfig", d.providerConfig);
+  field(
+    "ProviderConfig",
+    d.providerConfigKind && d.providerConfig
+      ? `${d.providerConfigKind}/${d.providerConfig}`
+      : d.providerConfig,
+  );
   field("Management policies", d.managementPolicies?.join(", "));
   field("Deletion policy", d.deletionPolicy);
   if (d.credentials) {
     field("Credentials", d.credentials.source);
     field("Credentials Secret", d.credentials.secret);
     field("Users", d.users);
+    if (d.allowedNamespaces) field("Allowed namespaces", d.allowedNamespaces.join(", ") || "<none>");
   }
   field("Finalizers", d.finalizers.join(", "));
   const map = (title: string, m: Record<string, string>) => {

@@ -1,7 +1,12 @@
 // What `driftless get` and `driftless describe` show, assembled from the API server. Printing is the
 // CLI's job; this file decides what is shown. Connection Secrets are shown by name and KEYS only.
 import type { CoreV1Event } from "@kubernetes/client-node";
-import type { ManagedKindDef, ManagedResource } from "../api/managed.ts";
+import {
+  type ManagedKindDef,
+  type ManagedResource,
+  providerConfigOf,
+  withOwnNamespace,
+} from "../api/managed.ts";
 import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, type ResourceType } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { isNotFound, type Kube, type KubeObject } from "../kube/client.ts";
@@ -13,11 +18,14 @@ const LIST_PAGE = 500;
 
 type AnyObject = KubeObject & ManagedResource;
 
-/** Lists every object of the given kinds, page by page; a kind whose CRD is not installed lists nothing. */
+/**
+ * Lists every object of the given kinds, page by page; a kind whose CRD is not installed lists nothing.
+ * Namespaced kinds are listed in `namespace`, or in every namespace without it.
+ */
 export async function listAll(
   kube: Kube,
   types: readonly ResourceType[],
-  opts: { labelSelector?: string } = {},
+  opts: { labelSelector?: string; namespace?: string } = {},
 ): Promise<AnyObject[]> {
   const items: AnyObject[] = [];
   for (const t of types) {
@@ -28,6 +36,7 @@ export async function listAll(
           limit: LIST_PAGE,
           ...(cont ? { continue: cont } : {}),
           ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+          ...(opts.namespace ? { namespace: opts.namespace } : {}),
         });
         // Custom-object lists leave apiVersion and kind off their items on some servers.
         items.push(...page.items.map((i) => ({ ...i, apiVersion: `${t.group}/${t.version}`, kind: t.kind })));
@@ -76,12 +85,19 @@ export function headline(o: { status?: { conditions?: Condition[] } }): string {
 
 export type Row = Record<string, string>;
 
-/** One `driftless get` row: KIND, NAME, READY, SYNCED, EXTERNAL-NAME, LAST-CHANGE, AGE, MESSAGE. */
+const isProviderConfigKind = (kind: string) => kind === "ProviderConfig" || kind === "ClusterProviderConfig";
+
+/**
+ * One `driftless get` row: KIND, NAME, READY, SYNCED, EXTERNAL-NAME, LAST-CHANGE, AGE, MESSAGE, and
+ * NAMESPACE for a namespaced object.
+ */
 export function summaryRow(o: AnyObject, now = Date.now()): Row {
   const group = o.apiVersion.split("/")[0] ?? "";
-  if (o.kind === "ProviderConfig") {
+  const ns: Row = o.metadata.namespace ? { NAMESPACE: o.metadata.namespace } : {};
+  if (isProviderConfigKind(o.kind)) {
     const pc = o as unknown as ProviderConfig<{ credentials?: { source?: string } }>;
     return {
+      ...ns,
       KIND: `${o.kind}.${group}`,
       NAME: o.metadata.name,
       READY: condition(o, "Ready")?.status ?? "",
@@ -93,6 +109,7 @@ export function summaryRow(o: AnyObject, now = Date.now()): Row {
     };
   }
   return {
+    ...ns,
     KIND: `${o.kind}.${group}`,
     NAME: o.metadata.name,
     READY: condition(o, "Ready")?.status ?? "",
@@ -156,7 +173,10 @@ export interface Description {
   annotations: Record<string, string>;
   finalizers: string[];
   externalName?: string;
+  /** The ProviderConfig's name. */
   providerConfig?: string;
+  /** Namespaced kinds: which kind providerConfig names, ProviderConfig (this namespace) or ClusterProviderConfig. */
+  providerConfigKind?: string;
   managementPolicies?: string[];
   deletionPolicy?: string;
   forProvider?: Record<string, unknown>;
@@ -164,6 +184,8 @@ export interface Description {
   /** ProviderConfigs only. */
   credentials?: { source?: string; secret?: string };
   users?: number;
+  /** ClusterProviderConfigs only: the namespaces (or globs) that may use it; unset in the spec is `*`. */
+  allowedNamespaces?: string[];
   conditions: Condition[];
   references: ReferenceState[];
   connectionSecret?: ConnectionSecretState;
@@ -181,7 +203,10 @@ export async function describeObject(
   namespace?: string,
 ): Promise<Description> {
   const o = await kube.get<AnyObject>(type, name, namespace);
-  if (!o) throw new NotFoundError(`${type.kind}.${type.group} "${name}" not found`);
+  if (!o)
+    throw new NotFoundError(
+      `${type.kind}.${type.group} "${name}" not found${type.namespaced ? ` in namespace ${namespace ?? "default"}` : ""}`,
+    );
   const annotations = Object.fromEntries(
     Object.entries(o.metadata.annotations ?? {}).map(([k, v]) => [
       k,
@@ -203,27 +228,39 @@ export async function describeObject(
     references: [],
     events: [],
   };
-  if (o.kind === "ProviderConfig" || type.kind === "ProviderConfig") {
+  if (isProviderConfigKind(type.kind)) {
     const pc = o as unknown as ProviderConfig<{
-      credentials?: { source?: string; secretRef?: { namespace: string; name: string; key: string } };
+      credentials?: { source?: string; secretRef?: { namespace?: string; name: string; key: string } };
+      allowedNamespaces?: string[];
     }>;
     const ref = pc.spec?.credentials?.secretRef;
+    // A namespaced ProviderConfig's Secret is in its own namespace (its secretRef has no namespace).
+    const secretNamespace = ref?.namespace ?? o.metadata.namespace;
     d.credentials = {
       ...(pc.spec?.credentials?.source ? { source: pc.spec.credentials.source } : {}),
-      ...(ref ? { secret: `${ref.namespace}/${ref.name} key ${ref.key}` } : {}),
+      ...(ref ? { secret: `${secretNamespace}/${ref.name} key ${ref.key}` } : {}),
     };
     d.users = pc.status?.users ?? 0;
+    if (type.kind === "ClusterProviderConfig") d.allowedNamespaces = pc.spec?.allowedNamespaces ?? ["*"];
   } else {
     const def = type as ManagedKindDef;
+    // The namespaced shape's Secrets are in the object's own namespace, whatever it says (as the engine reads them).
+    const mr = withOwnNamespace(def, o);
     const externalName = o.metadata.annotations?.[Annotations.externalName];
     if (externalName) d.externalName = externalName;
-    d.providerConfig = o.spec?.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
+    if (def.scope === "Namespaced") {
+      const pc = providerConfigOf(def, o);
+      d.providerConfig = pc.name;
+      d.providerConfigKind = pc.type.kind;
+    } else {
+      d.providerConfig = o.spec?.providerConfigRef?.name ?? DEFAULT_PROVIDER_CONFIG;
+      d.deletionPolicy = o.spec?.deletionPolicy ?? "Delete";
+    }
     d.managementPolicies = o.spec?.managementPolicies ?? ["*"];
-    d.deletionPolicy = o.spec?.deletionPolicy ?? "Delete";
     d.forProvider = (o.spec?.forProvider ?? {}) as Record<string, unknown>;
     if (o.status?.atProvider) d.atProvider = o.status.atProvider as Record<string, unknown>;
     d.references = await referenceStates(kube, def, o);
-    const ref = o.spec?.writeConnectionSecretToRef;
+    const ref = mr.spec?.writeConnectionSecretToRef;
     if (ref) {
       const secret = await kube.getSecret(ref.namespace, ref.name);
       d.connectionSecret = {
@@ -290,7 +327,12 @@ async function referenceStates(kube: Kube, def: ManagedKindDef, mr: AnyObject): 
       : (Array.isArray(refValue) ? refValue : [refValue]).map((r) => r?.name);
     const targets = [];
     for (const name of names.filter((n): n is string => Boolean(n))) {
-      const target = await kube.get<AnyObject>(ref.to, name);
+      // A namespaced resource references only resources in its own namespace.
+      const target = await kube.get<AnyObject>(
+        ref.to,
+        name,
+        ref.to.namespaced ? mr.metadata.namespace : undefined,
+      );
       targets.push({
         name,
         exists: Boolean(target),

@@ -2,24 +2,31 @@
 import type { Command } from "commander";
 import { Kube } from "../../../shared/kube/client.ts";
 import { describeObject } from "../../../shared/ops/inspect.ts";
-import { findKind, parseKindName } from "../../../shared/ops/kinds.ts";
-import { addressable, type CliContext, outputOption } from "../common.ts";
+import type { NamespaceFlags } from "../../../shared/ops/kinds.ts";
+import { addressedObject, type CliContext, namespaceIn, namespaceOptions, outputOption } from "../common.ts";
 import { describeText, type Output, printObject, stdout } from "../output.ts";
 
 export function registerDescribe(program: Command, cli: CliContext): void {
-  program
+  const describe = program
     .command("describe")
     .description(
       "show one managed resource: conditions, Events, annotations, references (resolved or not), connection Secret keys",
     )
-    .argument("<kind/name>", "e.g. queue/orders, bucket.s3/logs, providerconfig.aws/default")
-    .addOption(outputOption())
-    .addHelpText("after", "\nConnection Secrets are shown by name and keys only: values are never read out.")
-    .action(async (ref: string, opts: { output: Output }) => {
-      const { kind, name } = parseKindName(ref);
-      const type = findKind(kind, await addressable());
+    .argument(
+      "<kind/name>",
+      "e.g. queue/orders, bucket.s3/logs, queue.sqs.aws.m/orders -n team-a, providerconfig.aws/default",
+    )
+    .addOption(outputOption());
+  namespaceOptions(describe)
+    .addHelpText(
+      "after",
+      "\nConnection Secrets are shown by name and keys only: values are never read out. A namespaced resource's\nSecret, references and Events are read from its own namespace.",
+    )
+    .action(async (ref: string, opts: NamespaceFlags & { output: Output }) => {
+      const { type, name } = await addressedObject(ref, opts);
       const { kc } = cli.kubeConfig();
-      const d = await describeObject(new Kube(kc), type, name);
+      const namespace = namespaceIn(type, opts, kc);
+      const d = await describeObject(new Kube(kc), type, name, namespace);
       if (opts.output === "table") stdout.write(describeText(d));
       else printObject(stdout, opts.output, d);
     });

@@ -3,9 +3,17 @@ import type { Command } from "commander";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { NotFoundError, UsageError } from "../../../shared/ops/errors.ts";
-import { findKind, parseKindName } from "../../../shared/ops/kinds.ts";
+import type { NamespaceFlags } from "../../../shared/ops/kinds.ts";
 import { parseDuration } from "../../../shared/reconciler/compare.ts";
-import { addressable, type CliContext, openProducer, queueSettings, registry } from "../common.ts";
+import {
+  addressedObject,
+  type CliContext,
+  namespaceIn,
+  namespaceOptions,
+  openProducer,
+  queueSettings,
+  registry,
+} from "../common.ts";
 import { stdout } from "../output.ts";
 
 /**
@@ -16,10 +24,11 @@ import { stdout } from "../output.ts";
 export const TRIGGER_ANNOTATION = Annotations.reconcileRequestedAt;
 
 export function registerTrigger(program: Command, cli: CliContext): void {
-  program
+  const trigger = program
     .command("trigger")
     .description("reconcile a managed resource (or ProviderConfig) now")
-    .argument("<kind/name>", "e.g. queue/orders")
+    .argument("<kind/name>", "e.g. queue/orders, queue.sqs.aws.m/orders -n team-a");
+  namespaceOptions(trigger)
     .option("--queue", "send a manual message to the configured queue instead of annotating the object")
     .option(
       "--wait <duration>",
@@ -29,9 +38,8 @@ export function registerTrigger(program: Command, cli: CliContext): void {
       "after",
       `\nBy default sets the ${TRIGGER_ANNOTATION} annotation: the doorbell or the forwarder sees the change and\nenqueues the key, whichever queue the deployment uses; once handled, status.lastHandledReconcileAt\nequals the value printed. --queue sends { reason: "manual" } to DRIFTLESS_QUEUE directly.`,
     )
-    .action(async (ref: string, opts: { queue?: boolean; wait?: string }) => {
-      const { kind, name } = parseKindName(ref);
-      const type = findKind(kind, await addressable());
+    .action(async (ref: string, opts: NamespaceFlags & { queue?: boolean; wait?: string }) => {
+      const { type, name } = await addressedObject(ref, opts);
       const waitMs = opts.wait === undefined ? undefined : parseDuration(opts.wait);
       if (opts.wait !== undefined) {
         if (waitMs === undefined)
@@ -45,15 +53,24 @@ export function registerTrigger(program: Command, cli: CliContext): void {
       }
       const { cfg, kc } = cli.kubeConfig();
       const kube = new Kube(kc);
-      const obj = await kube.get(type, name);
-      if (!obj) throw new NotFoundError(`${type.kind}.${type.group} "${name}" not found`);
+      const namespace = namespaceIn(type, opts, kc);
+      const inNs = namespace ? ` in namespace ${namespace}` : "";
+      const what = `${type.kind}/${name}${namespace ? ` (namespace ${namespace})` : ""}`;
+      const obj = await kube.get(type, name, namespace);
+      if (!obj) throw new NotFoundError(`${type.kind}.${type.group} "${name}" not found${inNs}`);
       if (opts.queue) {
         const sink = await openProducer(queueSettings(cfg));
         const { makeMessage } = await import("../../../shared/queue/message.ts");
         try {
           const res = await sink.producer.send([
             makeMessage(
-              { apiVersion: `${type.group}/${type.version}`, kind: type.kind, name, uid: obj.metadata.uid },
+              {
+                apiVersion: `${type.group}/${type.version}`,
+                kind: type.kind,
+                ...(namespace ? { namespace } : {}),
+                name,
+                uid: obj.metadata.uid,
+              },
               "manual",
             ),
           ]);
@@ -62,27 +79,32 @@ export function registerTrigger(program: Command, cli: CliContext): void {
         } finally {
           await sink.close();
         }
-        stdout.write(`${type.kind}/${name} sent to ${sink.target}\n`);
+        stdout.write(`${what} sent to ${sink.target}\n`);
         return;
       }
       const token = new Date().toISOString();
-      await kube.patch(type, name, { metadata: { annotations: { [TRIGGER_ANNOTATION]: token } } });
-      stdout.write(`${type.kind}/${name} queued for reconcile (${TRIGGER_ANNOTATION}: ${token})\n`);
+      await kube.patch(
+        type,
+        name,
+        { metadata: { annotations: { [TRIGGER_ANNOTATION]: token } } },
+        namespace ? { namespace } : {},
+      );
+      stdout.write(`${what} queued for reconcile (${TRIGGER_ANNOTATION}: ${token})\n`);
       if (waitMs === undefined) return;
       const deadline = Date.now() + waitMs;
       for (;;) {
         const now = await kube.get<{
           metadata: { name: string };
           status?: { lastHandledReconcileAt?: string };
-        }>(type, name);
-        if (!now) throw new NotFoundError(`${type.kind}.${type.group} "${name}" is gone`);
+        }>(type, name, namespace);
+        if (!now) throw new NotFoundError(`${type.kind}.${type.group} "${name}" is gone${inNs}`);
         if (now.status?.lastHandledReconcileAt === token) break;
         if (Date.now() >= deadline)
           throw new Error(
-            `not handled within ${opts.wait}: nothing reconciled ${type.kind}/${name} — is the doorbell, a forwarder or driftless run serving this cluster? (driftless doctor)`,
+            `not handled within ${opts.wait}: nothing reconciled ${what} — is the doorbell, a forwarder or driftless run serving this cluster? (driftless doctor)`,
           );
         await new Promise((res) => setTimeout(res, 250));
       }
-      stdout.write(`${type.kind}/${name} reconciled\n`);
+      stdout.write(`${what} reconciled\n`);
     });
 }

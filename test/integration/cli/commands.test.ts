@@ -4,14 +4,28 @@ import { CreateQueueCommand, ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import packageJson from "../../../package.json" with { type: "json" };
+import { Subnet } from "../../../shared/api/aws/ec2.ts";
 import { DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
+import {
+  clusterProviderConfigType,
+  type ManagedResource,
+  namespacedProviderConfigType,
+  namespacedVariantOf,
+} from "../../../shared/api/managed.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
 import { allCrds } from "../../../shared/crds.ts";
+import { KubeEventRecorder } from "../../../shared/kube/events.ts";
 import { decodeMessage } from "../../../shared/queue/message.ts";
-import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
-import { eventually, newKube, uniqueName } from "../../support/env.ts";
-import { getMr, keyOf, newReconciler } from "../../support/reconcile.ts";
+import {
+  createAwsProviderConfig,
+  ensureCrds,
+  ensureNamespace,
+  MOTO_CREDENTIALS,
+  motoSqs,
+} from "../../support/aws.ts";
+import { env, eventually, newKube, uniqueName } from "../../support/env.ts";
+import { getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { cli, label, TEST_LABEL } from "./helpers.ts";
 
 const kube = newKube();
@@ -22,6 +36,16 @@ const queueMr = (name: string, group: string, pc = "default") => ({
   metadata: { name, labels: { [TEST_LABEL]: group } },
   spec: { forProvider: {}, providerConfigRef: { name: pc } },
 });
+
+/** The first message on an SQS queue, decoded (false when it does not decode). */
+async function receivedMessage(sqs: ReturnType<typeof motoSqs>, url: string) {
+  const body = await eventually(async () => {
+    const res = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 1 }));
+    return res.Messages?.[0]?.Body;
+  });
+  const decoded = decodeMessage(body);
+  return decoded.ok && decoded.message;
+}
 
 beforeAll(async () => {
   await ensureCrds();
@@ -206,12 +230,7 @@ describe("trigger", { timeout: 180_000 }, () => {
     expect(Date.parse(token)).toBeGreaterThan(Date.now() - 60_000);
     expect(annotated.stdout).toContain(token);
     expect(queued.code, queued.stderr).toBe(0);
-    const body = await eventually(async () => {
-      const res = await sqs.send(new ReceiveMessageCommand({ QueueUrl: url, WaitTimeSeconds: 1 }));
-      return res.Messages?.[0]?.Body;
-    });
-    const decoded = decodeMessage(body);
-    expect(decoded.ok && decoded.message).toMatchObject({
+    expect(await receivedMessage(sqs, url)).toMatchObject({
       name,
       kind: "Queue",
       reason: "manual",
@@ -250,5 +269,236 @@ describe("describe", { timeout: 180_000 }, () => {
     const res = await cli(["describe", `queue/${uniqueName("cli-desc-none")}`]);
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/^error: Queue\.sqs\.aws\.driftless\.dev ".*" not found$/m);
+  });
+});
+
+describe("namespaced kinds (-n, -A)", { timeout: 180_000 }, () => {
+  const NQueue = namespacedVariantOf(Queue);
+  const NSubnet = namespacedVariantOf(Subnet);
+  const NDBSubnetGroup = namespacedVariantOf(DBSubnetGroup);
+  const pcType = namespacedProviderConfigType("aws");
+  const cpcType = clusterProviderConfigType("aws");
+  const ns = uniqueName("cli-ns");
+  const group = uniqueName("cli-ns");
+  const selector = `${TEST_LABEL}=${group}`;
+  const pc = uniqueName("cli-ns-pc");
+  const cpc = uniqueName("cli-ns-cpc");
+  // The same name twice: a cluster-scoped Queue and a namespaced one.
+  const name = uniqueName("cli-ns-q");
+  const reconcile = () =>
+    settle(newReconciler(kube, { events: new KubeEventRecorder(kube) }), {
+      apiVersion: NQueue.apiVersion,
+      kind: "Queue",
+      name,
+      namespace: ns,
+    });
+  type Obj = ManagedResource & { [k: string]: unknown };
+
+  beforeAll(async () => {
+    // Prepare: a team namespace with its own ProviderConfig (moto), a ClusterProviderConfig, and a
+    // namespaced Queue that writes its connection Secret, reconciled once.
+    await ensureNamespace(kube, ns);
+    await kube.createSecret({
+      metadata: { name: `${pc}-creds`, namespace: ns },
+      stringData: { credentials: MOTO_CREDENTIALS },
+    });
+    const pcSpec = { region: "us-east-1", endpoint: { url: env("AWS_ENDPOINT_URL") } };
+    await kube.create(pcType, {
+      apiVersion: `${pcType.group}/${pcType.version}`,
+      kind: "ProviderConfig",
+      metadata: { name: pc, namespace: ns, labels: { [TEST_LABEL]: group } },
+      spec: {
+        credentials: { source: "Secret", secretRef: { name: `${pc}-creds`, key: "credentials" } },
+        ...pcSpec,
+      },
+    } as unknown as Obj);
+    await kube.create(cpcType, {
+      apiVersion: `${cpcType.group}/${cpcType.version}`,
+      kind: "ClusterProviderConfig",
+      metadata: { name: cpc, labels: { [TEST_LABEL]: group } },
+      spec: {
+        credentials: {
+          source: "Secret",
+          secretRef: { namespace: ns, name: `${pc}-creds`, key: "credentials" },
+        },
+        allowedNamespaces: [ns],
+        ...pcSpec,
+      },
+    } as unknown as Obj);
+    await kube.create(Queue, queueMr(name, group));
+    await kube.create(NQueue, {
+      apiVersion: NQueue.apiVersion,
+      kind: "Queue",
+      metadata: { name, namespace: ns, labels: { [TEST_LABEL]: group } },
+      spec: {
+        forProvider: {},
+        providerConfigRef: { kind: "ProviderConfig", name: pc },
+        writeConnectionSecretToRef: { name: `${name}-conn` },
+      },
+    } as unknown as Obj);
+    await reconcile();
+  });
+
+  it("get: -n and -A select the namespaced shape and show NAMESPACE; a bare kind stays cluster-scoped", async () => {
+    // Act
+    const [inNs, all, bare, one, pcs, cpcs, refused, both, byNameAll] = await Promise.all([
+      cli(["get", "queue", "-n", ns, "-l", selector]),
+      cli(["get", "queue.sqs.aws.m", "-A", "-l", selector, "-o", "json"]),
+      cli(["get", "queue", "-l", selector]),
+      cli(["get", "queue", name, "-n", ns, "-o", "json"]),
+      cli(["get", "providerconfig.aws.m", "-A", "-l", selector]),
+      cli(["get", "clusterproviderconfig.aws", "-l", selector]),
+      cli(["get", "clusterproviderconfig.aws", "-n", ns]),
+      cli(["get", "queue", "-n", ns, "-A"]),
+      cli(["get", "queue", name, "-A"]),
+    ]);
+
+    // Assess
+    expect(inNs.code, inNs.stderr).toBe(0);
+    const [header, ...rows] = inNs.stdout.trimEnd().split("\n");
+    expect(header?.split(/\s{2,}/).slice(0, 4)).toEqual(["NAMESPACE", "KIND", "NAME", "READY"]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatch(
+      new RegExp(`^${ns}\\s+Queue\\.sqs\\.aws\\.m\\.driftless\\.dev\\s+${name}\\s+True\\s+True`),
+    );
+    expect((JSON.parse(all.stdout) as Obj[]).map((o) => [o.metadata.namespace, o.apiVersion])).toEqual([
+      [ns, NQueue.apiVersion],
+    ]);
+    expect(bare.code).toBe(0);
+    expect(bare.stdout.split("\n")[0]).toMatch(/^KIND\s/);
+    expect(bare.stdout).toMatch(new RegExp(`^Queue\\.sqs\\.aws\\.driftless\\.dev\\s+${name}\\s`, "m"));
+    expect(bare.stdout).not.toContain(".m.driftless.dev");
+    expect(JSON.parse(one.stdout)).toMatchObject({
+      apiVersion: NQueue.apiVersion,
+      metadata: { name, namespace: ns },
+    });
+    expect(pcs.stdout).toMatch(
+      new RegExp(`^${ns}\\s+ProviderConfig\\.aws\\.m\\.driftless\\.dev\\s+${pc}\\s`, "m"),
+    );
+    expect(cpcs.stdout).toMatch(
+      new RegExp(`^ClusterProviderConfig\\.aws\\.m\\.driftless\\.dev\\s+${cpc}\\s`, "m"),
+    );
+    for (const res of [refused, both, byNameAll]) expect(res.code, res.stdout).toBe(2);
+    expect(refused.stderr).toContain(
+      "ClusterProviderConfig.aws.m.driftless.dev is cluster-scoped: -n/--namespace does not apply",
+    );
+  });
+
+  it("describe -n: the typed providerConfigRef, the Secret, references and Events of its own namespace", async () => {
+    // Prepare: a namespaced DB subnet group referencing a Ready subnet in its namespace and one that
+    // exists only cluster-scoped (so, for it, does not exist).
+    const sgName = uniqueName("cli-ns-sg");
+    const [here, elsewhere] = [uniqueName("cli-ns-sub"), uniqueName("cli-ns-sub-cluster")];
+    const subnet = { forProvider: { region: "us-east-1", vpcId: "vpc-1", cidrBlock: "10.0.1.0/24" } };
+    await kube.create(NSubnet, {
+      apiVersion: NSubnet.apiVersion,
+      kind: "Subnet",
+      metadata: { name: here, namespace: ns, annotations: { "crossplane.io/external-name": "subnet-1" } },
+      spec: subnet,
+    } as unknown as Obj);
+    const at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+    await kube.patchStatus(
+      NSubnet,
+      here,
+      { conditions: [{ type: "Ready", status: "True", reason: "Available", lastTransitionTime: at }] },
+      { namespace: ns },
+    );
+    await kube.create(Subnet, {
+      apiVersion: Subnet.apiVersion,
+      kind: "Subnet",
+      metadata: { name: elsewhere },
+      spec: { ...subnet, providerConfigRef: { name: "unused" } },
+    } as unknown as Obj);
+    await kube.create(NDBSubnetGroup, {
+      apiVersion: NDBSubnetGroup.apiVersion,
+      kind: "DBSubnetGroup",
+      metadata: { name: sgName, namespace: ns },
+      spec: { forProvider: { subnetIdRefs: [{ name: here }, { name: elsewhere }] } },
+    } as unknown as Obj);
+
+    // Act
+    const [queue, json, sg, missing, pcOut, cpcOut] = await Promise.all([
+      cli(["describe", `queue/${name}`, "-n", ns]),
+      cli(["describe", `queue.sqs.aws.m/${name}`, "--namespace", ns, "-o", "json"]),
+      cli(["describe", `dbsubnetgroup/${sgName}`, "-n", ns]),
+      cli(["describe", `queue/${name}`, "-n", uniqueName("cli-ns-none")]),
+      cli(["describe", `providerconfig.aws/${pc}`, "-n", ns]),
+      cli(["describe", `clusterproviderconfig.aws/${cpc}`]),
+    ]);
+
+    // Assess
+    expect(queue.code, queue.stderr).toBe(0);
+    expect(queue.stdout).toContain(`Namespace:            ${ns}\n`);
+    expect(queue.stdout).toContain(`Kind:                 Queue (${NQueue.apiVersion})`);
+    expect(queue.stdout).toContain(`ProviderConfig:       ProviderConfig/${pc}\n`);
+    expect(queue.stdout).not.toContain("Deletion policy");
+    expect(queue.stdout).toContain(
+      `Connection Secret:\n  Name: ${ns}/${name}-conn\n  Keys: arn, url (values are never shown)`,
+    );
+    expect(queue.stdout).not.toContain("not owned by this resource");
+    // Its Events are in its namespace (the recorder writes them there).
+    expect(queue.stdout).toMatch(/^Events:\n\s+TYPE\s+REASON.*\n\s+Normal\s+CreatedExternalResource\s/m);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      namespace: ns,
+      providerConfig: pc,
+      providerConfigKind: "ProviderConfig",
+      connectionSecret: { namespace: ns, exists: true, ownedByResource: true },
+    });
+    expect(sg.code, sg.stderr).toBe(0);
+    expect(sg.stdout).toContain(
+      `subnetIds: UNRESOLVED via ref → Subnet/${here} (Ready), Subnet/${elsewhere} (does not exist)`,
+    );
+    expect(sg.stdout).toContain("ProviderConfig:       ClusterProviderConfig/default");
+    expect(pcOut.stdout).toContain(
+      `Kind:                 ProviderConfig (${pcType.group}/${pcType.version})`,
+    );
+    expect(pcOut.stdout).toContain(`Credentials Secret:   ${ns}/${pc}-creds key credentials\n`);
+    expect(cpcOut.stdout).toContain(`Allowed namespaces:   ${ns}\n`);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(
+      /Queue\.sqs\.aws\.m\.driftless\.dev ".*" not found in namespace cli-ns-none-/,
+    );
+  });
+
+  it("trigger -n: annotates the namespaced object, --wait returns once it is reconciled, --queue keys the namespace", async () => {
+    // Prepare
+    const sqs = motoSqs();
+    const url =
+      (await sqs.send(new CreateQueueCommand({ QueueName: uniqueName("cli-ns-trig") }))).QueueUrl ?? "";
+    const before = (await kube.get<Obj>(Queue, name))?.metadata.annotations ?? {};
+
+    // Act: trigger and wait, while this test plays the reconciler once the request is there.
+    const waiting = cli(["trigger", `queue/${name}`, "-n", ns, "--wait", "60s"]);
+    const token = await eventually(
+      async () =>
+        (await kube.get<Obj>(NQueue, name, ns))?.metadata.annotations?.[
+          "crossplane.io/reconcile-requested-at"
+        ],
+      { what: "the reconcile request on the namespaced Queue" },
+    );
+    await reconcile();
+    const waited = await waiting;
+    const queued = await cli(["trigger", "--queue", `queue.sqs.aws.m/${name}`, "-n", ns], {
+      env: { DRIFTLESS_QUEUE: "sqs", DRIFTLESS_SQS_QUEUE_URL: url },
+    });
+    const refused = await cli(["trigger", `clusterproviderconfig.aws/${cpc}`, "-n", ns]);
+
+    // Assess
+    expect(waited.code, waited.stderr).toBe(0);
+    expect(waited.stdout).toBe(
+      `Queue/${name} (namespace ${ns}) queued for reconcile (crossplane.io/reconcile-requested-at: ${token})\nQueue/${name} (namespace ${ns}) reconciled\n`,
+    );
+    expect((await kube.get<Obj>(NQueue, name, ns))?.status?.lastHandledReconcileAt).toBe(token);
+    // The cluster-scoped Queue of the same name was not touched.
+    expect((await kube.get<Obj>(Queue, name))?.metadata.annotations ?? {}).toEqual(before);
+    expect(queued.code, queued.stderr).toBe(0);
+    expect(await receivedMessage(sqs, url)).toMatchObject({
+      apiVersion: NQueue.apiVersion,
+      kind: "Queue",
+      namespace: ns,
+      name,
+      reason: "manual",
+    });
+    expect(refused.code).toBe(2);
   });
 });
