@@ -10,6 +10,8 @@ import { fromHttpFunction, fromLambdaUrl, isLambdaUrlEvent } from "../../../shar
 import { KeyRateLimiter } from "../../../shared/doorbell/rate-limit.ts";
 import { doorbellWebhookConfiguration, webhookUrlProblem } from "../../../shared/doorbell/webhook.ts";
 import { CLAIMS_FIELD_MANAGER, FIELD_MANAGER } from "../../../shared/kube/client.ts";
+import { typesOf } from "../../../shared/pipeline/worker.ts";
+import { awsKinds, awsProviderConfigKinds } from "../../../shared/providers/aws/kinds.ts";
 import { type ReconcileMessage, validateMessage } from "../../../shared/queue/message.ts";
 import type { SendOptions } from "../../../shared/queue/port.ts";
 import { admissionReview } from "../../support/admission.ts";
@@ -389,6 +391,19 @@ describe("doorbellWebhookConfiguration", () => {
         scope: "*",
       },
     ]);
+  });
+
+  it("rings for both shapes of every kind a deployment serves: the .m. groups and their ProviderConfig kinds too", () => {
+    const c = doorbellWebhookConfiguration({ url, types: typesOf(awsKinds, awsProviderConfigKinds) }) as {
+      webhooks: Array<{ rules: Array<{ apiGroups: string[]; resources: string[] }> }>;
+    };
+    const rules = c.webhooks[0]?.rules ?? [];
+    const covered = (group: string, resource: string) =>
+      rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource));
+    for (const { definition: d } of awsKinds) expect(covered(d.group, d.plural), d.apiVersion).toBe(true);
+    expect(covered("sqs.aws.m.driftless.dev", "queues")).toBe(true);
+    expect(covered("aws.m.driftless.dev", "providerconfigs")).toBe(true);
+    expect(covered("aws.m.driftless.dev", "clusterproviderconfigs")).toBe(true);
   });
 
   it("without a shard selector, a second webhook rings for connection Secrets edited or deleted by hand", () => {
