@@ -76,11 +76,17 @@ export async function localAzureProviderConfig(kube: Kube, env: StackEnv): Promi
   });
 }
 
-/** GCP: the Pub/Sub emulator and the GCS fake; neither checks credentials, so ambient identity is enough. */
+/** GCP: the Pub/Sub emulator and the GCS, Cloud SQL, Compute and Service Networking fakes; none checks credentials, so ambient identity is enough. */
 export async function localGcpProviderConfig(kube: Kube, env: StackEnv): Promise<void> {
   await upsert(kube, "gcp", {
     projectID: env.GCP_PROJECT_ID,
     credentials: { source: "InjectedIdentity" },
-    endpoint: { pubsub: env.PUBSUB_EMULATOR_HOST, storage: env.GCS_ENDPOINT },
+    endpoint: {
+      pubsub: env.PUBSUB_EMULATOR_HOST,
+      storage: env.GCS_ENDPOINT,
+      sql: env.GCP_SQL_ENDPOINT,
+      compute: env.GCP_COMPUTE_ENDPOINT,
+      serviceNetworking: env.GCP_SERVICE_NETWORKING_ENDPOINT,
+    },
   });
 }

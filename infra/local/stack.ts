@@ -33,6 +33,9 @@ export const PORTS = {
   azurite: port("AZURITE", 10000),
   arm: port("ARM", 18443),
   gcs: port("GCS", 14443),
+  gcpSql: port("GCP_SQL", 14480),
+  gcpCompute: port("GCP_COMPUTE", 14481),
+  gcpServiceNetworking: port("GCP_SERVICE_NETWORKING", 14482),
 };
 
 export type StackEnv = Record<string, string>;
@@ -230,6 +233,13 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
       String(PORTS.gcs),
     ]);
     procs.push(gcs);
+    // Cloud SQL Admin, Compute and Service Networking wire fakes, wired together (test/support).
+    const gcpSql = startProcess("gcp-sql-fakes", nodeBin, [
+      join(REPO_ROOT, "infra/local/fakes/gcp-private-networking-fakes.ts"),
+      ...["--sql-port", String(PORTS.gcpSql), "--compute-port", String(PORTS.gcpCompute)],
+      ...["--service-networking-port", String(PORTS.gcpServiceNetworking)],
+    ]);
+    procs.push(gcpSql);
     save();
 
     await waitFor("etcd", () => httpOk(`http://127.0.0.1:${PORTS.etcd}/health`), etcd.pid);
@@ -260,6 +270,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     await waitFor("azurite", () => portOpen(PORTS.azurite), azurite.pid);
     await waitFor("arm-fake", () => portOpen(PORTS.arm), arm.pid);
     await waitFor("gcs-fake", () => portOpen(PORTS.gcs), gcs.pid);
+    await waitFor("gcp-sql-fakes", () => portOpen(PORTS.gcpServiceNetworking), gcpSql.pid);
   } catch (err) {
     save();
     await down();
@@ -279,6 +290,9 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     PUBSUB_EMULATOR_HOST: `127.0.0.1:${PORTS.pubsub}`,
     GCP_PROJECT_ID: "driftless-local",
     GCS_ENDPOINT: `http://127.0.0.1:${PORTS.gcs}`,
+    GCP_SQL_ENDPOINT: `http://127.0.0.1:${PORTS.gcpSql}`,
+    GCP_COMPUTE_ENDPOINT: `http://127.0.0.1:${PORTS.gcpCompute}`,
+    GCP_SERVICE_NETWORKING_ENDPOINT: `http://127.0.0.1:${PORTS.gcpServiceNetworking}`,
     AZURE_ARM_ENDPOINT: `https://127.0.0.1:${PORTS.arm}`,
     AZURE_SUBSCRIPTION_ID: "00000000-0000-0000-0000-00000000d1f7",
     AZURE_TENANT_ID: "00000000-0000-0000-0000-0000000a2be5",
@@ -526,6 +540,7 @@ export function describeStack(env: StackEnv): string {
     `  Azurite blob    ${env.AZURITE_BLOB_ENDPOINT}`,
     `  ARM fake        ${env.AZURE_ARM_ENDPOINT}`,
     `  GCS fake        ${env.GCS_ENDPOINT}`,
+    `  Cloud SQL fakes ${env.GCP_SQL_ENDPOINT} (+ compute, service networking)`,
     `  env file        ${join(STACK_DIR, "env.sh")}   (source it in a shell)`,
   ].join("\n");
 }

@@ -58,6 +58,9 @@ export const GcpProviderConfigSpec = z
       .object({
         pubsub: z.string().optional().describe("Pub/Sub API host:port, e.g. an emulator."),
         storage: z.string().optional().describe("Cloud Storage API base URL."),
+        sql: z.string().optional().describe("Cloud SQL Admin API base URL."),
+        compute: z.string().optional().describe("Compute Engine API base URL."),
+        serviceNetworking: z.string().optional().describe("Service Networking API base URL."),
       })
       .optional()
       .describe("Override the Google Cloud API endpoints (local emulators, private endpoints)."),

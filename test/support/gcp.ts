@@ -51,8 +51,24 @@ export interface GcpProviderConfigOptions {
   /** Secret text (a service-account key JSON) or "InjectedIdentity"; default a fresh valid key in a Secret. */
   credentials?: string | "InjectedIdentity";
   secretKey?: string;
-  endpoint?: { pubsub?: string; storage?: string };
+  /** Merged over the stack's emulators and fakes (Pub/Sub, Cloud Storage, Cloud SQL, Compute, Service Networking). */
+  endpoint?: {
+    pubsub?: string;
+    storage?: string;
+    sql?: string;
+    compute?: string;
+    serviceNetworking?: string;
+  };
 }
+
+/** Every GCP API at the local stack's emulator or fake. */
+export const stackGcpEndpoints = () => ({
+  pubsub: pubsubEmulatorHost(),
+  storage: gcsEndpoint(),
+  sql: env("GCP_SQL_ENDPOINT"),
+  compute: env("GCP_COMPUTE_ENDPOINT"),
+  serviceNetworking: env("GCP_SERVICE_NETWORKING_ENDPOINT"),
+});
 
 /** A GCP ProviderConfig pointing at the Pub/Sub emulator and the GCS fake, the way users configure one. */
 export async function createGcpProviderConfig(kube: Kube, name: string, opts: GcpProviderConfigOptions = {}) {
@@ -83,7 +99,7 @@ export async function createGcpProviderConfig(kube: Kube, name: string, opts: Gc
               key: opts.secretKey ?? "credentials",
             },
           },
-      endpoint: opts.endpoint ?? { pubsub: pubsubEmulatorHost(), storage: gcsEndpoint() },
+      endpoint: { ...stackGcpEndpoints(), ...opts.endpoint },
     },
   });
 }

@@ -360,7 +360,14 @@ export function parseResourceName(name: string | null | undefined, collection: "
 export async function checkGcpCredentials(ctx: ConnectContext<GcpProviderConfigSpec>): Promise<string> {
   const cfg = await gcpClientConfig(ctx);
   const who = cfg.credentials ? `service account ${cfg.credentials.client_email}` : "the injected identity";
-  if (!isGoogleEndpoint(cfg.pubsubEndpoint) && !isGoogleEndpoint(cfg.storageEndpoint)) {
+  // Every API a GCP kind calls: an endpoint left unset is Google's own.
+  const rest = ctx.providerConfig.spec.endpoint ?? {};
+  const others = [rest.sql, rest.compute, rest.serviceNetworking];
+  if (
+    !isGoogleEndpoint(cfg.pubsubEndpoint) &&
+    !isGoogleEndpoint(cfg.storageEndpoint) &&
+    others.every((e) => e !== undefined && !isGoogleEndpoint(e))
+  ) {
     if (cfg.credentials) {
       const probe = Buffer.from("driftless credential check");
       const signature = sign("sha256", probe, cfg.credentials.private_key);

@@ -9,15 +9,27 @@ import {
   withNamespacedVariants,
 } from "../../api/external.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
+import { globalAddressProvider } from "./compute-globaladdress.ts";
+import { computeNetworkProvider } from "./compute-network.ts";
 import { checkGcpCredentials } from "./config.ts";
 import { subscriptionProvider } from "./pubsub-subscription.ts";
 import { topicProvider } from "./pubsub-topic.ts";
+import { connectionProvider } from "./servicenetworking-connection.ts";
+import { sqlDatabaseProvider } from "./sql-database.ts";
+import { sqlInstanceProvider } from "./sql-instance.ts";
+import { sqlUserProvider } from "./sql-user.ts";
 import { gcsBucketProvider } from "./storage-bucket.ts";
 
 export const gcpKinds: ManagedKindProvider[] = withNamespacedVariants([
   topicProvider,
   subscriptionProvider,
   gcsBucketProvider,
+  computeNetworkProvider,
+  globalAddressProvider,
+  connectionProvider,
+  sqlInstanceProvider,
+  sqlDatabaseProvider,
+  sqlUserProvider,
 ]);
 
 export const gcpProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(

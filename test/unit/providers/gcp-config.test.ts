@@ -197,11 +197,19 @@ describe("GCP client configuration", () => {
 
 describe("GCP credential check", () => {
   it("proves the key signs when every endpoint is an emulator, and says Google was not asked", async () => {
-    const who = await checkGcpCredentials(
-      ctxOf({ endpoint: { pubsub: "127.0.0.1:8085", storage: "http://127.0.0.1:4443" } }, keyJson()),
-    );
+    const emulators = {
+      pubsub: "127.0.0.1:8085",
+      storage: "http://127.0.0.1:4443",
+      sql: "http://127.0.0.1:14480",
+      compute: "http://127.0.0.1:14481",
+      serviceNetworking: "http://127.0.0.1:14482",
+    };
+    const who = await checkGcpCredentials(ctxOf({ endpoint: emulators }, keyJson()));
     expect(who).toContain(`service account ${EMAIL} in project unit-project`);
     expect(who).toContain("not verified with Google");
+    // One API left at Google's own endpoint (Cloud SQL here) is enough for the key to need Google's word.
+    const { sql: _, ...withoutSql } = emulators;
+    await expect(checkGcpCredentials(ctxOf({ endpoint: withoutSql }, keyJson()))).rejects.toThrow();
   });
 
   it("refuses a malformed key before any network call", async () => {

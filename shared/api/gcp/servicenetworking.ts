@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { defineManagedKind } from "../managed.ts";
+import { Reference, Selector } from "../meta.ts";
+import { GlobalAddress, networkFields, networkReference } from "./compute.ts";
+
+export const ConnectionForProvider = z.object({
+  ...networkFields("The consumer network"),
+  service: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The producer service; default servicenetworking.googleapis.com (Cloud SQL and others). Immutable.",
+    ),
+  reservedPeeringRanges: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "Names of VPC_PEERING GlobalAddresses of the network the service may use; compared as a set. Required to create.",
+    ),
+  reservedPeeringRangeRefs: z
+    .array(Reference)
+    .optional()
+    .describe(
+      "GlobalAddress managed resources whose names fill reservedPeeringRanges once they are all Ready.",
+    ),
+  reservedPeeringRangeSelector: Selector.optional().describe(
+    "Selects GlobalAddress managed resources by labels to fill reservedPeeringRanges.",
+  ),
+});
+
+export const ConnectionAtProvider = z.object({
+  peering: z
+    .string()
+    .optional()
+    .describe("The VPC peering the connection made (servicenetworking-googleapis-com)."),
+  service: z.string().optional().describe("The producer service, services/…"),
+});
+
+export const Connection = defineManagedKind({
+  group: "servicenetworking.gcp",
+  kind: "Connection",
+  cloud: "gcp",
+  description:
+    "A private services connection: peers a network with Google's service producers (Cloud SQL private IP) over reserved ranges. One per network and service; its external name is <network path>:<service>, recorded on create, and an existing connection of the network is adopted.",
+  forProvider: ConnectionForProvider,
+  atProvider: ConnectionAtProvider,
+  immutable: ["network", "service"],
+  connectionKeys: [],
+  externalName: "providerChosen",
+  references: [
+    networkReference(),
+    {
+      field: "reservedPeeringRanges",
+      refField: "reservedPeeringRangeRefs",
+      selectorField: "reservedPeeringRangeSelector",
+      to: GlobalAddress,
+      list: true,
+    },
+  ],
+});

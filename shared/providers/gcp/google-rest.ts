@@ -1,0 +1,135 @@
+// The private-networking kinds' way to Google: where the Cloud SQL Admin, Compute Engine and Service
+// Networking calls go (the ProviderConfig's endpoint overrides, checked), with which identity, and a small
+// JSON-over-HTTPS client for Compute and Service Networking (docs/adr/0002-gcp-rest-clients.md says why
+// not their Node clients).
+import { type AuthClient, GoogleAuth, JWT, PassThroughClient } from "google-auth-library";
+import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
+import type { ConnectContext } from "../../api/external.ts";
+import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { checkEndpoint } from "../endpoints.ts";
+import { type GcpClientConfig, gcpClientConfig, isGoogleEndpoint, type ServiceAccountKey } from "./config.ts";
+
+export const SQL_PRODUCTION_ENDPOINT = "https://sqladmin.googleapis.com";
+export const COMPUTE_PRODUCTION_ENDPOINT = "https://compute.googleapis.com";
+export const SERVICE_NETWORKING_PRODUCTION_ENDPOINT = "https://servicenetworking.googleapis.com";
+const CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform";
+
+/** A GCP client configuration plus the base URLs of the APIs private networking uses. */
+export interface GcpNetworkingConfig extends GcpClientConfig {
+  sqlEndpoint: string;
+  computeEndpoint: string;
+  serviceNetworkingEndpoint: string;
+}
+
+/** The ProviderConfig's project, credentials and the three base URLs (checked, normalised). */
+export async function gcpNetworkingConfig(
+  ctx: ConnectContext<GcpProviderConfigSpec>,
+): Promise<GcpNetworkingConfig> {
+  const base = await gcpClientConfig(ctx);
+  const endpoint = ctx.providerConfig.spec.endpoint;
+  const checked = (field: "sql" | "compute" | "serviceNetworking", fallback: string) => {
+    const raw = endpoint?.[field];
+    return raw ? checkEndpoint("gcp", `spec.endpoint.${field}`, raw).url : fallback;
+  };
+  const sqlEndpoint = checked("sql", SQL_PRODUCTION_ENDPOINT);
+  const computeEndpoint = checked("compute", COMPUTE_PRODUCTION_ENDPOINT);
+  const serviceNetworkingEndpoint = checked("serviceNetworking", SERVICE_NETWORKING_PRODUCTION_ENDPOINT);
+  return {
+    ...base,
+    sqlEndpoint,
+    computeEndpoint,
+    serviceNetworkingEndpoint,
+    cacheKey: `${base.cacheKey}/${sqlEndpoint}/${computeEndpoint}/${serviceNetworkingEndpoint}`,
+  };
+}
+
+/**
+ * Who signs requests to a base URL: nobody for a host that is not Google's (an emulator or fake never
+ * sees the key or the ambient token, as with Pub/Sub and Storage), else the key or the ambient identity.
+ */
+export function authFor(
+  endpoint: string,
+  credentials: ServiceAccountKey | undefined,
+): AuthClient | GoogleAuth {
+  if (!isGoogleEndpoint(endpoint)) return new PassThroughClient();
+  if (credentials)
+    return new JWT({
+      email: credentials.client_email,
+      key: credentials.private_key,
+      ...(credentials.private_key_id ? { keyId: credentials.private_key_id } : {}),
+      scopes: [CLOUD_PLATFORM_SCOPE],
+    });
+  return new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE] });
+}
+
+/** An HTTP error of a Google JSON API: `code` is the HTTP status, as config.ts's classification reads it. */
+export class GoogleHttpError extends Error {
+  override name = "GoogleHttpError";
+  readonly code: number;
+  /** The first error's `reason` (alreadyExists, notFound, resourceInUseByAnotherResource …). */
+  readonly reason: string | undefined;
+  constructor(code: number, message: string, reason: string | undefined) {
+    super(message);
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** Reads Google's error body `{error: {code, message, errors: [{reason}]}}`; never echoes a request. */
+function errorOf(status: number, text: string): GoogleHttpError {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown; errors?: Array<{ reason?: unknown }> } };
+    const message = typeof body.error?.message === "string" ? body.error.message : `HTTP ${status}`;
+    const reason = body.error?.errors?.[0]?.reason;
+    return new GoogleHttpError(status, message, typeof reason === "string" ? reason : undefined);
+  } catch {
+    return new GoogleHttpError(status, `HTTP ${status}: ${text.slice(0, 200)}`, undefined);
+  }
+}
+
+/**
+ * JSON over HTTP(S) to one Google API: a path under the base URL, an optional body, the auth client's
+ * headers, and a rate-limit token per request. Bounded by a timeout, so a silent endpoint cannot hang a
+ * reconcile.
+ */
+export class GoogleRestClient {
+  readonly #base: string;
+  readonly #auth: AuthClient | GoogleAuth;
+  readonly #timeoutMs: number;
+  constructor(base: string, auth: AuthClient | GoogleAuth, timeoutMs = 30_000) {
+    this.#base = base.replace(/\/+$/, "");
+    this.#auth = auth;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  async request<T = Json>(
+    method: "GET" | "POST" | "PATCH" | "DELETE",
+    path: string,
+    opts: {
+      query?: Record<string, string>;
+      body?: unknown;
+      rateLimit?: (() => Promise<void>) | undefined;
+    } = {},
+  ): Promise<T> {
+    await opts.rateLimit?.();
+    const query = opts.query ? `?${new URLSearchParams(opts.query).toString()}` : "";
+    const url = `${this.#base}${path}${query}`;
+    const headers = new Headers({ "user-agent": DRIFTLESS_USER_AGENT, accept: "application/json" });
+    if (!(this.#auth instanceof PassThroughClient)) {
+      const auth = await this.#auth.getRequestHeaders(url);
+      for (const [k, v] of auth) headers.set(k, v);
+    }
+    if (opts.body !== undefined) headers.set("content-type", "application/json");
+    const res = await fetch(url, {
+      method,
+      headers,
+      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+      signal: AbortSignal.timeout(this.#timeoutMs),
+    });
+    const text = await res.text();
+    if (!res.ok) throw errorOf(res.status, text);
+    return (text ? JSON.parse(text) : {}) as T;
+  }
+}

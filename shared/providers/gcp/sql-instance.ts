@@ -1,0 +1,313 @@
+import type { protos } from "@google-cloud/sql";
+import type { z } from "zod";
+import { byResourceName } from "../../api/cloud-events.ts";
+import {
+  type Availability,
+  type ConnectContext,
+  type ConnectionDetails,
+  defineProvider,
+  type ExternalClient,
+  type ExternalObservation,
+  InvalidSpecError,
+} from "../../api/external.ts";
+import { networkPathOf } from "../../api/gcp/compute.ts";
+import {
+  DatabaseInstance,
+  type DatabaseInstanceAtProvider,
+  type DatabaseInstanceForProvider,
+} from "../../api/gcp/sql.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { gcp, isAlreadyExists, observedLabels, sameLabels } from "./config.ts";
+import { gcpNetworkingConfig } from "./google-rest.ts";
+import {
+  ConnectionPassword,
+  defined,
+  isSqlNotFound,
+  onInstance,
+  PASSWORD_KEY,
+  type SqlClients,
+  sqlClients,
+  text,
+  unlessGone,
+  unwrap,
+  WRITE,
+} from "./sql-common.ts";
+
+type F = z.infer<typeof DatabaseInstanceForProvider>;
+type A = z.infer<typeof DatabaseInstanceAtProvider>;
+type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
+type CloudInstance = protos.google.cloud.sql.v1beta4.IDatabaseInstance;
+
+/** PostgreSQL's superuser on Cloud SQL: rootPassword on insert sets its password. */
+const ROOT_USER = "postgres";
+const POSTGRES_PORT = "5432";
+/** Cloud SQL's refusal of a private IP in a network not peered with service networking (yet). */
+const NOT_PEERED = /Incorrect Service Networking config|NETWORK_NOT_PEERED|SERVICE_NETWORKING_NOT_ENABLED/;
+
+function availabilityOf(state: string | undefined): { availability: Availability; message?: string } {
+  switch (state) {
+    case "RUNNABLE":
+      return { availability: "Available" };
+    case "PENDING_CREATE":
+      return { availability: "Creating" };
+    case "PENDING_DELETE":
+      return { availability: "Deleting" };
+    default:
+      return { availability: "Unavailable", message: `Cloud SQL instance state is ${state ?? "unknown"}` };
+  }
+}
+
+const ipOf = (inst: CloudInstance, type: string) =>
+  text(inst.ipAddresses?.find((a) => String(a.type) === type)?.ipAddress);
+
+/** The cloud's settings in forProvider's shape; the spec's spelling kept where both mean the same. */
+function observedOf(inst: CloudInstance, fp: F): Partial<F> {
+  const s = inst.settings ?? {};
+  const ip = s.ipConfiguration ?? {};
+  const autoresize = unwrap(s.storageAutoResize) ?? undefined;
+  const disk = unwrap(s.dataDiskSizeGb);
+  const diskSize = disk === undefined || disk === null ? undefined : Number(disk);
+  const network = text(ip.privateNetwork);
+  return defined({
+    region: text(inst.region),
+    databaseVersion: text(String(inst.databaseVersion ?? "")),
+    tier: text(s.tier),
+    // A disk grown by autoresize beyond the spec is what the spec asked for, not drift to undo.
+    diskSize:
+      autoresize && fp.diskSize !== undefined && diskSize !== undefined && diskSize > fp.diskSize
+        ? fp.diskSize
+        : diskSize,
+    diskType: text(String(s.dataDiskType ?? "")) as F["diskType"],
+    diskAutoresize: autoresize ?? undefined,
+    availabilityType: text(String(s.availabilityType ?? "")) as F["availabilityType"],
+    activationPolicy: text(String(s.activationPolicy ?? "")) as F["activationPolicy"],
+    ipv4Enabled: unwrap(ip.ipv4Enabled) ?? undefined,
+    privateNetwork:
+      network && fp.privateNetwork && networkPathOf(fp.privateNetwork) === networkPathOf(network)
+        ? fp.privateNetwork
+        : network,
+    sslMode: text(String(ip.sslMode ?? "")) as F["sslMode"],
+    deletionProtectionEnabled: unwrap(s.deletionProtectionEnabled) ?? undefined,
+    userLabels: observedLabels(fp.userLabels, s.userLabels as Record<string, string> | undefined),
+  });
+}
+
+function connectionOf(inst: CloudInstance): ConnectionDetails {
+  return defined({
+    privateIP: ipOf(inst, "PRIVATE"),
+    publicIP: ipOf(inst, "PRIMARY"),
+    port: POSTGRES_PORT,
+    username: ROOT_USER,
+    serverCACertificate: text(inst.serverCaCert?.cert),
+    connectionName: text(inst.connectionName),
+  }) as ConnectionDetails;
+}
+
+const blank = (v: string | null | undefined) => (v && !v.endsWith("_UNSPECIFIED") ? v : undefined);
+
+class DatabaseInstanceClient implements ExternalClient<F, A> {
+  readonly #sql: SqlClients;
+  readonly #project: string;
+  readonly #password: ConnectionPassword<F, A>;
+  constructor(sql: SqlClients, project: string, password: ConnectionPassword<F, A>) {
+    this.#sql = sql;
+    this.#project = project;
+    this.#password = password;
+  }
+
+  async #get(name: string): Promise<CloudInstance | undefined> {
+    try {
+      const [inst] = await this.#sql.instances.get({ project: this.#project, instance: name });
+      return inst;
+    } catch (err) {
+      if (isSqlNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Why a FAILED instance failed: the error of its latest operation (one more read, only then). */
+  async #lastError(name: string): Promise<string | undefined> {
+    const [list] = await this.#sql.operations.list({ project: this.#project, instance: name, maxResults: 1 });
+    const err = list.items?.[0]?.error?.errors?.[0];
+    return err ? `${err.code ?? "error"}: ${err.message ?? ""}` : undefined;
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
+    if (!name) return { resourceExists: false };
+    const fp = mr.spec.forProvider;
+    return gcp(async () => {
+      const inst = await this.#get(name);
+      if (!inst) {
+        const details = await this.#password.beforeCreate(mr, fp.rootPasswordSecretRef);
+        return { resourceExists: false, ...(details ? { connectionDetails: details } : {}) };
+      }
+      const state = blank(String(inst.state ?? ""));
+      const ready = availabilityOf(state);
+      const why = state === "FAILED" ? await this.#lastError(name) : undefined;
+      const obs: Observation = {
+        resourceExists: true,
+        observed: observedOf(inst, fp),
+        atProvider: defined({
+          state,
+          connectionName: text(inst.connectionName),
+          selfLink: text(inst.selfLink),
+          privateIP: ipOf(inst, "PRIVATE"),
+          publicIP: ipOf(inst, "PRIMARY"),
+          databaseInstalledVersion: text(inst.databaseInstalledVersion),
+          gceZone: text(inst.gceZone),
+          serviceAccountEmailAddress: text(inst.serviceAccountEmailAddress),
+        }),
+        availability: ready.availability,
+        ...(ready.message ? { message: why ? `${ready.message}: ${why}` : ready.message } : {}),
+        connectionDetails: connectionOf(inst),
+      };
+      await this.#password.check(mr, fp.rootPasswordSecretRef, obs);
+      return obs;
+    });
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    const fp = mr.spec.forProvider;
+    if (!name) throw new Error("a Cloud SQL instance needs a name (crossplane.io/external-name)");
+    if (!fp.tier)
+      throw new InvalidSpecError("spec.forProvider.tier is required to create a Cloud SQL instance");
+    const password = await this.#password.forCreate(mr, fp.rootPasswordSecretRef);
+    await gcp(async () => {
+      try {
+        await this.#sql.instances.insert(
+          {
+            project: this.#project,
+            body: {
+              name,
+              databaseVersion: fp.databaseVersion as CloudInstance["databaseVersion"],
+              rootPassword: password,
+              ...defined({ region: fp.region }),
+              settings: settingsOf(fp),
+            },
+          },
+          WRITE,
+        );
+      } catch (err) {
+        if (NOT_PEERED.test((err as Error).message ?? "")) {
+          // The private services connection is usually still being made: a wait, not a bad spec.
+          throw new Error(
+            `the network ${fp.privateNetwork} has no private services connection yet (a servicenetworking Connection over a VPC_PEERING GlobalAddress); Cloud SQL said: ${(err as Error).message}`,
+            { cause: err },
+          );
+        }
+        if (!isAlreadyExists(err)) throw err;
+        throw new Error(
+          `Cloud SQL instance name "${name}" is taken in project ${this.#project} (Google keeps a deleted instance's name reserved for up to a week): choose another name, or set crossplane.io/external-name to adopt an instance`,
+          { cause: err },
+        );
+      }
+    });
+    this.#password.remember(mr, password);
+    return { connectionDetails: { username: ROOT_USER, port: POSTGRES_PORT, [PASSWORD_KEY]: password } };
+  }
+
+  async update(mr: MR, name: string, obs: Observation) {
+    const fp = mr.spec.forProvider;
+    const seen = obs.observed ?? {};
+    const state = obs.atProvider?.state;
+    if (fp.diskSize !== undefined && seen.diskSize !== undefined && fp.diskSize < seen.diskSize)
+      throw new InvalidSpecError(
+        `Cloud SQL cannot shrink a disk: spec.forProvider.diskSize is ${fp.diskSize} GB, the instance has ${seen.diskSize} GB; set it to ${seen.diskSize} or more`,
+      );
+    const changed = settingsOf(fp, seen);
+    const password = this.#password.toSet(obs);
+    if (Object.keys(changed).length === 0 && password === undefined) return {};
+    if (state !== "RUNNABLE")
+      throw new Error(
+        `Cloud SQL instance ${name} is ${state ?? "not running"}: the change is sent once it is RUNNABLE`,
+      );
+    // One operation per reconcile: Cloud SQL refuses a second while the first runs. The password, if it
+    // also changed, is still out of date at the next observe and set then.
+    if (Object.keys(changed).length > 0) {
+      await gcp(() =>
+        onInstance(name, () =>
+          this.#sql.instances.patch(
+            { project: this.#project, instance: name, body: { settings: changed } },
+            WRITE,
+          ),
+        ),
+      );
+      return {};
+    }
+    if (password === undefined) return {};
+    await gcp(() =>
+      onInstance(name, () =>
+        this.#sql.users.update(
+          {
+            project: this.#project,
+            instance: name,
+            name: ROOT_USER,
+            host: "",
+            body: { name: ROOT_USER, password },
+          },
+          WRITE,
+        ),
+      ),
+    );
+    this.#password.remember(mr, password);
+    return { connectionDetails: { ...obs.connectionDetails, [PASSWORD_KEY]: password } };
+  }
+
+  async delete(_mr: MR, name: string) {
+    await gcp(async () => {
+      const inst = await this.#get(name);
+      // Gone, or already being deleted: the engine observes until it is gone.
+      if (!inst || String(inst.state) === "PENDING_DELETE") return;
+      await onInstance(name, () =>
+        unlessGone(this.#sql.instances.delete({ project: this.#project, instance: name }, WRITE)),
+      );
+    });
+  }
+}
+
+type Settings = protos.google.cloud.sql.v1beta4.ISettings;
+
+/**
+ * The settings block for insert (every field the spec sets), or for patch (only those that differ from
+ * `seen`). Wrapper fields go as `{value}`, as the client's message types want them.
+ */
+function settingsOf(fp: F, seen?: Partial<F>): Settings {
+  const differs = <K extends keyof F>(k: K) =>
+    fp[k] !== undefined && (!seen || JSON.stringify(fp[k]) !== JSON.stringify(seen[k]));
+  const s: Settings = {};
+  if (differs("tier")) s.tier = fp.tier ?? null;
+  if (differs("diskSize")) s.dataDiskSizeGb = { value: fp.diskSize ?? null };
+  if (differs("diskType")) s.dataDiskType = fp.diskType as Settings["dataDiskType"];
+  if (differs("diskAutoresize")) s.storageAutoResize = { value: fp.diskAutoresize ?? null };
+  if (differs("availabilityType")) s.availabilityType = fp.availabilityType as Settings["availabilityType"];
+  if (differs("activationPolicy")) s.activationPolicy = fp.activationPolicy as Settings["activationPolicy"];
+  if (differs("deletionProtectionEnabled"))
+    s.deletionProtectionEnabled = { value: fp.deletionProtectionEnabled ?? null };
+  if (fp.userLabels !== undefined && (!seen || !sameLabels(fp.userLabels, seen.userLabels)))
+    s.userLabels = fp.userLabels;
+  const ip: NonNullable<Settings["ipConfiguration"]> = {};
+  if (differs("ipv4Enabled")) ip.ipv4Enabled = { value: fp.ipv4Enabled ?? null };
+  if (differs("privateNetwork"))
+    ip.privateNetwork = networkPathOf(fp.privateNetwork) ?? fp.privateNetwork ?? null;
+  if (differs("sslMode")) ip.sslMode = fp.sslMode as NonNullable<Settings["ipConfiguration"]>["sslMode"];
+  if (Object.keys(ip).length > 0) s.ipConfiguration = ip;
+  return s;
+}
+
+export const sqlInstanceProvider = defineProvider({
+  definition: DatabaseInstance,
+  cloudEvents: {
+    gcp: {
+      serviceName: "cloudsql.googleapis.com",
+      methodNames: ["cloudsql.instances.create", "cloudsql.instances.update", "cloudsql.instances.delete"],
+      externalNames: byResourceName("instances"),
+    },
+  },
+  async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
+    const cfg = await gcpNetworkingConfig(ctx);
+    const password = new ConnectionPassword<F, A>((ref) => ctx.readSecretKey(ref), "rootPasswordSecretRef");
+    return new DatabaseInstanceClient(sqlClients(cfg), cfg.projectId, password);
+  },
+});
