@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
+import { createPostgresFake, POSTGRES_NAMESPACE } from "./arm-postgres.ts";
 
 export interface ArmFakeOptions {
   port: number;
@@ -30,6 +31,10 @@ export interface ArmFakeOptions {
    * its page sizes and links the next page with `nextLink`. Default: every item on one page.
    */
   listPageSize?: number;
+  /** Looks (polls, reads) after which a PostgreSQL flexible-server operation completes (default 3). */
+  postgresPolls?: number;
+  /** vCores per subscription and region before PostgreSQL creates fail with QuotaExceeded (default 64). */
+  postgresVCoreQuota?: number;
 }
 
 export interface FakeServer {
@@ -49,6 +54,12 @@ const PROVIDER_TYPES = [
   "Microsoft.ManagedIdentity/userAssignedIdentities",
   "Microsoft.KeyVault/vaults",
 ];
+// Served by arm-postgres.ts; listed here for the request counters' names.
+const POSTGRES_TYPES = [
+  "Microsoft.DBforPostgreSQL/flexibleServers",
+  "Microsoft.DBforPostgreSQL/flexibleServers/firewallRules",
+  "Microsoft.DBforPostgreSQL/flexibleServers/databases",
+];
 // Child collections ARM embeds in their parent: a GET shows them, and a PUT of the parent replaces them
 // (a child left out of the body is deleted), so clients must send back what they read.
 const EMBEDDED_CHILDREN: Record<string, string> = { "microsoft.network/virtualnetworks": "subnets" };
@@ -61,6 +72,18 @@ interface Resource {
   /** Lower-cased id of the owning resource group (equal to its own id for a group). */
   rg: string;
   deletingOp?: string;
+}
+
+/** An error the test asked the fake to answer with (POST /__fake/fail), e.g. 429 with Retry-After. */
+interface InjectedFault {
+  method: string;
+  /** A piece of the request path (case-insensitive). */
+  path: string;
+  status: number;
+  code: string;
+  message: string;
+  retryAfter?: string;
+  times: number;
 }
 
 interface Operation {
@@ -139,6 +162,8 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
     : undefined;
   const clients = opts.clients;
   const types = new Map([...PROVIDER_TYPES, ...(opts.resourceTypes ?? [])].map((t) => [t.toLowerCase(), t]));
+  const counterNames = new Map([...types, ...POSTGRES_TYPES.map((t) => [t.toLowerCase(), t] as const)]);
+  let faults: InjectedFault[] = [];
   const resources = new Map<string, Resource>();
   const operations = new Map<string, Operation>();
   const tokens = new Map<string, number>();
@@ -331,6 +356,30 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
       });
     }
     send(res, 200);
+  };
+
+  const postgres = createPostgresFake(
+    {
+      resources,
+      send,
+      body: async (req) => parseJson(await readBody(req)),
+      fail: (status, code, message) => new HttpError(status, code, message),
+      group,
+      page: (items, url, base) => page(items, url, base, listPageSize ?? items.length),
+    },
+    {
+      ...(opts.postgresPolls !== undefined ? { polls: opts.postgresPolls } : {}),
+      ...(opts.postgresVCoreQuota !== undefined ? { vCoreQuota: opts.postgresVCoreQuota } : {}),
+    },
+  );
+
+  /** Answers with an injected fault if one matches the request (each is used `times` times). */
+  const injectedFault = (method: string, path: string): HttpError | undefined => {
+    const f = faults.find((x) => x.method === method && path.toLowerCase().includes(x.path.toLowerCase()));
+    if (!f) return undefined;
+    f.times -= 1;
+    if (f.times <= 0) faults = faults.filter((x) => x !== f);
+    return Object.assign(new HttpError(f.status, f.code, f.message), { retryAfter: f.retryAfter });
   };
 
   const resourceGroups = async (
@@ -602,6 +651,11 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
         counters = {};
         return send(res, 200, { reset: true });
       }
+      if (lower[1] === "fail" && method === "POST") {
+        const f = parseJson(await readBody(req)) as unknown as InjectedFault;
+        faults.push({ ...f, times: f.times ?? 1 });
+        return send(res, 200, { injected: true });
+      }
     }
     // Entra ID: /{tenant}/oauth2/v2.0/token and the OIDC discovery document MSAL fetches first.
     if (
@@ -633,10 +687,16 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
       lower[2] === "resourcegroups" && lower[4] === "providers"
         ? [lower[5], ...lower.slice(6).filter((_, i) => i % 2 === 0)].join("/")
         : undefined;
+    const postgresOperation =
+      lower[2] === "providers" && lower[3] === POSTGRES_NAMESPACE && lower[4] === "locations";
     count(
-      `${method} ${providerType ? (types.get(providerType) ?? providerType) : (lower[2] ?? "subscriptions")}`,
+      postgresOperation
+        ? `${method} Microsoft.DBforPostgreSQL/operations`
+        : `${method} ${providerType ? (counterNames.get(providerType) ?? providerType) : (lower[2] ?? "subscriptions")}`,
     );
     authenticate(req);
+    const fault = injectedFault(method, url.pathname);
+    if (fault) throw fault;
     const apiVersion = url.searchParams.get("api-version");
     if (!apiVersion) {
       throw new HttpError(
@@ -659,7 +719,18 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
     if (lower[2] === "operationresults" && seg[3] && seg.length === 4 && method === "GET") {
       return pollOperation(res, base, sub, seg[3], apiVersion);
     }
+    if (postgresOperation && seg[6] && seg.length === 8) {
+      return postgres.operation(res, base, sub, lower[6] ?? "", seg[7] ?? "", apiVersion);
+    }
     if (lower[2] === "resourcegroups" && seg.length <= 4) return resourceGroups(req, res, url, sub, seg[3]);
+    if (
+      lower[2] === "resourcegroups" &&
+      seg[3] &&
+      lower[4] === "providers" &&
+      lower[5] === POSTGRES_NAMESPACE
+    ) {
+      return postgres.resource(req, res, url, sub, seg[3], seg.slice(6));
+    }
     if (lower[2] === "resourcegroups" && seg[3] && lower[4] === "providers" && seg.length >= 7) {
       return providerResources(req, res, url, sub, seg[3], seg.slice(5));
     }
@@ -672,7 +743,13 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
       if (err instanceof HttpError) {
         // HEAD responses carry no body, like ARM's.
         if (req.method === "HEAD") return send(res, err.status);
-        return send(res, err.status, { error: { code: err.code, message: err.message } });
+        const retryAfter = (err as HttpError & { retryAfter?: string }).retryAfter;
+        return send(
+          res,
+          err.status,
+          { error: { code: err.code, message: err.message } },
+          retryAfter !== undefined ? { "retry-after": retryAfter } : {},
+        );
       }
       send(res, 500, { error: { code: "InternalServerError", message: String(err) } });
     });
@@ -705,11 +782,12 @@ if (import.meta.main) {
       "lro-polls": { type: "string" },
       "lro-ms": { type: "string" },
       "list-page-size": { type: "string" },
+      "postgres-polls": { type: "string" },
     },
   });
   if (!values.cert || !values.key) {
     process.stderr.write(
-      "usage: arm-fake.ts --port N --cert FILE --key FILE [--host H] [--subscription ID]... [--client ID=SECRET]... [--lro-polls N] [--lro-ms MS] [--list-page-size N]\n",
+      "usage: arm-fake.ts --port N --cert FILE --key FILE [--host H] [--subscription ID]... [--client ID=SECRET]... [--lro-polls N] [--lro-ms MS] [--list-page-size N] [--postgres-polls N]\n",
     );
     process.exit(2);
   }
@@ -726,6 +804,7 @@ if (import.meta.main) {
     ...(values["lro-polls"] ? { lroPolls: Number(values["lro-polls"]) } : {}),
     ...(values["lro-ms"] ? { lroMs: Number(values["lro-ms"]) } : {}),
     ...(values["list-page-size"] ? { listPageSize: Number(values["list-page-size"]) } : {}),
+    ...(values["postgres-polls"] ? { postgresPolls: Number(values["postgres-polls"]) } : {}),
   });
   process.stdout.write(`${JSON.stringify({ ready: true, url: fake.url })}\n`);
   const stop = () => void fake.close().then(() => process.exit(0));

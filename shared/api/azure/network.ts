@@ -3,7 +3,8 @@ import { defineManagedKind } from "../managed.ts";
 import { Reference, Selector } from "../meta.ts";
 import { AzureTags, ResourceGroup } from "./resources.ts";
 
-const resourceGroupFields = {
+/** The resource group fields of every kind that lives in one (name, or a reference to a ResourceGroup). */
+export const resourceGroupFields = {
   resourceGroupName: z
     .string()
     .min(1)
@@ -17,7 +18,7 @@ const resourceGroupFields = {
   ),
 };
 
-const resourceGroupReference = {
+export const resourceGroupReference = {
   field: "resourceGroupName",
   refField: "resourceGroupNameRef",
   selectorField: "resourceGroupNameSelector",
@@ -87,6 +88,22 @@ export const SubnetForProvider = z.object({
     .min(1)
     .optional()
     .describe("The subnet's address range (CIDR) inside the network's address space. Required to create."),
+  delegations: z
+    .array(
+      z.object({
+        name: z.string().min(1).describe("Name of the delegation within the subnet."),
+        serviceName: z
+          .string()
+          .min(1)
+          .describe(
+            "The service the subnet is delegated to, e.g. Microsoft.DBforPostgreSQL/flexibleServers.",
+          ),
+      }),
+    )
+    .optional()
+    .describe(
+      "Services the subnet is delegated to: a PostgreSQL flexible server with private access needs one to Microsoft.DBforPostgreSQL/flexibleServers.",
+    ),
 });
 
 export const SubnetAtProvider = z.object({

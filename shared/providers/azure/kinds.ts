@@ -10,6 +10,9 @@ import {
 import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
 import { checkAzureCredentials } from "./config.ts";
 import { containerProvider } from "./container.ts";
+import { flexibleServerProvider } from "./flexible-server.ts";
+import { flexibleServerDatabaseProvider } from "./flexible-server-database.ts";
+import { flexibleServerFirewallRuleProvider } from "./flexible-server-firewall-rule.ts";
 import { resourceGroupProvider } from "./resource-group.ts";
 import { azureSubnetProvider } from "./subnet.ts";
 import { virtualNetworkProvider } from "./virtual-network.ts";
@@ -19,6 +22,9 @@ export const azureKinds: ManagedKindProvider[] = withNamespacedVariants([
   containerProvider,
   virtualNetworkProvider,
   azureSubnetProvider,
+  flexibleServerProvider,
+  flexibleServerFirewallRuleProvider,
+  flexibleServerDatabaseProvider,
 ]);
 
 export const azureProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(

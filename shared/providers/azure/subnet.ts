@@ -42,6 +42,14 @@ function observationOf(parent: { rg: string; vnet: string }, subnet: CloudSubnet
       resourceGroupName: nameInId(subnet.id, "resourceGroups", parent.rg) ?? parent.rg,
       virtualNetworkName: nameInId(subnet.id, "virtualNetworks", parent.vnet) ?? parent.vnet,
       ...(addressPrefix ? { addressPrefix } : {}),
+      ...(subnet.delegations?.length
+        ? {
+            delegations: subnet.delegations.map((d) => ({
+              name: d.name ?? "",
+              serviceName: d.serviceName ?? "",
+            })),
+          }
+        : {}),
     },
     atProvider: {
       ...(subnet.id ? { id: subnet.id } : {}),
@@ -115,27 +123,36 @@ class SubnetClient implements ExternalClient<F, A> {
         "spec.forProvider.resourceGroupName and virtualNetworkName (or their Ref/Selector) are required",
       );
     }
-    const addressPrefix = mr.spec.forProvider.addressPrefix;
+    const { addressPrefix, delegations } = mr.spec.forProvider;
     if (!addressPrefix)
       throw new InvalidSpecError("spec.forProvider.addressPrefix is required to create a subnet");
     // Only the request is awaited, never the long-running operation: observe follows provisioningState.
     await azure(() =>
-      this.#network.subnets.createOrUpdate(parent.rg, parent.vnet, name, { addressPrefix }).submitted(),
+      this.#network.subnets
+        .createOrUpdate(parent.rg, parent.vnet, name, {
+          addressPrefix,
+          ...(delegations ? { delegations } : {}),
+        })
+        .submitted(),
     );
     return {};
   }
 
   async update(mr: MR, name: string, obs: Observation) {
     const parent = parentOf(mr);
-    const addressPrefix = mr.spec.forProvider.addressPrefix;
-    if (!parent || !addressPrefix) return {};
+    const { addressPrefix, delegations } = mr.spec.forProvider;
+    if (!parent || (!addressPrefix && !delegations)) return {};
     await azure(async () => {
-      // A PUT replaces the whole subnet: send back what Azure has (security group, route table,
-      // delegations…) with only the address range changed.
+      // A PUT replaces the whole subnet: send back what Azure has (security group, route table…) with
+      // only the managed fields changed.
       const current = subnetOf.get(obs) ?? (await this.#network.subnets.get(parent.rg, parent.vnet, name));
-      const { addressPrefixes: _many, ...rest } = current;
+      const { addressPrefixes: many, ...rest } = current;
       await this.#network.subnets
-        .createOrUpdate(parent.rg, parent.vnet, name, { ...rest, addressPrefix })
+        .createOrUpdate(parent.rg, parent.vnet, name, {
+          ...rest,
+          addressPrefix: addressPrefix ?? rest.addressPrefix ?? many?.[0],
+          ...(delegations ? { delegations } : {}),
+        })
         .submitted();
     });
     return {};

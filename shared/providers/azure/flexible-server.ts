@@ -1,0 +1,289 @@
+import type {
+  Server as CloudServer,
+  PostgreSQLManagementFlexibleServerClient,
+  ServerForPatch,
+} from "@azure/arm-postgresql-flexible";
+import type { z } from "zod";
+import {
+  FlexibleServer,
+  type FlexibleServerAtProvider,
+  type FlexibleServerForProvider,
+} from "../../api/azure/dbforpostgresql.ts";
+import { byResourceUri } from "../../api/cloud-events.ts";
+import type {
+  Availability,
+  ConnectContext,
+  ExternalClient,
+  ExternalObservation,
+  ObserveManyItem,
+} from "../../api/external.ts";
+import { defineProvider, InvalidSpecError } from "../../api/external.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { ConnectionPassword, PASSWORD_KEY } from "../connection-password.ts";
+import { azure, normaliseLocation } from "./config.ts";
+import { listEach, nameInId } from "./network-client.ts";
+import { defined, isGone, onServer, postgresClient, sameId } from "./postgresql-client.ts";
+
+type F = z.infer<typeof FlexibleServerForProvider>;
+type A = z.infer<typeof FlexibleServerAtProvider>;
+type MR = ManagedResource<F, A>;
+type Observation = ExternalObservation<F, A>;
+
+/** The port every flexible server listens on. */
+const POSTGRES_PORT = "5432";
+/** Servers one batched observe covers (ARM chooses the size of a list page). */
+const MAX_ITEMS = 1000;
+
+/** Server states in which Azure takes a change (a stopped server must be started first). */
+const CHANGEABLE = new Set(["Ready"]);
+
+function availabilityOf(state: string | undefined): { availability: Availability; message?: string } {
+  switch (state) {
+    case "Ready":
+    // An update (scaling, a new password) keeps the server serving most of the time.
+    case "Updating":
+      return { availability: "Available" };
+    case "Provisioning":
+    case undefined:
+      return { availability: "Creating" };
+    case "Dropping":
+      return { availability: "Deleting" };
+    default:
+      return { availability: "Unavailable", message: `Azure reports the server ${state}` };
+  }
+}
+
+/** The cloud's value when it names the spec's resource id in another case: the spec's spelling. */
+const asSpecified = (spec: string | undefined, cloud: string | undefined) =>
+  sameId(spec, cloud) ? spec : cloud || undefined;
+
+/** What observe reports of a server as ARM returned it, by a GET or in a list page of group `rg`. */
+function observationOf(fp: F, rg: string, s: CloudServer): Observation {
+  const tags = s.tags ?? {};
+  const state = s.state;
+  const host = s.fullyQualifiedDomainName;
+  return {
+    resourceExists: true,
+    observed: defined({
+      resourceGroupName: nameInId(s.id, "resourceGroups", rg) ?? rg,
+      // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
+      location:
+        fp.location && s.location && normaliseLocation(fp.location) === s.location ? fp.location : s.location,
+      administratorLogin: s.administratorLogin,
+      version: s.version,
+      sku: s.sku ? { name: s.sku.name, tier: s.sku.tier as NonNullable<F["sku"]>["tier"] } : undefined,
+      storageSizeGB: s.storage?.storageSizeGB,
+      backupRetentionDays: s.backup?.backupRetentionDays,
+      geoRedundantBackup: s.backup?.geoRedundantBackup as F["geoRedundantBackup"],
+      availabilityZone: s.availabilityZone,
+      publicNetworkAccess: s.network?.publicNetworkAccess as F["publicNetworkAccess"],
+      delegatedSubnetId: asSpecified(fp.delegatedSubnetId, s.network?.delegatedSubnetResourceId),
+      privateDnsZoneId: asSpecified(fp.privateDnsZoneId, s.network?.privateDnsZoneArmResourceId),
+      tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
+    }),
+    atProvider: defined({
+      id: s.id,
+      state,
+      fullyQualifiedDomainName: host,
+      minorVersion: s.minorVersion,
+    }),
+    ...availabilityOf(state),
+    connectionDetails: defined({
+      host,
+      port: POSTGRES_PORT,
+      username: s.administratorLogin,
+    }) as Record<string, string>,
+  };
+}
+
+/** The PATCH that brings the server to the spec: only what differs, so an in-sync field is never resent. */
+function patchOf(fp: F, observed: Partial<F>, name: string): ServerForPatch {
+  const patch: ServerForPatch = {};
+  const differs = (a: unknown, b: unknown) => a !== undefined && JSON.stringify(a) !== JSON.stringify(b);
+  if (differs(fp.sku, observed.sku)) patch.sku = fp.sku;
+  if (differs(fp.version, observed.version)) {
+    if (observed.version && Number(fp.version) < Number(observed.version)) {
+      throw new InvalidSpecError(
+        `Azure cannot downgrade PostgreSQL: spec.forProvider.version is ${fp.version}, server ${name} runs ${observed.version}; set it to ${observed.version} or later`,
+      );
+    }
+    patch.version = fp.version;
+  }
+  if (differs(fp.storageSizeGB, observed.storageSizeGB)) {
+    if (observed.storageSizeGB && (fp.storageSizeGB ?? 0) < observed.storageSizeGB) {
+      throw new InvalidSpecError(
+        `Azure cannot shrink storage: spec.forProvider.storageSizeGB is ${fp.storageSizeGB}, server ${name} has ${observed.storageSizeGB}; set it to ${observed.storageSizeGB} or more`,
+      );
+    }
+    patch.storage = { storageSizeGB: fp.storageSizeGB };
+  }
+  if (differs(fp.backupRetentionDays, observed.backupRetentionDays))
+    patch.backup = { backupRetentionDays: fp.backupRetentionDays };
+  if (differs(fp.tags, observed.tags)) patch.tags = fp.tags;
+  return patch;
+}
+
+class FlexibleServerClient implements ExternalClient<F, A> {
+  readonly #pg: PostgreSQLManagementFlexibleServerClient;
+  readonly #password: ConnectionPassword<F, A>;
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(
+    pg: PostgreSQLManagementFlexibleServerClient,
+    password: ConnectionPassword<F, A>,
+    rateLimit: (() => Promise<void>) | undefined,
+  ) {
+    this.#pg = pg;
+    this.#password = password;
+    this.#rateLimit = rateLimit;
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<Observation> {
+    const rg = mr.spec.forProvider.resourceGroupName;
+    if (!name || !rg) return { resourceExists: false };
+    const server = await azure(async () => {
+      try {
+        return await this.#pg.servers.get(rg, name);
+      } catch (err) {
+        if (isGone(err)) return undefined;
+        throw err;
+      }
+    });
+    return this.#observed(mr, rg, server);
+  }
+
+  /** A server as read, or its absence, as observe reports it (password rotation checked). */
+  async #observed(mr: MR, rg: string, server: CloudServer | undefined): Promise<Observation> {
+    const fp = mr.spec.forProvider;
+    if (!server) {
+      const details = await this.#password.absent(mr, fp.administratorPasswordSecretRef);
+      return { resourceExists: false, ...(details ? { connectionDetails: details } : {}) };
+    }
+    const obs = observationOf(fp, rg, server);
+    await this.#password.observe(mr, fp.administratorPasswordSecretRef, obs);
+    return obs;
+  }
+
+  /** Servers - List By Resource Group of each group the items name, one request per page. */
+  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
+    const groups = new Map<string, string>();
+    for (const { mr } of items) {
+      const rg = mr.spec.forProvider.resourceGroupName;
+      if (rg) groups.set(rg.toLowerCase(), rg);
+    }
+    const lists = await listEach(
+      groups,
+      (rg) => this.#pg.servers.listByResourceGroup(rg).byPage(),
+      this.#rateLimit,
+    );
+    return Promise.all(
+      items.map(async ({ mr, externalName }) => {
+        const rg = mr.spec.forProvider.resourceGroupName;
+        const servers = rg ? lists.get(rg.toLowerCase()) : undefined;
+        if (!rg || servers === undefined) return { resourceExists: false };
+        if (servers instanceof Error) return servers;
+        return this.#observed(mr, rg, servers.get(externalName.toLowerCase())).catch((err: Error) => err);
+      }),
+    );
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    if (!name) throw new Error("a flexible server needs a name (crossplane.io/external-name)");
+    const fp = mr.spec.forProvider;
+    const rg = fp.resourceGroupName;
+    if (!rg) {
+      throw new InvalidSpecError(
+        "spec.forProvider.resourceGroupName (or resourceGroupNameRef, resourceGroupNameSelector) is required",
+      );
+    }
+    for (const field of ["location", "administratorLogin", "sku"] as const) {
+      if (!fp[field])
+        throw new InvalidSpecError(`spec.forProvider.${field} is required to create a flexible server`);
+    }
+    const password = await this.#password.forCreate(mr, fp.administratorPasswordSecretRef);
+    const backup = defined({
+      backupRetentionDays: fp.backupRetentionDays,
+      geoRedundantBackup: fp.geoRedundantBackup,
+    });
+    const network = defined({
+      publicNetworkAccess: fp.publicNetworkAccess,
+      delegatedSubnetResourceId: fp.delegatedSubnetId,
+      privateDnsZoneArmResourceId: fp.privateDnsZoneId,
+    });
+    const server: CloudServer = {
+      location: fp.location ?? "",
+      sku: fp.sku,
+      administratorLogin: fp.administratorLogin,
+      administratorLoginPassword: password,
+      createMode: "Create",
+      ...defined({ version: fp.version, availabilityZone: fp.availabilityZone, tags: fp.tags }),
+      ...(fp.storageSizeGB ? { storage: { storageSizeGB: fp.storageSizeGB } } : {}),
+      ...(Object.keys(backup).length ? { backup } : {}),
+      ...(Object.keys(network).length ? { network } : {}),
+    };
+    // The SDK sends the PUT and polls the operation once; the rest of the operation is not waited for:
+    // observe follows the server's state (Provisioning → Ready) on later reconciles.
+    await onServer(name, () => this.#pg.servers.beginCreateOrUpdate(rg, name, server));
+    this.#password.wasSet(mr, password);
+    return {
+      connectionDetails: {
+        ...defined({ username: fp.administratorLogin, port: POSTGRES_PORT }),
+        [PASSWORD_KEY]: password,
+      },
+    };
+  }
+
+  async update(mr: MR, name: string, obs: Observation) {
+    const fp = mr.spec.forProvider;
+    const rg = fp.resourceGroupName ?? "";
+    const patch = patchOf(fp, obs.observed ?? {}, name);
+    const password = this.#password.pending(obs);
+    if (password !== undefined) patch.administratorLoginPassword = password;
+    if (Object.keys(patch).length === 0) return {};
+    const state = obs.atProvider?.state;
+    if (state && !CHANGEABLE.has(state)) {
+      throw new Error(`flexible server ${name} is ${state}: the change is sent once it is Ready`);
+    }
+    // Started, not waited for: the server shows the change (state Updating) at once.
+    await onServer(name, () => this.#pg.servers.beginUpdate(rg, name, patch));
+    if (password === undefined) return {};
+    this.#password.wasSet(mr, password);
+    return { connectionDetails: { ...obs.connectionDetails, [PASSWORD_KEY]: password } };
+  }
+
+  async delete(mr: MR, name: string) {
+    const rg = mr.spec.forProvider.resourceGroupName;
+    if (!rg) return;
+    try {
+      // Started, never waited for: the engine requeues (Ready=False, Deleting) until observe finds no server.
+      await this.#pg.servers.beginDelete(rg, name);
+    } catch (err) {
+      if (isGone(err)) return;
+      await onServer(name, () => Promise.reject(err));
+    }
+  }
+}
+
+export const flexibleServerProvider = defineProvider({
+  definition: FlexibleServer,
+  cloudEvents: {
+    azure: {
+      operations: [
+        "Microsoft.DBforPostgreSQL/flexibleServers/write",
+        "Microsoft.DBforPostgreSQL/flexibleServers/delete",
+      ],
+      externalNames: byResourceUri("flexibleServers"),
+    },
+  },
+  observeMany: {
+    calls: "Servers - List By Resource Group",
+    maxItems: MAX_ITEMS,
+  },
+  async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
+    const password = new ConnectionPassword<F, A>(
+      (ref) => ctx.readSecretKey(ref),
+      "administratorPasswordSecretRef",
+    );
+    return new FlexibleServerClient(await postgresClient(ctx), password, ctx.rateLimit);
+  },
+});
