@@ -124,7 +124,7 @@ export const PostgreSQLInstance = defineClaimKind({
   kind: "PostgreSQLInstance",
   shortNames: ["pgclaim", "pginstance"],
   description:
-    "A PostgreSQL server, served by whichever class the cluster offers (RDS). Its Secret holds host, port, username, password and endpoint.",
+    "A PostgreSQL server, served by whichever class the cluster offers (RDS, Cloud SQL, Azure Database for PostgreSQL). Its Secret holds host, port, username and password on every cloud, plus the cloud's own keys.",
   portable: PostgreSQLInstancePortable,
   connectionKeys: ["service", "host", "port", "username", "password", "endpoint"],
 });

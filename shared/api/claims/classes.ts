@@ -2,8 +2,10 @@ import { z } from "zod";
 import { DBInstanceForProvider } from "../aws/rds.ts";
 import { BucketForProvider as S3BucketForProvider } from "../aws/s3.ts";
 import { QueueForProvider } from "../aws/sqs.ts";
+import { FlexibleServerForProvider } from "../azure/dbforpostgresql.ts";
 import { ContainerForProvider } from "../azure/storage.ts";
 import { SubscriptionForProvider, TopicForProvider } from "../gcp/pubsub.ts";
+import { DatabaseInstanceForProvider } from "../gcp/sql.ts";
 import { BucketForProvider as GcsBucketForProvider } from "../gcp/storage.ts";
 import type { AnyObjectSchema } from "../managed.ts";
 import type { ObjectMeta, ResourceType } from "../meta.ts";
@@ -159,6 +161,73 @@ export const RDSInstanceClass = defineClassKind({
   },
 });
 
+export const CloudSQLSizes = z
+  .object({
+    small: z.string().min(1).default("db-custom-1-3840").describe("Machine tier for size small."),
+    medium: z.string().min(1).default("db-custom-2-7680").describe("Machine tier for size medium."),
+    large: z.string().min(1).default("db-custom-4-15360").describe("Machine tier for size large."),
+  })
+  .default({ small: "db-custom-1-3840", medium: "db-custom-2-7680", large: "db-custom-4-15360" })
+  .describe("The Cloud SQL machine tier (tier) of each portable size.");
+
+export const CloudSQLInstanceClass = defineClassKind({
+  kind: "CloudSQLInstanceClass",
+  cloud: "gcp",
+  claim: PostgreSQLInstance,
+  shortNames: ["cloudsqlclass"],
+  description:
+    "Serves PostgreSQLInstance claims with a Cloud SQL for PostgreSQL instance (sql.gcp DatabaseInstance). version → databaseVersion (POSTGRES_<major>), storageGB → diskSize, size → tier via sizes. Set privateNetworkRef in the template for a private IP. Each claim gets its own generated postgres password.",
+  template: {
+    // The version is the claim's, and a shared root password would let one tenant log in to another's.
+    forProvider: template(
+      DatabaseInstanceForProvider.omit({ databaseVersion: true, rootPasswordSecretRef: true }).partial(),
+      "Cloud SQL DatabaseInstance",
+    ),
+    sizes: CloudSQLSizes,
+    limits: RDSLimits.optional(),
+  },
+});
+
+const AzureSku = z.object({
+  name: z.string().min(1).describe("Compute size, e.g. Standard_B1ms."),
+  tier: z.enum(["Burstable", "GeneralPurpose", "MemoryOptimized"]).describe("The tier the size belongs to."),
+});
+
+export const AzurePostgreSQLSizes = z
+  .object({
+    small: AzureSku.default({ name: "Standard_B1ms", tier: "Burstable" }).describe("Sku for size small."),
+    medium: AzureSku.default({ name: "Standard_D2ds_v5", tier: "GeneralPurpose" }).describe(
+      "Sku for size medium.",
+    ),
+    large: AzureSku.default({ name: "Standard_D4ds_v5", tier: "GeneralPurpose" }).describe(
+      "Sku for size large.",
+    ),
+  })
+  .default({
+    small: { name: "Standard_B1ms", tier: "Burstable" },
+    medium: { name: "Standard_D2ds_v5", tier: "GeneralPurpose" },
+    large: { name: "Standard_D4ds_v5", tier: "GeneralPurpose" },
+  })
+  .describe("The flexible server sku (name and tier) of each portable size.");
+
+export const AzurePostgreSQLClass = defineClassKind({
+  kind: "AzurePostgreSQLClass",
+  cloud: "azure",
+  claim: PostgreSQLInstance,
+  shortNames: ["azpgclass"],
+  description:
+    "Serves PostgreSQLInstance claims with an Azure Database for PostgreSQL flexible server (dbforpostgresql.azure FlexibleServer). version → version (major), storageGB → storageSizeGB (rounded up to a size Azure offers, at least 32), size → sku via sizes. Set resourceGroupNameRef and location in the template, and delegatedSubnetIdRef for private access. Each claim gets its own generated administrator password.",
+  template: {
+    // The version is the claim's, and a shared administrator password would let one tenant log in to another's.
+    forProvider: template(
+      FlexibleServerForProvider.omit({ version: true, administratorPasswordSecretRef: true }).partial(),
+      "Azure FlexibleServer",
+    ),
+    sizes: AzurePostgreSQLSizes,
+    limits: RDSLimits.optional(),
+  },
+});
+
 export const classKinds: readonly ClassKindDef[] = [
   SQSQueueClass,
   PubSubQueueClass,
@@ -166,6 +235,8 @@ export const classKinds: readonly ClassKindDef[] = [
   GCSBucketClass,
   AzureContainerClass,
   RDSInstanceClass,
+  CloudSQLInstanceClass,
+  AzurePostgreSQLClass,
 ];
 
 /** A class as read from the API server. */

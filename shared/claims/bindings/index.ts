@@ -1,5 +1,7 @@
 import type { ClassBinding } from "../binding.ts";
 import { azureContainerBinding } from "./azure-container.ts";
+import { azurePostgreSQLBinding } from "./azure-postgresql.ts";
+import { cloudSqlInstanceBinding } from "./cloudsql-instance.ts";
 import { gcsBucketBinding } from "./gcs-bucket.ts";
 import { pubsubQueueBinding } from "./pubsub-queue.ts";
 import { rdsInstanceBinding } from "./rds-instance.ts";
@@ -14,4 +16,6 @@ export const classBindings: readonly ClassBinding[] = [
   gcsBucketBinding,
   azureContainerBinding,
   rdsInstanceBinding,
+  cloudSqlInstanceBinding,
+  azurePostgreSQLBinding,
 ];

@@ -1,6 +1,6 @@
 import { DBInstance } from "../../api/aws/rds.ts";
 import { RDSInstanceClass } from "../../api/claims/classes.ts";
-import { type ClassBinding, objectAt } from "../binding.ts";
+import { type ClassBinding, type Fields, objectAt } from "../binding.ts";
 
 const DEFAULT_SIZES: Record<string, string> = {
   small: "db.t3.micro",
@@ -36,16 +36,19 @@ export const rdsInstanceBinding: ClassBinding = {
   ],
   // The portable "host"; endpoint, port, username and password come from the DBInstance as they are.
   connection: (d) => ({ service: "rds-postgresql", ...(d.endpoint ? { host: d.endpoint } : {}) }),
-  overLimit: (claim, classSpec, cls) => {
-    const limits = objectAt(classSpec, "limits");
-    const max = typeof limits.maxStorageGB === "number" ? limits.maxStorageGB : undefined;
-    const storage = typeof claim.storageGB === "number" ? claim.storageGB : undefined;
-    if (max !== undefined && storage !== undefined && storage > max)
-      return `storageGB ${storage} is over the limit: ${cls} allows at most ${max} GiB per claim; ask for less, or use another class`;
-    const sizes = Array.isArray(limits.allowedSizes) ? (limits.allowedSizes as string[]) : undefined;
-    const size = typeof claim.size === "string" ? claim.size : "small";
-    if (sizes && !sizes.includes(size))
-      return `size ${size} is over the limit: ${cls} allows ${sizes.join(", ")}; choose one of those, or use another class`;
-    return undefined;
-  },
+  overLimit: (claim, classSpec, cls) => overPostgreSQLLimits(claim, classSpec, cls),
 };
+
+/** The limits every PostgreSQL class shares (maxStorageGB, allowedSizes): why a claim is over them, if it is. */
+export function overPostgreSQLLimits(claim: Fields, classSpec: Fields, cls: string): string | undefined {
+  const limits = objectAt(classSpec, "limits");
+  const max = typeof limits.maxStorageGB === "number" ? limits.maxStorageGB : undefined;
+  const storage = typeof claim.storageGB === "number" ? claim.storageGB : undefined;
+  if (max !== undefined && storage !== undefined && storage > max)
+    return `storageGB ${storage} is over the limit: ${cls} allows at most ${max} GiB per claim; ask for less, or use another class`;
+  const sizes = Array.isArray(limits.allowedSizes) ? (limits.allowedSizes as string[]) : undefined;
+  const size = typeof claim.size === "string" ? claim.size : "small";
+  if (sizes && !sizes.includes(size))
+    return `size ${size} is over the limit: ${cls} allows ${sizes.join(", ")}; choose one of those, or use another class`;
+  return undefined;
+}

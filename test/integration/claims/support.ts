@@ -135,9 +135,9 @@ function freePort(): Promise<number> {
 
 /**
  * A second, isolated cluster: one more kube-apiserver on the stack's etcd under its own --etcd-prefix,
- * with driftless's CRDs. `stop()` stops it and deletes its keys from etcd.
+ * with driftless's CRDs (or only `opts.crds`). `stop()` stops it and deletes its keys from etcd.
  */
-export async function startSecondCluster(): Promise<{
+export async function startSecondCluster(opts: { crds?: ReturnType<typeof allCrds> } = {}): Promise<{
   kube: Kube;
   kubeConfig: KubeConfig;
   stop(): Promise<void>;
@@ -151,7 +151,7 @@ export async function startSecondCluster(): Promise<{
     contexts: [{ name: "second", cluster: "second", user: "admin" }],
     currentContext: "second",
   });
-  await applyCrds(kc, allCrds(), 60_000);
+  await applyCrds(kc, opts.crds ?? allCrds(), 60_000);
   return {
     kube: new Kube(kc),
     kubeConfig: kc,

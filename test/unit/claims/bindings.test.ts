@@ -73,6 +73,59 @@ describe("class bindings: template ⊕ the claim's portable fields", () => {
     });
   });
 
+  it("Cloud SQL: POSTGRES_<major>, diskSize, the class's tier map; the portable host is the private IP, else the public one", () => {
+    const b = binding("CloudSQLInstanceClass");
+    const fp = initialForProvider(b.parts[0]!, {
+      claim: { version: "16.4", storageGB: 50, size: "medium" },
+      classSpec: { forProvider: { region: "europe-west1", privateNetworkRef: { name: "vpc" } }, sizes: {} },
+      name: "db",
+    });
+    expect(fp).toEqual({
+      region: "europe-west1",
+      privateNetworkRef: { name: "vpc" },
+      databaseVersion: "POSTGRES_16",
+      diskSize: 50,
+      tier: "db-custom-2-7680",
+    });
+    expect(b.connection({ privateIP: "10.0.0.3", publicIP: "34.1.2.3" })).toMatchObject({ host: "10.0.0.3" });
+    expect(b.connection({ publicIP: "34.1.2.3" })).toEqual({
+      service: "cloudsql-postgresql",
+      host: "34.1.2.3",
+    });
+  });
+
+  it("Azure PostgreSQL: the major version, storage rounded up to a size Azure offers, the sku map, an administrator", () => {
+    const b = binding("AzurePostgreSQLClass");
+    const fp = initialForProvider(b.parts[0]!, {
+      claim: { version: "16", storageGB: 100, size: "small" },
+      classSpec: { forProvider: { location: "westeurope", resourceGroupNameRef: { name: "dbs" } } },
+      name: "db",
+    });
+    expect(fp).toEqual({
+      location: "westeurope",
+      resourceGroupNameRef: { name: "dbs" },
+      administratorLogin: "pgadmin",
+      version: "16",
+      storageSizeGB: 128,
+      sku: { name: "Standard_B1ms", tier: "Burstable" },
+    });
+    expect(b.parts[0]!.portable({ claim: { storageGB: 20 }, classSpec: {}, name: "db" }).storageSizeGB).toBe(
+      32,
+    );
+    expect(b.connection({ host: "db.postgres.database.azure.com" })).toEqual({ service: "azure-postgresql" });
+  });
+
+  it("every PostgreSQL class applies the same limits", () => {
+    for (const kind of ["RDSInstanceClass", "CloudSQLInstanceClass", "AzurePostgreSQLClass"]) {
+      const over = binding(kind).overLimit?.(
+        { storageGB: 500, size: "small" },
+        { limits: { maxStorageGB: 100 } },
+        kind,
+      );
+      expect(over, kind).toMatch(/storageGB 500 is over the limit/);
+    }
+  });
+
   it("Azure: refuses versioning, which containers do not have", () => {
     expect(binding("AzureContainerClass").unsupported?.({ versioning: true })).toMatch(
       /cannot serve versioning/,
