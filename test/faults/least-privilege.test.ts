@@ -487,9 +487,14 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       .flatMap(actions)
       .filter((a) => !a.startsWith("logs:"));
     mine.record(
-      "IAM: the sweep may only send to the work queue (and read the kubeconfig secret)",
+      "IAM: the sweep may only send to the work queue, count the dead letters (and read the kubeconfig secret)",
       sweep.every((a) =>
-        ["sqs:SendMessage", "secretsmanager:GetSecretValue", "ssm:GetParameter"].includes(a),
+        [
+          "sqs:SendMessage",
+          "sqs:GetQueueAttributes",
+          "secretsmanager:GetSecretValue",
+          "ssm:GetParameter",
+        ].includes(a),
       ),
       sweep.join(","),
     );

@@ -121,8 +121,9 @@ describe("cloud events: CloudTrail via EventBridge on SQS", () => {
     expect(invocations).toHaveLength(1);
     expect(invocations[0]?.response.batchItemFailures).toEqual([]);
     expect(await visibility(managed)).toBe("30");
-    // One LIST found it; the reconcile then read it (GET) like any message.
-    expect(workerKube.stats.lists).toBe(1);
+    // The LISTs found it; the reconcile then read it (GET) like any message.
+    // One label-selected LIST per shape of the kind: cluster-scoped and namespaced (.m.).
+    expect(workerKube.stats.lists).toBe(2);
     expect(workerKube.stats.byOperation["get Queue"]).toBeGreaterThanOrEqual(1);
     expect(lines.some((l) => l.includes("cloud event: reconciling") && l.includes(managed))).toBe(true);
   });
@@ -137,11 +138,12 @@ describe("cloud events: CloudTrail via EventBridge on SQS", () => {
     expect(worker.engine.externalCalls.observe).toBe(before);
   });
 
-  it("an event about a queue driftless does not manage costs one LIST and nothing else", async () => {
+  it("an event about a queue driftless does not manage costs one LIST per shape of the kind and nothing else", async () => {
     const before = worker.engine.externalCalls.observe;
     const invocations = await deliver(eventFor(uniqueName("not-ours")));
     expect(invocations[0]?.response.batchItemFailures).toEqual([]);
-    expect(workerKube.stats.lists).toBe(1);
+    // One label-selected LIST per shape of the kind: cluster-scoped and namespaced (.m.).
+    expect(workerKube.stats.lists).toBe(2);
     expect(workerKube.stats.gets + workerKube.stats.writes).toBe(0);
     expect(worker.engine.externalCalls.observe).toBe(before);
   });

@@ -119,7 +119,8 @@ describe("cloud events: Cloud Audit Logs via a log sink on Pub/Sub", () => {
 
     expect(res).toEqual({ outcome: "cloud-event", keys: 1 });
     expect(await cloudRetention(managed)).toMatchObject({ seconds: "1200" });
-    expect(workerKube.stats.lists).toBe(1);
+    // One label-selected LIST per shape of the kind: cluster-scoped and namespaced (.m.).
+    expect(workerKube.stats.lists).toBe(2);
     // The update's settle check goes back to the work topic as a key.
     expect(followUps.messages.map((m) => m.name)).toEqual([managed]);
   });
@@ -132,10 +133,11 @@ describe("cloud events: Cloud Audit Logs via a log sink on Pub/Sub", () => {
     expect(workerKube.stats.lists + workerKube.stats.gets + workerKube.stats.writes).toBe(0);
   });
 
-  it("an entry about a topic driftless does not manage costs one LIST and nothing else", async () => {
+  it("an entry about a topic driftless does not manage costs one LIST per shape of the kind and nothing else", async () => {
     const res = await deliver(entryFor(uniqueName("not-ours")));
     expect(res).toEqual({ outcome: "cloud-event", keys: 0 });
-    expect(workerKube.stats.lists).toBe(1);
+    // One label-selected LIST per shape of the kind: cluster-scoped and namespaced (.m.).
+    expect(workerKube.stats.lists).toBe(2);
     expect(workerKube.stats.gets + workerKube.stats.writes).toBe(0);
   });
 });
