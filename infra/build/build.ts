@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:f
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { build, type Metafile } from "esbuild";
+import { build, type Metafile, type Plugin } from "esbuild";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DIST = path.join(ROOT, "dist");
@@ -39,6 +39,27 @@ interface BundleSpec {
 // Cloud Functions loads the function through its own copy of the framework: registering with a bundled
 // copy would be invisible to it, so the framework stays external (dist/gcp/package.json depends on it).
 const FUNCTIONS_FRAMEWORK = "@google-cloud/functions-framework";
+
+/**
+ * Replaces shared/providers/awscc/activated.ts with a module that returns the specs of the generated AWS
+ * kinds DRIFTLESS_ACTIVATE selects at build time: a bundle carries only those (a few KB each) and reads
+ * no files; with no activation list it carries none.
+ */
+function awsccActivationPlugin(): Plugin {
+  return {
+    name: "driftless-awscc-activation",
+    setup(b) {
+      b.onLoad({ filter: /shared[\\/]providers[\\/]awscc[\\/]activated\.ts$/ }, async () => {
+        const { activatedAwsccSpecs } = await import("../../shared/providers/awscc/activated.ts");
+        const specs = activatedAwsccSpecs();
+        return {
+          loader: "ts",
+          contents: `// Baked by infra/build/build.ts: ${specs.length} generated kinds.\nexport function activatedAwsccSpecs() { return ${JSON.stringify(specs)}; }\n`,
+        };
+      });
+    },
+  };
+}
 
 export const BUNDLES: BundleSpec[] = [
   { name: "aws-reconcile", entry: "functions/aws/reconcile.ts", platform: "aws" },
@@ -145,6 +166,8 @@ export async function buildBundle(spec: BundleSpec, outfile: string): Promise<Bu
     logLevel: "warning",
     absWorkingDir: ROOT,
     banner: { js: BANNER },
+    // The generated AWS kinds a function serves are baked in at build time (docs/awscc.md).
+    plugins: [awsccActivationPlugin()],
     external: spec.external ?? [],
     // Prefer ES module builds (tree-shaking), as Node would resolve them for an import.
     mainFields: ["module", "main"],

@@ -36,6 +36,7 @@ export const PORTS = {
   gcpSql: port("GCP_SQL", 14480),
   gcpCompute: port("GCP_COMPUTE", 14481),
   gcpServiceNetworking: port("GCP_SERVICE_NETWORKING", 14482),
+  cloudControl: port("CLOUDCONTROL", 14490),
 };
 
 export type StackEnv = Record<string, string>;
@@ -240,6 +241,13 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
       ...["--service-networking-port", String(PORTS.gcpServiceNetworking)],
     ]);
     procs.push(gcpSql);
+    // AWS Cloud Control (the generated AWS kinds), validating against the generated specs.
+    const cloudControl = startProcess("cloudcontrol-fake", nodeBin, [
+      join(REPO_ROOT, "infra/local/fakes/cloudcontrol-fake.ts"),
+      "--port",
+      String(PORTS.cloudControl),
+    ]);
+    procs.push(cloudControl);
     save();
 
     await waitFor("etcd", () => httpOk(`http://127.0.0.1:${PORTS.etcd}/health`), etcd.pid);
@@ -271,6 +279,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     await waitFor("arm-fake", () => portOpen(PORTS.arm), arm.pid);
     await waitFor("gcs-fake", () => portOpen(PORTS.gcs), gcs.pid);
     await waitFor("gcp-sql-fakes", () => portOpen(PORTS.gcpServiceNetworking), gcpSql.pid);
+    await waitFor("cloudcontrol-fake", () => portOpen(PORTS.cloudControl), cloudControl.pid);
   } catch (err) {
     save();
     await down();
@@ -284,6 +293,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     DRIFTLESS_CA_FILE: tls.caCert,
     NODE_EXTRA_CA_CERTS: tls.caCert,
     AWS_ENDPOINT_URL: `http://127.0.0.1:${PORTS.moto}`,
+    AWS_CLOUDCONTROL_ENDPOINT: `http://127.0.0.1:${PORTS.cloudControl}`,
     AWS_REGION: "us-east-1",
     AWS_ACCESS_KEY_ID: "testing",
     AWS_SECRET_ACCESS_KEY: "testing",
@@ -540,6 +550,7 @@ export function describeStack(env: StackEnv): string {
     `  Azurite blob    ${env.AZURITE_BLOB_ENDPOINT}`,
     `  ARM fake        ${env.AZURE_ARM_ENDPOINT}`,
     `  GCS fake        ${env.GCS_ENDPOINT}`,
+    `  Cloud Control   ${env.AWS_CLOUDCONTROL_ENDPOINT} (fake)`,
     `  Cloud SQL fakes ${env.GCP_SQL_ENDPOINT} (+ compute, service networking)`,
     `  env file        ${join(STACK_DIR, "env.sh")}   (source it in a shell)`,
   ].join("\n");

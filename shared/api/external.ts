@@ -38,6 +38,11 @@ export interface ExternalCreation {
   /** The name the cloud chose (provider-chosen names: ids such as vpc-…). */
   externalName?: string;
   connectionDetails?: ConnectionDetails;
+  /**
+   * Annotations of the provider's own the engine records with the create's result, in the same write
+   * (e.g. the token of an asynchronous create request, for observe to follow). Never crossplane.io/ ones.
+   */
+  annotations?: Record<string, string>;
 }
 
 export interface ExternalUpdate {

@@ -3,6 +3,7 @@ import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type {
   ConnectionDetails,
   ExternalClient,
+  ExternalCreation,
   ExternalObservation,
   ExternalUpdate,
   ManagedKindProvider,
@@ -819,7 +820,7 @@ export class ManagedReconciler implements Reconciles {
       );
       return this.#fail(step, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
     }
-    let created: { externalName?: string; connectionDetails?: ConnectionDetails };
+    let created: ExternalCreation;
     try {
       created = await this.#external(provider.definition.kind, "create", () =>
         client.create(step.mr, externalName),
@@ -835,6 +836,7 @@ export class ManagedReconciler implements Reconciles {
       return this.#fail(step, Reason.cannotCreate, wrapErr(Msg.create, err), [creating()]);
     }
     const annotations: Record<string, string> = {
+      ...providerAnnotations(created.annotations),
       [Annotations.createSucceeded]: this.#opts.now().toISOString(),
     };
     const createdName = created.externalName ?? externalName;
@@ -1177,6 +1179,11 @@ export function indexLabelPatch(
   if (!externalName) return undefined;
   const value = externalKeyOf(def, externalName);
   return mr.metadata.labels?.[EXTERNAL_KEY_LABEL] === value ? undefined : { [EXTERNAL_KEY_LABEL]: value };
+}
+
+/** A provider's create annotations, without any in crossplane.io/: those are the engine's alone. */
+function providerAnnotations(a: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(a ?? {}).filter(([k]) => !k.startsWith("crossplane.io/")));
 }
 
 /** The pending time when a create started and neither success nor failure was recorded after it. */

@@ -7,6 +7,9 @@ import { UsageError } from "../../../shared/ops/errors.ts";
 import { allCrds, applyCrds, type CliContext, collect, config, registry } from "../common.ts";
 import { Progress, stderr, stdout } from "../output.ts";
 
+type AwsccCrd = CrdLike & { awscc: { group: string; kind: string } };
+const isAwsccGroup = (g: string) => /\.awscc(\.m)?\.driftless\.dev$/.test(g);
+
 interface ActivationOpts {
   activate?: string[];
 }
@@ -16,9 +19,20 @@ export async function activationPlan(opts: ActivationOpts) {
   const patterns = opts.activate ?? config().DRIFTLESS_ACTIVATE;
   const { managedKinds } = await registry();
   const managed = new Set(managedKinds.map((k) => `${k.definition.plural}.${k.definition.group}`));
-  const crds = (await allCrds()) as unknown as CrdLike[];
+  // Generated AWS kinds (Cloud Control) are never in allCrds(): only those the patterns name are built.
+  // Generated AWS kinds (Cloud Control) follow their own rule (never in "everything"): planned apart.
+  const generated = (await awsccCrds(patterns)) as AwsccCrd[];
+  const crds = ((await allCrds()) as unknown as CrdLike[]).filter((c) => !isAwsccGroup(c.spec.group));
   try {
     const plan = planActivation(crds, patterns, (c) => managed.has(c.metadata.name));
+    const { awsccPatternSelects } = await import("../../../shared/api/awscc/catalog.ts");
+    const selects = (p: string) => generated.some((c) => awsccPatternSelects(p, c.metadata.name, c.awscc));
+    plan.unmatched = plan.unmatched.filter((p) => !selects(p));
+    // The catalog entry rode along only to match patterns: not printed or applied.
+    for (const c of generated) {
+      const { awscc: _, ...crd } = c;
+      plan.install.push(crd as CrdLike);
+    }
     for (const p of plan.unmatched)
       stderr.write(`warning: activation pattern "${p}" matches no managed kind\n`);
     return plan;
@@ -27,10 +41,36 @@ export async function activationPlan(opts: ActivationOpts) {
   }
 }
 
+/** The CRDs of the generated AWS kinds (either shape) the patterns select; none without patterns. */
+async function awsccCrds(patterns: readonly string[] | undefined) {
+  if (!patterns || patterns.length === 0) return [];
+  const [catalogs, { awsccKindOf }, { managedCrd }, { namespacedVariantOf }] = await Promise.all([
+    import("../../../shared/api/awscc/catalog.ts"),
+    import("../../../shared/api/awscc/kind.ts"),
+    import("../../../shared/api/crd.ts"),
+    import("../../../shared/api/managed.ts"),
+  ]);
+  let catalog: ReturnType<typeof catalogs.loadAwsccCatalog>;
+  try {
+    catalog = catalogs.loadAwsccCatalog();
+  } catch (err) {
+    // Asked for by name and not generated: say how to generate; otherwise only hand-written kinds exist.
+    if (patterns.some((p) => p.toLowerCase().includes("awscc"))) throw new UsageError((err as Error).message);
+    return [];
+  }
+  return catalogs.activatedAwsccEntries(patterns, catalog).flatMap((e) => {
+    const def = awsccKindOf(catalogs.loadAwsccSpec(e));
+    return [def, namespacedVariantOf(def)]
+      .map((d) => managedCrd(d))
+      .filter((c) => patterns.some((p) => catalogs.awsccPatternSelects(p, c.metadata.name, e)))
+      .map((c) => Object.assign(c as unknown as CrdLike, { awscc: e }));
+  });
+}
+
 const activateOption = (c: Command) =>
   c.option(
     "--activate <glob>",
-    "install only the managed kinds whose CRD name matches (e.g. 'queues.sqs.aws.driftless.dev', '*.gcp.driftless.dev'); repeatable; default DRIFTLESS_ACTIVATE, else all. ProviderConfigs, claims and classes are always installed",
+    "install only the managed kinds whose CRD name matches (e.g. 'queues.sqs.aws.driftless.dev', '*.gcp.driftless.dev', generated AWS kinds by service: 'dynamodb.*', 'dynamodb.table' — see docs/awscc.md); repeatable; default DRIFTLESS_ACTIVATE, else all. ProviderConfigs, claims and classes are always installed",
     collect,
   );
 

@@ -10,6 +10,7 @@ import {
   withNamespacedVariants,
 } from "../../api/external.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
+import { activatedAwsccKinds } from "../awscc/kinds.ts";
 import { checkAwsCredentials } from "./config.ts";
 import { securityGroupProvider } from "./ec2-securitygroup.ts";
 import { subnetProvider } from "./ec2-subnet.ts";
@@ -27,6 +28,8 @@ export const awsKinds: ManagedKindProvider[] = withNamespacedVariants([
   subnetProvider,
   securityGroupProvider,
   dbSubnetGroupProvider,
+  // The generated kinds (Cloud Control) that are activated; none by default (docs/awscc.md).
+  ...activatedAwsccKinds(),
 ]);
 
 export const awsProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(

@@ -1,0 +1,502 @@
+// Twenty generated AWS kinds (CloudFormation types through Cloud Control) against the real API server
+// and the Cloud Control fake: create, observe, update (a patch of what drifted), drift put back, delete,
+// import; then the Cloud Control specifics — asynchronous creates, an interrupted create resumed by its
+// idempotency token, failed requests, create-only fields, write-only secrets, throttling, unsupported types.
+import {
+  CreateResourceCommand,
+  GetResourceRequestStatusCommand,
+  UpdateResourceCommand,
+} from "@aws-sdk/client-cloudcontrol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { awsccKindOf } from "../../../shared/api/awscc/kind.ts";
+import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
+import { managedCrd } from "../../../shared/api/crd.ts";
+import type { ManagedKindDef } from "../../../shared/api/managed.ts";
+import { Annotations } from "../../../shared/api/meta.ts";
+import { applyCrds } from "../../../shared/kube/crds.ts";
+import { CREATE_REQUEST_ANNOTATION } from "../../../shared/providers/awscc/cloudcontrol.ts";
+import { desiredModel } from "../../../shared/providers/awscc/model.ts";
+import { Reconciler } from "../../../shared/reconciler/reconciler.ts";
+import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
+import { awsccRegistry, awsccSpec, removeCrds, startFake } from "../../support/awscc.ts";
+import { CrashBeforeSucceeded, expectAvailable, managedObject } from "../../support/conformance.ts";
+import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
+
+type Json = Record<string, unknown>;
+
+interface Fixture {
+  type: string;
+  forProvider: (name: string) => Json;
+  /** A spec change, and where it shows on the wire (CloudFormation name) with its value there. */
+  change: Json;
+  wire: { prop: string; after: unknown };
+}
+
+const tags = (v: string) => [{ Key: "team", Value: v }];
+const FIXTURES: Fixture[] = [
+  {
+    type: "AWS::DynamoDB::Table",
+    forProvider: () => ({
+      keySchema: [{ attributeName: "id", keyType: "HASH" }],
+      attributeDefinitions: [{ attributeName: "id", attributeType: "S" }],
+      billingMode: "PAY_PER_REQUEST",
+    }),
+    change: { tableClass: "STANDARD_INFREQUENT_ACCESS" },
+    wire: { prop: "TableClass", after: "STANDARD_INFREQUENT_ACCESS" },
+  },
+  {
+    type: "AWS::SNS::Topic",
+    forProvider: () => ({ displayName: "one" }),
+    change: { displayName: "two" },
+    wire: { prop: "DisplayName", after: "two" },
+  },
+  {
+    type: "AWS::KMS::Key",
+    forProvider: () => ({ description: "one" }),
+    change: { description: "two" },
+    wire: { prop: "Description", after: "two" },
+  },
+  {
+    type: "AWS::IAM::Role",
+    forProvider: () => ({
+      assumeRolePolicyDocument: '{"Version":"2012-10-17","Statement":[]}',
+      description: "one",
+    }),
+    change: { description: "two" },
+    wire: { prop: "Description", after: "two" },
+  },
+  {
+    type: "AWS::Logs::LogGroup",
+    forProvider: () => ({ retentionInDays: 7 }),
+    change: { retentionInDays: 14 },
+    wire: { prop: "RetentionInDays", after: 14 },
+  },
+  {
+    type: "AWS::ECR::Repository",
+    forProvider: () => ({ imageTagMutability: "MUTABLE" }),
+    change: { imageTagMutability: "IMMUTABLE" },
+    wire: { prop: "ImageTagMutability", after: "IMMUTABLE" },
+  },
+  {
+    type: "AWS::SecretsManager::Secret",
+    forProvider: (n) => ({ name: n, description: "one" }),
+    change: { description: "two" },
+    wire: { prop: "Description", after: "two" },
+  },
+  {
+    type: "AWS::Route53::HostedZone",
+    forProvider: (n) => ({ name: `${n}.example.com`, hostedZoneTags: { team: "a" } }),
+    change: { hostedZoneTags: { team: "b" } },
+    wire: { prop: "HostedZoneTags", after: tags("b") },
+  },
+  {
+    type: "AWS::ElastiCache::SubnetGroup",
+    forProvider: () => ({ description: "one", subnetIds: ["subnet-0a"] }),
+    change: { description: "two" },
+    wire: { prop: "Description", after: "two" },
+  },
+  {
+    type: "AWS::Lambda::Function",
+    forProvider: () => ({
+      code: { zipFile: "exports.handler = async () => 1" },
+      role: "arn:aws:iam::123456789012:role/fn",
+      runtime: "nodejs22.x",
+      handler: "index.handler",
+      timeout: 3,
+    }),
+    change: { timeout: 10 },
+    wire: { prop: "Timeout", after: 10 },
+  },
+  {
+    type: "AWS::Events::Rule",
+    forProvider: (n) => ({ name: n, scheduleExpression: "rate(5 minutes)", state: "ENABLED" }),
+    change: { state: "DISABLED" },
+    wire: { prop: "State", after: "DISABLED" },
+  },
+  {
+    type: "AWS::Kinesis::Stream",
+    forProvider: () => ({ shardCount: 1, retentionPeriodHours: 24 }),
+    change: { retentionPeriodHours: 48 },
+    wire: { prop: "RetentionPeriodHours", after: 48 },
+  },
+  {
+    type: "AWS::EFS::FileSystem",
+    forProvider: () => ({ throughputMode: "bursting" }),
+    change: { throughputMode: "elastic" },
+    wire: { prop: "ThroughputMode", after: "elastic" },
+  },
+  {
+    type: "AWS::SSM::Parameter",
+    forProvider: () => ({ type: "String", value: "one" }),
+    change: { value: "two" },
+    wire: { prop: "Value", after: "two" },
+  },
+  {
+    type: "AWS::SQS::Queue",
+    forProvider: () => ({ visibilityTimeout: 30 }),
+    change: { visibilityTimeout: 60 },
+    wire: { prop: "VisibilityTimeout", after: 60 },
+  },
+  {
+    type: "AWS::S3::Bucket",
+    forProvider: () => ({ tags: { team: "a" } }),
+    change: { tags: { team: "b" } },
+    wire: { prop: "Tags", after: tags("b") },
+  },
+  {
+    type: "AWS::ECS::Cluster",
+    forProvider: () => ({ tags: { team: "a" } }),
+    change: { tags: { team: "b" } },
+    wire: { prop: "Tags", after: tags("b") },
+  },
+  {
+    type: "AWS::StepFunctions::Activity",
+    forProvider: (n) => ({ name: n, tags: { team: "a" } }),
+    change: { tags: { team: "b" } },
+    wire: { prop: "Tags", after: tags("b") },
+  },
+  {
+    type: "AWS::EC2::VPC",
+    forProvider: () => ({ cidrBlock: "10.0.0.0/16", instanceTenancy: "default" }),
+    change: { instanceTenancy: "dedicated" },
+    wire: { prop: "InstanceTenancy", after: "dedicated" },
+  },
+  {
+    type: "AWS::Glue::Database",
+    forProvider: () => ({ catalogId: "123456789012", databaseInput: { description: "one" } }),
+    change: { databaseInput: { description: "two" } },
+    wire: { prop: "DatabaseInput", after: { Description: "two" } },
+  },
+];
+
+const kube = newKube();
+let fake: Awaited<ReturnType<typeof startFake>>;
+const specs = new Map<string, AwsccKindSpec>();
+const defs = new Map<string, ManagedKindDef>();
+const PC = uniqueName("pc-awscc");
+let r: Reconciler;
+
+const EXTRA = ["AWS::CloudFormation::WaitConditionHandle"];
+
+beforeAll(async () => {
+  fake = await startFake();
+  for (const t of [...FIXTURES.map((f) => f.type), ...EXTRA]) {
+    const spec = awsccSpec(t);
+    specs.set(t, spec);
+    defs.set(t, awsccKindOf(spec));
+  }
+  await ensureCrds();
+  await removeCrds(kube, [...defs.values()]); // a run stopped half-way may have left them
+  await applyCrds(
+    kubeConfig(),
+    [...defs.values()].map((d) => managedCrd(d)),
+  );
+  await createAwsProviderConfig(kube, PC, { endpoint: fake.url });
+  r = new Reconciler(kube, awsccRegistry([...specs.values()]), { creationGracePeriodMs: 0 });
+}, 120_000);
+
+afterAll(async () => {
+  // These CRDs are this file's alone: removed, so the shared API server serves no more than before.
+  await removeCrds(kube, [...defs.values()]);
+  await fake?.close();
+});
+
+const defOf = (t: string) => defs.get(t) as ManagedKindDef;
+const object = (
+  t: string,
+  name: string,
+  forProvider: Json,
+  extra: { annotations?: Json; spec?: Json } = {},
+) => managedObject(defOf(t), name, PC, { forProvider, connectionSecret: false, ...(extra as object) });
+const wireOf = async (t: string, identifier: string) =>
+  (await fake.resources(t)).find((x) => x.identifier === identifier)?.model;
+const externalNameOf = async (t: string, name: string) =>
+  (await getMr(kube, defOf(t), name))?.metadata.annotations?.[Annotations.externalName] ?? "";
+const nameFor = (t: string) => uniqueName(t.split("::")[2]?.toLowerCase() ?? "x");
+
+/** Creates a resource behind driftless's back, the way another tool would; returns its identifier. */
+async function createInCloud(t: string, cloudName: string, forProvider: Json): Promise<string> {
+  const spec = specs.get(t) as AwsccKindSpec;
+  const cc = fake.client();
+  const model = desiredModel(spec, { forProvider, externalName: cloudName, secrets: {} });
+  const out = await cc.send(new CreateResourceCommand({ TypeName: t, DesiredState: JSON.stringify(model) }));
+  return (await finish(out.ProgressEvent)).Identifier ?? "";
+}
+
+/** Waits for a request of our own to end, as the SDK's user would. */
+async function finish(ev: { OperationStatus?: string; RequestToken?: string } | undefined) {
+  const cc = fake.client();
+  while (ev?.OperationStatus === "IN_PROGRESS")
+    ev = (await cc.send(new GetResourceRequestStatusCommand({ RequestToken: ev.RequestToken })))
+      .ProgressEvent;
+  expect(ev?.OperationStatus).toBe("SUCCESS");
+  return ev as { Identifier?: string };
+}
+
+/** Changes a resource behind driftless's back (the console, another tool). */
+async function changeInCloud(t: string, id: string, patch: unknown[]) {
+  const out = await fake
+    .client()
+    .send(new UpdateResourceCommand({ TypeName: t, Identifier: id, PatchDocument: JSON.stringify(patch) }));
+  await finish(out.ProgressEvent);
+}
+
+describe.each(FIXTURES)("generated $type through Cloud Control", (fx) => {
+  it("creates, observes, updates only what changed, puts drift back and deletes", async () => {
+    const t = fx.type;
+    const def = defOf(t);
+    const name = nameFor(t);
+    await kube.create(def, object(t, name, fx.forProvider(name)));
+
+    await settle(r, keyOf(def, name));
+
+    const mr = await getMr(kube, def, name);
+    const id = await externalNameOf(t, name);
+    expectAvailable(mr, specs.get(t)?.externalName === "fromAnnotation" ? name : undefined);
+    expect(id).not.toBe("");
+    expect(await wireOf(t, id)).toBeDefined();
+    expect(mr?.metadata.annotations?.[CREATE_REQUEST_ANNOTATION]).toMatch(/^1\//);
+
+    // In sync: one GetResource, nothing written.
+    const before = await fake.requests();
+    expect((await r.reconcile(keyOf(def, name))).outcome).toBe("in-sync");
+    const during = await fake.requests();
+    expect((during.GetResource ?? 0) - (before.GetResource ?? 0)).toBe(1);
+    expect(during.UpdateResource ?? 0).toBe(before.UpdateResource ?? 0);
+
+    await kube.patch(def, name, { spec: { forProvider: fx.change } });
+    const results = await settle(r, keyOf(def, name));
+    expect(results.map((x) => x.outcome)).toContain("updated");
+    expect((await wireOf(t, id))?.[fx.wire.prop]).toEqual(fx.wire.after);
+
+    // Drift: someone changes it in the cloud; the next reconcile puts the spec's value back.
+    const drifted = await fake.requests();
+    await changeInCloud(t, id, [{ op: "remove", path: `/${fx.wire.prop}` }]);
+    expect((await wireOf(t, id))?.[fx.wire.prop]).toBeUndefined();
+    await settle(r, keyOf(def, name));
+    expect((await wireOf(t, id))?.[fx.wire.prop]).toEqual(fx.wire.after);
+    expect((await fake.requests()).UpdateResource).toBe((drifted.UpdateResource ?? 0) + 2);
+
+    await kube.delete(def, name);
+    await settle(r, keyOf(def, name));
+    expect(await getMr(kube, def, name)).toBeUndefined();
+    expect(await wireOf(t, id)).toBeUndefined();
+  });
+
+  it("imports an existing resource read-only (Observe) and never writes to it", async () => {
+    const t = fx.type;
+    const def = defOf(t);
+    const name = nameFor(t);
+    const cloudName = `${name}-cloud`;
+    const id = await createInCloud(t, cloudName, fx.forProvider(cloudName));
+    await kube.create(
+      def,
+      object(
+        t,
+        name,
+        {},
+        {
+          annotations: { [Annotations.externalName]: id },
+          spec: { managementPolicies: ["Observe"] },
+        },
+      ),
+    );
+
+    await settle(r, keyOf(def, name));
+    await kube.patch(def, name, { spec: { forProvider: fx.change } });
+    const before = await fake.requests();
+    await settle(r, keyOf(def, name));
+
+    const mr = await getMr(kube, def, name);
+    expect(conditionOf(mr, "Ready")).toMatchObject({ status: "True", reason: "Available" });
+    expect(conditionOf(mr, "Synced")).toMatchObject({ status: "True" });
+    const after = await fake.requests();
+    expect(after.UpdateResource ?? 0).toBe(before.UpdateResource ?? 0);
+    expect(after.CreateResource ?? 0).toBe(before.CreateResource ?? 0);
+    await kube.delete(def, name);
+    await settle(r, keyOf(def, name));
+    expect(await wireOf(t, id)).toBeDefined();
+  });
+});
+
+describe("Cloud Control specifics", () => {
+  const TOPIC = "AWS::SNS::Topic";
+  const TABLE = "AWS::DynamoDB::Table";
+
+  it("follows a create that takes several polls: Creating until Cloud Control reports success", async () => {
+    await fake.control("config", { pollsToComplete: 12 });
+    try {
+      const def = defOf(TOPIC);
+      const name = nameFor(TOPIC);
+      await kube.create(def, object(TOPIC, name, { displayName: `slow-${name}` }));
+      expect((await r.reconcile(keyOf(def, name))).outcome).toBe("created");
+      const first = await getMr(kube, def, name);
+      expect(first?.metadata.annotations?.[CREATE_REQUEST_ANNOTATION]).toBeTruthy();
+      await r.reconcile(keyOf(def, name));
+      expect(conditionOf(await getMr(kube, def, name), "Ready")).toMatchObject({ reason: "Creating" });
+
+      await settle(r, keyOf(def, name), 20);
+      const mr = await getMr(kube, def, name);
+      expectAvailable(mr);
+      expect(await fake.resources(TOPIC)).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ identifier: mr?.metadata.annotations?.[Annotations.externalName] }),
+        ]),
+      );
+      // Never a second create while the first was running.
+      expect(
+        (await fake.resources(TOPIC)).filter((x) => x.model.DisplayName === `slow-${name}`),
+      ).toHaveLength(1);
+    } finally {
+      await fake.control("config", { pollsToComplete: 1 });
+    }
+  });
+
+  it("resumes an interrupted create with the same idempotency token: one resource, never two", async () => {
+    const def = defOf(TOPIC);
+    const name = nameFor(TOPIC);
+    await kube.create(def, object(TOPIC, name, { displayName: `resume-${name}` }));
+    const crashing = new Reconciler(
+      new CrashBeforeSucceeded(kubeConfig()),
+      awsccRegistry([...specs.values()]),
+      {
+        creationGracePeriodMs: 0,
+        retryBaseMs: 1,
+      },
+    );
+    await crashing.reconcile(keyOf(def, name)); // CreateResource sent, its result never recorded
+    const after = new Reconciler(kube, awsccRegistry([...specs.values()]), {
+      creationGracePeriodMs: 0,
+      createPendingTimeoutMs: 0,
+    });
+
+    await settle(after, keyOf(def, name));
+
+    expectAvailable(await getMr(kube, def, name));
+    const mine = (await fake.resources(TOPIC)).filter((x) => x.model.DisplayName === `resume-${name}`);
+    expect(mine).toHaveLength(1);
+  });
+
+  it("reports a create that fails at once in Synced (a create error, retried with backoff)", async () => {
+    const def = defOf(TOPIC);
+    const name = nameFor(TOPIC);
+    await fake.control("fail", {
+      operation: "CREATE",
+      errorCode: "InvalidRequest",
+      message: "display name refused",
+    });
+    await kube.create(def, object(TOPIC, name, { displayName: "bad" }));
+    const [res] = await settle(r, keyOf(def, name));
+    expect(res?.outcome).toBe("error");
+    const synced = conditionOf(await getMr(kube, def, name), "Synced");
+    expect(synced).toMatchObject({ status: "False" });
+    expect(synced?.message).toContain("display name refused");
+  });
+
+  it("a create that fails after it was accepted stops until the spec changes, then is made anew", async () => {
+    const def = defOf(TOPIC);
+    const name = nameFor(TOPIC);
+    await fake.control("config", { pollsToComplete: 8 });
+    try {
+      await fake.control("fail", {
+        operation: "CREATE",
+        errorCode: "InvalidRequest",
+        message: "late refusal",
+      });
+      await kube.create(def, object(TOPIC, name, { displayName: "bad" }));
+      expect((await r.reconcile(keyOf(def, name))).outcome).toBe("created");
+      for (let i = 0; i < 4; i++) await r.reconcile(keyOf(def, name));
+      const synced = conditionOf(await getMr(kube, def, name), "Synced");
+      expect(synced?.message).toContain("late refusal");
+      const creates = (await fake.requests()).CreateResource;
+      await r.reconcile(keyOf(def, name));
+      expect((await fake.requests()).CreateResource).toBe(creates);
+    } finally {
+      await fake.control("config", { pollsToComplete: 1 });
+    }
+    await kube.patch(def, name, { spec: { forProvider: { displayName: "good" } } });
+    await settle(r, keyOf(def, name));
+    expectAvailable(await getMr(kube, def, name));
+  });
+
+  it("never updates a create-only field: Synced=False names it, the cloud is unchanged", async () => {
+    const def = defOf(TABLE);
+    const name = nameFor(TABLE);
+    const fx = FIXTURES[0] as Fixture;
+    await kube.create(def, object(TABLE, name, fx.forProvider(name)));
+    await settle(r, keyOf(def, name));
+    await kube.patch(def, name, {
+      spec: { forProvider: { keySchema: [{ attributeName: "pk", keyType: "HASH" }] } },
+    });
+    await settle(r, keyOf(def, name));
+    const synced = conditionOf(await getMr(kube, def, name), "Synced");
+    expect(synced).toMatchObject({ status: "False" });
+    expect(synced?.message).toContain("immutable");
+    expect((await wireOf(TABLE, name))?.KeySchema).toEqual([{ AttributeName: "id", KeyType: "HASH" }]);
+  });
+
+  it("the fake refuses a create-only path in a patch, as Cloud Control does", async () => {
+    const name = nameFor(TABLE);
+    const id = await createInCloud(TABLE, name, (FIXTURES[0] as Fixture).forProvider(name));
+    await expect(
+      fake.client().send(
+        new UpdateResourceCommand({
+          TypeName: TABLE,
+          Identifier: id,
+          PatchDocument: JSON.stringify([{ op: "add", path: "/KeySchema", value: [] }]),
+        }),
+      ),
+    ).rejects.toMatchObject({ name: "ValidationException" });
+  });
+
+  it("takes a write-only secret from a Secret, sends it, never compares or logs it", async () => {
+    const t = "AWS::SecretsManager::Secret";
+    const def = defOf(t);
+    const name = nameFor(t);
+    const value = `s3cr3t-${name}`;
+    await kube.createSecret({ metadata: { name, namespace: "default" }, stringData: { value } });
+    const { lines, logger } = captureLogger();
+    const logged = new Reconciler(kube, awsccRegistry([...specs.values()]), {
+      creationGracePeriodMs: 0,
+      logger,
+    });
+    await kube.create(
+      def,
+      object(t, name, { name, secretStringSecretRef: { namespace: "default", name, key: "value" } }),
+    );
+    await settle(logged, keyOf(def, name));
+    const mr = await getMr(kube, def, name);
+    expectAvailable(mr);
+    const id = await externalNameOf(t, name);
+    expect((await wireOf(t, id))?.SecretString).toBe(value);
+    expect((await logged.reconcile(keyOf(def, name))).outcome).toBe("in-sync");
+    expect(lines.join("\n") + JSON.stringify(mr)).not.toContain(value);
+  });
+
+  it("backs off on throttling and says so in Synced", async () => {
+    const def = defOf(TOPIC);
+    const name = nameFor(TOPIC);
+    await kube.create(def, object(TOPIC, name, { displayName: "t" }));
+    await fake.control("throttle", { count: 10 });
+    try {
+      await r.reconcile(keyOf(def, name));
+    } finally {
+      await fake.control("throttle", { count: 0 });
+    }
+    expect(conditionOf(await getMr(kube, def, name), "Synced")?.message).toMatch(/throttled/i);
+    await settle(r, keyOf(def, name));
+    expectAvailable(await getMr(kube, def, name));
+  });
+
+  it("reports a type Cloud Control cannot provision plainly in Synced", async () => {
+    const t = "AWS::CloudFormation::WaitConditionHandle";
+    const def = defOf(t);
+    const name = nameFor(t);
+    await kube.create(def, object(t, name, {}));
+    await settle(r, keyOf(def, name));
+    const synced = conditionOf(await getMr(kube, def, name), "Synced");
+    expect(synced).toMatchObject({ status: "False" });
+    expect(synced?.message).toContain(`Cloud Control cannot manage ${t}`);
+  });
+});

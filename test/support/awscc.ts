@@ -1,0 +1,87 @@
+// The generated AWS kinds in tests: generated once (skipped when current), specs by type name, an
+// in-process Cloud Control fake with its controls, and a registry whose Cloud Control providers poll fast.
+import { CloudControlClient } from "@aws-sdk/client-cloudcontrol";
+import { generateAwscc } from "../../infra/gen-awscc.ts";
+import { startCloudControlFake } from "../../infra/local/fakes/cloudcontrol-fake.ts";
+import { loadAwsccCatalog, loadAwsccSpec } from "../../shared/api/awscc/catalog.ts";
+import type { AwsccKindSpec } from "../../shared/api/awscc/spec.ts";
+import { withNamespacedVariants } from "../../shared/api/external.ts";
+import { awsccProviders } from "../../shared/providers/awscc/kinds.ts";
+import { managedKinds } from "../../shared/providers/index.ts";
+import { KindRegistry } from "../../shared/reconciler/registry.ts";
+
+/** Generates the kinds if this checkout has not (or has stale ones); ~1 s, else nothing. */
+export function ensureAwsccGenerated() {
+  return generateAwscc();
+}
+
+export function awsccSpec(typeName: string): AwsccKindSpec {
+  ensureAwsccGenerated();
+  const entry = loadAwsccCatalog().kinds.find((k) => k.typeName === typeName);
+  if (!entry) throw new Error(`no generated kind for ${typeName}`);
+  return loadAwsccSpec(entry);
+}
+
+/** A Cloud Control fake of this test file's own (its controls affect no other file). */
+export async function startFake() {
+  ensureAwsccGenerated();
+  const fake = await startCloudControlFake({ port: 0 });
+  const control = async (path: string, body: unknown = {}) => {
+    const res = await fetch(`${fake.url}/__fake/${path}`, { method: "POST", body: JSON.stringify(body) });
+    return res.json() as Promise<unknown>;
+  };
+  return {
+    ...fake,
+    control,
+    resources: async (type: string) =>
+      (await (await fetch(`${fake.url}/__fake/resources?type=${encodeURIComponent(type)}`)).json()) as Array<{
+        identifier: string;
+        model: Record<string, unknown>;
+      }>,
+    requests: async () =>
+      (await (await fetch(`${fake.url}/__fake/requests`)).json()) as Record<string, number>,
+    client: () =>
+      new CloudControlClient({
+        region: "us-east-1",
+        endpoint: fake.url,
+        credentials: { accessKeyId: "testing", secretAccessKey: "testing" },
+        maxAttempts: 1,
+      }),
+  };
+}
+
+/** Every hand-written kind plus the given generated ones (both shapes), polling Cloud Control every 5 ms. */
+export function awsccRegistry(specs: readonly AwsccKindSpec[]) {
+  return new KindRegistry([
+    ...managedKinds,
+    ...withNamespacedVariants(awsccProviders(specs, { pollDelaysMs: [5, 5, 5, 5] })),
+  ]);
+}
+
+/**
+ * Removes CRDs a test file installed: their objects first (finalizers dropped: their cloud side is a
+ * fake's), then the CRDs, waiting until they are gone — so the shared API server serves no more than
+ * before and a rerun never meets a CRD still terminating.
+ */
+export async function removeCrds(kube: import("../../shared/kube/client.ts").Kube, defs: ResourceTypeLike[]) {
+  const { CRD_TYPE } = await import("../../shared/ops/activation.ts");
+  for (const d of defs) {
+    const page = await kube.list(d).catch(() => ({ items: [] as KubeObject[] }));
+    for (const o of page.items) {
+      const ns = o.metadata.namespace;
+      await kube
+        .patch(d, o.metadata.name, { metadata: { finalizers: [] } }, { namespace: ns })
+        .catch(() => undefined);
+      await kube.delete(d, o.metadata.name, ns).catch(() => undefined);
+    }
+    await kube.delete(CRD_TYPE, `${d.plural}.${d.group}`).catch(() => undefined);
+  }
+  const deadline = Date.now() + 60_000;
+  for (const d of defs) {
+    while ((await kube.get(CRD_TYPE, `${d.plural}.${d.group}`)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+type ResourceTypeLike = import("../../shared/api/meta.ts").ResourceType;
+type KubeObject = import("../../shared/kube/client.ts").KubeObject;

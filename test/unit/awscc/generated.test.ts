@@ -1,0 +1,153 @@
+// Every generated AWS kind (≈1,800 CloudFormation types) makes a valid structural CRD, offline; the
+// activation rules select generated kinds only by name; the wire mapping and patches are exact.
+import { beforeAll, describe, expect, it } from "vitest";
+import { generateAwscc } from "../../../infra/gen-awscc.ts";
+import {
+  activatedAwsccEntries,
+  awsccPatternSelects,
+  loadAwsccCatalog,
+  loadAwsccSpec,
+} from "../../../shared/api/awscc/catalog.ts";
+import { awsccKindOf } from "../../../shared/api/awscc/kind.ts";
+import { camelOf, pluralOf } from "../../../shared/api/awscc/spec.ts";
+import { type JSONSchemaProps, managedCrd } from "../../../shared/api/crd.ts";
+import { namespacedVariantOf } from "../../../shared/api/managed.ts";
+import { allCrds } from "../../../shared/crds.ts";
+import { desiredModel, observedOf, patchOf } from "../../../shared/providers/awscc/model.ts";
+
+/**
+ * The API server's structural-schema rules that a generator can break: a type on every node (unless
+ * it preserves unknown fields or is int-or-string), items on arrays, no junctors, no properties beside
+ * additionalProperties, only `type` on metadata, names that are DNS labels.
+ */
+function structuralProblems(node: JSONSchemaProps, path: string, out: string[]) {
+  for (const k of ["anyOf", "oneOf", "allOf", "not", "$ref"]) if (k in node) out.push(`${path}: ${k}`);
+  const preserve = node["x-kubernetes-preserve-unknown-fields"] === true;
+  if (!node.type && !preserve && !node["x-kubernetes-int-or-string"]) out.push(`${path}: no type`);
+  if (node.type === "array" && !node.items) out.push(`${path}: array without items`);
+  if (node.properties && node.additionalProperties) out.push(`${path}: properties and additionalProperties`);
+  if (node.additionalProperties === false) out.push(`${path}: additionalProperties false`);
+  if (node.nullable !== undefined && typeof node.nullable !== "boolean") out.push(`${path}: nullable`);
+  for (const [k, v] of Object.entries((node.properties ?? {}) as Record<string, JSONSchemaProps>))
+    structuralProblems(v, `${path}.${k}`, out);
+  if (node.items) structuralProblems(node.items as JSONSchemaProps, `${path}[]`, out);
+  if (typeof node.additionalProperties === "object")
+    structuralProblems(node.additionalProperties as JSONSchemaProps, `${path}{}`, out);
+}
+
+beforeAll(() => {
+  generateAwscc();
+}, 60_000);
+
+describe("generated AWS kinds (Cloud Control)", () => {
+  it("every generated CRD, both shapes, is a structural schema the API server accepts", () => {
+    const catalog = loadAwsccCatalog();
+    expect(catalog.kinds.length).toBeGreaterThan(1500);
+    const problems: string[] = [];
+    const names = new Set<string>();
+    for (const e of catalog.kinds) {
+      const def = awsccKindOf(loadAwsccSpec(e));
+      for (const d of [def, namespacedVariantOf(def)]) {
+        const crd = managedCrd(d);
+        const name = crd.metadata.name;
+        if (names.has(name)) problems.push(`${name}: twice`);
+        names.add(name);
+        if (name.length > 253 || name.split(".").some((l) => !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(l)))
+          problems.push(`${name}: not a DNS subdomain`);
+        const version = crd.spec.versions[0];
+        if (!version?.additionalPrinterColumns.some((c) => c.name === "READY"))
+          problems.push(`${name}: columns`);
+        const schema = version?.schema.openAPIV3Schema as unknown as JSONSchemaProps;
+        const meta = (schema.properties as Record<string, JSONSchemaProps>).metadata;
+        if (Object.keys(meta ?? {}).join() !== "type") problems.push(`${name}: metadata has more than type`);
+        structuralProblems(schema, name, problems);
+        if (JSON.stringify(crd).length > 1_000_000) problems.push(`${name}: larger than 1 MB`);
+      }
+    }
+    expect(problems.slice(0, 20)).toEqual([]);
+  });
+
+  it("no generated kind is in allCrds(): nothing is installed unless activated", () => {
+    expect(allCrds().filter((c) => c.spec.group.includes(".awscc."))).toEqual([]);
+  });
+
+  it("activates generated kinds only by naming them", () => {
+    const catalog = loadAwsccCatalog();
+    const names = (p: string[]) => activatedAwsccEntries(p, catalog).map((e) => e.typeName);
+    expect(names([])).toEqual([]);
+    expect(names(["*"])).toEqual([]);
+    expect(names(["*.aws.driftless.dev", "queues.sqs.aws.driftless.dev"])).toEqual([]);
+    expect(names(["dynamodb.*"])).toEqual(["AWS::DynamoDB::GlobalTable", "AWS::DynamoDB::Table"]);
+    expect(names(["dynamodb.table", "sns.topic"]).sort()).toEqual([
+      "AWS::DynamoDB::Table",
+      "AWS::SNS::Topic",
+    ]);
+    expect(names(["*.awscc.driftless.dev"]).length).toBe(catalog.kinds.length);
+    const table = { group: "dynamodb.awscc", kind: "Table" };
+    expect(
+      awsccPatternSelects(
+        "tables.dynamodb.awscc.driftless.dev",
+        "tables.dynamodb.awscc.driftless.dev",
+        table,
+      ),
+    ).toBe(true);
+    expect(
+      awsccPatternSelects(
+        "tables.dynamodb.awscc.driftless.dev",
+        "tables.dynamodb.awscc.m.driftless.dev",
+        table,
+      ),
+    ).toBe(false);
+    expect(awsccPatternSelects("dynamodb.*", "tables.dynamodb.awscc.m.driftless.dev", table)).toBe(true);
+  });
+
+  it("names fields as Crossplane does and pluralises kinds", () => {
+    expect(["SSESpecification", "KMSKeyId", "VpcId", "ID", "TableName"].map(camelOf)).toEqual([
+      "sseSpecification",
+      "kmsKeyId",
+      "vpcId",
+      "id",
+      "tableName",
+    ]);
+    expect(["Policy", "Alias", "Key", "Address"].map(pluralOf)).toEqual([
+      "policies",
+      "aliases",
+      "keys",
+      "addresses",
+    ]);
+  });
+
+  it("maps forProvider to the wire and back, and patches only the drifted members", () => {
+    const spec = loadAwsccSpec(
+      loadAwsccCatalog().kinds.find((k) => k.typeName === "AWS::DynamoDB::Table") as never,
+    );
+    const forProvider = {
+      keySchema: [{ attributeName: "id", keyType: "HASH" }],
+      sseSpecification: { sseEnabled: true },
+      tags: { team: "a" },
+    };
+    const wire = desiredModel(spec, { forProvider, externalName: "orders", secrets: {} });
+    expect(wire).toEqual({
+      TableName: "orders",
+      KeySchema: [{ AttributeName: "id", KeyType: "HASH" }],
+      SSESpecification: { SSEEnabled: true },
+      Tags: [{ Key: "team", Value: "a" }],
+    });
+    expect(observedOf(spec, wire, "us-east-1")).toEqual({ region: "us-east-1", ...forProvider });
+    const current = { ...wire, SSESpecification: { SSEEnabled: false, SSEType: "KMS" }, Tags: [] };
+    expect(patchOf(spec, wire, current)).toEqual([
+      { op: "add", path: "/SSESpecification/SSEEnabled", value: true },
+      { op: "add", path: "/Tags", value: [{ Key: "team", Value: "a" }] },
+    ]);
+  });
+
+  it("takes secrets from Secret references and never declares them comparable", () => {
+    const spec = loadAwsccSpec(
+      loadAwsccCatalog().kinds.find((k) => k.typeName === "AWS::RDS::DBCluster") as never,
+    );
+    const def = awsccKindOf(spec);
+    expect(def.forProvider.shape).toHaveProperty("masterUserPasswordSecretRef");
+    expect(def.forProvider.shape).not.toHaveProperty("masterUserPassword");
+    expect(def.fields.masterUserPasswordSecretRef).toEqual({ writeOnly: true });
+  });
+});
