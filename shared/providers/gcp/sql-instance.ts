@@ -140,7 +140,7 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
     return gcp(async () => {
       const inst = await this.#get(name);
       if (!inst) {
-        const details = await this.#password.beforeCreate(mr, fp.rootPasswordSecretRef);
+        const details = await this.#password.absent(mr, fp.rootPasswordSecretRef);
         return { resourceExists: false, ...(details ? { connectionDetails: details } : {}) };
       }
       const state = blank(String(inst.state ?? ""));
@@ -163,7 +163,7 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
         ...(ready.message ? { message: why ? `${ready.message}: ${why}` : ready.message } : {}),
         connectionDetails: connectionOf(inst),
       };
-      await this.#password.check(mr, fp.rootPasswordSecretRef, obs);
+      await this.#password.observe(mr, fp.rootPasswordSecretRef, obs);
       return obs;
     });
   }
@@ -204,7 +204,7 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
         );
       }
     });
-    this.#password.remember(mr, password);
+    this.#password.wasSet(mr, password);
     return { connectionDetails: { username: ROOT_USER, port: POSTGRES_PORT, [PASSWORD_KEY]: password } };
   }
 
@@ -217,7 +217,7 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
         `Cloud SQL cannot shrink a disk: spec.forProvider.diskSize is ${fp.diskSize} GB, the instance has ${seen.diskSize} GB; set it to ${seen.diskSize} or more`,
       );
     const changed = settingsOf(fp, seen);
-    const password = this.#password.toSet(obs);
+    const password = this.#password.pending(obs);
     if (Object.keys(changed).length === 0 && password === undefined) return {};
     if (state !== "RUNNABLE")
       throw new Error(
@@ -251,7 +251,7 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
         ),
       ),
     );
-    this.#password.remember(mr, password);
+    this.#password.wasSet(mr, password);
     return { connectionDetails: { ...obs.connectionDetails, [PASSWORD_KEY]: password } };
   }
 

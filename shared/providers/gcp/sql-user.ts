@@ -53,11 +53,11 @@ class UserClient implements ExternalClient<F, A> {
           availability: "Available",
           connectionDetails: { username: name },
         };
-        await this.#password.check(mr, fp.passwordSecretRef, obs);
+        await this.#password.observe(mr, fp.passwordSecretRef, obs);
         return obs;
       } catch (err) {
         if (!isSqlNotFound(err)) throw err;
-        const details = await this.#password.beforeCreate(mr, fp.passwordSecretRef);
+        const details = await this.#password.absent(mr, fp.passwordSecretRef);
         return { resourceExists: false, ...(details ? { connectionDetails: details } : {}) };
       }
     });
@@ -94,16 +94,16 @@ class UserClient implements ExternalClient<F, A> {
         }
       }),
     );
-    this.#password.remember(mr, password);
+    this.#password.wasSet(mr, password);
     return { connectionDetails: { username: name, [PASSWORD_KEY]: password } };
   }
 
   async update(mr: MR, name: string, obs: Observation) {
     const instance = mr.spec.forProvider.instance;
-    const password = this.#password.toSet(obs);
+    const password = this.#password.pending(obs);
     if (password === undefined || !instance) return {};
     await gcp(() => onInstance(instance, () => this.#setPassword(instance, name, password)));
-    this.#password.remember(mr, password);
+    this.#password.wasSet(mr, password);
     return { connectionDetails: { ...obs.connectionDetails, [PASSWORD_KEY]: password } };
   }
 

@@ -223,7 +223,7 @@ describe("Cloud SQL with private IP against the Cloud SQL, Compute and Service N
     });
     expect(data.privateIP).toMatch(/^10\./);
     expect(data.serverCACertificate).toMatch(/^-----BEGIN CERTIFICATE-----/);
-    expect(data.password).toMatch(/^[A-Za-z][A-Za-z0-9]{29}$/);
+    expect(data.password).toMatch(/^[A-Za-z][A-Za-z0-9]{31}$/);
     // The generated password is the one Cloud SQL got, and it is nowhere but the Secret.
     expect(sql.passwordOf(PROJECT, "db-a", "postgres")).toBe(data.password);
     const visible = [
