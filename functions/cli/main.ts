@@ -11,6 +11,7 @@ import { registerCrds } from "./commands/crds.ts";
 import { registerDescribe } from "./commands/describe.ts";
 import { registerDoctor } from "./commands/doctor.ts";
 import { registerDoorbell } from "./commands/doorbell.ts";
+import { registerExplain } from "./commands/explain.ts";
 import { registerForward } from "./commands/forward.ts";
 import { registerGet } from "./commands/get.ts";
 import { registerMigrate } from "./commands/migrate.ts";
@@ -30,6 +31,7 @@ const COMMANDS: RegisterCommand[] = [
   registerSweep,
   registerGet,
   registerDescribe,
+  registerExplain,
   registerTrigger,
   registerBind,
   registerCrds,
