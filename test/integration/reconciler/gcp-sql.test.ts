@@ -3,6 +3,11 @@
 // in-process here, so any running stack serves). The chain with private IP, updates and refusals is in
 // test/unit/providers/gcp-private-sql.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FakeHttpServer } from "../../../infra/local/fakes/gcp-fake-http.ts";
+import {
+  type GcpPrivateNetworkingFakes,
+  startGcpPrivateNetworkingFakes,
+} from "../../../infra/local/fakes/gcp-private-networking-fakes.ts";
 import { Network } from "../../../shared/api/gcp/compute.ts";
 import { DatabaseInstance } from "../../../shared/api/gcp/sql.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
@@ -11,11 +16,6 @@ import { ensureCrds, ensureNamespace } from "../../support/aws.ts";
 import { describeManagedKind, expectAvailable, managedObject } from "../../support/conformance.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import type { FakeHttpServer } from "../../../infra/local/fakes/gcp-fake-http.ts";
-import {
-  type GcpPrivateNetworkingFakes,
-  startGcpPrivateNetworkingFakes,
-} from "../../../infra/local/fakes/gcp-private-networking-fakes.ts";
 import { captureLogger, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
 const kube = newKube();

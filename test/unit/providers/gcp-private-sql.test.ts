@@ -6,6 +6,17 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import type { ComputeFake } from "../../../infra/local/fakes/gcp-compute-fake.ts";
+import { rateLimited } from "../../../infra/local/fakes/gcp-fake-http.ts";
+import {
+  type GcpPrivateNetworkingFakes,
+  startGcpPrivateNetworkingFakes,
+} from "../../../infra/local/fakes/gcp-private-networking-fakes.ts";
+import {
+  PEERING,
+  type ServiceNetworkingFake,
+} from "../../../infra/local/fakes/gcp-servicenetworking-fake.ts";
+import type { SqlFake } from "../../../infra/local/fakes/gcp-sql-fake.ts";
 import { GlobalAddress, Network } from "../../../shared/api/gcp/compute.ts";
 import { Connection } from "../../../shared/api/gcp/servicenetworking.ts";
 import { Database, DatabaseInstance, User } from "../../../shared/api/gcp/sql.ts";
@@ -15,14 +26,6 @@ import { providerConfigs, v2ProviderConfigs } from "../../../shared/api/provider
 import { gcpKinds } from "../../../shared/providers/gcp/kinds.ts";
 import { type ReconcileResult, Reconciler, type ResourceKey } from "../../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import type { ComputeFake } from "../../../infra/local/fakes/gcp-compute-fake.ts";
-import { rateLimited } from "../../../infra/local/fakes/gcp-fake-http.ts";
-import {
-  type GcpPrivateNetworkingFakes,
-  startGcpPrivateNetworkingFakes,
-} from "../../../infra/local/fakes/gcp-private-networking-fakes.ts";
-import { PEERING, type ServiceNetworkingFake } from "../../../infra/local/fakes/gcp-servicenetworking-fake.ts";
-import type { SqlFake } from "../../../infra/local/fakes/gcp-sql-fake.ts";
 import { MemoryApiServer } from "../../support/memory-apiserver.ts";
 import { captureLogger } from "../../support/reconcile.ts";
 
@@ -465,9 +468,9 @@ describe("Cloud SQL with private IP against the Cloud SQL, Compute and Service N
 });
 
 const exampleDocs = () =>
-  parseAllDocuments(
-    readFileSync(new URL("../../../examples/gcp-sql.yaml", import.meta.url), "utf8"),
-  ).map((d) => d.toJS() as ManagedResource);
+  parseAllDocuments(readFileSync(new URL("../../../examples/gcp-sql.yaml", import.meta.url), "utf8")).map(
+    (d) => d.toJS() as ManagedResource,
+  );
 
 /**
  * Applies the objects at once to a fresh API server with `providerConfig`, then reconciles them
