@@ -18,10 +18,18 @@ import { SecurityGroup, Subnet, VPC } from "../api/aws/ec2.ts";
 import { DBInstance, DBSubnetGroup } from "../api/aws/rds.ts";
 import { Bucket as S3Bucket } from "../api/aws/s3.ts";
 import { Queue } from "../api/aws/sqs.ts";
+import {
+  FlexibleServer,
+  FlexibleServerDatabase,
+  FlexibleServerFirewallRule,
+} from "../api/azure/dbforpostgresql.ts";
 import { Subnet as AzureSubnet, VirtualNetwork } from "../api/azure/network.ts";
 import { ResourceGroup } from "../api/azure/resources.ts";
 import { Container } from "../api/azure/storage.ts";
+import { GlobalAddress, Network, networkPathOf } from "../api/gcp/compute.ts";
 import { Subscription, Topic } from "../api/gcp/pubsub.ts";
+import { Connection } from "../api/gcp/servicenetworking.ts";
+import { Database, DatabaseInstance, User } from "../api/gcp/sql.ts";
 import { Bucket as GcsBucket } from "../api/gcp/storage.ts";
 import { type ManagedKindDef, namespacedVariantOf } from "../api/managed.ts";
 import { Annotations, API_DOMAIN } from "../api/meta.ts";
@@ -107,8 +115,15 @@ type Report = (severity: IssueSeverity, message: string, field?: string) => void
 /** How one Upjet field becomes a driftless field. */
 type FieldRule =
   | { to: string; convert?: (value: unknown, report: Report) => unknown }
-  /** Not managed by driftless: reported as dropped with this explanation. */
-  | { drop: string }
+  /** One Upjet field becomes several driftless fields (or one of another shape), e.g. an ARM id. */
+  | { into: (value: unknown, report: Report) => Obj | undefined }
+  /** A Terraform block whose fields are driftless's top-level fields (same name unless a rule says). */
+  | { block: Record<string, FieldRule> }
+  /**
+   * Not managed by driftless: reported as dropped with this explanation — or only noted when `harmless`
+   * says the value loses nothing (a Terraform-side guard that is off, say).
+   */
+  | { drop: string; harmless?: (value: unknown) => boolean }
   /** Carried in metadata instead (external name) or harmless: noted, not dropped. */
   | { note: string };
 
@@ -121,6 +136,13 @@ interface KindMapping {
   fields?: Record<string, FieldRule>;
   /** Upjet forProvider fields that name the cloud resource (used when the annotation is missing). */
   nameFields?: string[];
+  /** Why an object of this kind cannot be adopted (what driftless's kind does not cover), if it cannot. */
+  refuse?: (forProvider: Obj) => string | undefined;
+  /**
+   * Crossplane's external name (the annotation, if any) → driftless's, where their formats differ; it
+   * reports what it did. Undefined: the object is found without one.
+   */
+  externalName?: (value: string | undefined, forProvider: Obj, report: Report) => string | undefined;
 }
 
 const firstBlock = (value: unknown, report: Report): unknown => {
@@ -143,6 +165,100 @@ const jsonObject = (value: unknown, report: Report): unknown => {
 const projectNote: FieldRule = {
   note: "driftless takes the project from the ProviderConfig's projectID: make sure it names this project",
 };
+
+const cmekDrop: FieldRule = { drop: "CMEK settings are not managed by driftless (they stay unchanged)" };
+
+/** Terraform's deletion_policy: ABANDON left the cloud resource behind when the object was deleted. */
+const abandonRule: FieldRule = {
+  drop: "ABANDON kept the cloud resource when the Crossplane object was deleted; driftless's way is leaving Delete out of managementPolicies (deletionPolicy: Orphan on cluster-scoped kinds)",
+  harmless: (v) => v !== "ABANDON",
+};
+
+const enabledDisabled = (value: unknown) =>
+  typeof value === "boolean" ? (value ? "Enabled" : "Disabled") : value;
+
+const SKU_TIERS: Record<string, string> = { B: "Burstable", GP: "GeneralPurpose", MO: "MemoryOptimized" };
+
+/** Terraform's `GP_Standard_D4s_v3` → ARM's `{name: Standard_D4s_v3, tier: GeneralPurpose}`. */
+const flexibleServerSku = (value: unknown, report: Report): Obj | undefined => {
+  const m = typeof value === "string" ? /^(B|GP|MO)_(.+)$/.exec(value) : null;
+  const tier = m?.[1] ? SKU_TIERS[m[1]] : undefined;
+  if (!m?.[2] || !tier) {
+    report("error", `${JSON.stringify(value)} is not <B|GP|MO>_<size>; left out`);
+    return undefined;
+  }
+  return { sku: { name: m[2], tier } };
+};
+
+/** Terraform's storage_mb (32768) → ARM's storageSizeGB (32): Azure's sizes are whole GiB. */
+const megabytesToGiB = (value: unknown, report: Report): unknown => {
+  if (typeof value === "number" && value > 0 && value % 1024 === 0) return value / 1024;
+  report("error", `${JSON.stringify(value)} MB is not a whole number of GiB; left out`);
+  return undefined;
+};
+
+const FLEXIBLE_SERVER_ID =
+  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.DBforPostgreSQL\/flexibleServers\/([^/]+)\/?$/i;
+
+/** Upjet names a flexible server by its ARM id (or a reference); driftless by resource group and name. */
+const serverFieldRules: Record<string, FieldRule> = {
+  serverId: {
+    into: (value, report) => {
+      const m = typeof value === "string" ? FLEXIBLE_SERVER_ID.exec(value) : null;
+      if (m?.[1] && m[2]) return { resourceGroupName: m[1], serverName: m[2] };
+      report("error", "is not a flexible server's resource id; left out");
+      return undefined;
+    },
+  },
+  serverIdRef: { to: "serverNameRef" },
+  serverIdSelector: { to: "serverNameSelector" },
+};
+
+const CONNECTION_SERVICE = "servicenetworking.googleapis.com";
+
+const queryUnescape = (s: string) => {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, " "));
+  } catch {
+    return s;
+  }
+};
+
+/**
+ * Terraform's connection id is `<network as given, URL-escaped>:<service, URL-escaped>`; driftless's is
+ * `<network path>:<service>`. Without either, driftless finds the network's connection by its network.
+ */
+function connectionExternalName(value: string | undefined, fp: Obj, report: Report): string | undefined {
+  if (value) {
+    const at = value.lastIndexOf(":");
+    const network = at > 0 ? networkPathOf(queryUnescape(value.slice(0, at))) : undefined;
+    const service = at > 0 ? queryUnescape(value.slice(at + 1)) : "";
+    if (network && service) {
+      const out = `${network}:${service}`;
+      if (out !== value)
+        report("note", `external name ${value} → ${out} (driftless's <network path>:<service>)`);
+      return out;
+    }
+    report(
+      "note",
+      `external name ${value} is not <network>:<service>; left out: driftless finds the network's connection itself`,
+    );
+  }
+  const network = typeof fp.network === "string" ? networkPathOf(fp.network) : undefined;
+  if (network) {
+    const out = `${network}:${typeof fp.service === "string" ? fp.service : CONNECTION_SERVICE}`;
+    report(
+      "note",
+      `no ${Annotations.externalName} annotation: using ${JSON.stringify(out)} from forProvider`,
+    );
+    return out;
+  }
+  report(
+    "note",
+    "no external name needed: driftless finds the network's existing connection once forProvider.network (networkRef, networkSelector) is known",
+  );
+  return undefined;
+}
 
 const MAPPINGS: KindMapping[] = [
   {
@@ -206,7 +322,7 @@ const MAPPINGS: KindMapping[] = [
     fields: {
       messageStoragePolicy: { to: "messageStoragePolicy", convert: firstBlock },
       project: projectNote,
-      kmsKeyName: { drop: "CMEK settings are not managed by driftless (they stay unchanged)" },
+      kmsKeyName: cmekDrop,
     },
   },
   {
@@ -285,7 +401,149 @@ const MAPPINGS: KindMapping[] = [
           return v[0];
         },
       },
+      delegation: {
+        to: "delegations",
+        convert: (v, report) =>
+          (Array.isArray(v) ? v : [v]).map((d: Obj) => {
+            const service = firstBlock(d.serviceDelegation, report) as Obj | undefined;
+            if (!isEmpty(service?.actions))
+              report(
+                "note",
+                "serviceDelegation.actions left out: Azure sets a delegation's actions for its service",
+              );
+            return { name: d.name, serviceName: service?.name };
+          }),
+      },
     },
+  },
+  {
+    group: "sql.gcp.upbound.io",
+    kind: "DatabaseInstance",
+    to: DatabaseInstance,
+    refuse: (fp) =>
+      typeof fp.databaseVersion === "string" && !fp.databaseVersion.startsWith("POSTGRES_")
+        ? `databaseVersion ${fp.databaseVersion}: driftless manages Cloud SQL for PostgreSQL instances only; it was not migrated`
+        : typeof fp.masterInstanceName === "string" && fp.masterInstanceName
+          ? `a read replica of ${fp.masterInstanceName}: driftless manages primary instances only; it was not migrated`
+          : undefined,
+    fields: {
+      project: projectNote,
+      deletionProtection: {
+        drop: "Terraform's own guard against deleting the instance; driftless has Google's (settings.deletionProtectionEnabled → deletionProtectionEnabled) and leaving Delete out of managementPolicies",
+        harmless: (v) => v === false,
+      },
+      encryptionKeyName: cmekDrop,
+      settings: {
+        block: {
+          ipConfiguration: {
+            block: {
+              requireSsl: {
+                drop: "deprecated by Google: sslMode says which connections the instance accepts",
+                harmless: (v) => v === false,
+              },
+              authorizedNetworks: {
+                drop: "authorized networks of the public IP are not managed by driftless (they stay unchanged)",
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  {
+    group: "sql.gcp.upbound.io",
+    kind: "Database",
+    to: Database,
+    fields: { project: projectNote, deletionPolicy: abandonRule },
+  },
+  {
+    group: "sql.gcp.upbound.io",
+    kind: "User",
+    to: User,
+    refuse: (fp) =>
+      typeof fp.type === "string" && fp.type !== "BUILT_IN"
+        ? `a ${fp.type} user: driftless manages built-in users only; it was not migrated`
+        : undefined,
+    fields: {
+      project: projectNote,
+      deletionPolicy: abandonRule,
+      type: { note: "BUILT_IN, the only type of driftless's User" },
+      host: { drop: "a MySQL user's host; driftless manages PostgreSQL users, which have none" },
+    },
+  },
+  {
+    group: "compute.gcp.upbound.io",
+    kind: "Network",
+    to: Network,
+    fields: {
+      project: projectNote,
+      deleteDefaultRoutesOnCreate: {
+        note: "acts only when the network is created; an adopted network keeps its routes as they are",
+      },
+    },
+  },
+  {
+    group: "compute.gcp.upbound.io",
+    kind: "GlobalAddress",
+    to: GlobalAddress,
+    refuse: (fp) =>
+      fp.purpose === "VPC_PEERING" && (fp.addressType ?? "INTERNAL") === "INTERNAL"
+        ? undefined
+        : `purpose ${String(fp.purpose ?? "unset")}, addressType ${String(fp.addressType ?? "unset (Google reserves an EXTERNAL address)")}: driftless's GlobalAddress is a VPC_PEERING range (purpose VPC_PEERING, addressType INTERNAL) only; it was not migrated`,
+    fields: { project: projectNote },
+  },
+  {
+    group: "servicenetworking.gcp.upbound.io",
+    kind: "Connection",
+    to: Connection,
+    externalName: connectionExternalName,
+    fields: {
+      reservedPeeringRangesRefs: { to: "reservedPeeringRangeRefs" },
+      reservedPeeringRangesSelector: { to: "reservedPeeringRangeSelector" },
+      deletionPolicy: abandonRule,
+      updateOnCreationFail: {
+        note: "acts only when a connection is created; an adopted connection's ranges are updated in place",
+      },
+    },
+  },
+  {
+    group: "dbforpostgresql.azure.upbound.io",
+    kind: "FlexibleServer",
+    to: FlexibleServer,
+    fields: {
+      skuName: { into: (v, report) => flexibleServerSku(v, report) },
+      storageMb: { to: "storageSizeGB", convert: megabytesToGiB },
+      zone: { to: "availabilityZone" },
+      publicNetworkAccessEnabled: { to: "publicNetworkAccess", convert: enabledDisabled },
+      geoRedundantBackupEnabled: { to: "geoRedundantBackup", convert: enabledDisabled },
+      autoGeneratePassword: {
+        note: "driftless reads the password from administratorPasswordSecretRef (where Crossplane generated it) and generates one itself only when that is unset",
+      },
+      administratorPasswordWo: {
+        drop: "a write-only password: put it in a Secret and set administratorPasswordSecretRef",
+      },
+      administratorPasswordWoVersion: {
+        drop: "belongs to administratorPasswordWo: use administratorPasswordSecretRef",
+      },
+      privateDnsZoneIdRef: {
+        drop: "driftless has no private DNS zone kind: set privateDnsZoneId to the zone's resource id",
+      },
+      privateDnsZoneIdSelector: {
+        drop: "driftless has no private DNS zone kind: set privateDnsZoneId to the zone's resource id",
+      },
+    },
+  },
+  {
+    group: "dbforpostgresql.azure.upbound.io",
+    kind: "FlexibleServerFirewallRule",
+    to: FlexibleServerFirewallRule,
+    fields: serverFieldRules,
+  },
+  {
+    group: "dbforpostgresql.azure.upbound.io",
+    kind: "FlexibleServerDatabase",
+    to: FlexibleServerDatabase,
+    fields: serverFieldRules,
   },
 ];
 
@@ -352,14 +610,19 @@ const DROPPED_ANNOTATIONS = [
 ];
 
 /**
- * Upjet external names are names, but some tools store the cloud's id instead: a URL, an ARN or a
- * `projects/…/topics/…` path. driftless wants the last segment.
+ * Upjet external names are names, but some tools store the cloud's id instead: a URL, an ARN, a
+ * `projects/…/topics/…` path or an Azure resource id. driftless wants the last segment.
  */
 function normaliseExternalName(value: string, report: Report): string {
   let out = value;
   if (/^https?:\/\//.test(value)) out = value.replace(/\/+$/, "").split("/").at(-1) ?? value;
   else if (value.startsWith("arn:")) out = value.split(":").at(-1) ?? value;
-  else if (/^projects\/[^/]+\/(topics|subscriptions)\/[^/]+$/.test(value))
+  else if (/^\/subscriptions\/[^/]+\/resourceGroups\//i.test(value)) out = value.split("/").at(-1) ?? value;
+  else if (
+    /^projects\/[^/]+\/(topics|subscriptions|instances|global\/networks|global\/addresses)\/[^/]+$/.test(
+      value,
+    )
+  )
     out = value.split("/").at(-1) ?? value;
   if (out !== value) report("note", `external name ${value} shortened to ${out}`);
   return out;
@@ -463,6 +726,11 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
       );
       return;
     }
+    const refusal = mapping.refuse?.(((o.spec as Obj | undefined)?.forProvider ?? {}) as Obj);
+    if (refusal) {
+      skip(refusal);
+      return;
+    }
     result.objects.push({ source, object: migrateManaged(mapping, o, { ...opts, v2, namespace }, issue) });
   });
 
@@ -511,8 +779,59 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
       `folded into Bucket ${target.object.metadata.name}; delete this Crossplane object ${f.namespace ? "with Delete left out of its managementPolicies" : "with deletionPolicy: Orphan"}`,
     );
   }
+  fillServerResourceGroups(result);
   result.issues.push(...checkReferences(result.objects, [...MIGRATABLE_KINDS, ...(opts.kinds ?? [])]));
   return result;
+}
+
+const RESOURCE_GROUP_FIELDS = ["resourceGroupName", "resourceGroupNameRef", "resourceGroupNameSelector"];
+
+const isKindOf = (o: DriftlessObject, def: ManagedKindDef) =>
+  o.kind === def.kind &&
+  (o.apiVersion === def.apiVersion || o.apiVersion === namespacedVariantOf(def).apiVersion);
+
+/**
+ * Upjet's flexible server firewall rules and databases name their server only (an ARM id, a reference
+ * or a selector); driftless's name its resource group too: taken from the migrated FlexibleServer they
+ * name (same namespace), else a warning says to set it.
+ */
+function fillServerResourceGroups(result: MigrateResult) {
+  const servers = result.objects.filter((m) => isKindOf(m.object, FlexibleServer));
+  for (const child of result.objects) {
+    const o = child.object;
+    if (!isKindOf(o, FlexibleServerFirewallRule) && !isKindOf(o, FlexibleServerDatabase)) continue;
+    const fp = o.spec.forProvider as Obj;
+    if (RESOURCE_GROUP_FIELDS.some((f) => fp[f] !== undefined)) continue;
+    const ref = (fp.serverNameRef as Obj | undefined)?.name;
+    const labels = (fp.serverNameSelector as Obj | undefined)?.matchLabels as
+      | Record<string, string>
+      | undefined;
+    const candidates = servers.filter(
+      (s) =>
+        s.object.metadata.namespace === o.metadata.namespace &&
+        (ref !== undefined
+          ? s.object.metadata.name === ref
+          : labels !== undefined &&
+            Object.entries(labels).every(([k, v]) => s.object.metadata.labels?.[k] === v)),
+    );
+    const server = candidates.length === 1 ? candidates[0]?.object : undefined;
+    const sfp = (server?.spec.forProvider ?? {}) as Obj;
+    const copied = RESOURCE_GROUP_FIELDS.filter((f) => sfp[f] !== undefined);
+    const issue = (severity: IssueSeverity, message: string) =>
+      result.issues.push({ severity, source: child.source, field: "resourceGroupName", message });
+    if (!server || copied.length === 0) {
+      issue(
+        "warning",
+        `forProvider.resourceGroupName is unset: driftless finds the server by resource group and name, so set resourceGroupName (or resourceGroupNameRef) to the server's resource group before applying${candidates.length > 1 ? ` (${candidates.length} FlexibleServers match serverNameSelector)` : ""}`,
+      );
+      continue;
+    }
+    for (const f of copied) fp[f] = structuredClone(sfp[f]);
+    issue(
+      "note",
+      `forProvider.${copied.join(", ")} taken from FlexibleServer ${server.metadata.name}: driftless names the server's resource group beside its name`,
+    );
+  }
 }
 
 /** driftless's own objects: cluster-scoped ones move to their namespaced variants when asked to. */
@@ -551,6 +870,64 @@ function migrateDriftless(
   return object && def ? { object, moved: { def, name } } : undefined;
 }
 
+/**
+ * Upjet forProvider fields → driftless's, into `to.out`: by the kind's rules, else by the same name;
+ * Terraform blocks with `block` rules are flattened (`settings.tier` → `tier`). Everything else is reported.
+ */
+function mapFields(
+  fields: Obj,
+  rules: Record<string, FieldRule> | undefined,
+  prefix: string,
+  to: { def: ManagedKindDef; out: Obj; issue: Report },
+) {
+  const { def, out, issue } = to;
+  const targetFields = new Set(Object.keys((def.forProvider as ZodObject).shape));
+  for (const [field, value] of Object.entries(fields)) {
+    if (isEmpty(value)) continue;
+    const path = `${prefix}${field}`;
+    const report: Report = (severity, message) => issue(severity, `forProvider.${path} ${message}`, path);
+    const rule = rules?.[field];
+    if (rule && "drop" in rule) {
+      const severity = rule.harmless?.(value) ? "note" : "dropped";
+      issue(severity, `forProvider.${path} left out: ${rule.drop}`, path);
+      continue;
+    }
+    if (rule && "note" in rule) {
+      issue("note", `forProvider.${path}: ${rule.note}`, path);
+      continue;
+    }
+    if (rule && "block" in rule) {
+      const block = firstBlock(value, report);
+      if (!block || typeof block !== "object" || Array.isArray(block)) {
+        report("error", "is not a block; left out");
+        continue;
+      }
+      issue("note", `forProvider.${path}: its fields are driftless's top-level forProvider fields`, path);
+      mapFields(block as Obj, rule.block, `${path}.`, to);
+      continue;
+    }
+    if (rule && "into" in rule) {
+      const parts = rule.into(value, report) ?? {};
+      Object.assign(out, structuredClone(parts));
+      const names = Object.keys(parts).map((k) => `forProvider.${k}`);
+      if (names.length) issue("note", `forProvider.${path} → ${names.join(", ")}`, path);
+      continue;
+    }
+    const target = rule?.to ?? (targetFields.has(field) ? field : undefined);
+    if (!target || !targetFields.has(target)) {
+      issue(
+        "dropped",
+        `forProvider.${path} has no driftless equivalent for ${def.kind}; left out (the cloud keeps its value, but driftless does not manage it)`,
+        path,
+      );
+      continue;
+    }
+    const converted = rule?.convert ? rule.convert(value, report) : value;
+    if (converted !== undefined) out[target] = structuredClone(converted);
+    if (target !== field) issue("note", `forProvider.${path} → forProvider.${target}`, path);
+  }
+}
+
 function migrateManaged(
   mapping: KindMapping,
   o: Obj,
@@ -561,34 +938,8 @@ function migrateManaged(
   const meta = (o.metadata ?? {}) as Obj;
   const spec = (o.spec ?? {}) as Obj;
   const fpIn = (spec.forProvider ?? {}) as Obj;
-  const targetFields = new Set(Object.keys((def.forProvider as ZodObject).shape));
   const forProvider: Obj = {};
-
-  for (const [field, value] of Object.entries(fpIn)) {
-    if (isEmpty(value)) continue;
-    const report: Report = (severity, message) => issue(severity, `forProvider.${field} ${message}`, field);
-    const rule = mapping.fields?.[field];
-    if (rule && "drop" in rule) {
-      issue("dropped", `forProvider.${field} left out: ${rule.drop}`, field);
-      continue;
-    }
-    if (rule && "note" in rule) {
-      issue("note", `forProvider.${field}: ${rule.note}`, field);
-      continue;
-    }
-    const to = rule?.to ?? (targetFields.has(field) ? field : undefined);
-    if (!to || !targetFields.has(to)) {
-      issue(
-        "dropped",
-        `forProvider.${field} has no driftless equivalent for ${def.kind}; left out (the cloud keeps its value, but driftless does not manage it)`,
-        field,
-      );
-      continue;
-    }
-    const converted = rule?.convert ? rule.convert(value, report) : value;
-    if (converted !== undefined) forProvider[to] = structuredClone(converted);
-    if (to !== field) issue("note", `forProvider.${field} → forProvider.${to}`, field);
-  }
+  mapFields(fpIn, mapping.fields, "", { def, out: forProvider, issue });
 
   // Values that fail driftless's validation would stop every reconcile: report them and leave them out.
   const namespace = opts.namespace;
@@ -609,7 +960,11 @@ function migrateManaged(
   }
   const name = String(meta.name);
   let externalName = annotations[Annotations.externalName];
-  if (!externalName) {
+  if (mapping.externalName) {
+    delete annotations[Annotations.externalName];
+    const mapped = mapping.externalName(externalName, fpIn, (severity, message) => issue(severity, message));
+    if (mapped) annotations[Annotations.externalName] = mapped;
+  } else if (!externalName) {
     const fromField = mapping.nameFields?.map((f) => fpIn[f]).find((v) => typeof v === "string" && v);
     externalName =
       (fromField as string | undefined) ?? (def.externalName === "fromAnnotation" ? name : undefined);
@@ -625,7 +980,8 @@ function migrateManaged(
       );
     }
   }
-  if (externalName) annotations[Annotations.externalName] = normaliseExternalName(externalName, issue);
+  if (externalName && !mapping.externalName)
+    annotations[Annotations.externalName] = normaliseExternalName(externalName, issue);
   annotations[MIGRATED_FROM_ANNOTATION] = `${String(o.kind)}.${String(o.apiVersion)}`;
 
   const policies = opts.policies ?? ["Observe"];

@@ -1,37 +1,12 @@
 // Crossplane v2 (namespaced `.m.` groups) → driftless's namespaced kinds, on the providers' own example
 // manifests (test/fixtures/crossplane/v2/, sources in its README); Crossplane v1 → namespaced with
 // `namespaced`; and driftless cluster-scoped objects → their namespaced variants.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import { namespacedVariantOf } from "../../../shared/api/managed.ts";
 import { MIGRATABLE_KINDS, type MigrateResult, migrate } from "../../../shared/ops/migrate.ts";
 import { planSteps, withoutDelete } from "../../../shared/ops/migrate-namespaced.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
-
-type Doc = Record<string, unknown> & { metadata: Record<string, unknown> };
-const FIXTURES = join(import.meta.dirname, "../../fixtures/crossplane");
-// biome-ignore lint/suspicious/noTemplateCurlyInString: uptest's placeholder, as the examples spell it
-const RAND = "${Rand.RFC1123Subdomain}";
-const fixture = (name: string): Doc[] =>
-  parseAllDocuments(readFileSync(join(FIXTURES, name), "utf8"))
-    .map((d) => d.toJS() as Doc | null)
-    .filter((d): d is Doc => d !== null);
-
-/** What an export of the reconciled object would carry: the external name Crossplane recorded. */
-const exported = (docs: Doc[], externalNames: Record<string, string>): Doc[] =>
-  docs.map((d) => {
-    const id = externalNames[`${String(d.kind)}/${String(d.metadata.name)}`];
-    if (!id) return d;
-    const annotations = { ...(d.metadata.annotations as object), "crossplane.io/external-name": id };
-    return { ...d, metadata: { ...d.metadata, annotations } };
-  });
-
-const find = (r: MigrateResult, kind: string, name: string) =>
-  r.objects.find((o) => o.object.kind === kind && o.object.metadata.name === name)?.object;
-const issuesOf = (r: MigrateResult, severity: string) =>
-  r.issues.filter((i) => i.severity === severity).map((i) => `${i.source}: ${i.message}`);
+import { type Doc, exported, find, fixture, issuesOf, RAND } from "./migrate-helpers.ts";
 
 /** Every converted managed resource is the `.m.` kind in the source's namespace, with the v2 spec shape. */
 function expectNamespacedShape(r: MigrateResult, namespace: string) {
