@@ -12,7 +12,10 @@ export const DatabaseInstanceForProvider = z.object({
   databaseVersion: z
     .string()
     .regex(/^POSTGRES_\d+$/, "a PostgreSQL version such as POSTGRES_16")
-    .describe("PostgreSQL major version, e.g. POSTGRES_16. Immutable (driftless never upgrades in place)."),
+    .optional()
+    .describe(
+      "PostgreSQL major version, e.g. POSTGRES_16. Required to create; filled in on import. Immutable (driftless never upgrades in place).",
+    ),
   tier: z
     .string()
     .min(1)

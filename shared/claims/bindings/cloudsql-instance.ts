@@ -9,6 +9,8 @@ const DEFAULT_TIERS: Record<string, string> = {
   large: "db-custom-4-15360",
 };
 
+const DEFAULT_VERSION = "POSTGRES_16";
+
 /** "16" or "16.4" → POSTGRES_16: Cloud SQL takes the major version; it picks and upgrades the minor. */
 export const cloudSqlVersion = (v: unknown): string | undefined =>
   typeof v === "string" && /^\d+/.test(v) ? `POSTGRES_${v.split(".")[0]}` : undefined;
@@ -22,6 +24,8 @@ export const cloudSqlInstanceBinding: ClassBinding = {
       type: DatabaseInstance,
       primary: true,
       template: (spec) => objectAt(spec, "forProvider"),
+      // Cloud SQL needs a version to create; a claim that names none gets the current default major.
+      fixed: () => ({ databaseVersion: DEFAULT_VERSION }),
       portable: ({ claim, classSpec }) => {
         const size = typeof claim.size === "string" ? claim.size : "small";
         const tiers = { ...DEFAULT_TIERS, ...objectAt(classSpec, "sizes") } as Record<string, string>;

@@ -173,6 +173,10 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
     if (!name) throw new Error("a Cloud SQL instance needs a name (crossplane.io/external-name)");
     if (!fp.tier)
       throw new InvalidSpecError("spec.forProvider.tier is required to create a Cloud SQL instance");
+    if (!fp.databaseVersion)
+      throw new InvalidSpecError(
+        "spec.forProvider.databaseVersion is required to create a Cloud SQL instance, e.g. POSTGRES_16",
+      );
     const password = await this.#password.forCreate(mr, fp.rootPasswordSecretRef);
     await gcp(async () => {
       try {
