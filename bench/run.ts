@@ -44,6 +44,7 @@ import { latencyChart, rssChart } from "./lib/svg.ts";
 import { WireProxy } from "./lib/wire.ts";
 import { UPJET_SIZING } from "./prices.ts";
 import { measureActivation, SYNTHETIC } from "./sections/activation.ts";
+import { AWSCC_KINDS, AWSCC_KINDS_FULL_RUN, measureAwscc } from "./sections/awscc.ts";
 import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
 import { batchedCostRows, costModel, FORMULA } from "./sections/cost.ts";
@@ -79,7 +80,9 @@ const quick = values.quick ?? false;
 // --only cloud-events: section 9 alone, cloud event → drift corrected (bench/results/cloud-events-only.json).
 // --only doorbell: setup and section 10 alone, the admission doorbell (bench/results/doorbell-only.json).
 // --only activation: section 11 alone, API-server memory per CRD, without the stack (activation-only.json).
-const ONLY = ["batch", "forwarder", "cloud-events", "doorbell", "activation"];
+// --only awscc: section 12 alone, generated AWS kinds — generation, CRDs on fresh API servers, bundle size
+// (awscc-only.json).
+const ONLY = ["batch", "forwarder", "cloud-events", "doorbell", "activation", "awscc"];
 if (values.only !== undefined && !ONLY.includes(values.only))
   throw new Error(`unknown --only ${values.only}; known: ${ONLY.join(", ")}`);
 const forwarderOnly = values.only === "forwarder";
@@ -112,6 +115,17 @@ async function main() {
     writeFileSync(
       path.join(RESULTS, "activation-only.json"),
       `${JSON.stringify({ date: new Date().toISOString(), machine, ...act.result }, null, 2)}\n`,
+    );
+    return;
+  }
+  if (values.only === "awscc") {
+    process.once("SIGINT", () => process.exit(130));
+    const awscc = await measureAwscc({ log, distDir: path.join(ROOT, "dist/bench") }, AWSCC_KINDS);
+    process.stdout.write(`\n${formatTable(awscc.rows)}\n`);
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(
+      path.join(RESULTS, "awscc-only.json"),
+      `${JSON.stringify({ date: new Date().toISOString(), machine, ...awscc.result }, null, 2)}\n`,
     );
     return;
   }
@@ -198,6 +212,7 @@ async function main() {
       | "doorbell"
       | "cloudEvents"
       | "activation"
+      | "awscc"
       | "scale"
       | "coldStart"
       | "cost",
@@ -230,6 +245,9 @@ async function main() {
       const act = await measureActivation(ctx, []);
       sections.activation = act.rows;
       results.activation = act.result;
+      const awscc = await measureAwscc(ctx, AWSCC_KINDS_FULL_RUN);
+      sections.awscc = awscc.rows;
+      results.awscc = awscc.result;
     }
     // Setup, overlapped: bundles build while the in-sync set and the first scale objects are created.
     const building = buildAll(ctx);
@@ -416,6 +434,7 @@ async function main() {
       "doorbell",
       "cloudEvents",
       "activation",
+      "awscc",
       "scale",
       "coldStart",
       "cost",
