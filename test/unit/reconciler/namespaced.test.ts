@@ -11,12 +11,12 @@ import {
   namespacedTypeOf,
   namespacedVariantOf,
 } from "../../../shared/api/managed.ts";
-import { Annotations } from "../../../shared/api/meta.ts";
+import { Annotations, SecretKeySelector } from "../../../shared/api/meta.ts";
 import { ProviderConfigReconciler } from "../../../shared/reconciler/provider-config.ts";
 import { Reconciler, type ReconcilerOptions } from "../../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { forbiddenAddress, hostOf } from "../../../shared/reconciler/tenancy.ts";
-import { FakeCloud, parentType, widgetKind } from "../../support/fake-cloud.ts";
+import { FakeCloud, parentType, WidgetForProvider, widgetKind } from "../../support/fake-cloud.ts";
 import { MemoryApiServer } from "../../support/memory-apiserver.ts";
 
 const clusterDef = widgetKind();
@@ -106,6 +106,61 @@ describe("the namespaced shape", () => {
     expect(t.cloud.resources.size).toBe(1);
     expect(t.api.secret("team-a", "w1-conn")).toBeDefined();
     expect(t.api.secret("team-b", "w1-conn")).toBeUndefined();
+  });
+
+  it("an in-sync reconcile of a namespaced object writes nothing (its own-namespace view is never written back)", async () => {
+    const t = setup();
+    t.clusterPc("default");
+    t.apply("team-a", "w-sync", { writeConnectionSecretToRef: { name: "w-sync-conn" } });
+    await t.settle("team-a", "w-sync");
+    expect(t.synced("team-a", "w-sync")?.status).toBe("True");
+    const before = t.api.writes().length;
+    await t.reconciler.reconcile({
+      apiVersion: def.apiVersion,
+      kind: def.kind,
+      name: "w-sync",
+      namespace: "team-a",
+    });
+    expect(t.api.writes().length - before).toBe(0);
+  });
+
+  it("a Secret key selector has no namespace in the namespaced schema: it is read from the object's own, and never written back", async () => {
+    const withRef = widgetKind({
+      kind: "SecretWidget",
+      forProvider: WidgetForProvider.extend({ passwordSecretRef: SecretKeySelector.optional() }),
+    });
+    const nsDef = namespacedVariantOf(withRef);
+    expect(nsDef.secretRefPaths).toEqual(["passwordSecretRef"]);
+    expect(nsDef.forProvider.safeParse({ passwordSecretRef: { name: "pw", key: "k" } }).success).toBe(true);
+    const api = new MemoryApiServer();
+    const cloud = new FakeCloud();
+    const r = new Reconciler(api.kube(), new KindRegistry([cloud.provider(nsDef)]), {
+      random: () => 0.5,
+      rateLimit: false,
+      retryBaseMs: 0,
+    });
+    api.seed(cpcType, {
+      apiVersion: `${cpcType.group}/${cpcType.version}`,
+      kind: "ClusterProviderConfig",
+      metadata: { name: "default" },
+      spec: { credentials: { source: "InjectedIdentity" }, region: "eu-west-1" },
+    });
+    api.seedSecret("team-a", "pw", { k: "s3cret" });
+    api.seed(nsDef, {
+      apiVersion: nsDef.apiVersion,
+      kind: nsDef.kind,
+      metadata: { name: "sw", namespace: "team-a" },
+      spec: { forProvider: { region: "eu-west-1", passwordSecretRef: { name: "pw", key: "k" } } },
+    });
+    const key = { apiVersion: nsDef.apiVersion, kind: nsDef.kind, name: "sw", namespace: "team-a" };
+    for (let i = 0; i < 10; i++) if ((await r.reconcile(key)).requeueAfterMs === undefined) break;
+    expect(cloud.calls.create).toBe(1);
+    const stored = api.get<ManagedResource>(nsDef, "sw", "team-a");
+    expect(stored?.status?.conditions?.find((c) => c.type === "Synced")?.status).toBe("True");
+    expect((stored?.spec.forProvider as { passwordSecretRef?: unknown }).passwordSecretRef).toEqual({
+      name: "pw",
+      key: "k",
+    });
   });
 
   it("uses a ProviderConfig of its own namespace only: another namespace's of the same name is never found", async () => {
