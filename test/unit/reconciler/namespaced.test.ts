@@ -157,10 +157,8 @@ describe("the namespaced shape", () => {
     expect(cloud.calls.create).toBe(1);
     const stored = api.get<ManagedResource>(nsDef, "sw", "team-a");
     expect(stored?.status?.conditions?.find((c) => c.type === "Synced")?.status).toBe("True");
-    expect((stored?.spec.forProvider as { passwordSecretRef?: unknown }).passwordSecretRef).toEqual({
-      name: "pw",
-      key: "k",
-    });
+    const fp = stored?.spec.forProvider as { passwordSecretRef?: unknown } | undefined;
+    expect(fp?.passwordSecretRef).toEqual({ name: "pw", key: "k" });
   });
 
   it("uses a ProviderConfig of its own namespace only: another namespace's of the same name is never found", async () => {
