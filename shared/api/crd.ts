@@ -71,13 +71,14 @@ export const OBJECT_PROPERTIES = {
   metadata: { type: "object" },
 } as const;
 
-const conditionColumn = (name: string, type: string) => ({
+/** A printer column showing one condition's status. */
+export const conditionColumn = (name: string, type: string) => ({
   name,
   type: "string",
   jsonPath: `.status.conditions[?(@.type=='${type}')].status`,
 });
 
-interface CrdInput {
+export interface CrdInput {
   type: ResourceType;
   description: string;
   spec: AnyObjectSchema;
@@ -87,7 +88,8 @@ interface CrdInput {
   printerColumns: Array<Record<string, unknown>>;
 }
 
-function crd(i: CrdInput) {
+/** A driftless CRD: one served version with the status subresource, conditions a map keyed by type. */
+export function crd(i: CrdInput) {
   const { type } = i;
   const statusSchema = jsonSchemaOf(i.status);
   const conditions = (statusSchema.properties as Record<string, JSONSchemaProps> | undefined)?.conditions;

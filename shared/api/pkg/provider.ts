@@ -5,7 +5,7 @@
 //
 // The group is not Crossplane's pkg.crossplane.io, so both can be installed side by side.
 import { z } from "zod";
-import { type JSONSchemaProps, jsonSchemaOf, OBJECT_PROPERTIES } from "../crd.ts";
+import { conditionColumn, crd } from "../crd.ts";
 import { API_DOMAIN, Condition, type ObjectMeta, type ResourceType } from "../meta.ts";
 
 export const PKG_GROUP = `pkg.${API_DOMAIN}`;
@@ -154,72 +154,24 @@ export interface ProviderObject {
   [field: string]: unknown;
 }
 
-const conditionColumn = (name: string, type: string) => ({
-  name,
-  type: "string",
-  jsonPath: `.status.conditions[?(@.type=='${type}')].status`,
-});
-
-/** The Provider CRD (`providers.pkg.driftless.dev`), generated from the schemas above. */
 export function providerCrd() {
-  const t = Provider;
-  const status = jsonSchemaOf(ProviderStatus);
-  const conditions = (status.properties as Record<string, JSONSchemaProps> | undefined)?.conditions;
-  if (conditions) {
-    conditions["x-kubernetes-list-type"] = "map";
-    conditions["x-kubernetes-list-map-keys"] = ["type"];
-  }
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${t.plural}.${t.group}`, labels: { "app.kubernetes.io/part-of": "driftless" } },
-    spec: {
-      group: t.group,
-      names: {
-        kind: t.kind,
-        listKind: `${t.kind}List`,
-        plural: t.plural,
-        singular: t.kind.toLowerCase(),
-        // `kubectl get providers` may mean Crossplane's: `kubectl get dlprovider` never does.
-        shortNames: [PROVIDER_SHORT_NAME],
-        categories: ["driftless", "pkg"],
-      },
-      scope: "Cluster",
-      versions: [
-        {
-          name: t.version,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            conditionColumn("INSTALLED", ProviderConditionType.Installed),
-            conditionColumn("HEALTHY", ProviderConditionType.Healthy),
-            { name: "VERSION", type: "string", jsonPath: ".status.currentVersion" },
-            { name: "REVISION", type: "integer", jsonPath: ".status.currentRevision" },
-            { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" },
-            {
-              name: "DEPLOYMENT",
-              type: "string",
-              jsonPath: ".status.currentIdentifier",
-              priority: 1,
-            },
-            { name: "RESOURCES", type: "integer", jsonPath: ".status.resources.total", priority: 1 },
-            { name: "SYNCED", type: "integer", jsonPath: ".status.resources.synced", priority: 1 },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              description: t.description,
-              required: ["spec"],
-              properties: {
-                ...OBJECT_PROPERTIES,
-                spec: jsonSchemaOf(ProviderSpec),
-                status: status,
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
+  return crd({
+    type: Provider,
+    description: Provider.description,
+    spec: ProviderSpec,
+    status: ProviderStatus,
+    categories: ["driftless", "pkg"],
+    // `kubectl get providers` may mean Crossplane's: `kubectl get dlprovider` never does.
+    shortNames: [PROVIDER_SHORT_NAME],
+    printerColumns: [
+      conditionColumn("INSTALLED", ProviderConditionType.Installed),
+      conditionColumn("HEALTHY", ProviderConditionType.Healthy),
+      { name: "VERSION", type: "string", jsonPath: ".status.currentVersion" },
+      { name: "REVISION", type: "integer", jsonPath: ".status.currentRevision" },
+      { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" },
+      { name: "DEPLOYMENT", type: "string", jsonPath: ".status.currentIdentifier", priority: 1 },
+      { name: "RESOURCES", type: "integer", jsonPath: ".status.resources.total", priority: 1 },
+      { name: "SYNCED", type: "integer", jsonPath: ".status.resources.synced", priority: 1 },
+    ],
+  });
 }
