@@ -1,5 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { type RequestOptions, request } from "node:https";
 import { join } from "node:path";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import { KubeError } from "../../shared/kube/client.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
 import { ensureCrds } from "../support/aws.ts";
 import { kubeConfig, newKube, uniqueName } from "../support/env.ts";
+import { getTable } from "../support/table.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 const kube = newKube();
@@ -36,35 +36,9 @@ const readCrd = async (name: string) =>
     name,
   })) as StoredCrd;
 
-interface Table {
-  kind: string;
-  columnDefinitions: Array<{ name: string; type: string }>;
-  rows: Array<{ cells: unknown[] }>;
-}
-
 /** What `kubectl get <kind> <name>` asks for: the server renders the printer columns as a Table. */
-async function getAsTable(def: ManagedKindDef, name: string): Promise<Table> {
-  const server = kc.getCurrentCluster()?.server ?? "";
-  const url = new URL(`/apis/${def.group}/${def.version}/${def.plural}/${name}`, server);
-  const opts: RequestOptions = { headers: { Accept: "application/json;as=Table;v=v1;g=meta.k8s.io" } };
-  await kc.applyToHTTPSOptions(opts);
-  return new Promise((resolve, reject) => {
-    request(url, opts, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => {
-        body += c;
-      });
-      res.on("end", () =>
-        res.statusCode === 200
-          ? resolve(JSON.parse(body) as Table)
-          : reject(new Error(`${res.statusCode}: ${body}`)),
-      );
-    })
-      .on("error", reject)
-      .end();
-  });
-}
+const getAsTable = (def: ManagedKindDef, name: string) =>
+  getTable(kc, `/apis/${def.group}/${def.version}/${def.plural}/${name}`);
 
 const managed = (name: string, spec: Record<string, unknown>, def: ManagedKindDef = Queue) => ({
   apiVersion: def.apiVersion,

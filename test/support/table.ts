@@ -3,6 +3,7 @@ import { type RequestOptions, request } from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
 
 export interface Table {
+  kind: string;
   columnDefinitions: Array<{ name: string; type: string; priority?: number }>;
   rows: Array<{ cells: unknown[] }>;
 }

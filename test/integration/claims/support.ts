@@ -1,4 +1,3 @@
-import { type RequestOptions, request } from "node:https";
 import { createServer } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { PORTS, startExtraKubeApiserver, stopExtraKubeApiserver } from "../../../infra/local/stack.ts";
@@ -13,6 +12,7 @@ import { applyCrds } from "../../../shared/kube/crds.ts";
 import type { Reconciler } from "../../../shared/reconciler/reconciler.ts";
 import { ensureNamespace } from "../../support/aws.ts";
 import { env, sleep, uniqueName } from "../../support/env.ts";
+import { tableRow } from "../../support/table.ts";
 
 export type KubeClaim = Claim & { [k: string]: unknown };
 export type KubeMr = ManagedResource & { [k: string]: unknown };
@@ -180,28 +180,8 @@ export async function claimTable(
   namespace: string,
   name: string,
 ): Promise<Record<string, unknown>> {
-  const kc = kube.kubeConfig("a Table request");
-  const server = kc.getCurrentCluster()?.server ?? "";
-  const url = new URL(
+  return tableRow(
+    kube.kubeConfig("a Table request"),
     `/apis/${def.group}/${def.version}/namespaces/${namespace}/${def.plural}/${name}`,
-    server,
   );
-  const opts: RequestOptions = { headers: { Accept: "application/json;as=Table;v=v1;g=meta.k8s.io" } };
-  await kc.applyToHTTPSOptions(opts);
-  const table = await new Promise<{
-    columnDefinitions: Array<{ name: string }>;
-    rows: Array<{ cells: unknown[] }>;
-  }>((resolve, reject) => {
-    request(url, opts, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => {
-        body += c;
-      });
-      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(body))));
-    })
-      .on("error", reject)
-      .end();
-  });
-  return Object.fromEntries(table.columnDefinitions.map((c, i) => [c.name, table.rows[0]?.cells[i]]));
 }
