@@ -5,20 +5,14 @@
 // `driftless crds apply --activate <glob>` installs them (activationPlan, then applyCrds, which waits until
 // each is Established); then the server settles and its RSS is the median of several /proc samples, and its
 // Go live heap is read from /metrics after a GC the server is asked for (/debug/pprof/heap?gc=1).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+
 import { activationPlan } from "../../functions/cli/commands/crds.ts";
-import { startStandaloneKube, stopStandaloneKube } from "../../infra/local/stack.ts";
-import { applyCrds } from "../../shared/kube/crds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
-import { freePort } from "../../test/integration/pipeline/helpers.ts";
-import { getText, promValue, syntheticCrds, waitUntilQuiet } from "../lib/apiserver.ts";
-import { statusKb } from "../lib/children.ts";
+import { syntheticCrds } from "../lib/apiserver.ts";
 import type { BenchContext } from "../lib/context.ts";
+import { measureCrdLoad } from "../lib/fresh-apiserver.ts";
 import { mb, ms, type Row, range } from "../lib/report.ts";
-import { round, sleep, summarize } from "../lib/stats.ts";
+import { round, summarize } from "../lib/stats.ts";
 
 /** A platform team that uses SQS queues only — in both shapes, cluster-scoped and namespaced (`.m.`). */
 export const ACTIVATE = ["*.sqs.aws.*"];
@@ -58,64 +52,16 @@ export interface ActivationPoint {
 const rssOf = (p: ActivationPoint) => summarize(p.rssMb).median;
 
 async function measurePoint(name: string, crds: readonly object[], log: (msg: string) => void) {
-  const base = process.platform === "linux" ? "/dev/shm" : tmpdir();
-  const dir = mkdtempSync(path.join(base, "driftless-activation-"));
-  // Free ports, never the stack's (12379/12380/16443 by default; stacks on other ports run here too).
-  const ports = { etcd: await freePort(), etcdPeer: await freePort(), kube: await freePort() };
-  const started = performance.now();
-  const kube = await startStandaloneKube({ name: "bench-activation", dir, ports }).catch((err: Error) => {
-    rmSync(dir, { recursive: true, force: true });
-    throw err;
+  const point = await measureCrdLoad(name, crds, {
+    quiet: QUIET,
+    rssSamples: RSS_SAMPLES,
+    rssIntervalMs: RSS_INTERVAL_MS,
+    installTimeoutMs: INSTALL_TIMEOUT_MS,
   });
-  const startMs = performance.now() - started;
-  // Stopped by PID even if the benchmark dies meanwhile (both run in process groups of their own).
-  const onExit = () => {
-    for (const pid of [kube.pids.apiserver, kube.pids.etcd]) {
-      try {
-        process.kill(-pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  };
-  process.once("exit", onExit);
-  try {
-    const kc = new KubeConfig();
-    kc.loadFromFile(kube.kubeconfig);
-    const t = performance.now();
-    if (crds.length > 0) await applyCrds(kc, [...crds], INSTALL_TIMEOUT_MS);
-    const installMs = crds.length > 0 ? performance.now() - t : 0;
-    const settleMs = await waitUntilQuiet(kube.pids.apiserver, QUIET);
-    const settled = settleMs < QUIET.timeoutMs;
-    const rssMb: number[] = [];
-    for (let i = 0; i < RSS_SAMPLES; i++) {
-      if (i > 0) await sleep(RSS_INTERVAL_MS);
-      rssMb.push(statusKb(kube.pids.apiserver, "VmRSS") / 1024);
-    }
-    await getText(kube.server, "/debug/pprof/heap?gc=1", kube);
-    const metrics = await getText(kube.server, "/metrics", kube);
-    const liveHeapMb = promValue(metrics, "go_memstats_heap_alloc_bytes") / 1024 ** 2;
-    const etcdRssMb = statusKb(kube.pids.etcd, "VmRSS") / 1024;
-    const point: ActivationPoint = {
-      name,
-      crds: crds.length,
-      installMs,
-      settleMs,
-      settled,
-      peakMb: statusKb(kube.pids.apiserver, "VmHWM") / 1024,
-      rssMb,
-      liveHeapMb,
-      etcdRssMb,
-      startMs,
-    };
-    log(
-      `activation: ${name}: ${crds.length} CRDs in ${ms(installMs)}, ${settled ? "settled" : "still busy"} after ${ms(settleMs)}, RSS ${mb(rssOf(point))}, live heap ${mb(liveHeapMb)}`,
-    );
-    return point;
-  } finally {
-    await stopStandaloneKube(kube);
-    process.removeListener("exit", onExit);
-  }
+  log(
+    `activation: ${name}: ${crds.length} CRDs in ${ms(point.installMs)}, ${point.settled ? "settled" : "still busy"} after ${ms(point.settleMs)}, RSS ${mb(rssOf(point))}, live heap ${mb(point.liveHeapMb)}`,
+  );
+  return point;
 }
 
 export async function measureActivation(ctx: Pick<BenchContext, "log">, synthetic: readonly number[]) {
