@@ -50,6 +50,15 @@ export interface ExternalUpdate {
 }
 
 /**
+ * Where an external resource lives, as the client connected for it would reach it: the cloud's own words
+ * as keys (`account`, `region` on AWS; `subscription`, `resourceGroup`, `location` on Azure; `project`,
+ * `location` on Google Cloud; `endpoint` when a ProviderConfig overrides one) and their values. The engine
+ * records it at create or import (`driftless.dev/home`) and refuses, never follows, a reconcile whose
+ * client would reach another home: a changed region, account, project, subscription or location.
+ */
+export type Home = Readonly<Record<string, string>>;
+
+/**
  * One managed kind's link to its cloud, Crossplane's ExternalClient. `mr.spec.forProvider` is already
  * validated and late-initialized; the external name is `externalName` (undefined only for a
  * provider-chosen name before create).
@@ -63,6 +72,12 @@ export interface ExternalClient<F, A> {
     observed: ExternalObservation<F, A>,
   ): Promise<ExternalUpdate>;
   delete(mr: ManagedResource<F, A>, externalName: string): Promise<void>;
+  /**
+   * Where this client would find or make the resource (see Home): from the ProviderConfig's identity
+   * (the account its credentials resolve to, cached per ProviderConfig) and the resource's own home
+   * fields (region, location, resource group…). No call to the resource itself.
+   */
+  home?(mr: ManagedResource<F, A>): Promise<Home>;
   /**
    * The batched drift check, present exactly when the kind's provider declares `observeMany`: observes
    * many resources of this client's ProviderConfig with the cloud's list/describe calls, each result

@@ -10,6 +10,8 @@ export const Annotations = {
   pollInterval: "crossplane.io/poll-interval",
   /** A request to reconcile now (any new value); echoed in status.lastHandledReconcileAt once handled. */
   reconcileRequestedAt: "crossplane.io/reconcile-requested-at",
+  /** Where the external resource lives (api/external.ts Home, as JSON), recorded at create or import. */
+  home: "driftless.dev/home",
 } as const;
 
 /** driftless's own name for the request before Crossplane v2.3 had one: still honoured, for one release. */

@@ -215,6 +215,8 @@ function limitOperations<F, A>(
     },
     // observeMany awaits the limit before each request itself (one list call covers many resources).
     ...(client.observeMany ? { observeMany: client.observeMany.bind(client) } : {}),
+    // Where the resource lives comes from the ProviderConfig's cached identity, not from the resource.
+    ...(client.home ? { home: client.home.bind(client) } : {}),
   };
 }
 
