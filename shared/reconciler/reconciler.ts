@@ -1,11 +1,7 @@
 import type { V1Secret } from "@kubernetes/client-node";
-import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type {
-  ConnectionDetails,
   ExternalClient,
-  ExternalCreation,
   ExternalObservation,
-  ExternalUpdate,
   ManagedKindProvider,
   ObserveManyItem,
 } from "../api/external.ts";
@@ -16,41 +12,18 @@ import {
   providerConfigOf,
   withOwnNamespace,
 } from "../api/managed.ts";
-import {
-  Annotations,
-  type Condition,
-  DEFAULT_MIN_POLL_INTERVAL_MS,
-  MANAGED_FINALIZER,
-  reconcileRequestOf,
-} from "../api/meta.ts";
+import { Annotations, DEFAULT_MIN_POLL_INTERVAL_MS, MANAGED_FINALIZER } from "../api/meta.ts";
 import { ConflictError, type Kube, KubeError, statusOf } from "../kube/client.ts";
-import {
-  deepEqual,
-  driftedFields,
-  type FieldBehaviours,
-  lateInitialize,
-  mapPaths,
-  parseDuration,
-  replacementPatch,
-} from "./compare.ts";
-import {
-  available,
-  creating,
-  deleting,
-  getCondition,
-  reconcileError,
-  reconcilePaused,
-  reconcileSuccess,
-  setConditions,
-  unavailable,
-} from "./conditions.ts";
+import { type FieldBehaviours, mapPaths, replacementPatch } from "./compare.ts";
+import { creating, deleting, getCondition, reconcileError, reconcileSuccess } from "./conditions.ts";
 import { type ConnectorOptions, ProviderConnector } from "./connect.ts";
-import { ConnectionPublisher, publishedHolds } from "./connection.ts";
+import { ConnectionPublisher } from "./connection.ts";
 import {
   type EventRecorder,
   type ExternalCallStats,
   failureBackoff,
   jitter,
+  type NewCondition,
   noopLogger,
   type ReconcileLogger,
   type ReconcileMetrics,
@@ -58,8 +31,22 @@ import {
   type Reconciles,
   type ResourceKey,
 } from "./contract.ts";
-import { resolvePolicies, supportedPoliciesText } from "./policies.ts";
-import { ReferenceNotReadyError, referencesResolved, resolveReferences } from "./references.ts";
+import {
+  DEPENDENTS_REQUEUE_MS,
+  type Failure,
+  indexLabelPatch,
+  type Known,
+  type MetaPatch,
+  Msg,
+  type Plan,
+  type PlanContext,
+  plan,
+  pollInterval,
+  Reason,
+  type Step,
+  statusChanges,
+} from "./plan.ts";
+import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
 import { Router } from "./router.ts";
 
@@ -67,65 +54,11 @@ export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
 export const DEFAULT_CREATION_GRACE_MS = 30_000;
 /** How long a create may take before an unfinished one (pending, no result) is considered interrupted. */
 export const DEFAULT_CREATE_PENDING_TIMEOUT_MS = 60_000;
-const SHORT_REQUEUE_MS = 2_000;
 const MIN_ERROR_BACKOFF_MS = 1_000;
 const MAX_ERROR_BACKOFF_MS = 5 * 60_000;
 const MAX_REFERENCE_BACKOFF_MS = 30_000;
-const DEPENDENTS_REQUEUE_MS = 5_000;
-
-// Short constant messages wrapped around the cause, as crossplane-runtime does.
-export const Msg = {
-  getManaged: "cannot get managed resource",
-  unknownKind: "no provider is registered for this kind",
-  invalidSpec: "invalid spec",
-  connect: "cannot connect to the provider",
-  observe: "cannot observe external resource",
-  create: "cannot create external resource",
-  update: "cannot update external resource",
-  delete: "cannot delete external resource",
-  publish: "cannot publish connection details",
-  unpublish: "cannot unpublish connection details",
-  addFinalizer: "cannot add finalizer",
-  removeFinalizer: "cannot remove finalizer",
-  lateInit: "cannot update managed resource with late-initialized fields",
-  recordCreate: "cannot record the result of creating the external resource",
-  resolveReferences: "cannot resolve references",
-  initialize: "cannot initialize the managed resource",
-  recordPending: "cannot record that a create is starting",
-  notFoundObserveOnly:
-    "external resource does not exist; without the Create management policy driftless only imports existing resources — check the crossplane.io/external-name annotation",
-  invalidPolicy: "unsupported combination of managementPolicies",
-  pendingCreate:
-    "waiting for the result of a create that is in flight: a not-found now is no proof that nothing was created",
-  gracePeriod: "Waiting for external resource existence to be confirmed",
-  deleteRequested: "deletion of the external resource was requested",
-  indexLabel: "cannot write the external-key index label",
-} as const;
-
-/** Event reasons, as crossplane-runtime names them, so `kubectl describe` reads the same as under Crossplane. */
-export const Reason = {
-  cannotConnect: "CannotConnectToProvider",
-  cannotObserve: "CannotObserveExternalResource",
-  cannotCreate: "CannotCreateExternalResource",
-  cannotUpdate: "CannotUpdateExternalResource",
-  cannotDelete: "CannotDeleteExternalResource",
-  cannotPublish: "CannotPublishConnectionDetails",
-  cannotUnpublish: "CannotUnpublishConnectionDetails",
-  cannotResolveRefs: "CannotResolveResourceReferences",
-  cannotUpdateManaged: "CannotUpdateManagedResource",
-  cannotAddFinalizer: "CannotAddFinalizer",
-  cannotRemoveFinalizer: "CannotRemoveFinalizer",
-  invalidPolicy: "CannotUseInvalidManagementPolicy",
-  invalidSpec: "InvalidSpec",
-  cannotDetermineCreation: "CannotDetermineCreationResult",
-  reconcileError: "ReconcileError",
-  pending: "PendingExternalResource",
-  paused: "ReconciliationPaused",
-  created: "CreatedExternalResource",
-  updated: "UpdatedExternalResource",
-  deleted: "DeletedExternalResource",
-} as const;
-export type Reason = (typeof Reason)[keyof typeof Reason];
+/** Plan rounds in one reconcile: initialize, references, connection, observation, and a margin. */
+const MAX_PLAN_ROUNDS = 8;
 
 export { DEFAULT_PROVIDER_CONFIG_TTL_MS } from "./connect.ts";
 // The contract's types, still importable from here (the engine is where most callers meet them).
@@ -138,6 +71,7 @@ export type {
   ReconcileResult,
   ResourceKey,
 } from "./contract.ts";
+export { indexLabelPatch, Msg, Reason } from "./plan.ts";
 
 export interface ReconcilerOptions extends ConnectorOptions {
   pollIntervalMs?: number;
@@ -183,22 +117,36 @@ const BATCH_OBSERVE_CONCURRENCY = 16;
 const MAX_THROTTLE_SPLITS = 3;
 const THROTTLE_SPLIT_BACKOFF_MS = 500;
 
-interface Step {
-  mr: ManagedResource;
-  atProvider?: Record<string, unknown>;
-  /** Set after an update of a kind that settles: written with the status. */
-  lastExternalUpdate?: { time: string; generation: number };
-}
-
 type EngineOptions = Required<Omit<ReconcilerOptions, keyof ConnectorOptions | "events" | "metrics">> & {
   events?: EventRecorder;
   metrics?: ReconcileMetrics;
 };
+type Client = ExternalClient<Record<string, unknown>, Record<string, unknown>>;
+type Observation = ExternalObservation<Record<string, unknown>, Record<string, unknown>>;
+type Observed = Observation | Error;
+
+/** One reconcile as it goes: the object as last written, its client once connected, what the cloud showed. */
+interface Run {
+  provider: ManagedKindProvider;
+  mr: ManagedResource;
+  client?: Client;
+  obs?: Observation;
+}
+
+/** An object of a batch on its way through the check, with what is known of it so far. */
+interface Candidate {
+  i: number;
+  mr: ManagedResource;
+  externalName: string;
+  known: Known;
+}
 
 /**
  * The generic managed reconciler: Crossplane's semantics for one managed resource per call, any kind.
- * Level-triggered: it reads the object fresh, so a stale or duplicate message can do no harm. A 409
- * is thrown to the router (contract.ts), which requeues it; the worker routes to this engine.
+ * It decides nothing itself: `plan` (plan.ts) says what to do from the object and what is known of it,
+ * and this class performs the steps, learning what the plan needs next (a connection, an observation)
+ * until the plan gives its verdict. Level-triggered: it reads the object fresh, so a stale or duplicate
+ * message can do no harm. A 409 is thrown to the router (contract.ts), which requeues it.
  */
 export class ManagedReconciler implements Reconciles {
   readonly #kube: Kube;
@@ -255,92 +203,101 @@ export class ManagedReconciler implements Reconciles {
   }
 
   /**
+   * The plan of a reconcile of `mr` given what is known (`driftless plan`, tests): the same decision the
+   * reconcile and the batched check make.
+   */
+  planOf(mr: ManagedResource, known: Known = {}): Plan {
+    const provider = this.#registry.get(mr.apiVersion, mr.kind);
+    if (!provider) throw new Error(`${Msg.unknownKind}: ${mr.apiVersion} ${mr.kind}`);
+    return plan(this.#context(provider), withOwnNamespace(provider.definition, mr), known);
+  }
+
+  /**
    * The batched drift check (the sweep's batch messages): objects of one kind as read from a LIST page,
    * checked against the cloud with the kind's list calls (`observeMany`, one call per up to maxItems
-   * objects) or one observe each, and found in sync only when a full reconcile would write nothing and
-   * call nothing else: same conditions at this generation, same atProvider, nothing to late-initialize,
-   * no drift, connection Secret holding the details. It never writes: every other verdict sends the
-   * object to a full reconcile, which reads it fresh and guards every write by resourceVersion.
+   * objects) or one observe each. Each object is planned exactly as a full reconcile plans it, and is in
+   * sync only when its plan is empty and final: nothing to write, call or look at again soon. It never
+   * writes: every other verdict sends the object to a full reconcile, which reads it fresh.
    */
   async checkMany(listed: readonly ManagedResource[], opts: CheckManyOptions): Promise<BatchVerdict[]> {
-    const objects = listed.map((o) => {
-      const p = this.#registry.get(o.apiVersion, o.kind);
-      return p ? withOwnNamespace(p.definition, o) : o;
-    });
-    const verdicts: BatchVerdict[] = objects.map(() => ({ inSync: false, why: "unchecked" }));
-    const first = objects[0];
+    const first = listed[0];
     const provider = first ? this.#registry.get(first.apiVersion, first.kind) : undefined;
-    if (!first || !provider) {
-      return objects.map(() => ({ inSync: false, why: Msg.unknownKind }));
-    }
-    const now = this.#opts.now();
-    // Grouped by ProviderConfig and connection Secret namespace: one client serves a group, and the
-    // Secret namespaces a client may read are those of its managed resource's connection Secret.
-    const groups = new Map<string, Array<{ i: number; mr: ManagedResource; externalName: string }>>();
-    for (const [i, mr] of objects.entries()) {
-      if (mr.apiVersion !== first.apiVersion || mr.kind !== first.kind) {
+    if (!first || !provider) return listed.map(() => ({ inSync: false, why: Msg.unknownKind }));
+    const ctx = this.#context(provider);
+    const verdicts: BatchVerdict[] = listed.map(() => ({ inSync: false, why: "unchecked" }));
+    // One client serves a group: same ProviderConfig, same namespace (a ClusterProviderConfig's tenancy is
+    // checked for the namespace on connect) and same connection Secret namespace (the Secrets it may read).
+    const groups = new Map<string, Candidate[]>();
+    for (const [i, o] of listed.entries()) {
+      if (o.apiVersion !== first.apiVersion || o.kind !== first.kind) {
         verdicts[i] = { inSync: false, why: "another kind" };
         continue;
       }
-      const blocker = this.#fastPathBlocker(provider, mr, now);
-      if (blocker) {
-        verdicts[i] = { inSync: false, why: blocker };
+      const mr = withOwnNamespace(provider.definition, o);
+      const externalName = mr.metadata.annotations?.[Annotations.externalName];
+      // The list calls read by external name: a resource without one is not a drift check's to settle.
+      const decided = externalName ? batchVerdict(plan(ctx, mr), "connection") : noName;
+      if (decided) {
+        verdicts[i] = decided;
         continue;
       }
-      const externalName = mr.metadata.annotations?.[Annotations.externalName] ?? "";
-      const g = `${providerConfigKey(providerConfigOf(provider.definition, mr))}/${mr.spec.writeConnectionSecretToRef?.namespace ?? ""}`;
-      const list = groups.get(g) ?? [];
-      list.push({ i, mr, externalName });
-      groups.set(g, list);
+      const pc = providerConfigKey(providerConfigOf(provider.definition, mr));
+      const g = `${pc}/${mr.metadata.namespace ?? ""}/${mr.spec.writeConnectionSecretToRef?.namespace ?? ""}`;
+      groups.set(g, [...(groups.get(g) ?? []), { i, mr, externalName: externalName ?? "", known: {} }]);
     }
     for (const group of groups.values()) {
-      let client: ExternalClient<Record<string, unknown>, Record<string, unknown>>;
-      try {
-        client = await this.#connector.connect(provider, (group[0] as { mr: ManagedResource }).mr);
-      } catch (err) {
-        for (const { i } of group) verdicts[i] = { inSync: false, why: `${Msg.connect}: ${errText(err)}` };
-        continue;
-      }
-      const observations = await this.#observeGroup(provider, client, group);
-      for (const [n, { i, mr, externalName }] of group.entries()) {
-        verdicts[i] = this.#verdict(provider, mr, externalName, observations[n] as Observed, now, opts);
-      }
+      await this.#checkGroup(ctx, provider, group, verdicts, opts);
     }
     return verdicts;
   }
 
-  /** Why an object as listed cannot be settled by the batched check, or undefined when it can. */
-  #fastPathBlocker(provider: ManagedKindProvider, mr: ManagedResource, now: Date): string | undefined {
-    const def = provider.definition;
-    const annotations = mr.metadata.annotations ?? {};
-    const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
-    if (mr.metadata.deletionTimestamp) return "being deleted";
-    if (annotations[Annotations.paused] === "true" || policies.none) return "paused";
-    if (!policies.supported) return "unsupported management policies";
-    if (!annotations[Annotations.externalName]) return "no external name yet";
-    if (indexLabelPatch(def, mr, annotations[Annotations.externalName])) return "index label to write";
-    if (createIsPending(mr)) return "a create is pending";
-    const requested = reconcileRequestOf(annotations);
-    if (requested !== undefined && requested !== mr.status?.lastHandledReconcileAt)
-      return "a reconcile was requested";
-    if (!(mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) return "no finalizer yet";
-    const generation = mr.metadata.generation;
-    for (const type of ["Ready", "Synced"]) {
-      const c = getCondition(mr.status?.conditions, type);
-      if (c?.status !== "True") return `${type} is not True`;
-      if (generation !== undefined && c.observedGeneration !== generation)
-        return `${type} is not of this generation`;
+  /** One group of the batched check: connect once, plan each with its home, observe together, plan each. */
+  async #checkGroup(
+    ctx: PlanContext,
+    provider: ManagedKindProvider,
+    group: Candidate[],
+    verdicts: BatchVerdict[],
+    opts: CheckManyOptions,
+  ) {
+    let client: Client;
+    try {
+      client = await this.#connector.connect(provider, (group[0] as Candidate).mr);
+    } catch (err) {
+      for (const { i } of group) verdicts[i] = { inSync: false, why: `${Msg.connect}: ${errText(err)}` };
+      return;
     }
-    if (!def.forProvider.safeParse(mr.spec.forProvider ?? {}).success) return "invalid spec";
-    if (!referencesResolved(def, mr)) return "references to resolve";
-    if (this.#settleLeft(def.updateSettleMs, mr, now) > 0) return "an update is settling";
-    return undefined;
+    const toObserve: Candidate[] = [];
+    for (const c of group) {
+      try {
+        c.known.home = client.home ? await client.home(c.mr) : {};
+      } catch (err) {
+        verdicts[c.i] = { inSync: false, why: `${Msg.home}: ${errText(err)}` };
+        continue;
+      }
+      const decided = batchVerdict(plan(ctx, c.mr, c.known), "observation");
+      if (decided) verdicts[c.i] = decided;
+      else toObserve.push(c);
+    }
+    const observations = await this.#observeGroup(provider, client, toObserve);
+    for (const [n, c] of toObserve.entries()) {
+      const obs = observations[n] as Observed;
+      if (obs instanceof Error) {
+        verdicts[c.i] = isThrottled(obs)
+          ? { inSync: false, why: "throttled", throttled: asThrottled(obs) }
+          : { inSync: false, why: `${Msg.observe}: ${obs.message}` };
+        continue;
+      }
+      const ref = c.mr.spec.writeConnectionSecretToRef;
+      const connectionSecret = ref ? opts.connectionSecret(ref.namespace, ref.name) : undefined;
+      const p = plan(ctx, c.mr, { ...c.known, observation: obs, connectionSecret });
+      verdicts[c.i] = batchVerdict(p) ?? { inSync: false, why: "undecided" };
+    }
   }
 
   /** Observes a group: observeMany in chunks of the kind's maxItems, else one observe each. */
   async #observeGroup(
     provider: ManagedKindProvider,
-    client: ExternalClient<Record<string, unknown>, Record<string, unknown>>,
+    client: Client,
     group: ReadonlyArray<{ mr: ManagedResource; externalName: string }>,
   ): Promise<Observed[]> {
     const kind = provider.definition.kind;
@@ -357,9 +314,7 @@ export class ManagedReconciler implements Reconciles {
     const lane = async () => {
       for (let n = next++; n < group.length; n = next++) {
         const { mr, externalName } = group[n] as { mr: ManagedResource; externalName: string };
-        out[n] = await this.#external(kind, "observe", () => client.observe(mr, externalName)).catch(
-          (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
-        );
+        out[n] = await this.#external(kind, "observe", () => client.observe(mr, externalName)).catch(toError);
       }
     };
     await Promise.all(Array.from({ length: Math.min(BATCH_OBSERVE_CONCURRENCY, group.length) }, lane));
@@ -369,7 +324,7 @@ export class ManagedReconciler implements Reconciles {
   /** One observeMany call; a throttled one is split in halves and retried after a jittered wait. */
   async #observeChunk(
     kind: string,
-    client: ExternalClient<Record<string, unknown>, Record<string, unknown>>,
+    client: Client,
     items: ReadonlyArray<ObserveManyItem<Record<string, unknown>, Record<string, unknown>>>,
     splits: number,
   ): Promise<Observed[]> {
@@ -382,7 +337,7 @@ export class ManagedReconciler implements Reconciles {
       }
       return out;
     } catch (err) {
-      const error = err instanceof Error ? err : new Error(String(err));
+      const error = toError(err);
       if (isThrottled(error) && items.length > 1 && splits < MAX_THROTTLE_SPLITS) {
         const half = Math.ceil(items.length / 2);
         const out: Observed[] = [];
@@ -396,68 +351,7 @@ export class ManagedReconciler implements Reconciles {
     }
   }
 
-  /** In sync only when a full reconcile of this object would find nothing to do and write nothing. */
-  #verdict(
-    provider: ManagedKindProvider,
-    mr: ManagedResource,
-    externalName: string,
-    obs: Observed,
-    now: Date,
-    opts: CheckManyOptions,
-  ): BatchVerdict {
-    if (obs instanceof Error) {
-      return isThrottled(obs)
-        ? { inSync: false, why: "throttled", throttled: asThrottled(obs) }
-        : { inSync: false, why: `${Msg.observe}: ${obs.message}` };
-    }
-    if (!obs.resourceExists) return { inSync: false, why: "not found in the cloud" };
-    if (obs.externalName && obs.externalName !== externalName) return { inSync: false, why: "external name" };
-    const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
-    const maps = this.#mapsOf(provider);
-    const fields = this.#fieldsOf(provider);
-    const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
-    const observed = obs.observed as Record<string, unknown> | undefined;
-    if (policies.lateInitialize && observed) {
-      if (lateInitialize(forProvider, observed, maps, fields).filled.length > 0)
-        return { inSync: false, why: "fields to late-initialize" };
-    }
-    const drift = observed ? driftedFields(forProvider, observed, maps, fields) : [];
-    if (policies.update && !(obs.resourceUpToDate ?? drift.length === 0))
-      return { inSync: false, why: "drift" };
-    const ready = readiness(obs);
-    if (ready.reason === "Creating") return { inSync: false, why: "not available yet" };
-    const conditions = mr.status?.conditions ?? [];
-    const next = setConditions(conditions, [ready, reconcileSuccess()], now, mr.metadata.generation);
-    if (!deepEqual(next, conditions)) return { inSync: false, why: "conditions change" };
-    if (!deepEqual(obs.atProvider ?? mr.status?.atProvider, mr.status?.atProvider))
-      return { inSync: false, why: "atProvider changes" };
-    const ref = mr.spec.writeConnectionSecretToRef;
-    const details = obs.connectionDetails;
-    if (ref && details && Object.keys(details).length > 0) {
-      const secret = opts.connectionSecret(ref.namespace, ref.name);
-      if (secret === "unknown") return { inSync: false, why: "connection Secret not read" };
-      if (!publishedHolds(secret, mr, details)) return { inSync: false, why: "connection Secret to publish" };
-    }
-    return { inSync: true };
-  }
-
   async reconcile(key: ResourceKey): Promise<ReconcileResult> {
-    const step: Partial<Step> = {};
-    try {
-      return await this.#reconcile(key, step);
-    } catch (err) {
-      // A 409 (and a failure before the object was read) is the router's to settle; anything else
-      // still reaches the status: never leave a stale Synced=True over an error.
-      if (err instanceof ConflictError || !step.mr) throw err;
-      return this.#fail(
-        step as Step,
-        Reason.reconcileError,
-        err instanceof Error ? err : new Error(String(err)),
-      );
-    }
-  }
-
-  async #reconcile(key: ResourceKey, step: Partial<Step>): Promise<ReconcileResult> {
     const provider = this.#registry.get(key.apiVersion, key.kind);
     if (!provider) throw new Error(`${Msg.unknownKind}: ${key.apiVersion} ${key.kind}`);
     const def = provider.definition;
@@ -467,416 +361,277 @@ export class ManagedReconciler implements Reconciles {
       key.namespace,
     );
     if (!read) return { outcome: "gone" };
-    const mr = withOwnNamespace(def, read);
-
-    step.mr = mr;
-    const s = step as Step;
-    const now = this.#opts.now();
-    const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
-    const isDeleting = Boolean(mr.metadata.deletionTimestamp);
-    const annotations = mr.metadata.annotations ?? {};
-
-    if (annotations[Annotations.paused] === "true" || policies.none) {
-      const wasPaused = getCondition(mr.status?.conditions, "Synced")?.reason === "ReconcilePaused";
-      await this.#writeStatus(s, [reconcilePaused()]);
-      if (!wasPaused) await this.#event(s.mr, "Normal", Reason.paused, reconcilePaused().message ?? "");
-      return { outcome: "paused" };
+    const run: Run = { provider, mr: withOwnNamespace(def, read) };
+    try {
+      return await this.#apply(run);
+    } catch (err) {
+      // A 409 is the router's to settle; anything else still reaches the status: never leave a stale
+      // Synced=True over an error.
+      if (err instanceof ConflictError) throw err;
+      return this.#fail(run, Reason.reconcileError, toError(err));
     }
+  }
 
-    if (isDeleting && !policies.delete) {
-      // Orphan: the cloud resource stays; only our traces in the cluster go. Works whatever the spec says.
-      try {
-        await this.#publisher.unpublish(mr);
-      } catch (err) {
-        return this.#fail(s, Reason.cannotUnpublish, wrapErr(Msg.unpublish, err));
+  /** Plans, performs the steps, learns what the plan needs next, and plans again until it gives a verdict. */
+  async #apply(run: Run): Promise<ReconcileResult> {
+    const ctx = this.#context(run.provider);
+    const known: Known = {};
+    for (let round = 0; round < MAX_PLAN_ROUNDS; round++) {
+      const p = plan(ctx, run.mr, known);
+      for (const step of p.steps) {
+        const stopped = await this.#perform(run, step, known, p);
+        if (stopped) return stopped;
       }
-      return (await this.#removeFinalizer(s)) ?? { outcome: "orphaned" };
+      if (p.verdict) return p.verdict;
+      if (p.next === "connection") {
+        const failed = await this.#connect(run, known);
+        if (failed) return failed;
+      } else if (p.next === "observation") {
+        const failed = await this.#observe(run, known);
+        if (failed) return failed;
+      }
     }
+    throw new Error(`the reconcile did not settle in ${MAX_PLAN_ROUNDS} plan rounds`);
+  }
 
-    if (!isDeleting) {
-      // Policies and spec validation gate create and update only: deletion must always be possible.
-      if (!policies.supported) {
-        return this.#fail(
-          s,
-          Reason.invalidPolicy,
-          new InvalidSpecError(`${Msg.invalidPolicy}; supported are ${supportedPoliciesText()}`),
+  /** Connects the resource's client and learns where it would reach (its home); a failure when it cannot. */
+  async #connect(run: Run, known: Known): Promise<ReconcileResult | undefined> {
+    let client: Client;
+    try {
+      client = await this.#connector.connect(run.provider, run.mr);
+    } catch (err) {
+      return this.#fail(run, Reason.cannotConnect, wrapErr(Msg.connect, err));
+    }
+    run.client = client;
+    try {
+      known.home = client.home ? await client.home(run.mr) : {};
+    } catch (err) {
+      return this.#fail(run, Reason.cannotConnect, wrapErr(Msg.home, err));
+    }
+    return undefined;
+  }
+
+  async #observe(run: Run, known: Known): Promise<ReconcileResult | undefined> {
+    const client = run.client as Client;
+    const externalName = run.mr.metadata.annotations?.[Annotations.externalName];
+    try {
+      run.obs = await this.#external(run.provider.definition.kind, "observe", () =>
+        client.observe(run.mr, externalName),
+      );
+    } catch (err) {
+      return this.#fail(run, Reason.cannotObserve, wrapErr(Msg.observe, err));
+    }
+    known.observation = run.obs;
+    return undefined;
+  }
+
+  /** Performs one step of a plan; returns the reconcile's result when the step ends it (a failure). */
+  async #perform(run: Run, step: Step, known: Known, p: Plan): Promise<ReconcileResult | undefined> {
+    const def = run.provider.definition;
+    const rethrowConflict = (err: unknown) => {
+      if (err instanceof ConflictError) throw err;
+    };
+    switch (step.do) {
+      case "initialize":
+        try {
+          run.mr = await this.#patchMeta(run.mr, step.patch);
+        } catch (err) {
+          rethrowConflict(err);
+          return this.#fail(run, Reason.cannotUpdateManaged, wrapErr(Msg.initialize, err));
+        }
+        return undefined;
+      case "resolveReferences":
+        try {
+          const resolved = await resolveReferences(this.#kube, def, run.mr);
+          if (resolved) run.mr = await this.#patchSpec(run.mr, resolved);
+        } catch (err) {
+          rethrowConflict(err);
+          return this.#fail(run, Reason.cannotResolveRefs, wrapErr(Msg.resolveReferences, err));
+        }
+        known.referencesResolved = true;
+        return undefined;
+      case "recordCreate":
+        try {
+          run.mr = await this.#recordCreate(run.mr, step.annotations, step.labels);
+        } catch (err) {
+          return this.#fail(run, Reason.cannotUpdateManaged, toError(err));
+        }
+        if (step.why === "recovered")
+          this.#opts.logger.warn(
+            { key: `${def.kind}/${run.mr.metadata.name}` },
+            "recovered an interrupted create",
+          );
+        return undefined;
+      case "meta":
+        try {
+          run.mr = await this.#patchMeta(run.mr, step.patch);
+        } catch (err) {
+          rethrowConflict(err);
+          return step.msg === "addFinalizer"
+            ? this.#fail(run, Reason.cannotAddFinalizer, wrapErr(Msg.addFinalizer, err))
+            : this.#fail(run, Reason.cannotUpdateManaged, wrapErr(Msg.indexLabel, err));
+        }
+        return undefined;
+      case "publish":
+        try {
+          await this.#publisher.publish(run.mr, step.details);
+        } catch (err) {
+          return this.#fail(run, Reason.cannotPublish, wrapErr(Msg.publish, err), step.extra);
+        }
+        return undefined;
+      case "unpublish":
+        try {
+          await this.#publisher.unpublish(run.mr);
+        } catch (err) {
+          return this.#fail(run, Reason.cannotUnpublish, wrapErr(Msg.unpublish, err), step.extra);
+        }
+        return undefined;
+      case "removeFinalizer":
+        return this.#removeFinalizer(run);
+      case "lateInitialize":
+        try {
+          run.mr = await this.#patchSpec(run.mr, step.forProvider);
+        } catch (err) {
+          rethrowConflict(err);
+          return this.#fail(run, Reason.cannotUpdateManaged, toError(err));
+        }
+        this.#opts.logger.debug(
+          { key: `${def.kind}/${run.mr.metadata.name}`, filled: step.filled },
+          "late-initialized",
         );
-      }
-      const parsed = def.forProvider.safeParse(mr.spec.forProvider ?? {});
-      if (!parsed.success) {
-        return this.#fail(
-          s,
-          Reason.invalidSpec,
-          new InvalidSpecError(`${Msg.invalidSpec}: ${formatIssues(parsed.error.issues)}`),
-        );
-      }
+        return undefined;
+      case "create":
+        return this.#create(run, step);
+      case "update":
+        return this.#update(run, step);
+      case "delete":
+        return this.#delete(run, step.externalName);
+      case "event":
+        await this.#event(run.mr, step.type, step.reason, step.message);
+        return undefined;
+      case "status":
+        await this.#writeStatus(run, step.conditions, step.atProvider, step.lastExternalUpdate);
+        return undefined;
+      case "fail":
+        return this.#refuse(run, step.failure, p);
     }
+  }
 
-    let externalName = annotations[Annotations.externalName];
-    if (!externalName && def.externalName === "fromAnnotation") {
-      externalName = mr.metadata.name;
-      try {
-        s.mr = await this.#patchMeta(s.mr, {
-          annotations: { [Annotations.externalName]: externalName },
-          labels: indexLabelPatch(def, s.mr, externalName),
-        });
-      } catch (err) {
-        if (err instanceof ConflictError) throw err;
-        return this.#fail(s, Reason.cannotUpdateManaged, wrapErr(Msg.initialize, err));
-      }
+  /** A failure the plan decided on: an invalid spec (with backoff), or a block until a person acts. */
+  async #refuse(run: Run, failure: Failure, p: Plan): Promise<ReconcileResult> {
+    if (failure.kind === "invalidSpec")
+      return this.#fail(run, failure.reason, new InvalidSpecError(failure.message), failure.extra);
+    await this.#writeStatus(run, [reconcileError(failure.message)]);
+    await this.#event(run.mr, "Warning", failure.reason, failure.message);
+    return { outcome: "blocked", requeueAfterMs: p.verdict?.pollAfterMs ?? pollInterval(this.#opts, run.mr) };
+  }
+
+  async #update(run: Run, step: Extract<Step, { do: "update" }>): Promise<ReconcileResult | undefined> {
+    const client = run.client as Client;
+    const obs = run.obs as Observation;
+    let connectionDetails: Record<string, string> | undefined;
+    try {
+      const upd = await this.#external(run.provider.definition.kind, "update", () =>
+        client.update(run.mr, step.externalName, obs),
+      );
+      connectionDetails = upd.connectionDetails;
+    } catch (err) {
+      return this.#fail(run, Reason.cannotUpdate, wrapErr(Msg.update, err), [step.ready]);
     }
-
-    if (!isDeleting) {
-      try {
-        const resolved = await resolveReferences(this.#kube, def, s.mr);
-        if (resolved) s.mr = await this.#patchSpec(s.mr, resolved);
-      } catch (err) {
-        if (err instanceof ConflictError) throw err;
-        return this.#fail(s, Reason.cannotResolveRefs, wrapErr(Msg.resolveReferences, err));
-      }
+    try {
+      await this.#publisher.publish(run.mr, connectionDetails);
+    } catch (err) {
+      return this.#fail(run, Reason.cannotPublish, wrapErr(Msg.publish, err), [step.ready]);
     }
+    return undefined;
+  }
 
-    if (isDeleting) {
-      // Other controllers still hold the object: keep the cloud resource until ours is the last finalizer.
-      const others = (s.mr.metadata.finalizers ?? []).filter((f) => f !== MANAGED_FINALIZER);
-      if (others.length > 0) {
-        await this.#writeStatus(s, [
-          deleting(
-            `waiting for finalizers ${others.join(", ")} to be removed before deleting the external resource`,
-          ),
-          reconcileSuccess(),
-        ]);
+  async #delete(run: Run, externalName: string): Promise<ReconcileResult | undefined> {
+    const client = run.client as Client;
+    try {
+      await this.#external(run.provider.definition.kind, "delete", () => client.delete(run.mr, externalName));
+    } catch (err) {
+      if (err instanceof DependentsExistError) {
+        // Not a failure: dependents are being deleted too. Say why, and look again soon.
+        await this.#writeStatus(run, [deleting(err.message), reconcileSuccess()]);
         return { outcome: "deleting", requeueAfterMs: this.#jitter(DEPENDENTS_REQUEUE_MS) };
       }
+      return this.#fail(run, Reason.cannotDelete, wrapErr(Msg.delete, err), [deleting()]);
     }
-
-    // Incomplete-create guard: a create started and its result was never recorded.
-    const pendingCreate = createIsPending(s.mr);
-
-    let client: ExternalClient<Record<string, unknown>, Record<string, unknown>>;
-    try {
-      client = await this.#connector.connect(provider, s.mr);
-    } catch (err) {
-      return this.#fail(s, Reason.cannotConnect, wrapErr(Msg.connect, err));
-    }
-
-    let obs: ExternalObservation<Record<string, unknown>, Record<string, unknown>>;
-    try {
-      obs = await this.#external(def.kind, "observe", () => client.observe(s.mr, externalName));
-    } catch (err) {
-      return this.#fail(s, Reason.cannotObserve, wrapErr(Msg.observe, err));
-    }
-    s.atProvider = obs.atProvider ?? s.mr.status?.atProvider;
-    try {
-      if (obs.resourceExists && obs.externalName && obs.externalName !== externalName) {
-        // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded).
-        externalName = obs.externalName;
-        s.mr = await this.#recordCreate(
-          s.mr,
-          { [Annotations.externalName]: externalName },
-          indexLabelPatch(def, s.mr, externalName),
-        );
-      }
-      if (pendingCreate && obs.resourceExists) {
-        // The interrupted create did reach the cloud and the external name finds it: record success, go on.
-        s.mr = await this.#recordCreate(s.mr, { [Annotations.createSucceeded]: now.toISOString() });
-        this.#opts.logger.warn({ key: `${key.kind}/${key.name}` }, "recovered an interrupted create");
-      }
-    } catch (err) {
-      return this.#fail(s, Reason.cannotUpdateManaged, err as Error);
-    }
-    // While waiting on the cloud, Ready says which way the resource is going.
-    const waiting = (message?: string) => (isDeleting ? deleting(message) : creating());
-
-    if (pendingCreate && !obs.resourceExists) {
-      const age = now.getTime() - Date.parse(pendingCreate);
-      if (age < this.#opts.createPendingTimeoutMs) {
-        // Another worker may be creating it right now: never race it, and never trust this not-found
-        // for a delete — the create may land after it and leak.
-        await this.#writeStatus(s, [waiting(Msg.pendingCreate), reconcileSuccess()]);
-        await this.#event(s.mr, "Normal", Reason.pending, Msg.pendingCreate);
-        return {
-          outcome: isDeleting ? "deleting" : "creating",
-          requeueAfterMs: this.#jitter(
-            Math.min(SHORT_REQUEUE_MS * 2, this.#opts.createPendingTimeoutMs - age + 100),
-          ),
-        };
-      }
-      if (def.externalName === "providerChosen" && !def.ownershipLookup) {
-        return this.#block(
-          s,
-          `cannot determine creation result: a create started at ${pendingCreate} was interrupted and the cloud chose the name, so ${isDeleting ? "deleting now could leave it behind" : "creating again could leak a duplicate"}. ` +
-            `Find the resource in the cloud: if it exists, set ${Annotations.externalName} to its id; if not, remove the ${Annotations.createPending} annotation. Either way driftless then continues.`,
-        );
-      }
-      // Older than any create takes and still absent (by name, or by ownership tag): the create never
-      // reached the cloud, so creating again cannot make a second resource, nor can deleting leak one.
-    }
-
-    if (!obs.resourceExists) {
-      const succeeded = annotations[Annotations.createSucceeded];
-      // Once driftless itself asked the cloud to delete it (it was seen to exist), not-found is the answer.
-      const deleteRequested =
-        isDeleting && getCondition(s.mr.status?.conditions, "Ready")?.message === Msg.deleteRequested;
-      if (
-        succeeded &&
-        !deleteRequested &&
-        now.getTime() - Date.parse(succeeded) < this.#opts.creationGracePeriodMs
-      ) {
-        // Eventually consistent clouds may not list what they just created, whether we are creating or
-        // deleting: a not-found now is no proof of absence.
-        await this.#writeStatus(s, [waiting(), reconcileSuccess()]);
-        await this.#event(s.mr, "Normal", Reason.pending, Msg.gracePeriod);
-        return {
-          outcome: isDeleting ? "deleting" : "creating",
-          requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS),
-        };
-      }
-      if (!isDeleting && !policies.create) {
-        // An import of something that is not there: say so at the poll interval, not as a failing message.
-        const prev = getCondition(s.mr.status?.conditions, "Synced");
-        await this.#writeStatus(s, [
-          unavailable(Msg.notFoundObserveOnly),
-          reconcileError(Msg.notFoundObserveOnly),
-        ]);
-        if (prev?.message !== Msg.notFoundObserveOnly)
-          await this.#event(s.mr, "Warning", Reason.cannotObserve, Msg.notFoundObserveOnly);
-        return { outcome: "blocked", requeueAfterMs: this.#pollInterval(s.mr) };
-      }
-    }
-
-    if (isDeleting) {
-      if (obs.resourceExists) {
-        try {
-          await this.#external(def.kind, "delete", () => client.delete(s.mr, externalName ?? ""));
-        } catch (err) {
-          if (err instanceof DependentsExistError) {
-            // Not a failure: dependents are being deleted too. Say why, and look again soon.
-            await this.#writeStatus(s, [deleting(err.message), reconcileSuccess()]);
-            return { outcome: "deleting", requeueAfterMs: this.#jitter(DEPENDENTS_REQUEUE_MS) };
-          }
-          return this.#fail(s, Reason.cannotDelete, wrapErr(Msg.delete, err), [deleting()]);
-        }
-        await this.#event(s.mr, "Normal", Reason.deleted, `Deleting external resource ${externalName}`);
-        await this.#writeStatus(s, [deleting(Msg.deleteRequested), reconcileSuccess()]);
-        return { outcome: "deleting", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
-      }
-      try {
-        await this.#publisher.unpublish(s.mr);
-      } catch (err) {
-        return this.#fail(s, Reason.cannotUnpublish, wrapErr(Msg.unpublish, err), [deleting()]);
-      }
-      return (await this.#removeFinalizer(s)) ?? { outcome: "deleted" };
-    }
-
-    // For a resource still to be created, details (e.g. a generated password) are published only by
-    // the worker that wins the create-pending guard, so concurrent workers cannot overwrite each other.
-    if (obs.resourceExists) {
-      try {
-        await this.#publisher.publish(s.mr, obs.connectionDetails);
-      } catch (err) {
-        return this.#fail(s, Reason.cannotPublish, wrapErr(Msg.publish, err));
-      }
-    }
-
-    // The index label rides on the finalizer's write; a resource that has its finalizer (adopted, or
-    // from before the label existed) gets it alone, once. A resource still to be created gets it with
-    // the create-pending write.
-    const label = obs.resourceExists ? indexLabelPatch(def, s.mr, externalName) : undefined;
-    if (!(s.mr.metadata.finalizers ?? []).includes(MANAGED_FINALIZER)) {
-      try {
-        s.mr = await this.#patchMeta(s.mr, {
-          finalizers: [...(s.mr.metadata.finalizers ?? []), MANAGED_FINALIZER],
-          labels: label,
-        });
-      } catch (err) {
-        if (err instanceof ConflictError) throw err;
-        return this.#fail(s, Reason.cannotAddFinalizer, wrapErr(Msg.addFinalizer, err));
-      }
-    } else if (label) {
-      try {
-        s.mr = await this.#patchMeta(s.mr, { labels: label });
-      } catch (err) {
-        if (err instanceof ConflictError) throw err;
-        return this.#fail(s, Reason.cannotUpdateManaged, wrapErr(Msg.indexLabel, err));
-      }
-    }
-
-    if (!obs.resourceExists) return this.#create(s, provider, client, externalName, obs.connectionDetails);
-
-    // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite.
-    const maps = this.#mapsOf(provider);
-    let forProvider = (s.mr.spec.forProvider ?? {}) as Record<string, unknown>;
-    if (policies.lateInitialize && obs.observed) {
-      const observed = obs.observed as Record<string, unknown>;
-      const { value, filled } = lateInitialize(forProvider, observed, maps, this.#fieldsOf(provider));
-      if (filled.length > 0) {
-        try {
-          s.mr = await this.#patchSpec(s.mr, value);
-        } catch (err) {
-          if (err instanceof ConflictError) throw err;
-          return this.#fail(s, Reason.cannotUpdateManaged, err as Error);
-        }
-        forProvider = value;
-        this.#opts.logger.debug({ key: `${key.kind}/${key.name}`, filled }, "late-initialized");
-      }
-    }
-
-    const drift = obs.observed
-      ? driftedFields(forProvider, obs.observed as Record<string, unknown>, maps, this.#fieldsOf(provider))
-      : [];
-    const upToDate = obs.resourceUpToDate ?? drift.length === 0;
-    const ready = readiness(obs);
-
-    if (upToDate || !policies.update) {
-      await this.#writeStatus(s, [ready, reconcileSuccess()]);
-      return {
-        outcome: "in-sync",
-        pollAfterMs: this.#pollInterval(s.mr),
-        ...(ready.reason === "Creating" ? { requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS * 2) } : {}),
-      };
-    }
-
-    const settling = this.#settleLeft(def.updateSettleMs, s.mr, now);
-    if (settling > 0) {
-      // We updated this generation moments ago and the cloud's reads lag behind: look again once it shows.
-      return { outcome: "settling", requeueAfterMs: settling + this.#jitter(SHORT_REQUEUE_MS) };
-    }
-
-    const immutable = drift.filter((f) => def.immutable.includes(f.split(".")[0] ?? ""));
-    if (immutable.length > 0) {
-      const details = immutable
-        .map(
-          (f) =>
-            `${f} (spec: ${JSON.stringify(getPath(forProvider, f))}, cloud: ${JSON.stringify(getPath(obs.observed ?? {}, f))})`,
-        )
-        .join(", ");
-      return this.#fail(
-        s,
-        Reason.cannotUpdate,
-        new InvalidSpecError(
-          `cannot update immutable field(s) ${details}: the cloud resource was left unchanged. Set the field back, or create a new resource with the new value.`,
-        ),
-        [ready],
-      );
-    }
-
-    let upd: ExternalUpdate;
-    try {
-      upd = await this.#external(def.kind, "update", () => client.update(s.mr, externalName ?? "", obs));
-    } catch (err) {
-      return this.#fail(s, Reason.cannotUpdate, wrapErr(Msg.update, err), [ready]);
-    }
-    try {
-      await this.#publisher.publish(s.mr, upd.connectionDetails);
-    } catch (err) {
-      return this.#fail(s, Reason.cannotPublish, wrapErr(Msg.publish, err), [ready]);
-    }
-    await this.#event(s.mr, "Normal", Reason.updated, `Updated ${drift.join(", ") || "external resource"}`);
-    // Recorded on every update: settling kinds compare it, and the sweep's adaptive polling reads it as
-    // the resource's last change (drift found brings it back to the default interval).
-    s.lastExternalUpdate = { time: now.toISOString(), generation: s.mr.metadata.generation ?? 0 };
-    await this.#writeStatus(s, [ready, reconcileSuccess()]);
-    return {
-      outcome: "updated",
-      requeueAfterMs:
-        def.updateSettleMs > 0
-          ? def.updateSettleMs + this.#jitter(SHORT_REQUEUE_MS)
-          : this.#jitter(SHORT_REQUEUE_MS),
-      pollAfterMs: this.#pollInterval(s.mr),
-    };
+    return undefined;
   }
 
-  /** Time left before an update of this generation shows in the cloud's reads (0: compare now). */
-  #settleLeft(settleMs: number, mr: ManagedResource, now: Date): number {
-    const last = mr.status?.lastExternalUpdate;
-    if (settleMs <= 0 || !last || last.generation !== (mr.metadata.generation ?? 0)) return 0;
-    return Math.max(0, Date.parse(last.time) + settleMs - now.getTime());
-  }
-
-  async #create(
-    step: Step,
-    provider: ManagedKindProvider,
-    client: ExternalClient<Record<string, unknown>, Record<string, unknown>>,
-    externalName: string | undefined,
-    preCreateDetails: ConnectionDetails | undefined,
-  ): Promise<ReconcileResult> {
-    // Record the intent first, guarded by resourceVersion: of concurrent workers only one gets past this.
+  /**
+   * Creates the external resource behind the create-pending guard: the intent (and the home) is recorded
+   * first, guarded by resourceVersion, so of concurrent workers only one gets past it; then the result.
+   */
+  async #create(run: Run, step: Extract<Step, { do: "create" }>): Promise<ReconcileResult | undefined> {
+    const def = run.provider.definition;
+    const client = run.client as Client;
     try {
-      step.mr = await this.#patchMeta(step.mr, {
-        annotations: { [Annotations.createPending]: this.#opts.now().toISOString() },
-        labels: indexLabelPatch(provider.definition, step.mr, externalName),
-      });
+      run.mr = await this.#patchMeta(run.mr, step.patch);
     } catch (err) {
       if (err instanceof ConflictError) throw err;
-      return this.#fail(step, Reason.cannotUpdateManaged, wrapErr(Msg.recordPending, err), [creating()]);
+      return this.#fail(run, Reason.cannotUpdateManaged, wrapErr(Msg.recordPending, err), [creating()]);
     }
     try {
-      await this.#publisher.publish(step.mr, preCreateDetails);
+      await this.#publisher.publish(run.mr, step.details);
     } catch (err) {
       // Nothing was created: say so, so the next reconcile may try again without waiting out the guard.
-      await this.#recordCreate(step.mr, { [Annotations.createFailed]: this.#opts.now().toISOString() }).catch(
+      await this.#recordCreate(run.mr, { [Annotations.createFailed]: this.#opts.now().toISOString() }).catch(
         () => undefined,
       );
-      return this.#fail(step, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
+      return this.#fail(run, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
     }
-    let created: ExternalCreation;
+    let created: Awaited<ReturnType<Client["create"]>>;
     try {
-      created = await this.#external(provider.definition.kind, "create", () =>
-        client.create(step.mr, externalName),
-      );
+      created = await this.#external(def.kind, "create", () => client.create(run.mr, step.externalName));
     } catch (err) {
       try {
-        step.mr = await this.#recordCreate(step.mr, {
+        run.mr = await this.#recordCreate(run.mr, {
           [Annotations.createFailed]: this.#opts.now().toISOString(),
         });
       } catch (recordErr) {
-        return this.#fail(step, Reason.cannotUpdateManaged, recordErr as Error, [creating()]);
+        return this.#fail(run, Reason.cannotUpdateManaged, toError(recordErr), [creating()]);
       }
-      return this.#fail(step, Reason.cannotCreate, wrapErr(Msg.create, err), [creating()]);
+      return this.#fail(run, Reason.cannotCreate, wrapErr(Msg.create, err), [creating()]);
     }
     const annotations: Record<string, string> = {
       ...providerAnnotations(created.annotations),
       [Annotations.createSucceeded]: this.#opts.now().toISOString(),
     };
-    const createdName = created.externalName ?? externalName;
+    const createdName = created.externalName ?? step.externalName;
     let labels: Record<string, string> | undefined;
-    if (created.externalName && provider.definition.externalName === "providerChosen") {
+    if (created.externalName && def.externalName === "providerChosen") {
       annotations[Annotations.externalName] = created.externalName;
-      labels = indexLabelPatch(provider.definition, step.mr, created.externalName);
+      labels = indexLabelPatch(def, run.mr, created.externalName);
     }
     try {
-      step.mr = await this.#recordCreate(step.mr, annotations, labels);
+      run.mr = await this.#recordCreate(run.mr, annotations, labels);
     } catch (err) {
       if (statusOf((err as Error).cause) === 404 && createdName) {
         // The managed resource is gone (its finalizer was removed by hand): nobody will ever delete what we
         // just made, so take it back now rather than leak it.
-        await this.#compensate(step.mr, client, createdName);
+        await this.#compensate(run.mr, client, createdName);
         return { outcome: "gone" };
       }
-      return this.#fail(step, Reason.cannotUpdateManaged, err as Error, [creating()]);
+      return this.#fail(run, Reason.cannotUpdateManaged, toError(err), [creating()]);
     }
-    await this.#event(step.mr, "Normal", Reason.created, `Created external resource ${createdName ?? ""}`);
-    if (step.mr.metadata.deletionTimestamp) {
-      // Deleted while this create was in flight: the deleting worker owns the status now (its "deletion
-      // requested" must not be overwritten by Creating), and nothing is published for a resource on its way out.
-      return { outcome: "created", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
-    }
+    await this.#event(run.mr, "Normal", Reason.created, `Created external resource ${createdName ?? ""}`);
+    // Deleted while this create was in flight: the deleting worker owns the status now (its "deletion
+    // requested" must not be overwritten by Creating), and nothing is published for a resource on its way out.
+    if (run.mr.metadata.deletionTimestamp) return undefined;
     try {
-      await this.#publisher.publish(step.mr, created.connectionDetails);
+      await this.#publisher.publish(run.mr, created.connectionDetails);
     } catch (err) {
-      return this.#fail(step, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
+      return this.#fail(run, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
     }
-    await this.#writeStatus(step, [creating(), reconcileSuccess()]);
-    return { outcome: "created", requeueAfterMs: this.#jitter(SHORT_REQUEUE_MS) };
+    await this.#writeStatus(run, [creating(), reconcileSuccess()]);
+    return undefined;
   }
 
   /** Deletes a resource created for a managed resource that no longer exists; never throws. */
-  async #compensate(
-    mr: ManagedResource,
-    client: ExternalClient<Record<string, unknown>, Record<string, unknown>>,
-    externalName: string,
-  ) {
+  async #compensate(mr: ManagedResource, client: Client, externalName: string) {
     const key = `${mr.kind}/${mr.metadata.name}`;
     try {
       await this.#external(mr.kind, "delete", () => client.delete(mr, externalName));
@@ -942,10 +697,7 @@ export class ManagedReconciler implements Reconciles {
     return withOwnNamespace(this.#defOf(mr), mr);
   }
 
-  async #patchMeta(
-    mr: ManagedResource,
-    meta: { annotations?: Record<string, string>; finalizers?: string[]; labels?: Record<string, string> },
-  ): Promise<ManagedResource> {
+  async #patchMeta(mr: ManagedResource, meta: MetaPatch): Promise<ManagedResource> {
     const { labels, ...rest } = meta;
     return this.#own(
       await this.#kube.patch<ManagedResource & { [k: string]: unknown }>(
@@ -973,16 +725,32 @@ export class ManagedReconciler implements Reconciles {
   }
 
   /** Removes our finalizer; a failure is reported on the resource (returned), a conflict re-read. */
-  async #removeFinalizer(step: Step): Promise<ReconcileResult | undefined> {
-    const finalizers = step.mr.metadata.finalizers ?? [];
+  async #removeFinalizer(run: Run): Promise<ReconcileResult | undefined> {
+    const finalizers = run.mr.metadata.finalizers ?? [];
     if (!finalizers.includes(MANAGED_FINALIZER)) return undefined;
     try {
-      await this.#patchMeta(step.mr, { finalizers: finalizers.filter((f) => f !== MANAGED_FINALIZER) });
+      await this.#patchMeta(run.mr, { finalizers: finalizers.filter((f) => f !== MANAGED_FINALIZER) });
       return undefined;
     } catch (err) {
       if (err instanceof ConflictError || statusOf(err) === 404) throw err;
-      return this.#fail(step, Reason.cannotRemoveFinalizer, wrapErr(Msg.removeFinalizer, err), [deleting()]);
+      return this.#fail(run, Reason.cannotRemoveFinalizer, wrapErr(Msg.removeFinalizer, err), [deleting()]);
     }
+  }
+
+  /** What a plan of this kind depends on, at this moment. */
+  #context(provider: ManagedKindProvider): PlanContext {
+    const o = this.#opts;
+    return {
+      def: provider.definition,
+      fields: this.#fieldsOf(provider),
+      maps: this.#mapsOf(provider),
+      now: o.now(),
+      pollIntervalMs: o.pollIntervalMs,
+      minPollIntervalMs: o.minPollIntervalMs,
+      creationGracePeriodMs: o.creationGracePeriodMs,
+      createPendingTimeoutMs: o.createPendingTimeoutMs,
+      jitter: (ms) => this.#jitter(ms),
+    };
   }
 
   /** The kind's field behaviours, plus its references' name and selector fields: those never reach the cloud. */
@@ -1012,46 +780,34 @@ export class ManagedReconciler implements Reconciles {
    * Reports a failure where the user looks: Synced=False with the message, and a Warning event with a
    * reason that says which step failed. If even that write fails, the error still goes back to the queue.
    */
-  async #fail(
-    step: Step,
-    reason: Reason,
-    err: Error,
-    extra: Array<Omit<Condition, "lastTransitionTime">> = [],
-  ): Promise<ReconcileResult> {
+  async #fail(run: Run, reason: Reason, err: Error, extra: NewCondition[] = []): Promise<ReconcileResult> {
     let error = err;
     if (error instanceof CredentialsError || error.cause instanceof CredentialsError) {
       // Whoever must fix credentials needs to know which ProviderConfig holds them.
-      const def = this.#registry.get(step.mr.apiVersion, step.mr.kind)?.definition;
-      const pc = def ? providerConfigOf(def, step.mr) : undefined;
-      this.invalidateProviderConfigs(pc ? providerConfigKey(pc) : undefined);
-      if (pc && !error.message.includes(`${pc.type.kind} "`)) {
+      const pc = providerConfigOf(run.provider.definition, run.mr);
+      this.invalidateProviderConfigs(providerConfigKey(pc));
+      if (!error.message.includes(`${pc.type.kind} "`)) {
         error = new CredentialsError(`${error.message} (${pc.type.kind} "${pc.name}")`, { cause: error });
       }
     }
-    const prevSynced = getCondition(step.mr.status?.conditions, "Synced");
+    const prevSynced = getCondition(run.mr.status?.conditions, "Synced");
     try {
-      await this.#writeStatus(step, [...extra, reconcileError(error.message)]);
+      await this.#writeStatus(run, [...extra, reconcileError(error.message)]);
     } catch (writeErr) {
       this.#opts.logger.warn(
-        { key: `${step.mr.kind}/${step.mr.metadata.name}`, error: (writeErr as Error).message },
+        { key: `${run.mr.kind}/${run.mr.metadata.name}`, error: (writeErr as Error).message },
         "cannot write the failure to the status",
       );
     }
-    await this.#event(step.mr, "Warning", reason, error.message);
+    await this.#event(run.mr, "Warning", reason, error.message);
     return { outcome: "error", error, requeueAfterMs: this.#errorBackoff(prevSynced, error) };
-  }
-
-  async #block(step: Step, message: string): Promise<ReconcileResult> {
-    await this.#writeStatus(step, [reconcileError(message)]);
-    await this.#event(step.mr, "Warning", Reason.cannotDetermineCreation, message);
-    return { outcome: "blocked", requeueAfterMs: this.#pollInterval(step.mr) };
   }
 
   /**
    * Stateless exponential backoff: doubles the time the resource has already spent failing, read from
    * Synced's lastTransitionTime, so no worker memory is needed. Throttling starts higher.
    */
-  #errorBackoff(prevSynced: Condition | undefined, error: Error): number {
+  #errorBackoff(prevSynced: ReturnType<typeof getCondition>, error: Error): number {
     const throttled = error instanceof ThrottledError || error.cause instanceof ThrottledError;
     const waiting = error.cause instanceof ReferenceNotReadyError;
     const min = throttled ? 5_000 : MIN_ERROR_BACKOFF_MS;
@@ -1064,52 +820,39 @@ export class ManagedReconciler implements Reconciles {
     return failureBackoff(failingFor, min, max, this.#opts.random);
   }
 
-  #pollInterval(mr: ManagedResource): number {
-    const annotated = parseDuration(mr.metadata.annotations?.[Annotations.pollInterval]);
-    return annotated === undefined
-      ? this.#opts.pollIntervalMs
-      : Math.max(annotated, this.#opts.minPollIntervalMs);
-  }
-
   /** Full jitter in [0.5, 1.5) × base: spreads retries so they never arrive in lockstep. */
   #jitter(ms: number): number {
     return jitter(ms, this.#opts.random);
   }
 
-  /** Writes status only when conditions or atProvider changed: an in-sync reconcile writes nothing. */
   /**
-   * Writes status only when conditions or atProvider changed: an in-sync reconcile writes nothing.
-   * atProvider is replaced whole (keys the cloud stopped reporting are removed, not merged forever).
+   * Writes status only when it changes (plan.ts statusChanges): an in-sync reconcile writes nothing.
+   * atProvider is replaced whole (keys the cloud stopped reporting are removed, not merged forever); by
+   * default it is what the cloud showed in this reconcile, if it was observed.
    */
-  async #writeStatus(step: Step, updates: Array<Omit<Condition, "lastTransitionTime">>): Promise<void> {
-    const generation = step.mr.metadata.generation;
-    const conditions = setConditions(step.mr.status?.conditions, updates, this.#opts.now(), generation);
-    const atProvider = step.atProvider;
-    const before = step.mr.status ?? {};
-    const lastUpdate = step.lastExternalUpdate;
-    // A requested reconcile (crossplane.io/reconcile-requested-at) is answered by echoing its value.
-    const requested = reconcileRequestOf(step.mr.metadata.annotations);
-    const handled =
-      requested !== undefined && requested !== before.lastHandledReconcileAt ? requested : undefined;
-    if (
-      deepEqual(conditions, before.conditions ?? []) &&
-      deepEqual(atProvider, before.atProvider) &&
-      (!lastUpdate || deepEqual(lastUpdate, before.lastExternalUpdate)) &&
-      handled === undefined
-    )
-      return;
-    const status: Record<string, unknown> = { conditions };
+  async #writeStatus(
+    run: Run,
+    updates: NewCondition[],
+    atProvider: Record<string, unknown> | undefined = run.obs
+      ? (run.obs.atProvider ?? run.mr.status?.atProvider)
+      : undefined,
+    lastUpdate?: { time: string; generation: number },
+  ): Promise<void> {
+    const changes = statusChanges(run.mr, updates, atProvider, lastUpdate, this.#opts.now());
+    if (!changes) return;
+    const before = run.mr.status ?? {};
+    const status: Record<string, unknown> = { conditions: changes.conditions };
     if (atProvider !== undefined) status.atProvider = replacementPatch(before.atProvider, atProvider);
     if (lastUpdate) status.lastExternalUpdate = lastUpdate;
-    if (handled !== undefined) status.lastHandledReconcileAt = handled;
+    if (changes.handled !== undefined) status.lastHandledReconcileAt = changes.handled;
     try {
       const written = await this.#kube.patchStatus<ManagedResource & { [k: string]: unknown }>(
-        this.#defOf(step.mr),
-        step.mr.metadata.name,
+        this.#defOf(run.mr),
+        run.mr.metadata.name,
         status,
-        { namespace: step.mr.metadata.namespace },
+        { namespace: run.mr.metadata.namespace },
       );
-      step.mr = this.#own(written);
+      run.mr = this.#own(written);
     } catch (err) {
       // The object may have been deleted meanwhile (finalizer removed): nothing left to report on.
       if (err instanceof KubeError && err.status === 404) return;
@@ -1125,10 +868,71 @@ export class ManagedReconciler implements Reconciles {
   }
 }
 
-/**
- * The engine behind a router of its own: what callers that reconcile managed resources alone use (tests,
- * tools). It reports each reconcile (log line, metric) and settles a 409 exactly as the worker's router.
- */
+/** A batch's verdict from a plan, or undefined while the plan only waits for `next` to go on. */
+function batchVerdict(p: Plan, next?: "connection" | "observation"): BatchVerdict | undefined {
+  const first = p.steps[0];
+  if (first) return { inSync: false, why: whyOf(first) };
+  if (p.verdict)
+    return p.verdict.requeueAfterMs === undefined
+      ? { inSync: true }
+      : { inSync: false, why: p.verdict.outcome };
+  return p.next === next ? undefined : { inSync: false, why: `needs ${p.next}` };
+}
+
+const noName: BatchVerdict = { inSync: false, why: "no external name yet" };
+
+/** Why a full reconcile is needed, in a log field's words: the first thing it would do. */
+function whyOf(step: Step): string {
+  switch (step.do) {
+    case "initialize":
+      return "no external name yet";
+    case "resolveReferences":
+      return "references to resolve";
+    case "recordCreate":
+      return step.why === "found" ? "external name" : "a create is pending";
+    case "meta":
+      if (step.patch.finalizers) return "no finalizer yet";
+      return step.patch.labels ? "index label to write" : "home to record";
+    case "publish":
+      return "connection Secret to publish";
+    case "lateInitialize":
+      return "fields to late-initialize";
+    case "create":
+      return "not found in the cloud";
+    case "update":
+      return "drift";
+    case "status":
+      return step.why;
+    case "fail":
+      return step.failure.reason;
+    default:
+      return step.do;
+  }
+}
+
+const isThrottled = (err: Error) => err instanceof ThrottledError || err.cause instanceof ThrottledError;
+const asThrottled = (err: Error): ThrottledError =>
+  err instanceof ThrottledError ? err : (err.cause as ThrottledError);
+const errText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const toError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/** A provider's create annotations, without any in crossplane.io/: those are the engine's alone. */
+function providerAnnotations(a: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(a ?? {}).filter(([k]) => !k.startsWith("crossplane.io/")));
+}
+
+function wrapErr(msg: string, cause: unknown): Error {
+  const inner = toError(cause);
+  const text = `${msg}: ${inner.message}`;
+  // Keep the error's class so callers (backoff, metrics) still see throttling or bad credentials.
+  if (inner instanceof ThrottledError) return new ThrottledError(text, { cause: inner });
+  if (inner instanceof CredentialsError) return new CredentialsError(text, { cause: inner });
+  if (inner instanceof InvalidSpecError) return new InvalidSpecError(text, { cause: inner });
+  return new Error(text, { cause: inner });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 export class Reconciler extends ManagedReconciler {
   readonly #router: Router;
 
@@ -1146,79 +950,3 @@ export class Reconciler extends ManagedReconciler {
     return this.#router.reconcile(key);
   }
 }
-
-type Observed = ExternalObservation<Record<string, unknown>, Record<string, unknown>> | Error;
-
-const isThrottled = (err: Error) => err instanceof ThrottledError || err.cause instanceof ThrottledError;
-const asThrottled = (err: Error): ThrottledError =>
-  err instanceof ThrottledError ? err : (err.cause as ThrottledError);
-const errText = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-function readiness(obs: ExternalObservation<unknown, unknown>) {
-  switch (obs.availability ?? "Available") {
-    case "Available":
-      return available();
-    case "Creating":
-      return creating();
-    case "Deleting":
-      return deleting();
-    default:
-      return unavailable(obs.message);
-  }
-}
-
-/**
- * The index label (api/cloud-events.ts) as a metadata.labels patch, when the object lacks it or carries
- * one for another external name; undefined when it is right or no external name is known yet.
- */
-export function indexLabelPatch(
-  def: { group: string; kind: string },
-  mr: ManagedResource,
-  externalName: string | undefined,
-): Record<string, string> | undefined {
-  if (!externalName) return undefined;
-  const value = externalKeyOf(def, externalName);
-  return mr.metadata.labels?.[EXTERNAL_KEY_LABEL] === value ? undefined : { [EXTERNAL_KEY_LABEL]: value };
-}
-
-/** A provider's create annotations, without any in crossplane.io/: those are the engine's alone. */
-function providerAnnotations(a: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(a ?? {}).filter(([k]) => !k.startsWith("crossplane.io/")));
-}
-
-/** The pending time when a create started and neither success nor failure was recorded after it. */
-function createIsPending(mr: ManagedResource): string | undefined {
-  const a = mr.metadata.annotations ?? {};
-  const pending = a[Annotations.createPending];
-  if (!pending) return undefined;
-  const t = Date.parse(pending);
-  const after = (v: string | undefined) => v !== undefined && Date.parse(v) >= t;
-  return after(a[Annotations.createSucceeded]) || after(a[Annotations.createFailed]) ? undefined : pending;
-}
-
-function wrapErr(msg: string, cause: unknown): Error {
-  const inner = cause instanceof Error ? cause : new Error(String(cause));
-  const text = `${msg}: ${inner.message}`;
-  // Keep the error's class so callers (backoff, metrics) still see throttling or bad credentials.
-  if (inner instanceof ThrottledError) return new ThrottledError(text, { cause: inner });
-  if (inner instanceof CredentialsError) return new CredentialsError(text, { cause: inner });
-  if (inner instanceof InvalidSpecError) return new InvalidSpecError(text, { cause: inner });
-  return new Error(text, { cause: inner });
-}
-
-function formatIssues(issues: Array<{ path: PropertyKey[]; message: string }>): string {
-  return issues
-    .map((i) => `spec.forProvider${i.path.map((p) => `.${String(p)}`).join("")}: ${i.message}`)
-    .join("; ");
-}
-
-function getPath(obj: Record<string, unknown>, path: string): unknown {
-  return path
-    .split(".")
-    .reduce<unknown>(
-      (o, k) => (o && typeof o === "object" ? (o as Record<string, unknown>)[k] : undefined),
-      obj,
-    );
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -89,6 +89,8 @@ export interface CloudResource {
   spec: Record<string, unknown>;
   tags: Record<string, string>;
   state: string;
+  /** Where it lives (account and region); a resource put without one is found from anywhere. */
+  home?: { account: string; region: string };
 }
 
 type Verb = "observe" | "observeMany" | "create" | "update" | "delete";
@@ -190,14 +192,23 @@ export class FakeCloud {
   ): ManagedKindProvider {
     const cloud = this;
     const providerChosen = definition.externalName === "providerChosen";
+    // As a real cloud: a client reaches one account (its ProviderConfig's) and one region (the resource's).
+    const homeOf = (account: string, mr: ManagedResource) => ({
+      account,
+      region: String((mr.spec.forProvider as Widget).region ?? "eu-west-1"),
+    });
     const find = (
+      account: string,
       mr: ManagedResource,
       externalName: string | undefined,
       visible: Map<string, CloudResource> = cloud.#read(),
     ) => {
-      const all = [...visible.values()];
+      const here = homeOf(account, mr);
+      const all = [...visible.values()].filter(
+        (r) => !r.home || (r.home.account === here.account && r.home.region === here.region),
+      );
+      if (providerChosen && externalName) return all.find((r) => r.id === externalName);
       if (providerChosen) {
-        if (externalName) return visible.get(externalName);
         if (definition.ownershipLookup)
           return all.find((r) => r.tags["driftless.dev/owner"] === mr.metadata.uid);
         return undefined;
@@ -223,10 +234,15 @@ export class FakeCloud {
         ...(providerChosen && !externalName ? { externalName: r.id } : {}),
       };
     };
-    const client: ExternalClient<Record<string, unknown>, Record<string, unknown>> = {
+    const clientFor = (
+      account: string,
+    ): ExternalClient<Record<string, unknown>, Record<string, unknown>> => ({
+      async home(mr) {
+        return homeOf(account, mr);
+      },
       async observe(mr, externalName) {
         cloud.#maybeFail("observe");
-        return observation(mr, externalName, find(mr, externalName));
+        return observation(mr, externalName, find(account, mr, externalName));
       },
       async create(mr, externalName) {
         cloud.#maybeFail("create");
@@ -241,6 +257,7 @@ export class FakeCloud {
           spec: rest,
           tags: { ...((tags as Record<string, string>) ?? {}), "driftless.dev/owner": mr.metadata.uid ?? "" },
           state: cloud.initialState,
+          home: homeOf(account, mr),
         };
         cloud.resources.set(id, res);
         cloud.#wrote();
@@ -267,40 +284,48 @@ export class FakeCloud {
         cloud.resources.delete(r.id);
         cloud.#wrote();
       },
-    };
+    });
     const max = opts.observeManyMaxItems;
     return {
       definition,
       ...(max ? { observeMany: { calls: "the fake's list call", maxItems: max } } : {}),
-      connect: async (ctx) => ({
-        ...client,
-        ...(max
-          ? {
-              // One list call, one rate-limit token, one consistent read for every item.
-              async observeMany(items: ReadonlyArray<{ mr: ManagedResource; externalName: string }>) {
-                await ctx.rateLimit?.();
-                cloud.rateLimitTokens++;
-                cloud.#maybeFail("observeMany");
-                if (items.length > max) throw new Error(`observeMany got ${items.length} items, max ${max}`);
-                const visible = cloud.#read();
-                return items.map(({ mr, externalName }) =>
-                  cloud.failItems.has(mr.metadata.name)
-                    ? new Error(`cannot read ${externalName}`)
-                    : observation(mr, externalName, find(mr, externalName, visible)),
-                );
-              },
-            }
-          : {}),
-        async create(mr, externalName) {
-          // A password from a Secret the resource names, read the way real kinds read one.
-          const ref = (mr.spec.forProvider as Widget).passwordSecretRef;
-          if (ref) await ctx.readSecretKey(ref);
-          return client.create(mr, externalName);
-        },
-      }),
+      connect: async (ctx) => {
+        const account = String((ctx.providerConfig.spec as { account?: string }).account ?? DEFAULT_ACCOUNT);
+        const client = clientFor(account);
+        return {
+          ...client,
+          ...(max
+            ? {
+                // One list call, one rate-limit token, one consistent read for every item.
+                async observeMany(items: ReadonlyArray<{ mr: ManagedResource; externalName: string }>) {
+                  await ctx.rateLimit?.();
+                  cloud.rateLimitTokens++;
+                  cloud.#maybeFail("observeMany");
+                  if (items.length > max)
+                    throw new Error(`observeMany got ${items.length} items, max ${max}`);
+                  const visible = cloud.#read();
+                  return items.map(({ mr, externalName }) =>
+                    cloud.failItems.has(mr.metadata.name)
+                      ? new Error(`cannot read ${externalName}`)
+                      : observation(mr, externalName, find(account, mr, externalName, visible)),
+                  );
+                },
+              }
+            : {}),
+          async create(mr, externalName) {
+            // A password from a Secret the resource names, read the way real kinds read one.
+            const ref = (mr.spec.forProvider as Widget).passwordSecretRef;
+            if (ref) await ctx.readSecretKey(ref);
+            return client.create(mr, externalName);
+          },
+        };
+      },
     };
   }
 }
+
+/** The account a ProviderConfig without `spec.account` reaches in the fake cloud. */
+export const DEFAULT_ACCOUNT = "111111111111";
 
 const userTags = (t: Record<string, string>) =>
   Object.fromEntries(Object.entries(t).filter(([k]) => !k.startsWith("driftless.dev/")));

@@ -190,6 +190,30 @@ describe("the namespaced shape", () => {
     expect(t.cloud.calls.create).toBe(1);
   });
 
+  it("the batched check holds a ClusterProviderConfig's allowedNamespaces for every object, not the first of a batch", async () => {
+    const t = setup({ providerConfigTtlMs: 0 });
+    t.clusterPc("prod", { allowedNamespaces: ["prod-*", "team-a"] });
+    const ref = { providerConfigRef: { kind: "ClusterProviderConfig", name: "prod" } };
+    t.apply("prod-payments", "w5", ref);
+    t.apply("team-a", "w5", ref);
+    await t.settle("prod-payments", "w5");
+    await t.settle("team-a", "w5");
+    expect(t.synced("team-a", "w5")?.status).toBe("True");
+    // The platform revokes team-a; one batch holds both objects, an allowed one first.
+    t.api.mutate(cpcType, "prod", (o) => {
+      (o.spec as Record<string, unknown>).allowedNamespaces = ["prod-*"];
+    });
+    const listed = [t.get("prod-payments", "w5"), t.get("team-a", "w5")] as ManagedResource[];
+    const observes = t.cloud.calls.observe;
+    const verdicts = await t.reconciler.checkMany(listed, { connectionSecret: () => "unknown" });
+    expect(verdicts[1]).toEqual({
+      inSync: false,
+      why: expect.stringContaining('may not be used from namespace "team-a"'),
+    });
+    // Only the allowed object was read with the platform's credentials.
+    expect(t.cloud.calls.observe - observes).toBe(1);
+  });
+
   it("refuses a namespaced ProviderConfig that borrows the functions' own identity, unless the platform allows the namespace", async () => {
     const refused = setup();
     refused.pc("team-a", "mine", { credentials: { source: "InjectedIdentity" } });

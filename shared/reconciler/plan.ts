@@ -1,0 +1,647 @@
+// The engine's one decision: what a reconcile of a managed resource does, as a list of steps, from what is
+// known of it — the object as read, the clock, where its client would reach (home) and what the cloud showed.
+// Pure: no I/O, no clock of its own. The applier (reconciler.ts) performs the steps; the batched drift check
+// calls the same function and finds an object in sync exactly when its plan is empty.
+import type { V1Secret } from "@kubernetes/client-node";
+import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
+import type { ConnectionDetails, ExternalObservation, Home } from "../api/external.ts";
+import type { ManagedKindDef, ManagedResource } from "../api/managed.ts";
+import { Annotations, MANAGED_FINALIZER, reconcileRequestOf } from "../api/meta.ts";
+import { deepEqual, driftedFields, type FieldBehaviours, lateInitialize, parseDuration } from "./compare.ts";
+import {
+  available,
+  creating,
+  deleting,
+  getCondition,
+  reconcileError,
+  reconcilePaused,
+  reconcileSuccess,
+  setConditions,
+  unavailable,
+} from "./conditions.ts";
+import { publishedHolds } from "./connection.ts";
+import type { NewCondition, Outcome } from "./contract.ts";
+import { resolvePolicies, supportedPoliciesText } from "./policies.ts";
+import { referencesResolved } from "./references.ts";
+
+export const SHORT_REQUEUE_MS = 2_000;
+export const DEPENDENTS_REQUEUE_MS = 5_000;
+
+// Short constant messages wrapped around the cause, as crossplane-runtime does.
+export const Msg = {
+  getManaged: "cannot get managed resource",
+  unknownKind: "no provider is registered for this kind",
+  invalidSpec: "invalid spec",
+  connect: "cannot connect to the provider",
+  home: "cannot determine where the external resource lives",
+  observe: "cannot observe external resource",
+  create: "cannot create external resource",
+  update: "cannot update external resource",
+  delete: "cannot delete external resource",
+  publish: "cannot publish connection details",
+  unpublish: "cannot unpublish connection details",
+  addFinalizer: "cannot add finalizer",
+  removeFinalizer: "cannot remove finalizer",
+  lateInit: "cannot update managed resource with late-initialized fields",
+  recordCreate: "cannot record the result of creating the external resource",
+  resolveReferences: "cannot resolve references",
+  initialize: "cannot initialize the managed resource",
+  recordPending: "cannot record that a create is starting",
+  notFoundObserveOnly:
+    "external resource does not exist; without the Create management policy driftless only imports existing resources — check the crossplane.io/external-name annotation",
+  invalidPolicy: "unsupported combination of managementPolicies",
+  pendingCreate:
+    "waiting for the result of a create that is in flight: a not-found now is no proof that nothing was created",
+  gracePeriod: "Waiting for external resource existence to be confirmed",
+  deleteRequested: "deletion of the external resource was requested",
+  indexLabel: "cannot write the external-key index label",
+} as const;
+
+/** Event reasons, as crossplane-runtime names them, so `kubectl describe` reads the same as under Crossplane. */
+export const Reason = {
+  cannotConnect: "CannotConnectToProvider",
+  cannotObserve: "CannotObserveExternalResource",
+  cannotCreate: "CannotCreateExternalResource",
+  cannotUpdate: "CannotUpdateExternalResource",
+  cannotDelete: "CannotDeleteExternalResource",
+  cannotPublish: "CannotPublishConnectionDetails",
+  cannotUnpublish: "CannotUnpublishConnectionDetails",
+  cannotResolveRefs: "CannotResolveResourceReferences",
+  cannotUpdateManaged: "CannotUpdateManagedResource",
+  cannotAddFinalizer: "CannotAddFinalizer",
+  cannotRemoveFinalizer: "CannotRemoveFinalizer",
+  invalidPolicy: "CannotUseInvalidManagementPolicy",
+  invalidSpec: "InvalidSpec",
+  cannotDetermineCreation: "CannotDetermineCreationResult",
+  homeChanged: "HomeChanged",
+  reconcileError: "ReconcileError",
+  pending: "PendingExternalResource",
+  paused: "ReconciliationPaused",
+  created: "CreatedExternalResource",
+  updated: "UpdatedExternalResource",
+  deleted: "DeletedExternalResource",
+} as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
+
+/** A metadata write guarded by resourceVersion (finalizers replace the list; annotations and labels merge). */
+export interface MetaPatch {
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+  finalizers?: string[];
+}
+
+/** What the plan's failure step reports: Synced=False with the error, a Warning event, backoff. */
+export interface Failure {
+  reason: Reason;
+  message: string;
+  /** The error class the message stands for (backoff and metrics read it). */
+  kind: "invalidSpec" | "blocked";
+  /** Conditions set with Synced=False (e.g. Ready kept as it is). */
+  extra?: NewCondition[];
+}
+
+/** One thing a reconcile does, in order. The applier maps a failing step to its Msg and Reason. */
+export type Step =
+  /** Default the external name (and its index label) before anything reads by it. */
+  | { do: "initialize"; patch: MetaPatch }
+  | { do: "resolveReferences" }
+  /** Record what the cloud showed about an earlier create (retried: it matters more than any write). */
+  | { do: "recordCreate"; annotations: Record<string, string>; labels?: Record<string, string>; why: string }
+  | { do: "publish"; details: ConnectionDetails; extra?: NewCondition[] }
+  | { do: "unpublish"; extra?: NewCondition[] }
+  | { do: "meta"; patch: MetaPatch; msg: "addFinalizer" | "indexLabel" }
+  | { do: "removeFinalizer" }
+  | { do: "lateInitialize"; forProvider: Record<string, unknown>; filled: string[] }
+  | { do: "create"; externalName: string | undefined; patch: MetaPatch; details?: ConnectionDetails }
+  | { do: "update"; externalName: string; drift: string[]; ready: NewCondition }
+  | { do: "delete"; externalName: string }
+  | { do: "event"; type: "Normal" | "Warning"; reason: Reason; message: string }
+  | {
+      do: "status";
+      conditions: NewCondition[];
+      /** Replaces status.atProvider whole (keys the cloud stopped reporting go); absent: left as it is. */
+      atProvider?: Record<string, unknown>;
+      lastExternalUpdate?: { time: string; generation: number };
+      /** What changes, for a log line. */
+      why: string;
+    }
+  | { do: "fail"; failure: Failure };
+
+/** What the reconcile reports when every step succeeded. */
+export interface Verdict {
+  outcome: Outcome;
+  requeueAfterMs?: number;
+  pollAfterMs?: number;
+}
+
+/**
+ * A plan: steps to take now, then either the verdict, or what comes next before deciding further: plan
+ * again from the object the steps wrote ("replan"), or learn more — a connection to the cloud (which
+ * tells the home), an observation.
+ */
+export type Plan =
+  | { steps: Step[]; next: "replan" | "connection" | "observation"; verdict?: undefined }
+  | { steps: Step[]; next?: undefined; verdict: Verdict };
+
+/** What is known of the resource besides the object itself. */
+export interface Known {
+  /** References were resolved in this reconcile already (policy Always resolves once per reconcile). */
+  referencesResolved?: boolean;
+  /** Where the connected client would reach ({} when its kind reports none); absent before connecting. */
+  home?: Home;
+  /** What the cloud showed; absent before observing. */
+  observation?: ExternalObservation<Record<string, unknown>, Record<string, unknown>>;
+  /**
+   * The connection Secret as read for a batch (undefined: it does not exist; "unknown": not read). Absent in
+   * a full reconcile, whose publish step reads the Secret itself and writes only what differs.
+   */
+  connectionSecret?: V1Secret | undefined | "unknown";
+}
+
+/** The engine's settings and the kind's facts a plan depends on. */
+export interface PlanContext {
+  def: ManagedKindDef;
+  /** The kind's field behaviours, its references' fields as write-only. */
+  fields: FieldBehaviours;
+  /** forProvider paths that are maps (compared as a whole set of keys). */
+  maps: Set<string>;
+  now: Date;
+  pollIntervalMs: number;
+  minPollIntervalMs: number;
+  creationGracePeriodMs: number;
+  createPendingTimeoutMs: number;
+  /** Spreads a delay (the engine's jitter); a plan is deterministic for a deterministic jitter. */
+  jitter(ms: number): number;
+}
+
+/** The steps of a reconcile of `mr` (as read, in its own namespace) given what is known so far. */
+export function plan(ctx: PlanContext, mr: ManagedResource, known: Known = {}): Plan {
+  const annotations = mr.metadata.annotations ?? {};
+  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
+  const isDeleting = Boolean(mr.metadata.deletionTimestamp);
+
+  if (annotations[Annotations.paused] === "true" || policies.none) {
+    const wasPaused = getCondition(mr.status?.conditions, "Synced")?.reason === "ReconcilePaused";
+    return final(
+      [
+        ...statusStep(ctx, mr, [reconcilePaused()]),
+        ...(wasPaused ? [] : [event("Normal", Reason.paused, reconcilePaused().message ?? "")]),
+      ],
+      { outcome: "paused" },
+    );
+  }
+  // Orphan: the cloud resource stays; only our traces in the cluster go. Works whatever the spec says.
+  if (isDeleting && !policies.delete) {
+    return final([{ do: "unpublish" }, { do: "removeFinalizer" }], { outcome: "orphaned" });
+  }
+  if (!isDeleting) {
+    // Policies and spec validation gate create and update only: deletion must always be possible.
+    if (!policies.supported)
+      return failed(Reason.invalidPolicy, `${Msg.invalidPolicy}; supported are ${supportedPoliciesText()}`);
+    const parsed = ctx.def.forProvider.safeParse(mr.spec.forProvider ?? {});
+    if (!parsed.success)
+      return failed(Reason.invalidSpec, `${Msg.invalidSpec}: ${formatIssues(parsed.error.issues)}`);
+  }
+  const externalName = annotations[Annotations.externalName];
+  if (!externalName && ctx.def.externalName === "fromAnnotation") {
+    const name = mr.metadata.name;
+    const patch = {
+      annotations: { [Annotations.externalName]: name },
+      labels: indexLabelPatch(ctx.def, mr, name),
+    };
+    return { steps: [{ do: "initialize", patch }], next: "replan" };
+  }
+  if (!isDeleting && !known.referencesResolved && !referencesResolved(ctx.def, mr)) {
+    return { steps: [{ do: "resolveReferences" }], next: "replan" };
+  }
+  if (isDeleting) {
+    // Other controllers still hold the object: keep the cloud resource until ours is the last finalizer.
+    const others = (mr.metadata.finalizers ?? []).filter((f) => f !== MANAGED_FINALIZER);
+    if (others.length > 0) {
+      const message = `waiting for finalizers ${others.join(", ")} to be removed before deleting the external resource`;
+      return final(statusStep(ctx, mr, [deleting(message), reconcileSuccess()]), {
+        outcome: "deleting",
+        requeueAfterMs: ctx.jitter(DEPENDENTS_REQUEUE_MS),
+      });
+    }
+  }
+  if (known.home === undefined) return { steps: [], next: "connection" };
+  const moved = homeChanges(bindingHome(mr), known.home);
+  if (moved.length > 0) {
+    const failure = homeFailure(moved, isDeleting);
+    return final([{ do: "fail", failure }], { outcome: "error" });
+  }
+  if (!known.observation) return { steps: [], next: "observation" };
+  return planObserved(ctx, mr, known.observation, known);
+}
+
+/** The steps once the cloud was observed (the second half of `plan`). */
+function planObserved(
+  ctx: PlanContext,
+  mr: ManagedResource,
+  obs: ExternalObservation<Record<string, unknown>, Record<string, unknown>>,
+  known: Known,
+): Plan {
+  const annotations = mr.metadata.annotations ?? {};
+  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
+  const isDeleting = Boolean(mr.metadata.deletionTimestamp);
+  const now = ctx.now;
+  const steps: Step[] = [];
+  const externalName = annotations[Annotations.externalName];
+  const pendingCreate = createIsPending(mr);
+  const atProvider = obs.atProvider ?? mr.status?.atProvider;
+  if (obs.resourceExists && obs.externalName && obs.externalName !== externalName) {
+    // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded).
+    const annotations = { [Annotations.externalName]: obs.externalName };
+    const labels = indexLabelPatch(ctx.def, mr, obs.externalName);
+    return { steps: [{ do: "recordCreate", annotations, labels, why: "found" }], next: "replan" };
+  }
+  if (pendingCreate && obs.resourceExists) {
+    // The interrupted create did reach the cloud and the external name finds it: record success, go on.
+    const annotations = { [Annotations.createSucceeded]: now.toISOString() };
+    return { steps: [{ do: "recordCreate", annotations, why: "recovered" }], next: "replan" };
+  }
+  const waiting = (message?: string) => (isDeleting ? deleting(message) : creating());
+  const waitingOutcome = isDeleting ? "deleting" : "creating";
+  const status = (conditions: NewCondition[]) => statusStep(ctx, mr, conditions, atProvider);
+
+  if (pendingCreate && !obs.resourceExists) {
+    const age = now.getTime() - Date.parse(pendingCreate);
+    if (age < ctx.createPendingTimeoutMs) {
+      // Another worker may be creating it right now: never race it, and never trust this not-found for a
+      // delete — the create may land after it and leak.
+      steps.push(
+        ...status([waiting(Msg.pendingCreate), reconcileSuccess()]),
+        event("Normal", Reason.pending, Msg.pendingCreate),
+      );
+      const requeueAfterMs = ctx.jitter(
+        Math.min(SHORT_REQUEUE_MS * 2, ctx.createPendingTimeoutMs - age + 100),
+      );
+      return final(steps, { outcome: waitingOutcome, requeueAfterMs });
+    }
+    if (ctx.def.externalName === "providerChosen" && !ctx.def.ownershipLookup) {
+      const message =
+        `cannot determine creation result: a create started at ${pendingCreate} was interrupted and the cloud chose the name, so ${isDeleting ? "deleting now could leave it behind" : "creating again could leak a duplicate"}. ` +
+        `Find the resource in the cloud: if it exists, set ${Annotations.externalName} to its id; if not, remove the ${Annotations.createPending} annotation. Either way driftless then continues.`;
+      steps.push({
+        do: "fail",
+        failure: { reason: Reason.cannotDetermineCreation, message, kind: "blocked" },
+      });
+      return final(steps, { outcome: "blocked", pollAfterMs: pollInterval(ctx, mr) });
+    }
+    // Older than any create takes and still absent (by name, or by ownership tag): the create never reached
+    // the cloud, so creating again cannot make a second resource, nor can deleting leak one.
+  }
+
+  if (!obs.resourceExists) {
+    const succeeded = annotations[Annotations.createSucceeded];
+    // Once driftless itself asked the cloud to delete it (it was seen to exist), not-found is the answer.
+    const deleteRequested =
+      isDeleting && getCondition(mr.status?.conditions, "Ready")?.message === Msg.deleteRequested;
+    if (succeeded && !deleteRequested && now.getTime() - Date.parse(succeeded) < ctx.creationGracePeriodMs) {
+      // Eventually consistent clouds may not list what they just created: a not-found now is no proof.
+      steps.push(
+        ...status([waiting(), reconcileSuccess()]),
+        event("Normal", Reason.pending, Msg.gracePeriod),
+      );
+      return final(steps, { outcome: waitingOutcome, requeueAfterMs: ctx.jitter(SHORT_REQUEUE_MS) });
+    }
+    if (!isDeleting && !policies.create) {
+      // An import of something that is not there: say so at the poll interval, not as a failing message.
+      const prev = getCondition(mr.status?.conditions, "Synced");
+      steps.push(...status([unavailable(Msg.notFoundObserveOnly), reconcileError(Msg.notFoundObserveOnly)]));
+      if (prev?.message !== Msg.notFoundObserveOnly)
+        steps.push(event("Warning", Reason.cannotObserve, Msg.notFoundObserveOnly));
+      return final(steps, { outcome: "blocked", requeueAfterMs: pollInterval(ctx, mr) });
+    }
+  }
+
+  if (isDeleting) {
+    if (obs.resourceExists) {
+      steps.push({ do: "delete", externalName: externalName ?? "" });
+      steps.push(event("Normal", Reason.deleted, `Deleting external resource ${externalName}`));
+      steps.push(...status([deleting(Msg.deleteRequested), reconcileSuccess()]));
+      return final(steps, { outcome: "deleting", requeueAfterMs: ctx.jitter(SHORT_REQUEUE_MS) });
+    }
+    steps.push({ do: "unpublish", extra: [deleting()] }, { do: "removeFinalizer" });
+    return final(steps, { outcome: "deleted" });
+  }
+
+  const home = known.home ?? {};
+  // The index label and the home ride on the finalizer's write; a resource that has its finalizer (adopted,
+  // or from before they existed) gets them alone, once. A resource still to be created gets them with the
+  // create-pending write.
+  const label = obs.resourceExists ? indexLabelPatch(ctx.def, mr, externalName) : undefined;
+  const homeNote = obs.resourceExists ? homeAnnotation(bindingHome(mr), home) : undefined;
+  const meta: MetaPatch = {
+    ...(label ? { labels: label } : {}),
+    ...(homeNote ? { annotations: homeNote } : {}),
+  };
+  const finalizers = mr.metadata.finalizers ?? [];
+  if (!finalizers.includes(MANAGED_FINALIZER)) {
+    const patch = { finalizers: [...finalizers, MANAGED_FINALIZER], ...meta };
+    return { steps: [{ do: "meta", patch, msg: "addFinalizer" }], next: "replan" };
+  }
+  if (label || homeNote) return { steps: [{ do: "meta", patch: meta, msg: "indexLabel" }], next: "replan" };
+  // For a resource still to be created, details (e.g. a generated password) are published only by the
+  // worker that wins the create-pending guard, so concurrent workers cannot overwrite each other.
+  const details = obs.connectionDetails;
+  if (
+    obs.resourceExists &&
+    details &&
+    Object.keys(details).length > 0 &&
+    mr.spec.writeConnectionSecretToRef
+  ) {
+    const secret = known.connectionSecret;
+    if (!("connectionSecret" in known) || secret === "unknown" || !publishedHolds(secret, mr, details))
+      steps.push({ do: "publish", details });
+  }
+
+  if (!obs.resourceExists) {
+    const patch: MetaPatch = {
+      annotations: {
+        [Annotations.createPending]: now.toISOString(),
+        ...homeAnnotation(bindingHome(mr), home),
+      },
+      labels: indexLabelPatch(ctx.def, mr, externalName),
+    };
+    steps.push({ do: "create", externalName, patch, ...(details ? { details } : {}) });
+    return final(steps, { outcome: "created", requeueAfterMs: ctx.jitter(SHORT_REQUEUE_MS) });
+  }
+  return planExisting(ctx, mr, obs, steps, atProvider);
+}
+
+/** The steps for a resource that exists and is not being deleted: late-init, drift, update. */
+function planExisting(
+  ctx: PlanContext,
+  mr: ManagedResource,
+  obs: ExternalObservation<Record<string, unknown>, Record<string, unknown>>,
+  steps: Step[],
+  atProvider: Record<string, unknown> | undefined,
+): Plan {
+  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
+  const { def, fields, maps, now } = ctx;
+  const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
+  const observed = obs.observed as Record<string, unknown> | undefined;
+  // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite.
+  if (policies.lateInitialize && observed) {
+    const { value, filled } = lateInitialize(forProvider, observed, maps, fields);
+    if (filled.length > 0)
+      return { steps: [{ do: "lateInitialize", forProvider: value, filled }], next: "replan" };
+  }
+  const drift = observed ? driftedFields(forProvider, observed, maps, fields) : [];
+  const upToDate = obs.resourceUpToDate ?? drift.length === 0;
+  const ready = readiness(obs);
+  const status = (
+    conditions: NewCondition[],
+    extra: { lastExternalUpdate?: { time: string; generation: number } } = {},
+  ) => statusStep(ctx, mr, conditions, atProvider, extra);
+  const pollAfterMs = pollInterval(ctx, mr);
+
+  if (upToDate || !policies.update) {
+    steps.push(...status([ready, reconcileSuccess()]));
+    const creatingNow = ready.reason === "Creating";
+    return final(steps, {
+      outcome: "in-sync",
+      pollAfterMs,
+      ...(creatingNow ? { requeueAfterMs: ctx.jitter(SHORT_REQUEUE_MS * 2) } : {}),
+    });
+  }
+  const settling = settleLeft(def.updateSettleMs, mr, now);
+  if (settling > 0) {
+    // We updated this generation moments ago and the cloud's reads lag behind: look again once it shows.
+    return final(steps, { outcome: "settling", requeueAfterMs: settling + ctx.jitter(SHORT_REQUEUE_MS) });
+  }
+  const immutable = drift.filter((f) => isImmutable(def.immutable, f));
+  if (immutable.length > 0) {
+    const shown = (path: string, from: Record<string, unknown>) =>
+      isSecretPath(fields, path) ? "(redacted)" : JSON.stringify(getPath(from, path));
+    const details = immutable
+      .map((f) => `${f} (spec: ${shown(f, forProvider)}, cloud: ${shown(f, observed ?? {})})`)
+      .join(", ");
+    const message = `cannot update immutable field(s) ${details}: the cloud resource was left unchanged. Set the field back, or create a new resource with the new value.`;
+    steps.push({
+      do: "fail",
+      failure: { reason: Reason.cannotUpdate, message, kind: "invalidSpec", extra: [ready] },
+    });
+    return final(steps, { outcome: "error" });
+  }
+  steps.push({
+    do: "update",
+    externalName: mr.metadata.annotations?.[Annotations.externalName] ?? "",
+    drift,
+    ready,
+  });
+  steps.push(event("Normal", Reason.updated, `Updated ${drift.join(", ") || "external resource"}`));
+  // Recorded on every update: settling kinds compare it, and the sweep's adaptive polling reads it as the
+  // resource's last change (drift found brings it back to the default interval).
+  const lastExternalUpdate = { time: now.toISOString(), generation: mr.metadata.generation ?? 0 };
+  steps.push(...status([ready, reconcileSuccess()], { lastExternalUpdate }));
+  const settle = def.updateSettleMs > 0 ? def.updateSettleMs : 0;
+  return final(steps, {
+    outcome: "updated",
+    requeueAfterMs: settle + ctx.jitter(SHORT_REQUEUE_MS),
+    pollAfterMs,
+  });
+}
+
+/**
+ * A status step, only when it would change something: conditions (at this generation), atProvider, a
+ * last update, or a reconcile request to answer. Steps before it write no object, so the diff holds.
+ */
+function statusStep(
+  ctx: PlanContext,
+  mr: ManagedResource,
+  conditions: NewCondition[],
+  atProvider?: Record<string, unknown>,
+  extra: { lastExternalUpdate?: { time: string; generation: number } } = {},
+): Step[] {
+  const changes = statusChanges(mr, conditions, atProvider, extra.lastExternalUpdate, ctx.now);
+  if (!changes) return [];
+  const why = changes.handled !== undefined ? "a reconcile was requested" : "conditions change";
+  return [{ do: "status", conditions, ...(atProvider !== undefined ? { atProvider } : {}), ...extra, why }];
+}
+
+/**
+ * The status patch that sets `conditions` (and atProvider, the last update, the answered reconcile request)
+ * on `mr`, or undefined when it would change nothing: an in-sync reconcile writes nothing.
+ */
+export function statusChanges(
+  mr: ManagedResource,
+  updates: NewCondition[],
+  atProvider: Record<string, unknown> | undefined,
+  lastUpdate: { time: string; generation: number } | undefined,
+  now: Date,
+): { conditions: ReturnType<typeof setConditions>; handled?: string } | undefined {
+  const conditions = setConditions(mr.status?.conditions, updates, now, mr.metadata.generation);
+  const before = mr.status ?? {};
+  // A requested reconcile (crossplane.io/reconcile-requested-at) is answered by echoing its value.
+  const requested = reconcileRequestOf(mr.metadata.annotations);
+  const handled =
+    requested !== undefined && requested !== before.lastHandledReconcileAt ? requested : undefined;
+  if (
+    deepEqual(conditions, before.conditions ?? []) &&
+    (atProvider === undefined || deepEqual(atProvider, before.atProvider)) &&
+    (!lastUpdate || deepEqual(lastUpdate, before.lastExternalUpdate)) &&
+    handled === undefined
+  )
+    return undefined;
+  return { conditions, ...(handled !== undefined ? { handled } : {}) };
+}
+
+const final = (steps: Step[], verdict: Verdict): Plan => ({ steps, verdict });
+const event = (type: "Normal" | "Warning", reason: Reason, message: string): Step => ({
+  do: "event",
+  type,
+  reason,
+  message,
+});
+const failed = (reason: Reason, message: string): Plan =>
+  final([{ do: "fail", failure: { reason, message, kind: "invalidSpec" } }], { outcome: "error" });
+
+/** The poll interval of this resource: its crossplane.io/poll-interval (not below the least), else the default. */
+export function pollInterval(
+  ctx: Pick<PlanContext, "pollIntervalMs" | "minPollIntervalMs">,
+  mr: ManagedResource,
+) {
+  const annotated = parseDuration(mr.metadata.annotations?.[Annotations.pollInterval]);
+  return annotated === undefined ? ctx.pollIntervalMs : Math.max(annotated, ctx.minPollIntervalMs);
+}
+
+/** Time left before an update of this generation shows in the cloud's reads (0: compare now). */
+function settleLeft(settleMs: number, mr: ManagedResource, now: Date): number {
+  const last = mr.status?.lastExternalUpdate;
+  if (settleMs <= 0 || !last || last.generation !== (mr.metadata.generation ?? 0)) return 0;
+  return Math.max(0, Date.parse(last.time) + settleMs - now.getTime());
+}
+
+/** A drifted field is immutable when an immutable path is it, holds it, or lies inside it (dotted paths). */
+function isImmutable(immutable: readonly string[], field: string): boolean {
+  return immutable.some((p) => p === field || field.startsWith(`${p}.`) || p.startsWith(`${field}.`));
+}
+
+/** Whether a path is, or lies inside or around, a field whose value must never be shown. */
+function isSecretPath(fields: FieldBehaviours, path: string): boolean {
+  return Object.entries(fields).some(
+    ([p, b]) =>
+      (b.writeOnly || (b as { sensitive?: boolean }).sensitive) &&
+      (p === path || path.startsWith(`${p}.`) || p.startsWith(`${path}.`)),
+  );
+}
+
+/** The home recorded at create or import, or undefined. */
+export function recordedHome(mr: ManagedResource): Home | undefined {
+  const raw = mr.metadata.annotations?.[Annotations.home];
+  if (!raw) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+      return Object.fromEntries(Object.entries(parsed).filter(([, v]) => typeof v === "string")) as Home;
+  } catch {
+    // An unreadable record is treated as a changed home, never as none: see homeChanges.
+  }
+  return { "": raw };
+}
+
+/** The keys both homes name whose values differ: where the resource lives against where the spec points. */
+export function homeChanges(
+  recorded: Home | undefined,
+  requested: Home,
+): Array<{ key: string; recorded: string; requested: string }> {
+  if (!recorded) return [];
+  if ("" in recorded)
+    return [{ key: Annotations.home, recorded: recorded[""] ?? "", requested: JSON.stringify(requested) }];
+  return Object.keys(requested)
+    .filter((k) => k in recorded && recorded[k] !== requested[k])
+    .map((k) => ({ key: k, recorded: recorded[k] ?? "", requested: requested[k] ?? "" }));
+}
+
+/**
+ * The recorded home where it binds: once a resource was imported or created, or while a create may have
+ * reached the cloud. Not after a create that failed with nothing ever created: then nothing lives there.
+ */
+export function bindingHome(mr: ManagedResource): Home | undefined {
+  const a = mr.metadata.annotations ?? {};
+  const failed = a[Annotations.createFailed];
+  const pending = a[Annotations.createPending];
+  const nothingCreated =
+    failed !== undefined &&
+    a[Annotations.createSucceeded] === undefined &&
+    (!pending || Date.parse(failed) >= Date.parse(pending));
+  return nothingCreated ? undefined : recordedHome(mr);
+}
+
+/** The home annotation to write: the requested home with any keys the binding record lacks, or undefined. */
+function homeAnnotation(recorded: Home | undefined, home: Home): Record<string, string> | undefined {
+  if (Object.keys(home).length === 0) return undefined;
+  if (recorded && Object.keys(home).every((k) => k in recorded)) return undefined;
+  const merged = { ...home, ...recorded };
+  const sorted = Object.fromEntries(
+    Object.keys(merged)
+      .sort()
+      .map((k) => [k, merged[k]]),
+  );
+  return { [Annotations.home]: JSON.stringify(sorted) };
+}
+
+function homeFailure(moved: ReturnType<typeof homeChanges>, isDeleting: boolean): Failure {
+  const changes = moved.map(
+    (m) => `${m.key} "${m.recorded}", but the spec now points to ${m.key} "${m.requested}"`,
+  );
+  const message =
+    `the external resource lives in ${changes.join("; and in ")}: driftless never follows a resource's home, so nothing was ${isDeleting ? "deleted" : "read, created or changed"} there. ` +
+    `Set it back (spec.forProvider, providerConfigRef or the ProviderConfig's credentials) to reach it again; to move it deliberately, orphan it (deletionPolicy: Orphan, or no Delete in managementPolicies), delete this object, and import or create it in the new place.`;
+  return { reason: Reason.homeChanged, message, kind: "invalidSpec" };
+}
+
+export function readiness(obs: ExternalObservation<unknown, unknown>): NewCondition {
+  switch (obs.availability ?? "Available") {
+    case "Available":
+      return available();
+    case "Creating":
+      return creating();
+    case "Deleting":
+      return deleting();
+    default:
+      return unavailable(obs.message);
+  }
+}
+
+/**
+ * The index label (api/cloud-events.ts) as a metadata.labels patch, when the object lacks it or carries
+ * one for another external name; undefined when it is right or no external name is known yet.
+ */
+export function indexLabelPatch(
+  def: { group: string; kind: string },
+  mr: ManagedResource,
+  externalName: string | undefined,
+): Record<string, string> | undefined {
+  if (!externalName) return undefined;
+  const value = externalKeyOf(def, externalName);
+  return mr.metadata.labels?.[EXTERNAL_KEY_LABEL] === value ? undefined : { [EXTERNAL_KEY_LABEL]: value };
+}
+
+/** The pending time when a create started and neither success nor failure was recorded after it. */
+export function createIsPending(mr: ManagedResource): string | undefined {
+  const a = mr.metadata.annotations ?? {};
+  const pending = a[Annotations.createPending];
+  if (!pending) return undefined;
+  const t = Date.parse(pending);
+  const after = (v: string | undefined) => v !== undefined && Date.parse(v) >= t;
+  return after(a[Annotations.createSucceeded]) || after(a[Annotations.createFailed]) ? undefined : pending;
+}
+
+function formatIssues(issues: Array<{ path: PropertyKey[]; message: string }>): string {
+  return issues
+    .map((i) => `spec.forProvider${i.path.map((p) => `.${String(p)}`).join("")}: ${i.message}`)
+    .join("; ");
+}
+
+function getPath(obj: Record<string, unknown>, path: string): unknown {
+  return path
+    .split(".")
+    .reduce<unknown>(
+      (o, k) => (o && typeof o === "object" ? (o as Record<string, unknown>)[k] : undefined),
+      obj,
+    );
+}
