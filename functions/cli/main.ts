@@ -15,6 +15,7 @@ import { registerExplain } from "./commands/explain.ts";
 import { registerForward } from "./commands/forward.ts";
 import { registerGet } from "./commands/get.ts";
 import { registerMigrate } from "./commands/migrate.ts";
+import { registerPlan } from "./commands/plan.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerSweep } from "./commands/sweep.ts";
 import { registerTrigger } from "./commands/trigger.ts";
@@ -31,6 +32,7 @@ const COMMANDS: RegisterCommand[] = [
   registerSweep,
   registerGet,
   registerDescribe,
+  registerPlan,
   registerExplain,
   registerTrigger,
   registerBind,

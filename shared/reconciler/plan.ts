@@ -586,7 +586,7 @@ function homeAnnotation(recorded: Home | undefined, home: Home): Record<string, 
 
 function homeFailure(moved: ReturnType<typeof homeChanges>, isDeleting: boolean): Failure {
   const changes = moved.map(
-    (m) => `${m.key} "${m.recorded}", but the spec now points to ${m.key} "${m.requested}"`,
+    (m) => `${m.key} "${m.recorded}", but its spec and ProviderConfig now reach ${m.key} "${m.requested}"`,
   );
   const message =
     `the external resource lives in ${changes.join("; and in ")}: driftless never follows a resource's home, so nothing was ${isDeleting ? "deleted" : "read, created or changed"} there. ` +

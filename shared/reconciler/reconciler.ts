@@ -45,6 +45,7 @@ import {
   Reason,
   type Step,
   statusChanges,
+  type Verdict,
 } from "./plan.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
@@ -71,7 +72,7 @@ export type {
   ReconcileResult,
   ResourceKey,
 } from "./contract.ts";
-export { indexLabelPatch, Msg, Reason } from "./plan.ts";
+export { indexLabelPatch, Msg, type Plan, Reason, type Step, type Verdict } from "./plan.ts";
 
 export interface ReconcilerOptions extends ConnectorOptions {
   pollIntervalMs?: number;
@@ -210,6 +211,73 @@ export class ManagedReconciler implements Reconciles {
     const provider = this.#registry.get(mr.apiVersion, mr.kind);
     if (!provider) throw new Error(`${Msg.unknownKind}: ${mr.apiVersion} ${mr.kind}`);
     return plan(this.#context(provider), withOwnNamespace(provider.definition, mr), known);
+  }
+
+  /**
+   * What a reconcile of `key` would do now (`driftless plan`), performing nothing: it reads the object,
+   * its references' targets and the cloud, applies the steps that only rewrite the object to a copy in
+   * memory, and returns every step with the verdict — the plan the reconcile and the batched check follow.
+   */
+  async simulate(key: ResourceKey): Promise<{ steps: Step[]; verdict?: Verdict }> {
+    const provider = this.#registry.get(key.apiVersion, key.kind);
+    if (!provider) throw new Error(`${Msg.unknownKind}: ${key.apiVersion} ${key.kind}`);
+    const def = provider.definition;
+    const read = await this.#kube.get<ManagedResource & { [k: string]: unknown }>(
+      def,
+      key.name,
+      key.namespace,
+    );
+    if (!read) return { steps: [], verdict: { outcome: "gone" } };
+    let mr: ManagedResource = withOwnNamespace(def, read);
+    const ctx = this.#context(provider);
+    const known: Known = {};
+    const steps: Step[] = [];
+    let client: Client | undefined;
+    for (let round = 0; round < MAX_PLAN_ROUNDS; round++) {
+      const p = plan(ctx, mr, known);
+      steps.push(...p.steps);
+      if (p.verdict) return { steps, verdict: p.verdict };
+      if (p.next === "replan") {
+        mr = await this.#rewriteInMemory(def, mr, p.steps, known);
+      } else if (p.next === "connection") {
+        client = await this.#connector.connect(provider, mr);
+        known.home = client.home ? await client.home(mr) : {};
+      } else {
+        const connected = client as Client;
+        const externalName = mr.metadata.annotations?.[Annotations.externalName];
+        known.observation = await connected.observe(mr, externalName);
+        // As the batch does: the Secret as it is, so details it already holds are no step.
+        const ref = mr.spec.writeConnectionSecretToRef;
+        known.connectionSecret = ref ? await this.#kube.getSecret(ref.namespace, ref.name) : undefined;
+      }
+    }
+    throw new Error(`the plan did not settle in ${MAX_PLAN_ROUNDS} rounds`);
+  }
+
+  /** The object as the plan's rewriting steps would leave it, written nowhere (references are read). */
+  async #rewriteInMemory(
+    def: ManagedKindProvider["definition"],
+    mr: ManagedResource,
+    steps: readonly Step[],
+    known: Known,
+  ): Promise<ManagedResource> {
+    const next = structuredClone(mr);
+    const merge = (patch: MetaPatch) => {
+      next.metadata.annotations = { ...next.metadata.annotations, ...patch.annotations };
+      next.metadata.labels = { ...next.metadata.labels, ...patch.labels };
+      if (patch.finalizers) next.metadata.finalizers = patch.finalizers;
+    };
+    for (const step of steps) {
+      if (step.do === "initialize" || step.do === "meta") merge(step.patch);
+      else if (step.do === "recordCreate")
+        merge({ annotations: step.annotations, ...(step.labels ? { labels: step.labels } : {}) });
+      else if (step.do === "lateInitialize") next.spec.forProvider = step.forProvider;
+      else if (step.do === "resolveReferences") {
+        next.spec.forProvider = (await resolveReferences(this.#kube, def, next)) ?? next.spec.forProvider;
+        known.referencesResolved = true;
+      }
+    }
+    return next;
   }
 
   /**

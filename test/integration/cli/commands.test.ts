@@ -59,6 +59,7 @@ describe("help and exit codes", { timeout: 180_000 }, () => {
     ["sweep"],
     ["get"],
     ["describe"],
+    ["plan"],
     ["trigger"],
     ["crds"],
     ["crds", "print"],
@@ -500,5 +501,43 @@ describe("namespaced kinds (-n, -A)", { timeout: 180_000 }, () => {
       reason: "manual",
     });
     expect(refused.code).toBe(2);
+  });
+});
+
+describe("plan", { timeout: 180_000 }, () => {
+  it("shows what a reconcile would do — nothing when in sync, the update when the spec drifted — and writes nothing", async () => {
+    // Prepare: a queue Ready in moto
+    const name = uniqueName("cli-plan-q");
+    const pc = uniqueName("cli-plan-pc");
+    await createAwsProviderConfig(kube, pc);
+    await kube.create(Queue, queueMr(name, uniqueName("cli-plan"), pc));
+    const r = newReconciler(kube);
+    await settle(r, keyOf(Queue, name));
+    const inSync = await cli(["plan", `queue/${name}`]);
+    await kube.patch(Queue, name, { spec: { forProvider: { delaySeconds: 7 } } });
+    const before = await getMr(kube, Queue, name);
+
+    // Act
+    const drifted = await cli(["plan", `queue/${name}`]);
+    const json = await cli(["plan", `queue/${name}`, "-o", "json"]);
+    const notManaged = await cli(["plan", "providerconfig.aws/default"]);
+
+    // Assess
+    expect(inSync.code, inSync.stderr).toBe(0);
+    expect(inSync.stdout).toContain("in sync: nothing to do");
+    expect(inSync.stdout).toContain("outcome: in-sync");
+    expect(drifted.code, drifted.stderr).toBe(0);
+    expect(drifted.stdout).toMatch(/^1\. UPDATE the external resource: delaySeconds$/m);
+    expect(JSON.parse(json.stdout)).toMatchObject({ verdict: { outcome: "updated" } });
+    expect(notManaged.code).toBe(2);
+    // Nothing was written: the object and the queue are as they were.
+    const after = await getMr(kube, Queue, name);
+    expect(after?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+    const url = (after?.status?.atProvider as { url?: string } | undefined)?.url ?? "";
+    const { GetQueueAttributesCommand } = await import("@aws-sdk/client-sqs");
+    const attrs = await motoSqs().send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["DelaySeconds"] }),
+    );
+    expect(attrs.Attributes?.DelaySeconds).toBe("0");
   });
 });
