@@ -219,16 +219,11 @@ export class ManagedReconciler implements Reconciles {
    * memory, and returns every step with the verdict — the plan the reconcile and the batched check follow.
    */
   async simulate(key: ResourceKey): Promise<{ steps: Step[]; verdict?: Verdict }> {
-    const provider = this.#registry.get(key.apiVersion, key.kind);
-    if (!provider) throw new Error(`${Msg.unknownKind}: ${key.apiVersion} ${key.kind}`);
-    const def = provider.definition;
-    const read = await this.#kube.get<ManagedResource & { [k: string]: unknown }>(
-      def,
-      key.name,
-      key.namespace,
-    );
+    const read = await this.#read(key);
     if (!read) return { steps: [], verdict: { outcome: "gone" } };
-    let mr: ManagedResource = withOwnNamespace(def, read);
+    const { provider } = read;
+    const def = provider.definition;
+    let mr = read.mr;
     const ctx = this.#context(provider);
     const known: Known = {};
     const steps: Step[] = [];
@@ -419,7 +414,8 @@ export class ManagedReconciler implements Reconciles {
     }
   }
 
-  async reconcile(key: ResourceKey): Promise<ReconcileResult> {
+  /** The key's kind provider and its object read fresh (in its own namespace); undefined when it is gone. */
+  async #read(key: ResourceKey): Promise<Run | undefined> {
     const provider = this.#registry.get(key.apiVersion, key.kind);
     if (!provider) throw new Error(`${Msg.unknownKind}: ${key.apiVersion} ${key.kind}`);
     const def = provider.definition;
@@ -428,8 +424,12 @@ export class ManagedReconciler implements Reconciles {
       key.name,
       key.namespace,
     );
-    if (!read) return { outcome: "gone" };
-    const run: Run = { provider, mr: withOwnNamespace(def, read) };
+    return read ? { provider, mr: withOwnNamespace(def, read) } : undefined;
+  }
+
+  async reconcile(key: ResourceKey): Promise<ReconcileResult> {
+    const run = await this.#read(key);
+    if (!run) return { outcome: "gone" };
     try {
       return await this.#apply(run);
     } catch (err) {
