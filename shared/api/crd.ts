@@ -86,6 +86,15 @@ export interface CrdInput {
   categories: string[];
   shortNames?: string[];
   printerColumns: Array<Record<string, unknown>>;
+  /** Add `spec.initProvider` beside `spec.forProvider` (managed kinds). */
+  initProvider?: boolean;
+}
+
+function withInitProvider(spec: JSONSchemaProps, add: boolean): JSONSchemaProps {
+  const properties = spec.properties as Record<string, JSONSchemaProps> | undefined;
+  const forProvider = properties?.forProvider;
+  if (!add || !forProvider) return spec;
+  return { ...spec, properties: { ...properties, initProvider: initProviderSchema(forProvider) } };
 }
 
 /** A driftless CRD: one served version with the status subresource, conditions a map keyed by type. */
@@ -127,7 +136,7 @@ export function crd(i: CrdInput) {
               required: ["spec"],
               properties: {
                 ...OBJECT_PROPERTIES,
-                spec: jsonSchemaOf(i.spec),
+                spec: withInitProvider(jsonSchemaOf(i.spec), i.initProvider ?? false),
                 status: statusSchema,
               },
             },
@@ -138,12 +147,37 @@ export function crd(i: CrdInput) {
   };
 }
 
+/**
+ * `spec.initProvider` (Crossplane's): the forProvider schema with nothing required and no defaults, since any
+ * of its fields may be left to forProvider or to someone else.
+ */
+export function initProviderSchema(forProvider: JSONSchemaProps): JSONSchemaProps {
+  const loosen = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(loosen);
+    if (typeof node !== "object" || node === null) return node;
+    return Object.fromEntries(
+      Object.entries(node as Record<string, unknown>)
+        .filter(([k]) => k !== "required" && k !== "default")
+        .map(([k, v]) => [k, k === "properties" ? mapValues(v, loosen) : loosen(v)]),
+    );
+  };
+  return {
+    ...(loosen(forProvider) as JSONSchemaProps),
+    description:
+      "Fields set only when the external resource is created, then left to others (an autoscaler, a console): never compared for drift, never late-initialized. forProvider wins where both set a field.",
+  };
+}
+
+const mapValues = (o: unknown, f: (v: unknown) => unknown) =>
+  Object.fromEntries(Object.entries(o as Record<string, unknown>).map(([k, v]) => [k, f(v)]));
+
 export function managedCrd(def: ManagedKindDef) {
   return crd({
     type: def,
     description: def.description,
     spec: def.spec,
     status: def.status,
+    initProvider: true,
     categories: ["crossplane", "managed", "driftless", def.cloud],
     ...(def.shortNames ? { shortNames: def.shortNames } : {}),
     printerColumns: [

@@ -383,7 +383,7 @@ export const providerConfigKey = (t: ProviderConfigTarget): string =>
 
 /**
  * A namespaced resource as the engine works with it: its connection Secret and every Secret reference in
- * forProvider carry its own namespace (whatever the object says), so the code that reads and writes
+ * forProvider and initProvider carry its own namespace (whatever the object says), so the code that reads and writes
  * Secrets never needs to know the shape. Cluster-scoped resources are returned as they are.
  */
 export function withOwnNamespace<M extends ManagedResource>(def: ManagedKindDef, mr: M): M {
@@ -394,13 +394,18 @@ export function withOwnNamespace<M extends ManagedResource>(def: ManagedKindDef,
     spec.writeConnectionSecretToRef = { name: spec.writeConnectionSecretToRef.name, namespace };
   }
   delete spec.deletionPolicy;
-  if (def.secretRefPaths.length > 0 && spec.forProvider) {
-    spec.forProvider = structuredClone(spec.forProvider);
+  const localize = <T>(fields: T): T => {
+    const out = structuredClone(fields);
     for (const path of def.secretRefPaths) {
-      const ref = valueAt(spec.forProvider as Record<string, unknown>, path);
+      const ref = valueAt(out as Record<string, unknown>, path);
       if (ref && typeof ref === "object" && !Array.isArray(ref))
         (ref as Record<string, unknown>).namespace = namespace;
     }
+    return out;
+  };
+  if (def.secretRefPaths.length > 0) {
+    if (spec.forProvider) spec.forProvider = localize(spec.forProvider);
+    if (spec.initProvider) spec.initProvider = localize(spec.initProvider);
   }
   return { ...mr, spec };
 }
@@ -421,6 +426,8 @@ export interface ManagedResource<F = Record<string, unknown>, A = Record<string,
   metadata: ObjectMeta;
   spec: {
     forProvider: F;
+    /** Fields set on create only, then left to others (Crossplane's initProvider); forProvider wins. */
+    initProvider?: Partial<F>;
     writeConnectionSecretToRef?: SecretReference;
     providerConfigRef?: { name: string; kind?: "ProviderConfig" | "ClusterProviderConfig" };
     deletionPolicy?: DeletionPolicy;

@@ -112,7 +112,14 @@ export type Step =
   | { do: "meta"; patch: MetaPatch; msg: "addFinalizer" | "indexLabel" }
   | { do: "removeFinalizer" }
   | { do: "lateInitialize"; forProvider: Record<string, unknown>; filled: string[] }
-  | { do: "create"; externalName: string | undefined; patch: MetaPatch; details?: ConnectionDetails }
+  | {
+      do: "create";
+      externalName: string | undefined;
+      patch: MetaPatch;
+      details?: ConnectionDetails;
+      /** What to create when spec.initProvider adds to spec.forProvider (createSpec). */
+      forProvider?: Record<string, unknown>;
+    }
   | { do: "update"; externalName: string; drift: string[]; ready: NewCondition }
   | { do: "delete"; externalName: string }
   | { do: "event"; type: "Normal" | "Warning"; reason: Reason; message: string }
@@ -201,6 +208,14 @@ export function plan(ctx: PlanContext, mr: ManagedResource, known: Known = {}): 
     const parsed = ctx.def.forProvider.safeParse(mr.spec.forProvider ?? {});
     if (!parsed.success)
       return failed(Reason.invalidSpec, `${Msg.invalidSpec}: ${formatIssues(parsed.error.issues)}`);
+    if (mr.spec.initProvider) {
+      // What a create sends is initProvider under forProvider: it must be valid as a whole.
+      const merged = ctx.def.forProvider.safeParse(createSpec(mr));
+      if (!merged.success) {
+        const issues = formatIssues(merged.error.issues, "spec.initProvider (merged with spec.forProvider)");
+        return failed(Reason.invalidSpec, `${Msg.invalidSpec}: ${issues}`);
+      }
+    }
   }
   const externalName = annotations[Annotations.externalName];
   if (!externalName && ctx.def.externalName === "fromAnnotation") {
@@ -365,7 +380,8 @@ function planObserved(
       },
       labels: indexLabelPatch(ctx.def, mr, externalName),
     };
-    steps.push({ do: "create", externalName, patch, ...(details ? { details } : {}) });
+    const forProvider = mr.spec.initProvider ? { forProvider: createSpec(mr) } : {};
+    steps.push({ do: "create", externalName, patch, ...forProvider, ...(details ? { details } : {}) });
     return final(steps, { outcome: "created", requeueAfterMs: ctx.jitter(SHORT_REQUEUE_MS) });
   }
   return planExisting(ctx, mr, obs, steps, atProvider);
@@ -383,9 +399,13 @@ function planExisting(
   const { def, fields, maps, now } = ctx;
   const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
   const observed = obs.observed as Record<string, unknown> | undefined;
-  // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite.
+  // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite, and
+  // never take over a field initProvider set (it is left to others after create).
   if (policies.lateInitialize && observed) {
-    const { value, filled } = lateInitialize(forProvider, observed, maps, fields);
+    const leftAlone = Object.fromEntries(
+      initProviderPaths(mr.spec.initProvider).map((p) => [p, { ...fields[p], lateInitialize: false }]),
+    );
+    const { value, filled } = lateInitialize(forProvider, observed, maps, { ...fields, ...leftAlone });
     if (filled.length > 0)
       return { steps: [{ do: "lateInitialize", forProvider: value, filled }], next: "replan" };
   }
@@ -631,10 +651,51 @@ export function createIsPending(mr: ManagedResource): string | undefined {
   return after(a[Annotations.createSucceeded]) || after(a[Annotations.createFailed]) ? undefined : pending;
 }
 
-function formatIssues(issues: Array<{ path: PropertyKey[]; message: string }>): string {
-  return issues
-    .map((i) => `spec.forProvider${i.path.map((p) => `.${String(p)}`).join("")}: ${i.message}`)
-    .join("; ");
+function formatIssues(
+  issues: Array<{ path: PropertyKey[]; message: string }>,
+  at = "spec.forProvider",
+): string {
+  return issues.map((i) => `${at}${i.path.map((p) => `.${String(p)}`).join("")}: ${i.message}`).join("; ");
+}
+
+/**
+ * The forProvider a create sends: spec.initProvider with spec.forProvider over it (objects merged key by
+ * key, anything else from forProvider where it sets one), as Crossplane merges them.
+ */
+export function createSpec(mr: ManagedResource): Record<string, unknown> {
+  const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
+  const init = mr.spec.initProvider as Record<string, unknown> | undefined;
+  return init ? mergeUnder(init, forProvider) : forProvider;
+}
+
+/** The resource as a create sees it (createSpec as its forProvider): where it is made, its home is read from. */
+export function asCreated(mr: ManagedResource): ManagedResource {
+  return mr.spec.initProvider ? { ...mr, spec: { ...mr.spec, forProvider: createSpec(mr) } } : mr;
+}
+
+function mergeUnder(under: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = structuredClone(under);
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) continue;
+    const u = out[k];
+    out[k] = isObject(u) && isObject(v) ? mergeUnder(u, v) : structuredClone(v);
+  }
+  return out;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Every dotted path initProvider sets (and the objects above them): late-initialization leaves those alone. */
+function initProviderPaths(init: unknown, prefix = "", out: string[] = []): string[] {
+  if (!isObject(init)) return out;
+  for (const [k, v] of Object.entries(init)) {
+    if (v === undefined) continue;
+    const path = prefix ? `${prefix}.${k}` : k;
+    out.push(path);
+    initProviderPaths(v, path, out);
+  }
+  return out;
 }
 
 function getPath(obj: Record<string, unknown>, path: string): unknown {

@@ -32,6 +32,7 @@ import {
   type ResourceKey,
 } from "./contract.ts";
 import {
+  asCreated,
   DEPENDENTS_REQUEUE_MS,
   type Failure,
   indexLabelPatch,
@@ -236,7 +237,7 @@ export class ManagedReconciler implements Reconciles {
         mr = await this.#rewriteInMemory(def, mr, p.steps, known);
       } else if (p.next === "connection") {
         client = await this.#connector.connect(provider, mr);
-        known.home = client.home ? await client.home(mr) : {};
+        known.home = client.home ? await client.home(asCreated(mr)) : {};
       } else {
         const connected = client as Client;
         const externalName = mr.metadata.annotations?.[Annotations.externalName];
@@ -332,7 +333,7 @@ export class ManagedReconciler implements Reconciles {
     const toObserve: Candidate[] = [];
     for (const c of group) {
       try {
-        c.known.home = client.home ? await client.home(c.mr) : {};
+        c.known.home = client.home ? await client.home(asCreated(c.mr)) : {};
       } catch (err) {
         verdicts[c.i] = { inSync: false, why: `${Msg.home}: ${errText(err)}` };
         continue;
@@ -472,7 +473,7 @@ export class ManagedReconciler implements Reconciles {
     }
     run.client = client;
     try {
-      known.home = client.home ? await client.home(run.mr) : {};
+      known.home = client.home ? await client.home(asCreated(run.mr)) : {};
     } catch (err) {
       return this.#fail(run, Reason.cannotConnect, wrapErr(Msg.home, err));
     }
@@ -653,7 +654,9 @@ export class ManagedReconciler implements Reconciles {
     }
     let created: Awaited<ReturnType<Client["create"]>>;
     try {
-      created = await this.#external(def.kind, "create", () => client.create(run.mr, step.externalName));
+      // With spec.initProvider, the create sends it under forProvider; everything after reads forProvider alone.
+      const target = asCreated(run.mr);
+      created = await this.#external(def.kind, "create", () => client.create(target, step.externalName));
     } catch (err) {
       try {
         run.mr = await this.#recordCreate(run.mr, {
