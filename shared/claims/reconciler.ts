@@ -19,6 +19,7 @@ import {
   CONFLICT_REQUEUE_MS,
   type EventRecorder,
   noopLogger,
+  type Outcome,
   type ReconcileLogger,
   type ReconcileResult,
   type Reconciles,
@@ -76,18 +77,11 @@ export const Msg = {
   classMoved: "a bound claim cannot move to another class",
 } as const;
 
-export type ClaimOutcome =
-  | "gone"
-  | "in-sync"
-  | "created"
-  | "updated"
-  | "creating"
-  | "deleting"
-  | "deleted"
-  | "orphaned"
-  | "blocked"
-  | "conflict"
-  | "error";
+/** The outcomes a claim's reconcile reports: those of the contract a claim can reach. */
+export type ClaimOutcome = Exclude<
+  Outcome,
+  "paused" | "late-initialized" | "settling" | "waiting" | "ready" | "unready" | "in-use" | "released"
+>;
 
 // The shared contract's types under the names claim code reads.
 export type ClaimResult = ReconcileResult<ClaimOutcome>;
