@@ -156,18 +156,8 @@ export class Lifecycle {
     fields: StatusFields = {},
     opts: StatusOptions = {},
   ): Promise<T | undefined> {
-    const before = (obj.status ?? {}) as Record<string, unknown> & { conditions?: Condition[] };
-    const types = new Set(conditions.map((c) => c.type));
-    const current = opts.exclusive ? before.conditions?.filter((c) => types.has(c.type)) : before.conditions;
-    const next = setConditions(current, conditions, this.now(), obj.metadata.generation);
-    const status: Record<string, unknown> = { conditions: next };
-    let changed = !deepEqual(next, before.conditions ?? []);
-    for (const [k, v] of Object.entries(fields)) {
-      if (v === undefined || deepEqual(v, before[k])) continue;
-      status[k] = replacementPatch(before[k], v);
-      changed = true;
-    }
-    if (!changed) return undefined;
+    const status = statusPatch(obj, conditions, fields, this.now(), opts);
+    if (!status) return undefined;
     try {
       return await this.#kube.patchStatus<T>(t, obj.metadata.name, status, {
         ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
@@ -226,6 +216,32 @@ export class Lifecycle {
   jitter(ms: number): number {
     return jitter(ms, this.random);
   }
+}
+
+/**
+ * The status subresource patch that sets `conditions` (stamped with the object's generation) and
+ * `fields` on `obj`, or undefined when it would change nothing: an in-sync reconcile writes nothing.
+ * Pure, so a plan can ask whether a reconcile would write.
+ */
+export function statusPatch(
+  obj: LifecycleObject,
+  conditions: ReadonlyArray<NewCondition | Condition>,
+  fields: StatusFields,
+  now: Date,
+  opts: StatusOptions = {},
+): Record<string, unknown> | undefined {
+  const before = (obj.status ?? {}) as Record<string, unknown> & { conditions?: Condition[] };
+  const types = new Set(conditions.map((c) => c.type));
+  const current = opts.exclusive ? before.conditions?.filter((c) => types.has(c.type)) : before.conditions;
+  const next = setConditions(current, conditions, now, obj.metadata.generation);
+  const status: Record<string, unknown> = { conditions: next };
+  let changed = !deepEqual(next, before.conditions ?? []);
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined || deepEqual(v, before[k])) continue;
+    status[k] = replacementPatch(before[k], v);
+    changed = true;
+  }
+  return changed ? status : undefined;
 }
 
 /** The managed engine's backoff bounds for an error: throttling starts higher; a reference not ready is looked at often. */
