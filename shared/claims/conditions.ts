@@ -1,7 +1,5 @@
-// The claim's conditions. setConditions differs from the managed engine's on purpose: a claim's
-// condition keeps its lastTransitionTime while its status stays (a new reason is no transition here).
+// The claim's conditions, set with the one setConditions of shared/reconciler/conditions.ts.
 import { ClaimReason as R, ClaimConditionType as T } from "../api/claims/meta.ts";
-import type { Condition } from "../api/meta.ts";
 import type { NewCondition } from "../reconciler/contract.ts";
 
 export type { NewCondition };
@@ -43,34 +41,3 @@ export const ambiguous = (reason: string, message: string): NewCondition => ({
   reason,
   message,
 });
-
-const same = (a: NewCondition, b: NewCondition) =>
-  a.type === b.type &&
-  a.status === b.status &&
-  a.reason === b.reason &&
-  (a.message ?? "") === (b.message ?? "") &&
-  a.observedGeneration === b.observedGeneration;
-
-/** Sets conditions, keeping lastTransitionTime unless the status changes: unchanged input, identical list. */
-export function setConditions(
-  current: Condition[] | undefined,
-  updates: NewCondition[],
-  now: Date,
-  generation?: number,
-): Condition[] {
-  const out = [...(current ?? [])];
-  for (const update of updates) {
-    // With `generation`, each condition says which spec it describes (observedGeneration).
-    const u: NewCondition = generation === undefined ? update : { ...update, observedGeneration: generation };
-    const i = out.findIndex((c) => c.type === u.type);
-    const prev = i >= 0 ? out[i] : undefined;
-    if (prev && same(prev, u)) continue;
-    const next: Condition = {
-      ...u,
-      lastTransitionTime: prev && prev.status === u.status ? prev.lastTransitionTime : now.toISOString(),
-    };
-    if (i >= 0) out[i] = next;
-    else out.push(next);
-  }
-  return out;
-}

@@ -11,21 +11,21 @@ import {
   SYSTEM_NAMESPACE,
 } from "../api/claims/meta.ts";
 import type { ManagedKindDef, ManagedResource } from "../api/managed.ts";
-import { type Condition, DEFAULT_PROVIDER_CONFIG } from "../api/meta.ts";
-import { ConflictError, type Kube, KubeError } from "../kube/client.ts";
+import { DEFAULT_PROVIDER_CONFIG } from "../api/meta.ts";
+import { ConflictError, type Kube } from "../kube/client.ts";
 import { deepEqual } from "../reconciler/compare.ts";
 import { getCondition } from "../reconciler/conditions.ts";
 import {
   CONFLICT_REQUEUE_MS,
   type EventRecorder,
-  failureBackoff,
-  jitter,
   noopLogger,
+  type Outcome,
   type ReconcileLogger,
   type ReconcileResult,
   type Reconciles,
   type ResourceKey,
 } from "../reconciler/contract.ts";
+import { ERROR_BACKOFF, Lifecycle, WAITING_BACKOFF, wrapErr } from "../reconciler/lifecycle.ts";
 import { Router } from "../reconciler/router.ts";
 import {
   type BindContext,
@@ -45,7 +45,6 @@ import {
   notSynced,
   ready,
   releasing,
-  setConditions,
   synced,
   unbound,
 } from "./conditions.ts";
@@ -56,10 +55,6 @@ import { propagateSecret, removeSecret, SecretConflictError } from "./secret.ts"
 export const DEFAULT_CLAIM_POLL_INTERVAL_MS = 5 * 60_000;
 const WAIT_MIN_MS = 2_000;
 const WAIT_MAX_MS = 30_000;
-const MIN_ERROR_BACKOFF_MS = 1_000;
-/** A missing class is usually being applied right now: keep looking often. */
-const MAX_CLASS_BACKOFF_MS = 30_000;
-const MAX_ERROR_BACKOFF_MS = 5 * 60_000;
 /** Claims a class event binds inline; the rest find the class on their own backoff. */
 const MAX_CLAIMS_WOKEN_PER_CLASS = 20;
 const PAGE = 500;
@@ -68,8 +63,6 @@ const PAGE = 500;
 export const Msg = {
   unknownKind: "no claim or class kind is registered for this key",
   getClaim: "cannot get claim",
-  addFinalizer: "cannot add finalizer to claim",
-  removeFinalizer: "cannot remove finalizer from claim",
   getClass: "cannot get class",
   listClasses: "cannot list classes",
   recordClass: "cannot record the chosen class in spec.classRef",
@@ -84,18 +77,11 @@ export const Msg = {
   classMoved: "a bound claim cannot move to another class",
 } as const;
 
-export type ClaimOutcome =
-  | "gone"
-  | "in-sync"
-  | "created"
-  | "updated"
-  | "creating"
-  | "deleting"
-  | "deleted"
-  | "orphaned"
-  | "blocked"
-  | "conflict"
-  | "error";
+/** The outcomes a claim's reconcile reports: those of the contract a claim can reach. */
+export type ClaimOutcome = Exclude<
+  Outcome,
+  "paused" | "late-initialized" | "settling" | "waiting" | "ready" | "unready" | "in-use" | "released"
+>;
 
 // The shared contract's types under the names claim code reads.
 export type ClaimResult = ReconcileResult<ClaimOutcome>;
@@ -154,14 +140,8 @@ export class ClaimBinder implements Reconciles {
   readonly #bindings: readonly ClassBinding[];
   readonly #claimKinds = new Map<string, ClaimKindDef>();
   readonly #classByKey = new Map<string, ClassBinding>();
-  readonly #opts: {
-    systemNamespace: string;
-    pollIntervalMs: number;
-    logger: ClaimLogger;
-    events?: ClaimEventRecorder;
-    now: () => Date;
-    random: () => number;
-  };
+  readonly #lifecycle: Lifecycle;
+  readonly #opts: { systemNamespace: string; pollIntervalMs: number; logger: ClaimLogger };
 
   constructor(kube: Kube, opts: ClaimReconcilerOptions = {}) {
     this.#kube = kube;
@@ -174,10 +154,8 @@ export class ClaimBinder implements Reconciles {
       systemNamespace: opts.systemNamespace ?? SYSTEM_NAMESPACE,
       pollIntervalMs: opts.pollIntervalMs ?? DEFAULT_CLAIM_POLL_INTERVAL_MS,
       logger: opts.logger ?? noopLogger,
-      now: opts.now ?? (() => new Date()),
-      random: opts.random ?? Math.random,
-      ...(opts.events ? { events: opts.events } : {}),
     };
+    this.#lifecycle = new Lifecycle(kube, opts);
   }
 
   /** Whether this key is a claim or a class this reconciler serves. */
@@ -203,7 +181,7 @@ export class ClaimBinder implements Reconciles {
 
   /** A class appeared or changed: claims still waiting for a class may bind to it now. */
   async #reconcileClass(binding: ClassBinding, name: string): Promise<ClaimResult> {
-    const cls = await this.#kube.get<KubeClass>(binding.class, name);
+    const cls = await this.#lifecycle.read<KubeClass>(binding.class, { ...binding.class, name });
     if (!cls) return { outcome: "gone" };
     const waiting: KubeClaim[] = [];
     let cont: string | undefined;
@@ -238,22 +216,12 @@ export class ClaimBinder implements Reconciles {
   }
 
   async #reconcileClaim(def: ClaimKindDef, key: ClaimKey): Promise<ClaimResult> {
-    const namespace = key.namespace ?? "default";
-    let claim = await this.#kube.get<KubeClaim>(def, key.name, namespace);
+    let claim = await this.#lifecycle.read<KubeClaim>(def, { ...key, namespace: key.namespace ?? "default" });
     if (!claim) return { outcome: "gone" };
-    if (claim.metadata.deletionTimestamp) return this.#delete(def, claim);
-
     try {
-      const finalizers = claim.metadata.finalizers ?? [];
-      if (!finalizers.includes(CLAIM_FINALIZER)) {
-        // Before anything is made: a claim can then never be deleted without its resources being handled.
-        claim = await this.#patchClaim(
-          def,
-          claim,
-          { metadata: { finalizers: [...finalizers, CLAIM_FINALIZER] } },
-          Msg.addFinalizer,
-        );
-      }
+      if (claim.metadata.deletionTimestamp) return await this.#delete(def, claim);
+      // Before anything is made: a claim can then never be deleted without its resources being handled.
+      claim = await this.#lifecycle.addFinalizer(def, claim, CLAIM_FINALIZER);
       const chosen = await this.#chooseClass(def, claim);
       if (chosen.recorded) claim = chosen.recorded;
       return await this.#bind(def, claim, chosen);
@@ -344,7 +312,7 @@ export class ClaimBinder implements Reconciles {
       Msg.recordClass,
     );
     const warn = ambiguity(selection);
-    if (warn) await this.#event(recorded, "Warning", warn.reason, warn.message);
+    if (warn) await this.#lifecycle.event(recorded, "Warning", warn.reason, warn.message);
     return {
       binding: chosen.binding,
       cls: chosen.cls,
@@ -423,7 +391,7 @@ export class ClaimBinder implements Reconciles {
     }
 
     if (created.length > 0) {
-      await this.#event(
+      await this.#lifecycle.event(
         claim,
         "Normal",
         "BoundResource",
@@ -435,7 +403,7 @@ export class ClaimBinder implements Reconciles {
         if (!still || still.metadata.uid !== uid) {
           for (const c of created) await this.#kube.delete(c.part.type, name);
         }
-        return { outcome: "conflict", requeueAfterMs: this.#jitter(CONFLICT_REQUEUE_MS) };
+        return { outcome: "conflict", requeueAfterMs: this.#lifecycle.jitter(CONFLICT_REQUEUE_MS) };
       }
     }
 
@@ -461,7 +429,7 @@ export class ClaimBinder implements Reconciles {
     const readiness = this.#readiness(mrs, secret === "waiting");
     const syncedness = this.#syncedness(mrs);
     const className = `${binding.class.kind}/${claim.spec.classRef?.name ?? cls?.metadata.name ?? ""}`;
-    await this.#writeStatus(
+    await this.#lifecycle.writeStatus(
       def,
       claim,
       [
@@ -482,7 +450,7 @@ export class ClaimBinder implements Reconciles {
       return {
         outcome,
         pollAfterMs: this.#opts.pollIntervalMs,
-        ...(updated ? { requeueAfterMs: this.#jitter(WAIT_MIN_MS) } : {}),
+        ...(updated ? { requeueAfterMs: this.#lifecycle.jitter(WAIT_MIN_MS) } : {}),
       };
     // The bound resources' status changes are not forwarded to the claim: look again while they settle.
     return { outcome, requeueAfterMs: this.#waitBackoff(claim) };
@@ -633,8 +601,7 @@ export class ClaimBinder implements Reconciles {
 
   /** The claim is going: its resources are deleted or released per reclaim policy, then its Secret, then the finalizer. */
   async #delete(def: ClaimKindDef, claim: KubeClaim): Promise<ClaimResult> {
-    const finalizers = claim.metadata.finalizers ?? [];
-    if (!finalizers.includes(CLAIM_FINALIZER)) return { outcome: "deleted" };
+    if (!claim.metadata.finalizers?.includes(CLAIM_FINALIZER)) return { outcome: "deleted" };
     const uid = claim.metadata.uid ?? "";
     const name = resourceName(claim.metadata);
     // Every kind any class of this claim kind makes: the claim may never have recorded its binding.
@@ -645,36 +612,30 @@ export class ClaimBinder implements Reconciles {
     }
     const waiting: string[] = [];
     let released = 0;
-    try {
-      for (const t of types.values()) {
-        const mr = await this.#kube.get<KubeMr>(t, name);
-        if (!mr || mr.metadata.labels?.[ClaimLabels.uid] !== uid) continue;
-        const policy = (mr.metadata.annotations?.[ClaimAnnotations.reclaimPolicy] ??
-          "Delete") as ReclaimPolicy;
-        if (policy === "Retain") {
-          await this.#release(t, mr, claim);
-          released++;
-          continue;
-        }
-        if (!mr.metadata.deletionTimestamp) {
-          await this.#kube.delete(t, name).catch((e: unknown) => {
-            throw wrapErr(Msg.deleteResource, e);
-          });
-          await this.#event(
-            claim,
-            "Normal",
-            "DeletingResource",
-            `Deleting ${t.kind} ${name} (reclaimPolicy Delete)`,
-          );
-        }
-        waiting.push(`${t.kind} ${name}`);
+    for (const t of types.values()) {
+      const mr = await this.#kube.get<KubeMr>(t, name);
+      if (!mr || mr.metadata.labels?.[ClaimLabels.uid] !== uid) continue;
+      const policy = (mr.metadata.annotations?.[ClaimAnnotations.reclaimPolicy] ?? "Delete") as ReclaimPolicy;
+      if (policy === "Retain") {
+        await this.#release(t, mr, claim);
+        released++;
+        continue;
       }
-    } catch (err) {
-      if (err instanceof ConflictError) throw err;
-      return this.#fail(def, claim, err);
+      if (!mr.metadata.deletionTimestamp) {
+        await this.#kube.delete(t, name).catch((e: unknown) => {
+          throw wrapErr(Msg.deleteResource, e);
+        });
+        await this.#lifecycle.event(
+          claim,
+          "Normal",
+          "DeletingResource",
+          `Deleting ${t.kind} ${name} (reclaimPolicy Delete)`,
+        );
+      }
+      waiting.push(`${t.kind} ${name}`);
     }
     if (waiting.length > 0) {
-      await this.#writeStatus(def, claim, [
+      await this.#lifecycle.writeStatus(def, claim, [
         ready(
           "False",
           R.Deleting,
@@ -682,17 +643,12 @@ export class ClaimBinder implements Reconciles {
         ),
         releasing(`reclaimPolicy Delete: deleting ${waiting.join(" and ")}`),
       ]);
-      return { outcome: "deleting", requeueAfterMs: this.#jitter(WAIT_MIN_MS) };
+      return { outcome: "deleting", requeueAfterMs: this.#lifecycle.jitter(WAIT_MIN_MS) };
     }
     await removeSecret(this.#kube, claim).catch((e: unknown) => {
       throw wrapErr(Msg.removeSecret, e);
     });
-    await this.#patchClaim(
-      def,
-      claim,
-      { metadata: { finalizers: finalizers.filter((f) => f !== CLAIM_FINALIZER) } },
-      Msg.removeFinalizer,
-    );
+    await this.#lifecycle.removeFinalizer(def, claim, CLAIM_FINALIZER);
     return { outcome: released > 0 ? "orphaned" : "deleted" };
   }
 
@@ -714,7 +670,7 @@ export class ClaimBinder implements Reconciles {
       .catch((e: unknown) => {
         throw e instanceof ConflictError ? e : wrapErr(Msg.releaseResource, e);
       });
-    await this.#event(
+    await this.#lifecycle.event(
       claim,
       "Normal",
       "ReleasedResource",
@@ -724,36 +680,29 @@ export class ClaimBinder implements Reconciles {
 
   async #fail(def: ClaimKindDef, claim: KubeClaim, err: unknown): Promise<ClaimResult> {
     const error = err instanceof Error ? err : new Error(String(err));
-    const prevSynced = getCondition(claim.status?.conditions, CT.Synced);
     const blocked = error instanceof BlockedError;
     const reason = blocked ? error.reason : R.ReconcileError;
     const conditions: NewCondition[] = [notSynced(reason, error.message)];
     if (!claim.status?.resourceRef && !claim.metadata.deletionTimestamp) {
       conditions.push(unbound(error.message), ready("False", R.Unbound, "not bound to a resource yet"));
     }
-    await this.#writeStatus(def, claim, conditions);
-    await this.#event(claim, "Warning", reason, error.message);
-    const max =
-      reason === R.ClassNotFound || reason === R.ClassNotAllowed
-        ? MAX_CLASS_BACKOFF_MS
-        : MAX_ERROR_BACKOFF_MS;
-    const failingFor =
-      prevSynced?.status === "False" && prevSynced.reason === reason
-        ? this.#opts.now().getTime() - Date.parse(prevSynced.lastTransitionTime)
-        : 0;
-    return {
-      outcome: blocked ? "blocked" : "error",
-      ...(blocked ? {} : { error }),
-      requeueAfterMs: failureBackoff(failingFor, MIN_ERROR_BACKOFF_MS, max, this.#opts.random),
-    };
+    // A missing class is usually being applied right now: keep looking often.
+    const waiting = reason === R.ClassNotFound || reason === R.ClassNotAllowed;
+    const requeueAfterMs = await this.#lifecycle.fail(def, claim, {
+      reason,
+      error,
+      conditions,
+      backoff: waiting ? WAITING_BACKOFF : ERROR_BACKOFF,
+    });
+    return { outcome: blocked ? "blocked" : "error", ...(blocked ? {} : { error }), requeueAfterMs };
   }
 
   /** While the bound resources settle: look again soon, then less often (RDS takes minutes). */
   #waitBackoff(claim: KubeClaim): number {
     const r = getCondition(claim.status?.conditions, CT.Ready);
     const waitingFor =
-      r?.status === "False" ? this.#opts.now().getTime() - Date.parse(r.lastTransitionTime) : 0;
-    return this.#jitter(Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, waitingFor / 4)));
+      r?.status === "False" ? this.#lifecycle.now().getTime() - Date.parse(r.lastTransitionTime) : 0;
+    return this.#lifecycle.jitter(Math.min(WAIT_MAX_MS, Math.max(WAIT_MIN_MS, waitingFor / 4)));
   }
 
   async #patchClaim(
@@ -770,50 +719,6 @@ export class ClaimBinder implements Reconciles {
     } catch (err) {
       throw err instanceof ConflictError ? err : wrapErr(msg, err);
     }
-  }
-
-  /** Writes status only when it changed: a settled claim costs reads only. */
-  async #writeStatus(
-    def: ClaimKindDef,
-    claim: KubeClaim,
-    updates: NewCondition[],
-    refs: { resourceRef?: ResourceReference; resourceRefs?: ResourceReference[] } = {},
-  ): Promise<void> {
-    const before = claim.status ?? {};
-    const conditions: Condition[] = setConditions(
-      before.conditions,
-      updates,
-      this.#opts.now(),
-      claim.metadata.generation,
-    );
-    const status: Record<string, unknown> = { conditions };
-    if (refs.resourceRef) status.resourceRef = refs.resourceRef;
-    if (refs.resourceRefs) status.resourceRefs = refs.resourceRefs;
-    const same =
-      deepEqual(conditions, before.conditions ?? []) &&
-      (!refs.resourceRef || deepEqual(refs.resourceRef, before.resourceRef)) &&
-      (!refs.resourceRefs || deepEqual(refs.resourceRefs, before.resourceRefs));
-    if (same) return;
-    try {
-      await this.#kube.patchStatus(def, claim.metadata.name, status, {
-        namespace: claim.metadata.namespace ?? "default",
-      });
-    } catch (err) {
-      // Deleted meanwhile (finalizer removed): nothing left to report on.
-      if (err instanceof KubeError && err.status === 404) return;
-      throw err;
-    }
-  }
-
-  async #event(claim: KubeClaim, type: "Normal" | "Warning", reason: string, message: string) {
-    if (!this.#opts.events) return;
-    await this.#opts.events.record(claim, type, reason, message).catch((err: unknown) => {
-      this.#opts.logger.warn({ error: (err as Error).message }, "cannot record event");
-    });
-  }
-
-  #jitter(ms: number): number {
-    return jitter(ms, this.#opts.random);
   }
 }
 
@@ -843,8 +748,3 @@ const notAllowed = (kind: string, name: string, namespace: string) =>
     R.ClassNotAllowed,
     `${kind} "${name}" does not allow claims from namespace "${namespace}" (its spec.allowedNamespaces); ask the platform team, or choose another class`,
   );
-
-function wrapErr(msg: string, cause: unknown): Error {
-  const inner = cause instanceof Error ? cause : new Error(String(cause));
-  return new Error(`${msg}: ${inner.message}`, { cause: inner });
-}

@@ -14,7 +14,7 @@ import {
   PermissionClaim,
 } from "../api/export/template.ts";
 import type { Condition } from "../api/meta.ts";
-import { isConflict, type Kube, statusOf } from "../kube/client.ts";
+import { ConflictError, type Kube } from "../kube/client.ts";
 import { deepEqual } from "../reconciler/compare.ts";
 import {
   type NewCondition,
@@ -24,6 +24,7 @@ import {
   type Reconciles,
   type ResourceKey,
 } from "../reconciler/contract.ts";
+import { Lifecycle, wrapErr } from "../reconciler/lifecycle.ts";
 import { offers } from "./bind.ts";
 import { controlPlaneNamespace, InvalidNameError, upstreamName } from "./naming.ts";
 import { removeSyncedCopies, SyncConflictError, syncPermissionClaims } from "./sync.ts";
@@ -33,8 +34,6 @@ export const DEFAULT_EXPORT_POLL_INTERVAL_MS = 60_000;
 const WAIT_MS = 2_000;
 /** A claim whose kind is not exported binds as soon as an export appears: look again now and then. */
 const NOT_EXPORTED_MS = 15_000;
-const ERROR_MS = 5_000;
-const CONFLICT_MS = 250;
 
 export const Msg = {
   getClaim: "cannot get app-cluster claim",
@@ -42,8 +41,6 @@ export const Msg = {
   createUpstream: "cannot create control-plane claim",
   updateUpstream: "cannot update control-plane claim",
   deleteUpstream: "cannot delete control-plane claim",
-  finalizer: "cannot update finalizers of app-cluster claim",
-  status: "cannot write status of app-cluster claim",
   sync: "cannot sync permission-claimed objects",
   templates: "cannot read export templates",
 } as const;
@@ -79,28 +76,12 @@ export interface ExportAgentOptions {
 
 type KubeClaim = Claim & { [k: string]: unknown };
 
-const wrap = (msg: string, err: unknown) =>
-  new Error(`${msg}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
 const cond = (type: string, status: "True" | "False", reason: string, message?: string): NewCondition => ({
   type,
   status,
   reason,
   ...(message ? { message } : {}),
 });
-
-/** Conditions keep their lastTransitionTime unless status or reason changed. */
-function withTimes(
-  current: Condition[] | undefined,
-  next: Array<NewCondition | Condition>,
-  now: Date,
-): Condition[] {
-  return next.map((c) => {
-    const prev = current?.find((p) => p.type === c.type);
-    const keep = prev && prev.status === c.status && prev.reason === c.reason;
-    const time = "lastTransitionTime" in c && c.lastTransitionTime ? c.lastTransitionTime : now.toISOString();
-    return { ...c, lastTransitionTime: keep ? prev.lastTransitionTime : time } as Condition;
-  });
-}
 
 /** Copies app-cluster claims to the control plane and their status and Secrets back. */
 export class ExportAgent implements Reconciles {
@@ -111,7 +92,7 @@ export class ExportAgent implements Reconciles {
   readonly #namespace: string;
   readonly #pollIntervalMs: number;
   readonly #logger: ExportLogger;
-  readonly #now: () => Date;
+  readonly #lifecycle: Lifecycle;
   readonly #kinds = new Map<string, ClaimKindDef>(claimKinds.map((k) => [`${k.apiVersion}/${k.kind}`, k]));
 
   constructor(o: ExportAgentOptions) {
@@ -122,7 +103,7 @@ export class ExportAgent implements Reconciles {
     this.#templates = o.templates;
     this.#pollIntervalMs = o.pollIntervalMs ?? DEFAULT_EXPORT_POLL_INTERVAL_MS;
     this.#logger = o.logger ?? noopLogger;
-    this.#now = o.now ?? (() => new Date());
+    this.#lifecycle = new Lifecycle(o.app, { logger: this.#logger, ...(o.now ? { now: o.now } : {}) });
   }
 
   get appCluster(): string {
@@ -139,36 +120,19 @@ export class ExportAgent implements Reconciles {
     return this.#kinds.has(`${apiVersion}/${kind}`);
   }
 
+  /** One app-cluster claim; a 409 is thrown to the router (contract.ts), which requeues it. */
   async reconcile(key: ExportKey): Promise<ExportResult> {
     const def = this.#kinds.get(`${key.apiVersion}/${key.kind}`);
     if (!def || !key.namespace) return { outcome: "gone" };
-    const started = Date.now();
-    try {
-      const res = await this.#reconcile(def, key.namespace, key.name);
-      this.#logger.debug(
-        {
-          key: `${key.kind}/${key.namespace}/${key.name}`,
-          outcome: res.outcome,
-          durationMs: Date.now() - started,
-        },
-        "exported claim reconciled",
-      );
-      return res;
-    } catch (err) {
-      if (isConflict(err)) return { outcome: "waiting", requeueAfterMs: CONFLICT_MS };
-      const error = err instanceof Error ? err : new Error(String(err));
-      this.#logger.warn(
-        { key: `${key.kind}/${key.namespace}/${key.name}`, outcome: "error", error: error.message },
-        "exported claim reconcile failed",
-      );
-      return { outcome: "error", requeueAfterMs: ERROR_MS, error };
-    }
+    return this.#reconcile(def, key.namespace, key.name);
   }
 
   async #reconcile(def: ClaimKindDef, namespace: string, name: string): Promise<ExportResult> {
-    const claim = await this.#app.get<KubeClaim>(def, name, namespace).catch((e) => {
-      throw wrap(Msg.getClaim, e);
-    });
+    let claim = await this.#lifecycle
+      .read<KubeClaim>(def, { apiVersion: def.apiVersion, kind: def.kind, name, namespace })
+      .catch((e) => {
+        throw wrapErr(Msg.getClaim, e);
+      });
     if (!claim) return { outcome: "gone" };
     const uid = claim.metadata.uid ?? "";
 
@@ -185,7 +149,7 @@ export class ExportAgent implements Reconciles {
       return { outcome: "blocked" };
     }
     const upstream = await this.#cp.get<KubeClaim>(def, upName, this.#namespace).catch((e) => {
-      throw wrap(Msg.getUpstream, e);
+      throw wrapErr(Msg.getUpstream, e);
     });
     const ours = upstream?.metadata.labels?.[ExportLabels.appUid] === uid;
     const where = `${def.kind} ${this.#namespace}/${upName} on the control plane`;
@@ -195,7 +159,7 @@ export class ExportAgent implements Reconciles {
       if (upstream && ours) {
         if (!upstream.metadata.deletionTimestamp)
           await this.#cp.delete(def, upName, this.#namespace).catch((e) => {
-            throw wrap(Msg.deleteUpstream, e);
+            throw wrapErr(Msg.deleteUpstream, e);
           });
         await this.#writeStatus(def, claim, [
           ...mirrored(upstream).filter((c) => c.type !== "Ready"),
@@ -241,22 +205,7 @@ export class ExportAgent implements Reconciles {
         return { outcome: "blocked", requeueAfterMs: NOT_EXPORTED_MS };
       }
       // The finalizer comes first: an upstream copy never exists without one on its original.
-      if (!claim.metadata.finalizers?.includes(EXPORT_FINALIZER)) {
-        await this.#app
-          .patch(
-            def,
-            name,
-            { metadata: { finalizers: [...(claim.metadata.finalizers ?? []), EXPORT_FINALIZER] } },
-            {
-              namespace,
-              ...(claim.metadata.resourceVersion ? { resourceVersion: claim.metadata.resourceVersion } : {}),
-            },
-          )
-          .catch((e) => {
-            if (isConflict(e)) throw e;
-            throw wrap(Msg.finalizer, e);
-          });
-      }
+      claim = await this.#lifecycle.addFinalizer(def, claim, EXPORT_FINALIZER);
       try {
         await this.#cp.create(def, {
           apiVersion: def.apiVersion,
@@ -277,8 +226,7 @@ export class ExportAgent implements Reconciles {
           spec: upstreamSpec(claim, namespace, undefined),
         });
       } catch (err) {
-        if (isConflict(err)) return { outcome: "waiting", requeueAfterMs: CONFLICT_MS };
-        throw wrap(Msg.createUpstream, err);
+        throw err instanceof ConflictError ? err : wrapErr(Msg.createUpstream, err);
       }
       await this.#writeStatus(def, claim, [
         exportedCondition,
@@ -310,15 +258,7 @@ export class ExportAgent implements Reconciles {
     // Bound before: keeps working whether or not the kind is still exported.
     let writes = 0;
     if (!claim.metadata.finalizers?.includes(EXPORT_FINALIZER)) {
-      await this.#app.patch(
-        def,
-        name,
-        { metadata: { finalizers: [...(claim.metadata.finalizers ?? []), EXPORT_FINALIZER] } },
-        {
-          namespace,
-          ...(claim.metadata.resourceVersion ? { resourceVersion: claim.metadata.resourceVersion } : {}),
-        },
-      );
+      claim = await this.#lifecycle.addFinalizer(def, claim, EXPORT_FINALIZER);
       writes++;
     }
     const pcs = exported ? permissionClaimsOf(offering) : recordedPermissionClaims(upstream);
@@ -342,8 +282,7 @@ export class ExportAgent implements Reconciles {
           },
         )
         .catch((e) => {
-          if (isConflict(e)) throw e;
-          throw wrap(Msg.updateUpstream, e);
+          throw e instanceof ConflictError ? e : wrapErr(Msg.updateUpstream, e);
         });
       writes++;
     }
@@ -387,20 +326,7 @@ export class ExportAgent implements Reconciles {
   }
 
   async #dropFinalizer(def: ClaimKindDef, claim: KubeClaim): Promise<ExportResult> {
-    await this.#app
-      .patch(
-        def,
-        claim.metadata.name,
-        { metadata: { finalizers: (claim.metadata.finalizers ?? []).filter((f) => f !== EXPORT_FINALIZER) } },
-        {
-          namespace: claim.metadata.namespace ?? "",
-          ...(claim.metadata.resourceVersion ? { resourceVersion: claim.metadata.resourceVersion } : {}),
-        },
-      )
-      .catch((e) => {
-        if (isConflict(e) || statusOf(e) === 404) throw e;
-        throw wrap(Msg.finalizer, e);
-      });
+    await this.#lifecycle.removeFinalizer(def, claim, EXPORT_FINALIZER);
     this.#logger.info(
       { key: `${claim.kind}/${claim.metadata.namespace}/${claim.metadata.name}` },
       "exported claim released",
@@ -414,36 +340,25 @@ export class ExportAgent implements Reconciles {
       const t = await this.#cp
         .get<ExportTemplate & { [k: string]: unknown }>(APIServiceExportTemplate, name)
         .catch((e) => {
-          throw wrap(Msg.templates, e);
+          throw wrapErr(Msg.templates, e);
         });
       if (t) out.push(t);
     }
     return out;
   }
 
-  /** Writes conditions (and the resource references) when they changed; true when it wrote. */
+  /**
+   * Writes the conditions (all the claim has: they mirror the control-plane claim's) and the resource
+   * references when they changed; true when it wrote.
+   */
   async #writeStatus(
     def: ClaimKindDef,
     claim: KubeClaim,
     next: Array<NewCondition | Condition>,
     upstreamStatus?: KubeClaim["status"],
   ): Promise<boolean> {
-    const conditions = withTimes(claim.status?.conditions, next, this.#now());
-    const status: Record<string, unknown> = { conditions };
-    if (upstreamStatus?.resourceRef) status.resourceRef = upstreamStatus.resourceRef;
-    if (upstreamStatus?.resourceRefs) status.resourceRefs = upstreamStatus.resourceRefs;
-    const current = {
-      conditions: claim.status?.conditions ?? [],
-      ...(status.resourceRef ? { resourceRef: claim.status?.resourceRef } : {}),
-      ...(status.resourceRefs ? { resourceRefs: claim.status?.resourceRefs } : {}),
-    };
-    if (deepEqual(current, status)) return false;
-    await this.#app
-      .patchStatus(def, claim.metadata.name, status, { namespace: claim.metadata.namespace ?? "" })
-      .catch((e) => {
-        throw wrap(Msg.status, e);
-      });
-    return true;
+    const refs = { resourceRef: upstreamStatus?.resourceRef, resourceRefs: upstreamStatus?.resourceRefs };
+    return (await this.#lifecycle.writeStatus(def, claim, next, refs, { exclusive: true })) !== undefined;
   }
 }
 

@@ -12,10 +12,11 @@ import {
   type ExportTemplate,
   exportTemplateCrd,
 } from "../api/export/template.ts";
-import type { Condition } from "../api/meta.ts";
 import { Kube, statusOf } from "../kube/client.ts";
 import { coreApi } from "../kube/core.ts";
 import { applyCrds } from "../kube/crds.ts";
+import type { NewCondition } from "../reconciler/contract.ts";
+import { Lifecycle } from "../reconciler/lifecycle.ts";
 import {
   AGENT_IDENTITY,
   APP_BINDING_CONFIGMAP,
@@ -125,50 +126,33 @@ export async function applyObject(api: KubernetesObjectApi, obj: KubernetesObjec
   }
 }
 
-const condition = (
-  status: "True" | "False",
-  reason: string,
-  message: string,
-  prev?: Condition[],
-): Condition => {
-  const old = prev?.find((c) => c.type === "Ready");
-  const same = old?.status === status && old.reason === reason;
-  return {
-    type: "Ready",
-    status,
-    reason,
-    message,
-    lastTransitionTime: same && old ? old.lastTransitionTime : new Date().toISOString(),
-  };
-};
+const ready = (status: "True" | "False", reason: string, message: string): NewCondition => ({
+  type: "Ready",
+  status,
+  reason,
+  message,
+});
 
 /** Checks a template's APIs and records the result in its status; returns the claim kinds it offers. */
 export async function validateTemplate(kube: Kube, t: ExportTemplate): Promise<ClaimKindDef[]> {
   const unknown = t.spec.apis.filter((a) => !claimKindOf(a));
   const kinds = [...new Set(t.spec.apis.map(claimKindOf).filter((k): k is ClaimKindDef => !!k))];
-  const ready =
+  const condition =
     unknown.length === 0
-      ? condition(
-          "True",
-          ExportReason.Valid,
-          `offers ${kinds.map((k) => k.kind).join(", ")}`,
-          t.status?.conditions,
-        )
-      : condition(
+      ? ready("True", ExportReason.Valid, `offers ${kinds.map((k) => k.kind).join(", ")}`)
+      : ready(
           "False",
           ExportReason.InvalidAPI,
           `not a claim kind driftless serves: ${unknown.map((a) => `${a.resource}.${a.group}/${a.version}`).join(", ")}`,
-          t.status?.conditions,
         );
   const offered = kinds.map((k) => `${k.plural}.${k.group}`);
-  const prev = t.status?.conditions?.find((c) => c.type === "Ready");
-  if (
-    prev?.status !== ready.status ||
-    prev.message !== ready.message ||
-    String(t.status?.offered) !== String(offered)
-  ) {
-    await kube.patchStatus(APIServiceExportTemplate, t.metadata.name, { conditions: [ready], offered });
-  }
+  await new Lifecycle(kube).writeStatus(
+    APIServiceExportTemplate,
+    t as ExportTemplate & { [k: string]: unknown },
+    [condition],
+    { offered },
+    { exclusive: true },
+  );
   return kinds;
 }
 

@@ -9,6 +9,7 @@ import { Forwarder } from "../pipeline/forwarder.ts";
 import { MemoryQueue } from "../queue/memory.ts";
 import { makeMessage } from "../queue/message.ts";
 import { DONE, requeueAfter } from "../queue/port.ts";
+import { Router } from "../reconciler/router.ts";
 import { ExportAgent } from "./agent.ts";
 import { AppClusterKubeConfig } from "./app-kubeconfig.ts";
 import {
@@ -77,9 +78,11 @@ export async function startExportAgent(o: AgentRunOptions): Promise<RunningAgent
     logger,
     ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
   });
+  // The one router settles a 409 (requeue soon) and a throw (retry) and logs each reconcile.
+  const router = new Router([agent], { logger });
   const queue = new MemoryQueue({ workers: o.workers ?? 4 });
   queue.start(async ({ message }) => {
-    const res = await agent.reconcile(message);
+    const res = await router.reconcile(message);
     return res.requeueAfterMs !== undefined ? requeueAfter(res.requeueAfterMs) : DONE;
   });
   const forwarder = new Forwarder({ kube: app, types: claimKinds, sink: queue, logger });

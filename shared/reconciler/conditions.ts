@@ -51,29 +51,32 @@ const same = (a: NewCondition, b: NewCondition) =>
   a.observedGeneration === b.observedGeneration;
 
 /**
- * Sets conditions on a list, keeping lastTransitionTime when nothing but time would change,
- * so an unchanged reconcile produces an identical list (and no write). With `generation`, each
- * condition carries it as observedGeneration (kstatus and Argo CD compare it with metadata.generation).
+ * The one condition-setting function of every reconciler. Sets conditions on a list, keeping
+ * lastTransitionTime when nothing but time would change, so an unchanged reconcile produces an identical
+ * list (and no write). A new status or reason is a transition; a reworded message is not (the failure
+ * backoff reads lastTransitionTime as "failing since"). A condition mirrored from another object may
+ * carry its own lastTransitionTime: a transition then takes that time. With `generation`, each condition
+ * carries it as observedGeneration (kstatus and Argo CD compare it with metadata.generation).
  */
 export function setConditions(
   current: Condition[] | undefined,
-  updates: NewCondition[],
+  updates: ReadonlyArray<NewCondition | Condition>,
   now: Date,
   generation?: number,
 ): Condition[] {
   const out = [...(current ?? [])];
   for (const update of updates) {
-    const u: NewCondition = generation === undefined ? update : { ...update, observedGeneration: generation };
+    const { lastTransitionTime: own, ...rest } = update as NewCondition & { lastTransitionTime?: string };
+    const u: NewCondition = generation === undefined ? rest : { ...rest, observedGeneration: generation };
     const i = out.findIndex((c) => c.type === u.type);
     const prev = i >= 0 ? out[i] : undefined;
     if (prev && same(prev, u)) continue;
     const next: Condition = {
       ...u,
-      // A new status or reason is a transition; a reworded message is not (the error backoff reads this).
       lastTransitionTime:
         prev && prev.status === u.status && prev.reason === u.reason
           ? prev.lastTransitionTime
-          : now.toISOString(),
+          : (own ?? now.toISOString()),
     };
     if (i >= 0) out[i] = next;
     else out.push(next);

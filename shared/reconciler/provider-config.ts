@@ -5,12 +5,11 @@ import {
   providerConfigKey,
   providerConfigOf,
 } from "../api/managed.ts";
-import { API_DOMAIN, type Condition, PROVIDER_CONFIG_FINALIZER, type ResourceType } from "../api/meta.ts";
+import { API_DOMAIN, PROVIDER_CONFIG_FINALIZER } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { isNotFound, type Kube, secretKeyValue } from "../kube/client.ts";
-import { deepEqual } from "./compare.ts";
-import { setConditions } from "./conditions.ts";
-import type { ReconcileResult, Reconciles, ResourceKey } from "./contract.ts";
+import type { NewCondition, ReconcileResult, Reconciles, ResourceKey } from "./contract.ts";
+import { Lifecycle } from "./lifecycle.ts";
 import type { KindRegistry } from "./registry.ts";
 import {
   checkNamespacedProviderConfig,
@@ -37,7 +36,7 @@ export class ProviderConfigReconciler implements Reconciles {
   readonly #kube: Kube;
   readonly #registry: KindRegistry;
   readonly #kinds: Map<string, ProviderConfigKind>;
-  readonly #now: () => Date;
+  readonly #lifecycle: Lifecycle;
   readonly #tenancy: TenancyOptions;
 
   constructor(
@@ -49,7 +48,7 @@ export class ProviderConfigReconciler implements Reconciles {
     this.#kube = kube;
     this.#registry = registry;
     this.#kinds = new Map(kinds.map((k) => [`${k.type.group}/${k.type.version}/${k.type.kind}`, k]));
-    this.#now = opts.now ?? (() => new Date());
+    this.#lifecycle = new Lifecycle(kube, opts.now ? { now: opts.now } : {});
     this.#tenancy = opts.tenancy ?? {};
   }
 
@@ -72,16 +71,20 @@ export class ProviderConfigReconciler implements Reconciles {
     const { name } = key;
     const namespace = kind.type.namespaced ? key.namespace : undefined;
     if (kind.type.namespaced && !namespace) throw new Error(`${key.kind} ${name}: no namespace`);
-    const read = await this.#kube.get<ProviderConfig & { [k: string]: unknown }>(kind.type, name, namespace);
+    type KubePc = ProviderConfig & { [k: string]: unknown };
+    const read = await this.#lifecycle.read<KubePc>(kind.type, {
+      ...key,
+      ...(namespace ? { namespace } : {}),
+    });
     if (!read) return { outcome: "gone", users: 0 };
     const pc = withProviderConfigNamespace(read);
     const target: ProviderConfigTarget = { type: kind.type, name, ...(namespace ? { namespace } : {}) };
     const users = await this.#countUsers(kind.cloud, target);
-    const finalizers = pc.metadata.finalizers ?? [];
+    const status = (ready: NewCondition) => this.#lifecycle.writeStatus(kind.type, pc, [ready], { users });
 
     if (pc.metadata.deletionTimestamp) {
       if (users > 0) {
-        await this.#status(kind.type, pc, users, {
+        await status({
           type: "Ready",
           status: "False",
           reason: "InUse",
@@ -89,26 +92,11 @@ export class ProviderConfigReconciler implements Reconciles {
         });
         return { outcome: "in-use", users, requeueAfterMs: RECHECK_FAILED_MS };
       }
-      if (finalizers.includes(PROVIDER_CONFIG_FINALIZER)) {
-        await this.#kube.patch(
-          kind.type,
-          name,
-          { metadata: { finalizers: finalizers.filter((f) => f !== PROVIDER_CONFIG_FINALIZER) } },
-          { resourceVersion: pc.metadata.resourceVersion ?? "", namespace },
-        );
-      }
+      await this.#lifecycle.removeFinalizer(kind.type, pc, PROVIDER_CONFIG_FINALIZER);
       return { outcome: "released", users };
     }
 
-    if (!finalizers.includes(PROVIDER_CONFIG_FINALIZER)) {
-      await this.#kube.patch(
-        kind.type,
-        name,
-        { metadata: { finalizers: [...finalizers, PROVIDER_CONFIG_FINALIZER] } },
-        { resourceVersion: pc.metadata.resourceVersion ?? "", namespace },
-      );
-    }
-
+    await this.#lifecycle.addFinalizer(kind.type, pc, PROVIDER_CONFIG_FINALIZER);
     try {
       if (kind.type.namespaced) await checkNamespacedProviderConfig(pc, this.#tenancy);
       const identity = await kind.check({
@@ -119,7 +107,7 @@ export class ProviderConfigReconciler implements Reconciles {
           return found.value;
         },
       });
-      await this.#status(kind.type, pc, users, {
+      await status({
         type: "Ready",
         status: "True",
         reason: "Available",
@@ -128,7 +116,7 @@ export class ProviderConfigReconciler implements Reconciles {
       return { outcome: "ready", users };
     } catch (err) {
       const refused = err instanceof TenancyError;
-      await this.#status(kind.type, pc, users, {
+      await status({
         type: "Ready",
         status: "False",
         reason: refused ? "NotAllowed" : "CredentialsRefused",
@@ -163,21 +151,5 @@ export class ProviderConfigReconciler implements Reconciles {
       } while (cont);
     }
     return users;
-  }
-
-  async #status(
-    t: ResourceType,
-    pc: ProviderConfig,
-    users: number,
-    ready: Omit<Condition, "lastTransitionTime">,
-  ) {
-    const conditions = setConditions(pc.status?.conditions, [ready], this.#now(), pc.metadata.generation);
-    if (deepEqual(conditions, pc.status?.conditions ?? []) && pc.status?.users === users) return;
-    await this.#kube.patchStatus(
-      t,
-      pc.metadata.name,
-      { conditions, users },
-      pc.metadata.namespace ? { namespace: pc.metadata.namespace } : {},
-    );
   }
 }
