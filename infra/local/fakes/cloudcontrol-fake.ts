@@ -134,20 +134,58 @@ const segments = (path: string) =>
     .slice(1)
     .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
 
-/** Whether a patch path touches a create-only property (top-level, or nested in an object type). */
-function createOnlyAt(spec: AwsccKindSpec, path: string): boolean {
-  const segs = segments(path);
-  let props = new Map(Object.values(spec.properties).map((p) => [p.n, p]));
-  for (const seg of segs) {
-    const p = props.get(seg);
-    if (!p) return false;
-    if (p.co) return true;
-    let node = p.s;
+/** A patch path's field path (camelCase names, list indexes left out), as the spec's facts are written. */
+function fieldPathOf(spec: AwsccKindSpec, path: string): string {
+  const out: string[] = [];
+  let props = spec.properties;
+  for (const seg of segments(path)) {
+    if (/^\d+$|^-$/.test(seg)) continue;
+    const hit = Object.entries(props).find(([, p]) => p.n === seg);
+    if (!hit) {
+      out.push(seg.charAt(0).toLowerCase() + seg.slice(1));
+      props = {};
+      continue;
+    }
+    out.push(hit[0]);
+    let node = hit[1].s;
     while (node.t === "array" || node.t === "map") node = node.of;
-    if (node.t !== "ref") return false;
-    props = new Map(Object.values(spec.defs[node.ref]?.props ?? {}).map((x) => [x.n, x]));
+    props = node.t === "ref" ? (spec.defs[node.ref]?.props ?? {}) : {};
   }
-  return false;
+  return out.join(".");
+}
+
+/** Whether a patch path touches a create-only property: it is one, lies below one, or holds one. */
+function createOnlyAt(spec: AwsccKindSpec, path: string): boolean {
+  const f = fieldPathOf(spec, path);
+  return spec.createOnly.some((c) => c === f || f.startsWith(`${c}.`) || c.startsWith(`${f}.`));
+}
+
+/** A model as GetResource shows it: write-only properties (secrets included) left out, at any depth. */
+export const readableModel = (spec: AwsccKindSpec, model: Json) =>
+  readableOf(spec, model, spec.properties, "") as Json;
+
+function readableOf(
+  spec: AwsccKindSpec,
+  v: unknown,
+  props: AwsccKindSpec["properties"],
+  path: string,
+): unknown {
+  if (Array.isArray(v)) return v.map((x) => readableOf(spec, x, props, path));
+  if (!isObject(v)) return v;
+  const out: Json = {};
+  for (const [n, x] of Object.entries(v)) {
+    const hit = Object.entries(props).find(([, p]) => p.n === n);
+    if (!hit) {
+      out[n] = x;
+      continue;
+    }
+    const at = path ? `${path}.${hit[0]}` : hit[0];
+    if (spec.writeOnly.includes(at) || spec.secrets.includes(at)) continue;
+    let node = hit[1].s;
+    while (node.t === "array" || node.t === "map") node = node.of;
+    out[n] = node.t === "ref" ? readableOf(spec, x, spec.defs[node.ref]?.props ?? {}, at) : x;
+  }
+  return out;
 }
 
 function applyPatch(model: Json, ops: Array<{ op: string; path: string; value?: unknown }>): Json {
@@ -209,11 +247,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
     return spec;
   };
   const keyOf = (type: string, id: string) => `${type}|${id}`;
-  const readable = (spec: AwsccKindSpec, model: Json) => {
-    const out = structuredClone(model);
-    for (const p of Object.values(spec.properties)) if (p.wo) delete out[p.n];
-    return out;
-  };
+  const readable = readableModel;
 
   /** Fills what the cloud chooses: attributes (ARNs, ids) and identifier properties left out. */
   const materialize = (spec: AwsccKindSpec, desired: Json): Json => {

@@ -126,7 +126,7 @@ describe("generated AWS kinds (Cloud Control)", () => {
       sseSpecification: { sseEnabled: true },
       tags: { team: "a" },
     };
-    const wire = desiredModel(spec, { forProvider, externalName: "orders", secrets: {} });
+    const wire = desiredModel(spec, { forProvider, externalName: "orders" });
     expect(wire).toEqual({
       TableName: "orders",
       KeySchema: [{ AttributeName: "id", KeyType: "HASH" }],
