@@ -6,7 +6,9 @@ import { resolve } from "node:path";
 import { gunzipSync } from "node:zlib";
 
 export const REGISTRY_BUNDLE_FORMAT = 1;
-export const REGISTRY_BUNDLE_FILE = resolve(import.meta.dirname, "registry-schemas.json.gz");
+/** The committed bundle, or another one (a region's, one with handlers) named by DRIFTLESS_AWSCC_REGISTRY. */
+export const REGISTRY_BUNDLE_FILE =
+  process.env.DRIFTLESS_AWSCC_REGISTRY ?? resolve(import.meta.dirname, "registry-schemas.json.gz");
 
 export type HandlerName = "create" | "read" | "update" | "delete" | "list";
 

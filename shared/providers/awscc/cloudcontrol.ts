@@ -21,6 +21,7 @@ import {
   type ExternalCreation,
   ExternalError,
   type ExternalObservation,
+  type IamStatement,
   InvalidSpecError,
   type ManagedKindProvider,
   ThrottledError,
@@ -373,6 +374,39 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
   }
 }
 
+const CLOUD_CONTROL_IAM: IamStatement = {
+  sid: "CloudControl",
+  actions: [
+    "cloudformation:CreateResource",
+    "cloudformation:GetResource",
+    "cloudformation:UpdateResource",
+    "cloudformation:DeleteResource",
+    "cloudformation:GetResourceRequestStatus",
+  ],
+  resources: ["*"],
+  comment: "Cloud Control calls; each generated kind's service calls follow in its Awscc<service> statement.",
+};
+
+/**
+ * What Cloud Control's handlers call as the caller for this type (the registry schema's
+ * handlers.*.permissions), one statement per service: kinds of one service merge into it by sid, so the
+ * role grows with the services activated, not with the kinds. The schemas name actions, not resources.
+ */
+export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
+  const actions = [...new Set(Object.values(spec.permissions).flat())].sort();
+  if (actions.length === 0) return [];
+  const service = spec.group.split(".")[0] ?? "";
+  const sid = `Awscc${service.charAt(0).toUpperCase()}${service.slice(1)}`.replace(/[^A-Za-z0-9]/g, "");
+  return [
+    {
+      sid,
+      actions,
+      resources: ["*"],
+      comment: `The service calls Cloud Control makes for the activated ${service} kinds (registry schemas' handler permissions).`,
+    },
+  ];
+}
+
 /** The provider of one generated kind. */
 export function cloudControlProvider(
   spec: AwsccKindSpec,
@@ -382,21 +416,7 @@ export function cloudControlProvider(
   return {
     definition: awsccKindOf(spec),
     limitsEachRequest: true,
-    iam: [
-      {
-        sid: "CloudControl",
-        actions: [
-          "cloudformation:CreateResource",
-          "cloudformation:GetResource",
-          "cloudformation:UpdateResource",
-          "cloudformation:DeleteResource",
-          "cloudformation:GetResourceRequestStatus",
-        ],
-        resources: ["*"],
-        comment:
-          "Cloud Control calls; the type's own service permissions are needed as well (docs/awscc.md).",
-      },
-    ],
+    iam: [CLOUD_CONTROL_IAM, ...handlerIam(spec)],
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
       return perResource<Json, Json>(async (mr) => {
         const region = (mr.spec.forProvider.region as string | undefined) ?? undefined;
