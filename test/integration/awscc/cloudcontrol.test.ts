@@ -8,17 +8,13 @@ import {
   UpdateResourceCommand,
 } from "@aws-sdk/client-cloudcontrol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsccKindOf } from "../../../shared/api/awscc/kind.ts";
 import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { CREATE_REQUEST_ANNOTATION } from "../../../shared/providers/awscc/cloudcontrol.ts";
 import { desiredModel } from "../../../shared/providers/awscc/model.ts";
 import { Reconciler } from "../../../shared/reconciler/reconciler.ts";
-import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
-import { awsccRegistry, awsccSpec, removeCrds, startFake } from "../../support/awscc.ts";
+import { awsccRegistry, awsccTestbed, type startFake } from "../../support/awscc.ts";
 import { CrashBeforeSucceeded, expectAvailable, managedObject } from "../../support/conformance.ts";
 import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
@@ -184,27 +180,18 @@ const EXTRA = [
   "AWS::IAM::AccessKey",
 ];
 
+let bed: Awaited<ReturnType<typeof awsccTestbed>>;
+
 beforeAll(async () => {
-  fake = await startFake();
-  for (const t of [...FIXTURES.map((f) => f.type), ...EXTRA]) {
-    const spec = awsccSpec(t);
-    specs.set(t, spec);
-    defs.set(t, awsccKindOf(spec));
-  }
-  await ensureCrds();
-  await removeCrds(kube, [...defs.values()]); // a run stopped half-way may have left them
-  await applyCrds(
-    kubeConfig(),
-    [...defs.values()].map((d) => managedCrd(d)),
-  );
-  await createAwsProviderConfig(kube, PC, { endpoint: fake.url });
-  r = new Reconciler(kube, awsccRegistry([...specs.values()]), { creationGracePeriodMs: 0 });
+  bed = await awsccTestbed(kube, PC, [...FIXTURES.map((f) => f.type), ...EXTRA]);
+  fake = bed.fake;
+  r = bed.reconciler;
+  for (const [t, s] of bed.specs) specs.set(t, s);
+  for (const [t, d] of bed.defs) defs.set(t, d);
 }, 120_000);
 
 afterAll(async () => {
-  // These CRDs are this file's alone: removed, so the shared API server serves no more than before.
-  await removeCrds(kube, [...defs.values()]);
-  await fake?.close();
+  await bed?.close();
 });
 
 const defOf = (t: string) => defs.get(t) as ManagedKindDef;
