@@ -1,5 +1,8 @@
-// Generates the AWS kinds reconciled through Cloud Control from the CloudFormation resource schemas in
-// @aws-cdk/aws-service-spec (pinned in package.json): one compact JSON spec per type plus a catalog,
+// Generates the AWS kinds reconciled through Cloud Control: their facts (write-only, create-only and
+// read-only properties at any depth, primary identifier, tagging, handler permissions) from the
+// CloudFormation registry schemas (infra/awscc/registry-schemas.json.gz, refreshed by
+// `npm run refresh:awscc-schemas`), their types, docs and relationships from @aws-cdk/aws-service-spec
+// (pinned in package.json): one compact JSON spec per type plus a catalog,
 // into .generated/awscc/ (git-ignored). Run by `npm run gen:awscc`, by `prepare` after `npm ci`, by
 // `pretest`, and by tests that need it (ensureAwsccGenerated); skipped when the output is current.
 //
@@ -23,12 +26,19 @@ import {
   partsOf,
   pluralOf,
 } from "../shared/api/awscc/spec.ts";
+import {
+  loadRegistryBundle,
+  permissionsOf,
+  pointerNames,
+  REGISTRY_BUNDLE_FILE,
+  type RegistrySchema,
+} from "./awscc/registry.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 export const AWSCC_DIR = join(ROOT, ".generated/awscc");
 const SPEC_PACKAGE = "@aws-cdk/aws-service-spec";
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 
 // --- the package's data (its db.json.gz: entities and relations, as @cdklabs/tskb saves them) -------
 
@@ -80,24 +90,19 @@ function specPackage(): { version: string; db: string } {
 
 // --- mapping rules ------------------------------------------------------------------------------
 
-// Top-level string properties whose value is a secret: they come from a Secret (`<name>SecretRef`), are
-// never read back and never compared. The schema data carries no writeOnlyProperties, so names decide.
+// Strings whose value is a secret, at any depth, whether the schema marks them write-only or not: they
+// come from a Secret (`<name>SecretRef`), are never read back, compared or shown. Write-only alone does
+// not make a secret (ClientToken, Subdirectory, Tags are write-only too), so names decide which are.
 const SECRET_NAME =
-  /(Password|Passphrase|SecretString|SecretKey|PrivateKey|AuthToken|ClientSecret|AccessToken|OauthToken|SharedSecret)$|^(Token|TokenKey)$/;
-const NOT_SECRET = /^(Manage|Rotate|No|Generate)|KmsKeyId$|Arn$/;
+  /(Password|Passwords|Passphrase|SecretString|SecretKey|SecretAccessKey|PrivateKey|PreSharedKey|Keytab|AuthToken|AccessToken|RefreshToken|OauthToken|IdToken|JwtToken|ApiToken|SecretToken|SasToken|HECToken|ClientSecret|SharedSecret|ApiKeyValue|ApiSecretKey|TokenValue|ActivationKey)$|^(Token|TokenKey|ApiKey|AccessKey)$/;
+const NOT_SECRET = /^(Manage|Rotate|No|Generate|Use|Enable)|KmsKeyId$|Arn$|ARN$/;
+// Members of a "units" object name what they measure (Cognito's tokenValidityUnits.accessToken: "hours").
+const UNITS = /Units$/;
 
-// Inputs CloudFormation's schemas declare writeOnly that are not secrets: sent on create/update, never
-// read back, so never compared (docs/awscc.md lists the rule).
-const INPUT_ONLY: Record<string, string[]> = {
-  "AWS::Lambda::Function": ["Code", "SnapStart"],
-  "AWS::SecretsManager::Secret": ["GenerateSecretString"],
-  "AWS::KMS::Key": ["PendingWindowInDays", "BypassPolicyLockoutSafetyCheck"],
-  "AWS::DynamoDB::Table": ["ImportSourceSpecification"],
-  "AWS::ECR::Repository": ["EmptyOnDelete"],
-  "AWS::Route53::HostedZone": ["HostedZoneConfig"],
-  "AWS::IAM::Role": ["PermissionsBoundary"],
-  "AWS::EFS::FileSystem": ["BypassPolicyLockoutSafetyCheck"],
-  "AWS::Kinesis::Stream": ["DesiredShardLevelMetrics"],
+/** Whether a property or attribute name (CloudFormation's, any case of its first letter) is a secret's. */
+export const secretNamed = (name: string) => {
+  const n = name.charAt(0).toUpperCase() + name.slice(1);
+  return SECRET_NAME.test(n) && !NOT_SECRET.test(n);
 };
 
 // The common identifiers that point at hand-written kinds: their external name is the id a property holds.
@@ -194,11 +199,11 @@ class KindBuilder {
     this.#defKeys.set(id, key);
     const def: AwsccObjectDef = { name: raw.name, props: {} };
     this.defs[key] = def;
-    Object.assign(def.props, this.props(raw.properties, ""));
+    Object.assign(def.props, this.props(raw.properties));
     return key;
   }
 
-  props(raw: Record<string, RawProperty>, typeName: string): Record<string, AwsccProp> {
+  props(raw: Record<string, RawProperty>): Record<string, AwsccProp> {
     const out: Record<string, AwsccProp> = {};
     for (const [name, p] of Object.entries(raw)) {
       if (p.deprecated === "IGNORE") continue;
@@ -206,15 +211,10 @@ class KindBuilder {
       if (out[key]) key = name;
       const prop: AwsccProp = { n: name, s: this.node(p.type) };
       if (p.required) prop.req = true;
-      if (p.causesReplacement === "yes") prop.co = true;
       const allowed = p.type.allowedValues;
       if (allowed && allowed.length > 0 && allowed.length <= 30) prop.enum = allowed;
       const doc = shortDoc(p.documentation);
       if (doc) prop.doc = doc;
-      if (typeName) {
-        if (prop.s.t === "string" && SECRET_NAME.test(name) && !NOT_SECRET.test(name)) prop.wo = "secret";
-        else if (INPUT_ONLY[typeName]?.includes(name)) prop.wo = "input";
-      }
       out[key] = prop;
     }
     return out;
@@ -234,11 +234,12 @@ function referencesOf(
   r: RawResource,
   props: Record<string, AwsccProp>,
   byType: Map<string, RawResource>,
+  secrets: readonly string[],
 ): AwsccReference[] {
   const refs: AwsccReference[] = [];
   for (const [field, p] of Object.entries(props)) {
     const raw = r.properties[p.n];
-    if (!raw || p.wo) continue;
+    if (!raw || secrets.includes(field)) continue;
     const list = p.s.t === "array" && p.s.of.t === "string";
     if (p.s.t !== "string" && !list) continue;
     const candidates = [
@@ -272,27 +273,119 @@ function referencesOf(
   return refs;
 }
 
-/** One generated kind from one CloudFormation resource type. */
+/** The fields (camelCase paths) and the node a property pointer names, as far as the spec's types go. */
+function resolvePointer(
+  properties: Record<string, AwsccProp>,
+  defs: Record<string, AwsccObjectDef>,
+  names: readonly string[],
+): { path: string; node: AwsccNode | undefined } {
+  const path: string[] = [];
+  let props: Record<string, AwsccProp> | undefined = properties;
+  let node: AwsccNode | undefined;
+  for (const [i, name] of names.entries()) {
+    const hit: [string, AwsccProp] | undefined = props
+      ? Object.entries(props).find(([, p]) => p.n === name)
+      : undefined;
+    if (!hit) {
+      // Below a free-form value: the path goes on in camelCase, as the engine names drifted fields.
+      path.push(...names.slice(i).map(camelOf));
+      return { path: path.join("."), node: undefined };
+    }
+    path.push(hit[0]);
+    node = hit[1].s;
+    let inner: AwsccNode = node;
+    while (inner.t === "array" || inner.t === "map") inner = inner.of;
+    props = inner.t === "ref" ? defs[inner.ref]?.props : undefined;
+  }
+  return { path: path.join("."), node };
+}
+
+const isStringy = (n: AwsccNode | undefined) =>
+  n?.t === "string" || (n?.t === "array" && n.of.t === "string");
+
+/** Every secret-named string below the properties, at any depth (each object type once per path). */
+function secretPaths(properties: Record<string, AwsccProp>, defs: Record<string, AwsccObjectDef>): string[] {
+  const out: string[] = [];
+  const walk = (props: Record<string, AwsccProp>, prefix: string, seen: readonly string[]) => {
+    for (const [k, p] of Object.entries(props)) {
+      const path = prefix ? `${prefix}.${k}` : k;
+      if (isStringy(p.s) && secretNamed(p.n) && !UNITS.test(prefix)) out.push(path);
+      let inner: AwsccNode = p.s;
+      while (inner.t === "array" || inner.t === "map") inner = inner.of;
+      if (inner.t === "ref" && !seen.includes(inner.ref) && defs[inner.ref])
+        walk(defs[inner.ref]?.props ?? {}, path, [...seen, inner.ref]);
+    }
+  };
+  walk(properties, "", []);
+  return out;
+}
+
+/** The registry schema's facts as field paths of the generated kind. */
+function factsOf(
+  reg: RegistrySchema,
+  properties: Record<string, AwsccProp>,
+  defs: Record<string, AwsccObjectDef>,
+) {
+  const resolve = (pointers: readonly string[] | undefined) =>
+    (pointers ?? []).flatMap((p) => {
+      const names = pointerNames(p);
+      return names ? [resolvePointer(properties, defs, names)] : [];
+    });
+  const secrets = new Set(secretPaths(properties, defs));
+  const writeOnly = new Set<string>();
+  for (const w of resolve(reg.writeOnlyProperties)) {
+    // A write-only string named like a secret is one; every other write-only value is an input.
+    if (isStringy(w.node) && secretNamed(w.path.split(".").at(-1) ?? "")) secrets.add(w.path);
+    else writeOnly.add(w.path);
+  }
+  const uniq = (xs: Iterable<string>) => [...new Set(xs)].sort();
+  return {
+    createOnly: uniq(resolve(reg.createOnlyProperties).map((c) => c.path)),
+    writeOnly: uniq([...writeOnly].filter((w) => !secrets.has(w))),
+    secrets: uniq(secrets),
+    readOnly: new Set(resolve(reg.readOnlyProperties).map((r) => r.path)),
+  };
+}
+
+/** One generated kind from one CloudFormation resource type and its registry schema. */
 export function kindSpecOf(
   r: RawResource,
+  reg: RegistrySchema,
   typeDefs: Map<string, RawTypeDef>,
   byType: Map<string, RawResource>,
 ): AwsccKindSpec {
   const b = new KindBuilder(typeDefs);
   const { kind } = partsOf(r.cloudFormationType);
-  const properties = b.props(r.properties, r.cloudFormationType);
+  const all = b.props(r.properties);
+  const facts = factsOf(reg, all, b.defs);
+  // A property the registry calls read-only is the cloud's to set: an attribute, not a forProvider field.
+  const properties = Object.fromEntries(Object.entries(all).filter(([k]) => !facts.readOnly.has(k)));
   const attributes: Record<string, AwsccProp> = {};
+  for (const [k, p] of Object.entries(all))
+    if (facts.readOnly.has(k)) attributes[k] = { ...p, ...(secretNamed(p.n) ? { secret: true } : {}) };
   for (const [name, a] of Object.entries(r.attributes)) {
     if (r.properties[name]) continue; // a property CloudFormation also returns: it is in forProvider
     const key = camelOf(name.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase()));
     const doc = shortDoc(a.documentation);
-    attributes[key] = { n: name, s: b.node(a.type), ...(doc ? { doc } : {}) };
+    attributes[key] = {
+      n: name,
+      s: b.node(a.type),
+      ...(doc ? { doc } : {}),
+      ...(secretNamed(name.split(".").at(-1) ?? "") ? { secret: true as const } : {}),
+    };
   }
-  const id = identifierOf(r);
-  const tagInfo = r.tagInformation;
-  const tagField = tagInfo
-    ? Object.entries(properties).find(([, p]) => p.n === tagInfo.tagPropertyName)?.[0]
-    : undefined;
+  const attributeSecrets = secretPaths(
+    Object.fromEntries(Object.entries(attributes).filter(([, a]) => !a.secret)),
+    b.defs,
+  );
+  const primaryIdentifier = (reg.primaryIdentifier ?? []).map((p) => pointerNames(p)?.join(".") ?? p);
+  const id = identifierOf({ ...r, primaryIdentifier });
+  const tagProperty =
+    reg.tagging?.taggable === false ? undefined : pointerNames(reg.tagging?.tagProperty ?? "")?.[0];
+  const tagName = tagProperty ?? r.tagInformation?.tagPropertyName;
+  const tagField = tagName ? Object.entries(properties).find(([, p]) => p.n === tagName)?.[0] : undefined;
+  const inForProvider = (path: string) => properties[path.split(".")[0] ?? ""] !== undefined;
+  const identifierField = id.identifierField ? camelOf(id.identifierField) : undefined;
   const intro = shortDoc(r.documentation, 400) ?? r.cloudFormationType;
   return {
     v: AWSCC_SPEC_VERSION,
@@ -304,11 +397,16 @@ export function kindSpecOf(
     properties,
     attributes,
     defs: b.defs,
-    primaryIdentifier: r.primaryIdentifier ?? [],
+    primaryIdentifier,
     externalName: id.externalName,
-    ...(id.identifierField ? { identifierField: camelOf(id.identifierField) } : {}),
-    ...(tagInfo && tagField ? { tags: { field: tagField, variant: tagInfo.variant } } : {}),
-    references: referencesOf(r, properties, byType),
+    ...(identifierField ? { identifierField } : {}),
+    ...(tagField ? { tags: { field: tagField, variant: r.tagInformation?.variant ?? "standard" } } : {}),
+    references: referencesOf(r, properties, byType, facts.secrets),
+    createOnly: facts.createOnly.filter((p) => inForProvider(p) && p !== identifierField),
+    writeOnly: facts.writeOnly.filter(inForProvider),
+    secrets: facts.secrets.filter((p) => inForProvider(p) && p !== identifierField),
+    attributeSecrets,
+    permissions: permissionsOf(reg),
   };
 }
 
@@ -319,12 +417,17 @@ export interface GenerateResult {
   skipped: boolean;
 }
 
-/** The package version and this generator's own code: either changing makes the output stale. */
+/** The package version, the registry bundle and this generator's code: any change makes the output stale. */
 function stampOf(version: string): string {
-  const code = [import.meta.filename, join(ROOT, "shared/api/awscc/spec.ts")].map((f) =>
-    readFileSync(f, "utf8"),
-  );
-  return `${version}/${GENERATOR_VERSION}/${createHash("sha256").update(code.join("\0")).digest("hex").slice(0, 16)}`;
+  const inputs = [
+    import.meta.filename,
+    join(ROOT, "shared/api/awscc/spec.ts"),
+    join(ROOT, "infra/awscc/registry.ts"),
+    REGISTRY_BUNDLE_FILE,
+  ].map((f) => readFileSync(f));
+  const hash = createHash("sha256");
+  for (const b of inputs) hash.update(b).update("\0");
+  return `${version}/${GENERATOR_VERSION}/${hash.digest("hex").slice(0, 16)}`;
 }
 
 /** Whether `dir` holds the output of this generator for the installed package version. */
@@ -345,21 +448,27 @@ export function generateAwscc(opts: { dir?: string; force?: boolean } = {}): Gen
   const started = performance.now();
   if (!opts.force && awsccIsCurrent(dir)) return { dir, kinds: 0, ms: 0, skipped: true };
   const pkg = specPackage();
+  const { bundle } = loadRegistryBundle();
   const db = JSON.parse(gunzipSync(readFileSync(pkg.db)).toString("utf8")) as RawDb;
   const typeDefs = new Map(db.schema.typeDefinition.entities.map((t) => [t.$id, t]));
   const resources = db.schema.resource.entities.filter((r) => !r.cloudFormationTransform);
   const byType = new Map(resources.map((r) => [r.cloudFormationType, r]));
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
+  const { source, region, retrieved, licence } = bundle.origin;
   const catalog: AwsccCatalog = {
     source: pkg.version,
+    registry: { source, region, retrieved, licence },
     generator: GENERATOR_VERSION,
     stamp: stampOf(pkg.version),
     kinds: [],
   };
   const names = new Set<string>();
   for (const r of resources) {
-    const spec = kindSpecOf(r, typeDefs, byType);
+    // Only the registry's types: Cloud Control provisions no other (the rest are CloudFormation-only).
+    const reg = bundle.schemas[r.cloudFormationType];
+    if (!reg) continue;
+    const spec = kindSpecOf(r, reg, typeDefs, byType);
     const crdName = `${spec.plural}.${spec.group}`;
     if (names.has(crdName)) throw new Error(`two CloudFormation types make the CRD ${crdName}`);
     names.add(crdName);

@@ -241,11 +241,14 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
       ...["--service-networking-port", String(PORTS.gcpServiceNetworking)],
     ]);
     procs.push(gcpSql);
-    // AWS Cloud Control (the generated AWS kinds), validating against the generated specs.
+    // AWS Cloud Control (the generated AWS kinds), validating against the generated specs; the types
+    // moto's CloudFormation implements are made in moto too (infra/local/fakes/moto-stacks.ts).
     const cloudControl = startProcess("cloudcontrol-fake", nodeBin, [
       join(REPO_ROOT, "infra/local/fakes/cloudcontrol-fake.ts"),
       "--port",
       String(PORTS.cloudControl),
+      "--moto",
+      `http://127.0.0.1:${PORTS.moto}`,
     ]);
     procs.push(cloudControl);
     save();

@@ -4,11 +4,18 @@ import { CloudControlClient } from "@aws-sdk/client-cloudcontrol";
 import { generateAwscc } from "../../infra/gen-awscc.ts";
 import { startCloudControlFake } from "../../infra/local/fakes/cloudcontrol-fake.ts";
 import { loadAwsccCatalog, loadAwsccSpec } from "../../shared/api/awscc/catalog.ts";
+import { awsccKindOf } from "../../shared/api/awscc/kind.ts";
 import type { AwsccKindSpec } from "../../shared/api/awscc/spec.ts";
+import { managedCrd } from "../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../shared/api/external.ts";
+import type { Kube } from "../../shared/kube/client.ts";
+import { applyCrds } from "../../shared/kube/crds.ts";
 import { awsccProviders } from "../../shared/providers/awscc/kinds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
+import { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { createAwsProviderConfig, ensureCrds } from "./aws.ts";
+import { kubeConfig } from "./env.ts";
 
 /** Generates the kinds if this checkout has not (or has stale ones); ~1 s, else nothing. */
 export function ensureAwsccGenerated() {
@@ -22,10 +29,10 @@ export function awsccSpec(typeName: string): AwsccKindSpec {
   return loadAwsccSpec(entry);
 }
 
-/** A Cloud Control fake of this test file's own (its controls affect no other file). */
-export async function startFake() {
+/** A Cloud Control fake of this test file's own (its controls affect no other file); `moto`: backed by moto. */
+export async function startFake(opts: { moto?: string } = {}) {
   ensureAwsccGenerated();
-  const fake = await startCloudControlFake({ port: 0 });
+  const fake = await startCloudControlFake({ port: 0, ...opts });
   const control = async (path: string, body: unknown = {}) => {
     const res = await fetch(`${fake.url}/__fake/${path}`, { method: "POST", body: JSON.stringify(body) });
     return res.json() as Promise<unknown>;
@@ -85,3 +92,37 @@ export async function removeCrds(kube: import("../../shared/kube/client.ts").Kub
 
 type ResourceTypeLike = import("../../shared/api/meta.ts").ResourceType;
 type KubeObject = import("../../shared/kube/client.ts").KubeObject;
+
+/**
+ * A test file's own Cloud Control fake, the given generated kinds' CRDs (removed first: a run stopped
+ * half-way may have left them), a ProviderConfig pointing at the fake and a reconciler; `close` removes
+ * the CRDs again, so the shared API server serves no more than before.
+ */
+export async function awsccTestbed(
+  kube: Kube,
+  pc: string,
+  types: readonly string[],
+  opts: { moto?: string } = {},
+) {
+  const fake = await startFake(opts);
+  const specs = new Map(types.map((t) => [t, awsccSpec(t)] as const));
+  const defs = new Map([...specs].map(([t, s]) => [t, awsccKindOf(s)] as const));
+  await ensureCrds();
+  await removeCrds(kube, [...defs.values()]);
+  await applyCrds(
+    kubeConfig(),
+    [...defs.values()].map((d) => managedCrd(d)),
+  );
+  await createAwsProviderConfig(kube, pc, { endpoint: fake.url });
+  const reconciler = new Reconciler(kube, awsccRegistry([...specs.values()]), { creationGracePeriodMs: 0 });
+  return {
+    fake,
+    specs,
+    defs,
+    reconciler,
+    close: async () => {
+      await removeCrds(kube, [...defs.values()]);
+      await fake.close();
+    },
+  };
+}

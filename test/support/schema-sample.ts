@@ -85,7 +85,7 @@ function awsccPropAt(spec: AwsccKindSpec, path: SchemaPath) {
   const [top, ...rest] = path;
   if (top === undefined) return undefined;
   const secret = Object.entries(spec.properties).find(
-    ([k, p]) => p.wo === "secret" && secretRefFieldOf(k) === top,
+    ([k, p]) => spec.secrets.includes(k) && secretRefFieldOf(k, p.s) === top,
   );
   let prop = secret ? secret[1] : spec.properties[top];
   let node: AwsccNode | undefined = prop?.s;

@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { awsccDir, loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import type { AwsccKindSpec, AwsccNode } from "../../../shared/api/awscc/spec.ts";
+import { createStack, deleteStack, MOTO_BACKED, updateStack } from "./moto-stacks.ts";
 
 export interface CloudControlFakeOptions {
   port: number;
@@ -18,6 +19,11 @@ export interface CloudControlFakeOptions {
   /** The generated specs' directory (default: awsccDir()). */
   dir?: string;
   region?: string;
+  /**
+   * moto's endpoint: the types moto's CloudFormation implements (MOTO_BACKED) are created, updated and
+   * deleted there too, through one stack each, so the service's own API sees them.
+   */
+  moto?: string;
 }
 
 export interface FakeServer {
@@ -57,6 +63,8 @@ interface Resource {
   type: string;
   identifier: string;
   model: Json;
+  /** The moto stack that holds it (moto-backed types). */
+  stack?: string;
 }
 
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -134,20 +142,58 @@ const segments = (path: string) =>
     .slice(1)
     .map((s) => s.replaceAll("~1", "/").replaceAll("~0", "~"));
 
-/** Whether a patch path touches a create-only property (top-level, or nested in an object type). */
-function createOnlyAt(spec: AwsccKindSpec, path: string): boolean {
-  const segs = segments(path);
-  let props = new Map(Object.values(spec.properties).map((p) => [p.n, p]));
-  for (const seg of segs) {
-    const p = props.get(seg);
-    if (!p) return false;
-    if (p.co) return true;
-    let node = p.s;
+/** A patch path's field path (camelCase names, list indexes left out), as the spec's facts are written. */
+function fieldPathOf(spec: AwsccKindSpec, path: string): string {
+  const out: string[] = [];
+  let props = spec.properties;
+  for (const seg of segments(path)) {
+    if (/^\d+$|^-$/.test(seg)) continue;
+    const hit = Object.entries(props).find(([, p]) => p.n === seg);
+    if (!hit) {
+      out.push(seg.charAt(0).toLowerCase() + seg.slice(1));
+      props = {};
+      continue;
+    }
+    out.push(hit[0]);
+    let node = hit[1].s;
     while (node.t === "array" || node.t === "map") node = node.of;
-    if (node.t !== "ref") return false;
-    props = new Map(Object.values(spec.defs[node.ref]?.props ?? {}).map((x) => [x.n, x]));
+    props = node.t === "ref" ? (spec.defs[node.ref]?.props ?? {}) : {};
   }
-  return false;
+  return out.join(".");
+}
+
+/** Whether a patch path touches a create-only property: it is one, lies below one, or holds one. */
+function createOnlyAt(spec: AwsccKindSpec, path: string): boolean {
+  const f = fieldPathOf(spec, path);
+  return spec.createOnly.some((c) => c === f || f.startsWith(`${c}.`) || c.startsWith(`${f}.`));
+}
+
+/** A model as GetResource shows it: write-only properties (secrets included) left out, at any depth. */
+export const readableModel = (spec: AwsccKindSpec, model: Json) =>
+  readableOf(spec, model, spec.properties, "") as Json;
+
+function readableOf(
+  spec: AwsccKindSpec,
+  v: unknown,
+  props: AwsccKindSpec["properties"],
+  path: string,
+): unknown {
+  if (Array.isArray(v)) return v.map((x) => readableOf(spec, x, props, path));
+  if (!isObject(v)) return v;
+  const out: Json = {};
+  for (const [n, x] of Object.entries(v)) {
+    const hit = Object.entries(props).find(([, p]) => p.n === n);
+    if (!hit) {
+      out[n] = x;
+      continue;
+    }
+    const at = path ? `${path}.${hit[0]}` : hit[0];
+    if (spec.writeOnly.includes(at) || spec.secrets.includes(at)) continue;
+    let node = hit[1].s;
+    while (node.t === "array" || node.t === "map") node = node.of;
+    out[n] = node.t === "ref" ? readableOf(spec, x, spec.defs[node.ref]?.props ?? {}, at) : x;
+  }
+  return out;
 }
 
 function applyPatch(model: Json, ops: Array<{ op: string; path: string; value?: unknown }>): Json {
@@ -209,11 +255,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
     return spec;
   };
   const keyOf = (type: string, id: string) => `${type}|${id}`;
-  const readable = (spec: AwsccKindSpec, model: Json) => {
-    const out = structuredClone(model);
-    for (const p of Object.values(spec.properties)) if (p.wo) delete out[p.n];
-    return out;
-  };
+  const readable = readableModel;
 
   /** Fills what the cloud chooses: attributes (ARNs, ids) and identifier properties left out. */
   const materialize = (spec: AwsccKindSpec, desired: Json): Json => {
@@ -285,8 +327,16 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
   const busy = (key: string) =>
     [...requests.values()].some((r) => r.resourceKey === key && r.event.OperationStatus === "IN_PROGRESS");
 
-  const ops: Record<string, (b: Json) => Json> = {
-    CreateResource(b) {
+  const moto = opts.moto;
+  const backed = (spec: AwsccKindSpec) => moto !== undefined && MOTO_BACKED.has(spec.typeName);
+  /** The writable part of a model: what a CloudFormation template may set. */
+  const writableOf = (spec: AwsccKindSpec, model: Json) => {
+    const wire = new Set(Object.values(spec.properties).map((p) => p.n));
+    return Object.fromEntries(Object.entries(model).filter(([k]) => wire.has(k)));
+  };
+
+  const ops: Record<string, (b: Json) => Json | Promise<Json>> = {
+    async CreateResource(b) {
       const spec = specOf(b.TypeName, "CREATE");
       const known = typeof b.ClientToken === "string" ? clientTokens.get(b.ClientToken) : undefined;
       if (known) return { ProgressEvent: requests.get(known)?.event };
@@ -299,6 +349,20 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       const fail = injected("CREATE");
       const problems = validateModel(spec, desired, true);
       const model = materialize(spec, desired);
+      let stack: string | undefined;
+      let motoFailure: string | undefined;
+      if (backed(spec) && !fail && problems.length === 0) {
+        stack = `driftless-cc-${randomBytes(6).toString("hex")}`;
+        try {
+          const physical = await createStack(moto as string, stack, spec.typeName, desired);
+          // The handler's name for it is the primary identifier when that is one read-only property.
+          const [only, ...more] = spec.primaryIdentifier;
+          if (only && more.length === 0 && desired[only] === undefined && physical) model[only] = physical;
+        } catch (err) {
+          motoFailure = (err as Error).message;
+          stack = undefined;
+        }
+      }
       const identifier = identifierOf(spec, model);
       const key = keyOf(spec.typeName, identifier);
       const req = start(
@@ -309,12 +373,13 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
           if (fail) return { code: fail.errorCode, message: fail.message };
           if (problems.length > 0)
             return { code: "InvalidRequest", message: `Model validation failed (${problems.join("; ")})` };
+          if (motoFailure) return { code: "GeneralServiceException", message: motoFailure };
           if (resources.has(key))
             return {
               code: "AlreadyExists",
               message: `Resource of type '${spec.typeName}' with identifier '${identifier}' already exists.`,
             };
-          resources.set(key, { type: spec.typeName, identifier, model });
+          resources.set(key, { type: spec.typeName, identifier, model, ...(stack ? { stack } : {}) });
           return undefined;
         },
         key,
@@ -338,7 +403,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
         },
       };
     },
-    UpdateResource(b) {
+    async UpdateResource(b) {
       const spec = specOf(b.TypeName, "UPDATE");
       const key = keyOf(spec.typeName, String(b.Identifier ?? ""));
       const r = resources.get(key);
@@ -374,6 +439,13 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       const fail = injected("UPDATE");
       const writable = Object.fromEntries(Object.entries(next).filter(([k]) => !attrs.has(k)));
       const problems = validateModel(spec, writable, false);
+      let motoFailure: string | undefined;
+      if (r.stack && !fail && problems.length === 0)
+        await updateStack(moto as string, r.stack, spec.typeName, writableOf(spec, next)).catch(
+          (err: Error) => {
+            motoFailure = err.message;
+          },
+        );
       const req = start(
         "UPDATE",
         spec,
@@ -382,6 +454,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
           if (fail) return { code: fail.errorCode, message: fail.message };
           if (problems.length > 0)
             return { code: "InvalidRequest", message: `Model validation failed (${problems.join("; ")})` };
+          if (motoFailure) return { code: "GeneralServiceException", message: motoFailure };
           r.model = next;
           return undefined;
         },
@@ -389,7 +462,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       );
       return { ProgressEvent: req.event };
     },
-    DeleteResource(b) {
+    async DeleteResource(b) {
       const spec = specOf(b.TypeName, "DELETE");
       const key = keyOf(spec.typeName, String(b.Identifier ?? ""));
       if (busy(key))
@@ -398,6 +471,8 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
           `Another resource operation is in progress on ${b.Identifier}.`,
         );
       const fail = injected("DELETE");
+      const stack = resources.get(key)?.stack;
+      if (stack && !fail) await deleteStack(moto as string, stack);
       const req = start(
         "DELETE",
         spec,
@@ -504,7 +579,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       control.throttle--;
       throw new ApiError("ThrottlingException", "Rate exceeded");
     }
-    send(res, 200, handler(body));
+    send(res, 200, await handler(body));
   };
 
   const server = createServer((req, res) => {
@@ -531,7 +606,12 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
 
 if (import.meta.main) {
   const { values } = parseArgs({
-    options: { port: { type: "string", default: "0" }, host: { type: "string" }, dir: { type: "string" } },
+    options: {
+      port: { type: "string", default: "0" },
+      host: { type: "string" },
+      dir: { type: "string" },
+      moto: { type: "string" },
+    },
   });
   // The specs are generated at install time; a fresh checkout that skipped it generates them now (< 1 s).
   if (!values.dir) (await import("../../gen-awscc.ts")).generateAwscc();
@@ -539,6 +619,7 @@ if (import.meta.main) {
     port: Number(values.port),
     ...(values.host ? { host: values.host } : {}),
     ...(values.dir ? { dir: values.dir } : {}),
+    ...(values.moto ? { moto: values.moto } : {}),
   });
   process.stdout.write(`${JSON.stringify({ ready: true, url: fake.url })}\n`);
   const stop = () => void fake.close().then(() => process.exit(0));

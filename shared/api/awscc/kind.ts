@@ -29,11 +29,76 @@ export const AWSCC_MAX_DEPTH = 5;
 export const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
 
 const enumText = (p: AwsccProp) => (p.enum ? ` One of: ${p.enum.join(", ")}.` : "");
-const describe = (p: AwsccProp, more = "") =>
-  `${p.doc ?? p.n}${enumText(p)}${p.req ? " Required on create." : ""}${p.co ? " Immutable." : ""}${more}`;
 
-/** The zod schema of one value; `depth` counts the object types around it. */
-export function zodOfNode(spec: AwsccKindSpec, node: AwsccNode, depth = 0, seen: string[] = []): z.ZodType {
+/** The field path of member `k` below `path` (arrays and maps add no step, as in the engine's paths). */
+export const childPath = (path: string, k: string) => (path ? `${path}.${k}` : k);
+
+/**
+ * Whether an object type is expanded (a structural schema) at this place, or kept as free-form JSON:
+ * within the depth limit and not recursive — or on the way to a secret, which must never be free-form.
+ */
+export function expandsAt(
+  spec: AwsccKindSpec,
+  ref: string,
+  depth: number,
+  seen: readonly string[],
+  path: string,
+) {
+  if (!spec.defs[ref]) return false;
+  if (depth < AWSCC_MAX_DEPTH && !seen.includes(ref)) return true;
+  return spec.secrets.some((s) => s.startsWith(`${path}.`));
+}
+
+/** The field a secret is read from: `<name>SecretRef`, or `<name>SecretRefs` for a list of strings. */
+export const secretRefFieldOf = (field: string, node?: AwsccNode) =>
+  node?.t === "array" ? `${field}SecretRefs` : `${field}SecretRef`;
+
+function describe(spec: AwsccKindSpec, p: AwsccProp, path: string) {
+  const immutable = spec.createOnly.includes(path) ? " Immutable." : "";
+  const writeOnly = spec.writeOnly.includes(path)
+    ? " Write-only: sent to AWS, never read back or compared."
+    : "";
+  return `${p.doc ?? p.n}${enumText(p)}${p.req ? " Required on create." : ""}${immutable}${writeOnly}`;
+}
+
+/**
+ * The members of an object (the top level or an object type) at `path`: a secret member becomes its
+ * `…SecretRef(s)` (a Secret key, never the value); every other member its own schema.
+ */
+function membersOf(
+  spec: AwsccKindSpec,
+  props: Record<string, AwsccProp>,
+  depth: number,
+  seen: readonly string[],
+  path: string,
+  skip?: string,
+): Record<string, z.ZodType> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [k, p] of Object.entries(props)) {
+    if (k === skip) continue;
+    const at = childPath(path, k);
+    if (spec.secrets.includes(at)) {
+      const ref = SecretKeySelector.describe(
+        `${describe(spec, p, at)} Secret: read from this Secret key when a request is made; never stored in the spec or status, never compared.`,
+      );
+      shape[secretRefFieldOf(k, p.s)] = (p.s.t === "array" ? z.array(ref) : ref).optional();
+      continue;
+    }
+    shape[k] = zodOfNode(spec, p.s, depth, seen, at)
+      .optional()
+      .describe(describe(spec, p, at));
+  }
+  return shape;
+}
+
+/** The zod schema of one value at field path `path`; `depth` counts the object types around it. */
+export function zodOfNode(
+  spec: AwsccKindSpec,
+  node: AwsccNode,
+  depth = 0,
+  seen: readonly string[] = [],
+  path = "",
+): z.ZodType {
   switch (node.t) {
     case "string":
       return z.string();
@@ -48,25 +113,38 @@ export function zodOfNode(spec: AwsccKindSpec, node: AwsccNode, depth = 0, seen:
     case "tags":
       return z.record(z.string(), z.string());
     case "array":
-      return z.array(zodOfNode(spec, node.of, depth, seen));
+      return z.array(zodOfNode(spec, node.of, depth, seen, path));
     case "map":
-      return z.record(z.string(), zodOfNode(spec, node.of, depth, seen));
+      return z.record(z.string(), zodOfNode(spec, node.of, depth, seen, path));
     case "ref": {
       const def = spec.defs[node.ref];
-      if (!def || depth >= AWSCC_MAX_DEPTH || seen.includes(node.ref)) return freeForm();
-      const shape: Record<string, z.ZodType> = {};
-      for (const [k, p] of Object.entries(def.props)) {
-        shape[k] = zodOfNode(spec, p.s, depth + 1, [...seen, node.ref])
-          .optional()
-          .describe(describe(p));
-      }
-      return z.object(shape);
+      if (!def || !expandsAt(spec, node.ref, depth, seen, path)) return freeForm();
+      return z.object(membersOf(spec, def.props, depth + 1, [...seen, node.ref], path));
     }
   }
 }
 
-/** The forProvider field a secret write-only property is read from. */
-export const secretRefFieldOf = (field: string) => `${field}SecretRef`;
+/** The CRD field paths of the spec's paths: a secret's last step is its `…SecretRef(s)` field. */
+export function crdPathOf(spec: AwsccKindSpec, path: string): string {
+  if (!spec.secrets.includes(path)) return path;
+  const parts = path.split(".");
+  const last = parts.pop() ?? "";
+  return [...parts, secretRefFieldOf(last, nodeAt(spec, path))].join(".");
+}
+
+/** The spec node at a field path (undefined below free-form values). */
+export function nodeAt(spec: AwsccKindSpec, path: string): AwsccNode | undefined {
+  let props: Record<string, AwsccProp> | undefined = spec.properties;
+  let node: AwsccNode | undefined;
+  for (const k of path.split(".")) {
+    node = props?.[k]?.s;
+    if (!node) return undefined;
+    let inner: AwsccNode = node;
+    while (inner.t === "array" || inner.t === "map") inner = inner.of;
+    props = inner.t === "ref" ? spec.defs[inner.ref]?.props : undefined;
+  }
+  return node;
+}
 
 /** Reference fields, Crossplane's way: `roleRef`/`roleSelector`; lists `subnetIdRefs`/`subnetIdSelector`. */
 export function referenceFieldsOf(field: string, list: boolean) {
@@ -100,22 +178,11 @@ export function awsccSchemas(spec: AwsccKindSpec) {
       .optional()
       .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
   };
+  Object.assign(fp, membersOf(spec, spec.properties, 0, [], "", spec.identifierField));
+  // The engine skips these when comparing and late-initializing (a list's members are overlaid by the
+  // provider instead: the engine compares lists whole).
   const fields: Record<string, FieldBehaviour> = {};
-  for (const [k, p] of Object.entries(spec.properties)) {
-    if (k === spec.identifierField) continue;
-    if (p.wo === "secret") {
-      const ref = secretRefFieldOf(k);
-      fp[ref] = SecretKeySelector.optional().describe(
-        `${describe(p)} Write-only: read from this Secret key, never stored in the spec, never compared.`,
-      );
-      fields[ref] = { writeOnly: true };
-      continue;
-    }
-    fp[k] = zodOfNode(spec, p.s)
-      .optional()
-      .describe(describe(p, p.wo ? " Write-only: sent to AWS, never read back or compared." : ""));
-    if (p.wo) fields[k] = { writeOnly: true };
-  }
+  for (const p of [...spec.writeOnly, ...spec.secrets]) fields[crdPathOf(spec, p)] = { writeOnly: true };
   const references: ReferenceDef[] = [];
   for (const r of spec.references) {
     const { refField, selectorField } = referenceFieldsOf(r.field, Boolean(r.list));
@@ -148,15 +215,12 @@ export function awsccSchemas(spec: AwsccKindSpec) {
   }
   const ap: Record<string, z.ZodType> = {};
   for (const [k, p] of Object.entries(spec.attributes))
-    ap[k] = zodOfNode(spec, p.s)
-      .optional()
-      .describe(p.doc ?? p.n);
-  const immutable = [
-    "region",
-    ...Object.entries(spec.properties)
-      .filter(([k, p]) => p.co && k !== spec.identifierField)
-      .map(([k, p]) => (p.wo === "secret" ? secretRefFieldOf(k) : k)),
-  ];
+    if (!p.secret)
+      ap[k] = zodOfNode(spec, p.s)
+        .optional()
+        .describe(p.doc ?? p.n);
+  // Create-only at any depth, as dotted paths (arrays without an index): the engine refuses to patch them.
+  const immutable = ["region", ...spec.createOnly.map((p) => crdPathOf(spec, p))];
   return { forProvider: z.object(fp), atProvider: z.object(ap), fields, references, immutable };
 }
 

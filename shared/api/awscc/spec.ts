@@ -1,9 +1,10 @@
 // The compact, JSON form of one generated AWS kind (a CloudFormation resource type reconciled through
-// Cloud Control): what infra/gen-awscc.ts writes per type from @aws-cdk/aws-service-spec, what the
-// CRD, the docs and the generic provider are built from, and all a function bundle carries of a type.
+// Cloud Control): what infra/gen-awscc.ts writes per type from the CloudFormation registry schema (facts)
+// and @aws-cdk/aws-service-spec (types, docs), what the CRD, the docs and the generic provider are built
+// from, and all a function bundle carries of a type.
 // Plain data on purpose: a kind is loaded on demand (one small file), never the whole schema database.
 
-export const AWSCC_SPEC_VERSION = 1;
+export const AWSCC_SPEC_VERSION = 2;
 /** `<service>.awscc` + `.driftless.dev`: a group no hand-written kind (`<service>.aws`) can take. */
 export const AWSCC_GROUP_SUFFIX = "awscc";
 
@@ -22,10 +23,8 @@ export interface AwsccProp {
   s: AwsccNode;
   /** Required by the type on create (checked on create: imports need not repeat them). */
   req?: true;
-  /** Create-only: changing it would replace the resource (causesReplacement: yes). */
-  co?: true;
-  /** Write-only: "secret" comes from a Secret (`<name>SecretRef`), "input" is sent but never read back. */
-  wo?: "secret" | "input";
+  /** An attribute whose value is a secret: published to the connection Secret, never to atProvider. */
+  secret?: true;
   /** Allowed values, for the docs (not enforced: AWS adds values faster than a schema release). */
   enum?: Array<string | number>;
   doc?: string;
@@ -71,7 +70,26 @@ export interface AwsccKindSpec {
   identifierField?: string;
   tags?: { field: string; variant: "standard" | "map" | "asg" };
   references: AwsccReference[];
+  /**
+   * The registry schema's createOnlyProperties at any depth, as field paths: camelCase names joined by
+   * `.`, arrays without an index (`/properties/Users/<n>/Username` → `users.username`). Immutable.
+   */
+  createOnly: string[];
+  /** writeOnlyProperties that are not secrets: sent on create, never read back, compared or re-sent. */
+  writeOnly: string[];
+  /**
+   * Secret strings at any depth (write-only or named like a secret): read from a Secret key
+   * (`<name>SecretRef`, lists `<name>SecretRefs`) when a request is made; never in spec, status or a message.
+   */
+  secrets: string[];
+  /** Secret strings inside attributes (`verificationDetails.dnsTxt.token`): left out of atProvider. */
+  attributeSecrets: string[];
+  /** IAM actions of the type's handlers, as the registry schema lists them (empty when the copy has none). */
+  permissions: Partial<Record<"create" | "read" | "update" | "delete" | "list", string[]>>;
 }
+
+/** `a.b` is `path` or lies below it. */
+export const pathWithin = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}.`);
 
 /** One line of the catalog: enough to activate, list and find a kind without loading its spec. */
 export interface AwsccCatalogEntry {
@@ -84,8 +102,10 @@ export interface AwsccCatalogEntry {
 }
 
 export interface AwsccCatalog {
-  /** @aws-cdk/aws-service-spec version the kinds come from. */
+  /** @aws-cdk/aws-service-spec version the kinds' types and docs come from. */
   source: string;
+  /** The registry schemas the kinds' facts come from (infra/awscc/registry-schemas.json.gz's origin). */
+  registry: { source: string; region: string; retrieved: string; licence: string };
   generator: number;
   /** What the output was made from (package version, generator code): stale output is made again. */
   stamp: string;

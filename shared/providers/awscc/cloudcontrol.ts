@@ -21,6 +21,7 @@ import {
   type ExternalCreation,
   ExternalError,
   type ExternalObservation,
+  type IamStatement,
   InvalidSpecError,
   type ManagedKindProvider,
   ThrottledError,
@@ -29,7 +30,15 @@ import type { ManagedResource } from "../../api/managed.ts";
 import { Annotations, type SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
-import { atProviderOf, desiredModel, missingRequired, observedOf, patchOf } from "./model.ts";
+import {
+  atProviderOf,
+  desiredModel,
+  missingRequired,
+  observedOf,
+  patchOf,
+  resolveSecrets,
+  secretAttributesOf,
+} from "./model.ts";
 
 type Json = Record<string, unknown>;
 type MR = ManagedResource<Json, Json>;
@@ -198,12 +207,14 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     }
   }
 
-  #found(model: Json, externalName?: string): ExternalObservation<Json, Json> {
+  #found(mr: MR, model: Json, externalName?: string): ExternalObservation<Json, Json> {
+    const secrets = secretAttributesOf(this.#spec, model);
     const obs: ExternalObservation<Json, Json> = {
       resourceExists: true,
-      observed: observedOf(this.#spec, model, this.#region),
+      observed: observedOf(this.#spec, model, this.#region, mr.spec.forProvider),
       atProvider: atProviderOf(this.#spec, model),
       availability: "Available",
+      ...(Object.keys(secrets).length > 0 ? { connectionDetails: secrets } : {}),
       ...(externalName ? { externalName } : {}),
     };
     this.#models.set(obs, model);
@@ -214,7 +225,7 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     this.#supported();
     if (externalName) {
       const model = await this.#get(externalName);
-      if (model) return this.#found(model);
+      if (model) return this.#found(mr, model);
     }
     const req = requestOf(mr);
     if (!req) return { resourceExists: false };
@@ -238,6 +249,7 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
       const model = id ? await this.#get(id) : undefined;
       if (!model || !id) return { resourceExists: false };
       return this.#found(
+        mr,
         model,
         id !== externalName && this.#spec.externalName === "providerChosen" ? id : undefined,
       );
@@ -259,22 +271,18 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     };
   }
 
-  async #secrets(mr: MR): Promise<Record<string, string>> {
-    const out: Record<string, string> = {};
-    for (const [k, p] of Object.entries(this.#spec.properties)) {
-      if (p.wo !== "secret") continue;
-      const ref = mr.spec.forProvider[`${k}SecretRef`] as SecretKeySelector | undefined;
-      if (!ref) continue;
+  /** forProvider with its secrets read from their Secret keys, at any depth: for one request only. */
+  async #resolved(mr: MR): Promise<Json> {
+    return resolveSecrets(this.#spec, mr.spec.forProvider, async ({ at, ref }) => {
       try {
-        out[k] = await this.#readSecret(ref);
+        return await this.#readSecret(ref);
       } catch (err) {
         throw new InvalidSpecError(
-          `cannot read ${k} from Secret ${ref.namespace}/${ref.name} key "${ref.key}" (spec.forProvider.${k}SecretRef)`,
+          `cannot read spec.forProvider.${at} from Secret ${ref.namespace}/${ref.name} key "${ref.key}"`,
           { cause: err },
         );
       }
-    }
-    return out;
+    });
   }
 
   #supported() {
@@ -287,9 +295,8 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
   async create(mr: MR, externalName: string | undefined): Promise<ExternalCreation> {
     this.#supported();
     const desired = desiredModel(this.#spec, {
-      forProvider: mr.spec.forProvider,
+      forProvider: await this.#resolved(mr),
       externalName: this.#spec.externalName === "fromAnnotation" ? externalName : undefined,
-      secrets: await this.#secrets(mr),
     });
     const missing = missingRequired(this.#spec, desired);
     if (missing.length > 0)
@@ -318,10 +325,10 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
   async update(mr: MR, externalName: string, obs: ExternalObservation<Json, Json>) {
     const current = this.#models.get(obs) ?? (await this.#get(externalName));
     if (!current) throw new ExternalError(`${this.#spec.typeName} ${externalName} disappeared during update`);
+    // Secrets are read too: a list replaced whole carries its items' secrets (patchOf sends no other).
     const desired = desiredModel(this.#spec, {
-      forProvider: mr.spec.forProvider,
+      forProvider: await this.#resolved(mr),
       externalName: undefined,
-      secrets: {},
     });
     const patch = patchOf(this.#spec, desired, current);
     if (patch.length === 0) return {};
@@ -367,6 +374,39 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
   }
 }
 
+const CLOUD_CONTROL_IAM: IamStatement = {
+  sid: "CloudControl",
+  actions: [
+    "cloudformation:CreateResource",
+    "cloudformation:GetResource",
+    "cloudformation:UpdateResource",
+    "cloudformation:DeleteResource",
+    "cloudformation:GetResourceRequestStatus",
+  ],
+  resources: ["*"],
+  comment: "Cloud Control calls; each generated kind's service calls follow in its Awscc<service> statement.",
+};
+
+/**
+ * What Cloud Control's handlers call as the caller for this type (the registry schema's
+ * handlers.*.permissions), one statement per service: kinds of one service merge into it by sid, so the
+ * role grows with the services activated, not with the kinds. The schemas name actions, not resources.
+ */
+export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
+  const actions = [...new Set(Object.values(spec.permissions).flat())].sort();
+  if (actions.length === 0) return [];
+  const service = spec.group.split(".")[0] ?? "";
+  const sid = `Awscc${service.charAt(0).toUpperCase()}${service.slice(1)}`.replace(/[^A-Za-z0-9]/g, "");
+  return [
+    {
+      sid,
+      actions,
+      resources: ["*"],
+      comment: `The service calls Cloud Control makes for the activated ${service} kinds (registry schemas' handler permissions).`,
+    },
+  ];
+}
+
 /** The provider of one generated kind. */
 export function cloudControlProvider(
   spec: AwsccKindSpec,
@@ -376,21 +416,7 @@ export function cloudControlProvider(
   return {
     definition: awsccKindOf(spec),
     limitsEachRequest: true,
-    iam: [
-      {
-        sid: "CloudControl",
-        actions: [
-          "cloudformation:CreateResource",
-          "cloudformation:GetResource",
-          "cloudformation:UpdateResource",
-          "cloudformation:DeleteResource",
-          "cloudformation:GetResourceRequestStatus",
-        ],
-        resources: ["*"],
-        comment:
-          "Cloud Control calls; the type's own service permissions are needed as well (docs/awscc.md).",
-      },
-    ],
+    iam: [CLOUD_CONTROL_IAM, ...handlerIam(spec)],
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
       return perResource<Json, Json>(async (mr) => {
         const region = (mr.spec.forProvider.region as string | undefined) ?? undefined;

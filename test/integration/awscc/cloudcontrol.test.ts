@@ -8,17 +8,13 @@ import {
   UpdateResourceCommand,
 } from "@aws-sdk/client-cloudcontrol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsccKindOf } from "../../../shared/api/awscc/kind.ts";
 import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { CREATE_REQUEST_ANNOTATION } from "../../../shared/providers/awscc/cloudcontrol.ts";
 import { desiredModel } from "../../../shared/providers/awscc/model.ts";
 import { Reconciler } from "../../../shared/reconciler/reconciler.ts";
-import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
-import { awsccRegistry, awsccSpec, removeCrds, startFake } from "../../support/awscc.ts";
+import { awsccRegistry, awsccTestbed, type startFake } from "../../support/awscc.ts";
 import { CrashBeforeSucceeded, expectAvailable, managedObject } from "../../support/conformance.ts";
 import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
@@ -177,29 +173,25 @@ const defs = new Map<string, ManagedKindDef>();
 const PC = uniqueName("pc-awscc");
 let r: Reconciler;
 
-const EXTRA = ["AWS::CloudFormation::WaitConditionHandle"];
+const EXTRA = [
+  "AWS::CloudFormation::WaitConditionHandle",
+  "AWS::IAM::User",
+  "AWS::AmazonMQ::Broker",
+  "AWS::IAM::AccessKey",
+];
+
+let bed: Awaited<ReturnType<typeof awsccTestbed>>;
 
 beforeAll(async () => {
-  fake = await startFake();
-  for (const t of [...FIXTURES.map((f) => f.type), ...EXTRA]) {
-    const spec = awsccSpec(t);
-    specs.set(t, spec);
-    defs.set(t, awsccKindOf(spec));
-  }
-  await ensureCrds();
-  await removeCrds(kube, [...defs.values()]); // a run stopped half-way may have left them
-  await applyCrds(
-    kubeConfig(),
-    [...defs.values()].map((d) => managedCrd(d)),
-  );
-  await createAwsProviderConfig(kube, PC, { endpoint: fake.url });
-  r = new Reconciler(kube, awsccRegistry([...specs.values()]), { creationGracePeriodMs: 0 });
+  bed = await awsccTestbed(kube, PC, [...FIXTURES.map((f) => f.type), ...EXTRA]);
+  fake = bed.fake;
+  r = bed.reconciler;
+  for (const [t, s] of bed.specs) specs.set(t, s);
+  for (const [t, d] of bed.defs) defs.set(t, d);
 }, 120_000);
 
 afterAll(async () => {
-  // These CRDs are this file's alone: removed, so the shared API server serves no more than before.
-  await removeCrds(kube, [...defs.values()]);
-  await fake?.close();
+  await bed?.close();
 });
 
 const defOf = (t: string) => defs.get(t) as ManagedKindDef;
@@ -219,7 +211,7 @@ const nameFor = (t: string) => uniqueName(t.split("::")[2]?.toLowerCase() ?? "x"
 async function createInCloud(t: string, cloudName: string, forProvider: Json): Promise<string> {
   const spec = specs.get(t) as AwsccKindSpec;
   const cc = fake.client();
-  const model = desiredModel(spec, { forProvider, externalName: cloudName, secrets: {} });
+  const model = desiredModel(spec, { forProvider, externalName: cloudName });
   const out = await cc.send(new CreateResourceCommand({ TypeName: t, DesiredState: JSON.stringify(model) }));
   return (await finish(out.ProgressEvent)).Identifier ?? "";
 }
@@ -322,7 +314,7 @@ describe.each(FIXTURES)("generated $type through Cloud Control", (fx) => {
 
 describe("Cloud Control specifics", () => {
   const TOPIC = "AWS::SNS::Topic";
-  const TABLE = "AWS::DynamoDB::Table";
+  const REPO = "AWS::ECR::Repository";
 
   it("follows a create that takes several polls: Creating until Cloud Control reports success", async () => {
     await fake.control("config", { pollsToComplete: 12 });
@@ -420,31 +412,34 @@ describe("Cloud Control specifics", () => {
     expectAvailable(await getMr(kube, def, name));
   });
 
-  it("never updates a create-only field: Synced=False names it, the cloud is unchanged", async () => {
-    const def = defOf(TABLE);
-    const name = nameFor(TABLE);
-    const fx = FIXTURES[0] as Fixture;
-    await kube.create(def, object(TABLE, name, fx.forProvider(name)));
+  it("never updates a create-only field below the top level: Synced=False names it, the cloud is unchanged", async () => {
+    // The registry schema: /properties/EncryptionConfiguration/EncryptionType is create-only.
+    const def = defOf(REPO);
+    const name = nameFor(REPO);
+    await kube.create(def, object(REPO, name, { encryptionConfiguration: { encryptionType: "AES256" } }));
     await settle(r, keyOf(def, name));
     await kube.patch(def, name, {
-      spec: { forProvider: { keySchema: [{ attributeName: "pk", keyType: "HASH" }] } },
+      spec: { forProvider: { encryptionConfiguration: { encryptionType: "KMS" } } },
     });
     await settle(r, keyOf(def, name));
     const synced = conditionOf(await getMr(kube, def, name), "Synced");
     expect(synced).toMatchObject({ status: "False" });
     expect(synced?.message).toContain("immutable");
-    expect((await wireOf(TABLE, name))?.KeySchema).toEqual([{ AttributeName: "id", KeyType: "HASH" }]);
+    expect(synced?.message).toContain("encryptionConfiguration");
+    expect((await wireOf(REPO, name))?.EncryptionConfiguration).toEqual({ EncryptionType: "AES256" });
   });
 
   it("the fake refuses a create-only path in a patch, as Cloud Control does", async () => {
-    const name = nameFor(TABLE);
-    const id = await createInCloud(TABLE, name, (FIXTURES[0] as Fixture).forProvider(name));
+    const name = nameFor(REPO);
+    const id = await createInCloud(REPO, name, { encryptionConfiguration: { encryptionType: "AES256" } });
     await expect(
       fake.client().send(
         new UpdateResourceCommand({
-          TypeName: TABLE,
+          TypeName: REPO,
           Identifier: id,
-          PatchDocument: JSON.stringify([{ op: "add", path: "/KeySchema", value: [] }]),
+          PatchDocument: JSON.stringify([
+            { op: "add", path: "/EncryptionConfiguration/EncryptionType", value: "KMS" },
+          ]),
         }),
       ),
     ).rejects.toMatchObject({ name: "ValidationException" });
@@ -472,6 +467,86 @@ describe("Cloud Control specifics", () => {
     expect((await wireOf(t, id))?.SecretString).toBe(value);
     expect((await logged.reconcile(keyOf(def, name))).outcome).toBe("in-sync");
     expect(lines.join("\n") + JSON.stringify(mr)).not.toContain(value);
+  });
+
+  it("reads secrets below the top level (an object's, a list item's) from Secrets: sent on create, never stored, compared, re-sent or logged", async () => {
+    const USER = "AWS::IAM::User";
+    const BROKER = "AWS::AmazonMQ::Broker";
+    const name = nameFor(USER);
+    const value = `n3st3d-${name}`;
+    await kube.createSecret({ metadata: { name, namespace: "default" }, stringData: { value } });
+    const ref = { namespace: "default", name, key: "value" };
+    const { lines, logger } = captureLogger();
+    const logged = new Reconciler(kube, awsccRegistry([...specs.values()]), {
+      creationGracePeriodMs: 0,
+      logger,
+    });
+    // Prepare: a login profile's password (an object's member) and a broker user's (a list item's).
+    await kube.create(
+      defOf(USER),
+      object(USER, name, {
+        path: "/a/",
+        loginProfile: { passwordSecretRef: ref, passwordResetRequired: false },
+      }),
+    );
+    const broker = nameFor(BROKER);
+    await kube.create(
+      defOf(BROKER),
+      object(BROKER, broker, {
+        brokerName: broker,
+        hostInstanceType: "mq.t3.micro",
+        deploymentMode: "SINGLE_INSTANCE",
+        engineType: "ACTIVEMQ",
+        publiclyAccessible: false,
+        users: [{ username: "admin", passwordSecretRef: ref }],
+      }),
+    );
+    await settle(logged, keyOf(defOf(USER), name));
+    await settle(logged, keyOf(defOf(BROKER), broker));
+    // Assess: the cloud got the values; the cluster holds only the references.
+    expect((await wireOf(USER, name))?.LoginProfile).toEqual({
+      Password: value,
+      PasswordResetRequired: false,
+    });
+    const brokerId = await externalNameOf(BROKER, broker);
+    expect((await wireOf(BROKER, brokerId))?.Users).toEqual([{ Username: "admin", Password: value }]);
+    const user = await getMr(kube, defOf(USER), name);
+    expectAvailable(user);
+    expectAvailable(await getMr(kube, defOf(BROKER), broker));
+    expect((await logged.reconcile(keyOf(defOf(USER), name))).outcome).toBe("in-sync");
+    expect((await logged.reconcile(keyOf(defOf(BROKER), broker))).outcome).toBe("in-sync");
+    // A password changed in the cloud stays as it is when another field is updated: never re-sent.
+    await changeInCloud(USER, name, [
+      { op: "add", path: "/LoginProfile/Password", value: "changed-elsewhere" },
+    ]);
+    await kube.patch(defOf(USER), name, { spec: { forProvider: { path: "/b/" } } });
+    await settle(logged, keyOf(defOf(USER), name));
+    expect((await wireOf(USER, name))?.Path).toBe("/b/");
+    expect((await wireOf(USER, name))?.LoginProfile).toEqual({
+      Password: "changed-elsewhere",
+      PasswordResetRequired: false,
+    });
+    const objects = JSON.stringify([
+      await getMr(kube, defOf(USER), name),
+      await getMr(kube, defOf(BROKER), broker),
+    ]);
+    expect(objects).toContain("passwordSecretRef");
+    expect(lines.join("\n") + objects).not.toContain(value);
+  });
+
+  it("publishes a secret attribute (an access key's secret) to the connection Secret, never to status", async () => {
+    const t = "AWS::IAM::AccessKey";
+    const def = defOf(t);
+    const name = nameFor(t);
+    await kube.create(def, managedObject(def, name, PC, { forProvider: { userName: "someone" } }));
+    await settle(r, keyOf(def, name));
+    const mr = await getMr(kube, def, name);
+    expectAvailable(mr);
+    const secretAccessKey = (await wireOf(t, await externalNameOf(t, name)))?.SecretAccessKey;
+    expect(typeof secretAccessKey).toBe("string");
+    const conn = await kube.getSecret("default", `${name}-conn`);
+    expect(Buffer.from(conn?.data?.secretAccessKey ?? "", "base64").toString()).toBe(secretAccessKey);
+    expect(JSON.stringify(mr)).not.toContain(String(secretAccessKey));
   });
 
   it("backs off on throttling and says so in Synced", async () => {

@@ -1,7 +1,11 @@
 // Every generated AWS kind (≈1,800 CloudFormation types) makes a valid structural CRD, offline; the
 // activation rules select generated kinds only by name; the wire mapping and patches are exact.
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { generateAwscc } from "../../../infra/gen-awscc.ts";
+import { loadRegistryBundle } from "../../../infra/awscc/registry.ts";
+import { awsccIsCurrent, generateAwscc } from "../../../infra/gen-awscc.ts";
 import {
   activatedAwsccEntries,
   awsccPatternSelects,
@@ -70,6 +74,19 @@ describe("generated AWS kinds (Cloud Control)", () => {
     expect(problems.slice(0, 20)).toEqual([]);
   });
 
+  it("records the registry schemas it was made from, and the data's README names the same origin", () => {
+    const { bundle } = loadRegistryBundle();
+    const { source, region, retrieved, licence } = bundle.origin;
+    expect(loadAwsccCatalog().registry).toEqual({ source, region, retrieved, licence });
+    expect(awsccIsCurrent()).toBe(true);
+    // A refresh that leaves the README behind fails here: it must say which copy and which day.
+    const readme = readFileSync(join(import.meta.dirname, "../../../infra/awscc/README.md"), "utf8");
+    const version = /^(\S+ \S+)/.exec(source)?.[1] ?? source;
+    expect(readme).toContain(version);
+    expect(readme).toContain(retrieved);
+    expect(readme).toContain(region);
+  });
+
   it("no generated kind is in allCrds(): nothing is installed unless activated", () => {
     expect(allCrds().filter((c) => c.spec.group.includes(".awscc."))).toEqual([]);
   });
@@ -129,7 +146,7 @@ describe("generated AWS kinds (Cloud Control)", () => {
       sseSpecification: { sseEnabled: true },
       tags: { team: "a" },
     };
-    const wire = desiredModel(spec, { forProvider, externalName: "orders", secrets: {} });
+    const wire = desiredModel(spec, { forProvider, externalName: "orders" });
     expect(wire).toEqual({
       TableName: "orders",
       KeySchema: [{ AttributeName: "id", KeyType: "HASH" }],

@@ -1,0 +1,58 @@
+// The Cloud Control fake's way into moto's own state: moto has no Cloud Control API, but its CloudFormation
+// runs the same resource handlers for the types it implements (create_from_cloudformation_json …). One
+// stack of one resource per Cloud Control resource: CreateStack, UpdateStack, DeleteStack over the query
+// protocol, so what the fake creates is there for the service's own API (sqs GetQueueUrl, ssm GetParameter).
+type Json = Record<string, unknown>;
+
+/** Types whose moto CloudFormation handlers create, update and delete (checked in test/integration/awscc/moto.test.ts). */
+export const MOTO_BACKED: ReadonlySet<string> = new Set([
+  "AWS::SQS::Queue",
+  "AWS::SSM::Parameter",
+  "AWS::S3::Bucket",
+  "AWS::EC2::VPC",
+  "AWS::EC2::InternetGateway",
+]);
+
+export class MotoStackError extends Error {
+  override name = "MotoStackError";
+}
+
+async function call(endpoint: string, params: Record<string, string>): Promise<string> {
+  const res = await fetch(endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      // moto reads the service and region from the signature's scope; it checks no signature.
+      authorization:
+        "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/cloudformation/aws4_request, SignedHeaders=host, Signature=0",
+    },
+    body: new URLSearchParams({ Version: "2010-05-15", ...params }).toString(),
+  });
+  const text = await res.text();
+  if (!res.ok) {
+    const message = /<Message>([\s\S]*?)<\/Message>/.exec(text)?.[1] ?? text.slice(0, 300);
+    throw new MotoStackError(`moto CloudFormation ${params.Action}: ${message}`);
+  }
+  return text;
+}
+
+const template = (type: string, properties: Json) =>
+  JSON.stringify({ Resources: { R: { Type: type, Properties: properties } } });
+
+/** Creates the one-resource stack; returns the resource's physical id (what the type's handler names it). */
+export async function createStack(endpoint: string, stack: string, type: string, properties: Json) {
+  await call(endpoint, { Action: "CreateStack", StackName: stack, TemplateBody: template(type, properties) });
+  const out = await call(endpoint, { Action: "DescribeStackResources", StackName: stack });
+  const status = /<ResourceStatus>([^<]*)<\/ResourceStatus>/.exec(out)?.[1] ?? "";
+  if (status !== "CREATE_COMPLETE")
+    throw new MotoStackError(`moto CloudFormation: ${type} is ${status || "missing"}`);
+  return /<PhysicalResourceId>([^<]*)<\/PhysicalResourceId>/.exec(out)?.[1] ?? "";
+}
+
+export async function updateStack(endpoint: string, stack: string, type: string, properties: Json) {
+  await call(endpoint, { Action: "UpdateStack", StackName: stack, TemplateBody: template(type, properties) });
+}
+
+export async function deleteStack(endpoint: string, stack: string) {
+  await call(endpoint, { Action: "DeleteStack", StackName: stack });
+}
