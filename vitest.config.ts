@@ -1,8 +1,9 @@
 import { defineConfig } from "vitest/config";
 
-// Three projects: `unit` needs nothing running; `integration` talks to the real local stack
-// (kube-apiserver, moto, Pub/Sub emulator, Azurite, the ARM and GCS fakes), started once per run;
-// `faults` injects failures (process kills, API server restarts, cloud throttling, bad input) into it.
+// Four projects: `unit` needs nothing running; `packaging` builds the function bundles and runs
+// `osls package` (minutes, no servers); `integration` talks to the real local stack (kube-apiserver,
+// moto, Pub/Sub emulator, Azurite, the ARM and GCS fakes), started once per run; `faults` injects
+// failures (process kills, API server restarts, cloud throttling, bad input) into it.
 export default defineConfig({
   test: {
     pool: "forks",
@@ -12,6 +13,11 @@ export default defineConfig({
       {
         extends: true,
         test: { name: "unit", include: ["test/unit/**/*.test.ts"] },
+      },
+      {
+        extends: true,
+        // Same group as unit and integration, so `vitest run` overlaps it with them exactly as before.
+        test: { name: "packaging", include: ["test/packaging/**/*.test.ts"] },
       },
       {
         extends: true,

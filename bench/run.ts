@@ -21,10 +21,10 @@ import { allCrds } from "../shared/crds.ts";
 import { Kube } from "../shared/kube/client.ts";
 import { applyCrds } from "../shared/kube/crds.ts";
 import { sweep } from "../shared/pipeline/sweep.ts";
-import { ensureSqsQueue } from "../shared/queue/sqs.ts";
 import { Reconciler } from "../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../shared/reconciler/registry.ts";
-import { kubeConfig } from "../test/support/env.ts";
+import { inParallel, kubeConfig } from "../test/support/env.ts";
+import { ensureSqsQueue } from "../test/support/queues.ts";
 import { HEAP_PROBE } from "./lib/children.ts";
 import { type BenchContext, FULL, QUICK } from "./lib/context.ts";
 import {
@@ -39,7 +39,7 @@ import {
   WRITE_CONCURRENCY,
 } from "./lib/fixtures.ts";
 import { formatTable, machineFacts, markdownTable, type Row } from "./lib/report.ts";
-import { inParallel, sleep } from "./lib/stats.ts";
+import { sleep } from "./lib/stats.ts";
 import { latencyChart, rssChart } from "./lib/svg.ts";
 import { WireProxy } from "./lib/wire.ts";
 import { UPJET_SIZING } from "./prices.ts";

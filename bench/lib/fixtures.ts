@@ -9,7 +9,8 @@ import { providerConfigs } from "../../shared/api/provider-config.ts";
 import type { Kube, KubeObject } from "../../shared/kube/client.ts";
 import type { Outcome, Reconciler, ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { ensureNamespace, MOTO_CREDENTIALS } from "../../test/support/aws.ts";
-import { inParallel, sleep } from "./stats.ts";
+import { inParallel } from "../../test/support/env.ts";
+import { sleep } from "./stats.ts";
 
 export const BENCH_LABEL = "driftless.dev/bench";
 export const SET_LABEL = "driftless.dev/bench-set";

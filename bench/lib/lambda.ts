@@ -14,7 +14,7 @@ import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
 import { handleSqsBatch, type SqsEvent, type SqsEventRecord } from "../../shared/pipeline/functions-sqs.ts";
 import { createWorker } from "../../shared/pipeline/worker.ts";
-import { ensureSqsQueue, type SqsQueuePair } from "../../shared/queue/sqs.ts";
+import { ensureSqsQueue, type SqsQueuePair } from "../../test/support/queues.ts";
 
 type Handler = (event: SqsEvent) => ReturnType<typeof handleSqsBatch>;
 

@@ -29,21 +29,6 @@ export function percentiles(samples: readonly number[], ps: readonly number[] = 
   return Object.fromEntries(ps.map((p) => [`p${p}`, percentile(s, p)])) as Record<string, number>;
 }
 
-/** Runs `fn` over `items` with at most `limit` at once. */
-export async function inParallel<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T, i);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return out;
-}
-
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const round = (x: number, digits = 1) => {

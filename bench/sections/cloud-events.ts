@@ -18,11 +18,12 @@ import { Kube, type KubeObject } from "../../shared/kube/client.ts";
 import { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { fixture } from "../../test/support/cloud-events.ts";
+import { inParallel } from "../../test/support/env.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { BENCH_LABEL, createObjects, reconcileUntil, WRITE_CONCURRENCY } from "../lib/fixtures.ts";
 import { benchWorkQueue, LambdaEventSource, lambdaContainers } from "../lib/lambda.ts";
 import type { Row } from "../lib/report.ts";
-import { inParallel, percentiles, sleep } from "../lib/stats.ts";
+import { percentiles, sleep } from "../lib/stats.ts";
 import { deleteQueues } from "./latency.ts";
 
 const CORRECTION_TIMEOUT_MS = 15_000;

@@ -28,11 +28,12 @@ import { noopLogger } from "../../shared/pipeline/common.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
 import { typesOf } from "../../shared/pipeline/worker.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
+import { inParallel } from "../../test/support/env.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { BENCH_LABEL, SET_LABEL, selectorOf } from "../lib/fixtures.ts";
 import { benchWorkQueue, LambdaEventSource, lambdaContainers } from "../lib/lambda.ts";
 import type { Row } from "../lib/report.ts";
-import { inParallel, percentiles, sleep } from "../lib/stats.ts";
+import { percentiles, sleep } from "../lib/stats.ts";
 import { deleteQueues } from "./latency.ts";
 
 const UPDATE_TIMEOUT_MS = 15_000;

@@ -20,10 +20,10 @@ import { noopLogger } from "../../shared/reconciler/contract.ts";
 import { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { type BatchItem, reconcileBatch } from "../../shared/reconciler/router.ts";
+import { inParallel } from "../../test/support/env.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { BENCH_LABEL, SET_LABEL, WRITE_CONCURRENCY } from "../lib/fixtures.ts";
 import type { Row } from "../lib/report.ts";
-import { inParallel } from "../lib/stats.ts";
 
 /** Lambda's SQS event source hands a function at most this many records per invocation (serverless.yml). */
 const RECORDS_PER_INVOCATION = 10;

@@ -14,11 +14,12 @@ import { handleSqsBatch } from "../../shared/pipeline/functions-sqs.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "../../shared/reconciler/reconciler.ts";
+import { inParallel } from "../../test/support/env.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { selectorOf } from "../lib/fixtures.ts";
 import { benchWorkQueue, LambdaEventSource } from "../lib/lambda.ts";
 import type { Row } from "../lib/report.ts";
-import { inParallel, percentiles, sleep } from "../lib/stats.ts";
+import { percentiles, sleep } from "../lib/stats.ts";
 import { DRIFT_DEFAULTS } from "../prices.ts";
 
 const UPDATE_TIMEOUT_MS = 15_000;

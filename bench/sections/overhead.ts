@@ -16,10 +16,11 @@ import { encodeMessage, makeMessage } from "../../shared/queue/message.ts";
 import { DEFAULT_RATE_LIMIT } from "../../shared/reconciler/rate-limit.ts";
 import { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { inParallel } from "../../test/support/env.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { keyOf } from "../lib/fixtures.ts";
 import type { Row } from "../lib/report.ts";
-import { inParallel, summarize } from "../lib/stats.ts";
+import { summarize } from "../lib/stats.ts";
 
 interface Timed {
   msPerOp: number;

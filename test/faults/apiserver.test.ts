@@ -14,9 +14,9 @@ import { startExtraKubeApiserver, stopExtraKubeApiserver } from "../../infra/loc
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
 import { DEAD_LETTER_EVENT_REASON } from "../../shared/pipeline/worker.ts";
-import { freePort, kubeConfigFor, TEST_LABEL } from "../integration/pipeline/helpers.ts";
+import { TEST_LABEL } from "../integration/pipeline/helpers.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../support/aws.ts";
-import { env, eventually, newKube, sleep, uniqueName } from "../support/env.ts";
+import { env, eventually, freePort, kubeConfigFor, newKube, sleep, uniqueName } from "../support/env.ts";
 import { FaultProxy } from "../support/fault-proxy.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
 import {

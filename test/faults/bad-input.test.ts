@@ -2,12 +2,11 @@
 // is applied to the real API server the way kubectl does, and everything accepted is reconciled by one
 // `driftless run` together with a valid neighbour: each invalid manifest gets a clear error — a 4xx from
 // the API server or Synced=False naming the field — and the neighbour still becomes Ready.
-// Then malformed queue messages through the memory queue, the SQS consumer (moto) and the Pub/Sub push
-// core: each is dead-lettered (or refused at send) with one clear log line and no crash. Last, a
+// Then malformed queue messages through the memory queue and the Pub/Sub push core:
+// each is dead-lettered (or refused at send) with one clear log line and no crash. Last, a
 // fast-check fuzz of the whole Lambda SQS core's input.
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from "@aws-sdk/client-sqs";
 import { type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +16,6 @@ import { Subnet, VPC } from "../../shared/api/aws/ec2.ts";
 import { DBInstance } from "../../shared/api/aws/rds.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import type { ManagedKindDef, ManagedResource } from "../../shared/api/managed.ts";
-import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import {
   handlePubSubPush,
   MalformedMessageError,
@@ -25,20 +23,18 @@ import {
 } from "../../shared/pipeline/functions-pubsub.ts";
 import { handleSqsBatch } from "../../shared/pipeline/functions-sqs.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
-import { DEAD_LETTER_EVENT_REASON, deadLetterNote, reconcileHandler } from "../../shared/pipeline/worker.ts";
+import { reconcileHandler } from "../../shared/pipeline/worker.ts";
 import { MemoryQueue } from "../../shared/queue/memory.ts";
 import { encodeMessage, makeMessage, type ReconcileMessage } from "../../shared/queue/message.ts";
 import type { QueueEvent } from "../../shared/queue/port.ts";
-import { ensureSqsQueue, SQS_DLQ_ERROR_ATTRIBUTE, SqsConsumer } from "../../shared/queue/sqs.ts";
 import { TEST_LABEL } from "../integration/pipeline/helpers.ts";
-import { createAwsProviderConfig, ensureCrds, motoSqs } from "../support/aws.ts";
+import { createAwsProviderConfig, ensureCrds } from "../support/aws.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
 import { pushEvent, recordingLogger, recordingSqs, sqsRecord } from "../unit/functions/factories.ts";
 import { bufferLogger, eventsFor, forceDelete, Tally } from "./support.ts";
 
 const kube = newKube();
-const sqs = motoSqs();
 const PC = uniqueName("pc-bad");
 const RUN = uniqueName("fbad");
 const tally = new Tally("5 bad input");
@@ -103,7 +99,6 @@ afterAll(async () => {
     }),
   );
   for (const { def, name } of accepted) await forceDelete(kube, def, [name]);
-  sqs.destroy();
   tally.report();
   expect(tally.lost).toBe(0);
 });
@@ -271,150 +266,6 @@ describe.concurrent("bad input", () => {
     );
     expect(mine.lost()).toEqual([]);
   }, 30_000);
-
-  it("malformed messages through the SQS consumer (moto): copied to the DLQ at once, logged once, never a crash", async () => {
-    const mine = tally.scope("bad-input#3");
-    const pair = await ensureSqsQueue(sqs, {
-      name: uniqueName("fbad-sqs"),
-      // Long enough that a receive → DLQ copy → delete finishes before redelivery even with the whole
-      // suite loading the machine (1 s let a 250 KB copy to moto be received twice); short enough that
-      // the unknown kind reaches its redrive (2 receives) well within the wait below.
-      visibilityTimeoutSeconds: 4,
-      maxReceiveCount: 2,
-    });
-    const marker = `marker${RUN.replace(/-/g, "")}`;
-    const valid = makeMessage({ apiVersion: Queue.apiVersion, kind: Queue.kind, name: "x" }, "watch");
-    const bodies: Array<[string, string]> = [
-      ["not JSON", `${marker} hello`],
-      ["JSON array", `["${marker}"]`],
-      ["wrong version", JSON.stringify({ ...valid, v: 2, name: marker })],
-      ["missing fields", JSON.stringify({ v: 1, name: marker })],
-      ["250 KB body", JSON.stringify({ ...valid, name: marker, pad: "p".repeat(250 * 1000) })],
-    ];
-    // Valid: its key (not a body) is logged like any other, so it does not carry the marker.
-    const unknownKind = encodeMessage({
-      ...valid,
-      apiVersion: "nosuch.example.com/v1",
-      kind: "NoSuchKind",
-      name: RUN,
-    });
-    const ids = new Map<string, string>();
-    for (const [label, MessageBody] of bodies) {
-      const out = await sqs.send(new SendMessageCommand({ QueueUrl: pair.queueUrl, MessageBody }));
-      ids.set(out.MessageId ?? "", label);
-    }
-    await sqs.send(new SendMessageCommand({ QueueUrl: pair.queueUrl, MessageBody: unknownKind }));
-    // A real resource whose reconcile always fails (no such ProviderConfig): on its last receive the
-    // consumer's handler notes the dead letter on it.
-    const failing = `${RUN}-sqs-failing`;
-    await kube.create(Queue, {
-      apiVersion: Queue.apiVersion,
-      kind: Queue.kind,
-      metadata: { name: failing },
-      spec: { forProvider: {}, providerConfigRef: { name: uniqueName("pc-missing") } },
-    });
-    accepted.push({ def: Queue, name: failing });
-    const failingBody = encodeMessage(
-      makeMessage({ apiVersion: Queue.apiVersion, kind: Queue.kind, name: failing }, "watch"),
-    );
-    await sqs.send(new SendMessageCommand({ QueueUrl: pair.queueUrl, MessageBody: failingBody }));
-    const events: QueueEvent[] = [];
-    const consumer = new SqsConsumer({
-      client: sqs,
-      queueUrl: pair.queueUrl,
-      deadLetterQueueUrl: pair.dlqUrl,
-      maxReceiveCount: 2,
-      waitTimeSeconds: 1,
-      workers: 4,
-      onEvent: (e) => events.push(e),
-    });
-    const noteKube = newKube();
-    consumer.start(
-      reconcileHandler({
-        reconciler: newReconciler(kube),
-        deadLetter: {
-          maxReceiveCount: 2,
-          note: deadLetterNote({
-            kube: noteKube,
-            types: [Queue],
-            events: new KubeEventRecorder(noteKube),
-            logger: recordingLogger().logger,
-          }),
-        },
-      }),
-    );
-    const dlq: Array<{ body: string; error?: string | undefined }> = [];
-    try {
-      await eventually(
-        async () => {
-          const out = await sqs.send(
-            new ReceiveMessageCommand({
-              QueueUrl: pair.dlqUrl,
-              MaxNumberOfMessages: 10,
-              WaitTimeSeconds: 1,
-              VisibilityTimeout: 600,
-              MessageAttributeNames: ["All"],
-            }),
-          );
-          for (const m of out.Messages ?? [])
-            dlq.push({
-              body: m.Body ?? "",
-              error: m.MessageAttributes?.[SQS_DLQ_ERROR_ATTRIBUTE]?.StringValue,
-            });
-          return dlq.length >= bodies.length + 2 || undefined;
-        },
-        { timeoutMs: 30_000, what: "every message in the DLQ" },
-      );
-    } finally {
-      await consumer.stop();
-    }
-    for (const [label, body] of bodies) {
-      const copy = dlq.find((d) => d.body === body);
-      const logged = events.filter(
-        (e) =>
-          e.msg === "malformed message moved to the dead-letter queue" &&
-          ids.get(String(e.id ?? e.messageId)) === label,
-      );
-      mine.record(
-        `SQS consumer: ${label}`,
-        copy !== undefined && Boolean(copy.error) && logged.length === 1,
-        `DLQ copy ${copy !== undefined}, error attribute "${copy?.error}", ${logged.length} log line(s)`,
-      );
-    }
-    const viaRedrive = dlq.find((d) => d.body === unknownKind);
-    mine.record(
-      "SQS consumer: unknown kind → redrive policy after maxReceiveCount",
-      viaRedrive !== undefined && viaRedrive.error === undefined,
-      `in DLQ ${viaRedrive !== undefined}`,
-    );
-    const note = await eventually(
-      async () =>
-        (await eventsFor(kube, failing)).find((e) => e.reason === DEAD_LETTER_EVENT_REASON) ?? undefined,
-      { timeoutMs: 10_000, what: "the dead-letter note" },
-    ).catch(() => undefined);
-    mine.record(
-      "SQS consumer: always-failing resource → redrive DLQ, Warning Event on the resource",
-      dlq.some((d) => d.body === failingBody) && note?.type === "Warning",
-      note?.message ?? "no note",
-    );
-    mine.record(
-      "SQS consumer: no log line carries a body",
-      !JSON.stringify(events).includes(marker),
-      `${events.length} events`,
-    );
-    const left = await sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: pair.queueUrl,
-        AttributeNames: ["ApproximateNumberOfMessages"],
-      }),
-    );
-    mine.record(
-      "SQS consumer: the work queue is empty",
-      left.Attributes?.ApproximateNumberOfMessages === "0",
-      JSON.stringify(left.Attributes),
-    );
-    expect(mine.lost()).toEqual([]);
-  }, 60_000);
 
   it("malformed messages through the Pub/Sub push core: copied to the dead-letter topic or nacked, once logged", async () => {
     const mine = tally.scope("bad-input#4");

@@ -17,12 +17,12 @@ import { createReconcileFn, typesOf } from "../../shared/pipeline/functions.ts";
 import { handleSqsBatch, type SqsBatchDeps } from "../../shared/pipeline/functions-sqs.ts";
 import { DEAD_LETTER_EVENT_REASON, deadLetterNote } from "../../shared/pipeline/worker.ts";
 import { encodeMessage, makeMessage, REASONS } from "../../shared/queue/message.ts";
-import { ensureSqsQueue } from "../../shared/queue/sqs.ts";
 import type { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { LambdaSqsPoller, peekBodies } from "../integration/functions/support.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../support/aws.ts";
 import { env, newKube, sleep, uniqueName } from "../support/env.ts";
 import { FaultProxy } from "../support/fault-proxy.ts";
+import { ensureSqsQueue } from "../support/queues.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
 import {
   createAwsProviderConfigAt,

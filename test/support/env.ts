@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { Kube } from "../../shared/kube/client.ts";
 
@@ -42,4 +43,43 @@ export async function eventually<T>(
       );
     await sleep(opts.intervalMs ?? 100);
   }
+}
+
+/** Runs `fn` over `items` with at most `limit` at once. */
+export async function inParallel<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T, i);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
+}
+
+/** A free TCP port on 127.0.0.1, for a server a test starts itself. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** A kubeconfig for another API server of the local stack (same CA and token). */
+export function kubeConfigFor(server: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "extra", server, caFile: env("DRIFTLESS_CA_FILE") }],
+    users: [{ name: "admin", token: env("DRIFTLESS_KUBE_TOKEN") }],
+    contexts: [{ name: "extra", cluster: "extra", user: "admin" }],
+    currentContext: "extra",
+  });
+  return kc;
 }

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { type StandaloneKube, startStandaloneKube, stopStandaloneKube } from "../../infra/local/stack.ts";
-import { freePort } from "../integration/pipeline/helpers.ts";
+import { freePort } from "./env.ts";
 
 export interface FreshKube {
   kube: StandaloneKube;

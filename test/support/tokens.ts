@@ -2,8 +2,7 @@
 // for a ServiceAccount, and a Kube client that authenticates with it.
 import { Kube } from "../../shared/kube/client.ts";
 import { coreApi } from "../../shared/kube/core.ts";
-import { kubeConfigFor } from "../integration/pipeline/helpers.ts";
-import { env, eventually } from "./env.ts";
+import { env, eventually, kubeConfigFor } from "./env.ts";
 
 /** A client authenticated by a bearer token (a ServiceAccount's, or one the TokenRequest API issued). */
 export function kubeWithToken(token: string, user: string): Kube {

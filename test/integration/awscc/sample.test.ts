@@ -6,7 +6,6 @@
 // field pruned), and `kubectl get` shows READY, SYNCED, EXTERNAL-NAME and AGE. The API server is a fresh one
 // of this file's own (the shared one is spared a hundred CRDs), stopped at the end.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inParallel } from "../../../bench/lib/stats.ts";
 import { activationPlan } from "../../../functions/cli/commands/crds.ts";
 import { awsccCrdNames, loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import type { AwsccCatalogEntry } from "../../../shared/api/awscc/spec.ts";
@@ -15,6 +14,7 @@ import { Kube, type KubeObject } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
 import { CRD_TYPE, typeOfCrd } from "../../../shared/ops/activation.ts";
 import { ensureAwsccGenerated } from "../../support/awscc.ts";
+import { inParallel } from "../../support/env.ts";
 import { type FreshKube, startFreshKube } from "../../support/fresh-kube.ts";
 import { awsccSampleOf, type JsonSchema } from "../../support/schema-sample.ts";
 import { getTable } from "../../support/table.ts";

@@ -9,9 +9,9 @@ import { Queue as SqsQueue } from "../../../shared/api/aws/sqs.ts";
 import { Queue } from "../../../shared/api/claims/claims.ts";
 import { SQSQueueClass } from "../../../shared/api/claims/classes.ts";
 import { ClaimLabels } from "../../../shared/api/claims/meta.ts";
-import { ensureSqsQueue, type SqsQueuePair } from "../../../shared/queue/sqs.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
+import { ensureSqsQueue, type SqsQueuePair } from "../../support/queues.ts";
 import { captureLogger, getMr, conditionOf as mrCondition } from "../../support/reconcile.ts";
 import {
   claimObject,

@@ -5,9 +5,9 @@
 import { SendMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
-import { ensureSqsQueue, type SqsQueuePair } from "../../../shared/queue/sqs.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
+import { ensureSqsQueue, type SqsQueuePair } from "../../support/queues.ts";
 import { conditionOf, getMr } from "../../support/reconcile.ts";
 import { TEST_LABEL } from "../pipeline/helpers.ts";
 import { LambdaSqsPoller, peekBodies } from "./support.ts";

@@ -6,10 +6,10 @@ import type { PubSub } from "@google-cloud/pubsub";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Topic } from "../../../shared/api/gcp/pubsub.ts";
 import { decodeMessage } from "../../../shared/queue/message.ts";
-import { ensurePubSubTopology, type PubSubTopology } from "../../../shared/queue/pubsub.ts";
 import { admissionReview } from "../../support/admission.ts";
 import { eventually, uniqueName } from "../../support/env.ts";
 import { emulatorPubSub, gcpProject, pubsubEmulatorHost } from "../../support/gcp.ts";
+import { ensurePubSubTopology, type PubSubTopology } from "../../support/queues.ts";
 import { type FunctionsFrameworkServer, startFunctionsFramework } from "./support.ts";
 
 const SECRET = randomBytes(20).toString("hex");

@@ -7,11 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningForwarder } from "../../../functions/forwarder.ts";
 import { Topic } from "../../../shared/api/gcp/pubsub.ts";
 import { encodeMessage } from "../../../shared/queue/message.ts";
-import {
-  ensurePubSubTopology,
-  PUBSUB_DLQ_ERROR_ATTRIBUTE,
-  type PubSubTopology,
-} from "../../../shared/queue/pubsub.ts";
+import { PUBSUB_DLQ_ERROR_ATTRIBUTE } from "../../../shared/queue/pubsub.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import { eventually, newKube, uniqueName } from "../../support/env.ts";
 import {
@@ -20,6 +16,7 @@ import {
   gcpProject,
   pubsubEmulatorHost,
 } from "../../support/gcp.ts";
+import { ensurePubSubTopology, type PubSubTopology } from "../../support/queues.ts";
 import { captureLogger, conditionOf, getMr } from "../../support/reconcile.ts";
 import { TEST_LABEL } from "../pipeline/helpers.ts";
 import { type FunctionsFrameworkServer, relayToFunction, startFunctionsFramework } from "./support.ts";

@@ -12,7 +12,7 @@ import {
 import type { Message as PubSubMessage, Subscription } from "@google-cloud/pubsub";
 import { vi } from "vitest";
 import type { SqsBatchResponse, SqsEvent, SqsEventRecord } from "../../../shared/pipeline/functions-sqs.ts";
-import { freePort } from "../pipeline/helpers.ts";
+import { freePort } from "../../support/env.ts";
 
 /**
  * Keeps the CloudWatch EMF lines the Lambda handler writes to stdout after each batch out of the test

@@ -15,10 +15,10 @@ import type { ReconcileMessage } from "../../../shared/queue/message.ts";
 import { noopLogger } from "../../../shared/reconciler/contract.ts";
 import { reconcileBatch } from "../../../shared/reconciler/router.ts";
 import { createAwsProviderConfig, ensureCrds, motoOptions, motoSqs } from "../../support/aws.ts";
-import { env, newKube, uniqueName } from "../../support/env.ts";
+import { env, inParallel, newKube, uniqueName } from "../../support/env.ts";
 import { MotoProxy } from "../../support/moto-proxy.ts";
 import { keyOf, newReconciler, settle } from "../../support/reconcile.ts";
-import { cleanup, inParallel, RecordingSink, TEST_LABEL } from "./helpers.ts";
+import { cleanup, RecordingSink, TEST_LABEL } from "./helpers.ts";
 
 const kube = newKube();
 const label = uniqueName("batched");

@@ -6,18 +6,18 @@ import { Kube, type KubeObject } from "../../../shared/kube/client.ts";
 import { endpointFromKubeconfig, readKubeconfigFile } from "../../../shared/kube/kubeconfig.ts";
 import { Forwarder, type ForwarderOptions } from "../../../shared/pipeline/forwarder.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { env, eventually, newKube, sleep, uniqueName } from "../../support/env.ts";
-import { captureLogger } from "../../support/reconcile.ts";
 import {
-  cleanup,
+  env,
+  eventually,
   freePort,
   inParallel,
   kubeConfigFor,
-  queueObject,
-  RecordingSink,
-  readyStatus,
-  TEST_LABEL,
-} from "./helpers.ts";
+  newKube,
+  sleep,
+  uniqueName,
+} from "../../support/env.ts";
+import { captureLogger } from "../../support/reconcile.ts";
+import { cleanup, queueObject, RecordingSink, readyStatus, TEST_LABEL } from "./helpers.ts";
 
 const kube = newKube();
 const running: Forwarder[] = [];

@@ -1,11 +1,9 @@
-import { createServer } from "node:net";
-import { KubeConfig } from "@kubernetes/client-node";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import type { Kube } from "../../../shared/kube/client.ts";
 import type { MessageSink } from "../../../shared/pipeline/common.ts";
 import { type ReconcileMessage, validateMessage } from "../../../shared/queue/message.ts";
 import type { SendResult } from "../../../shared/queue/port.ts";
-import { env } from "../../support/env.ts";
+import { inParallel } from "../../support/env.ts";
 
 /** The label every object of one test carries, so its forwarder or sweep sees only that test's objects. */
 export const TEST_LABEL = "driftless.dev/test";
@@ -78,16 +76,6 @@ export const readyStatus = (ready = true) => ({
   ],
 });
 
-/** Runs `fn` over `items`, `width` at a time. */
-export async function inParallel<T>(items: readonly T[], width: number, fn: (item: T) => Promise<unknown>) {
-  const queue = [...items];
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
-    }),
-  );
-}
-
 /** Deletes a test's objects, dropping finalizers first so nothing lingers. */
 export async function cleanup(kube: Kube, names: readonly string[]) {
   await inParallel(names, 16, async (name) => {
@@ -96,27 +84,4 @@ export async function cleanup(kube: Kube, names: readonly string[]) {
       await kube.patch(Queue, name, { metadata: { finalizers: null } });
     await kube.delete(Queue, name);
   });
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-/** A kubeconfig for another API server of the local stack (same CA and token). */
-export function kubeConfigFor(server: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "extra", server, caFile: env("DRIFTLESS_CA_FILE") }],
-    users: [{ name: "admin", token: env("DRIFTLESS_KUBE_TOKEN") }],
-    contexts: [{ name: "extra", cluster: "extra", user: "admin" }],
-    currentContext: "extra",
-  });
-  return kc;
 }

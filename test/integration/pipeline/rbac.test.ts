@@ -13,7 +13,7 @@ import { Kube, type KubeObject, statusOf } from "../../../shared/kube/client.ts"
 import { coreApi } from "../../../shared/kube/core.ts";
 import { Forwarder } from "../../../shared/pipeline/forwarder.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
-import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { env, eventually, kubeConfig, kubeConfigFor, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import {
   conditionOf as claimCondition,
@@ -23,7 +23,7 @@ import {
   isReady,
   newNamespace,
 } from "../claims/support.ts";
-import { cleanup, kubeConfigFor, queueObject, RecordingSink, TEST_LABEL } from "./helpers.ts";
+import { cleanup, queueObject, RecordingSink, TEST_LABEL } from "./helpers.ts";
 
 const admin = newKube();
 const created: string[] = [];

@@ -4,8 +4,8 @@ import { Annotations, type ResourceType } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
 import { pollDue, pollPhase, sweep, sweepWindowEnd } from "../../../shared/pipeline/sweep.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { newKube, uniqueName } from "../../support/env.ts";
-import { cleanup, inParallel, queueObject, RecordingSink, readyStatus, TEST_LABEL } from "./helpers.ts";
+import { inParallel, newKube, uniqueName } from "../../support/env.ts";
+import { cleanup, queueObject, RecordingSink, readyStatus, TEST_LABEL } from "./helpers.ts";
 
 const kube = newKube();
 const label = uniqueName("sweep");

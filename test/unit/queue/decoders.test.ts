@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { backoffMs } from "../../../shared/queue/backoff.ts";
-import { KeyedDispatcher } from "../../../shared/queue/dispatch.ts";
 import { encodeMessage } from "../../../shared/queue/message.ts";
 import { decodePubSubPushEvent, PUBSUB_NOT_BEFORE_ATTRIBUTE } from "../../../shared/queue/pubsub.ts";
 import { decodeSqsRecord, sqsDeduplicationId } from "../../../shared/queue/sqs.ts";
-import { aMessage, deferred, delay } from "./factories.ts";
+import { aMessage } from "./factories.ts";
 
 function aLambdaRecord(body: string, receiveCount = "1") {
   return {
@@ -128,51 +127,5 @@ describe("backoffMs", () => {
       100, 200, 400, 800, 1000, 1000,
     ]);
     expect([1, 2, 3].map((n) => backoffMs(n, policy, () => 0))).toEqual([50, 100, 200]);
-  });
-});
-
-describe("KeyedDispatcher", () => {
-  it("serialises per key, limits workers, and drains", async () => {
-    const dispatcher = new KeyedDispatcher(2);
-    const order: string[] = [];
-    let active = 0;
-    let maxActive = 0;
-    const gate = deferred();
-    const task = (label: string, wait?: Promise<void>) => async () => {
-      active++;
-      maxActive = Math.max(maxActive, active);
-      order.push(`start ${label}`);
-      await (wait ?? delay(2));
-      order.push(`end ${label}`);
-      active--;
-    };
-
-    dispatcher.run("k", task("k1", gate.promise));
-    dispatcher.run("k", task("k2"));
-    dispatcher.run("x", task("x1"));
-    dispatcher.run("y", task("y1"));
-    await delay(20);
-    expect(order).not.toContain("start k2");
-    gate.resolve();
-    await dispatcher.drain();
-
-    expect(order.indexOf("start k2")).toBeGreaterThan(order.indexOf("end k1"));
-    expect(maxActive).toBe(2);
-    expect(dispatcher.size).toBe(0);
-  });
-
-  it("keeps a key usable after a task rejects", async () => {
-    const dispatcher = new KeyedDispatcher(1);
-    let ran = false;
-
-    dispatcher.run("k", async () => {
-      throw new Error("slipped");
-    });
-    dispatcher.run("k", async () => {
-      ran = true;
-    });
-    await dispatcher.drain();
-
-    expect(ran).toBe(true);
   });
 });

@@ -5,12 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Metafile } from "esbuild";
 import { describe, expect, it } from "vitest";
-import {
-  AWS_RECONCILE_BUDGET_BYTES,
-  BUNDLES,
-  buildBundle,
-  forbiddenInput,
-} from "../../../infra/build/build.ts";
+import { AWS_RECONCILE_BUDGET_BYTES, BUNDLES, buildBundle, forbiddenInput } from "../../infra/build/build.ts";
 
 function metafile(edges: Record<string, string[]>): Metafile {
   const inputs: Metafile["inputs"] = {};
