@@ -18,6 +18,7 @@ import { registerMigrate } from "./commands/migrate.ts";
 import { registerPlan } from "./commands/plan.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerSweep } from "./commands/sweep.ts";
+import { registerTrace } from "./commands/trace.ts";
 import { registerTrigger } from "./commands/trigger.ts";
 import { type CliContext, config, EXIT, EXIT_CODES_HELP, type RegisterCommand } from "./common.ts";
 import { stderr } from "./output.ts";
@@ -33,6 +34,7 @@ const COMMANDS: RegisterCommand[] = [
   registerGet,
   registerDescribe,
   registerPlan,
+  registerTrace,
   registerExplain,
   registerTrigger,
   registerBind,

@@ -3,6 +3,7 @@ import { stringify } from "yaml";
 import type { DoctorCheck } from "../../shared/ops/doctor.ts";
 import type { Description, Row } from "../../shared/ops/inspect.ts";
 import { age } from "../../shared/ops/inspect.ts";
+import type { TraceNode } from "../../shared/ops/trace.ts";
 
 export type Output = "table" | "json" | "yaml";
 
@@ -197,4 +198,34 @@ export class Progress {
     if (this.#tty && this.#shown) process.stderr.write("\r\x1b[2K");
     this.#shown = false;
   }
+}
+
+/** Longest STATUS shown without -o wide (crossplane beta trace also shortens it). */
+const TRACE_STATUS_WIDTH = 64;
+
+/** `driftless trace` as a tree: NAME (with ├─ └─), SYNCED, READY, STATUS; wide adds EXTERNAL-NAME, whole messages. */
+export function traceText(root: TraceNode, opts: { wide?: boolean } = {}): string {
+  const rows: Row[] = [];
+  const walk = (n: TraceNode, prefix: string, childPrefix: string) => {
+    const group = n.group ? `.${n.group.split(".")[0]}` : "";
+    const where = n.namespace && n.role !== "Claim" ? `${n.namespace}/` : "";
+    const status =
+      !opts.wide && n.status.length > TRACE_STATUS_WIDTH
+        ? `${n.status.slice(0, TRACE_STATUS_WIDTH - 1)}…`
+        : n.status;
+    rows.push({
+      NAME: `${prefix}${n.kind}${group}/${where}${n.name}`,
+      SYNCED: n.synced,
+      READY: n.ready,
+      ...(opts.wide ? { "EXTERNAL-NAME": n.externalName ?? "" } : {}),
+      STATUS: n.role === "Secret" && opts.wide && n.keys?.length ? `${status} (${n.keys.join(",")})` : status,
+    });
+    n.children.forEach((c, i) => {
+      const last = i === n.children.length - 1;
+      walk(c, `${childPrefix}${last ? "└─ " : "├─ "}`, `${childPrefix}${last ? "   " : "│  "}`);
+    });
+  };
+  walk(root, "", "");
+  const head = root.namespace && root.role === "Claim" ? `NAMESPACE ${root.namespace}\n` : "";
+  return head + table(rows, ["NAME", "SYNCED", "READY", ...(opts.wide ? ["EXTERNAL-NAME"] : []), "STATUS"]);
 }

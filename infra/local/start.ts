@@ -1,14 +1,15 @@
-// `npm start`: the local demo. Brings up the stack, installs CRDs, local ProviderConfigs and the
-// example managed resources, runs `driftless run`, and shows a live table until every resource is
-// Ready. Ctrl-C stops everything this command started. `--once` exits when all are Ready (for tests).
+// `npm start`: the local demo. Brings up the stack, installs CRDs and local ProviderConfigs, runs
+// `driftless run`, applies the example managed resources (each as soon as the examples it refers to are
+// Ready), and shows a live table, with what each row waits for, until every resource is Ready. Ctrl-C
+// stops everything this command started and exits 0. `--once` exits when all are Ready (for tests).
 // DRIFTLESS_LABEL_SELECTOR (e.g. driftless.dev/example=true, the label every example carries) is handed
 // to `driftless run`, so on a cluster shared with other work it reconciles the examples only.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
-import type { ManagedResource } from "../../shared/api/managed.ts";
+import type { ManagedKindDef, ManagedResource } from "../../shared/api/managed.ts";
 import { Annotations } from "../../shared/api/meta.ts";
 import { allCrds } from "../../shared/crds.ts";
 import { isConflict, Kube, type KubeObject } from "../../shared/kube/client.ts";
@@ -23,8 +24,18 @@ const timeoutMs = Number(process.env.DRIFTLESS_START_TIMEOUT_MS ?? 180_000);
 const tty = process.stdout.isTTY && !once;
 const selector = process.env.DRIFTLESS_LABEL_SELECTOR || undefined;
 
-async function applyExamples(kube: Kube): Promise<ManagedResource[]> {
-  const applied: ManagedResource[] = [];
+/** One example document, what it refers to among the other examples, and whether it is applied yet. */
+interface Example {
+  obj: ManagedResource;
+  def: ManagedKindDef;
+  namespace: string | undefined;
+  /** Examples it refers to (kind/name, same namespace when namespaced): applied once these are Ready. */
+  needs: { kind: string; name: string; namespace: string | undefined }[];
+  applied: boolean;
+}
+
+function readExamples(): Example[] {
+  const list: Example[] = [];
   const dir = join(REPO_ROOT, "examples");
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith(".yaml"))
@@ -37,23 +48,53 @@ async function applyExamples(kube: Kube): Promise<ManagedResource[]> {
       )?.definition;
       if (!def) continue;
       const namespace = def.namespaced ? obj.metadata.namespace : undefined;
-      if (namespace) await ensureNamespace(kube, namespace);
-      try {
-        await kube.create(def, obj as unknown as KubeObject);
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        // Labels too: an example applied by an older version gains the example label.
-        await kube.patch(
-          def,
-          obj.metadata.name,
-          { metadata: { labels: obj.metadata.labels ?? {} }, spec: obj.spec },
-          { namespace },
+      const fp = (obj.spec.forProvider ?? {}) as Record<string, unknown>;
+      const needs = def.references.flatMap((ref) => {
+        const value = fp[ref.refField] as { name?: string } | { name?: string }[] | undefined;
+        const refs = Array.isArray(value) ? value : value ? [value] : [];
+        return refs.flatMap((r) =>
+          r.name
+            ? [{ kind: ref.to.kind, name: r.name, namespace: ref.to.namespaced ? namespace : undefined }]
+            : [],
         );
-      }
-      applied.push(obj);
+      });
+      list.push({ obj, def, namespace, needs, applied: false });
     }
   }
-  return applied;
+  // Only examples gate examples: a reference to something outside examples/ is the engine's to wait for.
+  for (const e of list)
+    e.needs = e.needs.filter((n) =>
+      list.some(
+        (o) => o.def.kind === n.kind && o.obj.metadata.name === n.name && o.namespace === n.namespace,
+      ),
+    );
+  return list;
+}
+
+const keyOf = (kind: string, name: string, namespace: string | undefined) =>
+  `${kind}/${namespace ? `${namespace}/` : ""}${name}`;
+
+/**
+ * Applies one example (create, or patch spec and labels when it exists). Examples are applied as what
+ * they refer to becomes Ready, as a person would: a dependent applied too early only waits in error
+ * backoff (up to a minute) for its reference, which made the demo wait on backoff, not on the clouds.
+ */
+async function applyExample(kube: Kube, e: Example): Promise<void> {
+  const { obj, def, namespace } = e;
+  if (namespace) await ensureNamespace(kube, namespace);
+  try {
+    await kube.create(def, obj as unknown as KubeObject);
+  } catch (err) {
+    if (!isConflict(err)) throw err;
+    // Labels too: an example applied by an older version gains the example label.
+    await kube.patch(
+      def,
+      obj.metadata.name,
+      { metadata: { labels: obj.metadata.labels ?? {} }, spec: obj.spec },
+      { namespace },
+    );
+  }
+  e.applied = true;
 }
 
 async function ensureNamespace(kube: Kube, name: string) {
@@ -76,30 +117,29 @@ function render(rows: string[][]): string {
     .join("\n");
 }
 
-async function table(kube: Kube, wanted: ManagedResource[]): Promise<{ text: string; ready: number }> {
-  const rows = [["KIND", "NAME", "READY", "SYNCED", "EXTERNAL-NAME", "SECRET", "MESSAGE"]];
-  let ready = 0;
-  for (const w of wanted) {
-    const def = managedKinds.find(
-      (k) => k.definition.kind === w.kind && k.definition.apiVersion === w.apiVersion,
-    )?.definition;
-    if (!def) continue;
-    const namespace = def.namespaced ? w.metadata.namespace : undefined;
-    const mr = await kube.get<ManagedResource & KubeObject>(def, w.metadata.name, namespace);
+/** One row per example; MESSAGE says what a not-yet-Ready one waits for. */
+async function table(kube: Kube, examples: Example[]): Promise<{ text: string; ready: Set<string> }> {
+  const rows = [["KIND", "NAME", "READY", "SYNCED", "EXTERNAL-NAME", "SECRET", "WAITING FOR / MESSAGE"]];
+  const ready = new Set<string>();
+  const observed = await Promise.all(
+    examples.map(async (e) => {
+      const mr = e.applied
+        ? await kube.get<ManagedResource & KubeObject>(e.def, e.obj.metadata.name, e.namespace)
+        : undefined;
+      // A namespaced object's connection Secret is in its own namespace.
+      const to = e.obj.spec.writeConnectionSecretToRef;
+      const ref = to ? { name: to.name, namespace: e.namespace ?? to.namespace } : undefined;
+      const secret = ref && mr ? await kube.getSecret(ref.namespace, ref.name) : undefined;
+      return { e, mr, ref, secret };
+    }),
+  );
+  for (const { e, mr, ref, secret } of observed) {
+    const key = keyOf(e.def.kind, e.obj.metadata.name, e.namespace);
     const c = (t: string) => mr?.status?.conditions?.find((x) => x.type === t);
-    // A namespaced object's connection Secret is in its own namespace.
-    const ref = w.spec.writeConnectionSecretToRef
-      ? {
-          name: w.spec.writeConnectionSecretToRef.name,
-          namespace: namespace ?? w.spec.writeConnectionSecretToRef.namespace,
-        }
-      : undefined;
-    const secret = ref ? await kube.getSecret(ref.namespace, ref.name) : undefined;
-    const isReady = c("Ready")?.status === "True" && c("Synced")?.status === "True";
-    if (isReady) ready++;
+    if (c("Ready")?.status === "True" && c("Synced")?.status === "True") ready.add(key);
     rows.push([
-      def.namespaced ? `${w.kind}.${def.group.split(".")[0]}.m` : w.kind,
-      namespace ? `${namespace}/${w.metadata.name}` : w.metadata.name,
+      e.def.namespaced ? `${e.def.kind}.${e.def.group.split(".")[0]}.m` : e.def.kind,
+      e.namespace ? `${e.namespace}/${e.obj.metadata.name}` : e.obj.metadata.name,
       c("Ready")?.status ?? "-",
       c("Synced")?.status ?? "-",
       mr?.metadata.annotations?.[Annotations.externalName] ?? "",
@@ -108,25 +148,49 @@ async function table(kube: Kube, wanted: ManagedResource[]): Promise<{ text: str
           ? `${ref.namespace}/${ref.name} (${Object.keys(secret.data ?? {}).join(",")})`
           : "pending"
         : "",
-      (c("Synced")?.status === "False" ? c("Synced")?.message : c("Ready")?.message) ?? "",
+      ready.has(key) ? "" : waitingFor(e, mr, ready),
     ]);
   }
   return { text: render(rows), ready };
 }
 
+/** What a row that is not Ready yet is waiting for, in a newcomer's words. */
+function waitingFor(e: Example, mr: ManagedResource | undefined, ready: Set<string>): string {
+  if (!e.applied) {
+    const missing = e.needs.map((n) => keyOf(n.kind, n.name, n.namespace)).filter((k) => !ready.has(k));
+    return `not applied yet: waits for ${missing.join(", ")} to be Ready`;
+  }
+  const c = (t: string) => mr?.status?.conditions?.find((x) => x.type === t);
+  const synced = c("Synced");
+  const readyCond = c("Ready");
+  if (!synced && !readyCond) return "applied; waiting for its first reconcile";
+  if (synced?.status === "False") return synced.message ?? synced.reason;
+  if (readyCond && readyCond.status !== "True")
+    return `${readyCond.reason}${readyCond.message ? `: ${readyCond.message}` : ""} (the cloud is still working on it)`;
+  return "";
+}
+
+const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+
 async function main() {
-  const { env, started } = await up();
+  const tStart = Date.now();
+  const stack = await up();
+  started = stack.started;
+  const env = stack.env;
+  if (stopping) return;
+  const tStack = Date.now();
   const kc = new KubeConfig();
   kc.loadFromFile(env.KUBECONFIG ?? "");
   const kube = new Kube(kc);
-  process.stdout.write("installing CRDs, local ProviderConfigs and examples/ …\n");
-  await applyCrds(kc, allCrds());
+  process.stdout.write("installing CRDs and local ProviderConfigs …\n");
+  // A busy machine's API server can take over a minute to serve 68 new CRDs; the default 30 s is for tests.
+  await applyCrds(kc, allCrds(), 120_000);
+  const tCrds = Date.now();
   await localProviderConfigs(kube, env);
-  const wanted = await applyExamples(kube);
 
   const logFile = join(STACK_DIR, "logs", "driftless-run.log");
   const args = ["run", "--no-crds", ...(selector ? ["--selector", selector] : [])];
-  const child = spawn(process.execPath, [join(REPO_ROOT, "functions/cli/main.ts"), ...args], {
+  child = spawn(process.execPath, [join(REPO_ROOT, "functions/cli/main.ts"), ...args], {
     env: {
       ...process.env,
       ...(env as StackEnv),
@@ -136,54 +200,89 @@ async function main() {
     stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
   });
   process.stdout.write(
-    `driftless run started (pid ${child.pid}${selector ? `, objects matching ${selector}` : ""}); logs: ${logFile}\n\n`,
+    `CRDs installed in ${((tCrds - tStack) / 1000).toFixed(1)} s; ` +
+      `driftless run started (pid ${child.pid}${selector ? `, objects matching ${selector}` : ""}); logs: ${logFile}\n` +
+      "applying examples/ — each one as soon as what it refers to is Ready\n\n",
   );
-
-  let stopping = false;
-  const stop = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write("\nstopping driftless run …\n");
-    child.kill("SIGTERM");
-    await new Promise<void>((r) => (child.exitCode !== null ? r() : child.once("exit", () => r())));
-    if (started && !process.env.DRIFTLESS_KEEP_STACK) await down();
-    process.exit(code);
-  };
-  process.once("SIGINT", () => void stop(0));
-  process.once("SIGTERM", () => void stop(0));
   child.once("exit", (code) => {
     if (!stopping) {
       process.stderr.write(`driftless run exited with ${code}; see ${logFile}\n`);
-      void stop(1);
+      void stop(1, "driftless run exited");
     }
   });
 
+  const examples = readExamples();
   const t0 = Date.now();
   let announced = false;
-  for (;;) {
-    const { text, ready } = await table(kube, wanted);
+  let ready = new Set<string>();
+  while (!stopping) {
+    let shown: Awaited<ReturnType<typeof table>>;
+    try {
+      for (const e of examples)
+        if (!e.applied && e.needs.every((n) => ready.has(keyOf(n.kind, n.name, n.namespace))))
+          await applyExample(kube, e);
+      shown = await table(kube, examples);
+    } catch (err) {
+      if (stopping) return;
+      // A loaded machine's API server can miss one answer: say so and try again, as kubectl users would.
+      process.stdout.write(`(retrying: ${(err as Error).message})\n`);
+      if (once && Date.now() - t0 > timeoutMs) return stop(1, "timed out");
+      await new Promise((r) => setTimeout(r, 1000));
+      continue;
+    }
+    ready = shown.ready;
+    if (stopping) return;
     if (tty)
       process.stdout.write(
-        `\x1b[2J\x1b[H${text}\n\n${ready}/${wanted.length} Ready — Ctrl-C stops everything npm start started\n`,
+        `\x1b[2J\x1b[H${shown.text}\n\n${ready.size}/${examples.length} Ready after ${seconds(t0)} — Ctrl-C stops everything npm start started\n`,
       );
-    if (ready === wanted.length && !announced) {
+    if (ready.size === examples.length && !announced) {
       announced = true;
-      if (!tty) process.stdout.write(`${text}\n`);
+      if (!tty) process.stdout.write(`${shown.text}\n`);
       process.stdout.write(
-        `\nall ${wanted.length} example resources are Ready after ${((Date.now() - t0) / 1000).toFixed(1)} s.\n` +
+        `\nall ${examples.length} example resources are Ready after ${seconds(t0)} ` +
+          `(${seconds(tStart)} since npm start: stack ${((tStack - tStart) / 1000).toFixed(1)} s, ` +
+          `CRDs ${((tCrds - tStack) / 1000).toFixed(1)} s).\n` +
           `Try: source ${join(STACK_DIR, "env.sh")} && npm run driftless -- get\n`,
       );
-      if (once) return stop(0);
+      if (once) return stop(0, "all Ready");
     }
     if (once && Date.now() - t0 > timeoutMs) {
-      process.stderr.write(`not all resources Ready after ${timeoutMs} ms:\n${text}\n`);
-      return stop(1);
+      process.stderr.write(`not all resources Ready after ${timeoutMs} ms:\n${shown.text}\n`);
+      return stop(1, "timed out");
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    // Fast while something is pending (each Ready dependency releases the next example), calm after.
+    await new Promise((r) => setTimeout(r, ready.size === examples.length ? 2000 : 300));
   }
 }
 
+let child: ChildProcess | undefined;
+let started = false;
+let stopping = false;
+
+/** Stops driftless run, then the stack if this command started it; prints one closing line and exits. */
+async function stop(code: number, why: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(`\n${why}: stopping driftless run${started ? " and the local stack" : ""} …\n`);
+  const c = child;
+  if (c && c.exitCode === null && c.signalCode === null) {
+    const exited = new Promise<void>((r) => c.once("exit", () => r()));
+    c.kill("SIGTERM");
+    await exited;
+  }
+  if (started && !process.env.DRIFTLESS_KEEP_STACK) await down();
+  process.stdout.write(code === 0 ? "stopped.\n" : "stopped after the error above.\n");
+  process.exit(code);
+}
+
+// Ctrl-C is how a person ends the demo: a clean stop and exit 0, whatever phase it arrives in.
+process.once("SIGINT", () => void stop(0, "Ctrl-C"));
+process.once("SIGTERM", () => void stop(0, "SIGTERM"));
+
 main().catch(async (err: unknown) => {
+  // A request cut off by our own shutdown is not a failure: stop() is already closing up.
+  if (stopping) return;
   process.stderr.write(`npm start failed: ${(err as Error).message}\n`);
-  process.exitCode = 1;
+  await stop(1, "failed");
 });

