@@ -22,9 +22,9 @@ import { Kube } from "../shared/kube/client.ts";
 import { applyCrds } from "../shared/kube/crds.ts";
 import { sweep } from "../shared/pipeline/sweep.ts";
 import { ensureSqsQueue } from "../shared/queue/sqs.ts";
-import { Reconciler } from "../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../shared/reconciler/registry.ts";
 import { kubeConfig } from "../test/support/env.ts";
+import { Reconciler } from "../test/support/routed.ts";
 import { HEAP_PROBE } from "./lib/children.ts";
 import { type BenchContext, FULL, QUICK } from "./lib/context.ts";
 import {

@@ -4,10 +4,28 @@
 // from /metrics after a GC it is asked for (/debug/pprof/heap?gc=1), and its high-water mark.
 import { applyCrds } from "../../shared/kube/crds.ts";
 import { startFreshKube } from "../../test/support/fresh-kube.ts";
-import type { ActivationPoint } from "../sections/activation.ts";
 import { getText, promValue, waitUntilQuiet } from "./apiserver.ts";
 import { statusKb } from "./children.ts";
 import { sleep } from "./stats.ts";
+
+export interface ActivationPoint {
+  name: string;
+  crds: number;
+  /** From the first create to the last CRD Established (applyCrds). */
+  installMs: number;
+  /** From Established to quiet (QUIET), or to its timeout. */
+  settleMs: number;
+  settled: boolean;
+  /** kube-apiserver VmRSS samples once settled, MB; their median is the figure. */
+  rssMb: number[];
+  /** Go heap still allocated after a GC the server was asked for (go_memstats_heap_alloc_bytes), MB. */
+  liveHeapMb: number;
+  /** kube-apiserver's high-water mark (VmHWM) since it started, MB: the install's peak. */
+  peakMb: number;
+  etcdRssMb: number;
+  /** From spawn to /readyz, ms. */
+  startMs: number;
+}
 
 export interface CrdLoadOptions {
   /** When the server counts as settled (see waitUntilQuiet). */

@@ -12,9 +12,9 @@ import {
 import { awsKinds, awsProviderConfigKinds } from "../../functions/aws/kinds.ts";
 import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
-import { handleSqsBatch, type SqsEvent, type SqsEventRecord } from "../../shared/pipeline/functions-sqs.ts";
-import { createWorker } from "../../shared/pipeline/worker.ts";
 import { ensureSqsQueue, type SqsQueuePair } from "../../shared/queue/sqs.ts";
+import { handleSqsBatch, type SqsEvent, type SqsEventRecord } from "../../shared/worker/sqs.ts";
+import { createWorker } from "../../shared/worker/worker.ts";
 
 type Handler = (event: SqsEvent) => ReturnType<typeof handleSqsBatch>;
 

@@ -10,7 +10,7 @@ import { activationPlan } from "../../functions/cli/commands/crds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
 import { syntheticCrds } from "../lib/apiserver.ts";
 import type { BenchContext } from "../lib/context.ts";
-import { measureCrdLoad } from "../lib/fresh-apiserver.ts";
+import { type ActivationPoint, measureCrdLoad } from "../lib/fresh-apiserver.ts";
 import { mb, ms, type Row, range } from "../lib/report.ts";
 import { round, summarize } from "../lib/stats.ts";
 
@@ -29,25 +29,6 @@ const RSS_INTERVAL_MS = 500;
  */
 export const SYNTHETIC = [100, 300];
 const INSTALL_TIMEOUT_MS = 300_000;
-
-export interface ActivationPoint {
-  name: string;
-  crds: number;
-  /** From the first create to the last CRD Established (applyCrds). */
-  installMs: number;
-  /** From Established to quiet (QUIET), or to its timeout. */
-  settleMs: number;
-  settled: boolean;
-  /** kube-apiserver VmRSS samples once settled, MB; their median is the figure. */
-  rssMb: number[];
-  /** Go heap still allocated after a GC the server was asked for (go_memstats_heap_alloc_bytes), MB. */
-  liveHeapMb: number;
-  /** kube-apiserver's high-water mark (VmHWM) since it started, MB: the install's peak. */
-  peakMb: number;
-  etcdRssMb: number;
-  /** From spawn to /readyz, ms. */
-  startMs: number;
-}
 
 const rssOf = (p: ActivationPoint) => summarize(p.rssMb).median;
 

@@ -17,10 +17,10 @@ import { AWS_RECONCILE_BUDGET_BYTES, BUNDLES, buildBundle } from "../../infra/bu
 import { awsccIsCurrent, generateAwscc } from "../../infra/gen-awscc.ts";
 import { awsccCrdNames, loadAwsccCatalog } from "../../shared/api/awscc/catalog.ts";
 import { type AwsccCatalogEntry, awsccAliasOf } from "../../shared/api/awscc/spec.ts";
+import type { ActivationPoint } from "../lib/fresh-apiserver.ts";
 import { measureCrdLoad } from "../lib/fresh-apiserver.ts";
 import { mb, ms, type Row, range } from "../lib/report.ts";
 import { round, summarize } from "../lib/stats.ts";
-import type { ActivationPoint } from "./activation.ts";
 
 /** Generated kinds installed per point, measured by `--only awscc`. */
 export const AWSCC_KINDS = [0, 50, 500];

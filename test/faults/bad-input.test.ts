@@ -18,18 +18,16 @@ import { DBInstance } from "../../shared/api/aws/rds.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import type { ManagedKindDef, ManagedResource } from "../../shared/api/managed.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
-import {
-  handlePubSubPush,
-  MalformedMessageError,
-  ReconcileFailedError,
-} from "../../shared/pipeline/functions-pubsub.ts";
-import { handleSqsBatch } from "../../shared/pipeline/functions-sqs.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
-import { DEAD_LETTER_EVENT_REASON, deadLetterNote, reconcileHandler } from "../../shared/pipeline/worker.ts";
 import { MemoryQueue } from "../../shared/queue/memory.ts";
 import { encodeMessage, makeMessage, type ReconcileMessage } from "../../shared/queue/message.ts";
 import type { QueueEvent } from "../../shared/queue/port.ts";
 import { ensureSqsQueue, SQS_DLQ_ERROR_ATTRIBUTE, SqsConsumer } from "../../shared/queue/sqs.ts";
+import { DEAD_LETTER_EVENT_REASON, deadLetterNote } from "../../shared/worker/dead-letter.ts";
+import { MalformedMessageError, ReconcileFailedError } from "../../shared/worker/errors.ts";
+import { reconcileHandler } from "../../shared/worker/memory.ts";
+import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
+import { handleSqsBatch } from "../../shared/worker/sqs.ts";
 import { TEST_LABEL } from "../integration/pipeline/helpers.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../support/aws.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../support/env.ts";
@@ -249,7 +247,8 @@ describe.concurrent("bad input", () => {
       onEvent: (e) => events.push(e),
       onDeadLetter: (d) => dead.push(d.message.kind),
     });
-    queue.start(reconcileHandler({ reconciler: newReconciler(kube) }));
+    const reconciler = newReconciler(kube);
+    queue.start(reconcileHandler({ reconcile: (key) => reconciler.reconcile(key) }));
     const sent = await queue.send(bad.map(([, m]) => m as ReconcileMessage));
     bad.forEach(([label], i) => {
       const failure = sent.failed.find((f) => f.index === i);
@@ -329,9 +328,10 @@ describe.concurrent("bad input", () => {
       onEvent: (e) => events.push(e),
     });
     const noteKube = newKube();
+    const reconciler = newReconciler(kube);
     consumer.start(
       reconcileHandler({
-        reconciler: newReconciler(kube),
+        reconcile: (key) => reconciler.reconcile(key),
         deadLetter: {
           maxReceiveCount: 2,
           note: deadLetterNote({

@@ -16,12 +16,12 @@ import { Annotations } from "../../../shared/api/meta.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
 import { CREATE_REQUEST_ANNOTATION } from "../../../shared/providers/awscc/cloudcontrol.ts";
 import { desiredModel } from "../../../shared/providers/awscc/model.ts";
-import { Reconciler } from "../../../shared/reconciler/reconciler.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { awsccRegistry, awsccSpec, removeCrds, startFake } from "../../support/awscc.ts";
 import { CrashBeforeSucceeded, expectAvailable, managedObject } from "../../support/conformance.ts";
 import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
+import { Reconciler } from "../../support/routed.ts";
 
 type Json = Record<string, unknown>;
 
