@@ -12,7 +12,8 @@ export interface ReconcileContext {
   receiveCount?: number;
 }
 
-const reconcileContext = new AsyncLocalStorage<ReconcileContext>();
+/** The store itself: the worker core runs a message in it directly (no closure through this file). */
+export const reconcileContext = new AsyncLocalStorage<ReconcileContext>();
 
 /** The context of the reconcile running in this async call chain, if any. */
 export const currentReconcileContext = (): ReconcileContext | undefined => reconcileContext.getStore();

@@ -21,7 +21,7 @@ import {
 } from "../reconciler/contract.ts";
 import { type AdmissionWaitOptions, admittedWritePending } from "./admission.ts";
 import type { BatchCheckFn } from "./batch.ts";
-import { withReconcileContext } from "./context.ts";
+import { reconcileContext } from "./context.ts";
 import { DeadlineError } from "./errors.ts";
 import { queueAgeMs, type WorkItem } from "./message.ts";
 
@@ -161,7 +161,7 @@ export async function reconcileMessage(
       return { outcome: "error", error: err instanceof Error ? err : new Error(String(err)) };
     }
   };
-  return item.context ? withReconcileContext(item.context, run) : run();
+  return item.context ? reconcileContext.run(item.context, run) : run();
 }
 
 /** A batch without a batch checker: each object's full reconcile; any failure retries the message. */
