@@ -13,7 +13,7 @@ import { Kube } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
 import type { ReconcilerOptions } from "../../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { createAwsProviderConfig } from "../../support/aws.ts";
+import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { CrashBeforeSucceeded } from "../../support/conformance.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
@@ -109,6 +109,8 @@ const widgetObject = (name: string, annotations: Record<string, string> = {}) =>
 });
 
 beforeAll(async () => {
+  // The ProviderConfig CRD too: this file must not depend on another having installed it.
+  await ensureCrds();
   await applyCrds(kubeConfig(), [managedCrd(Widget)]);
   await createAwsProviderConfig(kube, PC);
 });
