@@ -80,7 +80,8 @@ export async function startExportAgent(o: AgentRunOptions): Promise<RunningAgent
     ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
   });
   const queue = new MemoryQueue({ workers: o.workers ?? 4 });
-  queue.start(reconcileHandler({ reconcile: new Router([agent], { logger }).reconcile }));
+  // The agent writes its own line per reconcile (exported claim reconciled): the router only settles.
+  queue.start(reconcileHandler({ reconcile: new Router([agent]).reconcile }));
   const forwarder = new Forwarder({ kube: app, types: claimKinds, sink: queue, logger });
   await forwarder.start();
 
