@@ -32,7 +32,7 @@ import { TEST_LABEL } from "../integration/pipeline/helpers.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../support/aws.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
-import { pushEvent, recordingLogger, recordingSqs, sqsRecord } from "../unit/functions/factories.ts";
+import { pushEvent, recordingLogger, recordingSqs, sqsRecord } from "../unit/worker/factories.ts";
 import { bufferLogger, eventsFor, forceDelete, Tally } from "./support.ts";
 
 const kube = newKube();

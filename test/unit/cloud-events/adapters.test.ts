@@ -16,7 +16,7 @@ import {
   recordingSqs,
   scriptedReconcile,
   sqsRecord,
-} from "../functions/factories.ts";
+} from "../worker/factories.ts";
 import { clusterWith, fixture, fixtureJson, kindOf } from "./support.ts";
 
 const queue = kindOf("Queue", "sqs.aws");

@@ -17,7 +17,7 @@ import { noopLogger } from "../../../shared/reconciler/contract.ts";
 import { handleSqsBatch } from "../../../shared/worker/sqs.ts";
 import { createWorker } from "../../../shared/worker/worker.ts";
 import { MemoryApiServer } from "../../support/memory-apiserver.ts";
-import { sqsRecord } from "../functions/factories.ts";
+import { sqsRecord } from "./factories.ts";
 
 const root = relative(process.cwd(), ".") || ".";
 const URL = "https://sqs.us-east-1.amazonaws.com/123456789012/path-q";

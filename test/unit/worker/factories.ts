@@ -1,4 +1,4 @@
-// Factories for the function-core tests: SQS event records and Pub/Sub push CloudEvents as the platforms
+// Factories for the worker adapter tests: SQS event records and Pub/Sub push CloudEvents as the platforms
 // send them, a recording SQS client, a recording logger and a scripted reconcile function.
 import type { SQSClient } from "@aws-sdk/client-sqs";
 import { encodeMessage, messageKey, type ReconcileMessage } from "../../../shared/queue/message.ts";
