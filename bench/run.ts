@@ -21,10 +21,10 @@ import { allCrds } from "../shared/crds.ts";
 import { Kube } from "../shared/kube/client.ts";
 import { applyCrds } from "../shared/kube/crds.ts";
 import { sweep } from "../shared/pipeline/sweep.ts";
-import { Reconciler } from "../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../shared/reconciler/registry.ts";
 import { inParallel, kubeConfig } from "../test/support/env.ts";
 import { ensureSqsQueue } from "../test/support/queues.ts";
+import { Reconciler } from "../test/support/routed.ts";
 import { HEAP_PROBE } from "./lib/children.ts";
 import { type BenchContext, FULL, QUICK } from "./lib/context.ts";
 import {

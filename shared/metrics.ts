@@ -31,7 +31,7 @@ export interface MetricsSink extends ReconcileMetrics {
   admissionWait?(result: AdmissionWaitResult): void;
 }
 
-/** What the worker found of the write a doorbell message reports (router.ts admittedWritePending). */
+/** What the worker found of the write a doorbell message reports (worker/admission.ts admittedWritePending). */
 export type AdmissionWaitResult = "stored" | "waited" | "requeued";
 
 export { THROTTLED_ERROR_CLASS } from "./api/external.ts";

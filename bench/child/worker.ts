@@ -10,11 +10,10 @@ import { Queue } from "../../shared/api/aws/sqs.ts";
 import { Kube } from "../../shared/kube/client.ts";
 import { defaultEndpoint } from "../../shared/kube/kubeconfig.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
-import { handleSqsBatch, type SqsEventRecord } from "../../shared/pipeline/functions-sqs.ts";
-import { reconcileKey } from "../../shared/pipeline/worker.ts";
 import { encodeMessage, makeMessage } from "../../shared/queue/message.ts";
-import { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { handleSqsBatch, type SqsEventRecord } from "../../shared/worker/sqs.ts";
+import { Reconciler } from "../../test/support/routed.ts";
 
 function statusKb(field: "VmRSS" | "VmHWM"): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync("/proc/self/status", "utf8"));
@@ -29,7 +28,7 @@ const arn = "arn:aws:sqs:us-east-1:123456789012:bench-worker";
 // Cluster access as the deployed function loads it (its own kubeconfig loader, no client-node).
 const kube = new Kube(defaultEndpoint().endpoint);
 const reconciler = new Reconciler(kube, new KindRegistry(awsKinds), { rateLimit: false });
-const reconcile = (key: Parameters<typeof reconciler.reconcile>[0]) => reconcileKey({ reconciler }, key);
+const reconcile = (key: Parameters<typeof reconciler.reconcile>[0]) => reconciler.reconcile(key);
 const sqs = new SQSClient({ region: "us-east-1" });
 
 const durations: number[] = [];

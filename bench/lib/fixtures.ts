@@ -7,9 +7,10 @@ import { Queue } from "../../shared/api/aws/sqs.ts";
 import { Annotations, MANAGED_FINALIZER, type ResourceType } from "../../shared/api/meta.ts";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import type { Kube, KubeObject } from "../../shared/kube/client.ts";
-import type { Outcome, Reconciler, ResourceKey } from "../../shared/reconciler/reconciler.ts";
+import type { Outcome, ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { ensureNamespace, MOTO_CREDENTIALS } from "../../test/support/aws.ts";
 import { inParallel } from "../../test/support/env.ts";
+import type { Reconciler } from "../../test/support/routed.ts";
 import { sleep } from "./stats.ts";
 
 export const BENCH_LABEL = "driftless.dev/bench";

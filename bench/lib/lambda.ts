@@ -12,8 +12,8 @@ import {
 import { awsKinds, awsProviderConfigKinds } from "../../functions/aws/kinds.ts";
 import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
-import { handleSqsBatch, type SqsEvent, type SqsEventRecord } from "../../shared/pipeline/functions-sqs.ts";
-import { createWorker } from "../../shared/pipeline/worker.ts";
+import { handleSqsBatch, type SqsEvent, type SqsEventRecord } from "../../shared/worker/sqs.ts";
+import { createWorker } from "../../shared/worker/worker.ts";
 import { ensureSqsQueue, type SqsQueuePair } from "../../test/support/queues.ts";
 
 type Handler = (event: SqsEvent) => ReturnType<typeof handleSqsBatch>;

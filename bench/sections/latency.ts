@@ -9,11 +9,11 @@ import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
 import { Forwarder } from "../../shared/pipeline/forwarder.ts";
-import { createReconcileFn, typesOf } from "../../shared/pipeline/functions.ts";
-import { handleSqsBatch } from "../../shared/pipeline/functions-sqs.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
 import { DEFAULT_POLL_INTERVAL_MS } from "../../shared/reconciler/reconciler.ts";
+import { handleSqsBatch } from "../../shared/worker/sqs.ts";
+import { createWorker, typesOf } from "../../shared/worker/worker.ts";
 import { inParallel } from "../../test/support/env.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { selectorOf } from "../lib/fixtures.ts";
@@ -106,12 +106,12 @@ export async function measureLatency(ctx: BenchContext) {
   });
   const source = new LambdaEventSource({ sqs, queueUrl: work.queueUrl, queueArn: work.queueArn });
   const containers = [0, 1].map(() => {
-    const reconcile = createReconcileFn({
+    const reconcile = createWorker({
       kube: new Kube(ctx.kc),
       kinds: awsKinds,
       providerConfigKinds: awsProviderConfigKinds,
       logger: noopLogger,
-    });
+    }).reconcile;
     return (event: Parameters<typeof handleSqsBatch>[1]) =>
       handleSqsBatch(
         { sqs, reconcile, logger: noopLogger, queueUrl: work.queueUrl, maxReceiveCount: 5, concurrency: 8 },

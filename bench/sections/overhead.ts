@@ -9,14 +9,14 @@ import { Queue } from "../../shared/api/aws/sqs.ts";
 import type { ManagedResource } from "../../shared/api/managed.ts";
 import { Kube } from "../../shared/kube/client.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
-import { handleSqsBatch } from "../../shared/pipeline/functions-sqs.ts";
-import { reconcileHandler, reconcileKey } from "../../shared/pipeline/worker.ts";
 import { MemoryQueue } from "../../shared/queue/memory.ts";
 import { encodeMessage, makeMessage } from "../../shared/queue/message.ts";
 import { DEFAULT_RATE_LIMIT } from "../../shared/reconciler/rate-limit.ts";
-import { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { reconcileHandler } from "../../shared/worker/memory.ts";
+import { handleSqsBatch } from "../../shared/worker/sqs.ts";
 import { inParallel } from "../../test/support/env.ts";
+import { Reconciler } from "../../test/support/routed.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { keyOf } from "../lib/fixtures.ts";
 import type { Row } from "../lib/report.ts";
@@ -62,7 +62,7 @@ export async function measureOverhead(ctx: BenchContext) {
   const engine = () =>
     timed(n, async () => {
       const queue = new MemoryQueue({ workers: c });
-      queue.start(reconcileHandler({ reconciler }));
+      queue.start(reconcileHandler({ reconcile: (key) => reconciler.reconcile(key) }));
       await queue.send(names.map((name) => makeMessage(keyOf(name), "drift")));
       await queue.idle();
       await queue.stop();
@@ -104,7 +104,7 @@ export async function measureOverhead(ctx: BenchContext) {
   );
 
   // The Lambda handler core, one invocation of 10 in-sync records at a time (what the cost model bills).
-  const reconcile = (key: Parameters<typeof reconciler.reconcile>[0]) => reconcileKey({ reconciler }, key);
+  const reconcile = (key: Parameters<typeof reconciler.reconcile>[0]) => reconciler.reconcile(key);
   const invocationMs: number[] = [];
   for (let i = 0; i + 10 <= n && invocationMs.length < 50; i += 10) {
     const Records = names.slice(i, i + 10).map((name, j) => ({

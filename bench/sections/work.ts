@@ -8,10 +8,11 @@ import { awsKinds } from "../../functions/aws/kinds.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import { Kube } from "../../shared/kube/client.ts";
 import { sweep } from "../../shared/pipeline/sweep.ts";
-import { reconcileHandler } from "../../shared/pipeline/worker.ts";
 import { MemoryQueue } from "../../shared/queue/memory.ts";
-import { type Outcome, Reconciler } from "../../shared/reconciler/reconciler.ts";
+import type { Outcome } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { reconcileHandler } from "../../shared/worker/memory.ts";
+import { Reconciler } from "../../test/support/routed.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { selectorOf } from "../lib/fixtures.ts";
 import type { Row } from "../lib/report.ts";
@@ -43,7 +44,7 @@ export async function measureWork(ctx: BenchContext) {
       externalCall() {},
     },
   });
-  const handler = reconcileHandler({ reconciler });
+  const handler = reconcileHandler({ reconcile: (key) => reconciler.reconcile(key) });
   const cycles: WorkCycle[] = [];
   // Cycle 0 warms the container (ProviderConfig and credentials cached) and is not counted.
   for (let cycle = 0; cycle <= ctx.sizes.workCycles; cycle++) {

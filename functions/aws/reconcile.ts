@@ -1,7 +1,7 @@
 // Lambda entry point: SQS event source with `functionResponseType: ReportBatchItemFailures`, and the
 // Function URL the API server rings (the admission doorbell, shared/doorbell).
-// Thin adapter: config and clients once per container (the worker: shared/pipeline/worker.ts), then
-// shared/pipeline/functions-sqs.ts per SQS event, shared/doorbell per Function URL request.
+// Thin adapter: config and clients once per container (the worker: shared/worker/worker.ts), then
+// shared/worker/sqs.ts per SQS event, shared/doorbell per Function URL request.
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { createDoorbell } from "../../shared/doorbell/index.ts";
 import {
@@ -16,10 +16,12 @@ import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { createLogger } from "../../shared/log.ts";
 import { EmfMetrics } from "../../shared/metrics-emf.ts";
 import { lambdaIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
-import { DEFAULT_DEADLINE_MARGIN_MS, perContainer } from "../../shared/pipeline/functions.ts";
-import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/pipeline/functions-sqs.ts";
-import { createWorker, type DeadLetterNote, deadLetterNote, typesOf } from "../../shared/pipeline/worker.ts";
+import { perContainer } from "../../shared/pipeline/functions.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
+import { DEFAULT_DEADLINE_MARGIN_MS } from "../../shared/worker/constants.ts";
+import { type DeadLetterNote, deadLetterNote } from "../../shared/worker/dead-letter.ts";
+import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/worker/sqs.ts";
+import { createWorker, typesOf } from "../../shared/worker/worker.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
 import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";

@@ -1,5 +1,5 @@
 // Cloud Functions (gen2) entry point: a CloudEvent function triggered by the work topic through Eventarc.
-// Thin adapter: config and clients once per instance, then shared/pipeline/functions-pubsub.ts. Return =
+// Thin adapter: config and clients once per instance, then shared/worker/pubsub.ts. Return =
 // 2xx (ack); throw = non-2xx (redelivered under the subscription's retry policy, then dead-lettered).
 import { type CloudEvent, cloudEvent, http } from "@google-cloud/functions-framework";
 import { PubSub } from "@google-cloud/pubsub";
@@ -9,9 +9,9 @@ import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { cloudFunctionsIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
 import { logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts";
-import { handlePubSubPush } from "../../shared/pipeline/functions-pubsub.ts";
-import { createWorker, typesOf } from "../../shared/pipeline/worker.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
+import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
+import { createWorker, typesOf } from "../../shared/worker/worker.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
 import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";

@@ -26,7 +26,6 @@ import {
   type ResourceKey,
 } from "../reconciler/contract.ts";
 import { ERROR_BACKOFF, Lifecycle, WAITING_BACKOFF, wrapErr } from "../reconciler/lifecycle.ts";
-import { Router } from "../reconciler/router.ts";
 import {
   type BindContext,
   type ClassBinding,
@@ -719,27 +718,6 @@ export class ClaimBinder implements Reconciles {
     } catch (err) {
       throw err instanceof ConflictError ? err : wrapErr(msg, err);
     }
-  }
-}
-
-/**
- * The claim reconciler behind a router of its own, for callers that reconcile claims alone (tests,
- * tools): it reports each reconcile and settles a 409 exactly as the worker's router.
- */
-export class ClaimReconciler extends ClaimBinder {
-  readonly #router: Router;
-
-  constructor(kube: Kube, opts: ClaimReconcilerOptions = {}) {
-    super(kube, opts);
-    const claims: Reconciles = { handles: () => true, reconcile: (key) => super.reconcile(key) };
-    this.#router = new Router([claims], {
-      ...(opts.logger ? { logger: opts.logger } : {}),
-      ...(opts.random ? { random: opts.random } : {}),
-    });
-  }
-
-  override reconcile(key: ClaimKey): Promise<ClaimResult> {
-    return this.#router.reconcile(key) as Promise<ClaimResult>;
   }
 }
 

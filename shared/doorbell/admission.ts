@@ -6,7 +6,7 @@
 // Admission runs *before* the write is stored, and the write may still fail after it. The message
 // therefore carries the object's resourceVersion before the write (`admitted.before`, "" for a create),
 // and the worker does not act on it while the stored object still has that version: it looks again
-// after 1, 1, 2, 4… seconds, for at most ADMISSION_WAIT_MS (reconciler/router.ts). A queue delay alone
+// after 1, 1, 2, 4… seconds, for at most ADMISSION_WAIT_MS (worker/admission.ts). A queue delay alone
 // would guess how long storing takes; the resourceVersion says when it has happened, and costs one GET.
 //
 // Dropped cheaply (allowed, nothing enqueued): dry runs, subresource writes, the managed engine's

@@ -1,5 +1,6 @@
 // Runs one binding agent: a watch on the app cluster's claims (the project's Forwarder, keys only),
-// a memory queue serialising each claim, a periodic resync of every app-cluster claim (control-plane
+// a memory queue serialising each claim and handing it to the worker core (the same message path as
+// every other reconcile: context, router, settle), a periodic resync of every app-cluster claim (control-plane
 // status is polled, as the agent may not watch outside its namespace), and token renewal.
 import type { KubeConfig } from "@kubernetes/client-node";
 import { claimKinds } from "../api/claims/claims.ts";
@@ -8,8 +9,8 @@ import type { Logger } from "../pipeline/common.ts";
 import { Forwarder } from "../pipeline/forwarder.ts";
 import { MemoryQueue } from "../queue/memory.ts";
 import { makeMessage } from "../queue/message.ts";
-import { DONE, requeueAfter } from "../queue/port.ts";
-import { Router } from "../reconciler/router.ts";
+import { Router } from "../worker/core.ts";
+import { reconcileHandler } from "../worker/memory.ts";
 import { ExportAgent } from "./agent.ts";
 import { AppClusterKubeConfig } from "./app-kubeconfig.ts";
 import {
@@ -78,13 +79,9 @@ export async function startExportAgent(o: AgentRunOptions): Promise<RunningAgent
     logger,
     ...(o.pollIntervalMs ? { pollIntervalMs: o.pollIntervalMs } : {}),
   });
-  // The one router settles a 409 (requeue soon) and a throw (retry) and logs each reconcile.
-  const router = new Router([agent], { logger });
   const queue = new MemoryQueue({ workers: o.workers ?? 4 });
-  queue.start(async ({ message }) => {
-    const res = await router.reconcile(message);
-    return res.requeueAfterMs !== undefined ? requeueAfter(res.requeueAfterMs) : DONE;
-  });
+  // The agent writes its own line per reconcile (exported claim reconciled): the router only settles.
+  queue.start(reconcileHandler({ reconcile: new Router([agent]).reconcile }));
   const forwarder = new Forwarder({ kube: app, types: claimKinds, sink: queue, logger });
   await forwarder.start();
 

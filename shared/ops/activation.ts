@@ -8,6 +8,7 @@
 // objects of it exist: deleting a CRD deletes its objects, finalizers or not, and their cloud resources
 // would be left behind unmanaged. The check is a LIST just before the delete: an object created in
 // between is not seen (run it when nobody creates objects of kinds being deactivated).
+import { globMatcher } from "../api/glob.ts";
 import type { ResourceType } from "../api/meta.ts";
 import type { Kube } from "../kube/client.ts";
 
@@ -20,15 +21,6 @@ export interface CrdLike {
     scope: string;
     versions: Array<{ name: string; storage?: boolean }>;
   };
-}
-
-/** A glob over CRD names: `*` matches any run of characters (dots included); nothing else is special. */
-export function globMatcher(glob: string): (name: string) => boolean {
-  const pattern = glob.trim().toLowerCase();
-  if (!/^[a-z0-9.*-]+$/.test(pattern))
-    throw new Error(`activation pattern "${glob}" may only hold a-z 0-9 . - and *`);
-  const re = new RegExp(`^${pattern.replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
-  return (name) => re.test(name.toLowerCase());
 }
 
 export interface ActivationPlan<C> {

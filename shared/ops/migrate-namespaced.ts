@@ -14,7 +14,7 @@ import {
 } from "../api/managed.ts";
 import { Annotations, LEGACY_RECONCILE_REQUESTED_AT } from "../api/meta.ts";
 import { providerConfigs, v2ProviderConfigs } from "../api/provider-config.ts";
-import type { DriftlessObject, MigratedObject, MigrateIssue } from "./migrate.ts";
+import type { DriftlessObject, MigratedObject, MigrateIssue } from "./migrate-types.ts";
 
 type Obj = Record<string, unknown>;
 type Issue = (severity: MigrateIssue["severity"], message: string, field?: string) => void;

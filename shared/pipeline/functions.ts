@@ -1,33 +1,12 @@
-// The platform-neutral half of the serverless cores: the reconcile function a container keeps for its
-// lifetime (the worker's router, wired by createWorker exactly as `driftless run` wires it), values made
-// once per container, and the scheduled drift sweep into any queue producer.
-//
-// The per-platform halves live beside this file and are imported by file, so one cloud's SDK never
-// lands in the other cloud's bundle: functions-sqs.ts (Lambda on SQS) and functions-pubsub.ts (Cloud
-// Functions on Pub/Sub). This file imports no queue SDK.
+// The platform-neutral pieces of the serverless functions: values made once per container, the scheduled
+// drift sweep into any queue producer, and queue events as log lines. The message path itself is
+// shared/worker/ (sqs.ts for Lambda on SQS, pubsub.ts for Cloud Functions on Pub/Sub, imported by file so
+// one cloud's SDK never lands in the other cloud's bundle). This file imports no queue SDK.
 import type { ResourceType } from "../api/meta.ts";
 import type { Kube } from "../kube/client.ts";
 import type { QueueEventSink, QueueProducer } from "../queue/port.ts";
-import type { ReconcileFn } from "../reconciler/contract.ts";
 import type { Logger } from "./common.ts";
 import { type SweepResult, sweep } from "./sweep.ts";
-import { createWorker, type WorkerSetup } from "./worker.ts";
-
-export { DeadlineError } from "../reconciler/router.ts";
-export { typesOf } from "./worker.ts";
-
-/** Reconciles at once within one invocation (a batch has at most 10 messages on SQS). */
-export const DEFAULT_FUNCTION_CONCURRENCY = 8;
-/** Time kept free before the platform's deadline to settle messages (visibility changes, deletes). */
-export const DEFAULT_DEADLINE_MARGIN_MS = 5_000;
-
-/** What a function's container needs to build its reconcile function (the worker's setup). */
-export type ReconcileSetup = WorkerSetup;
-
-/** The reconcile function a container keeps: the worker's router (see createWorker). */
-export function createReconcileFn(setup: ReconcileSetup): ReconcileFn {
-  return createWorker(setup).reconcile;
-}
 
 export interface ScheduledSweepInput {
   kube: Kube;

@@ -19,10 +19,13 @@ import { type HealthCheck, type MetricsSink, PrometheusMetrics, startMetricsServ
 import { type DeadLetter, MemoryQueue } from "../queue/index.ts";
 import type { EventRecorder } from "../reconciler/contract.ts";
 import type { ManagedReconciler } from "../reconciler/reconciler.ts";
+import { deadLetterNote } from "../worker/dead-letter.ts";
+import { reconcileHandler } from "../worker/memory.ts";
+import { keyOfMessage } from "../worker/message.ts";
+import { createWorker } from "../worker/worker.ts";
 import { Forwarder } from "./forwarder.ts";
 import { logQueueEvents } from "./functions.ts";
 import { sweep } from "./sweep.ts";
-import { createWorker, deadLetterNote, keyOfMessage, reconcileHandler } from "./worker.ts";
 
 /** Due messages waiting this long with no reconcile finishing make /readyz fail (the queue is stuck). */
 export const DEFAULT_STUCK_AFTER_MS = 5 * 60_000;
@@ -43,7 +46,7 @@ export interface RunOptions {
   maxPollIntervalMs?: number;
   /** The least interval `crossplane.io/poll-interval` may set; default 30 s. */
   minPollIntervalMs?: number;
-  /** Batched drift checks of in-sync resources (sweep.ts, reconciler/batch.ts); default false. */
+  /** Batched drift checks of in-sync resources (sweep.ts, worker/batch.ts); default false. */
   sweepBatch?: boolean;
   events?: EventRecorder;
   /** Serve /metrics, /healthz and /readyz on this port (0: a free port, see Running.metricsPort). */

@@ -30,7 +30,7 @@
 // Batches (batch: true): due objects that look in sync (Ready and Synced True, an external name) go out
 // as batch messages — per page and ProviderConfig, as many keys with their resourceVersions as fit a
 // message — which the worker checks with one LIST of the same page and the kinds' list calls
-// (reconciler/batch.ts). Everything else is enqueued key by key, as without batches.
+// (worker/batch.ts). Everything else is enqueued key by key, as without batches.
 import { createHash } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Condition } from "../api/meta.ts";

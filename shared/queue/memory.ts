@@ -210,7 +210,7 @@ export class MemoryQueue implements QueueProducer, QueueConsumer {
     const existing = this.#waiting.get(key);
     if (existing !== undefined) {
       existing.receiveCount = Math.max(existing.receiveCount, receiveCount);
-      // A doorbell message waits for the write it reports (router.ts): the merged entry waits for the
+      // A doorbell message waits for the write it reports (worker/admission.ts): the merged entry waits for the
       // latest write, which is stored after every earlier one.
       if (message.admitted) existing.message = { ...existing.message, admitted: message.admitted };
       if (dueAt >= existing.dueAt) return;

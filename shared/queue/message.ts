@@ -51,7 +51,7 @@ export interface ReconcileMessage {
   /**
    * Set by the admission doorbell (shared/doorbell/admission.ts), which runs *before* the write it
    * reports is stored: the object's resourceVersion before that write ("" when it did not exist yet).
-   * The worker does not act on the message while the stored object still has it (see router.ts), for
+   * The worker does not act on the message while the stored object still has it (see worker/admission.ts), for
    * at most a while after `at`, when the API server admitted the write (a requeue keeps it; the
    * message's own `at` is reset by some queues' requeues).
    */

@@ -1,6 +1,6 @@
 // One contract for everything driftless reconciles (managed resources, ProviderConfigs, claims, export
 // bindings): the key, the result, the logger, events and metrics hooks, conditions and backoff. The one
-// router that serves them all is router.ts.
+// router that serves them all is the worker's (shared/worker/core.ts).
 import type { Condition, ObjectMeta } from "../api/meta.ts";
 
 /** Which object to reconcile: a message carries only this, the reconciler reads the object fresh. */

@@ -50,7 +50,6 @@ import {
 } from "./plan.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
-import { Router } from "./router.ts";
 
 export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
 export const DEFAULT_CREATION_GRACE_MS = 30_000;
@@ -1003,21 +1002,3 @@ function wrapErr(msg: string, cause: unknown): Error {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export class Reconciler extends ManagedReconciler {
-  readonly #router: Router;
-
-  constructor(kube: Kube, registry: KindRegistry, opts: ReconcilerOptions = {}) {
-    super(kube, registry, opts);
-    const engine: Reconciles = { handles: () => true, reconcile: (key) => super.reconcile(key) };
-    this.#router = new Router([engine], {
-      ...(opts.logger ? { logger: opts.logger } : {}),
-      ...(opts.metrics ? { metrics: opts.metrics } : {}),
-      ...(opts.random ? { random: opts.random } : {}),
-    });
-  }
-
-  override reconcile(key: ResourceKey): Promise<ReconcileResult> {
-    return this.#router.reconcile(key);
-  }
-}

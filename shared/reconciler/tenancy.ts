@@ -13,8 +13,8 @@
 import { promises as dns } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { CredentialsError } from "../api/external.ts";
+import { globMatcher } from "../api/glob.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { globMatcher } from "../ops/activation.ts";
 
 export interface TenancyOptions {
   /** Namespaces (names or globs) whose namespaced ProviderConfigs may use InjectedIdentity. Default none. */

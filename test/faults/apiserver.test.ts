@@ -13,7 +13,7 @@ import { awsKinds, awsProviderConfigKinds } from "../../functions/aws/kinds.ts";
 import { startExtraKubeApiserver, stopExtraKubeApiserver } from "../../infra/local/stack.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
-import { DEAD_LETTER_EVENT_REASON } from "../../shared/pipeline/worker.ts";
+import { DEAD_LETTER_EVENT_REASON } from "../../shared/worker/dead-letter.ts";
 import { TEST_LABEL } from "../integration/pipeline/helpers.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../support/aws.ts";
 import { env, eventually, freePort, kubeConfigFor, newKube, sleep, uniqueName } from "../support/env.ts";

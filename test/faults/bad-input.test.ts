@@ -16,22 +16,19 @@ import { Subnet, VPC } from "../../shared/api/aws/ec2.ts";
 import { DBInstance } from "../../shared/api/aws/rds.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import type { ManagedKindDef, ManagedResource } from "../../shared/api/managed.ts";
-import {
-  handlePubSubPush,
-  MalformedMessageError,
-  ReconcileFailedError,
-} from "../../shared/pipeline/functions-pubsub.ts";
-import { handleSqsBatch } from "../../shared/pipeline/functions-sqs.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
-import { reconcileHandler } from "../../shared/pipeline/worker.ts";
 import { MemoryQueue } from "../../shared/queue/memory.ts";
 import { encodeMessage, makeMessage, type ReconcileMessage } from "../../shared/queue/message.ts";
 import type { QueueEvent } from "../../shared/queue/port.ts";
+import { MalformedMessageError, ReconcileFailedError } from "../../shared/worker/errors.ts";
+import { reconcileHandler } from "../../shared/worker/memory.ts";
+import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
+import { handleSqsBatch } from "../../shared/worker/sqs.ts";
 import { TEST_LABEL } from "../integration/pipeline/helpers.ts";
 import { createAwsProviderConfig, ensureCrds } from "../support/aws.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
-import { pushEvent, recordingLogger, recordingSqs, sqsRecord } from "../unit/functions/factories.ts";
+import { pushEvent, recordingLogger, recordingSqs, sqsRecord } from "../unit/worker/factories.ts";
 import { bufferLogger, eventsFor, forceDelete, Tally } from "./support.ts";
 
 const kube = newKube();
@@ -244,7 +241,8 @@ describe.concurrent("bad input", () => {
       onEvent: (e) => events.push(e),
       onDeadLetter: (d) => dead.push(d.message.kind),
     });
-    queue.start(reconcileHandler({ reconciler: newReconciler(kube) }));
+    const reconciler = newReconciler(kube);
+    queue.start(reconcileHandler({ reconcile: (key) => reconciler.reconcile(key) }));
     const sent = await queue.send(bad.map(([, m]) => m as ReconcileMessage));
     bad.forEach(([label], i) => {
       const failure = sent.failed.find((f) => f.index === i);

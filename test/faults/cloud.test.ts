@@ -15,14 +15,15 @@ import { VPC } from "../../shared/api/aws/ec2.ts";
 import { DBInstance } from "../../shared/api/aws/rds.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import type { ManagedKindDef, ManagedResource } from "../../shared/api/managed.ts";
-import { reconcileHandler } from "../../shared/pipeline/worker.ts";
 import { MemoryQueue, makeMessage } from "../../shared/queue/index.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimit, TokenBucket } from "../../shared/reconciler/rate-limit.ts";
-import type { ReconcileResult, Reconciler, ResourceKey } from "../../shared/reconciler/reconciler.ts";
+import type { ReconcileResult, ResourceKey } from "../../shared/reconciler/reconciler.ts";
+import { reconcileHandler } from "../../shared/worker/memory.ts";
 import { ensureCrds, motoSqs } from "../support/aws.ts";
 import { env, newKube, sleep, uniqueName } from "../support/env.ts";
 import { type Fault, type FaultCall, FaultProxy } from "../support/fault-proxy.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
+import type { Reconciler } from "../support/routed.ts";
 import { createAwsProviderConfigAt, forceDelete, mapLimit, motoQueues, Tally } from "./support.ts";
 
 const kube = newKube();
@@ -295,7 +296,7 @@ describe.concurrent("cloud faults through a proxy in front of moto", () => {
     });
     const r = newReconciler(newKube());
     const queue = new MemoryQueue({ workers: 32 });
-    queue.start(reconcileHandler({ reconciler: r }));
+    queue.start(reconcileHandler({ reconcile: (key) => r.reconcile(key) }));
     const t0 = Date.now();
     await queue.send(
       names.map((name) => makeMessage({ apiVersion: Queue.apiVersion, kind: Queue.kind, name }, "watch")),

@@ -13,17 +13,17 @@ import { VPC } from "../../shared/api/aws/ec2.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
-import { createReconcileFn, typesOf } from "../../shared/pipeline/functions.ts";
-import { handleSqsBatch, type SqsBatchDeps } from "../../shared/pipeline/functions-sqs.ts";
-import { DEAD_LETTER_EVENT_REASON, deadLetterNote } from "../../shared/pipeline/worker.ts";
 import { encodeMessage, makeMessage, REASONS } from "../../shared/queue/message.ts";
-import type { Reconciler } from "../../shared/reconciler/reconciler.ts";
+import { DEAD_LETTER_EVENT_REASON, deadLetterNote } from "../../shared/worker/dead-letter.ts";
+import { handleSqsBatch, type SqsBatchDeps } from "../../shared/worker/sqs.ts";
+import { createWorker, typesOf } from "../../shared/worker/worker.ts";
 import { LambdaSqsPoller, peekBodies } from "../integration/functions/support.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../support/aws.ts";
 import { env, newKube, sleep, uniqueName } from "../support/env.ts";
 import { FaultProxy } from "../support/fault-proxy.ts";
 import { ensureSqsQueue } from "../support/queues.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
+import type { Reconciler } from "../support/routed.ts";
 import {
   createAwsProviderConfigAt,
   eventsFor,
@@ -173,12 +173,12 @@ describe.concurrent("delivery: duplicates, redelivery, poison", () => {
       logger,
       queueUrl: pair.queueUrl,
       maxReceiveCount: 5,
-      reconcile: createReconcileFn({
+      reconcile: createWorker({
         kube,
         kinds: awsKinds,
         providerConfigKinds: awsProviderConfigKinds,
         logger,
-      }),
+      }).reconcile,
     };
     const poller = new LambdaSqsPoller({
       sqs,
@@ -233,12 +233,12 @@ describe.concurrent("delivery: duplicates, redelivery, poison", () => {
       logger,
       queueUrl: pair.queueUrl,
       maxReceiveCount: MAX,
-      reconcile: createReconcileFn({
+      reconcile: createWorker({
         kube,
         kinds: awsKinds,
         providerConfigKinds: awsProviderConfigKinds,
         logger,
-      }),
+      }).reconcile,
       noteDeadLetter: deadLetterNote({
         kube: noteKube,
         types: typesOf(awsKinds, awsProviderConfigKinds),

@@ -156,7 +156,11 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
     );
     const pcs = new ProviderConfigReconciler(kube, new KindRegistry(managedKinds), providerConfigKinds);
     const pcResult = await pcs
-      .reconcile(`${providerConfigs.aws.type.group}/${providerConfigs.aws.type.version}`, PC)
+      .reconcile({
+        apiVersion: `${providerConfigs.aws.type.group}/${providerConfigs.aws.type.version}`,
+        kind: "ProviderConfig",
+        name: PC,
+      })
       .catch((e: Error) => e);
     mine.record(
       "reconciler SA: ProviderConfig check (status, users, finalizer)",

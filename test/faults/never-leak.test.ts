@@ -14,11 +14,12 @@ import { VPC } from "../../shared/api/aws/ec2.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import { Annotations } from "../../shared/api/meta.ts";
-import type { Reconciler, ResourceKey } from "../../shared/reconciler/reconciler.ts";
+import type { ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { ensureCrds, motoSqs } from "../support/aws.ts";
 import { env, eventually, newKube, sleep, uniqueName } from "../support/env.ts";
 import { FaultProxy } from "../support/fault-proxy.ts";
 import { getMr, keyOf, newReconciler } from "../support/reconcile.ts";
+import type { Reconciler } from "../support/routed.ts";
 import { createAwsProviderConfigAt, forceDelete, mapLimit, motoQueues, Tally } from "./support.ts";
 
 const kube = newKube();

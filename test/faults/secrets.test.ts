@@ -6,6 +6,7 @@
 // deleted. Collected: every log line (pino into memory), every Event in the cluster, every object's
 // spec/status/annotations at each phase, every queue message sent. Scanned for every secret value that
 // existed (raw and base64): zero hits.
+
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DBInstance } from "../../shared/api/aws/rds.ts";
@@ -20,18 +21,20 @@ import { coreApi } from "../../shared/kube/core.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { Forwarder } from "../../shared/pipeline/forwarder.ts";
 import { sweep } from "../../shared/pipeline/sweep.ts";
-import { contextLogger, reconcileHandler } from "../../shared/pipeline/worker.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
 import { MemoryQueue, makeMessage, type ReconcileMessage } from "../../shared/queue/index.ts";
 import type { SendOptions } from "../../shared/queue/port.ts";
 import { ProviderConfigReconciler } from "../../shared/reconciler/provider-config.ts";
-import { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { contextLogger } from "../../shared/worker/context.ts";
+import { Router } from "../../shared/worker/core.ts";
+import { reconcileHandler } from "../../shared/worker/memory.ts";
 import { TEST_LABEL } from "../integration/pipeline/helpers.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace } from "../support/aws.ts";
 import { AZURE_CLIENT_ID, createAzureProviderConfig, startPrivateArmFake } from "../support/azure.ts";
 import { env, eventually, newKube, uniqueName } from "../support/env.ts";
 import { conditionOf, getMr } from "../support/reconcile.ts";
+import { Reconciler } from "../support/routed.ts";
 import { bufferLogger, forceDelete, Tally } from "./support.ts";
 
 const kube = newKube();
@@ -197,7 +200,7 @@ describe("secret hygiene at LOG_LEVEL=debug", () => {
     const reconciler = new Reconciler(kube, registry, { logger: contextLogger(logger), events });
     const pcs = new ProviderConfigReconciler(kube, registry, providerConfigKinds);
     const queue = new MemoryQueue({ workers: 6, onEvent: ({ level, msg, ...f }) => logger[level](f, msg) });
-    queue.start(reconcileHandler({ reconciler, providerConfigs: pcs }));
+    queue.start(reconcileHandler({ reconcile: new Router([pcs, reconciler]).reconcile }));
     // The sink every producer sends through: recorded, then queued.
     const sink = {
       send: async (batch: readonly ReconcileMessage[], opts?: SendOptions) => {

@@ -12,8 +12,9 @@ import { Annotations, MANAGED_FINALIZER, type ResourceType } from "../../shared/
 import { Kube, type KubeObject } from "../../shared/kube/client.ts";
 import { vpcProvider } from "../../shared/providers/aws/ec2-vpc.ts";
 import { queueProvider } from "../../shared/providers/aws/sqs-queue.ts";
-import { Reconciler, type ResourceKey } from "../../shared/reconciler/reconciler.ts";
+import type { ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { Reconciler } from "../support/routed.ts";
 
 export const BOUNDARIES = [
   "after-finalizer-add",

@@ -12,10 +12,10 @@ import type { Kube } from "../../shared/kube/client.ts";
 import { applyCrds } from "../../shared/kube/crds.ts";
 import { awsccProviders } from "../../shared/providers/awscc/kinds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
-import { Reconciler } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { createAwsProviderConfig, ensureCrds } from "./aws.ts";
 import { kubeConfig } from "./env.ts";
+import { Reconciler } from "./routed.ts";
 
 /** Generates the kinds if this checkout has not (or has stale ones); ~1 s, else nothing. */
 export function ensureAwsccGenerated() {

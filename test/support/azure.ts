@@ -7,9 +7,10 @@ import { type FakeServer, startArmFake } from "../../infra/local/fakes/arm-fake.
 import { ensureTls } from "../../infra/local/tls.ts";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import type { Kube } from "../../shared/kube/client.ts";
-import type { ReconcileResult, Reconciler, ResourceKey } from "../../shared/reconciler/reconciler.ts";
+import type { ReconcileResult, ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { ensureNamespace } from "./aws.ts";
 import { env, sleep } from "./env.ts";
+import type { Reconciler } from "./routed.ts";
 
 /** The client id and secret the test ProviderConfigs use; the stack's ARM fake accepts any. */
 export const AZURE_CLIENT_ID = "driftless-test-app";

@@ -2,12 +2,13 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { ManagedResource } from "../../shared/api/managed.ts";
 import { Annotations, MANAGED_FINALIZER, type ResourceType } from "../../shared/api/meta.ts";
 import { Kube, KubeError, type KubeObject } from "../../shared/kube/client.ts";
-import type { ReconcileResult, Reconciler, ResourceKey } from "../../shared/reconciler/reconciler.ts";
+import type { ReconcileResult, ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { createAwsProviderConfig, ensureCrds } from "./aws.ts";
 import type { AzureProviderConfigOptions } from "./azure.ts";
 import { kubeConfig, newKube, uniqueName } from "./env.ts";
 import type { GcpProviderConfigOptions } from "./gcp.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "./reconcile.ts";
+import type { Reconciler } from "./routed.ts";
 
 /** A managed kind as tests address it: its resource type plus apiVersion. */
 export type ManagedType = ResourceType & { apiVersion: string };

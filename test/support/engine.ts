@@ -3,16 +3,12 @@
 import type { ManagedResource } from "../../shared/api/managed.ts";
 import { providerConfigType } from "../../shared/api/managed.ts";
 import { Annotations, MANAGED_FINALIZER } from "../../shared/api/meta.ts";
-import {
-  type ReconcileResult,
-  Reconciler,
-  type ReconcilerOptions,
-  type ResourceKey,
-} from "../../shared/reconciler/reconciler.ts";
+import type { ReconcileResult, ReconcilerOptions, ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { FakeCloud, gate, parentType, type Widget, widgetKind } from "./fake-cloud.ts";
 import { MemoryApiServer } from "./memory-apiserver.ts";
 import { captureLogger } from "./reconcile.ts";
+import { Reconciler } from "./routed.ts";
 
 export interface RecordedEvent {
   name: string;

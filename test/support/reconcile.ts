@@ -2,13 +2,9 @@ import type { ManagedResource } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import type { Kube } from "../../shared/kube/client.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
-import {
-  type ReconcileResult,
-  Reconciler,
-  type ReconcilerOptions,
-  type ResourceKey,
-} from "../../shared/reconciler/reconciler.ts";
+import type { ReconcileResult, ReconcilerOptions, ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { Reconciler } from "./routed.ts";
 
 /** A logger that keeps every line, so tests can assert on logs and scan them for secrets. */
 export function captureLogger() {

@@ -16,7 +16,7 @@ import {
 } from "../../../shared/doorbell/webhook.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { UsageError } from "../../../shared/ops/errors.ts";
-import { typesOf } from "../../../shared/pipeline/worker.ts";
+import { typesOf } from "../../../shared/worker/worker.ts";
 import { type CliContext, config, parseInteger, registry } from "../common.ts";
 import { stderr, stdout } from "../output.ts";
 

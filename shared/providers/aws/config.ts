@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { AwsCredentialIdentity, FinalizeRequestMiddleware } from "@smithy/types";
+import type { AwsCredentialIdentity, FinalizeRequestMiddleware, InitializeMiddleware } from "@smithy/types";
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
@@ -244,6 +244,30 @@ export async function aws<T>(call: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw classifyAwsError(err);
   }
+}
+
+/**
+ * Classifies every error of a client's calls inside its own middleware stack (outside the retries), so a
+ * kind's file calls the SDK directly instead of through `aws(() => …)`: one hop from the engine to the SDK.
+ */
+export function classifyingErrors<
+  T extends {
+    middlewareStack: {
+      add(m: InitializeMiddleware<object, object>, o: { step: "initialize"; name: string }): void;
+    };
+  },
+>(client: T): T {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (err) {
+        throw classifyAwsError(err);
+      }
+    },
+    { step: "initialize", name: "driftlessClassifyErrors" },
+  );
+  return client;
 }
 
 /** The region part of an ARN (arn:aws:service:region:account:resource). */

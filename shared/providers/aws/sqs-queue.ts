@@ -23,11 +23,10 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import {
-  aws,
   awsClientConfig,
   awsErrorCode,
   ClientCache,
-  perResource,
+  classifyingErrors,
   regionOfArn,
   sdkOptions,
 } from "./config.ts";
@@ -36,7 +35,8 @@ type F = z.infer<typeof QueueForProvider>;
 type A = z.infer<typeof QueueAtProvider>;
 type MR = ManagedResource<F, A>;
 
-const clients = new ClientCache((c) => new SQSClient(sdkOptions(c)));
+// Errors are classified in the client's middleware (config.ts), so each method calls the SDK directly.
+const clients = new ClientCache((c) => classifyingErrors(new SQSClient(sdkOptions(c))));
 
 // forProvider field ↔ SQS attribute (numbers travel as strings on the wire).
 const NUMERIC = {
@@ -96,20 +96,28 @@ function observedOf(
   return o;
 }
 
+/** The regional SDK client of a queue, with the region it serves. */
+interface Regional {
+  sqs: SQSClient;
+  region: string;
+}
+
+/**
+ * The queue kind's ExternalClient. Each operation first gets the (cached) client of the queue's region,
+ * then calls the SDK itself: the engine reaches the SDK through this one file.
+ */
 class QueueClient implements ExternalClient<F, A> {
-  readonly #sqs: SQSClient;
-  readonly #region: string;
-  constructor(sqs: SQSClient, region: string) {
-    this.#sqs = sqs;
-    this.#region = region;
+  readonly #clientFor: (mr: MR) => Promise<Regional>;
+  constructor(clientFor: (mr: MR) => Promise<Regional>) {
+    this.#clientFor = clientFor;
   }
 
-  async #url(mr: MR, name: string): Promise<string | undefined> {
+  async #url(sqs: SQSClient, mr: MR, name: string): Promise<string | undefined> {
     // The URL from the last observation saves a GetQueueUrl call on every in-sync reconcile.
     const known = mr.status?.atProvider?.url;
     if (known?.endsWith(`/${name}`)) return known;
     try {
-      return (await this.#sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+      return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
     } catch (err) {
       if (isMissing(err)) return undefined;
       throw err;
@@ -117,88 +125,83 @@ class QueueClient implements ExternalClient<F, A> {
   }
 
   async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    const { sqs, region } = await this.#clientFor(mr);
     if (!name) return { resourceExists: false };
-    return aws(async () => {
-      const url = await this.#url(mr, name);
-      if (!url) return { resourceExists: false };
-      let attrs: Record<string, string>;
-      try {
-        const out = await this.#sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All" as QueueAttributeName] }),
-        );
-        attrs = out.Attributes ?? {};
-      } catch (err) {
-        if (isMissing(err)) return { resourceExists: false };
-        throw err;
-      }
-      // Tags cost a second call: read them only when the spec manages them.
-      const tags =
-        mr.spec.forProvider.tags !== undefined
-          ? ((await this.#sqs.send(new ListQueueTagsCommand({ QueueUrl: url }))).Tags ?? {})
-          : undefined;
-      const arn = attrs.QueueArn ?? "";
-      return {
-        resourceExists: true,
-        observed: observedOf(mr.spec.forProvider, attrs, regionOfArn(arn) ?? this.#region, tags),
-        atProvider: { arn, url },
-        availability: "Available",
-        connectionDetails: { url, arn },
-      };
-    });
+    const url = await this.#url(sqs, mr, name);
+    if (!url) return { resourceExists: false };
+    let attrs: Record<string, string>;
+    try {
+      const out = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All" as QueueAttributeName] }),
+      );
+      attrs = out.Attributes ?? {};
+    } catch (err) {
+      if (isMissing(err)) return { resourceExists: false };
+      throw err;
+    }
+    // Tags cost a second call: read them only when the spec manages them.
+    const tags =
+      mr.spec.forProvider.tags !== undefined
+        ? ((await sqs.send(new ListQueueTagsCommand({ QueueUrl: url }))).Tags ?? {})
+        : undefined;
+    const arn = attrs.QueueArn ?? "";
+    return {
+      resourceExists: true,
+      observed: observedOf(mr.spec.forProvider, attrs, regionOfArn(arn) ?? region, tags),
+      atProvider: { arn, url },
+      availability: "Available",
+      connectionDetails: { url, arn },
+    };
   }
 
   async create(mr: MR, name: string | undefined) {
     const fp = mr.spec.forProvider;
+    const { sqs } = await this.#clientFor(mr);
     if (!name) throw new Error("a queue needs a name (crossplane.io/external-name)");
-    return aws(async () => {
-      const out = await this.#sqs.send(
-        new CreateQueueCommand({
-          QueueName: name,
-          Attributes: attributesOf(fp, true),
-          ...(fp.tags && Object.keys(fp.tags).length > 0 ? { tags: fp.tags } : {}),
-        }),
-      );
-      const url = out.QueueUrl ?? "";
-      const attrs = await this.#sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] }),
-      );
-      return { connectionDetails: { url, arn: attrs.Attributes?.QueueArn ?? "" } };
-    });
+    const out = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: attributesOf(fp, true),
+        ...(fp.tags && Object.keys(fp.tags).length > 0 ? { tags: fp.tags } : {}),
+      }),
+    );
+    const url = out.QueueUrl ?? "";
+    const attrs = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["QueueArn"] }),
+    );
+    return { connectionDetails: { url, arn: attrs.Attributes?.QueueArn ?? "" } };
   }
 
   async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
     const fp = mr.spec.forProvider;
-    return aws(async () => {
-      const url = obs.atProvider?.url ?? (await this.#url(mr, name));
-      if (!url) throw new Error(`queue ${name} disappeared during update`);
-      const attrs = attributesOf(fp, false, fp.fifoQueue ?? obs.observed?.fifoQueue ?? false);
-      // An unset redrive policy that the cloud does not have either needs no write.
-      if (!fp.redrivePolicy && !obs.observed?.redrivePolicy) delete attrs.RedrivePolicy;
-      if (Object.keys(attrs).length > 0)
-        await this.#sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attrs }));
-      if (fp.tags !== undefined) {
-        const current = obs.observed?.tags ?? {};
-        const removed = Object.keys(current).filter((k) => !(k in (fp.tags ?? {})));
-        if (removed.length > 0)
-          await this.#sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: removed }));
-        const changed = Object.fromEntries(Object.entries(fp.tags).filter(([k, v]) => current[k] !== v));
-        if (Object.keys(changed).length > 0)
-          await this.#sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: changed }));
-      }
-      return {};
-    });
+    const { sqs } = await this.#clientFor(mr);
+    const url = obs.atProvider?.url ?? (await this.#url(sqs, mr, name));
+    if (!url) throw new Error(`queue ${name} disappeared during update`);
+    const attrs = attributesOf(fp, false, fp.fifoQueue ?? obs.observed?.fifoQueue ?? false);
+    // An unset redrive policy that the cloud does not have either needs no write.
+    if (!fp.redrivePolicy && !obs.observed?.redrivePolicy) delete attrs.RedrivePolicy;
+    if (Object.keys(attrs).length > 0)
+      await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attrs }));
+    if (fp.tags !== undefined) {
+      const current = obs.observed?.tags ?? {};
+      const removed = Object.keys(current).filter((k) => !(k in (fp.tags ?? {})));
+      if (removed.length > 0) await sqs.send(new UntagQueueCommand({ QueueUrl: url, TagKeys: removed }));
+      const changed = Object.fromEntries(Object.entries(fp.tags).filter(([k, v]) => current[k] !== v));
+      if (Object.keys(changed).length > 0)
+        await sqs.send(new TagQueueCommand({ QueueUrl: url, Tags: changed }));
+    }
+    return {};
   }
 
   async delete(mr: MR, name: string) {
-    await aws(async () => {
-      const url = await this.#url(mr, name);
-      if (!url) return;
-      try {
-        await this.#sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
-      } catch (err) {
-        if (!isMissing(err)) throw err;
-      }
-    });
+    const { sqs } = await this.#clientFor(mr);
+    const url = await this.#url(sqs, mr, name);
+    if (!url) return;
+    try {
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
   }
 }
 
@@ -235,13 +238,12 @@ export const queueProvider = defineProvider({
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     // An existing queue is looked for where it lives (its ARN's region), so a changed spec.region is
     // reported as drift on an immutable field instead of creating a second queue elsewhere.
-    const clientFor = async (mr: MR) => {
+    return new QueueClient(async (mr) => {
       const cfg = await awsClientConfig(
         ctx,
         regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
       );
-      return new QueueClient(clients.get(cfg), cfg.region);
-    };
-    return perResource(clientFor);
+      return { sqs: clients.get(cfg), region: cfg.region };
+    });
   },
 });

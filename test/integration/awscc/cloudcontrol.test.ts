@@ -13,11 +13,11 @@ import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { CREATE_REQUEST_ANNOTATION } from "../../../shared/providers/awscc/cloudcontrol.ts";
 import { desiredModel } from "../../../shared/providers/awscc/model.ts";
-import { Reconciler } from "../../../shared/reconciler/reconciler.ts";
 import { awsccRegistry, awsccTestbed, type startFake } from "../../support/awscc.ts";
 import { CrashBeforeSucceeded, expectAvailable, managedObject } from "../../support/conformance.ts";
 import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
+import { Reconciler } from "../../support/routed.ts";
 
 type Json = Record<string, unknown>;
 

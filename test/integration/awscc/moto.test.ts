@@ -9,12 +9,12 @@ import { GetQueueAttributesCommand, GetQueueUrlCommand } from "@aws-sdk/client-s
 import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
-import type { Reconciler } from "../../../shared/reconciler/reconciler.ts";
 import { motoOptions, motoS3, motoSqs } from "../../support/aws.ts";
 import { awsccTestbed } from "../../support/awscc.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { getMr, keyOf, settle } from "../../support/reconcile.ts";
+import type { Reconciler } from "../../support/routed.ts";
 
 const QUEUE = "AWS::SQS::Queue";
 const PARAMETER = "AWS::SSM::Parameter";

@@ -3,13 +3,13 @@ import { Queue as SqsQueue } from "../../../shared/api/aws/sqs.ts";
 import { Queue } from "../../../shared/api/claims/claims.ts";
 import { PubSubQueueClass, SQSQueueClass } from "../../../shared/api/claims/classes.ts";
 import { Subscription } from "../../../shared/api/gcp/pubsub.ts";
-import { ClaimReconciler } from "../../../shared/claims/reconciler.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
 import { KubeEventRecorder } from "../../../shared/kube/events.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig } from "../../support/gcp.ts";
 import { newReconciler } from "../../support/reconcile.ts";
+import { ClaimReconciler } from "../../support/routed.ts";
 import {
   claimKey,
   claimObject,

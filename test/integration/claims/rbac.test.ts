@@ -7,13 +7,13 @@ import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue as SqsQueue } from "../../../shared/api/aws/sqs.ts";
 import { Queue } from "../../../shared/api/claims/claims.ts";
 import { classKinds, SQSQueueClass } from "../../../shared/api/claims/classes.ts";
-import { ClaimReconciler } from "../../../shared/claims/reconciler.ts";
 import { Kube, statusOf } from "../../../shared/kube/client.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace } from "../../support/aws.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { newReconciler } from "../../support/reconcile.ts";
+import { ClaimReconciler } from "../../support/routed.ts";
 import { claimObject, classObject, conditionOf, drive, getClaim, isReady, newNamespace } from "./support.ts";
 
 const admin = newKube();

@@ -5,13 +5,14 @@ import type { Claim, ClaimKindDef } from "../../../shared/api/claims/claims.ts";
 import type { ClassKindDef } from "../../../shared/api/claims/classes.ts";
 import { DEFAULT_CLASS_ANNOTATION } from "../../../shared/api/claims/meta.ts";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
-import { ClaimReconciler, type ClaimResult } from "../../../shared/claims/reconciler.ts";
+import type { ClaimResult } from "../../../shared/claims/reconciler.ts";
 import { allCrds } from "../../../shared/crds.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
-import type { Reconciler } from "../../../shared/reconciler/reconciler.ts";
 import { ensureNamespace } from "../../support/aws.ts";
 import { env, sleep, uniqueName } from "../../support/env.ts";
+import type { Reconciler } from "../../support/routed.ts";
+import { ClaimReconciler } from "../../support/routed.ts";
 import { tableRow } from "../../support/table.ts";
 
 export type KubeClaim = Claim & { [k: string]: unknown };

@@ -12,10 +12,10 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../../../shared/api/cloud-events.ts";
-import { handleSqsBatch, type SqsEvent } from "../../../shared/pipeline/functions-sqs.ts";
-import { createWorker } from "../../../shared/pipeline/worker.ts";
 import { awsKinds, awsProviderConfigKinds } from "../../../shared/providers/aws/kinds.ts";
 import { noopLogger } from "../../../shared/reconciler/contract.ts";
+import { handleSqsBatch, type SqsEvent } from "../../../shared/worker/sqs.ts";
+import { createWorker } from "../../../shared/worker/worker.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
 import { fixture } from "../../support/cloud-events.ts";
 import { newKube, uniqueName } from "../../support/env.ts";

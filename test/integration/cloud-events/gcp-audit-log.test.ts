@@ -5,10 +5,10 @@
 import type { Message, PubSub } from "@google-cloud/pubsub";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Topic } from "../../../shared/api/gcp/pubsub.ts";
-import { handlePubSubPush, type PubSubPushResult } from "../../../shared/pipeline/functions-pubsub.ts";
-import { createWorker } from "../../../shared/pipeline/worker.ts";
 import { gcpKinds, gcpProviderConfigKinds } from "../../../shared/providers/gcp/kinds.ts";
 import { noopLogger } from "../../../shared/reconciler/contract.ts";
+import { handlePubSubPush, type PubSubPushResult } from "../../../shared/worker/pubsub.ts";
+import { createWorker } from "../../../shared/worker/worker.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import { fixture } from "../../support/cloud-events.ts";
 import { managedObject } from "../../support/conformance.ts";

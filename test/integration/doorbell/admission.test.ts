@@ -22,7 +22,7 @@ import {
 } from "../../../shared/doorbell/webhook.ts";
 import { createLogger } from "../../../shared/log.ts";
 import { type Running, startRun } from "../../../shared/pipeline/run.ts";
-import { typesOf } from "../../../shared/pipeline/worker.ts";
+import { typesOf } from "../../../shared/worker/worker.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
 import { env, eventually, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr } from "../../support/reconcile.ts";

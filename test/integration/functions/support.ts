@@ -11,7 +11,7 @@ import {
 } from "@aws-sdk/client-sqs";
 import type { Message as PubSubMessage, Subscription } from "@google-cloud/pubsub";
 import { vi } from "vitest";
-import type { SqsBatchResponse, SqsEvent, SqsEventRecord } from "../../../shared/pipeline/functions-sqs.ts";
+import type { SqsBatchResponse, SqsEvent, SqsEventRecord } from "../../../shared/worker/sqs.ts";
 import { freePort } from "../../support/env.ts";
 
 /**

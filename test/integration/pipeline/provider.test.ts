@@ -19,10 +19,10 @@ import {
 } from "../../../shared/ops/provider.ts";
 import { sweepWithProviderHealth } from "../../../shared/ops/provider-health.ts";
 import { runScheduledSweep } from "../../../shared/pipeline/functions.ts";
-import { typesOf } from "../../../shared/pipeline/worker.ts";
 import { awsKinds, awsProviderConfigKinds } from "../../../shared/providers/aws/kinds.ts";
 import type { ReconcileMessage } from "../../../shared/queue/message.ts";
 import { sqsQueueDepth } from "../../../shared/queue/sqs-depth.ts";
+import { typesOf } from "../../../shared/worker/worker.ts";
 import { motoSqs } from "../../support/aws.ts";
 import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { tableRow } from "../../support/table.ts";

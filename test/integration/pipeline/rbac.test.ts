@@ -8,13 +8,13 @@ import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { Queue as QueueClaim } from "../../../shared/api/claims/claims.ts";
 import { SQSQueueClass } from "../../../shared/api/claims/classes.ts";
-import { ClaimReconciler } from "../../../shared/claims/reconciler.ts";
 import { Kube, type KubeObject, statusOf } from "../../../shared/kube/client.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
 import { Forwarder } from "../../../shared/pipeline/forwarder.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { env, eventually, kubeConfig, kubeConfigFor, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+import { ClaimReconciler } from "../../support/routed.ts";
 import {
   conditionOf as claimCondition,
   claimObject,

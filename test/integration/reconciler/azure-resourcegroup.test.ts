@@ -266,7 +266,9 @@ describe("Azure ResourceGroup field mapping and quirks against the real API serv
         )
       )?.status?.conditions?.find((c) => c.type === "Ready");
 
-    expect((await pcs.reconcile(apiVersion, PC_PRIVATE)).outcome).toBe("ready");
+    expect(
+      (await pcs.reconcile({ apiVersion: apiVersion, kind: "ProviderConfig", name: PC_PRIVATE })).outcome,
+    ).toBe("ready");
     expect((await readyOf(PC_PRIVATE))?.message).toContain(
       `credentials accepted (application ${AZURE_CLIENT_ID} in tenant`,
     );
@@ -276,7 +278,9 @@ describe("Azure ResourceGroup field mapping and quirks against the real API serv
       armEndpoint: fake.url,
       clientSecret: "wrong-check-secret",
     });
-    expect((await pcs.reconcile(apiVersion, wrongPc)).outcome).toBe("unready");
+    expect(
+      (await pcs.reconcile({ apiVersion: apiVersion, kind: "ProviderConfig", name: wrongPc })).outcome,
+    ).toBe("unready");
     const ready = await readyOf(wrongPc);
     expect(ready).toMatchObject({ status: "False", reason: "CredentialsRefused" });
     expect(ready?.message).toContain("AADSTS7000215");

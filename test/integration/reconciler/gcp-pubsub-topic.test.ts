@@ -283,7 +283,9 @@ describe("Pub/Sub Topic field mapping and quirks against the real API server and
         )
       )?.status?.conditions?.find((c) => c.type === "Ready");
 
-    expect((await pcs.reconcile(apiVersion, PC)).outcome).toBe("ready");
+    expect((await pcs.reconcile({ apiVersion: apiVersion, kind: "ProviderConfig", name: PC })).outcome).toBe(
+      "ready",
+    );
     const ok = await readyOf(PC);
     expect(ok?.message).toContain(
       `credentials accepted (service account ${key.email} in project ${gcpProject()}`,
@@ -298,7 +300,9 @@ describe("Pub/Sub Topic field mapping and quirks against the real API server and
         private_key: "secret-ish",
       }),
     });
-    expect((await pcs.reconcile(apiVersion, bad)).outcome).toBe("unready");
+    expect((await pcs.reconcile({ apiVersion: apiVersion, kind: "ProviderConfig", name: bad })).outcome).toBe(
+      "unready",
+    );
     const ready = await readyOf(bad);
     expect(ready).toMatchObject({ status: "False", reason: "CredentialsRefused" });
     expect(ready?.message).toContain("private_key is not a PEM-encoded private key");

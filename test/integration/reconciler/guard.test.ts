@@ -11,12 +11,13 @@ import { defineManagedKind, type ManagedResource } from "../../../shared/api/man
 import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
-import { Reconciler, type ReconcilerOptions } from "../../../shared/reconciler/reconciler.ts";
+import type { ReconcilerOptions } from "../../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { createAwsProviderConfig } from "../../support/aws.ts";
+import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { CrashBeforeSucceeded } from "../../support/conformance.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
+import { Reconciler } from "../../support/routed.ts";
 
 // A test-only kind whose cloud chooses the name (like an EC2 VPC's vpc-… id), backed by an in-memory cloud.
 const WidgetForProvider = z.object({ size: z.number().int().min(1).optional() });
@@ -108,6 +109,8 @@ const widgetObject = (name: string, annotations: Record<string, string> = {}) =>
 });
 
 beforeAll(async () => {
+  // The ProviderConfig CRD too: this file must not depend on another having installed it.
+  await ensureCrds();
   await applyCrds(kubeConfig(), [managedCrd(Widget)]);
   await createAwsProviderConfig(kube, PC);
 });

@@ -38,7 +38,11 @@ describe("AWS ProviderConfig health against the real API server and moto STS", (
       });
     }
 
-    const res = await newPcReconciler().reconcile(`${pcType.group}/${pcType.version}`, name);
+    const res = await newPcReconciler().reconcile({
+      apiVersion: `${pcType.group}/${pcType.version}`,
+      kind: "ProviderConfig",
+      name: name,
+    });
 
     expect(res).toMatchObject({ outcome: "ready", users: 2 });
     const status = await readyOf(name);
@@ -55,7 +59,11 @@ describe("AWS ProviderConfig health against the real API server and moto STS", (
     await createAwsProviderConfig(kube, name, {
       credentials: "[default]\naws_access_key_id = AKIAHALFONLY\n",
     });
-    const res = await newPcReconciler().reconcile(`${pcType.group}/${pcType.version}`, name);
+    const res = await newPcReconciler().reconcile({
+      apiVersion: `${pcType.group}/${pcType.version}`,
+      kind: "ProviderConfig",
+      name: name,
+    });
     expect(res.outcome).toBe("unready");
     const ready = (await readyOf(name))?.conditions?.find((c) => c.type === "Ready");
     expect(ready).toMatchObject({ status: "False", reason: "CredentialsRefused" });
@@ -74,18 +82,30 @@ describe("AWS ProviderConfig health against the real API server and moto STS", (
       spec: { forProvider: {}, providerConfigRef: { name } },
     });
     const r = newPcReconciler();
-    await r.reconcile(`${pcType.group}/${pcType.version}`, name);
+    await r.reconcile({
+      apiVersion: `${pcType.group}/${pcType.version}`,
+      kind: "ProviderConfig",
+      name: name,
+    });
     expect((await kube.get(pcType, name))?.metadata.finalizers).toContain(PROVIDER_CONFIG_FINALIZER);
 
     await kube.delete(pcType, name);
-    const held = await r.reconcile(`${pcType.group}/${pcType.version}`, name);
+    const held = await r.reconcile({
+      apiVersion: `${pcType.group}/${pcType.version}`,
+      kind: "ProviderConfig",
+      name: name,
+    });
     expect(held).toMatchObject({ outcome: "in-use", users: 1 });
     const ready = (await readyOf(name))?.conditions?.find((c) => c.type === "Ready");
     expect(ready?.message).toContain("1 managed resource(s) still use this ProviderConfig");
     expect(await kube.get(pcType, name)).toBeDefined();
 
     await kube.delete(Queue, q);
-    const released = await r.reconcile(`${pcType.group}/${pcType.version}`, name);
+    const released = await r.reconcile({
+      apiVersion: `${pcType.group}/${pcType.version}`,
+      kind: "ProviderConfig",
+      name: name,
+    });
     expect(released.outcome).toBe("released");
     expect(await kube.get(pcType, name)).toBeUndefined();
   });

@@ -4,8 +4,8 @@ import { DBInstance } from "../../../shared/api/aws/rds.ts";
 import { PostgreSQLInstance } from "../../../shared/api/claims/claims.ts";
 import { RDSInstanceClass } from "../../../shared/api/claims/classes.ts";
 import { DEFAULT_CLASS_ANNOTATION } from "../../../shared/api/claims/meta.ts";
-import { ClaimReconciler } from "../../../shared/claims/reconciler.ts";
 import { MemoryApiServer } from "../../support/memory-apiserver.ts";
+import { ClaimReconciler } from "../../support/routed.ts";
 
 const NS = "team-a";
 const conditionOf = (o: { status?: unknown } | undefined, type: string) =>

@@ -4,9 +4,10 @@
 import { describe, expect, it } from "vitest";
 import { handleEventGridRequest } from "../../../shared/cloud-events/event-grid.ts";
 import { CloudEventResolver } from "../../../shared/cloud-events/resolve.ts";
-import { handlePubSubPush, ReconcileFailedError } from "../../../shared/pipeline/functions-pubsub.ts";
-import { handleSqsBatch, type SqsEventRecord } from "../../../shared/pipeline/functions-sqs.ts";
 import { decodeMessage, type ReconcileMessage } from "../../../shared/queue/message.ts";
+import { ReconcileFailedError } from "../../../shared/worker/errors.ts";
+import { handlePubSubPush } from "../../../shared/worker/pubsub.ts";
+import { handleSqsBatch, type SqsEventRecord } from "../../../shared/worker/sqs.ts";
 import {
   named,
   pushEvent,
@@ -15,7 +16,7 @@ import {
   recordingSqs,
   scriptedReconcile,
   sqsRecord,
-} from "../functions/factories.ts";
+} from "../worker/factories.ts";
 import { clusterWith, fixture, fixtureJson, kindOf } from "./support.ts";
 
 const queue = kindOf("Queue", "sqs.aws");

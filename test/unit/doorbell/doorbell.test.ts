@@ -10,10 +10,10 @@ import { fromHttpFunction, fromLambdaUrl, isLambdaUrlEvent } from "../../../shar
 import { KeyRateLimiter } from "../../../shared/doorbell/rate-limit.ts";
 import { doorbellWebhookConfiguration, webhookUrlProblem } from "../../../shared/doorbell/webhook.ts";
 import { CLAIMS_FIELD_MANAGER, FIELD_MANAGER } from "../../../shared/kube/client.ts";
-import { typesOf } from "../../../shared/pipeline/worker.ts";
 import { awsKinds, awsProviderConfigKinds } from "../../../shared/providers/aws/kinds.ts";
 import { type ReconcileMessage, validateMessage } from "../../../shared/queue/message.ts";
 import type { SendOptions } from "../../../shared/queue/port.ts";
+import { typesOf } from "../../../shared/worker/worker.ts";
 import { admissionReview } from "../../support/admission.ts";
 import { recordingLogger } from "../../support/reconcile.ts";
 

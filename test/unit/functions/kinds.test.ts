@@ -6,8 +6,8 @@ import { definitions, forwardedTypes } from "../../../functions/forwarder.ts";
 import { gcpKinds, gcpProviderConfigKinds } from "../../../functions/gcp/kinds.ts";
 import { claimKinds } from "../../../shared/api/claims/claims.ts";
 import { classKinds } from "../../../shared/api/claims/classes.ts";
-import { typesOf } from "../../../shared/pipeline/functions.ts";
 import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
+import { typesOf } from "../../../shared/worker/worker.ts";
 
 const names = (defs: Array<{ kind: string; group: string }>) =>
   defs.map((d) => `${d.kind}.${d.group}`).sort();

@@ -24,11 +24,11 @@ import { managedCrd } from "../../../shared/api/crd.ts";
 import { defineProvider } from "../../../shared/api/external.ts";
 import { defineManagedKind } from "../../../shared/api/managed.ts";
 import { kindPages, pageName } from "../../../shared/ops/kind-docs.ts";
-import { typesOf } from "../../../shared/pipeline/functions.ts";
 import { awsKinds, awsProviderConfigKinds } from "../../../shared/providers/aws/kinds.ts";
 import { azureKinds } from "../../../shared/providers/azure/kinds.ts";
 import { gcpKinds } from "../../../shared/providers/gcp/kinds.ts";
 import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
+import { typesOf } from "../../../shared/worker/worker.ts";
 
 // Prepare: a new AWS kind, exactly as a contributor would write it — a schema and a provider.
 const Widget = defineManagedKind({

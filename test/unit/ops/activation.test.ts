@@ -2,11 +2,11 @@
 // objects still exist (an in-memory API server; the real one is shared by the integration suites).
 import { describe, expect, it } from "vitest";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
+import { globMatcher } from "../../../shared/api/glob.ts";
 import { allCrds } from "../../../shared/crds.ts";
 import {
   CRD_TYPE,
   type CrdLike,
-  globMatcher,
   planActivation,
   pruneInactive,
   typeOfCrd,

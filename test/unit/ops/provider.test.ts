@@ -23,9 +23,9 @@ import {
   sweepWithProviderHealth,
 } from "../../../shared/ops/provider-health.ts";
 import { sweep } from "../../../shared/pipeline/sweep.ts";
-import { typesOf } from "../../../shared/pipeline/worker.ts";
 import { awsKinds, awsProviderConfigKinds } from "../../../shared/providers/aws/kinds.ts";
 import type { ReconcileMessage } from "../../../shared/queue/message.ts";
+import { typesOf } from "../../../shared/worker/worker.ts";
 import { MemoryApiServer, notFound } from "../../support/memory-apiserver.ts";
 
 const PC = providerConfigType("aws");

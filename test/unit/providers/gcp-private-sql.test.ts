@@ -24,10 +24,11 @@ import { type ManagedResource, namespacedTypeOf } from "../../../shared/api/mana
 import { Annotations, MANAGED_FINALIZER, type ResourceType } from "../../../shared/api/meta.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../../shared/api/provider-config.ts";
 import { gcpKinds } from "../../../shared/providers/gcp/kinds.ts";
-import { type ReconcileResult, Reconciler, type ResourceKey } from "../../../shared/reconciler/reconciler.ts";
+import type { ReconcileResult, ResourceKey } from "../../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { MemoryApiServer } from "../../support/memory-apiserver.ts";
 import { captureLogger } from "../../support/reconcile.ts";
+import { Reconciler } from "../../support/routed.ts";
 
 const PROJECT = "driftless-test";
 const NET_PATH = (n: string) => `projects/${PROJECT}/global/networks/${n}`;

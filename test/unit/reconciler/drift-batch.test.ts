@@ -8,7 +8,7 @@ import { Annotations } from "../../../shared/api/meta.ts";
 import { KubeError } from "../../../shared/kube/client.ts";
 import { type SweepResult, sweep } from "../../../shared/pipeline/sweep.ts";
 import { MAX_MESSAGE_BYTES, type ReconcileMessage } from "../../../shared/queue/message.ts";
-import { checkBatch } from "../../../shared/reconciler/batch.ts";
+import { checkBatch } from "../../../shared/worker/batch.ts";
 import { engine } from "../../support/engine.ts";
 
 type Engine = ReturnType<typeof engine>;

@@ -41,9 +41,9 @@ describe("spec.initProvider", () => {
     expect(res.outcome).toBe("in-sync");
     expect(e.cloud.calls.update).toBe(0);
     expect(e.api.writes().length).toBe(before);
-    expect((e.get("w")?.spec.forProvider as { color?: string }).color).toBeUndefined();
     const listed = e.get("w");
     if (!listed) throw new Error("w is missing");
+    expect((listed.spec.forProvider as { color?: string }).color).toBeUndefined();
     expect(await e.reconciler.checkMany([listed], { connectionSecret: () => undefined })).toEqual([
       { inSync: true },
     ]);

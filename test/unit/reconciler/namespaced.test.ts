@@ -13,11 +13,12 @@ import {
 } from "../../../shared/api/managed.ts";
 import { Annotations, SecretKeySelector } from "../../../shared/api/meta.ts";
 import { ProviderConfigReconciler } from "../../../shared/reconciler/provider-config.ts";
-import { Reconciler, type ReconcilerOptions } from "../../../shared/reconciler/reconciler.ts";
+import type { ReconcilerOptions } from "../../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { forbiddenAddress, hostOf } from "../../../shared/reconciler/tenancy.ts";
 import { FakeCloud, parentType, WidgetForProvider, widgetKind } from "../../support/fake-cloud.ts";
 import { MemoryApiServer } from "../../support/memory-apiserver.ts";
+import { Reconciler } from "../../support/routed.ts";
 
 const clusterDef = widgetKind();
 const def = namespacedVariantOf(clusterDef);

@@ -1,81 +1,28 @@
-// The worker: wires the reconcilers once behind the one router (createWorker, for `driftless run` and
-// the serverless functions alike), turns a received message into the worker core's work item
-// (reconciler/router.ts), serves the memory queue, and notes dead letters on their resources.
+// The worker, wired once: the reconcilers behind the one router (createWorker, for `driftless run` and
+// the serverless functions alike), with the batch check, the doorbell's stored-version read and the
+// cloud-event resolver the queue adapters hand messages to.
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
-import type { ManagedResource } from "../api/managed.ts";
 import { apiVersionOf, type ResourceType } from "../api/meta.ts";
 import { claimTypes } from "../claims/kinds.ts";
 import { ClaimBinder } from "../claims/reconciler.ts";
 import { CloudEventResolver } from "../cloud-events/resolve.ts";
 import { CLAIMS_FIELD_MANAGER, Kube } from "../kube/client.ts";
 import { KubeEventRecorder } from "../kube/events.ts";
-import type {
-  HandlerOutcome,
-  MessageHandler,
-  QueueProducer,
-  ReceivedMessage,
-  ReconcileMessage,
-} from "../queue/index.ts";
-import { type BatchCheckFn, batchChecker } from "../reconciler/batch.ts";
+import type { QueueProducer } from "../queue/index.ts";
 import type {
   EventRecorder,
   ReconcileFn,
   ReconcileLogger,
   ReconcileMetrics,
-  ReconcileResult,
-  Reconciles,
   ResourceKey,
 } from "../reconciler/contract.ts";
 import { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
 import type { RateLimit } from "../reconciler/rate-limit.ts";
 import { ManagedReconciler } from "../reconciler/reconciler.ts";
 import { KindRegistry } from "../reconciler/registry.ts";
-import {
-  contextLogger,
-  outcomeOf,
-  type ReconcileContext,
-  Router,
-  reconcileMessage,
-  type WorkItem,
-} from "../reconciler/router.ts";
-
-export {
-  contextLogger,
-  currentReconcileContext,
-  queueAgeMs,
-  type ReconcileContext,
-  withReconcileContext,
-} from "../reconciler/router.ts";
-
-export const keyOfMessage = (m: ReconcileMessage): ResourceKey => ({
-  apiVersion: m.apiVersion,
-  kind: m.kind,
-  name: m.name,
-  ...(m.namespace ? { namespace: m.namespace } : {}),
-});
-
-/** The context of a received message: its reason and correlation id (message.id, else the queue's id). */
-export const contextOf = (
-  received: Pick<ReceivedMessage, "message" | "id" | "receiveCount">,
-): ReconcileContext => ({
-  reason: received.message.reason,
-  correlationId: received.message.id ?? received.id,
-  receiveCount: received.receiveCount,
-});
-
-/** A received message as the worker core's work item: its key, context and enqueue time. */
-export const workOf = (received: Pick<ReceivedMessage, "message" | "id" | "receiveCount">): WorkItem => {
-  const m = received.message;
-  return {
-    key: keyOfMessage(m),
-    ...(m.batch
-      ? { batch: { apiVersion: m.apiVersion, kind: m.kind, ...(m.id ? { id: m.id } : {}), batch: m.batch } }
-      : {}),
-    context: contextOf(received),
-    at: m.at,
-    ...(m.admitted ? { admitted: m.admitted } : {}),
-  };
-};
+import { type BatchCheckFn, batchChecker } from "./batch.ts";
+import { contextLogger } from "./context.ts";
+import { Router } from "./core.ts";
 
 export interface WorkerSetup {
   kube: Kube;
@@ -116,7 +63,7 @@ export interface Worker {
   types: ResourceType[];
   /** The batched drift check of the sweep's batch messages, its follow-ups sent through `producer`. */
   checkBatch(producer: QueueProducer): BatchCheckFn;
-  /** The stored resourceVersion of a key (one GET), for doorbell messages (router.ts admittedWritePending). */
+  /** The stored resourceVersion of a key (one GET), for doorbell messages (admission.ts). */
   storedVersion(key: ResourceKey): Promise<string | undefined>;
   /** Cloud audit events → the keys of this worker's kinds they name (one label-selected LIST per kind). */
   cloudEvents: CloudEventResolver;
@@ -159,12 +106,12 @@ export function createWorker(setup: WorkerSetup): Worker {
   const types = typesOf(setup.kinds, setup.providerConfigKinds, { claims: setup.claims ?? false });
   return {
     router,
-    reconcile: router.reconcileFn,
+    reconcile: router.reconcile,
     engine,
     types,
     checkBatch: (producer) =>
       batchChecker(
-        { kube: setup.kube, engine, reconcile: router.reconcileFn, logger, metrics: setup.metrics },
+        { kube: setup.kube, engine, reconcile: router.reconcile, logger, metrics: setup.metrics },
         producer,
       ),
     storedVersion: storedVersionOf(setup.kube, types),
@@ -205,103 +152,4 @@ export function typesOf(
     ...providerConfigKinds.map((k) => k.type),
     ...(opts.claims ? claimTypes() : []),
   ];
-}
-
-export interface HandlerDeps {
-  /** The router's reconcile (Worker.reconcile). */
-  reconcile: ReconcileFn;
-  /** The batched drift check (Worker.checkBatch); without it batch messages are reconciled key by key. */
-  checkBatch?: BatchCheckFn | undefined;
-  /** Worker.storedVersion: doorbell messages wait for the write they report (router.ts). */
-  storedVersion?: ((key: ResourceKey) => Promise<string | undefined>) | undefined;
-  /** Queue age of each message (the router reports the reconciles; the rest of the hook is not read here). */
-  metrics?: (Partial<ReconcileMetrics> & { queueAge?(ageMs: number): void }) | undefined;
-  /**
-   * For queues whose redrive policy dead-letters a message after `maxReceiveCount` receives (SQS): a
-   * failed reconcile on the last receive is noted on the resource. The memory queue reports its dead
-   * letters itself (run.ts).
-   */
-  deadLetter?: { maxReceiveCount: number; note: DeadLetterNote } | undefined;
-}
-
-/** The older form of HandlerDeps: reconcilers handed over one by one (the engine last), routed here. */
-export interface Workers extends Omit<HandlerDeps, "reconcile"> {
-  reconciler: Reconciles;
-  providerConfigs?: Reconciles;
-  claims?: Reconciles;
-}
-
-const routerOf = (w: Workers) =>
-  new Router([
-    ...(w.claims ? [w.claims] : []),
-    ...(w.providerConfigs ? [w.providerConfigs] : []),
-    w.reconciler,
-  ]);
-
-/** The older call form: one key over reconcilers handed over one by one (createWorker's router is the new). */
-export function reconcileKey(w: Workers, key: ResourceKey): Promise<ReconcileResult> {
-  return routerOf(w).reconcile(key);
-}
-
-/** The queue-consumer side of a worker: one message → the worker core → what the queue should do. */
-export function reconcileHandler(w: HandlerDeps | Workers): MessageHandler {
-  const reconcile = "reconcile" in w ? w.reconcile : routerOf(w).reconcileFn;
-  const opts = {
-    ...(w.metrics ? { metrics: w.metrics } : {}),
-    ...("checkBatch" in w && w.checkBatch ? { checkBatch: w.checkBatch } : {}),
-    ...("storedVersion" in w && w.storedVersion ? { storedVersion: w.storedVersion } : {}),
-  };
-  return async (received): Promise<HandlerOutcome> => {
-    const outcome = outcomeOf(await reconcileMessage(reconcile, workOf(received), opts));
-    if (outcome.kind === "retry" && w.deadLetter && received.receiveCount >= w.deadLetter.maxReceiveCount)
-      await w.deadLetter.note(keyOfMessage(received.message), received.receiveCount, outcome.error);
-    return outcome;
-  };
-}
-
-export const DEAD_LETTER_EVENT_REASON = "MessageDeadLettered";
-
-/** Notes on a resource that its message was dead-lettered. Never throws. */
-export type DeadLetterNote = (key: ResourceKey, attempts: number, error: Error) => Promise<void>;
-
-/** The operator-facing text of a dead-letter note (Warning Event on the resource). */
-export const deadLetterText = (attempts: number, error: Error) =>
-  `message dead-lettered after ${attempts} attempts; the drift sweep retries within the poll interval. Last error: ${error.message}`;
-
-/**
- * A dead-lettered message is otherwise visible only in the queue's logs and metrics: tell whoever looks
- * at the resource (kubectl describe) with a Warning Event. The queue adapters log the dead letter itself.
- */
-export function deadLetterNote(deps: {
-  kube: Kube;
-  /** Every kind the worker serves (managed kinds, ProviderConfigs, claims). */
-  types: readonly ResourceType[];
-  events: EventRecorder;
-  logger: ReconcileLogger;
-}): DeadLetterNote {
-  return async (key, attempts, error) => {
-    const log = {
-      key: `${key.kind}/${key.name}`,
-      apiVersion: key.apiVersion,
-      attempts,
-      error: error.message,
-    };
-    const type = deps.types.find((t) => apiVersionOf(t) === key.apiVersion && t.kind === key.kind);
-    if (!type) return;
-    try {
-      const obj = await deps.kube.get<ManagedResource & { [k: string]: unknown }>(
-        type,
-        key.name,
-        key.namespace,
-      );
-      if (!obj) return;
-      await deps.events.record(obj, "Warning", DEAD_LETTER_EVENT_REASON, deadLetterText(attempts, error));
-      deps.logger.debug(log, "dead letter noted on the resource");
-    } catch (err) {
-      deps.logger.warn(
-        { ...log, noteError: (err as Error).message },
-        "cannot note the dead letter on the resource",
-      );
-    }
-  };
 }

@@ -8,14 +8,10 @@ import type {
   Reconciles,
   ResourceKey,
 } from "../../../shared/reconciler/contract.ts";
-import {
-  ADMISSION_RECHECK_MS,
-  ADMISSION_WAIT_MS,
-  contextLogger,
-  DeadlineError,
-  Router,
-  reconcileMessage,
-} from "../../../shared/reconciler/router.ts";
+import { ADMISSION_RECHECK_MS, ADMISSION_WAIT_MS } from "../../../shared/worker/constants.ts";
+import { contextLogger } from "../../../shared/worker/context.ts";
+import { Router, reconcileMessage } from "../../../shared/worker/core.ts";
+import { DeadlineError } from "../../../shared/worker/errors.ts";
 import { recordingLogger } from "../../support/reconcile.ts";
 
 const key = (kind: string, name = "a"): ResourceKey => ({ apiVersion: "x.driftless.dev/v1", kind, name });
@@ -117,7 +113,7 @@ describe("reconcileMessage (the worker core)", () => {
   it("starts nothing after the deadline: an error with no delay, the reconcile never called", async () => {
     const engine = fake(["Queue"], ok);
     const result = await reconcileMessage(
-      new Router([engine.r]).reconcileFn,
+      new Router([engine.r]).reconcile,
       { key: key("Queue") },
       {
         deadlineMs: 1_000,
@@ -142,7 +138,7 @@ describe("reconcileMessage (the worker core)", () => {
     const ages: number[] = [];
     // Act
     await reconcileMessage(
-      router.reconcileFn,
+      router.reconcile,
       {
         key: key("Queue"),
         context: { reason: "watch", correlationId: "m-1" },
@@ -162,7 +158,7 @@ describe("reconcileMessage: a doorbell message waits for the write it reports", 
     const engine = fake(["Queue"], ok);
     const reads: string[] = [];
     const result = await reconcileMessage(
-      new Router([engine.r]).reconcileFn,
+      new Router([engine.r]).reconcile,
       { key: key("Queue"), admitted: { before, at } },
       {
         now: () => nowMs,
@@ -204,7 +200,7 @@ describe("reconcileMessage: a doorbell message waits for the write it reports", 
     for (;;) {
       const engine = fake(["Queue"], ok);
       const result = await reconcileMessage(
-        new Router([engine.r]).reconcileFn,
+        new Router([engine.r]).reconcile,
         { key: key("Queue"), at: new Date(nowMs).toISOString(), admitted: { before: "", at } },
         { now: () => nowMs, storedVersion: async () => undefined },
       );
@@ -220,7 +216,7 @@ describe("reconcileMessage: a doorbell message waits for the write it reports", 
     const stored = ["7", "7", "8"];
     let reads = 0;
     const result = await reconcileMessage(
-      new Router([engine.r]).reconcileFn,
+      new Router([engine.r]).reconcile,
       { key: key("Queue"), admitted: { before: "7", at } },
       { now: () => 10_010, storedVersion: async () => stored[Math.min(reads++, stored.length - 1)] },
     );
@@ -242,7 +238,7 @@ describe("reconcileMessage: a doorbell message waits for the write it reports", 
     const sink = new Sink();
     const engine = fake(["Queue"], ok);
     await reconcileMessage(
-      new Router([engine.r]).reconcileFn,
+      new Router([engine.r]).reconcile,
       { key: key("Queue"), admitted: { before: "7", at } },
       { now: () => 10_010, storedVersion: async () => "8", metrics: sink },
     );
@@ -254,7 +250,7 @@ describe("reconcileMessage: a doorbell message waits for the write it reports", 
     const engine = fake(["Queue"], ok);
     let reads = 0;
     await reconcileMessage(
-      new Router([engine.r]).reconcileFn,
+      new Router([engine.r]).reconcile,
       { key: key("Queue"), at },
       {
         storedVersion: async () => {

@@ -1,14 +1,9 @@
 // Every reconcile log line carries the message's reason and correlation id; the worker reports queue age.
 import { describe, expect, it } from "vitest";
-import {
-  contextLogger,
-  contextOf,
-  queueAgeMs,
-  reconcileHandler,
-  withReconcileContext,
-} from "../../../shared/pipeline/worker.ts";
 import { makeMessage } from "../../../shared/queue/message.ts";
-import type { Reconciler } from "../../../shared/reconciler/reconciler.ts";
+import { contextLogger, withReconcileContext } from "../../../shared/worker/context.ts";
+import { reconcileHandler } from "../../../shared/worker/memory.ts";
+import { contextOf, queueAgeMs } from "../../../shared/worker/message.ts";
 import { recordingLogger } from "../../support/reconcile.ts";
 
 const recording = recordingLogger;
@@ -54,14 +49,12 @@ describe("reconcile context", () => {
     const { lines, logger } = recording();
     const log = contextLogger(logger);
     const ages: number[] = [];
-    const fake = {
-      reconcile: async () => {
-        log.info({ key: "Queue/a" }, "reconciled");
-        return { outcome: "in-sync" as const };
-      },
-    } as unknown as Reconciler;
+    const fake = async () => {
+      log.info({ key: "Queue/a" }, "reconciled");
+      return { outcome: "in-sync" as const };
+    };
     const handler = reconcileHandler({
-      reconciler: fake,
+      reconcile: fake,
       metrics: { reconciled() {}, externalCall() {}, queueAge: (ms) => ages.push(ms) },
     });
     const at = new Date(Date.now() - 1_500);

@@ -1,11 +1,11 @@
 // The worker core every queue adapter calls (SQS in Lambda, Pub/Sub in Cloud Functions, the memory queue
-// of `driftless run`): a message's key runs in its message's context, never after the invocation's
-// deadline and never throwing, through the one router to the reconciler of its kind; duplicates in a
-// batch run once, and the result becomes what the queue should do with the message.
-import { AsyncLocalStorage } from "node:async_hooks";
+// of `driftless run` and of the export agent): a message's key runs in its message's context, never after
+// the invocation's deadline and never throwing, through the one router to the reconciler of its kind;
+// duplicates in a batch run once, and the result becomes what the queue should do with the message.
+// The router lives here, beside the loop that calls it, so one message crosses one file from the queue
+// adapter to the reconciler (docs/architecture.md counts the path).
 import { ConflictError } from "../kube/client.ts";
 import { messageKey } from "../queue/message.ts";
-import type { BatchCheckFn, BatchMessage } from "./batch.ts";
 import {
   CONFLICT_REQUEUE_MS,
   jitter,
@@ -18,7 +18,12 @@ import {
   type Reconciles,
   type ResourceKey,
   THROWN_REQUEUE_MS,
-} from "./contract.ts";
+} from "../reconciler/contract.ts";
+import { type AdmissionWaitOptions, admittedWritePending } from "./admission.ts";
+import type { BatchCheckFn } from "./batch.ts";
+import { reconcileContext } from "./context.ts";
+import { DeadlineError } from "./errors.ts";
+import { queueAgeMs, type WorkItem } from "./message.ts";
 
 export interface RouterOptions {
   logger?: ReconcileLogger;
@@ -51,10 +56,8 @@ export class Router implements Reconciles {
     return this.#reconcilers.some((r) => r.handles(apiVersion, kind));
   }
 
-  /** `reconcile` as a function, for the queue adapters (they take any ReconcileFn). */
-  readonly reconcileFn: ReconcileFn = (key) => this.reconcile(key);
-
-  async reconcile(key: ResourceKey): Promise<ReconcileResult> {
+  /** A ReconcileFn as it stands (a bound property): what the queue adapters and the batch check take. */
+  readonly reconcile: ReconcileFn = async (key: ResourceKey): Promise<ReconcileResult> => {
     const reconciler =
       this.#reconcilers.slice(0, -1).find((r) => r.handles(key.apiVersion, key.kind)) ??
       (this.#reconcilers.at(-1) as Reconciles);
@@ -83,54 +86,7 @@ export class Router implements Reconciles {
     if (result.outcome === "error") this.#logger.error(fields, "reconciled");
     else this.#logger.info(fields, "reconciled");
     return result;
-  }
-}
-
-/** What every log line written during one message's reconcile carries: why, and which message chain. */
-export interface ReconcileContext {
-  /** The message's reason: watch, drift, requeue or manual. */
-  reason: string;
-  /** The message's correlation id (`message.id`), else the queue's id for the message. */
-  correlationId: string;
-  receiveCount?: number;
-}
-
-const reconcileContext = new AsyncLocalStorage<ReconcileContext>();
-
-/** The context of the reconcile running in this async call chain, if any. */
-export const currentReconcileContext = (): ReconcileContext | undefined => reconcileContext.getStore();
-
-/** Runs `fn` with `ctx` attached to every log line a contextLogger writes inside it. */
-export function withReconcileContext<T>(ctx: ReconcileContext, fn: () => Promise<T>): Promise<T> {
-  return reconcileContext.run(ctx, fn);
-}
-
-/**
- * Wraps a logger so each line carries the current reconcile's reason and correlationId: the router's
- * one "reconciled" line per reconcile then has key, reason, outcome, durationMs and correlationId.
- */
-export function contextLogger(logger: ReconcileLogger): ReconcileLogger {
-  const withCtx = (obj: Record<string, unknown>) => {
-    const ctx = reconcileContext.getStore();
-    return ctx ? { reason: ctx.reason, correlationId: ctx.correlationId, ...obj } : obj;
   };
-  return {
-    info: (obj, msg) => logger.info(withCtx(obj), msg),
-    warn: (obj, msg) => logger.warn(withCtx(obj), msg),
-    error: (obj, msg) => logger.error(withCtx(obj), msg),
-    debug: (obj, msg) => logger.debug(withCtx(obj), msg),
-  };
-}
-
-/** now − at in ms; undefined when `at` cannot be read. */
-export function queueAgeMs(message: { at: string }, now = Date.now()): number | undefined {
-  const at = Date.parse(message.at);
-  return Number.isNaN(at) ? undefined : Math.max(0, now - at);
-}
-
-/** Raised instead of starting a reconcile when the invocation is about to time out. */
-export class DeadlineError extends Error {
-  override name = "DeadlineError";
 }
 
 /** What a queue adapter does with a message after its reconcile (same shape as the queue port's outcome). */
@@ -155,35 +111,7 @@ export function outcomeOf(result: ReconcileResult): MessageOutcome {
   return { kind: "done" };
 }
 
-/** One message's work: its key, and (when it came from a queue) its context and enqueue time. */
-export interface WorkItem {
-  key: ResourceKey;
-  /** A batch message of the sweep (its key is the batch's first object). */
-  batch?: BatchMessage;
-  context?: ReconcileContext;
-  /** The message's `at` (RFC 3339), for the queue-age metric. */
-  at?: string;
-  /**
-   * From the admission doorbell: the resourceVersion before the admitted write ("" = did not exist) and
-   * when it was admitted (kept across requeues, unlike `at`).
-   */
-  admitted?: { before: string; at: string };
-}
-
-/**
- * How long a doorbell message waits for the write it reports to be stored. Admission runs before the
- * write is persisted and the write may still fail (a later webhook, a conflict, validation): after this
- * long (the API server's webhook timeout is 30 s at most) the key is reconciled whatever it holds.
- */
-export const ADMISSION_WAIT_MS = 30_000;
-/**
- * How soon a doorbell message whose write has not landed yet (after the in-worker waits below) is looked
- * at again, at first: then after as long as it has waited so far (doubling), so a message about a write
- * that never comes — refused later, or a forged call — costs about ten GETs in ADMISSION_WAIT_MS.
- */
-export const ADMISSION_RECHECK_MS = 1_000;
-
-export interface WorkOptions {
+export interface WorkOptions extends AdmissionWaitOptions {
   /** Epoch ms after which no reconcile starts (the platform's deadline minus a margin). */
   deadlineMs?: number | undefined;
   /** Queue age of each message (now − message.at); the router reports the reconciles. */
@@ -200,57 +128,7 @@ export interface WorkOptions {
    * one: correct, at the per-key cost.
    */
   checkBatch?: BatchCheckFn | undefined;
-  /**
-   * The stored object's resourceVersion (undefined: it does not exist), read for doorbell messages
-   * (`admitted`) before they are acted on. Without it they are reconciled at once.
-   */
-  storedVersion?: ((key: ResourceKey) => Promise<string | undefined>) | undefined;
 }
-
-/**
- * Whether the write a doorbell message reports is still to be stored — the object still has the
- * resourceVersion it had before (or still does not exist, for a create) and the message is young — and
- * if so, when to look again.
- */
-async function admittedWritePending(
-  item: WorkItem,
-  opts: WorkOptions,
-  now: () => number,
-): Promise<number | undefined> {
-  const { admitted, key } = item;
-  const read = opts.storedVersion;
-  if (!admitted || !read) return undefined;
-  const pending = async () => {
-    const stored = await read(key);
-    return admitted.before === "" ? stored === undefined : stored === admitted.before;
-  };
-  const age = queueAgeMs({ at: admitted.at }, now());
-  if (age === undefined || age >= ADMISSION_WAIT_MS) return undefined;
-  // Called on the hook's object: metrics sinks are classes with private state.
-  const report = (result: "stored" | "waited" | "requeued") => opts.metrics?.admissionWait?.(result);
-  if (!(await pending())) {
-    report("stored");
-    return undefined;
-  }
-  // Usually the write is stored a few milliseconds after admission: a fresh message looks again here
-  // before it goes back to the queue, whose shortest delay is a second on SQS and ten on Pub/Sub.
-  if (age < ADMISSION_INLINE_WAIT_WINDOW_MS) {
-    for (const ms of ADMISSION_INLINE_WAITS_MS) {
-      await new Promise((r) => setTimeout(r, ms));
-      if (!(await pending())) {
-        report("waited");
-        return undefined;
-      }
-    }
-  }
-  report("requeued");
-  return Math.max(ADMISSION_RECHECK_MS, queueAgeMs({ at: admitted.at }, now()) ?? 0);
-}
-
-/** A doorbell message younger than this waits in the worker (ADMISSION_INLINE_WAITS_MS) first. */
-export const ADMISSION_INLINE_WAIT_WINDOW_MS = 1_000;
-/** The in-worker waits before a young doorbell message whose write is not stored yet is requeued. */
-export const ADMISSION_INLINE_WAITS_MS = [25, 50, 100, 200] as const;
 
 /**
  * The worker core for one message: reports its queue age, starts nothing after the deadline (handed back

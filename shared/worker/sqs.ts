@@ -1,11 +1,11 @@
-// The core of the Lambda reconcile function (SQS event source with ReportBatchItemFailures), testable
+// The SQS adapter of the Lambda reconcile function (SQS event source with ReportBatchItemFailures), testable
 // without Lambda: records in, `batchItemFailures` out.
 //
 // Per record:
 // - malformed body → copied to the DLQ (when its URL is configured) and reported as success; without a
 //   DLQ URL (or when the copy fails) it is listed in batchItemFailures and the queue's redrive policy
 //   dead-letters it after maxReceiveCount receives. Logged once, by messageId, never with its body.
-// - valid → reconciled with its neighbours by the worker core (reconciler/router.ts reconcileBatch:
+// - valid → reconciled with its neighbours by the worker core (core.ts reconcileBatch:
 //   independent, in the message's context, nothing started after the deadline, duplicates of a key
 //   reconciled once). Only the first message of a key carries the outcome; its duplicates are reported
 //   as success.
@@ -28,14 +28,8 @@ import {
   type SqsRequeueInput,
   sqsDelaySeconds,
 } from "../queue/sqs.ts";
-import type { BatchCheckFn } from "../reconciler/batch.ts";
-import type { ReconcileFn, ResourceKey } from "../reconciler/contract.ts";
-import {
-  type BatchItem,
-  type MessageOutcome,
-  reconcileBatch,
-  type WorkOptions,
-} from "../reconciler/router.ts";
+import type { ReconcileFn, ReconcileLogger, ResourceKey } from "../reconciler/contract.ts";
+import type { BatchCheckFn } from "./batch.ts";
 import {
   type CloudBody,
   cloudBodyOfSqs,
@@ -44,9 +38,10 @@ import {
   keyOfResource,
   resolveCloudBody,
 } from "./cloud-events.ts";
-import type { Logger } from "./common.ts";
-import { DEFAULT_FUNCTION_CONCURRENCY } from "./functions.ts";
-import { type DeadLetterNote, keyOfMessage, workOf } from "./worker.ts";
+import { DEFAULT_FUNCTION_CONCURRENCY } from "./constants.ts";
+import { type BatchItem, type MessageOutcome, reconcileBatch, type WorkOptions } from "./core.ts";
+import type { DeadLetterNote } from "./dead-letter.ts";
+import { keyOfMessage, workOf } from "./message.ts";
 
 /** One record of the event Lambda's SQS poller sends (the fields driftless reads, as AWS names them). */
 export interface SqsEventRecord {
@@ -82,7 +77,7 @@ export interface SqsBatchResponse {
 export interface SqsBatchDeps {
   sqs: SQSClient;
   reconcile: ReconcileFn;
-  logger: Logger;
+  logger: ReconcileLogger;
   /** The queue's URL; default looked up once per container from each record's eventSourceARN. */
   queueUrl?: string | undefined;
   /** Where malformed messages are copied at once; without it the redrive policy takes them. */

@@ -1,4 +1,4 @@
-// The core of the Cloud Functions (gen2) reconcile function: one Pub/Sub message per invocation, pushed
+// The Pub/Sub push adapter of the Cloud Functions (gen2) reconcile function: one Pub/Sub message per invocation, pushed
 // by Eventarc as a CloudEvent. A 2xx answer (the handler returns) acks the message; a non-2xx answer
 // (the handler throws) makes Pub/Sub redeliver it under the subscription's retry policy (exponential
 // backoff, 10–600 s) and move it to the dead-letter topic after maxDeliveryAttempts.
@@ -21,9 +21,8 @@ import type { CloudEventResolver } from "../cloud-events/resolve.ts";
 import { makeMessage, messageKey, type ReconcileMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
 import { decodePubSubPushEvent, moveToPubSubDeadLetter, rawPubSubPushMessage } from "../queue/pubsub.ts";
-import type { BatchCheckFn } from "../reconciler/batch.ts";
-import type { ReconcileFn, ResourceKey } from "../reconciler/contract.ts";
-import { outcomeOf, reconcileBatch, reconcileMessage } from "../reconciler/router.ts";
+import type { ReconcileFn, ReconcileLogger, ResourceKey } from "../reconciler/contract.ts";
+import type { BatchCheckFn } from "./batch.ts";
 import {
   type CloudBody,
   cloudBodyOfPubSub,
@@ -31,32 +30,13 @@ import {
   cloudEventOutcome,
   resolveCloudBody,
 } from "./cloud-events.ts";
-import type { Logger } from "./common.ts";
-import { workOf } from "./worker.ts";
-
-/** The message could not be reconciled; the subscription redelivers it with backoff. */
-export class ReconcileFailedError extends Error {
-  override name = "ReconcileFailedError";
-}
-
-/** Not a failure: the resource is waiting (creating, deleting…); the retry policy's backoff is the delay. */
-export class RequeueError extends Error {
-  override name = "RequeueError";
-  readonly afterMs: number;
-  constructor(message: string, afterMs: number) {
-    super(message);
-    this.afterMs = afterMs;
-  }
-}
-
-/** A message that is not a valid reconcile message, with no dead-letter topic to copy it to. */
-export class MalformedMessageError extends Error {
-  override name = "MalformedMessageError";
-}
+import { outcomeOf, reconcileBatch, reconcileMessage } from "./core.ts";
+import { MalformedMessageError, ReconcileFailedError, RequeueError } from "./errors.ts";
+import { workOf } from "./message.ts";
 
 export interface PubSubPushDeps {
   reconcile: ReconcileFn;
-  logger: Logger;
+  logger: ReconcileLogger;
   /** The dead-letter topic malformed messages are copied to; without it they are nacked. */
   deadLetterTopic?: Pick<Topic, "publishMessage"> | undefined;
   /** Publishes a fresh copy of a requeued message at its last delivery attempt (the work topic). */
@@ -84,7 +64,7 @@ export type PubSubPushResult =
   | { outcome: "dead-lettered"; messageId: string | undefined }
   | { outcome: "cloud-event"; keys: number };
 
-/** Handles one pushed message. Returns to ack; throws (see the classes above) to have it redelivered. */
+/** Handles one pushed message. Returns to ack; throws (errors.ts) to have it redelivered. */
 export async function handlePubSubPush(deps: PubSubPushDeps, event: unknown): Promise<PubSubPushResult> {
   const decoded = decodePubSubPushEvent(event);
   if (!decoded.ok) {

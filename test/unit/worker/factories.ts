@@ -1,10 +1,10 @@
-// Factories for the function-core tests: SQS event records and Pub/Sub push CloudEvents as the platforms
+// Factories for the worker adapter tests: SQS event records and Pub/Sub push CloudEvents as the platforms
 // send them, a recording SQS client, a recording logger and a scripted reconcile function.
 import type { SQSClient } from "@aws-sdk/client-sqs";
-import type { SqsEventRecord } from "../../../shared/pipeline/functions-sqs.ts";
 import { encodeMessage, messageKey, type ReconcileMessage } from "../../../shared/queue/message.ts";
 import type { ReconcileFn } from "../../../shared/reconciler/contract.ts";
 import type { ReconcileResult, ResourceKey } from "../../../shared/reconciler/reconciler.ts";
+import type { SqsEventRecord } from "../../../shared/worker/sqs.ts";
 import { named } from "../queue/factories.ts";
 
 export const QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:driftless-test";

@@ -1,14 +1,10 @@
 // handlePubSubPush: return (2xx, ack) or throw (non-2xx, redelivered by the subscription's retry policy).
 import { describe, expect, it } from "vitest";
-import {
-  handlePubSubPush,
-  MalformedMessageError,
-  ReconcileFailedError,
-  RequeueError,
-} from "../../../shared/pipeline/functions-pubsub.ts";
 import type { ReconcileMessage } from "../../../shared/queue/message.ts";
 import type { SendResult } from "../../../shared/queue/port.ts";
 import { PUBSUB_DLQ_ERROR_ATTRIBUTE } from "../../../shared/queue/pubsub.ts";
+import { MalformedMessageError, ReconcileFailedError, RequeueError } from "../../../shared/worker/errors.ts";
+import { handlePubSubPush } from "../../../shared/worker/pubsub.ts";
 import { named, pushEvent, recordingLogger, scriptedReconcile } from "./factories.ts";
 
 function recordingTopic(fail = false) {

@@ -1,6 +1,6 @@
 // handleSqsBatch: what the Lambda reconcile function reports for each record, and which SQS calls it makes.
 import { describe, expect, it } from "vitest";
-import { handleSqsBatch, parseQueueArn, queueUrlForArn } from "../../../shared/pipeline/functions-sqs.ts";
+import { handleSqsBatch, parseQueueArn, queueUrlForArn } from "../../../shared/worker/sqs.ts";
 import {
   named,
   QUEUE_URL,

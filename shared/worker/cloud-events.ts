@@ -1,13 +1,13 @@
 // Cloud audit events that arrive on the work queue next to driftless's own messages (CloudTrail via
 // EventBridge on SQS; Cloud Audit Logs via a log sink on Pub/Sub): recognised, resolved to keys
 // (cloud-events/resolve.ts) and handed to the worker core as work items with reason "drift", in the
-// same invocation. The queue adapters (functions-sqs.ts, functions-pubsub.ts) settle them.
+// same invocation. The queue adapters (sqs.ts, pubsub.ts) settle them.
 import { type AuditLogEntry, parseAuditLogData } from "../cloud-events/audit-log.ts";
 import { type CloudTrailEvent, parseEventBridgeBody } from "../cloud-events/cloudtrail.ts";
 import type { CloudEventResolver } from "../cloud-events/resolve.ts";
 import { makeMessage, messageKey } from "../queue/message.ts";
 import type { ResourceKey } from "../reconciler/contract.ts";
-import type { BatchItem, MessageOutcome } from "../reconciler/router.ts";
+import type { BatchItem, MessageOutcome } from "./core.ts";
 
 /** What a queue body is, when it is not a driftless message. */
 export type CloudBody =

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ReconcileFn, ReconcileResult, ResourceKey } from "../../../shared/reconciler/contract.ts";
-import { outcomeOf, reconcileBatch } from "../../../shared/reconciler/router.ts";
+import { outcomeOf, reconcileBatch } from "../../../shared/worker/core.ts";
 
 const key = (name: string): ResourceKey => ({
   apiVersion: "test.driftless.dev/v1alpha1",

@@ -11,7 +11,7 @@ import type { Kube } from "../kube/client.ts";
 import { KubeError } from "../kube/client.ts";
 import { type DriftBatch, makeMessage, type ReconcileMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
-import { CONNECTION_SECRET_SELECTOR } from "./connection.ts";
+import { CONNECTION_SECRET_SELECTOR } from "../reconciler/connection.ts";
 import {
   failureBackoff,
   jitter,
@@ -22,8 +22,8 @@ import {
   type ReconcileMetrics,
   type ReconcileResult,
   type ResourceKey,
-} from "./contract.ts";
-import type { BatchVerdict, ManagedReconciler } from "./reconciler.ts";
+} from "../reconciler/contract.ts";
+import type { BatchVerdict, ManagedReconciler } from "../reconciler/reconciler.ts";
 
 /** A key the batch hands back to the queue as a single-key message, after a delay. */
 export interface FollowUp {
