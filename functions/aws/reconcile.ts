@@ -19,7 +19,9 @@ import { lambdaIdentity, registerProviderQuietly } from "../../shared/ops/provid
 import { DEFAULT_DEADLINE_MARGIN_MS, perContainer } from "../../shared/pipeline/functions.ts";
 import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/pipeline/functions-sqs.ts";
 import { createWorker, type DeadLetterNote, deadLetterNote, typesOf } from "../../shared/pipeline/worker.ts";
+import { setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
+import { ownQueuesOf } from "../config.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
 import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
@@ -30,6 +32,7 @@ export interface LambdaContext {
 }
 
 const cfg = readAwsConfig();
+setOwnQueues(ownQueuesOf(cfg));
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-reconcile" });
 const sqs = new SQSClient({});
 // CloudWatch EMF: aggregated per batch, written to stdout after it (Lambda ships stdout to CloudWatch Logs).

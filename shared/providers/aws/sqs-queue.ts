@@ -22,6 +22,7 @@ import {
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { refusingOwnQueues } from "../own-queues.ts";
 import {
   aws,
   awsClientConfig,
@@ -242,6 +243,6 @@ export const queueProvider = defineProvider({
       );
       return new QueueClient(clients.get(cfg), cfg.region);
     };
-    return perResource(clientFor);
+    return refusingOwnQueues("aws", perResource(clientFor));
   },
 });
