@@ -515,7 +515,10 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       (typeof r === "string" && r !== "*" && !/[:/]\*$/.test(r));
     const unconditioned = everything.filter(
       ({ s }) =>
-        actions(s).some(destructive) && s.Condition === undefined && resources(s).some((r) => !specific(r)),
+        s.Effect === "Allow" &&
+        actions(s).some(destructive) &&
+        s.Condition === undefined &&
+        resources(s).some((r) => !specific(r)),
     );
     mine.record(
       "IAM: no destructive action on an account-wide resource pattern without a Condition",
