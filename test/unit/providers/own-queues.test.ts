@@ -17,15 +17,16 @@ const mr = { spec: { forProvider: {} } } as unknown as ManagedResource<object, o
 /** A client that records the names the cloud would have been asked about. */
 function recording() {
   const calls: string[] = [];
+  const seen = <T>(call: string, result: T) => {
+    calls.push(call);
+    return result;
+  };
   const client: ExternalClient<object, object> = {
-    observe: async (_mr, name) => (calls.push(`observe ${name}`), { resourceExists: true }),
-    create: async (_mr, name) => (calls.push(`create ${name}`), {}),
-    update: async (_mr, name) => (calls.push(`update ${name}`), {}),
-    delete: async (_mr, name) => {
-      calls.push(`delete ${name}`);
-    },
-    observeMany: async (items) =>
-      items.map((i) => (calls.push(`many ${i.externalName}`), { resourceExists: false })),
+    observe: async (_mr, name) => seen(`observe ${name}`, { resourceExists: true }),
+    create: async (_mr, name) => seen(`create ${name}`, {}),
+    update: async (_mr, name) => seen(`update ${name}`, {}),
+    delete: async (_mr, name) => seen(`delete ${name}`, undefined),
+    observeMany: async (items) => items.map((i) => seen(`many ${i.externalName}`, { resourceExists: false })),
   };
   return { calls, client };
 }
