@@ -1,5 +1,6 @@
 // One typed configuration object, read once from the environment at the edge and passed in.
 import { z } from "zod";
+import type { OwnQueues } from "../shared/providers/own-queues.ts";
 
 const Duration = z
   .string()
@@ -112,5 +113,17 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...c,
     DRIFTLESS_POLL_INTERVAL:
       c.DRIFTLESS_POLL_INTERVAL ?? (bothRing ? SAFETY_NET_POLL_INTERVAL_MS : DEFAULT_POLL_INTERVAL_MS),
+  };
+}
+
+/**
+ * The stack's own queues and topics (work queue, dead letters, trigger subscription): the providers refuse
+ * to manage them (shared/providers/own-queues.ts), so no tenant can import, change or delete them.
+ */
+export function ownQueuesOf(cfg: Config & { DRIFTLESS_PUBSUB_DLQ_TOPIC?: string | undefined }): OwnQueues {
+  const named = (...refs: Array<string | undefined>) => refs.filter((r): r is string => Boolean(r));
+  return {
+    aws: named(cfg.DRIFTLESS_SQS_QUEUE_URL, cfg.DRIFTLESS_SQS_DLQ_URL),
+    gcp: named(cfg.DRIFTLESS_PUBSUB_TOPIC, cfg.DRIFTLESS_PUBSUB_SUBSCRIPTION, cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC),
   };
 }

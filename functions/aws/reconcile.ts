@@ -17,11 +17,13 @@ import { createLogger } from "../../shared/log.ts";
 import { EmfMetrics } from "../../shared/metrics-emf.ts";
 import { lambdaIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
 import { perContainer } from "../../shared/pipeline/functions.ts";
+import { setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
 import { DEFAULT_DEADLINE_MARGIN_MS } from "../../shared/worker/constants.ts";
 import { type DeadLetterNote, deadLetterNote } from "../../shared/worker/dead-letter.ts";
 import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/worker/sqs.ts";
 import { createWorker, typesOf } from "../../shared/worker/worker.ts";
+import { ownQueuesOf } from "../config.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
 import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
@@ -32,6 +34,7 @@ export interface LambdaContext {
 }
 
 const cfg = readAwsConfig();
+setOwnQueues(ownQueuesOf(cfg));
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-reconcile" });
 const sqs = new SQSClient({});
 // CloudWatch EMF: aggregated per batch, written to stdout after it (Lambda ships stdout to CloudWatch Logs).

@@ -9,14 +9,17 @@ import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { cloudFunctionsIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
 import { logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts";
+import { setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
 import { createWorker, typesOf } from "../../shared/worker/worker.ts";
+import { ownQueuesOf } from "../config.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
 import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
 
 const cfg = readGcpConfig();
+setOwnQueues(ownQueuesOf(cfg));
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-reconcile" });
 const pubsub = new PubSub(cfg.GCP_PROJECT_ID ? { projectId: cfg.GCP_PROJECT_ID } : {});
 const deadLetterTopic = cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC

@@ -8,6 +8,7 @@
 // AWS call the providers make.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand } from "@aws-sdk/client-sqs";
 import { type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
@@ -21,10 +22,11 @@ import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { Forwarder } from "../../shared/pipeline/forwarder.ts";
 import { OWNER_TAG } from "../../shared/providers/aws/ec2-common.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
+import { NO_OWN_QUEUES, setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { ProviderConfigReconciler } from "../../shared/reconciler/provider-config.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { RecordingSink, TEST_LABEL } from "../integration/pipeline/helpers.ts";
-import { createAwsProviderConfig, ensureCrds, ensureNamespace } from "../support/aws.ts";
+import { createAwsProviderConfig, ensureCrds, ensureNamespace, motoSqs } from "../support/aws.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../support/reconcile.ts";
 import { kubeWithToken, tokenSecretOf } from "../support/tokens.ts";
@@ -404,6 +406,61 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
     }
   }, 60_000);
 
+  it("a tenant's Queue naming driftless's own work queue is refused: not imported, changed or deleted", async () => {
+    const mine = tally.scope("least-privilege#own-queue");
+    const sqs = motoSqs();
+    // The stack's own work queue and DLQ, as the functions' typed config names them (functions/aws/reconcile.ts).
+    const own = uniqueName("driftless-lp-reconcile");
+    const ownUrl = (
+      await sqs.send(new CreateQueueCommand({ QueueName: own, Attributes: { VisibilityTimeout: "360" } }))
+    ).QueueUrl;
+    setOwnQueues({ aws: [ownUrl ?? "", `${ownUrl}-dlq`] });
+    const name = uniqueName("lp-hijack");
+    created.push(name);
+    try {
+      await admin.create(Queue, {
+        ...queueObject(name, NAMESPACE),
+        metadata: {
+          name,
+          labels: { [TEST_LABEL]: "lp" },
+          annotations: { "crossplane.io/external-name": own },
+        },
+        spec: {
+          ...queueObject(name, NAMESPACE).spec,
+          forProvider: { visibilityTimeoutSeconds: 0, delaySeconds: 900 },
+        },
+      });
+      const reconciler = newReconciler(admin);
+      await settle(reconciler, keyOf(Queue, name));
+      const synced = conditionOf(await getMr(admin, Queue, name), "Synced");
+      mine.record(
+        "own work queue: Synced=False, the message says it is driftless's own",
+        synced?.status === "False" && /own work queue/.test(synced.message ?? ""),
+        JSON.stringify(synced),
+      );
+      const attrsOf = async () =>
+        (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: ownUrl, AttributeNames: ["All"] })))
+          .Attributes;
+      const attrs = await attrsOf();
+      mine.record(
+        "own work queue: the tenant's settings were not applied",
+        attrs?.VisibilityTimeout === "360" && attrs.DelaySeconds === "0",
+        JSON.stringify(attrs),
+      );
+      await admin.delete(Queue, name);
+      await settle(reconciler, keyOf(Queue, name));
+      mine.record(
+        "own work queue: deleting the tenant's object leaves the queue",
+        (await attrsOf().catch(() => undefined))?.VisibilityTimeout === "360",
+        "",
+      );
+    } finally {
+      setOwnQueues(NO_OWN_QUEUES);
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: ownUrl })).catch(() => undefined);
+    }
+    expect(mine.lost()).toEqual([]);
+  }, 60_000);
+
   it("serverless.yml IAM: no wildcard actions, resources scoped, and every AWS call the providers make allowed", () => {
     const mine = tally.scope("least-privilege#4");
     const doc = parse(readFileSync(join(REPO_ROOT, "serverless.yml"), "utf8"), { logLevel: "silent" }) as {
@@ -462,7 +519,10 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
       (typeof r === "string" && r !== "*" && !/[:/]\*$/.test(r));
     const unconditioned = everything.filter(
       ({ s }) =>
-        actions(s).some(destructive) && s.Condition === undefined && resources(s).some((r) => !specific(r)),
+        s.Effect === "Allow" &&
+        actions(s).some(destructive) &&
+        s.Condition === undefined &&
+        resources(s).some((r) => !specific(r)),
     );
     mine.record(
       "IAM: no destructive action on an account-wide resource pattern without a Condition",

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const TEMPLATE = path.join(ROOT, ".serverless/cloudformation-template-update-stack.json");
@@ -196,7 +197,6 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
     expect(resourcesOf(dlq!)).toEqual([getAtt("ReconcileDeadLetterQueue")]);
 
     for (const s of [...reconcile, ...statements("SweepRole")]) {
-      expect(s.Effect).toBe("Allow");
       for (const a of actions(s)) expect(a).not.toMatch(/\*/);
       if (resourcesOf(s).includes("*")) {
         // Only calls AWS defines without resource-level permissions.
@@ -227,6 +227,39 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
       props("SweepRole").Policies as Array<{ PolicyDocument: { Statement: unknown[] } }>
     )[0]?.PolicyDocument.Statement.find((s) => (s as Record<string, unknown>)["Fn::If"]);
     expect((conditional as { "Fn::If": unknown[] })["Fn::If"][0]).toBe("HasKubeconfigSecret");
+  });
+
+  it("denies the reconcile role any change to the stack's own queues and deployment bucket", () => {
+    const denies = statements("ReconcileRole").filter((s) => s.Effect === "Deny");
+    const deniedOn = (target: string, action: string) =>
+      denies.some((s) => actions(s).includes(action) && JSON.stringify(s.Resource).includes(`"${target}"`));
+    for (const queue of ["ReconcileQueue", "ReconcileDeadLetterQueue"])
+      for (const a of ["sqs:DeleteQueue", "sqs:SetQueueAttributes", "sqs:TagQueue", "sqs:PurgeQueue"])
+        expect(deniedOn(queue, a), `${a} on ${queue}`).toBe(true);
+    expect(resources.ServerlessDeploymentBucket?.Type).toBe("AWS::S3::Bucket");
+    for (const a of ["s3:DeleteBucket", "s3:PutBucketPolicy", "s3:PutObject", "s3:DeleteObject"])
+      expect(deniedOn("ServerlessDeploymentBucket", a), `${a} on the deployment bucket`).toBe(true);
+  });
+
+  it("gives no stage a managed-name prefix that matches the stack's own resources or another stage's", () => {
+    const doc = parse(readFileSync(path.join(ROOT, "serverless.yml"), "utf8"), { logLevel: "silent" }) as {
+      service: string;
+      custom: { stages: Record<string, { managedNamePrefix: string }> };
+    };
+    const stages = Object.keys(doc.custom.stages);
+    // Every name osls and this file give the stack's own resources starts with <service>-<stage>-.
+    const own = stages.flatMap((st) =>
+      ["reconcile", "reconcile-dlq", "serverlessdeploymentbucket-x", "sweep"].map(
+        (n) => `${doc.service}-${st}-${n}`,
+      ),
+    );
+    for (const [stage, { managedNamePrefix }] of Object.entries(doc.custom.stages)) {
+      expect(managedNamePrefix, stage).toMatch(/^[a-z0-9-]+-$/);
+      for (const name of own) expect(name.startsWith(managedNamePrefix), `${stage}: ${name}`).toBe(false);
+      for (const [other, o] of Object.entries(doc.custom.stages))
+        if (other !== stage)
+          expect(o.managedNamePrefix.startsWith(managedNamePrefix), `${stage} covers ${other}`).toBe(false);
+    }
   });
 
   it("builds AWS bundles without Pub/Sub and imports the reconcile bundle cleanly", () => {

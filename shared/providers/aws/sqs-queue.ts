@@ -22,6 +22,7 @@ import {
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { refusingOwnQueues } from "../own-queues.ts";
 import {
   awsClientConfig,
   awsErrorCode,
@@ -238,12 +239,13 @@ export const queueProvider = defineProvider({
   async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
     // An existing queue is looked for where it lives (its ARN's region), so a changed spec.region is
     // reported as drift on an immutable field instead of creating a second queue elsewhere.
-    return new QueueClient(async (mr) => {
+    const client = new QueueClient(async (mr) => {
       const cfg = await awsClientConfig(
         ctx,
         regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
       );
       return { sqs: clients.get(cfg), region: cfg.region };
     });
+    return refusingOwnQueues("aws", client);
   },
 });

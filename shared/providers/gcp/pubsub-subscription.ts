@@ -16,6 +16,7 @@ import {
 } from "../../api/gcp/pubsub.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { refusingOwnQueues } from "../own-queues.ts";
 import {
   durationProto,
   GcpClientCache,
@@ -305,6 +306,6 @@ export const subscriptionProvider = defineProvider({
   },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     const cfg = await gcpClientConfig(ctx);
-    return new SubscriptionClient(clients.get(cfg), cfg.projectId, ctx.rateLimit);
+    return refusingOwnQueues("gcp", new SubscriptionClient(clients.get(cfg), cfg.projectId, ctx.rateLimit));
   },
 });

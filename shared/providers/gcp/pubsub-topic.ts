@@ -11,6 +11,7 @@ import { defineProvider } from "../../api/external.ts";
 import { Topic, type TopicAtProvider, type TopicForProvider } from "../../api/gcp/pubsub.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { refusingOwnQueues } from "../own-queues.ts";
 import {
   durationProto,
   GcpClientCache,
@@ -196,6 +197,6 @@ export const topicProvider = defineProvider({
     maxItems: PUBSUB_LIST_PAGE_SIZE,
   },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
-    return new TopicClient(clients.get(await gcpClientConfig(ctx)), ctx.rateLimit);
+    return refusingOwnQueues("gcp", new TopicClient(clients.get(await gcpClientConfig(ctx)), ctx.rateLimit));
   },
 });
