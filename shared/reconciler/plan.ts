@@ -7,7 +7,7 @@ import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ConnectionDetails, ExternalObservation, Home } from "../api/external.ts";
 import type { ManagedKindDef, ManagedResource } from "../api/managed.ts";
 import { Annotations, MANAGED_FINALIZER, reconcileRequestOf } from "../api/meta.ts";
-import { deepEqual, driftedFields, type FieldBehaviours, lateInitialize, parseDuration } from "./compare.ts";
+import { driftedFields, type FieldBehaviours, lateInitialize, parseDuration } from "./compare.ts";
 import {
   available,
   creating,
@@ -16,11 +16,11 @@ import {
   reconcileError,
   reconcilePaused,
   reconcileSuccess,
-  setConditions,
   unavailable,
 } from "./conditions.ts";
 import { publishedHolds } from "./connection.ts";
 import type { NewCondition, Outcome } from "./contract.ts";
+import { type StatusFields, statusPatch } from "./lifecycle.ts";
 import { resolvePolicies, supportedPoliciesText } from "./policies.ts";
 import { referencesResolved } from "./references.ts";
 
@@ -476,37 +476,25 @@ function statusStep(
   atProvider?: Record<string, unknown>,
   extra: { lastExternalUpdate?: { time: string; generation: number } } = {},
 ): Step[] {
-  const changes = statusChanges(mr, conditions, atProvider, extra.lastExternalUpdate, ctx.now);
-  if (!changes) return [];
-  const why = changes.handled !== undefined ? "a reconcile was requested" : "conditions change";
+  const fields = managedStatusFields(mr, atProvider, extra.lastExternalUpdate);
+  if (!statusPatch(mr as ManagedResource & { [k: string]: unknown }, conditions, fields, ctx.now)) return [];
+  const why = fields.lastHandledReconcileAt !== undefined ? "a reconcile was requested" : "conditions change";
   return [{ do: "status", conditions, ...(atProvider !== undefined ? { atProvider } : {}), ...extra, why }];
 }
 
 /**
- * The status patch that sets `conditions` (and atProvider, the last update, the answered reconcile request)
- * on `mr`, or undefined when it would change nothing: an in-sync reconcile writes nothing.
+ * A managed resource's status fields beside its conditions (lifecycle.ts writes them when they change):
+ * atProvider, the last update, and a requested reconcile (crossplane.io/reconcile-requested-at) answered by
+ * echoing its value.
  */
-export function statusChanges(
+export function managedStatusFields(
   mr: ManagedResource,
-  updates: NewCondition[],
   atProvider: Record<string, unknown> | undefined,
-  lastUpdate: { time: string; generation: number } | undefined,
-  now: Date,
-): { conditions: ReturnType<typeof setConditions>; handled?: string } | undefined {
-  const conditions = setConditions(mr.status?.conditions, updates, now, mr.metadata.generation);
-  const before = mr.status ?? {};
-  // A requested reconcile (crossplane.io/reconcile-requested-at) is answered by echoing its value.
+  lastExternalUpdate: { time: string; generation: number } | undefined,
+): StatusFields {
   const requested = reconcileRequestOf(mr.metadata.annotations);
-  const handled =
-    requested !== undefined && requested !== before.lastHandledReconcileAt ? requested : undefined;
-  if (
-    deepEqual(conditions, before.conditions ?? []) &&
-    (atProvider === undefined || deepEqual(atProvider, before.atProvider)) &&
-    (!lastUpdate || deepEqual(lastUpdate, before.lastExternalUpdate)) &&
-    handled === undefined
-  )
-    return undefined;
-  return { conditions, ...(handled !== undefined ? { handled } : {}) };
+  const handled = requested !== mr.status?.lastHandledReconcileAt ? requested : undefined;
+  return { atProvider, lastExternalUpdate, lastHandledReconcileAt: handled };
 }
 
 const final = (steps: Step[], verdict: Verdict): Plan => ({ steps, verdict });

@@ -13,16 +13,14 @@ import {
   withOwnNamespace,
 } from "../api/managed.ts";
 import { Annotations, DEFAULT_MIN_POLL_INTERVAL_MS, MANAGED_FINALIZER } from "../api/meta.ts";
-import { ConflictError, type Kube, KubeError, statusOf } from "../kube/client.ts";
-import { type FieldBehaviours, mapPaths, replacementPatch } from "./compare.ts";
-import { creating, deleting, getCondition, reconcileError, reconcileSuccess } from "./conditions.ts";
+import { ConflictError, type Kube, statusOf } from "../kube/client.ts";
+import { type FieldBehaviours, mapPaths } from "./compare.ts";
+import { creating, deleting, reconcileError, reconcileSuccess } from "./conditions.ts";
 import { type ConnectorOptions, ProviderConnector } from "./connect.ts";
 import { ConnectionPublisher } from "./connection.ts";
 import {
   type EventRecorder,
   type ExternalCallStats,
-  failureBackoff,
-  jitter,
   type NewCondition,
   noopLogger,
   type ReconcileLogger,
@@ -31,6 +29,7 @@ import {
   type Reconciles,
   type ResourceKey,
 } from "./contract.ts";
+import { errorBackoff, Lifecycle, wrapErr } from "./lifecycle.ts";
 import {
   asCreated,
   DEPENDENTS_REQUEUE_MS,
@@ -39,13 +38,13 @@ import {
   type Known,
   type MetaPatch,
   Msg,
+  managedStatusFields,
   type Plan,
   type PlanContext,
   plan,
   pollInterval,
   Reason,
   type Step,
-  statusChanges,
   type Verdict,
 } from "./plan.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
@@ -55,9 +54,6 @@ export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
 export const DEFAULT_CREATION_GRACE_MS = 30_000;
 /** How long a create may take before an unfinished one (pending, no result) is considered interrupted. */
 export const DEFAULT_CREATE_PENDING_TIMEOUT_MS = 60_000;
-const MIN_ERROR_BACKOFF_MS = 1_000;
-const MAX_ERROR_BACKOFF_MS = 5 * 60_000;
-const MAX_REFERENCE_BACKOFF_MS = 30_000;
 /** Plan rounds in one reconcile: initialize, references, connection, observation, and a margin. */
 const MAX_PLAN_ROUNDS = 8;
 
@@ -155,6 +151,8 @@ export class ManagedReconciler implements Reconciles {
   readonly #publisher: ConnectionPublisher;
   readonly #connector: ProviderConnector;
   readonly #opts: EngineOptions;
+  /** Status writes, events, failures and backoff, as every reconciler of driftless has them. */
+  readonly #lc: Lifecycle;
   readonly #mapPaths = new Map<string, Set<string>>();
   readonly #fields = new Map<string, FieldBehaviours>();
   readonly externalCalls: ExternalCallStats = {
@@ -183,6 +181,13 @@ export class ManagedReconciler implements Reconciles {
       ...(opts.events ? { events: opts.events } : {}),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
     };
+    const o = this.#opts;
+    this.#lc = new Lifecycle(kube, {
+      logger: o.logger,
+      now: o.now,
+      random: o.random,
+      ...(o.events ? { events: o.events } : {}),
+    });
   }
 
   /** Every registered managed kind. */
@@ -860,83 +865,48 @@ export class ManagedReconciler implements Reconciles {
         error = new CredentialsError(`${error.message} (${pc.type.kind} "${pc.name}")`, { cause: error });
       }
     }
-    const prevSynced = getCondition(run.mr.status?.conditions, "Synced");
-    try {
-      await this.#writeStatus(run, [...extra, reconcileError(error.message)]);
-    } catch (writeErr) {
-      this.#opts.logger.warn(
-        { key: `${run.mr.kind}/${run.mr.metadata.name}`, error: (writeErr as Error).message },
-        "cannot write the failure to the status",
-      );
-    }
-    await this.#event(run.mr, "Warning", reason, error.message);
-    return { outcome: "error", error, requeueAfterMs: this.#errorBackoff(prevSynced, error) };
-  }
-
-  /**
-   * Stateless exponential backoff: doubles the time the resource has already spent failing, read from
-   * Synced's lastTransitionTime, so no worker memory is needed. Throttling starts higher.
-   */
-  #errorBackoff(prevSynced: ReturnType<typeof getCondition>, error: Error): number {
-    const throttled = error instanceof ThrottledError || error.cause instanceof ThrottledError;
-    const waiting = error.cause instanceof ReferenceNotReadyError;
-    const min = throttled ? 5_000 : MIN_ERROR_BACKOFF_MS;
-    // A dependency usually becomes Ready within seconds to minutes: keep looking often.
-    const max = waiting ? MAX_REFERENCE_BACKOFF_MS : MAX_ERROR_BACKOFF_MS;
-    const failingFor =
-      prevSynced?.status === "False" && prevSynced.reason === "ReconcileError"
-        ? this.#opts.now().getTime() - Date.parse(prevSynced.lastTransitionTime)
-        : 0;
-    return failureBackoff(failingFor, min, max, this.#opts.random);
+    const requeueAfterMs = await this.#lc.fail(this.#defOf(run.mr), asObject(run.mr), {
+      reason,
+      error,
+      conditions: [...extra, reconcileError(error.message)],
+      backoff: errorBackoff(error, error.cause instanceof ReferenceNotReadyError),
+      fields: managedStatusFields(run.mr, this.#atProvider(run), undefined),
+    });
+    return { outcome: "error", error, requeueAfterMs };
   }
 
   /** Full jitter in [0.5, 1.5) × base: spreads retries so they never arrive in lockstep. */
   #jitter(ms: number): number {
-    return jitter(ms, this.#opts.random);
+    return this.#lc.jitter(ms);
   }
 
   /**
-   * Writes status only when it changes (plan.ts statusChanges): an in-sync reconcile writes nothing.
-   * atProvider is replaced whole (keys the cloud stopped reporting are removed, not merged forever); by
-   * default it is what the cloud showed in this reconcile, if it was observed.
+   * Writes status only when it changes (lifecycle.ts): an in-sync reconcile writes nothing. atProvider is
+   * replaced whole; by default it is what the cloud showed in this reconcile, if it was observed.
    */
   async #writeStatus(
     run: Run,
     updates: NewCondition[],
-    atProvider: Record<string, unknown> | undefined = run.obs
-      ? (run.obs.atProvider ?? run.mr.status?.atProvider)
-      : undefined,
+    atProvider: Record<string, unknown> | undefined = this.#atProvider(run),
     lastUpdate?: { time: string; generation: number },
   ): Promise<void> {
-    const changes = statusChanges(run.mr, updates, atProvider, lastUpdate, this.#opts.now());
-    if (!changes) return;
-    const before = run.mr.status ?? {};
-    const status: Record<string, unknown> = { conditions: changes.conditions };
-    if (atProvider !== undefined) status.atProvider = replacementPatch(before.atProvider, atProvider);
-    if (lastUpdate) status.lastExternalUpdate = lastUpdate;
-    if (changes.handled !== undefined) status.lastHandledReconcileAt = changes.handled;
-    try {
-      const written = await this.#kube.patchStatus<ManagedResource & { [k: string]: unknown }>(
-        this.#defOf(run.mr),
-        run.mr.metadata.name,
-        status,
-        { namespace: run.mr.metadata.namespace },
-      );
-      run.mr = this.#own(written);
-    } catch (err) {
-      // The object may have been deleted meanwhile (finalizer removed): nothing left to report on.
-      if (err instanceof KubeError && err.status === 404) return;
-      throw err;
-    }
+    const fields = managedStatusFields(run.mr, atProvider, lastUpdate);
+    const written = await this.#lc.writeStatus(this.#defOf(run.mr), asObject(run.mr), updates, fields);
+    if (written) run.mr = this.#own(written);
   }
 
-  async #event(mr: ManagedResource, type: "Normal" | "Warning", reason: string, message: string) {
-    if (!this.#opts.events) return;
-    await this.#opts.events.record(mr, type, reason, message).catch((err: unknown) => {
-      this.#opts.logger.warn({ error: (err as Error).message }, "cannot record event");
-    });
+  /** What the cloud showed of the resource in this reconcile, if it was observed (else undefined: left as is). */
+  #atProvider(run: Run): Record<string, unknown> | undefined {
+    return run.obs ? (run.obs.atProvider ?? run.mr.status?.atProvider) : undefined;
+  }
+
+  #event(mr: ManagedResource, type: "Normal" | "Warning", reason: string, message: string) {
+    return this.#lc.event(asObject(mr), type, reason, message);
   }
 }
+
+/** A managed resource as the lifecycle kernel takes any object it writes. */
+const asObject = (mr: ManagedResource) => mr as ManagedResource & { [k: string]: unknown };
 
 /** A batch's verdict from a plan, or undefined while the plan only waits for `next` to go on. */
 function batchVerdict(p: Plan, next?: "connection" | "observation"): BatchVerdict | undefined {
@@ -989,16 +959,6 @@ const toError = (err: unknown): Error => (err instanceof Error ? err : new Error
 /** A provider's create annotations, without any in crossplane.io/: those are the engine's alone. */
 function providerAnnotations(a: Record<string, string> | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(a ?? {}).filter(([k]) => !k.startsWith("crossplane.io/")));
-}
-
-function wrapErr(msg: string, cause: unknown): Error {
-  const inner = toError(cause);
-  const text = `${msg}: ${inner.message}`;
-  // Keep the error's class so callers (backoff, metrics) still see throttling or bad credentials.
-  if (inner instanceof ThrottledError) return new ThrottledError(text, { cause: inner });
-  if (inner instanceof CredentialsError) return new CredentialsError(text, { cause: inner });
-  if (inner instanceof InvalidSpecError) return new InvalidSpecError(text, { cause: inner });
-  return new Error(text, { cause: inner });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
