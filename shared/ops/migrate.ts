@@ -13,7 +13,7 @@
 // Terraform-derived names and single-element block lists → driftless's names and objects). Anything that
 // cannot be carried over — an unknown kind, a field driftless does not manage, a malformed value — is
 // reported, never dropped silently. Pure: no cluster or cloud access.
-import type { ZodObject } from "zod";
+import type { ZodObject, ZodType } from "zod";
 import { SecurityGroup, Subnet, VPC } from "../api/aws/ec2.ts";
 import { DBInstance, DBSubnetGroup } from "../api/aws/rds.ts";
 import { Bucket as S3Bucket } from "../api/aws/s3.ts";
@@ -56,6 +56,8 @@ export interface MigrateResult {
   issues: MigrateIssue[];
   /** Documents that were not Kubernetes objects driftless has an equivalent for. */
   skipped: number;
+  /** Sources of the objects that were not migrated (an `error` issue names each): none of them is written. */
+  refused: string[];
   /** driftless cluster-scoped managed resources converted to their namespaced variants (planSteps). */
   moved: Array<{ def: ManagedKindDef; name: string }>;
 }
@@ -122,7 +124,7 @@ const jsonObject = (value: unknown, report: Report): unknown => {
   try {
     return JSON.parse(value);
   } catch {
-    report("error", "is not valid JSON; left out");
+    report("dropped", "is not valid JSON; left out");
     return undefined;
   }
 };
@@ -149,7 +151,7 @@ const flexibleServerSku = (value: unknown, report: Report): Obj | undefined => {
   const m = typeof value === "string" ? /^(B|GP|MO)_(.+)$/.exec(value) : null;
   const tier = m?.[1] ? SKU_TIERS[m[1]] : undefined;
   if (!m?.[2] || !tier) {
-    report("error", `${JSON.stringify(value)} is not <B|GP|MO>_<size>; left out`);
+    report("dropped", `${JSON.stringify(value)} is not <B|GP|MO>_<size>; left out`);
     return undefined;
   }
   return { sku: { name: m[2], tier } };
@@ -158,7 +160,7 @@ const flexibleServerSku = (value: unknown, report: Report): Obj | undefined => {
 /** Terraform's storage_mb (32768) → ARM's storageSizeGB (32): Azure's sizes are whole GiB. */
 const megabytesToGiB = (value: unknown, report: Report): unknown => {
   if (typeof value === "number" && value > 0 && value % 1024 === 0) return value / 1024;
-  report("error", `${JSON.stringify(value)} MB is not a whole number of GiB; left out`);
+  report("dropped", `${JSON.stringify(value)} MB is not a whole number of GiB; left out`);
   return undefined;
 };
 
@@ -171,7 +173,7 @@ const serverFieldRules: Record<string, FieldRule> = {
     into: (value, report) => {
       const m = typeof value === "string" ? FLEXIBLE_SERVER_ID.exec(value) : null;
       if (m?.[1] && m[2]) return { resourceGroupName: m[1], serverName: m[2] };
-      report("error", "is not a flexible server's resource id; left out");
+      report("dropped", "is not a flexible server's resource id; left out");
       return undefined;
     },
   },
@@ -326,7 +328,7 @@ const MAPPINGS: KindMapping[] = [
         convert: (v, report) => {
           const map: Record<string, string> = { private: "None", blob: "Blob", container: "Container" };
           const out = typeof v === "string" ? map[v] : undefined;
-          if (!out) report("error", `unknown containerAccessType ${JSON.stringify(v)}; left out`);
+          if (!out) report("dropped", `unknown containerAccessType ${JSON.stringify(v)}; left out`);
           return out;
         },
       },
@@ -524,7 +526,11 @@ const S3_FOLDS: Record<string, (fp: Obj, report: Report) => Obj> = {
       report("dropped", "MFA delete is not managed by driftless", "mfaDelete");
     if (status === "Enabled" || status === "Suspended") return { versioning: status };
     if (status !== "Disabled" && status !== undefined)
-      report("error", `unknown versioning status ${JSON.stringify(status)}`);
+      report(
+        "dropped",
+        `unknown versioning status ${JSON.stringify(status)}; left out`,
+        "versioningConfiguration",
+      );
     return {};
   },
   BucketPublicAccessBlock: (fp) => {
@@ -596,7 +602,7 @@ function normaliseExternalName(value: string, report: Report): string {
 /** Converts parsed YAML documents (Crossplane managed resources) into driftless objects. */
 /** Converts parsed YAML documents (Crossplane or driftless cluster-scoped managed resources) into driftless objects. */
 export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): MigrateResult {
-  const result: MigrateResult = { objects: [], issues: [], skipped: 0, moved: [] };
+  const result: MigrateResult = { objects: [], issues: [], skipped: 0, refused: [], moved: [] };
   const folds: Array<{ source: string; kind: string; namespace?: string; fp: Obj; report: Report }> = [];
   // A List (as `kubectl get -o yaml` writes) stands for its items.
   const flat = docs.flatMap((d) =>
@@ -608,11 +614,9 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
   flat.forEach((doc, index) => {
     if (doc === null || doc === undefined) return;
     if (typeof doc !== "object" || Array.isArray(doc)) {
-      result.issues.push({
-        severity: "error",
-        source: `document ${index + 1}`,
-        message: "not a Kubernetes object",
-      });
+      const source = `document ${index + 1}`;
+      result.issues.push({ severity: "error", source, message: "not a Kubernetes object" });
+      result.refused.push(source);
       result.skipped++;
       return;
     }
@@ -622,8 +626,19 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
     const meta = (o.metadata ?? {}) as Obj;
     const name = typeof meta.name === "string" ? meta.name : "";
     const source = `${kind}.${apiVersion.split("/")[0]}/${name || `(document ${index + 1})`}`;
-    const issue = (severity: IssueSeverity, message: string, field?: string) =>
+    const issue = (severity: IssueSeverity, message: string, field?: string) => {
       result.issues.push({ severity, source, message, ...(field ? { field } : {}) });
+      if (severity === "error" && !result.refused.includes(source)) result.refused.push(source);
+    };
+    // An object with an error is not migrated, so nothing of it is written (whatever was converted).
+    const write = (object: DriftlessObject, moved?: { def: ManagedKindDef; name: string }) => {
+      if (result.refused.includes(source)) {
+        result.skipped++;
+        return;
+      }
+      result.objects.push({ source, object });
+      if (moved) result.moved.push(moved);
+    };
     const { group, v2 } = groupOf(apiVersion);
     const skip = (message: string, severity: IssueSeverity = "error") => {
       issue(severity, message);
@@ -647,8 +662,7 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
         result.skipped++;
         return;
       }
-      result.objects.push({ source, object: out.object });
-      if (out.moved) result.moved.push(out.moved);
+      write(out.object, out.moved);
       return;
     }
     // Where a namespaced output goes: a v2 object's own namespace, or the target of cluster-scoped input.
@@ -665,7 +679,7 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
     }
     if ((kind === "ProviderConfig" || kind === "ClusterProviderConfig") && UPJET_CLOUDS[group]) {
       const pc = migrateProviderConfig(group, o, { v2, namespace, target: opts.namespaced }, issue);
-      if (pc) result.objects.push({ source, object: pc });
+      if (pc) write(pc);
       else result.skipped++;
       return;
     }
@@ -696,7 +710,7 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
       skip(refusal);
       return;
     }
-    result.objects.push({ source, object: migrateManaged(mapping, o, { ...opts, v2, namespace }, issue) });
+    write(migrateManaged(mapping, o, { ...opts, v2, namespace }, issue));
   });
 
   // Fold BucketVersioning / BucketPublicAccessBlock into their Bucket (same namespace): by bucketRef, by
@@ -843,9 +857,9 @@ function mapFields(
   fields: Obj,
   rules: Record<string, FieldRule> | undefined,
   prefix: string,
-  to: { def: ManagedKindDef; out: Obj; issue: Report },
+  to: { def: ManagedKindDef; out: Obj; origins: Record<string, string>; issue: Report },
 ) {
-  const { def, out, issue } = to;
+  const { def, out, origins, issue } = to;
   const targetFields = new Set(Object.keys((def.forProvider as ZodObject).shape));
   for (const [field, value] of Object.entries(fields)) {
     if (isEmpty(value)) continue;
@@ -864,7 +878,7 @@ function mapFields(
     if (rule && "block" in rule) {
       const block = firstBlock(value, report);
       if (!block || typeof block !== "object" || Array.isArray(block)) {
-        report("error", "is not a block; left out");
+        report("dropped", "is not a block; left out");
         continue;
       }
       issue("note", `forProvider.${path}: its fields are driftless's top-level forProvider fields`, path);
@@ -874,6 +888,7 @@ function mapFields(
     if (rule && "into" in rule) {
       const parts = rule.into(value, report) ?? {};
       Object.assign(out, structuredClone(parts));
+      for (const k of Object.keys(parts)) origins[k] = path;
       const names = Object.keys(parts).map((k) => `forProvider.${k}`);
       if (names.length) issue("note", `forProvider.${path} → ${names.join(", ")}`, path);
       continue;
@@ -889,8 +904,64 @@ function mapFields(
     }
     const converted = rule?.convert ? rule.convert(value, report) : value;
     if (converted !== undefined) out[target] = structuredClone(converted);
+    origins[target] = path;
     if (target !== field) issue("note", `forProvider.${path} → forProvider.${target}`, path);
   }
+}
+
+/**
+ * forProvider as driftless's CRD keeps it: a value that fails the schema would stop every reconcile, and a
+ * nested field the schema does not know would be pruned by the API server on apply — both are left out and
+ * reported (by the Upjet field they came from), and the schema's own output is what is written.
+ */
+function validated(schema: ZodType, mapped: Obj, origins: Record<string, string>, issue: Report): Obj {
+  const input = structuredClone(mapped);
+  const where = (path: readonly PropertyKey[]) => {
+    const [top = "", ...rest] = path.map(String);
+    const from = origins[top] ?? top;
+    return { top, field: from, shown: [from, ...rest].join(".") };
+  };
+  for (let attempt = 0; ; attempt++) {
+    const parsed = schema.safeParse(input);
+    if (parsed.success) {
+      const out = parsed.data as Obj;
+      for (const path of leafPaths(input)) {
+        if (hasPath(out, path)) continue;
+        const w = where(path);
+        issue(
+          "dropped",
+          `forProvider.${w.shown} has no driftless equivalent; left out (the cloud keeps its value, but driftless does not manage it)`,
+          w.field,
+        );
+      }
+      return out;
+    }
+    const tops = new Set(parsed.error.issues.map((i) => String(i.path[0] ?? "")));
+    for (const i of parsed.error.issues) {
+      const w = where(i.path);
+      issue("dropped", `forProvider.${w.shown}: ${i.message}; left out`, w.field);
+    }
+    for (const top of tops) delete input[top];
+    // Each round removes at least one top-level field; an issue without a path cannot be fixed by removing one.
+    if (tops.has("") || attempt > Object.keys(mapped).length) return {};
+  }
+}
+
+/** Paths of the leaves (scalars, empty objects and lists) of a JSON value; list elements by index. */
+function leafPaths(value: unknown, prefix: PropertyKey[] = []): PropertyKey[][] {
+  if (Array.isArray(value) && value.length > 0) return value.flatMap((v, i) => leafPaths(v, [...prefix, i]));
+  if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length > 0)
+    return Object.entries(value).flatMap(([k, v]) => leafPaths(v, [...prefix, k]));
+  return prefix.length ? [prefix] : [];
+}
+
+function hasPath(value: unknown, path: readonly PropertyKey[]): boolean {
+  let at: unknown = value;
+  for (const key of path) {
+    if (!at || typeof at !== "object" || !Object.hasOwn(at, key)) return false;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return true;
 }
 
 function migrateManaged(
@@ -904,19 +975,9 @@ function migrateManaged(
   const spec = (o.spec ?? {}) as Obj;
   const fpIn = (spec.forProvider ?? {}) as Obj;
   const forProvider: Obj = {};
-  mapFields(fpIn, mapping.fields, "", { def, out: forProvider, issue });
-
-  // Values that fail driftless's validation would stop every reconcile: report them and leave them out.
+  const origins: Record<string, string> = {};
+  mapFields(fpIn, mapping.fields, "", { def, out: forProvider, origins, issue });
   const namespace = opts.namespace;
-  const schema = namespace ? namespacedVariantOf(def).forProvider : def.forProvider;
-  const parsed = schema.safeParse(forProvider);
-  if (!parsed.success) {
-    for (const i of parsed.error.issues) {
-      const top = String(i.path[0] ?? "");
-      issue("error", `forProvider.${i.path.join(".")}: ${i.message}; left out`, top);
-      delete forProvider[top];
-    }
-  }
 
   const annotations: Record<string, string> = {};
   for (const [k, v] of Object.entries((meta.annotations ?? {}) as Record<string, string>)) {
@@ -941,7 +1002,7 @@ function migrateManaged(
     } else {
       issue(
         "error",
-        `no ${Annotations.externalName} annotation: ${def.kind} ids are chosen by the cloud, so driftless cannot find the existing resource; set the annotation to its id`,
+        `no ${Annotations.externalName} annotation: ${def.kind} ids are chosen by the cloud, so driftless cannot find the existing resource; set the annotation to its id and convert it again; not migrated`,
       );
     }
   }
@@ -1036,6 +1097,8 @@ function migrateManaged(
 
   const labels = meta.labels as Record<string, string> | undefined;
   const type = namespace ? namespacedVariantOf(def) : def;
+  // After the namespaced shape has moved Secret and reference namespaces (with their own reports).
+  outSpec.forProvider = validated(type.forProvider, outSpec.forProvider as Obj, origins, issue);
   return {
     apiVersion: type.apiVersion,
     kind: type.kind,
