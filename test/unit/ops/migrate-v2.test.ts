@@ -246,7 +246,12 @@ describe("migrate: Crossplane v2 (provider-upjet-gcp and provider-upjet-azure ex
       apiVersion: "network.azure.m.driftless.dev/v1alpha1",
       spec: { forProvider: { addressPrefix: "10.0.1.0/24" } },
     });
-    expect(find(r, "Container", "example")?.spec.forProvider).toEqual({ publicAccess: "None" });
+    // The container's storage account is the Account its selector picks in the same input.
+    expect(find(r, "Container", "example")?.spec.forProvider).toEqual({
+      publicAccess: "None",
+      storageAccountName: "example",
+      resourceGroupNameSelector: { matchLabels: { "testing.upbound.io/example-name": "example" } },
+    });
     expect(issuesOf(r, "error")).toEqual([
       expect.stringMatching(
         /^SecurityGroup\.network\.azure\.m\.upbound\.io\/example: driftless has no equivalent/,
