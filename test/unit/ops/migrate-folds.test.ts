@@ -141,3 +141,26 @@ describe("migrate: identity fields", () => {
     ]);
   });
 });
+
+describe("migrate: fields the core kinds keep", () => {
+  it("carries a VirtualNetwork's DNS servers, in order", () => {
+    const r = migrate([
+      upjet(
+        "network.azure.upbound.io/v1beta1",
+        "VirtualNetwork",
+        "hub",
+        {
+          location: "West Europe",
+          resourceGroupName: "net-rg",
+          addressSpace: ["10.0.0.0/16"],
+          dnsServers: ["10.0.0.5", "10.0.0.4"],
+        },
+        "hub",
+      ),
+    ]);
+    expect(find(r, "VirtualNetwork", "hub")?.spec.forProvider).toMatchObject({
+      dnsServers: ["10.0.0.5", "10.0.0.4"],
+    });
+    expect(issuesOf(r, "dropped")).toEqual([]);
+  });
+});
