@@ -322,6 +322,7 @@ const MAPPINGS: KindMapping[] = [
       maintenanceWindow: { to: "preferredMaintenanceWindow" },
       backupWindow: { to: "preferredBackupWindow" },
       finalSnapshotIdentifier: { to: "finalDBSnapshotIdentifier" },
+      parameterGroupName: { to: "dbParameterGroupName" },
       name: { to: "dbName" },
       autoGeneratePassword: {
         note: "driftless generates the master password itself when masterPasswordSecretRef is unset",
@@ -1184,6 +1185,17 @@ function validated(schema: ZodType, mapped: Obj, origins: Record<string, string>
       return out;
     }
     const tops = new Set(parsed.error.issues.map((i) => String(i.path[0] ?? "")));
+    // A required field the input lacks cannot be left out: the API server would reject the object.
+    const missing = [...tops].filter((t) => t !== "" && !Object.hasOwn(input, t));
+    if (missing.length > 0) {
+      for (const t of missing)
+        issue(
+          "error",
+          `forProvider.${t} is required by driftless (an export of the reconciled object has it); not migrated`,
+          t,
+        );
+      return input;
+    }
     for (const i of parsed.error.issues) {
       const w = where(i.path);
       issue("dropped", `forProvider.${w.shown}: ${i.message}; left out`, w.field);

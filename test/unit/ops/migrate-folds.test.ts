@@ -143,6 +143,35 @@ describe("migrate: identity fields", () => {
 });
 
 describe("migrate: fields the core kinds keep", () => {
+  it("carries an RDS instance's encryption, KMS key and parameter group", () => {
+    const key = "arn:aws:kms:us-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab";
+    const r = migrate([
+      upjet(
+        "rds.aws.upbound.io/v1beta1",
+        "Instance",
+        "orders",
+        {
+          region: "us-west-1",
+          engine: "postgres",
+          instanceClass: "db.t3.micro",
+          storageEncrypted: true,
+          kmsKeyId: key,
+          parameterGroupName: "orders-pg15",
+        },
+        "orders",
+      ),
+    ]);
+    expect(find(r, "DBInstance", "orders")?.spec.forProvider).toEqual({
+      region: "us-west-1",
+      engine: "postgres",
+      dbInstanceClass: "db.t3.micro",
+      storageEncrypted: true,
+      kmsKeyId: key,
+      dbParameterGroupName: "orders-pg15",
+    });
+    expect(issuesOf(r, "dropped")).toEqual([]);
+  });
+
   it("carries a VirtualNetwork's DNS servers, in order", () => {
     const r = migrate([
       upjet(

@@ -221,7 +221,8 @@ describe("migrate", () => {
       apiVersion,
       kind,
       metadata: { name: `x-${kind?.toLowerCase()}`, annotations: { "crossplane.io/external-name": "x" } },
-      spec: { forProvider: {} },
+      // What driftless requires of a DB instance (an export of a reconciled one has it).
+      spec: { forProvider: kind === "Instance" ? { engine: "postgres", instanceClass: "db.t3.micro" } : {} },
     }));
     const r = migrate(docs);
     expect(r.objects).toHaveLength(docs.length);
