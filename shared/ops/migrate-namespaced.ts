@@ -90,7 +90,7 @@ function localizeReferences(def: ManagedKindDef, fp: Obj, namespace: string, iss
         if (ns !== namespace) {
           issue(
             "error",
-            `forProvider.${field} points into namespace ${String(ns)}: driftless resolves references within the resource's own namespace (${namespace}) only; move the referenced resource or set forProvider.${r.field} instead`,
+            `forProvider.${field} points into namespace ${String(ns)}: driftless resolves references within the resource's own namespace (${namespace}) only; move the referenced resource or set forProvider.${r.field} instead; not migrated`,
             field,
           );
         }

@@ -1,9 +1,12 @@
 // What a migration produces, shared by the Crossplane migration (migrate.ts) and the namespaced one.
 
 export type IssueSeverity =
-  /** Could not be migrated at all (unknown kind, malformed object): exit 1. */
+  /** The object was not migrated at all (unknown kind, malformed object, no id): nothing written; exit 1. */
   | "error"
-  /** A field (or part of one) driftless does not manage: left out, listed; exit 1 unless allowed. */
+  /**
+   * A field (or part of one) driftless does not manage, or a value it cannot take: left out, listed; exit 1
+   * unless allowed.
+   */
   | "dropped"
   /** Carried over, but something must be done before applying (copy a Secret, move a consumer). */
   | "warning"

@@ -13,7 +13,7 @@
 // Terraform-derived names and single-element block lists → driftless's names and objects). Anything that
 // cannot be carried over — an unknown kind, a field driftless does not manage, a malformed value — is
 // reported, never dropped silently. Pure: no cluster or cloud access.
-import type { ZodObject } from "zod";
+import type { ZodObject, ZodType } from "zod";
 import { SecurityGroup, Subnet, VPC } from "../api/aws/ec2.ts";
 import { DBInstance, DBSubnetGroup } from "../api/aws/rds.ts";
 import { Bucket as S3Bucket } from "../api/aws/s3.ts";
@@ -56,6 +56,8 @@ export interface MigrateResult {
   issues: MigrateIssue[];
   /** Documents that were not Kubernetes objects driftless has an equivalent for. */
   skipped: number;
+  /** Sources of the objects that were not migrated (an `error` issue names each): none of them is written. */
+  refused: string[];
   /** driftless cluster-scoped managed resources converted to their namespaced variants (planSteps). */
   moved: Array<{ def: ManagedKindDef; name: string }>;
 }
@@ -90,7 +92,22 @@ type FieldRule =
    */
   | { drop: string; harmless?: (value: unknown) => boolean }
   /** Carried in metadata instead (external name) or harmless: noted, not dropped. */
-  | { note: string };
+  | { note: string }
+  /**
+   * A reference or selector to a kind driftless does not have, resolved against the input's objects of
+   * that kind (same namespace) into driftless's fields.
+   */
+  | { peer: (value: unknown, peers: readonly Peer[], report: Report) => Obj | undefined };
+
+/** An input object others may reference or select: the Upjet kind, where it is, and what it names. */
+interface Peer {
+  kind: string;
+  name: string;
+  namespace?: string;
+  labels: Record<string, string>;
+  externalName?: string;
+  forProvider: Obj;
+}
 
 interface KindMapping {
   /** Upjet API group, e.g. sqs.aws.upbound.io (its `.m.` namespaced v2 group, sqs.aws.m.upbound.io, too). */
@@ -122,7 +139,7 @@ const jsonObject = (value: unknown, report: Report): unknown => {
   try {
     return JSON.parse(value);
   } catch {
-    report("error", "is not valid JSON; left out");
+    report("dropped", "is not valid JSON; left out");
     return undefined;
   }
 };
@@ -149,7 +166,7 @@ const flexibleServerSku = (value: unknown, report: Report): Obj | undefined => {
   const m = typeof value === "string" ? /^(B|GP|MO)_(.+)$/.exec(value) : null;
   const tier = m?.[1] ? SKU_TIERS[m[1]] : undefined;
   if (!m?.[2] || !tier) {
-    report("error", `${JSON.stringify(value)} is not <B|GP|MO>_<size>; left out`);
+    report("dropped", `${JSON.stringify(value)} is not <B|GP|MO>_<size>; left out`);
     return undefined;
   }
   return { sku: { name: m[2], tier } };
@@ -158,7 +175,7 @@ const flexibleServerSku = (value: unknown, report: Report): Obj | undefined => {
 /** Terraform's storage_mb (32768) → ARM's storageSizeGB (32): Azure's sizes are whole GiB. */
 const megabytesToGiB = (value: unknown, report: Report): unknown => {
   if (typeof value === "number" && value > 0 && value % 1024 === 0) return value / 1024;
-  report("error", `${JSON.stringify(value)} MB is not a whole number of GiB; left out`);
+  report("dropped", `${JSON.stringify(value)} MB is not a whole number of GiB; left out`);
   return undefined;
 };
 
@@ -171,7 +188,7 @@ const serverFieldRules: Record<string, FieldRule> = {
     into: (value, report) => {
       const m = typeof value === "string" ? FLEXIBLE_SERVER_ID.exec(value) : null;
       if (m?.[1] && m[2]) return { resourceGroupName: m[1], serverName: m[2] };
-      report("error", "is not a flexible server's resource id; left out");
+      report("dropped", "is not a flexible server's resource id; left out");
       return undefined;
     },
   },
@@ -225,6 +242,46 @@ function connectionExternalName(value: string | undefined, fp: Obj, report: Repo
   return undefined;
 }
 
+const STORAGE_ACCOUNT_ID =
+  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Storage\/storageAccounts\/([^/]+)\/?$/i;
+
+/** Upjet's container names its account by ARM id; driftless by account name and resource group. */
+function storageAccountOfId(value: unknown, report: Report): Obj | undefined {
+  const m = typeof value === "string" ? STORAGE_ACCOUNT_ID.exec(value) : null;
+  if (m?.[1] && m[2]) return { storageAccountName: m[2], resourceGroupName: m[1] };
+  report("dropped", "is not a storage account's resource id; left out");
+  return undefined;
+}
+
+/**
+ * A storage Account reference or selector → the account's name and resource group, taken from the Account
+ * it names in the same input (driftless has no Account kind to reference).
+ */
+function storageAccountOfPeer(value: unknown, peers: readonly Peer[], report: Report): Obj | undefined {
+  const v = (value ?? {}) as Obj;
+  const labels = v.matchLabels as Record<string, string> | undefined;
+  const accounts = peers.filter(
+    (p) =>
+      p.kind === "Account.storage.azure.upbound.io" &&
+      (typeof v.name === "string"
+        ? p.name === v.name
+        : labels !== undefined && Object.entries(labels).every(([k, l]) => p.labels[k] === l)),
+  );
+  const account = accounts.length === 1 ? accounts[0] : undefined;
+  if (!account) {
+    report(
+      "dropped",
+      `names ${accounts.length ? `${accounts.length} storage Accounts` : "no storage Account in the input"}: driftless has no Account kind, so set storageAccountName (and resourceGroupName) instead; left out`,
+    );
+    return undefined;
+  }
+  const out: Obj = { storageAccountName: account.externalName ?? account.name };
+  for (const f of RESOURCE_GROUP_FIELDS) {
+    if (account.forProvider[f] !== undefined) out[f] = structuredClone(account.forProvider[f]);
+  }
+  return out;
+}
+
 const MAPPINGS: KindMapping[] = [
   {
     group: "sqs.aws.upbound.io",
@@ -265,6 +322,7 @@ const MAPPINGS: KindMapping[] = [
       maintenanceWindow: { to: "preferredMaintenanceWindow" },
       backupWindow: { to: "preferredBackupWindow" },
       finalSnapshotIdentifier: { to: "finalDBSnapshotIdentifier" },
+      parameterGroupName: { to: "dbParameterGroupName" },
       name: { to: "dbName" },
       autoGeneratePassword: {
         note: "driftless generates the master password itself when masterPasswordSecretRef is unset",
@@ -326,19 +384,15 @@ const MAPPINGS: KindMapping[] = [
         convert: (v, report) => {
           const map: Record<string, string> = { private: "None", blob: "Blob", container: "Container" };
           const out = typeof v === "string" ? map[v] : undefined;
-          if (!out) report("error", `unknown containerAccessType ${JSON.stringify(v)}; left out`);
+          if (!out) report("dropped", `unknown containerAccessType ${JSON.stringify(v)}; left out`);
           return out;
         },
       },
-      storageAccountNameRef: {
-        drop: "driftless has no storage Account kind: the container lives in the ProviderConfig's storage.accountName; set storageAccountName instead",
-      },
-      storageAccountNameSelector: {
-        drop: "driftless has no storage Account kind: the container lives in the ProviderConfig's storage.accountName; set storageAccountName instead",
-      },
-      storageAccountId: {
-        drop: "driftless addresses the account by name (the ProviderConfig's storage.accountName)",
-      },
+      storageAccountId: { into: storageAccountOfId },
+      storageAccountIdRef: { peer: storageAccountOfPeer },
+      storageAccountIdSelector: { peer: storageAccountOfPeer },
+      storageAccountNameRef: { peer: storageAccountOfPeer },
+      storageAccountNameSelector: { peer: storageAccountOfPeer },
     },
   },
   {
@@ -348,7 +402,11 @@ const MAPPINGS: KindMapping[] = [
     fields: {
       addressSpace: {
         to: "addressSpace",
-        convert: (v) => (Array.isArray(v) ? { addressPrefixes: v } : v),
+        convert: (v, report) => {
+          if (!Array.isArray(v)) return v;
+          report("note", "→ forProvider.addressSpace.addressPrefixes (ARM's shape)");
+          return { addressPrefixes: v };
+        },
       },
     },
   },
@@ -515,24 +573,176 @@ const MAPPINGS: KindMapping[] = [
 /** The driftless kinds Crossplane's kinds map to. */
 export const MIGRATABLE_KINDS: readonly ManagedKindDef[] = [...new Set(MAPPINGS.map((m) => m.to))];
 
-/** Folded into the Bucket they configure (Upjet splits them off S3 buckets as separate resources). */
-const S3_FOLDS: Record<string, (fp: Obj, report: Report) => Obj> = {
-  BucketVersioning: (fp, report) => {
-    const cfg = firstBlock(fp.versioningConfiguration, report) as Obj | undefined;
-    const status = cfg?.status;
-    if (cfg?.mfaDelete !== undefined)
-      report("dropped", "MFA delete is not managed by driftless", "mfaDelete");
-    if (status === "Enabled" || status === "Suspended") return { versioning: status };
-    if (status !== "Disabled" && status !== undefined)
-      report("error", `unknown versioning status ${JSON.stringify(status)}`);
-    return {};
+/**
+ * A companion kind Upjet splits off a resource (S3 bucket versioning, an SQS redrive policy, a security
+ * group rule) folded into the driftless object of the resource it configures, found (same namespace) by
+ * reference, by the identifying value, or by selector labels.
+ */
+interface Fold {
+  into: ManagedKindDef;
+  /** forProvider fields naming the target: reference (its metadata.name), value, selector. */
+  by: { ref: string; value: string; selector: string };
+  /** The identifying value → the target's external name (a queue URL's last segment). */
+  externalName?: (value: string) => string;
+  /**
+   * Moves the companion's fields into the target's forProvider; returns the companion fields it carried
+   * (each other field is reported).
+   */
+  apply: (fp: Obj, target: { fp: Obj; externalName?: string }, report: Report) => string[];
+}
+
+const BUCKET_BY = { ref: "bucketRef", value: "bucket", selector: "bucketSelector" };
+const QUEUE_BY = { ref: "queueUrlRef", value: "queueUrl", selector: "queueUrlSelector" };
+const GROUP_BY = { ref: "securityGroupIdRef", value: "securityGroupId", selector: "securityGroupIdSelector" };
+
+/** Upjet's single security group rule → driftless's rule of that direction (ports, protocol, peers). */
+function securityGroupRule(
+  direction: "ingress" | "egress",
+  rule: Obj,
+  target: { fp: Obj; externalName?: string },
+  report: Report,
+): void {
+  const out: Obj = {};
+  const peers = direction === "ingress" ? "sourceSecurityGroupIds" : "destinationSecurityGroupIds";
+  const list = (to: string, v: unknown) => {
+    if (v !== undefined) out[to] = [...((out[to] as unknown[] | undefined) ?? []), v];
+  };
+  const protocol = rule.protocol ?? rule.ipProtocol;
+  if (protocol !== undefined) out.protocol = String(protocol);
+  if (rule.fromPort !== undefined) out.fromPort = rule.fromPort;
+  if (rule.toPort !== undefined) out.toPort = rule.toPort;
+  if (rule.description !== undefined) out.description = rule.description;
+  for (const v of (rule.cidrBlocks as unknown[] | undefined) ?? []) list("cidrBlocks", v);
+  for (const v of (rule.ipv6CidrBlocks as unknown[] | undefined) ?? []) list("ipv6CidrBlocks", v);
+  for (const v of (rule.prefixListIds as unknown[] | undefined) ?? []) list("prefixListIds", v);
+  list("cidrBlocks", rule.cidrIpv4);
+  list("ipv6CidrBlocks", rule.cidrIpv6);
+  list("prefixListIds", rule.prefixListId);
+  list(peers, rule.sourceSecurityGroupId ?? rule.referencedSecurityGroupId);
+  if (rule.self === true) {
+    if (target.externalName) list(peers, target.externalName);
+    else report("dropped", "self: the group's own id is not known (no external name)", "self");
+  }
+  const renamed: Record<string, string> = {
+    ipProtocol: "protocol",
+    cidrIpv4: "cidrBlocks",
+    cidrIpv6: "ipv6CidrBlocks",
+    prefixListId: "prefixListIds",
+    sourceSecurityGroupId: peers,
+    referencedSecurityGroupId: peers,
+    ...(target.externalName ? { self: peers } : {}),
+  };
+  for (const [from, to] of Object.entries(renamed)) {
+    if (rule[from] !== undefined) report("note", `forProvider.${from} → ${direction}[].${to}`, from);
+  }
+  const rules = (target.fp[direction] as Obj[] | undefined) ?? [];
+  target.fp[direction] = [...rules, out];
+  report(
+    "warning",
+    `${direction} is compared as a set once folded: when Update is allowed, driftless revokes every ${direction} permission of the group that is not among the folded rules — fold all of its rules together`,
+  );
+}
+
+/** The VPC-style rule kinds: one direction each, one CIDR, prefix list or peer group per rule. */
+function directedRule(direction: "ingress" | "egress"): Fold {
+  return {
+    into: SecurityGroup,
+    by: GROUP_BY,
+    apply: (fp, target, report) => {
+      securityGroupRule(direction, fp, target, report);
+      return [
+        ...RULE_FIELDS,
+        "ipProtocol",
+        "cidrIpv4",
+        "cidrIpv6",
+        "prefixListId",
+        "referencedSecurityGroupId",
+      ];
+    },
+  };
+}
+
+const RULE_FIELDS = ["protocol", "fromPort", "toPort", "description", "cidrBlocks", "ipv6CidrBlocks"];
+const FOLDS: Record<string, Record<string, Fold>> = {
+  "s3.aws.upbound.io": {
+    BucketVersioning: {
+      into: S3Bucket,
+      by: BUCKET_BY,
+      apply: (fp, target, report) => {
+        const cfg = firstBlock(fp.versioningConfiguration, report) as Obj | undefined;
+        const status = cfg?.status;
+        for (const k of Object.keys(cfg ?? {}).filter((k) => k !== "status" && k !== "mfaDelete"))
+          report(
+            "dropped",
+            `forProvider.versioningConfiguration.${k} has no driftless equivalent; left out`,
+            `versioningConfiguration.${k}`,
+          );
+        if (cfg?.mfaDelete !== undefined)
+          report("dropped", "MFA delete is not managed by driftless", "versioningConfiguration.mfaDelete");
+        if (status === "Enabled" || status === "Suspended") {
+          target.fp.versioning = status;
+          report(
+            "note",
+            "forProvider.versioningConfiguration.status → versioning",
+            "versioningConfiguration.status",
+          );
+        } else if (status === "Disabled")
+          report("note", "Disabled: a bucket that never had versioning", "versioningConfiguration.status");
+        else if (status !== undefined)
+          report(
+            "dropped",
+            `unknown versioning status ${JSON.stringify(status)}; left out`,
+            "versioningConfiguration.status",
+          );
+        return ["versioningConfiguration"];
+      },
+    },
+    BucketPublicAccessBlock: {
+      into: S3Bucket,
+      by: BUCKET_BY,
+      apply: (fp, target) => {
+        const keys = ["blockPublicAcls", "ignorePublicAcls", "blockPublicPolicy", "restrictPublicBuckets"];
+        const out: Obj = {};
+        for (const k of keys) if (fp[k] !== undefined) out[k] = fp[k];
+        target.fp.publicAccessBlock = out;
+        return keys;
+      },
+    },
   },
-  BucketPublicAccessBlock: (fp) => {
-    const out: Obj = {};
-    for (const k of ["blockPublicAcls", "ignorePublicAcls", "blockPublicPolicy", "restrictPublicBuckets"]) {
-      if (fp[k] !== undefined) out[k] = fp[k];
-    }
-    return { publicAccessBlock: out };
+  "sqs.aws.upbound.io": {
+    QueueRedrivePolicy: {
+      into: Queue,
+      by: QUEUE_BY,
+      externalName: (url) => url.replace(/\/+$/, "").split("/").at(-1) ?? url,
+      apply: (fp, target, report) => {
+        const policy = jsonObject(fp.redrivePolicy, (severity, message) =>
+          report(severity, `forProvider.redrivePolicy ${message}`, "redrivePolicy"),
+        );
+        if (policy !== undefined) target.fp.redrivePolicy = policy;
+        return ["redrivePolicy"];
+      },
+    },
+  },
+  "ec2.aws.upbound.io": {
+    SecurityGroupRule: {
+      into: SecurityGroup,
+      by: GROUP_BY,
+      apply: (fp, target, report) => {
+        if (fp.type !== "ingress" && fp.type !== "egress") {
+          report(
+            "dropped",
+            `forProvider.type ${JSON.stringify(fp.type)} is not ingress or egress; left out`,
+            "type",
+          );
+          return [];
+        }
+        report("note", `forProvider.type ${fp.type}: the rule joins the group's ${fp.type}`, "type");
+        securityGroupRule(fp.type, fp, target, report);
+        return [...RULE_FIELDS, "type", "prefixListIds", "sourceSecurityGroupId", "self"];
+      },
+    },
+    SecurityGroupIngressRule: directedRule("ingress"),
+    SecurityGroupEgressRule: directedRule("egress"),
   },
 };
 
@@ -596,8 +806,8 @@ function normaliseExternalName(value: string, report: Report): string {
 /** Converts parsed YAML documents (Crossplane managed resources) into driftless objects. */
 /** Converts parsed YAML documents (Crossplane or driftless cluster-scoped managed resources) into driftless objects. */
 export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): MigrateResult {
-  const result: MigrateResult = { objects: [], issues: [], skipped: 0, moved: [] };
-  const folds: Array<{ source: string; kind: string; namespace?: string; fp: Obj; report: Report }> = [];
+  const result: MigrateResult = { objects: [], issues: [], skipped: 0, refused: [], moved: [] };
+  const folds: Array<{ source: string; fold: Fold; namespace?: string; fp: Obj; report: Report }> = [];
   // A List (as `kubectl get -o yaml` writes) stands for its items.
   const flat = docs.flatMap((d) =>
     d && typeof d === "object" && (d as Obj).kind === "List" && Array.isArray((d as Obj).items)
@@ -605,14 +815,32 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
       : [d],
   );
 
+  const inputPeers = flat.flatMap((d): Peer[] => {
+    if (!d || typeof d !== "object" || Array.isArray(d)) return [];
+    const o = d as Obj;
+    const meta = (o.metadata ?? {}) as Obj;
+    const { group, v2 } = groupOf(String(o.apiVersion ?? ""));
+    if (typeof meta.name !== "string") return [];
+    const externalName = (meta.annotations as Record<string, string> | undefined)?.[Annotations.externalName];
+    const namespace = v2 ? ((meta.namespace as string | undefined) ?? opts.defaultNamespace) : undefined;
+    return [
+      {
+        kind: `${String(o.kind)}.${group}`,
+        name: meta.name,
+        ...(namespace ? { namespace } : {}),
+        labels: (meta.labels ?? {}) as Record<string, string>,
+        ...(externalName ? { externalName } : {}),
+        forProvider: ((o.spec as Obj | undefined)?.forProvider ?? {}) as Obj,
+      },
+    ];
+  });
+
   flat.forEach((doc, index) => {
     if (doc === null || doc === undefined) return;
     if (typeof doc !== "object" || Array.isArray(doc)) {
-      result.issues.push({
-        severity: "error",
-        source: `document ${index + 1}`,
-        message: "not a Kubernetes object",
-      });
+      const source = `document ${index + 1}`;
+      result.issues.push({ severity: "error", source, message: "not a Kubernetes object" });
+      result.refused.push(source);
       result.skipped++;
       return;
     }
@@ -622,8 +850,19 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
     const meta = (o.metadata ?? {}) as Obj;
     const name = typeof meta.name === "string" ? meta.name : "";
     const source = `${kind}.${apiVersion.split("/")[0]}/${name || `(document ${index + 1})`}`;
-    const issue = (severity: IssueSeverity, message: string, field?: string) =>
+    const issue = (severity: IssueSeverity, message: string, field?: string) => {
       result.issues.push({ severity, source, message, ...(field ? { field } : {}) });
+      if (severity === "error" && !result.refused.includes(source)) result.refused.push(source);
+    };
+    // An object with an error is not migrated, so nothing of it is written (whatever was converted).
+    const write = (object: DriftlessObject, moved?: { def: ManagedKindDef; name: string }) => {
+      if (result.refused.includes(source)) {
+        result.skipped++;
+        return;
+      }
+      result.objects.push({ source, object });
+      if (moved) result.moved.push(moved);
+    };
     const { group, v2 } = groupOf(apiVersion);
     const skip = (message: string, severity: IssueSeverity = "error") => {
       issue(severity, message);
@@ -647,8 +886,7 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
         result.skipped++;
         return;
       }
-      result.objects.push({ source, object: out.object });
-      if (out.moved) result.moved.push(out.moved);
+      write(out.object, out.moved);
       return;
     }
     // Where a namespaced output goes: a v2 object's own namespace, or the target of cluster-scoped input.
@@ -665,14 +903,15 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
     }
     if ((kind === "ProviderConfig" || kind === "ClusterProviderConfig") && UPJET_CLOUDS[group]) {
       const pc = migrateProviderConfig(group, o, { v2, namespace, target: opts.namespaced }, issue);
-      if (pc) result.objects.push({ source, object: pc });
+      if (pc) write(pc);
       else result.skipped++;
       return;
     }
-    if (group === "s3.aws.upbound.io" && S3_FOLDS[kind]) {
+    const fold = FOLDS[group]?.[kind];
+    if (fold) {
       folds.push({
         source,
-        kind,
+        fold,
         ...(namespace ? { namespace } : {}),
         fp: ((o.spec as Obj | undefined)?.forProvider ?? {}) as Obj,
         report: issue,
@@ -696,57 +935,74 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
       skip(refusal);
       return;
     }
-    result.objects.push({ source, object: migrateManaged(mapping, o, { ...opts, v2, namespace }, issue) });
+    const peers = inputPeers.filter((p) => p.namespace === (v2 ? namespace : undefined));
+    write(migrateManaged(mapping, o, { ...opts, v2, namespace, peers }, issue));
   });
 
-  // Fold BucketVersioning / BucketPublicAccessBlock into their Bucket (same namespace): by bucketRef, by
-  // bucket name, or by bucketSelector's labels.
-  const bucketVersions = new Set([S3Bucket.apiVersion, namespacedVariantOf(S3Bucket).apiVersion]);
-  for (const f of folds) {
-    const ref = (f.fp.bucketRef as Obj | undefined)?.name;
-    const byName = f.fp.bucket;
-    const labels = ((f.fp.bucketSelector as Obj | undefined)?.matchLabels ?? undefined) as
-      | Record<string, string>
-      | undefined;
-    const candidates = result.objects.filter(
-      (m) =>
-        m.object.kind === S3Bucket.kind &&
-        bucketVersions.has(m.object.apiVersion) &&
-        m.object.metadata.namespace === f.namespace &&
-        (m.object.metadata.name === ref ||
-          (byName !== undefined && m.object.metadata.annotations?.[Annotations.externalName] === byName) ||
-          (ref === undefined &&
-            byName === undefined &&
-            labels !== undefined &&
-            Object.entries(labels).every(([k, v]) => m.object.metadata.labels?.[k] === v))),
-    );
-    if (candidates.length > 1) {
-      f.report(
-        "error",
-        `bucketSelector matches ${candidates.length} Buckets (${candidates.map((c) => c.object.metadata.name).join(", ")}): migrate the Bucket it configures together with it, or set bucketRef`,
-      );
-      result.skipped++;
-      continue;
-    }
-    const target = candidates[0];
-    if (!target) {
-      f.report(
-        "error",
-        `configures bucket ${JSON.stringify(ref ?? byName ?? f.fp.bucketSelector ?? "?")}, which is not among the migrated resources: migrate them together`,
-      );
-      result.skipped++;
-      continue;
-    }
-    const fp = target.object.spec.forProvider as Obj;
-    Object.assign(fp, S3_FOLDS[f.kind]?.(f.fp, f.report));
-    f.report(
-      "note",
-      `folded into Bucket ${target.object.metadata.name}; delete this Crossplane object ${f.namespace ? "with Delete left out of its managementPolicies" : "with deletionPolicy: Orphan"}`,
-    );
-  }
+  for (const f of folds) foldInto(result, f);
   fillServerResourceGroups(result);
   result.issues.push(...checkReferences(result.objects, [...MIGRATABLE_KINDS, ...(opts.kinds ?? [])]));
   return result;
+}
+
+/** Folds a companion object into the migrated object it configures, or refuses it (an error) when there is none. */
+function foldInto(
+  result: MigrateResult,
+  f: { source: string; fold: Fold; namespace?: string; fp: Obj; report: Report },
+) {
+  const { fold, fp, report } = f;
+  const { into, by } = fold;
+  const ref = (fp[by.ref] as Obj | undefined)?.name;
+  const value = typeof fp[by.value] === "string" ? (fp[by.value] as string) : undefined;
+  const byName = value && fold.externalName ? fold.externalName(value) : value;
+  const labels = (fp[by.selector] as Obj | undefined)?.matchLabels as Record<string, string> | undefined;
+  const candidates = result.objects.filter(
+    (m) =>
+      isKindOf(m.object, into) &&
+      m.object.metadata.namespace === f.namespace &&
+      (m.object.metadata.name === ref ||
+        (byName !== undefined && m.object.metadata.annotations?.[Annotations.externalName] === byName) ||
+        (ref === undefined &&
+          byName === undefined &&
+          labels !== undefined &&
+          Object.entries(labels).every(([k, v]) => m.object.metadata.labels?.[k] === v))),
+  );
+  if (candidates.length !== 1) {
+    report(
+      "error",
+      candidates.length > 1
+        ? `${by.selector} matches ${candidates.length} ${into.kind}s (${candidates.map((c) => c.object.metadata.name).join(", ")}): set ${by.ref}; not migrated`
+        : `configures ${into.kind} ${JSON.stringify(ref ?? value ?? fp[by.selector] ?? "?")}, which is not among the migrated resources: migrate them together; not migrated`,
+    );
+    result.skipped++;
+    return;
+  }
+  const target = candidates[0]?.object as DriftlessObject;
+  const externalName = target.metadata.annotations?.[Annotations.externalName];
+  const tfp = target.spec.forProvider as Obj;
+  // Fold into a copy, so the target keeps only values its CRD keeps.
+  const folded = structuredClone(tfp);
+  const carried = new Set(fold.apply(fp, { fp: folded, ...(externalName ? { externalName } : {}) }, report));
+  const schema = (target.apiVersion === into.apiVersion ? into : namespacedVariantOf(into)).forProvider;
+  Object.assign(tfp, validated(schema, folded, {}, report));
+  for (const field of [by.ref, by.value, by.selector]) {
+    if (!isEmpty(fp[field]))
+      report("note", `forProvider.${field} names the ${into.kind} this is folded into`, field);
+  }
+  for (const [field, v] of Object.entries(fp)) {
+    if (isEmpty(v) || carried.has(field) || [by.ref, by.value, by.selector].includes(field)) continue;
+    if (field === "region") {
+      if (v !== tfp.region)
+        report("note", `forProvider.region ${String(v)}: the ${into.kind}'s own region applies`, field);
+      else report("note", "forProvider.region: the same as the target's", field);
+      continue;
+    }
+    report("dropped", `forProvider.${field} has no driftless equivalent in ${into.kind}; left out`, field);
+  }
+  report(
+    "note",
+    `folded into ${into.kind} ${target.metadata.name}; delete this Crossplane object ${f.namespace ? "with Delete left out of its managementPolicies" : "with deletionPolicy: Orphan"}`,
+  );
 }
 
 const RESOURCE_GROUP_FIELDS = ["resourceGroupName", "resourceGroupNameRef", "resourceGroupNameSelector"];
@@ -843,9 +1099,15 @@ function mapFields(
   fields: Obj,
   rules: Record<string, FieldRule> | undefined,
   prefix: string,
-  to: { def: ManagedKindDef; out: Obj; issue: Report },
+  to: {
+    def: ManagedKindDef;
+    out: Obj;
+    origins: Record<string, string>;
+    peers: readonly Peer[];
+    issue: Report;
+  },
 ) {
-  const { def, out, issue } = to;
+  const { def, out, origins, issue } = to;
   const targetFields = new Set(Object.keys((def.forProvider as ZodObject).shape));
   for (const [field, value] of Object.entries(fields)) {
     if (isEmpty(value)) continue;
@@ -864,16 +1126,17 @@ function mapFields(
     if (rule && "block" in rule) {
       const block = firstBlock(value, report);
       if (!block || typeof block !== "object" || Array.isArray(block)) {
-        report("error", "is not a block; left out");
+        report("dropped", "is not a block; left out");
         continue;
       }
       issue("note", `forProvider.${path}: its fields are driftless's top-level forProvider fields`, path);
       mapFields(block as Obj, rule.block, `${path}.`, to);
       continue;
     }
-    if (rule && "into" in rule) {
-      const parts = rule.into(value, report) ?? {};
+    if (rule && ("into" in rule || "peer" in rule)) {
+      const parts = ("into" in rule ? rule.into(value, report) : rule.peer(value, to.peers, report)) ?? {};
       Object.assign(out, structuredClone(parts));
+      for (const k of Object.keys(parts)) origins[k] = path;
       const names = Object.keys(parts).map((k) => `forProvider.${k}`);
       if (names.length) issue("note", `forProvider.${path} → ${names.join(", ")}`, path);
       continue;
@@ -889,14 +1152,81 @@ function mapFields(
     }
     const converted = rule?.convert ? rule.convert(value, report) : value;
     if (converted !== undefined) out[target] = structuredClone(converted);
+    origins[target] = path;
     if (target !== field) issue("note", `forProvider.${path} → forProvider.${target}`, path);
   }
+}
+
+/**
+ * forProvider as driftless's CRD keeps it: a value that fails the schema would stop every reconcile, and a
+ * nested field the schema does not know would be pruned by the API server on apply — both are left out and
+ * reported (by the Upjet field they came from), and the schema's own output is what is written.
+ */
+function validated(schema: ZodType, mapped: Obj, origins: Record<string, string>, issue: Report): Obj {
+  const input = structuredClone(mapped);
+  const where = (path: readonly PropertyKey[]) => {
+    const [top = "", ...rest] = path.map(String);
+    const from = origins[top] ?? top;
+    return { top, field: from, shown: [from, ...rest].join(".") };
+  };
+  for (let attempt = 0; ; attempt++) {
+    const parsed = schema.safeParse(input);
+    if (parsed.success) {
+      const out = parsed.data as Obj;
+      for (const path of leafPaths(input)) {
+        if (hasPath(out, path)) continue;
+        const w = where(path);
+        issue(
+          "dropped",
+          `forProvider.${w.shown} has no driftless equivalent; left out (the cloud keeps its value, but driftless does not manage it)`,
+          w.field,
+        );
+      }
+      return out;
+    }
+    const tops = new Set(parsed.error.issues.map((i) => String(i.path[0] ?? "")));
+    // A required field the input lacks cannot be left out: the API server would reject the object.
+    const missing = [...tops].filter((t) => t !== "" && !Object.hasOwn(input, t));
+    if (missing.length > 0) {
+      for (const t of missing)
+        issue(
+          "error",
+          `forProvider.${t} is required by driftless (an export of the reconciled object has it); not migrated`,
+          t,
+        );
+      return input;
+    }
+    for (const i of parsed.error.issues) {
+      const w = where(i.path);
+      issue("dropped", `forProvider.${w.shown}: ${i.message}; left out`, w.field);
+    }
+    for (const top of tops) delete input[top];
+    // Each round removes at least one top-level field; an issue without a path cannot be fixed by removing one.
+    if (tops.has("") || attempt > Object.keys(mapped).length) return {};
+  }
+}
+
+/** Paths of the leaves (scalars, empty objects and lists) of a JSON value; list elements by index. */
+function leafPaths(value: unknown, prefix: PropertyKey[] = []): PropertyKey[][] {
+  if (Array.isArray(value) && value.length > 0) return value.flatMap((v, i) => leafPaths(v, [...prefix, i]));
+  if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length > 0)
+    return Object.entries(value).flatMap(([k, v]) => leafPaths(v, [...prefix, k]));
+  return prefix.length ? [prefix] : [];
+}
+
+function hasPath(value: unknown, path: readonly PropertyKey[]): boolean {
+  let at: unknown = value;
+  for (const key of path) {
+    if (!at || typeof at !== "object" || !Object.hasOwn(at, key)) return false;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return true;
 }
 
 function migrateManaged(
   mapping: KindMapping,
   o: Obj,
-  opts: MigrateOptions & { v2: boolean; namespace?: string },
+  opts: MigrateOptions & { v2: boolean; namespace?: string; peers: readonly Peer[] },
   issue: Report,
 ): DriftlessObject {
   const def = mapping.to;
@@ -904,19 +1234,9 @@ function migrateManaged(
   const spec = (o.spec ?? {}) as Obj;
   const fpIn = (spec.forProvider ?? {}) as Obj;
   const forProvider: Obj = {};
-  mapFields(fpIn, mapping.fields, "", { def, out: forProvider, issue });
-
-  // Values that fail driftless's validation would stop every reconcile: report them and leave them out.
+  const origins: Record<string, string> = {};
+  mapFields(fpIn, mapping.fields, "", { def, out: forProvider, origins, peers: opts.peers, issue });
   const namespace = opts.namespace;
-  const schema = namespace ? namespacedVariantOf(def).forProvider : def.forProvider;
-  const parsed = schema.safeParse(forProvider);
-  if (!parsed.success) {
-    for (const i of parsed.error.issues) {
-      const top = String(i.path[0] ?? "");
-      issue("error", `forProvider.${i.path.join(".")}: ${i.message}; left out`, top);
-      delete forProvider[top];
-    }
-  }
 
   const annotations: Record<string, string> = {};
   for (const [k, v] of Object.entries((meta.annotations ?? {}) as Record<string, string>)) {
@@ -941,7 +1261,7 @@ function migrateManaged(
     } else {
       issue(
         "error",
-        `no ${Annotations.externalName} annotation: ${def.kind} ids are chosen by the cloud, so driftless cannot find the existing resource; set the annotation to its id`,
+        `no ${Annotations.externalName} annotation: ${def.kind} ids are chosen by the cloud, so driftless cannot find the existing resource; set the annotation to its id and convert it again; not migrated`,
       );
     }
   }
@@ -1036,6 +1356,8 @@ function migrateManaged(
 
   const labels = meta.labels as Record<string, string> | undefined;
   const type = namespace ? namespacedVariantOf(def) : def;
+  // After the namespaced shape has moved Secret and reference namespaces (with their own reports).
+  outSpec.forProvider = validated(type.forProvider, outSpec.forProvider as Obj, origins, issue);
   return {
     apiVersion: type.apiVersion,
     kind: type.kind,
@@ -1159,6 +1481,14 @@ export const supportedSources = (): Array<{ from: string; to: string }> => [
   {
     from: "BucketVersioning, BucketPublicAccessBlock .s3.aws.upbound.io (and .s3.aws.m.upbound.io)",
     to: "Bucket (folded into spec.forProvider.versioning, .publicAccessBlock)",
+  },
+  {
+    from: "QueueRedrivePolicy.sqs.aws.upbound.io (and .sqs.aws.m.upbound.io)",
+    to: "Queue (folded into spec.forProvider.redrivePolicy)",
+  },
+  {
+    from: "SecurityGroupRule, SecurityGroupIngressRule, SecurityGroupEgressRule .ec2.aws.upbound.io (and .ec2.aws.m.upbound.io)",
+    to: "SecurityGroup (folded into spec.forProvider.ingress, .egress)",
   },
   {
     from: "ProviderConfig.aws.upbound.io, ProviderConfig.gcp.upbound.io",

@@ -46,7 +46,7 @@ export function registerMigrate(program: Command): void {
     .addOption(outputOption(["yaml", "json"], "yaml"))
     .addHelpText(
       "after",
-      `\nEvery Crossplane resource gets managementPolicies: ["Observe"]: driftless first only imports what exists\n(nothing is created, changed or deleted). Widen the policies once it reports Synced. Crossplane v2 objects\n(.m. groups) become driftless's namespaced kinds in their own namespace. driftless cluster-scoped objects\n(with --namespaced) keep their policies, minus Delete when they orphaned; the plan printed after the report\nsays in which order to replace them. The report (stderr) lists every field or object that was not carried\nover (exit 1 if any) and what to do before applying (WARNING).\n\nSupported:\n${supportedSources()
+      `\nEvery Crossplane resource gets managementPolicies: ["Observe"]: driftless first only imports what exists\n(nothing is created, changed or deleted). Widen the policies once it reports Synced. Crossplane v2 objects\n(.m. groups) become driftless's namespaced kinds in their own namespace. driftless cluster-scoped objects\n(with --namespaced) keep their policies, minus Delete when they orphaned; the plan printed after the report\nsays in which order to replace them. The report (stderr) lists every field or object that was not carried\nover (exit 1 if any; an object reported ERROR is not written) and what to do before applying (WARNING).\n\nSupported:\n${supportedSources()
         .map((s) => `  ${s.from} → ${s.to}`)
         .join("\n")}\n\nSee docs/migrating-from-crossplane.md.`,
     )
@@ -109,10 +109,11 @@ export function registerMigrate(program: Command): void {
         const marks = { note: "note", warning: "WARNING", dropped: "DROPPED", error: "ERROR" } as const;
         for (const i of issues) stderr.write(`${marks[i.severity].padEnd(8)}${i.source}: ${i.message}\n`);
         const count = (s: MigrateIssue["severity"]) => issues.filter((i) => i.severity === s).length;
-        const errors = count("error");
+        // Objects, not lines: an object may have several errors, and an unreadable file is one more.
+        const notMigrated = new Set(issues.filter((i) => i.severity === "error").map((i) => i.source)).size;
         const dropped = count("dropped");
         stderr.write(
-          `\nmigrated ${result.objects.length} object(s)${opts.out ? ` to ${opts.out}` : ""}; ${errors} not migrated, ${dropped} field(s) left out, ${count("warning")} warning(s), ${count("note")} note(s)\n`,
+          `\nmigrated ${result.objects.length} object(s)${opts.out ? ` to ${opts.out}` : ""}; ${notMigrated} not migrated, ${dropped} field(s) left out, ${count("warning")} warning(s), ${count("note")} note(s)\n`,
         );
         const plan = planSteps(result.moved, opts.namespace ?? "", opts.out ?? "<the YAML written above>");
         if (plan.length > 0) {
@@ -124,7 +125,7 @@ export function registerMigrate(program: Command): void {
             for (const c of step.commands) stderr.write(`     ${c}\n`);
           });
         }
-        if (errors > 0 || (dropped > 0 && !opts.allowDropped)) process.exitCode = EXIT.failure;
+        if (notMigrated > 0 || (dropped > 0 && !opts.allowDropped)) process.exitCode = EXIT.failure;
       },
     );
 }

@@ -124,6 +124,24 @@ export const DBInstanceForProvider = z.object({
     .optional()
     .describe("Daily backup window in UTC, hh24:mi-hh24:mi; must not overlap the maintenance window."),
   storageType: z.string().min(1).optional().describe("Storage type: gp2, gp3, io1, io2 or standard."),
+  storageEncrypted: z
+    .boolean()
+    .optional()
+    .describe("Encrypt the storage at rest (with kmsKeyId, or the AWS managed key). Immutable."),
+  kmsKeyId: z
+    .string()
+    .min(1)
+    .refine(
+      (v) => !/(^|:)alias\//.test(v),
+      "an alias cannot be compared with the key RDS reports: use the key's ARN or id",
+    )
+    .optional()
+    .describe("The KMS key (ARN or key id) that encrypts the storage; needs storageEncrypted. Immutable."),
+  dbParameterGroupName: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The DB parameter group of the instance. Unset: not managed (the group RDS chose stays)."),
   skipFinalSnapshot: z
     .boolean()
     .optional()
@@ -195,9 +213,13 @@ export const DBInstance = defineManagedKind({
     "An Amazon RDS DB instance. The external name is the DB instance identifier. The connection Secret holds endpoint, port, username and password.",
   forProvider: DBInstanceForProvider,
   atProvider: DBInstanceAtProvider,
-  immutable: ["region", "engine", "masterUsername", "dbName"],
+  immutable: ["region", "engine", "masterUsername", "dbName", "storageEncrypted", "kmsKeyId"],
   connectionKeys: ["endpoint", "port", "username", "password"],
   fields: {
+    // Set when the instance is created: what RDS chose for an unset one never becomes the spec's.
+    storageEncrypted: { lateInitialize: false },
+    kmsKeyId: { lateInitialize: false },
+    dbParameterGroupName: { lateInitialize: false },
     // Minor versions are upgraded by AWS itself (AutoMinorVersionUpgrade, on by default): a newer minor is
     // no drift, and the version AWS picked never becomes the spec's.
     engineVersion: { compare: "version", lateInitialize: false },

@@ -48,6 +48,12 @@ export const VirtualNetworkForProvider = z.object({
     })
     .optional()
     .describe("The address space subnets are carved from. Required to create."),
+  dnsServers: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "DNS servers (IP addresses) of the network's machines, in order; [] means Azure's own DNS. Unset: not managed.",
+    ),
   tags: AzureTags.optional(),
 });
 

@@ -169,6 +169,10 @@ function observedOf(db: CloudDBInstance, fp: F, region: string): Partial<F> {
       : db.PreferredMaintenanceWindow,
     preferredBackupWindow: db.PreferredBackupWindow,
     storageType: pending.StorageType ?? db.StorageType,
+    storageEncrypted: db.StorageEncrypted,
+    // RDS reports the key's ARN: the spec's key id names the same key.
+    kmsKeyId: fp.kmsKeyId && db.KmsKeyId?.endsWith(`:key/${fp.kmsKeyId}`) ? fp.kmsKeyId : db.KmsKeyId,
+    dbParameterGroupName: db.DBParameterGroups?.[0]?.DBParameterGroupName,
     // RDS stores subnet group names in lower case: the user's capitalisation is no drift.
     dbSubnetGroupName: sameText(fp.dbSubnetGroupName, subnetGroup) ? fp.dbSubnetGroupName : subnetGroup,
     vpcSecurityGroupIds:
@@ -240,6 +244,7 @@ const MODIFIABLE_FIELDS = {
   preferredMaintenanceWindow: "PreferredMaintenanceWindow",
   preferredBackupWindow: "PreferredBackupWindow",
   storageType: "StorageType",
+  dbParameterGroupName: "DBParameterGroupName",
   dbSubnetGroupName: "DBSubnetGroupName",
   vpcSecurityGroupIds: "VpcSecurityGroupIds",
 } as const satisfies Partial<Record<keyof F, keyof ModifyDBInstanceMessage>>;
@@ -442,6 +447,9 @@ class DBInstanceClient implements ExternalClient<F, A> {
             PreferredMaintenanceWindow: fp.preferredMaintenanceWindow,
             PreferredBackupWindow: fp.preferredBackupWindow,
             StorageType: fp.storageType,
+            StorageEncrypted: fp.storageEncrypted,
+            KmsKeyId: fp.kmsKeyId,
+            DBParameterGroupName: fp.dbParameterGroupName,
             DBSubnetGroupName: fp.dbSubnetGroupName,
             VpcSecurityGroupIds: fp.vpcSecurityGroupIds,
           }),

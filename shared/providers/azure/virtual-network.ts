@@ -45,6 +45,7 @@ function observationOf(fp: F, rg: string, vnet: CloudNetwork): Observation {
   const prefixes = vnet.addressSpace?.addressPrefixes ?? [];
   const specPrefixes = fp.addressSpace?.addressPrefixes;
   const tags = vnet.tags ?? {};
+  const dnsServers = vnet.dhcpOptions?.dnsServers ?? [];
   const state = vnet.provisioningState;
   return {
     resourceExists: true,
@@ -62,6 +63,7 @@ function observationOf(fp: F, rg: string, vnet: CloudNetwork): Observation {
               addressPrefixes: specPrefixes && sameSet(specPrefixes, prefixes) ? specPrefixes : prefixes,
             }
           : undefined,
+      dnsServers: fp.dnsServers !== undefined || dnsServers.length > 0 ? dnsServers : undefined,
       tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
     }),
     atProvider: defined({ id: vnet.id, provisioningState: state, resourceGuid: vnet.resourceGuid }),
@@ -124,7 +126,7 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
 
   async create(mr: MR, name: string | undefined) {
     if (!name) throw new Error("a virtual network needs a name (crossplane.io/external-name)");
-    const { resourceGroupName: rg, location, addressSpace, tags } = mr.spec.forProvider;
+    const { resourceGroupName: rg, location, addressSpace, dnsServers, tags } = mr.spec.forProvider;
     if (!rg) {
       throw new InvalidSpecError(
         "spec.forProvider.resourceGroupName (or resourceGroupNameRef, resourceGroupNameSelector) is required",
@@ -137,7 +139,12 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
     // Only the request is awaited, never the long-running operation: observe follows provisioningState.
     await azure(() =>
       this.#network.virtualNetworks
-        .createOrUpdate(rg, name, { location, addressSpace, ...(tags !== undefined ? { tags } : {}) })
+        .createOrUpdate(rg, name, {
+          location,
+          addressSpace,
+          ...(dnsServers !== undefined ? { dhcpOptions: { dnsServers } } : {}),
+          ...(tags !== undefined ? { tags } : {}),
+        })
         .submitted(),
     );
     return {};
@@ -151,18 +158,26 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
       fp.addressSpace !== undefined &&
       JSON.stringify(fp.addressSpace.addressPrefixes) !==
         JSON.stringify(observed.addressSpace?.addressPrefixes);
+    const dnsDrifted =
+      fp.dnsServers !== undefined &&
+      JSON.stringify(fp.dnsServers) !== JSON.stringify(observed.dnsServers ?? []);
     await azure(async () => {
-      if (prefixesDrifted) {
+      if (prefixesDrifted || dnsDrifted) {
         // A PUT replaces the whole network: send back what Azure has (its subnets, DNS servers, peerings…)
         // with only the managed fields changed, or Azure would drop what the request leaves out.
         const current = networkOf.get(obs) ?? (await this.#network.virtualNetworks.get(rg, name));
         await this.#network.virtualNetworks
           .createOrUpdate(rg, name, {
             ...current,
-            addressSpace: {
-              ...current.addressSpace,
-              addressPrefixes: fp.addressSpace?.addressPrefixes ?? [],
-            },
+            ...(prefixesDrifted
+              ? {
+                  addressSpace: {
+                    ...current.addressSpace,
+                    addressPrefixes: fp.addressSpace?.addressPrefixes ?? [],
+                  },
+                }
+              : {}),
+            ...(dnsDrifted ? { dhcpOptions: { ...current.dhcpOptions, dnsServers: fp.dnsServers } } : {}),
             ...(fp.tags !== undefined ? { tags: fp.tags } : {}),
           })
           .submitted();

@@ -45,6 +45,28 @@ const notFound = (err: { statusCode?: number }) => {
 const vnetOf = (rg: string, name: string) => network.virtualNetworks.get(rg, name).catch(notFound);
 const subnetOf = (rg: string, vnet: string, name: string) =>
   network.subnets.get(rg, vnet, name).catch(notFound);
+/** Out of band, as in the portal: other DNS servers on the network (a PUT of all of it), and a subnet. */
+async function changeInPortal(name: string, dnsServers: string[], subnetPrefix: string) {
+  const before = await vnetOf(RG, name);
+  await network.virtualNetworks
+    .createOrUpdate(RG, name, { ...before, dhcpOptions: { dnsServers } })
+    .submitted();
+  await network.subnets.createOrUpdate(RG, name, "kept", { addressPrefix: subnetPrefix }).submitted();
+}
+
+/** A network in RG created through driftless (and settled) with these fields besides group and location. */
+async function settledNetwork(
+  r: ReturnType<typeof newReconciler>,
+  name: string,
+  forProvider: Record<string, unknown>,
+) {
+  await kube.create(
+    VirtualNetwork,
+    mrObject(VirtualNetwork, name, { resourceGroupName: RG, location: "westeurope", ...forProvider }),
+  );
+  await settle(r, keyOf(VirtualNetwork, name));
+}
+
 const done = (x: { outcome: string }) => x.outcome === "deleted" || x.outcome === "gone";
 
 beforeAll(async () => {
@@ -126,23 +148,10 @@ describe("Azure VirtualNetwork and Subnet field mapping and quirks against the r
   it("applies spec changes, keeping the network's other settings, and corrects out-of-band changes", async () => {
     const name = uniqueName("vnet-update");
     const r = newReconciler(kube);
-    await kube.create(
-      VirtualNetwork,
-      mrObject(VirtualNetwork, name, {
-        resourceGroupName: RG,
-        location: "westeurope",
-        addressSpace: { addressPrefixes: ["10.73.0.0/16"] },
-        tags: { a: "1" },
-      }),
-    );
-    await settle(r, keyOf(VirtualNetwork, name));
+    await settledNetwork(r, name, { addressSpace: { addressPrefixes: ["10.73.0.0/16"] }, tags: { a: "1" } });
     // What driftless does not manage here (DNS servers, a subnet) must survive the PUT that changes the
     // address space: ARM replaces the whole network on a PUT, embedded subnets included.
-    const before = await vnetOf(RG, name);
-    await network.virtualNetworks
-      .createOrUpdate(RG, name, { ...before, dhcpOptions: { dnsServers: ["10.73.0.4"] } })
-      .submitted();
-    await network.subnets.createOrUpdate(RG, name, "kept", { addressPrefix: "10.73.5.0/24" }).submitted();
+    await changeInPortal(name, ["10.73.0.4"], "10.73.5.0/24");
 
     await kube.patch(VirtualNetwork, name, {
       spec: {
@@ -166,6 +175,30 @@ describe("Azure VirtualNetwork and Subnet field mapping and quirks against the r
     await settle(r, keyOf(VirtualNetwork, name));
     expect((await vnetOf(RG, name))?.tags).toEqual({ a: "2" });
     expect((await armStats(fake.url)).requests["PUT Microsoft.Network/virtualNetworks"]).toBeUndefined();
+  });
+
+  it("creates a network with its DNS servers and sets them back after an out-of-band change", async () => {
+    // Prepare: a network whose DNS servers driftless manages
+    const name = uniqueName("vnet-dns");
+    const r = newReconciler(kube);
+    await settledNetwork(r, name, {
+      addressSpace: { addressPrefixes: ["10.76.0.0/16"] },
+      dnsServers: ["10.76.0.4", "10.76.0.5"],
+    });
+    expect((await vnetOf(RG, name))?.dhcpOptions?.dnsServers).toEqual(["10.76.0.4", "10.76.0.5"]);
+
+    // Act: someone changes them in the portal, and adds a subnet driftless does not manage
+    await changeInPortal(name, ["1.1.1.1"], "10.76.5.0/24");
+    await settle(r, keyOf(VirtualNetwork, name));
+
+    // Assess: the spec's servers, in order, with the address space and the subnet kept
+    expect(await vnetOf(RG, name)).toMatchObject({
+      addressSpace: { addressPrefixes: ["10.76.0.0/16"] },
+      dhcpOptions: { dnsServers: ["10.76.0.4", "10.76.0.5"] },
+    });
+    expect((await subnetOf(RG, name, "kept"))?.addressPrefix).toBe("10.76.5.0/24");
+    const synced = conditionOf(await getMr(kube, VirtualNetwork, name), "Synced");
+    expect(synced).toMatchObject({ status: "True" });
   });
 
   it("reports a location change in Synced and leaves the cloud untouched", async () => {

@@ -2,6 +2,7 @@ import {
   AddTagsToResourceCommand,
   type DBInstance as CloudDBInstance,
   CreateDBInstanceCommand,
+  CreateDBParameterGroupCommand,
   DeleteDBInstanceCommand,
   DeleteDBSnapshotCommand,
   DescribeDBInstancesCommand,
@@ -506,6 +507,46 @@ describe("RDS DBInstance field mapping and quirks against the real API server an
     expect(r.externalCalls.update).toBe(1);
     // The RDS-lowercased window is not drift against the user's capitalisation: nothing more to do.
     expect((await r.reconcile(keyOf(DBInstance, name))).outcome).toBe("in-sync");
+  });
+
+  it("creates an encrypted instance with its KMS key and parameter group, then moves it to another group", async () => {
+    // Prepare: two parameter groups, and a key named by id (RDS reports its ARN)
+    const name = uniqueName("rds-enc");
+    const [pgA, pgB] = [uniqueName("pg-a"), uniqueName("pg-b")];
+    for (const group of [pgA, pgB]) {
+      await rds.send(
+        new CreateDBParameterGroupCommand({
+          DBParameterGroupName: group,
+          DBParameterGroupFamily: "postgres13",
+          Description: "driftless test",
+        }),
+      );
+    }
+    const keyId = "1234abcd-12ab-34cd-56ef-1234567890ab";
+    const r = newReconciler(kube);
+
+    // Act
+    await kube.create(
+      DBInstance,
+      dbObject(name, { storageEncrypted: true, kmsKeyId: keyId, dbParameterGroupName: pgA }),
+    );
+    await settle(r, keyOf(DBInstance, name));
+
+    // Assess: created with all three; the key id is no drift against the ARN RDS reports
+    const created = wrapper.callsFor(name, "CreateDBInstance")[0]?.params;
+    expect(created?.get("StorageEncrypted")).toBe("true");
+    expect(created?.get("KmsKeyId")).toBe(keyId);
+    expect(created?.get("DBParameterGroupName")).toBe(pgA);
+    expect(await describeDb(name)).toMatchObject({ StorageEncrypted: true });
+    expect((await r.reconcile(keyOf(DBInstance, name))).outcome).toBe("in-sync");
+
+    // Act: another parameter group
+    await kube.patch(DBInstance, name, { spec: { forProvider: { dbParameterGroupName: pgB } } });
+    await settle(r, keyOf(DBInstance, name));
+
+    // Assess
+    expect(wrapper.callsFor(name, "ModifyDBInstance")[0]?.params.get("DBParameterGroupName")).toBe(pgB);
+    expect((await describeDb(name))?.DBParameterGroups?.[0]?.DBParameterGroupName).toBe(pgB);
   });
 
   it("corrects an out-of-band change in the cloud on the next reconcile", async () => {

@@ -344,7 +344,8 @@ describe("migrate: Azure Database for PostgreSQL (provider-upjet-azure examples,
       geoRedundantBackup: "Enabled",
       resourceGroupName: "db-rg",
     });
-    expect(issuesOf(r, "error")).toEqual([
+    expect(issuesOf(r, "error")).toEqual([]);
+    expect(issuesOf(r, "dropped")).toEqual([
       'FlexibleServer.dbforpostgresql.azure.upbound.io/odd: forProvider.skuName "Standard_B1ms" is not <B|GP|MO>_<size>; left out',
       "FlexibleServer.dbforpostgresql.azure.upbound.io/odd: forProvider.storageMb 1000 MB is not a whole number of GiB; left out",
     ]);

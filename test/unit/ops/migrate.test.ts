@@ -183,10 +183,10 @@ describe("migrate", () => {
           /^dropped Queue\.sqs\.aws\.upbound\.io\/with-policy: forProvider\.fifoThroughputLimit has no driftless equivalent/,
         ),
         expect.stringMatching(
-          /^error Queue\.sqs\.aws\.upbound\.io\/bad-values: forProvider\.redrivePolicy is not valid JSON/,
+          /^dropped Queue\.sqs\.aws\.upbound\.io\/bad-values: forProvider\.redrivePolicy is not valid JSON/,
         ),
         expect.stringMatching(
-          /^error Queue\.sqs\.aws\.upbound\.io\/bad-values: forProvider\.delaySeconds: .*left out/,
+          /^dropped Queue\.sqs\.aws\.upbound\.io\/bad-values: forProvider\.delaySeconds: .*left out/,
         ),
         expect.stringMatching(
           /^error VPC\.ec2\.aws\.upbound\.io\/no-id: no crossplane\.io\/external-name annotation: VPC ids are chosen by the cloud/,
@@ -195,7 +195,15 @@ describe("migrate", () => {
       ]),
     );
     expect(byName(r, "bad-values")?.spec.forProvider).toEqual({});
-    expect(r.skipped).toBe(3);
+    // The VPC without an id is reported not migrated, so it is not written either.
+    expect(byName(r, "no-id")).toBeUndefined();
+    expect(r.refused).toEqual([
+      "Role.iam.aws.upbound.io/app-role",
+      "XPostgreSQLInstance.example.org/composite-db",
+      "VPC.ec2.aws.upbound.io/no-id",
+      "document 6",
+    ]);
+    expect(r.skipped).toBe(4);
   });
 
   it("has a mapping for every Crossplane kind the issue names, onto a registered driftless kind", () => {
@@ -213,11 +221,42 @@ describe("migrate", () => {
       apiVersion,
       kind,
       metadata: { name: `x-${kind?.toLowerCase()}`, annotations: { "crossplane.io/external-name": "x" } },
-      spec: { forProvider: {} },
+      // What driftless requires of a DB instance (an export of a reconciled one has it).
+      spec: { forProvider: kind === "Instance" ? { engine: "postgres", instanceClass: "db.t3.micro" } : {} },
     }));
     const r = migrate(docs);
     expect(r.objects).toHaveLength(docs.length);
     for (const o of r.objects)
       expect(registered).toContain(`${o.object.kind}.${o.object.apiVersion.split("/")[0]}`);
+  });
+});
+
+describe("migrate: what the CRD keeps", () => {
+  it("writes the schema's value and reports a nested field the CRD would prune on apply", () => {
+    const r = migrate([
+      {
+        apiVersion: "pubsub.gcp.upbound.io/v1beta1",
+        kind: "Topic",
+        metadata: { name: "orders", annotations: { "crossplane.io/external-name": "orders" } },
+        spec: {
+          forProvider: {
+            messageStoragePolicy: [{ allowedPersistenceRegions: ["europe-west1"], enforceInTransit: true }],
+          },
+        },
+      },
+    ]);
+    expect(byName(r, "orders")?.spec.forProvider).toEqual({
+      messageStoragePolicy: { allowedPersistenceRegions: ["europe-west1"] },
+    });
+    expect(r.issues.filter((i) => i.severity === "dropped")).toEqual([
+      {
+        severity: "dropped",
+        source: "Topic.pubsub.gcp.upbound.io/orders",
+        field: "messageStoragePolicy",
+        message: expect.stringMatching(
+          /^forProvider\.messageStoragePolicy\.enforceInTransit has no driftless/,
+        ),
+      },
+    ]);
   });
 });

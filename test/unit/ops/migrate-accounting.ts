@@ -1,0 +1,101 @@
+// What a migrate run must account for, checked from the outside: every object written is one the report
+// calls migrated (no ERROR for its source), and every leaf of every input forProvider is either found in the
+// output (same value under the same last field name; JSON strings compared by their content) or named in
+// the report (an issue of its source whose field is the leaf's path or a prefix of it). The output is read as
+// the target CRD keeps it (its schema's output), so a field the API server would prune counts as lost.
+import { namespacedVariantOf } from "../../../shared/api/managed.ts";
+import { type DriftlessObject, MIGRATABLE_KINDS, type MigrateResult } from "../../../shared/ops/migrate.ts";
+
+type Obj = Record<string, unknown>;
+
+export interface Accounting {
+  /** Per Upjet kind (`Kind.group`): objects written, refused (ERROR), folded into another, leaves lost. */
+  kinds: Record<string, { converted: number; refused: number; folded: number; lost: number }>;
+  /** Sources written although the report has an ERROR for them. */
+  writtenDespiteError: string[];
+  /** `source: forProvider.path = value` of input leaves neither carried nor reported. */
+  silentlyLost: string[];
+}
+
+interface Leaf {
+  /** Dotted path without list indices, e.g. settings.ipConfiguration.authorizedNetworks.value. */
+  path: string;
+  /** The last field name on the path (list indices skipped). */
+  key: string;
+  value: unknown;
+}
+
+function leaves(value: unknown, path: string[] = []): Leaf[] {
+  if (typeof value === "string" && /^\s*[[{]/.test(value)) {
+    try {
+      return leaves(JSON.parse(value), path);
+    } catch {
+      // not JSON: a plain string leaf
+    }
+  }
+  if (Array.isArray(value)) return value.flatMap((v) => leaves(v, path));
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Obj);
+    return entries.flatMap(([k, v]) => leaves(v, [...path, k]));
+  }
+  if (value === null || value === undefined) return [];
+  return [{ path: path.join("."), key: path.at(-1) ?? "", value }];
+}
+
+/** What the API server keeps of a written object's forProvider: its kind's schema output. */
+function kept(o: DriftlessObject): unknown {
+  const def = MIGRATABLE_KINDS.flatMap((d) => [d, namespacedVariantOf(d)]).find(
+    (d) => d.apiVersion === o.apiVersion && d.kind === o.kind,
+  );
+  if (!def) return o.spec.forProvider; // a ProviderConfig: no forProvider
+  const parsed = def.forProvider.safeParse(o.spec.forProvider);
+  return parsed.success ? parsed.data : {};
+}
+
+const sourceOf = (doc: Obj, index: number) => {
+  const apiVersion = String(doc.apiVersion ?? "");
+  const name = (doc.metadata as Obj | undefined)?.name;
+  return `${String(doc.kind ?? "")}.${apiVersion.split("/")[0]}/${typeof name === "string" && name ? name : `(document ${index + 1})`}`;
+};
+
+/** Checks `result` (of `migrate(docs)`) against its input documents. */
+export function account(docs: readonly unknown[], result: MigrateResult): Accounting {
+  const out: Accounting = { kinds: {}, writtenDespiteError: [], silentlyLost: [] };
+  const refused = new Set(result.issues.filter((i) => i.severity === "error").map((i) => i.source));
+  for (const o of result.objects) if (refused.has(o.source)) out.writtenDespiteError.push(o.source);
+  const written = new Map(result.objects.map((o) => [o.source, o.object]));
+  const everything = leaves(result.objects.map((o) => kept(o.object)));
+
+  docs.forEach((d, index) => {
+    if (!d || typeof d !== "object" || Array.isArray(d)) return;
+    const doc = d as Obj;
+    const spec = doc.spec as Obj | undefined;
+    if (!spec || String(doc.apiVersion ?? "").startsWith("v1")) return;
+    const source = sourceOf(doc, index);
+    const kind = source.slice(0, source.indexOf("/"));
+    const row = out.kinds[kind] ?? { converted: 0, refused: 0, folded: 0, lost: 0 };
+    out.kinds[kind] = row;
+    if (refused.has(source)) {
+      row.refused++;
+      return;
+    }
+    const object = written.get(source);
+    const folded =
+      !object && result.issues.some((i) => i.source === source && /^folded into /.test(i.message));
+    if (object) row.converted++;
+    else if (folded) row.folded++;
+    else return; // neither written nor refused: a document migrate skips with a note (bookkeeping kinds)
+    const named = result.issues
+      .filter((i) => i.source === source && i.field !== undefined)
+      .map((i) => i.field);
+    // A folded object's fields land in the object it configures, whichever that is.
+    const carried = object ? leaves(kept(object)) : everything;
+    for (const leaf of leaves(spec.forProvider)) {
+      if (named.some((f) => f !== undefined && (leaf.path === f || leaf.path.startsWith(`${f}.`)))) continue;
+      if (carried.some((c) => c.key === leaf.key && c.value === leaf.value)) continue;
+      row.lost++;
+      out.silentlyLost.push(`${source}: forProvider.${leaf.path} = ${JSON.stringify(leaf.value)}`);
+    }
+  });
+  return out;
+}
