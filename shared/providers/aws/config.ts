@@ -5,12 +5,14 @@ import {
   type ConnectContext,
   CredentialsError,
   type ExternalClient,
+  type Home,
   InvalidSpecError,
   ThrottledError,
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
+import { type AnswerStack, checkAwsAnswers } from "./answers.ts";
 
 /** What every AWS SDK client of a managed kind is built from. */
 export interface AwsClientConfig {
@@ -113,7 +115,7 @@ export async function awsClientConfig(
 interface WithMiddleware {
   /** Closes the client's connection pool (every AWS SDK v3 client has it). */
   destroy(): void;
-  middlewareStack: {
+  middlewareStack: AnswerStack & {
     add(
       middleware: FinalizeRequestMiddleware<object, object>,
       options: { step: "finalizeRequest"; priority: "low"; name: string },
@@ -149,6 +151,7 @@ export class ClientCache<T extends WithMiddleware> {
     let client = this.#clients.get(key);
     if (!client) {
       client = this.#make(c);
+      checkAwsAnswers(client.middlewareStack, c);
       if (rateLimit) {
         // Inside the retry middleware (finalizeRequest, low priority): every attempt takes a token.
         client.middlewareStack.add(
@@ -279,8 +282,10 @@ export const regionOfArn = (arn: string | undefined) => arn?.split(":")[3] || un
  */
 export function perResource<F, A>(
   clientFor: (mr: ManagedResource<F, A>) => Promise<ExternalClient<F, A>>,
+  home?: (mr: ManagedResource<F, A>) => Promise<Home>,
 ): ExternalClient<F, A> {
   return {
+    ...(home ? { home } : {}),
     observe: async (mr, name) => (await clientFor(mr)).observe(mr, name),
     create: async (mr, name) => (await clientFor(mr)).create(mr, name),
     update: async (mr, name, obs) => (await clientFor(mr)).update(mr, name, obs),

@@ -38,6 +38,7 @@ import {
   regionOfArn,
   sdkOptions,
 } from "./config.ts";
+import { awsHome } from "./home.ts";
 
 /** The tag every resource driftless creates carries: the managed resource's uid. */
 export const OWNER_TAG = "driftless.dev/managed-resource-uid";
@@ -365,7 +366,11 @@ export function perRegion<F extends RegionSpec, A extends { arn?: string }>(
   const regionOf = (mr: ManagedResource<F, A>) =>
     regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region;
   return {
-    ...perResource(async (mr: ManagedResource<F, A>) => make(await awsClientConfig(ctx, regionOf(mr)))),
+    ...perResource(
+      async (mr: ManagedResource<F, A>) => make(await awsClientConfig(ctx, regionOf(mr))),
+      // The home is where the spec points, not where the resource was found: a difference is refused.
+      (mr) => awsHome(ctx, mr.spec.forProvider.region),
+    ),
     async observeMany(items) {
       // Resources without a region of their own are in the ProviderConfig's: grouped by resolved config.
       const configs = new Map<string | undefined, AwsClientConfig | Error>();

@@ -21,6 +21,7 @@ import { defineProvider } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "./config.ts";
+import { awsHome } from "./home.ts";
 
 type F = z.infer<typeof BucketForProvider>;
 type A = z.infer<typeof BucketAtProvider>;
@@ -247,6 +248,6 @@ export const bucketProvider = defineProvider({
       const cfg = await awsClientConfig(ctx, mr.status?.atProvider?.region ?? mr.spec.forProvider.region);
       return new BucketClient(clients.get(cfg), cfg.region, cfg.endpoint);
     };
-    return perResource(clientFor);
+    return perResource(clientFor, (mr) => awsHome(ctx, mr.spec.forProvider.region));
   },
 });

@@ -31,6 +31,7 @@ import {
   regionOfArn,
   sdkOptions,
 } from "./config.ts";
+import { awsHome } from "./home.ts";
 
 type F = z.infer<typeof QueueForProvider>;
 type A = z.infer<typeof QueueAtProvider>;
@@ -246,6 +247,8 @@ export const queueProvider = defineProvider({
       );
       return { sqs: clients.get(cfg), region: cfg.region };
     });
-    return refusingOwnQueues("aws", client);
+    // Where the spec points, not where the queue was found: the engine refuses a difference.
+    const home = (mr: MR) => awsHome(ctx, mr.spec.forProvider.region);
+    return refusingOwnQueues("aws", Object.assign(client, { home }));
   },
 });

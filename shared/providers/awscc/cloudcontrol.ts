@@ -30,6 +30,7 @@ import type { ManagedResource } from "../../api/managed.ts";
 import { Annotations, type SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
+import { awsHome } from "../aws/home.ts";
 import {
   atProviderOf,
   desiredModel,
@@ -418,13 +419,16 @@ export function cloudControlProvider(
     limitsEachRequest: true,
     iam: [CLOUD_CONTROL_IAM, ...handlerIam(spec)],
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
-      return perResource<Json, Json>(async (mr) => {
-        const region = (mr.spec.forProvider.region as string | undefined) ?? undefined;
-        const cfg = await awsClientConfig(ctx, region);
-        return new CloudControlExternal(clients.get(cfg), spec, cfg.region, delays, (ref) =>
-          ctx.readSecretKey(ref),
-        );
-      });
+      const regionOf = (mr: MR) => (mr.spec.forProvider.region as string | undefined) ?? undefined;
+      return perResource<Json, Json>(
+        async (mr) => {
+          const cfg = await awsClientConfig(ctx, regionOf(mr));
+          return new CloudControlExternal(clients.get(cfg), spec, cfg.region, delays, (ref) =>
+            ctx.readSecretKey(ref),
+          );
+        },
+        (mr) => awsHome(ctx, regionOf(mr)),
+      );
     },
   };
 }
