@@ -8,23 +8,27 @@ import {
   withNamespacedVariants,
 } from "../../api/external.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
+import { withHome } from "../home.ts";
 import { checkAzureCredentials } from "./config.ts";
 import { containerProvider } from "./container.ts";
 import { flexibleServerProvider } from "./flexible-server.ts";
 import { flexibleServerDatabaseProvider } from "./flexible-server-database.ts";
 import { flexibleServerFirewallRuleProvider } from "./flexible-server-firewall-rule.ts";
+import { azureBlobHome, azureHome } from "./home.ts";
 import { resourceGroupProvider } from "./resource-group.ts";
 import { azureSubnetProvider } from "./subnet.ts";
 import { virtualNetworkProvider } from "./virtual-network.ts";
 
 export const azureKinds: ManagedKindProvider[] = withNamespacedVariants([
-  resourceGroupProvider,
-  containerProvider,
-  virtualNetworkProvider,
-  azureSubnetProvider,
-  flexibleServerProvider,
-  flexibleServerFirewallRuleProvider,
-  flexibleServerDatabaseProvider,
+  ...[
+    resourceGroupProvider,
+    virtualNetworkProvider,
+    azureSubnetProvider,
+    flexibleServerProvider,
+    flexibleServerFirewallRuleProvider,
+    flexibleServerDatabaseProvider,
+  ].map((p) => withHome(p, azureHome)),
+  withHome(containerProvider, azureBlobHome),
 ]);
 
 export const azureProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(

@@ -9,9 +9,11 @@ import {
   withNamespacedVariants,
 } from "../../api/external.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
+import { withHome } from "../home.ts";
 import { globalAddressProvider } from "./compute-globaladdress.ts";
 import { computeNetworkProvider } from "./compute-network.ts";
 import { checkGcpCredentials } from "./config.ts";
+import { gcpHome } from "./home.ts";
 import { subscriptionProvider } from "./pubsub-subscription.ts";
 import { topicProvider } from "./pubsub-topic.ts";
 import { connectionProvider } from "./servicenetworking-connection.ts";
@@ -20,17 +22,19 @@ import { sqlInstanceProvider } from "./sql-instance.ts";
 import { sqlUserProvider } from "./sql-user.ts";
 import { gcsBucketProvider } from "./storage-bucket.ts";
 
-export const gcpKinds: ManagedKindProvider[] = withNamespacedVariants([
-  topicProvider,
-  subscriptionProvider,
-  gcsBucketProvider,
-  computeNetworkProvider,
-  globalAddressProvider,
-  connectionProvider,
-  sqlInstanceProvider,
-  sqlDatabaseProvider,
-  sqlUserProvider,
-]);
+export const gcpKinds: ManagedKindProvider[] = withNamespacedVariants(
+  [
+    topicProvider,
+    subscriptionProvider,
+    gcsBucketProvider,
+    computeNetworkProvider,
+    globalAddressProvider,
+    connectionProvider,
+    sqlInstanceProvider,
+    sqlDatabaseProvider,
+    sqlUserProvider,
+  ].map((p) => withHome(p, gcpHome)),
+);
 
 export const gcpProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(
   defineProviderConfigKind({ cloud: "gcp", type: providerConfigs.gcp.type, check: checkGcpCredentials }),
