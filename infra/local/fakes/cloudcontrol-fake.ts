@@ -4,7 +4,10 @@
 // value types (a FAILED InvalidRequest request, as Cloud Control's handlers report it), create-only and
 // read-only paths in an update patch (ValidationException), write-only properties never read back.
 // Requests progress by polls (IN_PROGRESS until GetResourceRequestStatus was called `pollsToComplete`
-// times); ClientTokens are idempotent. Test controls under /__fake/: throttle, fail, config, requests.
+// times); ClientTokens are idempotent. Resources live per account and region, as in AWS: the region is the
+// SigV4 credential scope's, the account the access key's (`AKIA` + 12 digits names it, else ACCOUNT),
+// which STS GetCallerIdentity on the same endpoint reports. Test controls under /__fake/: throttle, fail,
+// config, requests, resources.
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,12 +21,19 @@ export interface CloudControlFakeOptions {
   host?: string;
   /** The generated specs' directory (default: awsccDir()). */
   dir?: string;
+  /** The region of a request whose signature names none (default us-east-1). */
   region?: string;
   /**
    * moto's endpoint: the types moto's CloudFormation implements (MOTO_BACKED) are created, updated and
    * deleted there too, through one stack each, so the service's own API sees them.
    */
   moto?: string;
+}
+
+/** Where a request goes: the account of its access key and the region of its signature. */
+interface Scope {
+  account: string;
+  region: string;
 }
 
 export interface FakeServer {
@@ -60,6 +70,8 @@ interface Request {
 }
 
 interface Resource {
+  account: string;
+  region: string;
   type: string;
   identifier: string;
   model: Json;
@@ -222,6 +234,20 @@ function applyPatch(model: Json, ops: Array<{ op: string; path: string; value?: 
   return out;
 }
 
+/** The account of the request's access key and the region of its SigV4 credential scope. */
+function scopeOf(req: IncomingMessage, fallbackRegion: string): Scope {
+  const m = /Credential=([^/,\s]+)\/\d{8}\/([^/]+)\//.exec(String(req.headers.authorization ?? ""));
+  const accessKey = m?.[1] ?? "";
+  const digits = /^AKIA(\d{12})$/.exec(accessKey)?.[1];
+  return { account: digits ?? ACCOUNT, region: m?.[2] ?? fallbackRegion };
+}
+
+function sendCallerIdentity(res: ServerResponse, at: Scope) {
+  const xml = `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>arn:aws:iam::${at.account}:user/fake</Arn><UserId>AIDAFAKE</UserId><Account>${at.account}</Account></GetCallerIdentityResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></GetCallerIdentityResponse>`;
+  res.writeHead(200, { "content-type": "text/xml", "content-length": Buffer.byteLength(xml) });
+  res.end(xml);
+}
+
 export async function startCloudControlFake(opts: CloudControlFakeOptions): Promise<FakeServer> {
   const host = opts.host ?? "127.0.0.1";
   const region = opts.region ?? "us-east-1";
@@ -254,11 +280,11 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       );
     return spec;
   };
-  const keyOf = (type: string, id: string) => `${type}|${id}`;
+  const keyOf = (at: Scope, type: string, id: string) => `${at.account}|${at.region}|${type}|${id}`;
   const readable = readableModel;
 
   /** Fills what the cloud chooses: attributes (ARNs, ids) and identifier properties left out. */
-  const materialize = (spec: AwsccKindSpec, desired: Json): Json => {
+  const materialize = (at: Scope, spec: AwsccKindSpec, desired: Json): Json => {
     const model = structuredClone(desired);
     const service = spec.group.split(".")[0];
     const nameProp = spec.primaryIdentifier.find((n) => typeof model[n] === "string");
@@ -272,7 +298,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
     for (const a of Object.values(spec.attributes)) {
       if (a.s.t !== "string" || a.n.includes(".") || model[a.n] !== undefined) continue;
       model[a.n] = /Arn$/i.test(a.n)
-        ? `arn:aws:${service}:${region}:${ACCOUNT}:${spec.kind.toLowerCase()}/${name}`
+        ? `arn:aws:${service}:${at.region}:${at.account}:${spec.kind.toLowerCase()}/${name}`
         : a.n === "Id" || /Id$/.test(a.n)
           ? id
           : `${a.n.toLowerCase()}-${name}`;
@@ -335,10 +361,12 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
     return Object.fromEntries(Object.entries(model).filter(([k]) => wire.has(k)));
   };
 
-  const ops: Record<string, (b: Json) => Json | Promise<Json>> = {
-    async CreateResource(b) {
+  const ops: Record<string, (b: Json, at: Scope) => Json | Promise<Json>> = {
+    async CreateResource(b, at) {
       const spec = specOf(b.TypeName, "CREATE");
-      const known = typeof b.ClientToken === "string" ? clientTokens.get(b.ClientToken) : undefined;
+      const clientToken =
+        typeof b.ClientToken === "string" ? `${at.account}|${at.region}|${b.ClientToken}` : undefined;
+      const known = clientToken ? clientTokens.get(clientToken) : undefined;
       if (known) return { ProgressEvent: requests.get(known)?.event };
       let desired: Json;
       try {
@@ -348,7 +376,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       }
       const fail = injected("CREATE");
       const problems = validateModel(spec, desired, true);
-      const model = materialize(spec, desired);
+      const model = materialize(at, spec, desired);
       let stack: string | undefined;
       let motoFailure: string | undefined;
       if (backed(spec) && !fail && problems.length === 0) {
@@ -364,7 +392,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
         }
       }
       const identifier = identifierOf(spec, model);
-      const key = keyOf(spec.typeName, identifier);
+      const key = keyOf(at, spec.typeName, identifier);
       const req = start(
         "CREATE",
         spec,
@@ -379,17 +407,17 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
               code: "AlreadyExists",
               message: `Resource of type '${spec.typeName}' with identifier '${identifier}' already exists.`,
             };
-          resources.set(key, { type: spec.typeName, identifier, model, ...(stack ? { stack } : {}) });
+          resources.set(key, { ...at, type: spec.typeName, identifier, model, ...(stack ? { stack } : {}) });
           return undefined;
         },
         key,
       );
-      if (typeof b.ClientToken === "string") clientTokens.set(b.ClientToken, String(req.event.RequestToken));
+      if (clientToken) clientTokens.set(clientToken, String(req.event.RequestToken));
       return { ProgressEvent: req.event };
     },
-    GetResource(b) {
+    GetResource(b, at) {
       const spec = specOf(b.TypeName, "READ");
-      const r = resources.get(keyOf(spec.typeName, String(b.Identifier ?? "")));
+      const r = resources.get(keyOf(at, spec.typeName, String(b.Identifier ?? "")));
       if (!r)
         throw new ApiError(
           "ResourceNotFoundException",
@@ -403,9 +431,9 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
         },
       };
     },
-    async UpdateResource(b) {
+    async UpdateResource(b, at) {
       const spec = specOf(b.TypeName, "UPDATE");
-      const key = keyOf(spec.typeName, String(b.Identifier ?? ""));
+      const key = keyOf(at, spec.typeName, String(b.Identifier ?? ""));
       const r = resources.get(key);
       if (!r)
         throw new ApiError(
@@ -462,9 +490,9 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       );
       return { ProgressEvent: req.event };
     },
-    async DeleteResource(b) {
+    async DeleteResource(b, at) {
       const spec = specOf(b.TypeName, "DELETE");
-      const key = keyOf(spec.typeName, String(b.Identifier ?? ""));
+      const key = keyOf(at, spec.typeName, String(b.Identifier ?? ""));
       if (busy(key))
         throw new ApiError(
           "ConcurrentOperationException",
@@ -501,14 +529,14 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       if (req.polls >= control.pollsToComplete) settle(req);
       return { ProgressEvent: req.event };
     },
-    ListResources(b) {
+    ListResources(b, at) {
       const spec = specOf(b.TypeName, "LIST");
       const all = [...resources.values()]
-        .filter((r) => r.type === spec.typeName)
+        .filter((r) => r.type === spec.typeName && r.account === at.account && r.region === at.region)
         .sort((x, y) => x.identifier.localeCompare(y.identifier));
-      const at = Number(b.NextToken ?? 0);
+      const from = Number(b.NextToken ?? 0);
       const max = Number(b.MaxResults ?? 20);
-      const page = all.slice(at, at + max);
+      const page = all.slice(from, from + max);
       const ids = new Set(spec.primaryIdentifier);
       return {
         TypeName: spec.typeName,
@@ -516,7 +544,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
           Identifier: r.identifier,
           Properties: JSON.stringify(Object.fromEntries(Object.entries(r.model).filter(([k]) => ids.has(k)))),
         })),
-        ...(at + max < all.length ? { NextToken: String(at + max) } : {}),
+        ...(from + max < all.length ? { NextToken: String(from + max) } : {}),
       };
     },
   };
@@ -561,7 +589,9 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
             res,
             200,
             [...resources.values()].filter(
-              (r) => !url.searchParams.get("type") || r.type === url.searchParams.get("type"),
+              (r) =>
+                (!url.searchParams.get("type") || r.type === url.searchParams.get("type")) &&
+                (!url.searchParams.get("region") || r.region === url.searchParams.get("region")),
             ),
             "application/json",
           );
@@ -569,9 +599,16 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
           return send(res, 404, { message: "no such control" }, "application/json");
       }
     }
+    const at = scopeOf(req, region);
     const target = String(req.headers["x-amz-target"] ?? "");
+    const text = await read(req);
+    // One endpoint for every AWS API a client calls, as an emulator is: STS says whose credentials these are.
+    if (!target && new URLSearchParams(text).get("Action") === "GetCallerIdentity") {
+      counts.GetCallerIdentity = (counts.GetCallerIdentity ?? 0) + 1;
+      return sendCallerIdentity(res, at);
+    }
     const op = target.startsWith("CloudApiService.") ? target.slice("CloudApiService.".length) : "";
-    const body = JSON.parse((await read(req)) || "{}") as Json;
+    const body = JSON.parse(text || "{}") as Json;
     const handler = ops[op];
     if (!handler) throw new ApiError("UnknownOperationException", `unknown operation ${target}`);
     counts[op] = (counts[op] ?? 0) + 1;
@@ -579,7 +616,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       control.throttle--;
       throw new ApiError("ThrottlingException", "Rate exceeded");
     }
-    send(res, 200, await handler(body));
+    send(res, 200, await handler(body, at));
   };
 
   const server = createServer((req, res) => {
