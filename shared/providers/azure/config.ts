@@ -10,6 +10,7 @@ import {
 } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { type CheckedEndpoint, checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
+import { armAnswers } from "./answers.ts";
 
 type Ctx = ConnectContext<AzureProviderConfigSpec>;
 
@@ -142,6 +143,7 @@ export async function armClient(ctx: Ctx): Promise<ResourceManagementClient> {
       // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
       ...(endpoint ? { endpoint, credentials: { scopes: [`${new URL(endpoint).origin}/.default`] } } : {}),
       retryOptions: { maxRetries: 2 },
+      additionalPolicies: [armAnswers(endpoint)],
     });
   });
 }

@@ -5,6 +5,7 @@ import { NetworkManagementClient } from "@azure/arm-network";
 import type { Availability, ConnectContext } from "../../api/external.ts";
 import { DependentsExistError, ThrottledError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { armAnswers } from "./answers.ts";
 import { azure, azureCredential, ClientCache, codeIs, isNotFound } from "./config.ts";
 
 const networkClients = new ClientCache<NetworkManagementClient>();
@@ -21,6 +22,7 @@ export async function networkClient(
       // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
       ...(endpoint ? { endpoint, credentials: { scopes: [`${new URL(endpoint).origin}/.default`] } } : {}),
       retryOptions: { maxRetries: 2 },
+      additionalPolicies: [armAnswers(endpoint)],
     });
   });
 }

@@ -4,6 +4,7 @@ import { PostgreSQLManagementFlexibleServerClient } from "@azure/arm-postgresql-
 import type { ConnectContext } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { armAnswers } from "./answers.ts";
 import { azureCredential, ClientCache, classifyAzureError, codeIs, isNotFound } from "./config.ts";
 
 const clients = new ClientCache<PostgreSQLManagementFlexibleServerClient>();
@@ -21,6 +22,7 @@ export async function postgresClient(
       // generation of the SDK takes credentialScopes where arm-network takes credentials.scopes).
       ...(endpoint ? { endpoint, credentialScopes: [`${new URL(endpoint).origin}/.default`] } : {}),
       retryOptions: { maxRetries: 2 },
+      additionalPolicies: [armAnswers(endpoint)],
     });
   });
 }

@@ -6,6 +6,7 @@ import { type AuthClient, GoogleAuth, JWT, PassThroughClient } from "google-auth
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import type { ConnectContext } from "../../api/external.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { endpointMismatch, isHtml } from "../answers.ts";
 import { checkEndpoint } from "../endpoints.ts";
 import { type GcpClientConfig, gcpClientConfig, isGoogleEndpoint, type ServiceAccountKey } from "./config.ts";
 
@@ -129,6 +130,15 @@ export class GoogleRestClient {
       signal: AbortSignal.timeout(this.#timeoutMs),
     });
     const text = await res.text();
+    const contentType = res.headers.get("content-type") ?? undefined;
+    // An HTML page (a web server, another emulator) is never Google's answer: a 404 of it is no "not found".
+    if (contentType && isHtml({ contentType }))
+      throw endpointMismatch(
+        this.#base,
+        "Google Cloud REST API",
+        { status: res.status, contentType, body: text },
+        "the ProviderConfig's spec.endpoint (sql, compute, serviceNetworking) must point to a server of that API, or be removed to reach Google itself",
+      );
     if (!res.ok) throw errorOf(res.status, text);
     return (text ? JSON.parse(text) : {}) as T;
   }

@@ -1,0 +1,44 @@
+// Answers that are not Resource Manager's (an HTML page, a proxy's error page) as what they are, for every
+// ARM client: otherwise an HTML 404 would read as "resource not found" and an HTML 200 as an empty body.
+import { endpointMismatch, isHtml } from "../answers.ts";
+
+const PUBLIC_ARM = "https://management.azure.com";
+
+interface Response {
+  status: number;
+  headers: { get(name: string): string | undefined };
+  bodyAsText?: string | null;
+}
+
+/** A per-call pipeline policy (the shape every @azure/arm-* client's `additionalPolicies` takes). */
+export interface ArmAnswersPolicy {
+  position: "perCall";
+  policy: {
+    name: string;
+    sendRequest<Q, R extends Response>(req: Q, next: (req: Q) => Promise<R>): Promise<R>;
+  };
+}
+
+/** Refuses an HTML answer from Resource Manager, naming the endpoint and what the ProviderConfig must point to. */
+export function armAnswers(endpoint: string | undefined): ArmAnswersPolicy {
+  return {
+    position: "perCall",
+    policy: {
+      name: "driftlessArmAnswers",
+      async sendRequest(req, next) {
+        const res = await next(req);
+        const contentType = res.headers.get("content-type");
+        if (contentType && isHtml({ contentType }))
+          throw endpointMismatch(
+            endpoint ?? PUBLIC_ARM,
+            "Azure Resource Manager API",
+            { status: res.status, contentType, body: res.bodyAsText ?? undefined },
+            endpoint
+              ? "the ProviderConfig's spec.endpoint.resourceManager must point to Resource Manager (or a server of its API), or be removed to reach Azure itself"
+              : "check the network path to Azure (a proxy may be answering instead)",
+          );
+        return res;
+      },
+    },
+  };
+}
