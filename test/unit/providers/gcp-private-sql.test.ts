@@ -306,30 +306,29 @@ describe("Cloud SQL with private IP against the Cloud SQL, Compute and Service N
     expect([...log.lines, ...events].join("\n")).not.toContain("rotated-Passw0rd-value");
   });
 
-  it("reports an immutable region or version change in Synced=False and leaves the instance unchanged", async () => {
-    api.mutate(DatabaseInstance, "db-a", (o) => {
-      Object.assign((o.spec as { forProvider: Record<string, unknown> }).forProvider, {
-        region: "europe-west1",
-        databaseVersion: "POSTGRES_17",
+  it("refuses a changed region (the instance's home) and reports an immutable version change, leaving the instance unchanged", async () => {
+    const forProvider = (fp: Record<string, unknown>) =>
+      api.mutate(DatabaseInstance, "db-a", (o) => {
+        Object.assign((o.spec as { forProvider: Record<string, unknown> }).forProvider, fp);
       });
-    });
-    const res = await r.reconcile(key(DatabaseInstance, "db-a"));
-    expect(res.outcome).toBe("error");
+    // The region is where the instance lives: refused before any read there, never followed.
+    forProvider({ region: "europe-west1" });
+    expect((await r.reconcile(key(DatabaseInstance, "db-a"))).outcome).toBe("error");
+    const moved = condition(DatabaseInstance, "db-a", "Synced");
+    expect(moved).toMatchObject({ status: "False", reason: "ReconcileError" });
+    expect(moved?.message).toContain('region "us-central1"');
+    expect(moved?.message).toContain('"europe-west1"');
+    forProvider({ region: "us-central1", databaseVersion: "POSTGRES_17" });
+    expect((await r.reconcile(key(DatabaseInstance, "db-a"))).outcome).toBe("error");
     const synced = condition(DatabaseInstance, "db-a", "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain("cannot update immutable field(s)");
-    expect(synced?.message).toContain('region (spec: "europe-west1", cloud: "us-central1")');
     expect(synced?.message).toContain("databaseVersion");
     expect(sql.instance(PROJECT, "db-a")).toMatchObject({
       region: "us-central1",
       databaseVersion: "POSTGRES_16",
     });
-    api.mutate(DatabaseInstance, "db-a", (o) => {
-      Object.assign((o.spec as { forProvider: Record<string, unknown> }).forProvider, {
-        region: "us-central1",
-        databaseVersion: "POSTGRES_16",
-      });
-    });
+    forProvider({ databaseVersion: "POSTGRES_16" });
     await settle(DatabaseInstance, "db-a");
     expectReady(DatabaseInstance, "db-a");
   });
