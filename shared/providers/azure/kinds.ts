@@ -20,15 +20,14 @@ import { azureSubnetProvider } from "./subnet.ts";
 import { virtualNetworkProvider } from "./virtual-network.ts";
 
 export const azureKinds: ManagedKindProvider[] = withNamespacedVariants([
-  ...[
-    resourceGroupProvider,
-    virtualNetworkProvider,
-    azureSubnetProvider,
-    flexibleServerProvider,
-    flexibleServerFirewallRuleProvider,
-    flexibleServerDatabaseProvider,
-  ].map((p) => withHome(p, azureHome)),
+  withHome(resourceGroupProvider, azureHome),
+  // A Blob container lives in the ProviderConfig's storage account, not in a resource group's location.
   withHome(containerProvider, azureBlobHome),
+  withHome(virtualNetworkProvider, azureHome),
+  withHome(azureSubnetProvider, azureHome),
+  withHome(flexibleServerProvider, azureHome),
+  withHome(flexibleServerFirewallRuleProvider, azureHome),
+  withHome(flexibleServerDatabaseProvider, azureHome),
 ]);
 
 export const azureProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(
