@@ -11,12 +11,12 @@ import { Annotations } from "../../../shared/api/meta.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
 import { KubeEventRecorder } from "../../../shared/kube/events.ts";
-import { Reconciler } from "../../../shared/reconciler/reconciler.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { awsccRegistry, awsccSpec, removeCrds, startFake } from "../../support/awscc.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
 import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
+import { Reconciler } from "../../support/routed.ts";
 
 const kube = newKube();
 const TYPE = "AWS::Logs::LogGroup";
