@@ -27,10 +27,13 @@ export function firstBytes(body: unknown): string | undefined {
   return line.length > FIRST_BYTES ? `${line.slice(0, FIRST_BYTES)}…` : line;
 }
 
-/** An HTML page (a web server, a proxy's error page, another emulator's index) is never a cloud API's answer. */
+/**
+ * An HTML page (a web server, a proxy's error page, another emulator's index) is never a cloud API's answer.
+ * With a body, the body decides (some emulators label XML errors text/html); without one, the content type.
+ */
 export function isHtml(a: Answer): boolean {
-  if (a.contentType?.toLowerCase().includes("html")) return true;
-  return /^\s*<(!doctype html|html)/i.test(firstBytes(a.body) ?? "");
+  if (a.body !== undefined) return /^\s*<(!doctype html|html)/i.test(firstBytes(a.body) ?? "");
+  return a.contentType?.toLowerCase().includes("html") ?? false;
 }
 
 /**

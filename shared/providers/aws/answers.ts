@@ -11,19 +11,14 @@ interface ResponseShape {
 const contentTypeOf = (res: ResponseShape) =>
   Object.entries(res.headers ?? {}).find(([k]) => k.toLowerCase() === "content-type")?.[1];
 
-/** The first few KB of a response body (a Node stream, bytes or text); the rest is dropped. */
-async function firstOf(body: unknown): Promise<unknown> {
-  if (typeof body === "string" || body instanceof Uint8Array) return body;
-  const stream = body as (AsyncIterable<Uint8Array> & { destroy?: () => void }) | undefined;
+/** A response body (a Node stream, bytes or text) as bytes, read whole. */
+async function bytesOf(body: unknown): Promise<Uint8Array | undefined> {
+  if (typeof body === "string") return Buffer.from(body, "utf8");
+  if (body instanceof Uint8Array) return body;
+  const stream = body as AsyncIterable<Uint8Array> | undefined;
   if (!stream || typeof stream[Symbol.asyncIterator] !== "function") return undefined;
   const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    chunks.push(Buffer.from(chunk));
-    size += chunk.length;
-    if (size >= 4096) break;
-  }
-  stream.destroy?.();
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks);
 }
 
@@ -62,8 +57,11 @@ export function checkAwsAnswers(stack: AnswerStack, cfg: { endpoint?: string; re
     const res = out.response as ResponseShape;
     const contentType = contentTypeOf(res);
     if (contentType && isHtml({ contentType })) {
-      const body = await firstOf(res.body);
-      throw mismatch(context.clientName, { status: res.statusCode, contentType, body });
+      // moto labels empty and XML error answers text/html too (a HEAD of a missing bucket): only an HTML
+      // page is another endpoint's; anything else goes back to the SDK's parser, byte for byte.
+      const body = await bytesOf(res.body);
+      if (isHtml({ body })) throw mismatch(context.clientName, { status: res.statusCode, contentType, body });
+      res.body = body ?? new Uint8Array();
     }
     return out;
   };

@@ -98,7 +98,8 @@ describe("Events on managed resources (engine + KubeEventRecorder, real API serv
       return list.length > 0 ? list : undefined;
     });
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: "Warning", reason: "CannotObserveExternalResource", count: 2 });
+    // Bad credentials now show on connect: the client's home asks STS who they are before any read (issue 36).
+    expect(events[0]).toMatchObject({ type: "Warning", reason: "CannotConnectToProvider", count: 2 });
     expect(events[0]?.message).toContain(`ProviderConfig "${BAD_PC}"`);
     expect(JSON.stringify(events)).not.toContain(SECRET_TEXT);
   });

@@ -668,7 +668,8 @@ describe("DBSubnetGroup against the real API server and moto", () => {
     const [res] = await settle(r, keyOf(DBSubnetGroup, name), 1);
     expect(res?.outcome).toBe("error");
     expect(conditionOf(await getMr(kube, DBSubnetGroup, name), "Synced")?.message).toContain(
-      'cannot update immutable field(s) region (spec: "eu-west-1", cloud: "us-east-1")',
+      // A changed region is a changed home: refused before any read there (issue 36).
+      'lives in region "us-east-1", but its spec and ProviderConfig now reach region "eu-west-1"',
     );
     await kube.patch(DBSubnetGroup, name, { spec: { forProvider: { region: "us-east-1" } } });
 

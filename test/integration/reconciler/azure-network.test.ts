@@ -222,7 +222,8 @@ describe("Azure VirtualNetwork and Subnet field mapping and quirks against the r
     const synced = conditionOf(await getMr(kube, VirtualNetwork, name), "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain(
-      'cannot update immutable field(s) location (spec: "eastus", cloud: "westeurope")',
+      // A changed location is a changed home: refused before any read there (issue 36).
+      'lives in location "westeurope", but its spec and ProviderConfig now reach location "eastus"',
     );
     expect((await vnetOf(RG, name))?.location).toBe("westeurope");
     expect(Object.keys((await armStats(fake.url)).requests).filter((k) => !k.startsWith("GET"))).toEqual([]);

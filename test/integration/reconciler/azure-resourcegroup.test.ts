@@ -151,7 +151,8 @@ describe("Azure ResourceGroup field mapping and quirks against the real API serv
     const synced = conditionOf(await getMr(kube, ResourceGroup, name), "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain(
-      'cannot update immutable field(s) location (spec: "eastus", cloud: "westeurope")',
+      // A changed location is a changed home: refused before any read there (issue 36).
+      'lives in location "westeurope", but its spec and ProviderConfig now reach location "eastus"',
     );
     expect(await groupOf(name)).toMatchObject({ location: "westeurope", tags: { v: "1" } });
     expect(r.externalCalls.update).toBe(0);

@@ -175,7 +175,7 @@ describe("Cloud Storage Bucket field mapping and quirks against the real API ser
     });
   });
 
-  it("reports an immutable location change in Synced and sends nothing to GCS but the read", async () => {
+  it("refuses a changed location as a changed home and sends nothing to GCS, not even a read", async () => {
     const name = uniqueName("b-immutable");
     const r = newReconciler(kube);
     await kube.create(Bucket, bucketObject(name, { location: "us-east1" }));
@@ -190,11 +190,12 @@ describe("Cloud Storage Bucket field mapping and quirks against the real API ser
     });
 
     expect(outcome).toBe("error");
-    expect(requests).toEqual({ "GET buckets": 1 });
+    // A changed location is a changed home: refused before any call there (issue 36).
+    expect(requests).toEqual({});
     const synced = conditionOf(await getMr(kube, Bucket, name), "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain(
-      'cannot update immutable field(s) location (spec: "europe-west1", cloud: "US-EAST1")',
+      'lives in location "us-east1", but its spec and ProviderConfig now reach location "europe-west1"',
     );
     expect(await cloudBucket(name)).toMatchObject({ location: "US-EAST1", storageClass: "STANDARD" });
   });

@@ -235,9 +235,10 @@ describe("S3 Bucket field mapping and quirks against the real API server and mot
     const synced = conditionOf(mr, "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain(
-      'cannot update immutable field(s) region (spec: "eu-west-1", cloud: "us-east-1")',
+      // A changed region is a changed home: refused before any read there (issue 36).
+      'lives in region "us-east-1", but its spec and ProviderConfig now reach region "eu-west-1"',
     );
-    expect(synced?.message).toContain("left unchanged");
+    expect(synced?.message).toContain("nothing was read, created or changed there");
     expect(conditionOf(mr, "Ready")?.status).toBe("True");
     expect(await versioningOf(name)).toBe("Enabled");
     expect((await s3.send(new HeadBucketCommand({ Bucket: name }))).BucketRegion).toBe("us-east-1");
