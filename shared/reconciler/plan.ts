@@ -112,14 +112,7 @@ export type Step =
   | { do: "meta"; patch: MetaPatch; msg: "addFinalizer" | "indexLabel" }
   | { do: "removeFinalizer" }
   | { do: "lateInitialize"; forProvider: Record<string, unknown>; filled: string[] }
-  | {
-      do: "create";
-      externalName: string | undefined;
-      patch: MetaPatch;
-      details?: ConnectionDetails;
-      /** What to create when spec.initProvider adds to spec.forProvider (createSpec). */
-      forProvider?: Record<string, unknown>;
-    }
+  | { do: "create"; externalName: string | undefined; patch: MetaPatch; details?: ConnectionDetails }
   | { do: "update"; externalName: string; drift: string[]; ready: NewCondition }
   | { do: "delete"; externalName: string }
   | { do: "event"; type: "Normal" | "Warning"; reason: Reason; message: string }
@@ -380,8 +373,8 @@ function planObserved(
       },
       labels: indexLabelPatch(ctx.def, mr, externalName),
     };
-    const forProvider = mr.spec.initProvider ? { forProvider: createSpec(mr) } : {};
-    steps.push({ do: "create", externalName, patch, ...forProvider, ...(details ? { details } : {}) });
+    // The create sends asCreated(mr): spec.initProvider under spec.forProvider.
+    steps.push({ do: "create", externalName, patch, ...(details ? { details } : {}) });
     return final(steps, { outcome: "created", requeueAfterMs: ctx.jitter(SHORT_REQUEUE_MS) });
   }
   return planExisting(ctx, mr, obs, steps, atProvider);
