@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { PORTS, startExtraKubeApiserver, stopExtraKubeApiserver } from "../../../infra/local/stack.ts";
 import type { Claim, ClaimKindDef } from "../../../shared/api/claims/claims.ts";
@@ -10,7 +9,7 @@ import { allCrds } from "../../../shared/crds.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
 import { ensureNamespace } from "../../support/aws.ts";
-import { env, sleep, uniqueName } from "../../support/env.ts";
+import { env, freePort, sleep, uniqueName } from "../../support/env.ts";
 import type { Reconciler } from "../../support/routed.ts";
 import { ClaimReconciler } from "../../support/routed.ts";
 import { tableRow } from "../../support/table.ts";
@@ -122,17 +121,6 @@ export async function drive(o: {
 }
 
 export const newClaimReconciler = (kube: Kube) => new ClaimReconciler(kube, { random: () => 0.5 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 /**
  * A second, isolated cluster: one more kube-apiserver on the stack's etcd under its own --etcd-prefix,

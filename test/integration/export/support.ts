@@ -1,26 +1,14 @@
-import { createServer } from "node:net";
 import { KubeConfig } from "@kubernetes/client-node";
 import { PORTS, startExtraKubeApiserver, stopExtraKubeApiserver } from "../../../infra/local/stack.ts";
 import { allCrds } from "../../../shared/crds.ts";
 import { Kube, statusOf } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
-import { env, uniqueName } from "../../support/env.ts";
+import { env, freePort, uniqueName } from "../../support/env.ts";
 
 export interface Cluster {
   kube: Kube;
   kubeConfig: KubeConfig;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 /**
