@@ -25,6 +25,8 @@ export interface AzureProviderConfigOptions {
   accountKey?: string | null;
   /** Leave out the storage section entirely. */
   noStorage?: boolean;
+  /** Another subscription than the stack's (the ARM fake keeps resources per subscription). */
+  subscriptionId?: string;
 }
 
 /** An Azure ProviderConfig pointing at the ARM fake and Azurite, credentials in Secrets (the way users configure it). */
@@ -52,7 +54,7 @@ export async function createAzureProviderConfig(
     metadata: { name },
     spec: {
       tenantID: env("AZURE_TENANT_ID"),
-      subscriptionID: env("AZURE_SUBSCRIPTION_ID"),
+      subscriptionID: opts.subscriptionId ?? env("AZURE_SUBSCRIPTION_ID"),
       clientID: opts.clientId ?? AZURE_CLIENT_ID,
       credentials: {
         source: "Secret",

@@ -51,6 +51,8 @@ export interface GcpProviderConfigOptions {
   /** Secret text (a service-account key JSON) or "InjectedIdentity"; default a fresh valid key in a Secret. */
   credentials?: string | "InjectedIdentity";
   secretKey?: string;
+  /** Another project than the stack's (the emulator and fakes keep resources per project). */
+  projectId?: string;
   /** Merged over the stack's emulators and fakes (Pub/Sub, Cloud Storage, Cloud SQL, Compute, Service Networking). */
   endpoint?: {
     pubsub?: string;
@@ -88,7 +90,7 @@ export async function createGcpProviderConfig(kube: Kube, name: string, opts: Gc
     kind: "ProviderConfig",
     metadata: { name },
     spec: {
-      projectID: gcpProject(),
+      projectID: opts.projectId ?? gcpProject(),
       credentials: injected
         ? { source: "InjectedIdentity" }
         : {

@@ -305,6 +305,13 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
     }
   };
 
+  // ARM's answer to a PUT of an existing resource's name in another location (code InvalidResourceLocation).
+  const invalidLocation = (doc: Json, rgName: string, location: string) =>
+    new HttpError(
+      400,
+      "InvalidResourceLocation",
+      `The resource '${doc["name"] as string}' already exists in location '${doc["location"] as string}' in resource group '${rgName}'. A resource with the same name cannot be created in location '${location}'. Please select a new resource name.`,
+    );
   const beingDeleted = (name: string) =>
     new HttpError(
       409,
@@ -571,6 +578,10 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
             "LocationRequired",
             "The location property is required for this definition.",
           );
+        }
+        // A resource never moves: ARM refuses a PUT of an existing name in another location.
+        if (existing && location && existing.doc["location"] && existing.doc["location"] !== location) {
+          throw invalidLocation(existing.doc, rg.doc["name"] as string, location);
         }
         const { id: _i, name: _n, type: _t, ...rest } = body;
         const allProps = (rest["properties"] ?? {}) as Json;
