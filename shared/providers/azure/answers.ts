@@ -1,5 +1,6 @@
 // Answers that are not Resource Manager's (an HTML page, a proxy's error page) as what they are, for every
 // ARM client: otherwise an HTML 404 would read as "resource not found" and an HTML 200 as an empty body.
+import type { RequestPolicyFactory } from "@azure/storage-blob";
 import { endpointMismatch, isHtml } from "../answers.ts";
 
 const PUBLIC_ARM = "https://management.azure.com";
@@ -40,5 +41,42 @@ export function armAnswers(endpoint: string | undefined): ArmAnswersPolicy {
         return res;
       },
     },
+  };
+}
+
+/** A Blob pipeline response, or the one a thrown RestError carries. */
+type BlobAnswer = Response & { headers: { get(name: string): string | null | undefined } };
+
+/**
+ * The same refusal for the Blob service (its own pipeline takes request policy factories): without it an HTML
+ * page answering 200 reads as "the container exists" and a 404 page as "it does not".
+ */
+export function blobAnswers(endpoint: string): RequestPolicyFactory {
+  return {
+    create: (next) => ({
+      async sendRequest(req) {
+        // An error status reaches here already thrown (with its response): both are looked at.
+        const refuse = (res: BlobAnswer | undefined, cause?: unknown) => {
+          const contentType = res?.headers.get("content-type");
+          if (res && contentType && isHtml({ contentType }))
+            throw endpointMismatch(
+              endpoint,
+              "Azure Blob Storage API",
+              { status: res.status, contentType, body: res.bodyAsText ?? undefined },
+              "the ProviderConfig's spec.endpoint.blob must point to the storage account's Blob service (or Azurite), or be removed to reach Azure itself",
+              cause,
+            );
+        };
+        let res: Awaited<ReturnType<typeof next.sendRequest>>;
+        try {
+          res = await next.sendRequest(req);
+        } catch (err) {
+          refuse((err as { response?: BlobAnswer }).response, err);
+          throw err;
+        }
+        refuse(res);
+        return res;
+      },
+    }),
   };
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { ResourceManagementClient } from "@azure/arm-resources";
 import { ClientSecretCredential, DefaultAzureCredential, type TokenCredential } from "@azure/identity";
-import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
+import { BlobServiceClient, newPipeline, StorageSharedKeyCredential } from "@azure/storage-blob";
 import {
   type ConnectContext,
   CredentialsError,
@@ -10,7 +10,7 @@ import {
 } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { type CheckedEndpoint, checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
-import { armAnswers } from "./answers.ts";
+import { armAnswers, blobAnswers } from "./answers.ts";
 
 type Ctx = ConnectContext<AzureProviderConfigSpec>;
 
@@ -169,6 +169,12 @@ export async function blobService(ctx: Ctx): Promise<BlobService> {
     azureEndpoints(spec).blob?.url ??
     checkEndpoint("azure", "storage.accountName", `https://${storage.accountName}.blob.core.windows.net`).url;
   const options = { retryOptions: { maxTries: 3 } };
+  // The Blob client's pipeline with the answers check innermost: it sees what the endpoint really said.
+  const pipelineOf = (credential: StorageSharedKeyCredential | TokenCredential) => {
+    const pipeline = newPipeline(credential, options);
+    pipeline.factories.push(blobAnswers(url));
+    return pipeline;
+  };
   if (storage.accountKeySecretRef) {
     const key = (await ctx.readSecretKey(storage.accountKeySecretRef)).trim();
     let sharedKey: StorageSharedKeyCredential;
@@ -180,12 +186,15 @@ export async function blobService(ctx: Ctx): Promise<BlobService> {
     }
     const client = blobClients.get(
       `${generationOf(ctx)}/key/${fingerprint(url, storage.accountName, key)}`,
-      () => new BlobServiceClient(url, sharedKey, options),
+      () => new BlobServiceClient(url, pipelineOf(sharedKey)),
     );
     return { client, accountName: storage.accountName, url, sharedKey };
   }
   const { credential, cacheKey } = await azureCredential(ctx);
-  const client = blobClients.get(`${cacheKey}/${url}`, () => new BlobServiceClient(url, credential, options));
+  const client = blobClients.get(
+    `${cacheKey}/${url}`,
+    () => new BlobServiceClient(url, pipelineOf(credential)),
+  );
   return { client, accountName: storage.accountName, url };
 }
 

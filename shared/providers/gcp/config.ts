@@ -12,6 +12,7 @@ import {
 } from "../../api/external.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { checkEndpoint, NO_EXTRA_HOSTS } from "../endpoints.ts";
+import { foreignPubSubAnswer, refuseForeignStorageAnswers } from "./answers.ts";
 
 /** The two fields of a service-account key the SDKs need to sign their tokens. */
 export interface ServiceAccountKey {
@@ -155,7 +156,7 @@ export function isGoogleEndpoint(endpoint: string | undefined): boolean {
 
 /** A Cloud Storage client for one configuration; bounded retries so one reconcile never hangs for minutes. */
 export function newStorage(c: GcpClientConfig): Storage {
-  return new Storage({
+  const storage = new Storage({
     projectId: c.projectId,
     ...(c.storageEndpoint
       ? { apiEndpoint: c.storageEndpoint, useAuthWithCustomEndpoint: isGoogleEndpoint(c.storageEndpoint) }
@@ -166,6 +167,7 @@ export function newStorage(c: GcpClientConfig): Storage {
     retryOptions: { maxRetries: 2, totalTimeout: 30 },
     userAgent: DRIFTLESS_USER_AGENT,
   });
+  return refuseForeignStorageAnswers(storage, c.storageEndpoint ?? "https://storage.googleapis.com");
 }
 
 /** SDK clients are made once per container and configuration, as Cloud Functions guidance says. */
@@ -278,13 +280,26 @@ export function classifyGcpError(err: unknown): Error {
   return err instanceof Error ? err : new Error(text);
 }
 
-/** Runs an SDK call, classifying its error. */
-export async function gcp<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * Runs an SDK call, classifying its error. `foreign` may first recognise an answer that was not the API's
+ * (answers.ts) and say so instead.
+ */
+export async function gcp<T>(
+  call: () => Promise<T>,
+  foreign?: (err: unknown) => Promise<Error | undefined>,
+): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    throw classifyGcpError(err);
+    throw (await foreign?.(err)) ?? classifyGcpError(err);
   }
+}
+
+/** Pub/Sub calls through `gcp`, an endpoint that does not speak gRPC named as such (answers.ts). */
+export function pubsubCall(ps: PubSub): <T>(call: () => Promise<T>) => Promise<T> {
+  const endpoint = ps.options.apiEndpoint ?? PUBSUB_PRODUCTION_ENDPOINT;
+  const plaintext = !isGoogleEndpoint(ps.options.apiEndpoint);
+  return (call) => gcp(call, (err) => foreignPubSubAnswer(endpoint, plaintext, err));
 }
 
 /** A protobuf Duration as the SDKs hand it over: `{seconds, nanos}` (seconds may be a string or Long), or seconds. */

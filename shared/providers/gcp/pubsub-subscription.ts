@@ -20,7 +20,6 @@ import { refusingOwnQueues } from "../own-queues.ts";
 import {
   durationProto,
   GcpClientCache,
-  gcp,
   gcpClientConfig,
   isAlreadyExists,
   isNotFound,
@@ -30,6 +29,7 @@ import {
   observePubSubList,
   PUBSUB_LIST_PAGE_SIZE,
   parseResourceName,
+  pubsubCall,
   sameLabels,
 } from "./config.ts";
 
@@ -155,10 +155,13 @@ function retryPolicyOf(fp: F): SubscriptionMetadata["retryPolicy"] {
 
 class SubscriptionClient implements ExternalClient<F, A> {
   readonly #ps: PubSub;
+  /** Calls through `gcp`, naming an endpoint that does not speak gRPC. */
+  readonly #call: <T>(call: () => Promise<T>) => Promise<T>;
   readonly #project: string;
   readonly #rateLimit: (() => Promise<void>) | undefined;
   constructor(ps: PubSub, project: string, rateLimit: (() => Promise<void>) | undefined) {
     this.#ps = ps;
+    this.#call = pubsubCall(ps);
     this.#project = project;
     this.#rateLimit = rateLimit;
   }
@@ -193,7 +196,7 @@ class SubscriptionClient implements ExternalClient<F, A> {
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    return gcp(async () => {
+    return this.#call(async () => {
       let meta: CloudSubscription;
       try {
         [meta] = await this.#ps.subscription(name).getMetadata();
@@ -234,7 +237,7 @@ class SubscriptionClient implements ExternalClient<F, A> {
       throw new InvalidSpecError("spec.forProvider.topic is not set: set topic, topicRef or topicSelector");
     }
     const topic = topicName(this.#project, fp.topic);
-    return gcp(async () => {
+    return this.#call(async () => {
       const sub = this.#ps.subscription(name);
       const dlp = deadLetterPolicyOf(this.#project, fp);
       const retry = retryPolicyOf(fp);
@@ -271,12 +274,12 @@ class SubscriptionClient implements ExternalClient<F, A> {
 
   async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
     const patch = changesOf(this.#project, mr.spec.forProvider, (obs.observed ?? {}) as Observed);
-    if (Object.keys(patch).length > 0) await gcp(() => this.#ps.subscription(name).setMetadata(patch));
+    if (Object.keys(patch).length > 0) await this.#call(() => this.#ps.subscription(name).setMetadata(patch));
     return {};
   }
 
   async delete(_mr: MR, name: string) {
-    await gcp(async () => {
+    await this.#call(async () => {
       try {
         await this.#ps.subscription(name).delete();
       } catch (err) {

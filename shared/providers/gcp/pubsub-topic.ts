@@ -15,7 +15,6 @@ import { refusingOwnQueues } from "../own-queues.ts";
 import {
   durationProto,
   GcpClientCache,
-  gcp,
   gcpClientConfig,
   isAlreadyExists,
   isNotFound,
@@ -26,6 +25,7 @@ import {
   observePubSubList,
   PUBSUB_LIST_PAGE_SIZE,
   parseResourceName,
+  pubsubCall,
   sameLabels,
 } from "./config.ts";
 
@@ -97,15 +97,18 @@ function observationOf(fp: F, meta: TopicMetadata, fullName: string): Observatio
 
 class TopicClient implements ExternalClient<F, A> {
   readonly #ps: PubSub;
+  /** Calls through `gcp`, naming an endpoint that does not speak gRPC. */
+  readonly #call: <T>(call: () => Promise<T>) => Promise<T>;
   readonly #rateLimit: (() => Promise<void>) | undefined;
   constructor(ps: PubSub, rateLimit: (() => Promise<void>) | undefined) {
     this.#ps = ps;
+    this.#call = pubsubCall(ps);
     this.#rateLimit = rateLimit;
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    return gcp(async () => {
+    return this.#call(async () => {
       let meta: TopicMetadata;
       try {
         [meta] = await this.#ps.topic(name).getMetadata();
@@ -142,7 +145,7 @@ class TopicClient implements ExternalClient<F, A> {
   async create(mr: MR, name: string | undefined) {
     if (!name) throw new Error("a topic needs a name (crossplane.io/external-name)");
     const fp = mr.spec.forProvider;
-    return gcp(async () => {
+    return this.#call(async () => {
       const fullName = this.#ps.topic(name).name;
       try {
         await this.#ps.createTopic({
@@ -164,12 +167,12 @@ class TopicClient implements ExternalClient<F, A> {
 
   async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
     const patch = changesOf(mr.spec.forProvider, (obs.observed ?? {}) as Observed);
-    if (Object.keys(patch).length > 0) await gcp(() => this.#ps.topic(name).setMetadata(patch));
+    if (Object.keys(patch).length > 0) await this.#call(() => this.#ps.topic(name).setMetadata(patch));
     return {};
   }
 
   async delete(_mr: MR, name: string) {
-    await gcp(async () => {
+    await this.#call(async () => {
       try {
         await this.#ps.topic(name).delete();
       } catch (err) {

@@ -1,18 +1,23 @@
-// Endpoints that answer, but not in the API's language, are named as such for Azure Resource Manager and
-// the Google REST APIs (the AWS SDKs' case is in aws-home.test.ts): an HTML 404 must never read as "not found".
+// Endpoints that answer, but not in the API's language, are named as such for Azure Resource Manager, Azure
+// Blob, the Google REST APIs, Cloud Storage and Pub/Sub (the AWS SDKs' case is in aws-home.test.ts): an HTML
+// 404 must never read as "not found", nor an HTML 200 as "exists".
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PassThroughClient } from "google-auth-library";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EndpointMismatchError } from "../../../shared/providers/answers.ts";
 import { armAnswers } from "../../../shared/providers/azure/answers.ts";
+import { blobService } from "../../../shared/providers/azure/config.ts";
+import { newPubSub, newStorage, pubsubCall } from "../../../shared/providers/gcp/config.ts";
 import { GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
 
 let server: Server;
 let url = "";
+/** The status the page answers with: 404, or 200 (the case that would read as "it exists"). */
+let status = 404;
 beforeAll(async () => {
   server = createServer((_req, res) => {
-    res.writeHead(404, { "content-type": "text/html" }).end("<!DOCTYPE html><title>Not Found</title>");
+    res.writeHead(status, { "content-type": "text/html" }).end("<!DOCTYPE html><title>Not Found</title>");
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -53,4 +58,71 @@ describe("an endpoint that does not speak the API", () => {
     );
     expect(json.status).toBe(404);
   });
+
+  it.each([404, 200])(
+    "Azure Blob: an HTML %i never reads as a container missing or present",
+    async (code) => {
+      status = code;
+      const { client } = await blobService({
+        providerConfig: {
+          apiVersion: "azure.driftless.dev/v1alpha1",
+          kind: "ProviderConfig",
+          metadata: { name: "pc", uid: "u", generation: code },
+          spec: {
+            tenantID: "t",
+            subscriptionID: "s",
+            clientID: "c",
+            credentials: { source: "Secret", secretRef: { namespace: "n", name: "s", key: "k" } },
+            storage: { accountName: "acct", accountKeySecretRef: { namespace: "n", name: "s", key: "a" } },
+            endpoint: { blob: `${url}/acct` },
+          },
+        },
+        readSecretKey: async () => Buffer.from("key").toString("base64"),
+      });
+      const err = await client
+        .getContainerClient("c")
+        .exists()
+        .catch((e: Error) => e);
+      expect(err).toBeInstanceOf(EndpointMismatchError);
+      expect((err as Error).message).toContain(
+        `the endpoint ${url}/acct does not speak the Azure Blob Storage API`,
+      );
+      expect((err as Error).message).toContain("spec.endpoint.blob must point to");
+    },
+  );
+
+  it.each([404, 200])(
+    "Cloud Storage: an HTML %i never reads as a bucket missing or present",
+    async (code) => {
+      status = code;
+      const gcs = newStorage({ projectId: "p", storageEndpoint: url, cacheKey: "k" });
+      const err = await gcs
+        .bucket("b")
+        .getMetadata()
+        .catch((e: Error) => e);
+      expect(err).toBeInstanceOf(EndpointMismatchError);
+      expect((err as Error).message).toContain(
+        `the endpoint ${url} does not speak the Cloud Storage JSON API`,
+      );
+      expect((err as Error).message).toContain(`HTTP ${code}, Content-Type text/html`);
+      expect((err as Error).message).toContain("spec.endpoint.storage must point to");
+    },
+  );
+
+  it("Pub/Sub: a web server where gRPC was expected is named, with what it answered", async () => {
+    status = 404;
+    const host = url.replace("http://", "");
+    const ps = newPubSub({ projectId: "p", pubsubEndpoint: host, cacheKey: "k" });
+    try {
+      const err = await pubsubCall(ps)(() =>
+        ps.topic("t").getMetadata({ maxRetries: 0, timeout: 3_000 }),
+      ).catch((e: Error) => e);
+      expect(err).toBeInstanceOf(EndpointMismatchError);
+      expect((err as Error).message).toContain(`the endpoint ${host} does not speak the Pub/Sub gRPC API`);
+      expect((err as Error).message).toContain("HTTP 404, Content-Type text/html");
+      expect((err as Error).message).toContain("spec.endpoint.pubsub must point to");
+    } finally {
+      await ps.close();
+    }
+  }, 30_000);
 });
