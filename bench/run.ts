@@ -47,9 +47,9 @@ import { measureActivation, SYNTHETIC } from "./sections/activation.ts";
 import { AWSCC_KINDS, AWSCC_KINDS_FULL_RUN, measureAwscc } from "./sections/awscc.ts";
 import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
-import { batchedCostRows, costModel, FORMULA } from "./sections/cost.ts";
+import { batchedCostRows, costModel, FORMULA, initCostRows } from "./sections/cost.ts";
 import { measureDoorbell } from "./sections/doorbell.ts";
-import { measureDriftBatch } from "./sections/drift-batch.ts";
+import { CENTRAL_LATENCY_MS, measureDriftBatch } from "./sections/drift-batch.ts";
 import { deleteQueues, measureLatency } from "./sections/latency.ts";
 import { measureOverhead } from "./sections/overhead.ts";
 import {
@@ -409,12 +409,19 @@ async function main() {
     // The batched model from section 7: worker time per resource without the page LIST, and the LIST.
     const batchedInputs = batch.result.paths
       .filter((p) => p.path === "batched")
-      .map((p) => ({
-        kind: p.kind,
-        pageListMs: p.pageListMs,
-        checkMsPerResource:
-          Math.max(0, p.workerWallMs - p.messages * p.pageListMs) / Math.max(1, p.resources),
-      }));
+      .map((p) => {
+        const perResource = (wallMs: number) =>
+          Math.max(0, wallMs - p.messages * p.pageListMs) / Math.max(1, p.resources);
+        const at: Record<number, number> = { 0: perResource(p.workerWallMs) };
+        for (const x of p.atLatency) at[x.medianMs] = perResource(x.workerWallMs);
+        return {
+          kind: p.kind,
+          pageListMs: p.pageListMs,
+          checkMsPerResource: at[CENTRAL_LATENCY_MS] ?? at[0] ?? 0,
+          checkMsPerResourceAt: at,
+          cpuMsPerResource: p.workerCpuMs / Math.max(1, p.resources),
+        };
+      });
     const batchedCost = batchedCostRows(
       {
         invocationMs: workerInvocation ?? overhead.result.invocationMs.median,
@@ -423,7 +430,20 @@ async function main() {
       },
       batchedInputs,
     );
-    sections.cost = [...cost.rows, ...batchedCost.rows];
+    const initMs = cold.result.find((b) => b.name === "aws-reconcile")?.importMs?.median;
+    const initRows =
+      initMs === undefined
+        ? []
+        : initCostRows(
+            initMs,
+            {
+              invocationMs: workerInvocation ?? overhead.result.invocationMs.median,
+              sweepPoints: points.map((p) => ({ resources: p.resources, ms: p.sweep.durationMs.median })),
+              sqsSendMsPerMessage: sqsSend.msPerMessage.median,
+            },
+            batchedInputs.find((b) => b.kind === "VPC"),
+          );
+    sections.cost = [...cost.rows, ...batchedCost.rows, ...initRows];
     results.cost = { ...cost.result, batched: batchedCost.result };
 
     const order = [

@@ -17,8 +17,34 @@ export interface WireCall {
   ms: number;
 }
 
+/**
+ * A cloud's answer time per call, ms (the action names the call class). Set, the proxy holds each answer
+ * until that long after the request arrived, whatever moto took: requests overlap as they would against
+ * a cloud that answers concurrently, where moto alone serves one at a time.
+ */
+export type CloudLatency = (action: string) => number;
+
+/**
+ * Log-normal answer times with the given median and σ (p99 = median × e^(2.326σ)). The figures are
+ * assumptions, not published per-call latencies — hence the sensitivity table at several medians.
+ */
+export function logNormalLatency(
+  medianMs: number,
+  sigma = 0.5,
+  random: () => number = Math.random,
+): CloudLatency {
+  return () => {
+    // Box–Muller: one standard normal sample.
+    const u = Math.max(random(), Number.EPSILON);
+    const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
+    return medianMs * Math.exp(sigma * z);
+  };
+}
+
 export class WireProxy {
   readonly calls: WireCall[] = [];
+  /** When set, answers are held to this latency (see CloudLatency). */
+  latency: CloudLatency | undefined;
   readonly #target: URL;
   readonly #server: Server;
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 64 });
@@ -46,9 +72,25 @@ export class WireProxy {
             // moto's server closes every connection; the SDK's side stays keep-alive, as with real AWS.
             const headers = { ...upRes.headers };
             for (const h of HOP_BY_HOP) delete headers[h];
-            res.writeHead(upRes.statusCode ?? 502, headers);
-            upRes.pipe(res);
-            upRes.on("end", () => this.#record(describe(req, body), at, upRes.statusCode ?? 502));
+            const call = describe(req, body);
+            const latency = this.latency;
+            if (!latency) {
+              res.writeHead(upRes.statusCode ?? 502, headers);
+              upRes.pipe(res);
+              upRes.on("end", () => this.#record(call, at, upRes.statusCode ?? 502));
+              return;
+            }
+            // Held until the modelled answer time has passed since arrival (never shorter than moto took).
+            const parts: Buffer[] = [];
+            upRes.on("data", (c: Buffer) => parts.push(c));
+            upRes.on("end", () => {
+              const wait = Math.max(0, at + latency(call.action) - Date.now());
+              setTimeout(() => {
+                res.writeHead(upRes.statusCode ?? 502, headers);
+                res.end(Buffer.concat(parts));
+                this.#record(call, at, upRes.statusCode ?? 502);
+              }, wait);
+            });
           },
         );
         up.on("error", (err) => {

@@ -141,10 +141,27 @@ export function costModel(inputs: CostInputs) {
 /** What the batched model takes from section 7's measurements, per kind. */
 export interface BatchedInputs {
   kind: string;
-  /** Worker wall time per checked resource, the page LIST excluded (ms). */
+  /**
+   * Worker wall time per checked resource, the page LIST excluded (ms), against a cloud answering at the
+   * central latency (drift-batch.ts CENTRAL_LATENCY_MS) — Lambda bills wall time, waiting included.
+   */
   checkMsPerResource: number;
+  /** The same per cloud latency median (ms → ms per resource), and against moto alone (key 0). */
+  checkMsPerResourceAt: Record<number, number>;
+  /** Worker CPU per checked resource (ms): what the function really computes. */
+  cpuMsPerResource: number;
   /** One LIST of a 1,000-object page (ms): every batch message reads its page once. */
   pageListMs: number;
+}
+
+/**
+ * Lambda bills the INIT phase of every cold start since 2025-08-01 (AWS Compute Blog, "AWS Lambda
+ * standardizes billing for INIT phase"), at the function's memory. How many cold starts a month has is
+ * not published (idle containers are reclaimed at AWS's discretion): bounded here between one per
+ * function per hour and every invocation cold.
+ */
+export function initCostUsd(initMs: number, memoryGb: number, coldStarts: number): number {
+  return coldStarts * (initMs / 1000) * memoryGb * prices.lambdaArmGbSecond.usd;
 }
 
 /** Sweep pages of 1,000; at a 1-minute schedule and 5-minute interval a fifth of each page is due. */
@@ -219,6 +236,20 @@ export function batchedCostRows(inputs: CostInputs, kinds: readonly BatchedInput
         range: `Lambda ${$(c.usd.lambdaRequests + c.usd.lambdaCompute)}, sweep ${$(c.usd.sweep)}, SQS ${$(c.usd.sqs)} (idle polls ${$(ASSUMPTIONS.idleReceivesPerMonth * prices.sqsRequest.usd)}), forwarder ${$(c.usd.forwarder)}`,
       });
     }
+    const at10k = (ms: number) =>
+      batchedMonthlyCost(inputs, { ...b, checkMsPerResource: ms }, 10_000).usd.driftless;
+    const medians = Object.keys(b.checkMsPerResourceAt)
+      .map(Number)
+      .filter((m) => m > 0)
+      .sort((x, y) => x - y);
+    rows.push({
+      section: "6 cost",
+      metric: `batched, ${b.kind}, 10k resources, 5-min checks, by cloud latency median ${medians.join(" / ")} ms (moto alone)`,
+      value: medians.map((m) => $(at10k(b.checkMsPerResourceAt[m] ?? 0))).join(" / "),
+      target: "≤ $1.50",
+      pass: at10k(b.checkMsPerResource) <= 1.5,
+      range: `moto alone ${$(at10k(b.checkMsPerResourceAt[0] ?? 0))}; worker CPU ${b.cpuMsPerResource.toFixed(2)} ms vs wall ${b.checkMsPerResource.toFixed(2)} ms per resource: Lambda bills wall`,
+    });
     const steady = batchedMonthlyCost(inputs, b, 10_000, 20);
     at.push(steady);
     rows.push({
@@ -231,4 +262,30 @@ export function batchedCostRows(inputs: CostInputs, kinds: readonly BatchedInput
     });
   }
   return { rows, result: { formula: FORMULA_BATCHED, inputs: kinds, at } };
+}
+
+/**
+ * INIT billing (see initCostUsd) at 10k resources, 5-minute batched checks: the cold import measured in
+ * section 5 taken as the INIT time, bounded by one cold start per function per hour (reconcile and sweep)
+ * and every batched invocation cold.
+ */
+export function initCostRows(initMs: number, inputs: CostInputs, b: BatchedInputs | undefined): Row[] {
+  if (!b) return [];
+  const $ = (x: number) => `$${x.toFixed(2)}`;
+  const lower = initCostUsd(initMs, ASSUMPTIONS.reconcileMemoryGb, 2 * HOURS_PER_MONTH);
+  const upper = initCostUsd(
+    initMs,
+    ASSUMPTIONS.reconcileMemoryGb,
+    batchedMonthlyCost(inputs, b, 10_000).messages + ASSUMPTIONS.sweepsPerMonth,
+  );
+  return [
+    {
+      section: "6 cost",
+      metric: `INIT billing (since 2025-08-01), ${b.kind} 10k batched: cold import ${Math.round(initMs)} ms as INIT, one cold start per function-hour … every invocation cold`,
+      value: `${$(lower)} … ${$(upper)}`,
+      target: "—",
+      pass: undefined,
+      range: "added to the figures above; cold-start frequency is not published",
+    },
+  ];
 }

@@ -1,0 +1,64 @@
+// The bench's realistic cloud (bench/lib/wire.ts): answers held to a modelled latency, overlapping as a
+// cloud's do even when the server behind answers one at a time; log-normal answer times with the stated median.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { logNormalLatency, WireProxy } from "../../../bench/lib/wire.ts";
+
+let backend: Server;
+let proxy: WireProxy;
+beforeAll(async () => {
+  backend = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "text/xml" }).end("<ok/>"));
+  });
+  await new Promise<void>((r) => backend.listen(0, "127.0.0.1", r));
+  proxy = await WireProxy.start(`http://127.0.0.1:${(backend.address() as AddressInfo).port}`);
+});
+afterAll(async () => {
+  await proxy.stop();
+  await new Promise((r) => backend.close(r));
+});
+
+/** A seeded PRNG (mulberry32): the same samples every run. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("the bench's realistic cloud", () => {
+  it("holds every answer at least the modelled latency, and the answers overlap", async () => {
+    proxy.latency = () => 40;
+    const mark = proxy.mark();
+    try {
+      await Promise.all(
+        Array.from({ length: 10 }, () =>
+          fetch(proxy.url, { method: "POST", body: "Action=GetQueueAttributes" }).then((r) => r.text()),
+        ),
+      );
+    } finally {
+      proxy.latency = undefined;
+    }
+    const calls = proxy.calls.slice(mark);
+    expect(calls).toHaveLength(10);
+    for (const c of calls) expect(c.ms).toBeGreaterThanOrEqual(39);
+    // Every call's interval overlaps every other's: ten in flight at once, not one after another.
+    const overlapping = calls.filter((c) => calls.every((d) => c.at < d.at + d.ms && d.at < c.at + c.ms));
+    expect(overlapping).toHaveLength(10);
+  });
+
+  it("draws log-normal answer times around the stated median", () => {
+    const draw = logNormalLatency(30, 0.5, seeded(7));
+    const samples = Array.from({ length: 10_001 }, () => draw("x")).sort((a, b) => a - b);
+    expect(samples[5000]).toBeGreaterThan(28.5);
+    expect(samples[5000]).toBeLessThan(31.5);
+    // p99 = median × e^(2.326 σ) ≈ 3.2 × median.
+    expect(samples[9900]).toBeGreaterThan(85);
+    expect(samples[9900]).toBeLessThan(110);
+  });
+});
