@@ -6,6 +6,7 @@
 // and this test checks that every file on the way is entered once, in that order.
 import { relative } from "node:path";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { STSClient } from "@aws-sdk/client-sts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { providerConfigType } from "../../../shared/api/managed.ts";
@@ -70,6 +71,11 @@ describe("the path of one SQS message", () => {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 200;
     const stacks: string[] = [];
+    // Where the client reaches (the home check's STS GetCallerIdentity), answered here too: no wire.
+    vi.spyOn(STSClient.prototype, "send").mockImplementation(async () => ({
+      Account: "123456789012",
+      $metadata: {},
+    }));
     // The SDK call itself: every SQS client's send, answered here (no wire), its caller's stack kept.
     vi.spyOn(SQSClient.prototype, "send").mockImplementation(async (command: unknown) => {
       if (command instanceof GetQueueAttributesCommand)
