@@ -1,6 +1,7 @@
 // One typed configuration object, read once from the environment at the edge and passed in.
 import { z } from "zod";
 import type { OwnQueues } from "../shared/providers/own-queues.ts";
+import type { RateLimit } from "../shared/reconciler/rate-limit.ts";
 
 const Duration = z
   .string()
@@ -83,6 +84,29 @@ export const Config = z.object({
     .describe(
       "Cloud audit events are routed to driftless (EventBridge rule, log sink, Event Grid): with the doorbell, the default poll interval becomes 1h.",
     ),
+  DRIFTLESS_RATE_LIMIT: z.coerce
+    .number()
+    .positive()
+    .default(20)
+    .describe(
+      "Cloud calls per second per ProviderConfig for the whole deployment (default 20; a ProviderConfig's spec.rateLimit overrides it): docs/operations.md.",
+    ),
+  DRIFTLESS_RATE_LIMIT_BURST: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "Calls allowed at once on top after a quiet period, for the whole deployment (default twice the rate).",
+    ),
+  DRIFTLESS_MAX_INSTANCES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1)
+    .describe(
+      "Processes of this deployment that may reconcile at once (the queue trigger's maximum concurrency, the function's max instances): each takes the rate limit ÷ this.",
+    ),
   DRIFTLESS_OWN_PRINCIPALS: commaList.describe(
     "Cloud identities (comma list: IAM role ARNs, service-account e-mails, Azure object or app ids) whose audit events are driftless's own and dropped (docs/cloud-events.md).",
   ),
@@ -125,5 +149,16 @@ export function ownQueuesOf(cfg: Config & { DRIFTLESS_PUBSUB_DLQ_TOPIC?: string 
   return {
     aws: named(cfg.DRIFTLESS_SQS_QUEUE_URL, cfg.DRIFTLESS_SQS_DLQ_URL),
     gcp: named(cfg.DRIFTLESS_PUBSUB_TOPIC, cfg.DRIFTLESS_PUBSUB_SUBSCRIPTION, cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC),
+  };
+}
+
+/** The deployment-wide cloud-call limit per ProviderConfig and the instances that share it (rate-limit.ts). */
+export function rateLimitOf(c: Config): { rateLimit: RateLimit; rateLimitInstances: number } {
+  return {
+    rateLimit: {
+      perSecond: c.DRIFTLESS_RATE_LIMIT,
+      burst: c.DRIFTLESS_RATE_LIMIT_BURST ?? Math.max(1, Math.ceil(2 * c.DRIFTLESS_RATE_LIMIT)),
+    },
+    rateLimitInstances: c.DRIFTLESS_MAX_INSTANCES,
   };
 }

@@ -23,7 +23,7 @@ import { DEFAULT_DEADLINE_MARGIN_MS } from "../../shared/worker/constants.ts";
 import { type DeadLetterNote, deadLetterNote } from "../../shared/worker/dead-letter.ts";
 import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/worker/sqs.ts";
 import { createWorker, typesOf } from "../../shared/worker/worker.ts";
-import { ownQueuesOf } from "../config.ts";
+import { ownQueuesOf, rateLimitOf } from "../config.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
 import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
@@ -57,6 +57,7 @@ const workerFn = perContainer(async () => {
     ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
     ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
+    ...rateLimitOf(cfg),
     metrics,
     events,
   });

@@ -13,7 +13,7 @@ import { setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
 import { createWorker, typesOf } from "../../shared/worker/worker.ts";
-import { ownQueuesOf } from "../config.ts";
+import { ownQueuesOf, rateLimitOf } from "../config.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
 import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
@@ -53,6 +53,7 @@ const workerFn = perContainer(async () => {
     ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,
     ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
+    ...rateLimitOf(cfg),
   });
 });
 // The doorbell deployment (FUNCTION_TARGET=doorbell) never reconciles: it skips the cluster at start.

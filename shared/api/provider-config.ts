@@ -34,6 +34,20 @@ export const ProviderConfigStatus = z
   })
   .describe("The observed state of the ProviderConfig.");
 
+export const RateLimitSpec = z
+  .object({
+    perSecond: z.number().positive().describe("Cloud calls per second through this ProviderConfig."),
+    burst: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Calls allowed at once on top after a quiet period; default twice perSecond."),
+  })
+  .describe(
+    "This ProviderConfig's cloud-call limit for the whole deployment (every function instance together), instead of the deployment's default (DRIFTLESS_RATE_LIMIT). Set it to the account's API quota share, e.g. 5 for Route 53.",
+  );
+
 export const AwsProviderConfigSpec = z
   .object({
     credentials: ProviderCredentials,
@@ -46,6 +60,7 @@ export const AwsProviderConfigSpec = z
       .object({ url: z.string().min(1).describe("Base URL of every AWS API, e.g. a moto server.") })
       .optional()
       .describe("Override the AWS endpoints (local emulators, VPC endpoints)."),
+    rateLimit: RateLimitSpec.optional(),
   })
   .describe("How driftless reaches AWS: credentials, default region and endpoints.");
 export type AwsProviderConfigSpec = z.infer<typeof AwsProviderConfigSpec>;
@@ -64,6 +79,7 @@ export const GcpProviderConfigSpec = z
       })
       .optional()
       .describe("Override the Google Cloud API endpoints (local emulators, private endpoints)."),
+    rateLimit: RateLimitSpec.optional(),
   })
   .describe("How driftless reaches Google Cloud: project, credentials and endpoints.");
 export type GcpProviderConfigSpec = z.infer<typeof GcpProviderConfigSpec>;
@@ -103,6 +119,7 @@ export const AzureProviderConfigSpec = z
       })
       .optional()
       .describe("The storage account for Blob Containers, and how to reach its data plane."),
+    rateLimit: RateLimitSpec.optional(),
   })
   .describe("How driftless reaches Azure: tenant, subscription, credentials, endpoints and storage account.");
 export type AzureProviderConfigSpec = z.infer<typeof AzureProviderConfigSpec>;

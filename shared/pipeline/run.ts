@@ -18,6 +18,7 @@ import type { Logger } from "../log.ts";
 import { type HealthCheck, type MetricsSink, PrometheusMetrics, startMetricsServer } from "../metrics.ts";
 import { type DeadLetter, MemoryQueue } from "../queue/index.ts";
 import type { EventRecorder } from "../reconciler/contract.ts";
+import type { RateLimit } from "../reconciler/rate-limit.ts";
 import type { ManagedReconciler } from "../reconciler/reconciler.ts";
 import { deadLetterNote } from "../worker/dead-letter.ts";
 import { reconcileHandler } from "../worker/memory.ts";
@@ -48,6 +49,8 @@ export interface RunOptions {
   minPollIntervalMs?: number;
   /** Batched drift checks of in-sync resources (sweep.ts, worker/batch.ts); default false. */
   sweepBatch?: boolean;
+  /** Cloud calls per ProviderConfig (one process: the whole limit); default DEFAULT_RATE_LIMIT. */
+  rateLimit?: RateLimit;
   events?: EventRecorder;
   /** Serve /metrics, /healthz and /readyz on this port (0: a free port, see Running.metricsPort). */
   metricsPort?: number;
@@ -149,6 +152,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
     minPollIntervalMs: o.minPollIntervalMs,
     secretRefNamespaces: o.secretRefNamespaces,
     ambientIdentityNamespaces: o.ambientIdentityNamespaces,
+    ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}),
     claims: true,
     metrics,
     events,

@@ -10,7 +10,7 @@ import {
 import { type ManagedResource, providerConfigKey, providerConfigOf } from "../api/managed.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { type Kube, secretKeyValue } from "../kube/client.ts";
-import { DEFAULT_RATE_LIMIT, type RateLimit, RateLimiters } from "./rate-limit.ts";
+import { DEFAULT_RATE_LIMIT, type RateLimit, RateLimiters, rateLimitOf } from "./rate-limit.ts";
 import {
   checkClusterProviderConfigUse,
   checkNamespacedProviderConfig,
@@ -29,6 +29,8 @@ export interface ConnectorOptions {
    * burst 40); `false` turns it off.
    */
   rateLimit?: RateLimit | false;
+  /** Processes of this deployment that may run at once: each takes limit ÷ instances (rate-limit.ts). */
+  rateLimitInstances?: number;
   /**
    * Namespaces a managed resource may read Secrets from (a master password…) besides its connection
    * Secret's own; "*" allows any. Default none: a Secret can never be copied into another namespace.
@@ -55,7 +57,8 @@ export class ProviderConnector {
   constructor(kube: Kube, opts: ConnectorOptions = {}) {
     this.#kube = kube;
     const rateLimit = opts.rateLimit ?? DEFAULT_RATE_LIMIT;
-    this.#rateLimits = rateLimit === false ? undefined : new RateLimiters(rateLimit);
+    this.#rateLimits =
+      rateLimit === false ? undefined : new RateLimiters(rateLimit, opts.rateLimitInstances ?? 1);
     this.#opts = {
       providerConfigTtlMs: opts.providerConfigTtlMs ?? DEFAULT_PROVIDER_CONFIG_TTL_MS,
       secretRefNamespaces: opts.secretRefNamespaces ?? [],
@@ -82,7 +85,7 @@ export class ProviderConnector {
     if (pcType.kind === "ClusterProviderConfig")
       checkClusterProviderConfigUse(pc, mr.metadata.namespace ?? "");
     const providerConfig = pc;
-    const rateLimit = this.#rateLimits?.for(cacheKey).acquire;
+    const rateLimit = this.#rateLimits?.for(cacheKey, rateLimitOf(pc.spec)).acquire;
     try {
       const pcSecretRefs = secretRefsIn(providerConfig.spec);
       const client = await provider.connect({

@@ -1,7 +1,12 @@
 // Per-ProviderConfig rate limits for cloud calls: one token bucket per ProviderConfig, so a burst of
 // reconciles (a sweep enqueueing hundreds of keys, a relist after 410 Gone) never turns into a burst of
-// cloud API calls that the account's quota answers with throttling. The limit is per process: N
-// concurrent function instances may call up to N × the limit.
+// cloud API calls that the account's quota answers with throttling.
+//
+// The limit holds for the deployment as a whole, with nothing always on and nothing shared at run time:
+// a deployment runs at most `instances` processes at once (the queue trigger's maximum concurrency, the
+// Cloud Function's maximum instances; 1 for `driftless run`), and each process takes its share, the limit
+// ÷ instances. The sum can then never pass the limit, whatever the load — at the price of a process
+// running alone using only its share (see docs/operations.md, "Cloud API rate limits").
 
 /** Sustained calls per second and the burst allowed on top after a quiet period. */
 export interface RateLimit {
@@ -78,22 +83,45 @@ export class TokenBucket {
   }
 }
 
-/** One bucket per key (the ProviderConfig), made on first use. */
+/** One process's share of a deployment-wide limit: the rate ÷ instances, the burst likewise (at least 1). */
+export function shareOf(limit: RateLimit, instances: number): RateLimit {
+  if (!(Number.isInteger(instances) && instances >= 1))
+    throw new RangeError(`instances must be a whole number of at least 1, got ${instances}`);
+  return { perSecond: limit.perSecond / instances, burst: Math.max(1, Math.floor(limit.burst / instances)) };
+}
+
+/**
+ * One bucket per key (the ProviderConfig), made on first use, holding this process's share of the limit:
+ * the ProviderConfig's own `spec.rateLimit` when it sets one, else the deployment's.
+ */
 export class RateLimiters {
   readonly #limit: RateLimit;
-  readonly #buckets = new Map<string, TokenBucket>();
+  readonly #instances: number;
+  readonly #buckets = new Map<string, { limit: RateLimit; bucket: TokenBucket }>();
 
-  constructor(limit: RateLimit) {
+  constructor(limit: RateLimit, instances = 1) {
     checkRateLimit(limit);
+    shareOf(limit, instances);
     this.#limit = limit;
+    this.#instances = instances;
   }
 
-  for(key: string): TokenBucket {
-    let bucket = this.#buckets.get(key);
-    if (!bucket) {
-      bucket = new TokenBucket(this.#limit);
-      this.#buckets.set(key, bucket);
-    }
+  for(key: string, own?: RateLimit): TokenBucket {
+    const limit = own ?? this.#limit;
+    const held = this.#buckets.get(key);
+    if (held && held.limit.perSecond === limit.perSecond && held.limit.burst === limit.burst)
+      return held.bucket;
+    const bucket = new TokenBucket(shareOf(limit, this.#instances));
+    this.#buckets.set(key, { limit, bucket });
     return bucket;
   }
+}
+
+/** A ProviderConfig's own limit (`spec.rateLimit`, burst defaulting to twice the rate), if it sets one. */
+export function rateLimitOf(spec: unknown): RateLimit | undefined {
+  const r = (spec as { rateLimit?: { perSecond?: unknown; burst?: unknown } } | undefined)?.rateLimit;
+  if (typeof r?.perSecond !== "number" || !(r.perSecond > 0)) return undefined;
+  const burst =
+    typeof r.burst === "number" && r.burst >= 1 ? r.burst : Math.max(1, Math.ceil(2 * r.perSecond));
+  return { perSecond: r.perSecond, burst };
 }

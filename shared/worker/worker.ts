@@ -49,6 +49,8 @@ export interface WorkerSetup {
   events?: EventRecorder | undefined;
   /** Per-ProviderConfig cloud-call limit (reconciler/rate-limit.ts); false: none (benchmarks). */
   rateLimit?: RateLimit | false | undefined;
+  /** Processes of the deployment sharing that limit: each takes its share (reconciler/rate-limit.ts). */
+  rateLimitInstances?: number | undefined;
   /** Identities whose cloud calls are driftless's own (their audit events are dropped): docs/cloud-events.md. */
   ownPrincipals?: readonly string[] | undefined;
 }
@@ -88,6 +90,7 @@ export function createWorker(setup: WorkerSetup): Worker {
     ...(setup.metrics ? { metrics: setup.metrics } : {}),
     ...(setup.secretRefNamespaces ? { secretRefNamespaces: setup.secretRefNamespaces } : {}),
     ...(setup.rateLimit !== undefined ? { rateLimit: setup.rateLimit } : {}),
+    ...(setup.rateLimitInstances !== undefined ? { rateLimitInstances: setup.rateLimitInstances } : {}),
     tenancy,
   });
   const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds], {

@@ -15,6 +15,7 @@ import { VPC } from "../../shared/api/aws/ec2.ts";
 import { DBInstance } from "../../shared/api/aws/rds.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
 import type { ManagedKindDef, ManagedResource } from "../../shared/api/managed.ts";
+import { providerConfigs } from "../../shared/api/provider-config.ts";
 import { MemoryQueue, makeMessage } from "../../shared/queue/index.ts";
 import { DEFAULT_RATE_LIMIT, type RateLimit, TokenBucket } from "../../shared/reconciler/rate-limit.ts";
 import type { ReconcileResult, ResourceKey } from "../../shared/reconciler/reconciler.ts";
@@ -325,6 +326,67 @@ describe.concurrent("cloud faults through a proxy in front of moto", () => {
       "200 resources under the default limit: calls within burst + rate × time",
       violations === 0 && ready === names.length,
       `${calls.length} calls (${throttled} throttled and retried) in ${seconds.toFixed(1)} s: ${(calls.length / seconds).toFixed(1)}/s on average, peak ${peak} in a 1 s window after the first second (bucket: ≤ ${LIMIT.burst} + ${LIMIT.perSecond}/s), ${violations} over the bound; ${ready}/200 Ready`,
+    );
+    expect(mine.lost()).toEqual([]);
+  }, 120_000);
+
+  it("the limit holds for the deployment: 4 processes together stay within the ProviderConfig's rate", async () => {
+    const mine = tally.scope("cloud#5");
+    const { proxy, pc } = await proxied();
+    // The ProviderConfig's own limit, for the whole deployment; four processes (four containers, each its
+    // own connector and bucket) reconcile at once, as four concurrent Lambda invocations would.
+    const LIMIT: RateLimit = { perSecond: 20, burst: 10 };
+    await kube.patch(providerConfigs.aws.type, pc, { spec: { rateLimit: LIMIT } });
+    const PROCESSES = 4;
+    const names = Array.from({ length: 80 }, (_, i) => `${RUN}-dl-${i}`);
+    bulk.push(...names);
+    const sqs = motoSqs();
+    await mapLimit(names, 20, (n) => sqs.send(new CreateQueueCommand({ QueueName: n })));
+    sqs.destroy();
+    await mapLimit(names, 20, (n) => kube.create(Queue, queueObject(n, pc)));
+    proxy.inject({
+      fault: { kind: "throttle" },
+      match: (c) => names.includes(c.subject ?? ""),
+      probability: 0.05,
+    });
+    const processes = Array.from({ length: PROCESSES }, () => {
+      const r = newReconciler(newKube(), { rateLimitInstances: PROCESSES });
+      const queue = new MemoryQueue({ workers: 16 });
+      queue.start(reconcileHandler({ reconcile: (key) => r.reconcile(key) }));
+      return queue;
+    });
+    const t0 = Date.now();
+    await Promise.all(
+      processes.map((queue, p) =>
+        queue.send(
+          names
+            .filter((_, i) => i % PROCESSES === p)
+            .map((name) => makeMessage({ apiVersion: Queue.apiVersion, kind: Queue.kind, name }, "watch")),
+        ),
+      ),
+    );
+    const deadline = t0 + 60_000;
+    let ready = 0;
+    while (Date.now() < deadline) {
+      const page = await kube.list<ManagedResource & { [k: string]: unknown }>(Queue, {
+        labelSelector: `${LABEL}=${RUN}`,
+      });
+      ready = page.items.filter(
+        (o) => names.includes(o.metadata.name ?? "") && conditionOf(o, "Ready")?.status === "True",
+      ).length;
+      if (ready === names.length) break;
+      await sleep(500);
+    }
+    const t1 = Date.now();
+    await Promise.all(processes.map((q) => q.stop()));
+    proxy.heal();
+    const calls = proxy.between(t0, t1 + 1, (c) => names.includes(c.subject ?? ""));
+    const violations = bucketViolations(calls, LIMIT, t0);
+    const peak = proxy.peakRate(1_000, t0 + 1_000, t1);
+    mine.record(
+      "4 processes, one ProviderConfig limit for the deployment: calls within burst + rate × time",
+      violations === 0 && ready === names.length,
+      `${calls.length} calls in ${((t1 - t0) / 1000).toFixed(1)} s from ${PROCESSES} processes, peak ${peak} in a 1 s window (deployment limit: ≤ ${LIMIT.burst} + ${LIMIT.perSecond}/s), ${violations} over the bound; ${ready}/${names.length} Ready`,
     );
     expect(mine.lost()).toEqual([]);
   }, 120_000);

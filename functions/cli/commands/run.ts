@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { createLogger } from "../../../shared/log.ts";
 import { UsageError } from "../../../shared/ops/errors.ts";
+import { rateLimitOf } from "../../config.ts";
 import {
   applyCrds,
   type CliContext,
@@ -115,6 +116,8 @@ export function registerRun(program: Command, cli: CliContext): void {
           maxPollIntervalMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
           minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
           sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
+          // One process: the whole limit, whatever DRIFTLESS_MAX_INSTANCES says.
+          rateLimit: rateLimitOf(cfg).rateLimit,
           secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
           ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
           ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
