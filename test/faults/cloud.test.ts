@@ -79,6 +79,22 @@ async function follow(r: Reconciler, key: ResourceKey, until: number, maxRounds:
   return rounds;
 }
 
+/** Waits until every named Queue is Ready or the deadline passes; how many are Ready. */
+async function readyBy(names: readonly string[], deadline: number): Promise<number> {
+  let ready = 0;
+  while (Date.now() < deadline) {
+    const page = await kube.list<ManagedResource & { [k: string]: unknown }>(Queue, {
+      labelSelector: `${LABEL}=${RUN}`,
+    });
+    ready = page.items.filter(
+      (o) => names.includes(o.metadata.name ?? "") && conditionOf(o, "Ready")?.status === "True",
+    ).length;
+    if (ready === names.length) break;
+    await sleep(500);
+  }
+  return ready;
+}
+
 /** The token-bucket bound: calls up to any moment ≤ burst + rate × elapsed (+1 for timer rounding). */
 function bucketViolations(calls: readonly FaultCall[], limit: RateLimit, t0: number): number {
   const sorted = calls.map((c) => c.at).sort((a, b) => a - b);
@@ -302,18 +318,7 @@ describe.concurrent("cloud faults through a proxy in front of moto", () => {
     await queue.send(
       names.map((name) => makeMessage({ apiVersion: Queue.apiVersion, kind: Queue.kind, name }, "watch")),
     );
-    const deadline = t0 + 60_000;
-    let ready = 0;
-    while (Date.now() < deadline) {
-      const page = await kube.list<ManagedResource & { [k: string]: unknown }>(Queue, {
-        labelSelector: `${LABEL}=${RUN}`,
-      });
-      ready = page.items.filter(
-        (o) => names.includes(o.metadata.name ?? "") && conditionOf(o, "Ready")?.status === "True",
-      ).length;
-      if (ready === names.length) break;
-      await sleep(500);
-    }
+    const ready = await readyBy(names, t0 + 60_000);
     const t1 = Date.now();
     await queue.stop();
     proxy.heal();
@@ -365,18 +370,7 @@ describe.concurrent("cloud faults through a proxy in front of moto", () => {
         ),
       ),
     );
-    const deadline = t0 + 60_000;
-    let ready = 0;
-    while (Date.now() < deadline) {
-      const page = await kube.list<ManagedResource & { [k: string]: unknown }>(Queue, {
-        labelSelector: `${LABEL}=${RUN}`,
-      });
-      ready = page.items.filter(
-        (o) => names.includes(o.metadata.name ?? "") && conditionOf(o, "Ready")?.status === "True",
-      ).length;
-      if (ready === names.length) break;
-      await sleep(500);
-    }
+    const ready = await readyBy(names, t0 + 60_000);
     const t1 = Date.now();
     await Promise.all(processes.map((q) => q.stop()));
     proxy.heal();
