@@ -47,7 +47,7 @@ import { measureActivation, SYNTHETIC } from "./sections/activation.ts";
 import { AWSCC_KINDS, AWSCC_KINDS_FULL_RUN, measureAwscc } from "./sections/awscc.ts";
 import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
-import { batchedCostRows, costModel, FORMULA, initCostRows } from "./sections/cost.ts";
+import { batchedCostRows, costModel, FORMULA, initCostRows, memoryRows } from "./sections/cost.ts";
 import { measureDoorbell } from "./sections/doorbell.ts";
 import { CENTRAL_LATENCY_MS, measureDriftBatch } from "./sections/drift-batch.ts";
 import { deleteQueues, measureLatency } from "./sections/latency.ts";
@@ -443,7 +443,19 @@ async function main() {
             },
             batchedInputs.find((b) => b.kind === "VPC"),
           );
-    sections.cost = [...cost.rows, ...batchedCost.rows, ...initRows];
+    // Which memory size bills least for a batched check: the list kind's CPU and wall from section 7, the
+    // worker's RSS from section 4.
+    const rssMb = points.at(-1)?.worker.peakMb.median;
+    const vpc = batchedInputs.find((b) => b.kind === "VPC");
+    const sizing =
+      vpc && rssMb !== undefined
+        ? memoryRows("VPC", {
+            cpuMsPerResource: vpc.cpuMsPerResource,
+            wallMsPerResource: vpc.checkMsPerResource,
+            rssMb,
+          })
+        : [];
+    sections.cost = [...cost.rows, ...batchedCost.rows, ...initRows, ...sizing];
     results.cost = { ...cost.result, batched: batchedCost.result };
 
     const order = [

@@ -289,3 +289,59 @@ export function initCostRows(initMs: number, inputs: CostInputs, b: BatchedInput
     },
   ];
 }
+
+// --- Memory size (issue 33: right-sized functions) --------------------------------------------------------
+
+/** Lambda gives a function one vCPU's worth of CPU at 1,769 MB, and CPU in proportion below (AWS Lambda docs, "Configuring function memory"). */
+export const LAMBDA_MB_PER_VCPU = 1769;
+/** The memory sizes the model compares (MB). */
+export const MEMORY_SIZES_MB = [256, 384, 512, 768, 1024, 1769] as const;
+
+export interface MemoryInputs {
+  /** Worker CPU per checked resource (ms of one full CPU). */
+  cpuMsPerResource: number;
+  /** Worker wall per checked resource against the modelled cloud (ms), at full CPU: CPU + waiting. */
+  wallMsPerResource: number;
+  /** The reconcile container's resident memory after many reconciles (MB): the floor of the size. */
+  rssMb: number;
+}
+
+/**
+ * Billed GB-seconds per checked resource at `memoryMb`: below one vCPU the CPU part stretches by
+ * 1,769 ÷ memory, the waiting part does not. Sizes under the container's RSS (plus a quarter of headroom)
+ * are refused (undefined): the function would run out of memory.
+ */
+export function gbSecondsPerResource(m: MemoryInputs, memoryMb: number): number | undefined {
+  if (memoryMb < m.rssMb * 1.25) return undefined;
+  const waitMs = Math.max(0, m.wallMsPerResource - m.cpuMsPerResource);
+  const cpuMs = m.cpuMsPerResource * Math.max(1, LAMBDA_MB_PER_VCPU / memoryMb);
+  return ((cpuMs + waitMs) / 1000) * (memoryMb / 1024);
+}
+
+/** The memory size with the least billed GB-seconds per resource, and the figure at every size. */
+export function cheapestMemory(m: MemoryInputs) {
+  const at: Array<{ mb: number; gbs: number | undefined }> = MEMORY_SIZES_MB.map((mb) => ({
+    mb,
+    gbs: gbSecondsPerResource(m, mb),
+  }));
+  let best: { mb: number; gbs: number } | undefined;
+  for (const { mb, gbs } of at)
+    if (gbs !== undefined && (best === undefined || gbs < best.gbs)) best = { mb, gbs };
+  return { at, best };
+}
+
+export function memoryRows(kind: string, m: MemoryInputs): Row[] {
+  const { at, best } = cheapestMemory(m);
+  const usdPer10kMonth = (gbs: number) =>
+    gbs * 10_000 * ((30 * 24 * 60) / CHECK_INTERVAL_MIN) * prices.lambdaArmGbSecond.usd;
+  return [
+    {
+      section: "6 cost",
+      metric: `${kind} batched check, Lambda compute per month at 10k / 5 min by memory size (${at.map((x) => x.mb).join(" / ")} MB)`,
+      value: at.map((x) => (x.gbs === undefined ? "—" : `$${usdPer10kMonth(x.gbs).toFixed(2)}`)).join(" / "),
+      target: "—",
+      pass: undefined,
+      range: `cheapest: ${best ? `${best.mb} MB` : "none fits"} (CPU ${m.cpuMsPerResource.toFixed(2)} ms, wall ${m.wallMsPerResource.toFixed(2)} ms per resource, RSS ${Math.round(m.rssMb)} MB; — : below RSS × 1.25)`,
+    },
+  ];
+}
