@@ -47,7 +47,14 @@ import { measureActivation, SYNTHETIC } from "./sections/activation.ts";
 import { AWSCC_KINDS, AWSCC_KINDS_FULL_RUN, measureAwscc } from "./sections/awscc.ts";
 import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
-import { batchedCostRows, costModel, FORMULA, initCostRows, memoryRows } from "./sections/cost.ts";
+import {
+  batchedCostRows,
+  costModel,
+  FORMULA,
+  initCostRows,
+  leadingRows,
+  memoryRows,
+} from "./sections/cost.ts";
 import { measureDoorbell } from "./sections/doorbell.ts";
 import { CENTRAL_LATENCY_MS, measureDriftBatch } from "./sections/drift-batch.ts";
 import { deleteQueues, measureLatency } from "./sections/latency.ts";
@@ -205,6 +212,7 @@ async function main() {
 
   const sections: Partial<
     Record<
+      | "summary"
       | "work"
       | "batch"
       | "overhead"
@@ -456,9 +464,18 @@ async function main() {
           })
         : [];
     sections.cost = [...cost.rows, ...batchedCost.rows, ...initRows, ...sizing];
+    sections.summary = leadingRows(
+      {
+        invocationMs: workerInvocation ?? overhead.result.invocationMs.median,
+        sweepPoints: points.map((p) => ({ resources: p.resources, ms: p.sweep.durationMs.median })),
+        sqsSendMsPerMessage: sqsSend.msPerMessage.median,
+      },
+      batchedInputs,
+    );
     results.cost = { ...cost.result, batched: batchedCost.result };
 
     const order = [
+      "summary",
       "work",
       "batch",
       "overhead",

@@ -4,7 +4,14 @@
 // same on both sides at the same poll interval, so they are left out of both.
 
 import type { Row } from "../lib/report.ts";
-import { HOURS_PER_MONTH, M6G_LARGE_GIB, PRICES_CHECKED, prices, UPJET_SIZING } from "../prices.ts";
+import {
+  DRIFT_DEFAULTS,
+  HOURS_PER_MONTH,
+  M6G_LARGE_GIB,
+  PRICES_CHECKED,
+  prices,
+  UPJET_SIZING,
+} from "../prices.ts";
 
 export const CHECK_INTERVAL_MIN = 5;
 const MONTH_MIN = 30 * 24 * 60;
@@ -177,24 +184,29 @@ export function batchedMonthlyCost(
   b: BatchedInputs,
   resources: number,
   intervalMin: number = CHECK_INTERVAL_MIN,
+  /** The sweep's schedule (min) and whether a forwarder pod runs (no: the doorbell brings changes). */
+  deployment: { sweepMin: number; forwarder: boolean } = { sweepMin: 1, forwarder: true },
 ) {
   const A = ASSUMPTIONS;
+  const sweepsPerMonth = MONTH_MIN / deployment.sweepMin;
   const checks = resources * (MONTH_MIN / intervalMin);
-  const keysPerMessage = Math.min(resources, PAGE) / intervalMin; // due per page per 1-minute sweep
+  // The due share of a page per sweep.
+  const keysPerMessage =
+    (Math.min(resources, PAGE) * Math.min(deployment.sweepMin, intervalMin)) / intervalMin;
   const messages = checks / Math.max(1, keysPerMessage);
   const wallMsPerMessage = b.pageListMs + keysPerMessage * b.checkMsPerResource;
   const lambdaRequests = messages * prices.lambdaRequest.usd;
   const lambdaCompute =
     messages * (wallMsPerMessage / 1000) * A.reconcileMemoryGb * prices.lambdaArmGbSecond.usd;
-  // The sweep still lists everything every minute; it sends few messages now.
+  // The sweep still lists everything on every run; it sends few messages now.
   const sweepMs =
-    sweepMsAt(inputs.sweepPoints, resources) + (messages / A.sweepsPerMonth) * inputs.sqsSendMsPerMessage;
+    sweepMsAt(inputs.sweepPoints, resources) + (messages / sweepsPerMonth) * inputs.sqsSendMsPerMessage;
   const sweep =
-    A.sweepsPerMonth *
+    sweepsPerMonth *
     (prices.lambdaRequest.usd + (sweepMs / 1000) * A.sweepMemoryGb * prices.lambdaArmGbSecond.usd);
   const sqsRequests = messages / 10 + 2 * messages + A.idleReceivesPerMonth;
   const sqs = sqsRequests * prices.sqsRequest.usd;
-  const forwarder = A.forwarderMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+  const forwarder = deployment.forwarder ? A.forwarderMemoryGib * nodeGibHour * HOURS_PER_MONTH : 0;
   const driftless = lambdaRequests + lambdaCompute + sweep + sqs + forwarder;
   const provider = A.providerMemoryGib * nodeGibHour * HOURS_PER_MONTH;
   return {
@@ -344,4 +356,60 @@ export function memoryRows(kind: string, m: MemoryInputs): Row[] {
       range: `cheapest: ${best ? `${best.mb} MB` : "none fits"} (CPU ${m.cpuMsPerResource.toFixed(2)} ms, wall ${m.wallMsPerResource.toFixed(2)} ms per resource, RSS ${Math.round(m.rssMb)} MB; — : below RSS × 1.25)`,
     },
   ];
+}
+
+// --- The leading table (issue 33): default production configuration and 5-minute checks ----------------
+
+/** serverless.yml's prod stage: doorbell + cloud events, the poll only a safety net every hour, sweep every 5 min. */
+export const PRODUCTION = { intervalMin: 60, sweepMin: 5, forwarder: false } as const;
+
+/** Cloud API calls per resource per hour at each controller's default drift interval (list kinds: ÷ list size). */
+export function callsPerHour(intervalSeconds: number): number {
+  return 3600 / intervalSeconds;
+}
+
+/**
+ * One table a platform team can read: monthly cost at 1k / 10k / 100k for driftless in its default
+ * production configuration and at 5-minute checks (batched, the list kind and the per-resource kind), against
+ * one provider pod priced by memory and by CPU. Cloud events' own cost (one message per cloud change) is
+ * left out: it follows the rate of changes, not of resources.
+ */
+export function leadingRows(inputs: CostInputs, kinds: readonly BatchedInputs[]): Row[] {
+  const $ = (x: number) => `$${x.toFixed(2)}`;
+  const byCpu = (UPJET_SIZING.providerAwsAvgCores / 2) * prices.m6gLargeHour.usd * HOURS_PER_MONTH;
+  const pod = ASSUMPTIONS.providerMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+  const rows: Row[] = [];
+  for (const r of [1000, 10_000, 100_000]) {
+    const prod = kinds.map(
+      (b) =>
+        `${b.kind} ${$(batchedMonthlyCost(inputs, b, r, PRODUCTION.intervalMin, PRODUCTION).usd.driftless)}`,
+    );
+    const fiveMin = kinds.map((b) => `${b.kind} ${$(batchedMonthlyCost(inputs, b, r).usd.driftless)}`);
+    const prod10k = r === 10_000;
+    const worst = Math.max(
+      ...kinds.map((b) => batchedMonthlyCost(inputs, b, r, PRODUCTION.intervalMin, PRODUCTION).usd.driftless),
+    );
+    rows.push({
+      section: "0 summary",
+      metric: `${r.toLocaleString("en-US")} resources a month: default production (doorbell + cloud events + 1 h safety poll) | 5-min checks | one provider pod (memory / CPU)`,
+      value: `${prod.join(", ")} | ${fiveMin.join(", ")} | ${$(pod)} / ${$(byCpu)}`,
+      target: prod10k ? "production ≤ $0.50" : "—",
+      pass: prod10k ? worst <= 0.5 : undefined,
+      range: "cloud events' own messages left out (they follow changes, not resources)",
+    });
+  }
+  const peers = [
+    { who: "driftless, production (1 h safety poll)", seconds: PRODUCTION.intervalMin * 60 },
+    ...DRIFT_DEFAULTS.map((d) => ({ who: d.who, seconds: d.seconds })),
+  ];
+  rows.push({
+    section: "0 summary",
+    metric:
+      "cloud API reads per resource per hour at each default drift interval (list kinds: ÷ resources per list call)",
+    value: peers.map((p) => `${p.who}: ${callsPerHour(p.seconds).toFixed(2)}`).join("; "),
+    target: "—",
+    pass: undefined,
+    range: "driftless also reads once per cloud event and per change (doorbell), not counted here",
+  });
+  return rows;
 }
