@@ -378,8 +378,8 @@ function combine(sinks: Array<MetricsSink | undefined>): MetricsSink | undefined
   };
 }
 
-/** Gauges of the memory queue and the forwarder, read at scrape time. */
-function runGauges(queue: () => MemoryQueue | undefined, forwarder: () => Forwarder | undefined) {
+/** Gauges of the memory queue and the forwarder, read at scrape time (infra/gen-dashboards.ts charts them). */
+export function runGauges(queue: () => MemoryQueue | undefined, forwarder: () => Forwarder | undefined) {
   const q = (pick: (s: ReturnType<MemoryQueue["stats"]>) => number) => () => {
     const stats = queue()?.stats();
     return stats ? [{ value: pick(stats) }] : [];
