@@ -32,6 +32,9 @@ interface Example {
   /** Examples it refers to (kind/name, same namespace when namespaced): applied once these are Ready. */
   needs: { kind: string; name: string; namespace: string | undefined }[];
   applied: boolean;
+  /** When it was applied and when first seen Ready (ms since epoch): the TIMES column, the critical path. */
+  appliedAt?: number;
+  readyAt?: number;
 }
 
 function readExamples(): Example[] {
@@ -95,6 +98,7 @@ async function applyExample(kube: Kube, e: Example): Promise<void> {
     );
   }
   e.applied = true;
+  e.appliedAt = Date.now();
 }
 
 async function ensureNamespace(kube: Kube, name: string) {
@@ -118,8 +122,15 @@ function render(rows: string[][]): string {
 }
 
 /** One row per example; MESSAGE says what a not-yet-Ready one waits for. */
-async function table(kube: Kube, examples: Example[]): Promise<{ text: string; ready: Set<string> }> {
-  const rows = [["KIND", "NAME", "READY", "SYNCED", "EXTERNAL-NAME", "SECRET", "WAITING FOR / MESSAGE"]];
+async function table(
+  kube: Kube,
+  examples: Example[],
+  t0: number,
+): Promise<{ text: string; ready: Set<string> }> {
+  const rows = [
+    ["KIND", "NAME", "READY", "SYNCED", "APPLIED→READY", "EXTERNAL-NAME", "SECRET", "WAITING FOR / MESSAGE"],
+  ];
+  const at = (t: number | undefined) => (t === undefined ? "" : `${((t - t0) / 1000).toFixed(1)}`);
   const ready = new Set<string>();
   const observed = await Promise.all(
     examples.map(async (e) => {
@@ -136,12 +147,16 @@ async function table(kube: Kube, examples: Example[]): Promise<{ text: string; r
   for (const { e, mr, ref, secret } of observed) {
     const key = keyOf(e.def.kind, e.obj.metadata.name, e.namespace);
     const c = (t: string) => mr?.status?.conditions?.find((x) => x.type === t);
-    if (c("Ready")?.status === "True" && c("Synced")?.status === "True") ready.add(key);
+    if (c("Ready")?.status === "True" && c("Synced")?.status === "True") {
+      ready.add(key);
+      e.readyAt ??= Date.now();
+    }
     rows.push([
       e.def.namespaced ? `${e.def.kind}.${e.def.group.split(".")[0]}.m` : e.def.kind,
       e.namespace ? `${e.namespace}/${e.obj.metadata.name}` : e.obj.metadata.name,
       c("Ready")?.status ?? "-",
       c("Synced")?.status ?? "-",
+      e.appliedAt === undefined ? "" : `${at(e.appliedAt)}→${at(e.readyAt)} s`,
       mr?.metadata.annotations?.[Annotations.externalName] ?? "",
       ref
         ? secret
@@ -221,7 +236,7 @@ async function main() {
       for (const e of examples)
         if (!e.applied && e.needs.every((n) => ready.has(keyOf(n.kind, n.name, n.namespace))))
           await applyExample(kube, e);
-      shown = await table(kube, examples);
+      shown = await table(kube, examples, t0);
     } catch (err) {
       if (stopping) return;
       // A loaded machine's API server can miss one answer: say so and try again, as kubectl users would.
