@@ -133,6 +133,23 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
     expect(env.DRIFTLESS_SQS_DLQ_URL).toMatch(/\/driftless-dev-reconcile-dlq$/);
   });
 
+  it("deploys the CloudWatch dashboard with its variables resolved: the stage's region and the stack's queues", () => {
+    const dashboard = resources.Dashboard;
+    expect(dashboard?.Type).toBe("AWS::CloudWatch::Dashboard");
+    expect(dashboard?.Properties.DashboardName).toBe("driftless-dev");
+    const body = JSON.parse(dashboard?.Properties.DashboardBody as string) as {
+      widgets: Array<{ properties: { region: string; metrics: unknown[][] } }>;
+    };
+    const queues = [resources.ReconcileQueue, resources.ReconcileDeadLetterQueue].map(
+      (q) => q?.Properties.QueueName,
+    );
+    for (const w of body.widgets) {
+      expect(w.properties.region).toBe("us-east-1");
+      for (const row of w.properties.metrics) if (row[0] === "AWS/SQS") expect(queues).toContain(row[3]);
+    }
+    expect(JSON.stringify(body)).not.toContain("${");
+  });
+
   it("runs the sweep on a schedule that matches the interval the function is told", () => {
     const rules = Object.values(resources).filter(
       (r) => r.Type === "AWS::Events::Rule" && r.Properties.ScheduleExpression !== undefined,
