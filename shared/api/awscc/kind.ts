@@ -56,7 +56,7 @@ export const secretRefFieldOf = (field: string, node?: AwsccNode) =>
 function describe(spec: AwsccKindSpec, p: AwsccProp, path: string) {
   const immutable = spec.createOnly.includes(path) ? " Immutable." : "";
   const writeOnly = spec.writeOnly.includes(path)
-    ? " Write-only: sent to AWS, never read back or compared."
+    ? " Write-only: sent to the cloud, never read back or compared."
     : "";
   return `${p.doc ?? p.n}${enumText(p)}${p.req ? " Required on create." : ""}${immutable}${writeOnly}`;
 }

@@ -1,0 +1,99 @@
+// The Google API facts the generated GCP kinds are made from, as infra/gcp/refresh-apis.ts extracts them
+// from Google's own protos (googleapis/googleapis) into the committed google-apis.json.gz: per resource its
+// API host, HTTP bindings, resource pattern and fields with their field_behavior; per message its fields.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { gunzipSync } from "node:zlib";
+
+export const FACTS_FORMAT = 1;
+export const FACTS_FILE =
+  process.env.DRIFTLESS_GCP_FACTS ?? resolve(import.meta.dirname, "google-apis.json.gz");
+
+/** google.api.field_behavior as the protos write it, plus Compute's "[Output Only]" doc marker as O. */
+export type Behaviour = "REQUIRED" | "OUTPUT_ONLY" | "IMMUTABLE" | "INPUT_ONLY" | "IDENTIFIER" | "OPTIONAL";
+
+/** A field: its JSON name, its type (scalar, `enum`, or a message key), list/map, behaviours, short doc. */
+export interface FactField {
+  /** JSON name (proto3 JSON mapping: lowerCamelCase or the proto's json_name). */
+  j: string;
+  /** string | integer | number | boolean | int64 (a decimal string on the wire) | bytes | json | enum | message key. */
+  t: string;
+  rep?: true;
+  /** A map<string, t>. */
+  map?: true;
+  b?: Behaviour[];
+  /** Enum values, when t is `enum` (at most 40, for docs). */
+  e?: string[];
+  doc?: string;
+}
+
+export interface FactMessage {
+  fields: FactField[];
+}
+
+/** One HTTP binding: method and path template (`/v2/{parent=projects/*\/locations/*}/services`). */
+export interface FactHttp {
+  m: "get" | "post" | "patch" | "put" | "delete";
+  p: string;
+  /** The request field sent as the body (`*` for the whole request). */
+  body?: string;
+  /** Long-running: returns google.longrunning.Operation (resource-oriented) or a Compute Operation. */
+  lro?:
+    | "longrunning"
+    | "ZoneOperations"
+    | "RegionOperations"
+    | "GlobalOperations"
+    | "GlobalOrganizationOperations";
+}
+
+export interface FactResource {
+  /** `resource` (AIP-121 resource-oriented, google.longrunning) or `compute` (compute.proto). */
+  family: "resource" | "compute";
+  /** e.g. run (the API's short name, from its host). */
+  api: string;
+  version: string;
+  /** e.g. run.googleapis.com */
+  host: string;
+  /** The proto package path it came from (google/cloud/run/v2). */
+  proto: string;
+  /** The message key of the resource. */
+  message: string;
+  /** The kind's name: the message's (resource family) or the singular of Compute's service. */
+  kind: string;
+  /** The proto service the methods are in. */
+  service: string;
+  /** google.api.resource type (run.googleapis.com/Service); Compute: compute.googleapis.com/<Message>. */
+  type: string;
+  /** The resource name pattern that matches the create's parent (resource family). */
+  pattern?: string;
+  create: FactHttp & {
+    /** The request's `<resource>_id` query parameter (absent: the server names it). */
+    idParam?: string;
+  };
+  get: FactHttp;
+  update?: FactHttp & { mask?: string };
+  delete: FactHttp;
+  list?: FactHttp;
+}
+
+export interface FactsBundle {
+  format: typeof FACTS_FORMAT;
+  origin: {
+    source: string;
+    commit: string;
+    /** The commit's date (YYYY-MM-DD). */
+    committed: string;
+    /** The day the bundle was made. */
+    retrieved: string;
+    licence: string;
+  };
+  resources: FactResource[];
+  messages: Record<string, FactMessage>;
+}
+
+export function loadFacts(file = FACTS_FILE): FactsBundle {
+  const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as FactsBundle;
+  if (bundle.format !== FACTS_FORMAT)
+    throw new Error(`${file}: facts format ${bundle.format}, expected ${FACTS_FORMAT}`);
+  return bundle;
+}

@@ -1,0 +1,338 @@
+// Generates the Google Cloud kinds reconciled by the two generic providers (providers/gcp/generic/): one
+// compact JSON spec per resource plus a catalog, into .generated/gcp/ (git-ignored), from the facts
+// extracted from Google's protos (infra/gcp/google-apis.json.gz, refreshed by `npm run refresh:gcp-apis`).
+// Run by `npm run gen:gcp`, by `prepare` and `pretest`, and by tests that need it; skipped when current.
+//
+//   node infra/gen-gcp.ts            generate if stale
+//   node infra/gen-gcp.ts --force    generate again
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { AwsccNode, AwsccObjectDef, AwsccProp } from "../shared/api/awscc/spec.ts";
+import { pluralOf } from "../shared/api/awscc/spec.ts";
+import {
+  GOOGLE_SPEC_VERSION,
+  type GoogleCatalog,
+  type GoogleKindSpec,
+  type GoogleParent,
+  googleGroupOf,
+} from "../shared/api/googleapis/spec.ts";
+import { FACTS_FILE, type FactField, type FactResource, type FactsBundle, loadFacts } from "./gcp/facts.ts";
+import { secretNamed } from "./gen-awscc.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
+/** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
+export const GENERATOR_VERSION = 1;
+
+const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
+  locations: "location",
+  regions: "region",
+  zones: "zone",
+};
+// Server state a Compute update must echo back (optimistic concurrency), never a desired value.
+const FINGERPRINT = /^(fingerprint|[a-z]+Fingerprint)$/;
+/** A secret's name beyond the generated AWS kinds' list: Google's bare `secret` fields. */
+const isSecretName = (name: string) => secretNamed(name) || /^secret$/i.test(name);
+
+const has = (f: FactField, b: string) => f.b?.includes(b as never) ?? false;
+const isOutput = (f: FactField) => has(f, "OUTPUT_ONLY");
+
+/** `/v2/{parent=projects/*\/locations/*}/services` → { template, collection }. */
+function parentOf(r: FactResource): { parent: GoogleParent; collection: string } | { why: string } {
+  const path = r.create.p.split(":")[0] ?? "";
+  const collection = path.split("/").at(-1) ?? "";
+  if (r.family === "compute") {
+    const vars = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+    const home = vars.filter((v): v is "region" | "zone" => v === "region" || v === "zone");
+    if (vars.some((v) => !["project", "region", "zone"].includes(v)))
+      return { why: `Compute insert path has other variables: ${path}` };
+    return { parent: { template: path, home, explicit: false }, collection };
+  }
+  const m = /\{parent=([^}]*)\}\/([A-Za-z]+)$/.exec(path);
+  if (!m) return { why: `create path has no {parent=…}/<collection>: ${r.create.p}` };
+  const template = m[1] as string;
+  const parts = template.split("/");
+  const home: GoogleParent["home"] = [];
+  let explicit = parts[0] !== "projects" || parts.length % 2 !== 0;
+  for (let i = 2; i < parts.length && !explicit; i += 2) {
+    const h = HOME_COLLECTIONS[parts[i] as string];
+    if (h && parts[i + 1] === "*") home.push(h);
+    else explicit = true;
+  }
+  return { parent: { template, home: explicit ? [] : home, explicit }, collection: m[2] as string };
+}
+
+class SpecBuilder {
+  readonly defs: Record<string, AwsccObjectDef> = {};
+  readonly #keys = new Map<string, string>();
+  readonly #facts: FactsBundle;
+  constructor(facts: FactsBundle) {
+    this.#facts = facts;
+  }
+
+  node(f: FactField): AwsccNode {
+    let n: AwsccNode;
+    if (["integer", "number", "boolean", "json"].includes(f.t)) n = { t: f.t as "integer" };
+    else if (["string", "int64", "bytes", "enum"].includes(f.t)) n = { t: "string" };
+    else n = this.#facts.messages[f.t] ? { t: "ref", ref: this.#def(f.t) } : { t: "json" };
+    if (f.map) return { t: "map", of: n };
+    if (f.rep) return { t: "array", of: n };
+    return n;
+  }
+
+  prop(f: FactField): AwsccProp {
+    const p: AwsccProp = { n: f.j, s: this.node(f) };
+    if (has(f, "REQUIRED")) p.req = true;
+    if (f.e && f.e.length > 0) p.enum = f.e;
+    const notes = [
+      f.t === "int64" ? "A 64-bit integer, written as a decimal string (proto3 JSON)." : "",
+      f.t === "bytes" ? "Bytes, base64-encoded." : "",
+    ].filter(Boolean);
+    const doc = [f.doc, ...notes].filter(Boolean).join(" ");
+    if (doc) p.doc = doc;
+    return p;
+  }
+
+  #def(message: string): string {
+    const known = this.#keys.get(message);
+    if (known) return known;
+    const short = message.split(".").at(-1) ?? message;
+    const key = this.defs[short] ? message : short;
+    this.#keys.set(message, key);
+    const def: AwsccObjectDef = { name: short, props: {} };
+    this.defs[key] = def;
+    // An output-only member is the cloud's wherever its message is used: never in forProvider.
+    for (const f of this.#facts.messages[message]?.fields ?? [])
+      if (!isOutput(f)) def.props[f.j] = this.prop(f);
+    return key;
+  }
+
+  fieldsOf(message: string): FactField[] {
+    return this.#facts.messages[message]?.fields ?? [];
+  }
+}
+
+/** Paths (dotted JSON names, lists without an index) of the fields `pick` selects, at any depth. */
+function pathsWhere(
+  b: SpecBuilder,
+  facts: FactsBundle,
+  message: string,
+  top: readonly string[],
+  pick: (f: FactField, parent: string) => boolean,
+): string[] {
+  const out: string[] = [];
+  const walk = (msg: string, prefix: string, seen: readonly string[]) => {
+    for (const f of b.fieldsOf(msg)) {
+      if (isOutput(f)) continue;
+      if (!prefix && !top.includes(f.j)) continue;
+      const path = prefix ? `${prefix}.${f.j}` : f.j;
+      if (pick(f, prefix)) out.push(path);
+      if (facts.messages[f.t] && !seen.includes(f.t)) walk(f.t, path, [...seen, f.t]);
+    }
+  };
+  walk(message, "", [message]);
+  return out;
+}
+
+const stringy = (f: FactField) => ["string", "bytes"].includes(f.t) && !f.map;
+
+export function kindSpecOf(
+  r: FactResource,
+  facts: FactsBundle,
+  group: string,
+  kind: string,
+): GoogleKindSpec | { why: string } {
+  const where = parentOf(r);
+  if ("why" in where) return where;
+  const b = new SpecBuilder(facts);
+  const fields = b.fieldsOf(r.message);
+  const compute = r.family === "compute";
+  const properties: Record<string, AwsccProp> = {};
+  const attributes: Record<string, AwsccProp> = {};
+  for (const f of fields) {
+    const serverSide =
+      isOutput(f) ||
+      has(f, "IDENTIFIER") ||
+      (!compute && f.j === "name") ||
+      (compute && FINGERPRINT.test(f.j));
+    if (serverSide) attributes[f.j] = b.prop(f);
+    else properties[f.j] = b.prop(f);
+  }
+  if (compute && !properties.name) return { why: "Compute resource without a name field" };
+  const top = Object.keys(properties);
+  const secrets = pathsWhere(b, facts, r.message, top, (f) => stringy(f) && isSecretName(f.j));
+  const writeOnly = pathsWhere(b, facts, r.message, top, (f) => has(f, "INPUT_ONLY")).filter(
+    (p) => !secrets.includes(p),
+  );
+  const immutable = pathsWhere(b, facts, r.message, top, (f) => has(f, "IMMUTABLE"));
+  // No update method: nothing can change after create, and the engine says so instead of calling.
+  const createOnly = r.update ? immutable : top.filter((k) => !(compute && k === "name"));
+  const attributeSecrets = Object.entries(attributes)
+    .filter(([k, p]) => p.s.t === "string" && isSecretName(k))
+    .map(([k]) => k);
+  for (const k of attributeSecrets) (attributes[k] as AwsccProp).secret = true;
+  const labels = fields.find((f) => f.j === "labels" && f.map && f.t === "string" && !isOutput(f));
+  const idParam = r.create.idParam;
+  const externalName = compute || idParam ? "fromAnnotation" : "providerChosen";
+  return {
+    v: GOOGLE_SPEC_VERSION,
+    typeName: r.type,
+    group,
+    kind,
+    plural: pluralOf(kind),
+    description: `${r.type}, from ${r.proto} (${r.service}), reconciled by the generic ${compute ? "Compute" : "resource-oriented"} provider.`,
+    properties,
+    attributes,
+    defs: b.defs,
+    primaryIdentifier: ["name"],
+    externalName,
+    ...(compute ? { identifierField: "name" } : {}),
+    references: [],
+    createOnly: createOnly.filter((p) => !secrets.includes(p)),
+    writeOnly,
+    secrets,
+    attributeSecrets: [],
+    permissions: {},
+    google: {
+      family: r.family,
+      api: r.api,
+      version: r.version,
+      host: r.host,
+      proto: r.proto,
+      service: r.service,
+      create: { ...r.create },
+      get: r.get,
+      ...(r.update ? { update: r.update } : {}),
+      delete: r.delete,
+      ...(r.list ? { list: r.list } : {}),
+      ...(r.pattern ? { pattern: r.pattern } : {}),
+      collection: where.collection,
+      parent: where.parent,
+      ...(labels ? { labels: labels.j } : {}),
+      immutableFromProtos: immutable.length > 0,
+    },
+  };
+}
+
+/** The group of a proto package: `google/cloud/dialogflow/cx/v3` → dialogflowcx.googleapis. */
+export function groupOfProto(proto: string): string {
+  const parts = proto
+    .replace(/^google\/(cloud\/)?/, "")
+    .split("/")
+    .slice(0, -1);
+  return googleGroupOf(
+    parts
+      .join("")
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, ""),
+  );
+}
+
+const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const singularOf = (s: string) =>
+  s.endsWith("ies") ? `${s.slice(0, -3)}y` : s.endsWith("sses") ? s.slice(0, -2) : s.replace(/s$/, "");
+
+/** A second resource of one kind name in a group: its parent's collection tells them apart. */
+function disambiguated(r: FactResource): string {
+  const template = /\{parent=([^}]*)\}/.exec(r.create.p)?.[1] ?? "";
+  const cols = template.split("/").filter((_, i) => i % 2 === 0);
+  const own = cols.filter((c) => !["projects", "locations", "regions", "zones"].includes(c));
+  const pick = own.at(-1) ?? cols[0] ?? "Other";
+  return `${pascal(singularOf(pick))}${r.kind}`;
+}
+
+function stampOf(): string {
+  const inputs = [
+    import.meta.filename,
+    join(ROOT, "shared/api/googleapis/spec.ts"),
+    join(ROOT, "infra/gen-awscc.ts"),
+    FACTS_FILE,
+  ].map((f) => readFileSync(f));
+  const hash = createHash("sha256");
+  for (const x of inputs) hash.update(x).update("\0");
+  return `${GENERATOR_VERSION}/${hash.digest("hex").slice(0, 16)}`;
+}
+
+export function gcpIsCurrent(dir = GCP_GEN_DIR): boolean {
+  const catalog = join(dir, "catalog.json");
+  if (!existsSync(catalog)) return false;
+  try {
+    return (JSON.parse(readFileSync(catalog, "utf8")) as GoogleCatalog).stamp === stampOf();
+  } catch {
+    return false;
+  }
+}
+
+export interface GenerateResult {
+  dir: string;
+  kinds: number;
+  resource: number;
+  compute: number;
+  apis: number;
+  skipped: number;
+  ms: number;
+  current: boolean;
+}
+
+export function generateGcp(opts: { dir?: string; force?: boolean } = {}): GenerateResult {
+  const dir = opts.dir ?? GCP_GEN_DIR;
+  const started = performance.now();
+  if (!opts.force && gcpIsCurrent(dir)) {
+    const c = JSON.parse(readFileSync(join(dir, "catalog.json"), "utf8")) as GoogleCatalog;
+    return { ...countsOf(c), dir, ms: 0, current: true };
+  }
+  const facts = loadFacts();
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  const catalog: GoogleCatalog = {
+    source: facts.origin,
+    generator: GENERATOR_VERSION,
+    stamp: stampOf(),
+    kinds: [],
+    skipped: [],
+  };
+  const taken = new Set<string>();
+  for (const r of facts.resources) {
+    const group = groupOfProto(r.proto);
+    let kind = r.kind;
+    if (taken.has(`${group}/${kind}`)) kind = disambiguated(r);
+    if (taken.has(`${group}/${kind}`)) {
+      catalog.skipped.push({ typeName: r.type, why: `a second ${r.kind} in ${group} (${r.service})` });
+      continue;
+    }
+    const spec = kindSpecOf(r, facts, group, kind);
+    if ("why" in spec) {
+      catalog.skipped.push({ typeName: r.type, why: spec.why });
+      continue;
+    }
+    taken.add(`${group}/${kind}`);
+    const file = `kinds/${group.split(".")[0]}/${kind}.json`;
+    mkdirSync(dirname(join(tmp, file)), { recursive: true });
+    writeFileSync(join(tmp, file), JSON.stringify(spec));
+    catalog.kinds.push({ typeName: spec.typeName, group, kind, plural: spec.plural, family: r.family, file });
+  }
+  writeFileSync(join(tmp, "catalog.json"), JSON.stringify(catalog));
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dirname(dir), { recursive: true });
+  renameSync(tmp, dir);
+  return { ...countsOf(catalog), dir, ms: Math.round(performance.now() - started), current: false };
+}
+
+function countsOf(c: GoogleCatalog) {
+  const compute = c.kinds.filter((k) => k.family === "compute").length;
+  return {
+    kinds: c.kinds.length,
+    resource: c.kinds.length - compute,
+    compute,
+    apis: new Set(c.kinds.map((k) => k.group)).size,
+    skipped: c.skipped.length,
+  };
+}
+
+if (import.meta.main) {
+  const r = generateGcp({ force: process.argv.includes("--force") });
+  process.stdout.write(
+    `${r.current ? "current" : `generated in ${r.ms} ms`}: ${r.kinds} Google Cloud kinds (${r.resource} resource-oriented, ${r.compute} Compute) in ${r.apis} API groups, ${r.skipped} resources skipped (see catalog.json) → ${r.dir}\n`,
+  );
+}

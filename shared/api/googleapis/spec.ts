@@ -1,0 +1,85 @@
+// The compact, JSON form of one generated Google Cloud kind: what infra/gen-gcp.ts writes per resource
+// from Google's protos (infra/gcp/google-apis.json.gz) and what the CRD, the docs and the two generic
+// providers (providers/gcp/generic/) are built from. Its field model is the generated AWS kinds' own
+// (api/awscc/spec.ts: properties, attributes, defs, createOnly, writeOnly, secrets), so the CRD schema,
+// the wire mapping and the drift patch are one piece of code for both clouds; `google` adds Google's facts.
+import type { AwsccKindSpec } from "../awscc/spec.ts";
+
+export const GOOGLE_SPEC_VERSION = 1;
+/** `<api>.googleapis` + `.driftless.dev`: a group no hand-written kind (`<api>.gcp`) can take. */
+export const GOOGLE_GROUP_SUFFIX = "googleapis";
+
+/** One HTTP binding as the proto's google.api.http has it. */
+export interface GoogleHttp {
+  m: "get" | "post" | "patch" | "put" | "delete";
+  /** Path template: `/v2/{parent=projects/*\/locations/*}/services`, Compute's `/compute/v1/projects/{project}/…`. */
+  p: string;
+  body?: string;
+  /** Long-running: google.longrunning.Operation, or Compute's zonal / regional / global Operations. */
+  lro?: string;
+}
+
+/** Where a resource lives and how its parent is written. */
+export interface GoogleParent {
+  /** The parent's template (`projects/*\/locations/*`); Compute: the path's variables. */
+  template: string;
+  /** The home fields forProvider carries (location, region, zone), in template order. */
+  home: Array<"location" | "region" | "zone">;
+  /** The parent is another resource (or an organization, folder…): forProvider.parent holds its full name. */
+  explicit: boolean;
+}
+
+export interface GoogleFacts {
+  family: "resource" | "compute";
+  api: string;
+  version: string;
+  host: string;
+  /** The proto package and service the methods are in (google/cloud/run/v2 Services). */
+  proto: string;
+  service: string;
+  create: GoogleHttp & { idParam?: string };
+  get: GoogleHttp;
+  update?: GoogleHttp & { mask?: string };
+  delete: GoogleHttp;
+  list?: GoogleHttp;
+  /** The resource-name pattern (projects/{project}/locations/{location}/services/{service}). */
+  pattern?: string;
+  /** The collection id a create adds to (`services`): name = `${parent}/${collection}/${id}`. */
+  collection: string;
+  parent: GoogleParent;
+  /** The labels field (a map of strings), when the resource has one. */
+  labels?: string;
+  /** Fields the protos mark IMMUTABLE (createOnly), and whether the protos say nothing of immutability. */
+  immutableFromProtos: boolean;
+}
+
+export type GoogleKindSpec = Omit<AwsccKindSpec, "v"> & {
+  v: typeof GOOGLE_SPEC_VERSION;
+  google: GoogleFacts;
+};
+
+export interface GoogleCatalogEntry {
+  /** Google's resource type (run.googleapis.com/Service). */
+  typeName: string;
+  group: string;
+  kind: string;
+  plural: string;
+  family: "resource" | "compute";
+  file: string;
+}
+
+export interface GoogleCatalog {
+  /** The facts bundle's origin (infra/gcp/google-apis.json.gz). */
+  source: { source: string; commit: string; committed: string; retrieved: string; licence: string };
+  generator: number;
+  stamp: string;
+  kinds: GoogleCatalogEntry[];
+  /** Resources of the facts left out, and why (name clashes): reported, never silently. */
+  skipped: Array<{ typeName: string; why: string }>;
+}
+
+/** The API group (without the domain) of a generated Google kind. */
+export const googleGroupOf = (api: string) => `${api}.${GOOGLE_GROUP_SUFFIX}`;
+
+/** The activation alias: `<api>.googleapis.<kind>` lowercased (`run.googleapis.service`). */
+export const googleAliasOf = (e: { group: string; kind: string }) => `${e.group}.${e.kind.toLowerCase()}`;
