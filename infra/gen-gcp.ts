@@ -32,8 +32,11 @@ const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
 };
 // Server state a Compute update must echo back (optimistic concurrency), never a desired value.
 const FINGERPRINT = /^(fingerprint|[a-z]+Fingerprint)$/;
-/** A secret's name beyond the generated AWS kinds' list: Google's bare `secret` fields. */
-const isSecretName = (name: string) => secretNamed(name) || /^secret$/i.test(name);
+/**
+ * The generated AWS kinds' secret-name rule. Google's bare `secret` fields and `secretManagerStored…` name a
+ * Secret Manager secret (a reference, not a value), so they stay plain fields.
+ */
+const isSecretName = (name: string) => secretNamed(name) && !/^secretManager/i.test(name);
 
 const has = (f: FactField, b: string) => f.b?.includes(b as never) ?? false;
 const isOutput = (f: FactField) => has(f, "OUTPUT_ONLY");
@@ -215,6 +218,20 @@ export function kindSpecOf(
   };
 }
 
+/**
+ * The group of a resource: its host's name (`run.googleapis.com` → run.googleapis), or, where two proto
+ * packages share a host (Dialogflow ES and CX), the package path (`google/cloud/dialogflow/cx/v3` →
+ * dialogflowcx.googleapis).
+ */
+function groupsOf(resources: readonly FactResource[]): (r: FactResource) => string {
+  const dirs = new Map<string, Set<string>>();
+  for (const r of resources) dirs.set(r.host, (dirs.get(r.host) ?? new Set()).add(r.proto));
+  return (r) =>
+    (dirs.get(r.host)?.size ?? 0) > 1
+      ? groupOfProto(r.proto)
+      : googleGroupOf(r.api.replace(/[^a-z0-9]/g, ""));
+}
+
 /** The group of a proto package: `google/cloud/dialogflow/cx/v3` → dialogflowcx.googleapis. */
 export function groupOfProto(proto: string): string {
   const parts = proto
@@ -293,8 +310,9 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
     skipped: [],
   };
   const taken = new Set<string>();
+  const groupOf = groupsOf(facts.resources);
   for (const r of facts.resources) {
-    const group = groupOfProto(r.proto);
+    const group = groupOf(r);
     let kind = r.kind;
     if (taken.has(`${group}/${kind}`)) kind = disambiguated(r);
     if (taken.has(`${group}/${kind}`)) {

@@ -61,6 +61,23 @@ function awsccActivationPlugin(): Plugin {
   };
 }
 
+/** The same for the generated Google kinds (shared/providers/gcp/generic/activated.ts, docs/gcp-generated.md). */
+function googleActivationPlugin(): Plugin {
+  return {
+    name: "driftless-googleapis-activation",
+    setup(b) {
+      b.onLoad({ filter: /shared[\\/]providers[\\/]gcp[\\/]generic[\\/]activated\.ts$/ }, async () => {
+        const { activatedGoogleSpecs } = await import("../../shared/providers/gcp/generic/activated.ts");
+        const specs = activatedGoogleSpecs();
+        return {
+          loader: "ts",
+          contents: `// Baked by infra/build/build.ts: ${specs.length} generated kinds.\nexport function activatedGoogleSpecs() { return ${JSON.stringify(specs)}; }\n`,
+        };
+      });
+    },
+  };
+}
+
 export const BUNDLES: BundleSpec[] = [
   { name: "aws-reconcile", entry: "functions/aws/reconcile.ts", platform: "aws" },
   { name: "aws-sweep", entry: "functions/aws/sweep.ts", platform: "aws" },
@@ -167,7 +184,7 @@ export async function buildBundle(spec: BundleSpec, outfile: string): Promise<Bu
     absWorkingDir: ROOT,
     banner: { js: BANNER },
     // The generated AWS kinds a function serves are baked in at build time (docs/awscc.md).
-    plugins: [awsccActivationPlugin()],
+    plugins: [awsccActivationPlugin(), googleActivationPlugin()],
     external: spec.external ?? [],
     // Prefer ES module builds (tree-shaking), as Node would resolve them for an import.
     mainFields: ["module", "main"],

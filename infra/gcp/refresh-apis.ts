@@ -324,7 +324,11 @@ function apiDirs(root: string): string[] {
     }
   };
   walk(join(root, "google"));
-  return [...found.values()].map((x) => x.dir).sort();
+  // google/example is the AIP examples' library API, not a service.
+  return [...found.values()]
+    .map((x) => x.dir)
+    .filter((d) => !d.startsWith("google/example/"))
+    .sort();
 }
 
 export function extract(root: string): {

@@ -76,6 +76,12 @@ export const GcpProviderConfigSpec = z
         sql: z.string().optional().describe("Cloud SQL Admin API base URL."),
         compute: z.string().optional().describe("Compute Engine API base URL."),
         serviceNetworking: z.string().optional().describe("Service Networking API base URL."),
+        apis: z
+          .string()
+          .optional()
+          .describe(
+            "Base URL of the generated kinds' Google APIs (docs/gcp-generated.md): `{api}` is replaced by the API's host name without .googleapis.com (https://{api}-myendpoint.p.googleapis.com); without `{api}` one server (a local fake) serves them all. Compute uses `compute`.",
+          ),
       })
       .optional()
       .describe("Override the Google Cloud API endpoints (local emulators, private endpoints)."),

@@ -13,6 +13,7 @@ import { withHome } from "../home.ts";
 import { globalAddressProvider } from "./compute-globaladdress.ts";
 import { computeNetworkProvider } from "./compute-network.ts";
 import { checkGcpCredentials } from "./config.ts";
+import { activatedGoogleKinds } from "./generic/kinds.ts";
 import { gcpHome } from "./home.ts";
 import { subscriptionProvider } from "./pubsub-subscription.ts";
 import { topicProvider } from "./pubsub-topic.ts";
@@ -33,6 +34,8 @@ export const gcpKinds: ManagedKindProvider[] = withNamespacedVariants(
     sqlInstanceProvider,
     sqlDatabaseProvider,
     sqlUserProvider,
+    // The generated kinds (Google's protos) that are activated; none by default (docs/gcp-generated.md).
+    ...activatedGoogleKinds(),
   ].map((p) => withHome(p, gcpHome)),
 );
 

@@ -1,0 +1,389 @@
+// A wire fake of every generated Google Cloud kind's API, driven by the same generated specs the generic
+// providers use (.generated/gcp, from Google's protos): both families, resource-oriented (create under a
+// parent with an id, get, patch with an update mask, delete, google.longrunning.Operation) and Compute
+// (insert / get / patch / delete with zonal, regional and global Operations). It validates requests
+// against the definitions and answers Google's error bodies: an unknown field, an OUTPUT_ONLY field sent, an
+// IMMUTABLE field changed, a REQUIRED field missing → 400 INVALID_ARGUMENT; a second create → 409
+// ALREADY_EXISTS; a stale Compute fingerprint → 412. Operations finish after `opPolls` looks. Errors on
+// demand: failNext. Reached at `<url>/<api>` (the ProviderConfig's endpoint.apis `<url>/{api}`).
+
+import type { AwsccNode, AwsccProp } from "../../../shared/api/awscc/spec.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
+import {
+  Countdown,
+  type FakeHttpServer,
+  type FakeRequest,
+  GoogleApiError,
+  type Json,
+  now,
+  startFakeHttp,
+} from "./gcp-fake-http.ts";
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A path template as a regular expression over the whole path, its variables as named groups. */
+function templateRe(template: string): { re: RegExp; vars: string[] } {
+  const vars: string[] = [];
+  const escapeRe = (x: string) => x.replace(/[.+?^$()|[\]\\{}*]/g, "\\$&");
+  let src = "";
+  let last = 0;
+  const path = template.split(":")[0] ?? "";
+  for (const m of path.matchAll(/\{([\w.]+)(?:=([^}]*))?\}/g)) {
+    src += escapeRe(path.slice(last, m.index));
+    vars.push(m[1] as string);
+    const inner = (m[2] ?? "*")
+      .split("**")
+      .map((x) => x.split("*").map(escapeRe).join("[^/]+"))
+      .join(".+");
+    src += `(${inner})`;
+    last = (m.index ?? 0) + m[0].length;
+  }
+  src += escapeRe(path.slice(last));
+  return { re: new RegExp(`^${src}$`), vars };
+}
+
+interface Route {
+  spec: GoogleKindSpec;
+  op: "create" | "get" | "update" | "delete" | "list";
+  method: string;
+  re: RegExp;
+  vars: string[];
+}
+
+interface Stored {
+  spec: GoogleKindSpec;
+  resource: Json;
+}
+
+interface PendingOp {
+  op: Json;
+  countdown: Countdown;
+  /** Applied when the operation finishes (the resource appears, changes or goes). */
+  finish: () => Json | undefined;
+  /** The resource it works on (its full name or Compute path). */
+  target: string;
+}
+
+const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+export interface GoogleGenericFake extends FakeHttpServer {
+  /** Changes a stored resource as a console user would (drift), by full name / Compute self path. */
+  mutate(name: string, set: Json): void;
+  resource(name: string): Json | undefined;
+  /** Looks an operation needs before it is done (0: done at once). */
+  opPolls: number;
+}
+
+export async function startGoogleGenericFake(
+  opts: { port?: number; dir?: string; opPolls?: number } = {},
+): Promise<GoogleGenericFake> {
+  const catalog = loadGoogleCatalog(opts.dir);
+  const specs = new Map<string, GoogleKindSpec>();
+  const routesByApi = new Map<string, Route[]>();
+  const spec = (file: string) => {
+    let s = specs.get(file);
+    if (!s) {
+      const e = catalog.kinds.find((k) => k.file === file);
+      if (!e) throw new Error(file);
+      s = loadGoogleSpec(e, opts.dir);
+      specs.set(file, s);
+    }
+    return s;
+  };
+  // Routes are built per API on its first request: 690 kinds' specs are not read up front.
+  const routesOf = (api: string): Route[] => {
+    const known = routesByApi.get(api);
+    if (known) return known;
+    const routes: Route[] = [];
+    for (const e of catalog.kinds) {
+      const s = spec(e.file);
+      if (s.google.host.replace(/\.googleapis\.com$/, "") !== api) continue;
+      const g = s.google;
+      for (const [op, h] of [
+        ["create", g.create],
+        ["get", g.get],
+        ["update", g.update],
+        ["delete", g.delete],
+      ] as const) {
+        if (!h) continue;
+        routes.push({ spec: s, op, method: h.m.toUpperCase(), ...templateRe(h.p) });
+      }
+    }
+    routesByApi.set(api, routes);
+    return routes;
+  };
+
+  const store = new Map<string, Stored>();
+  const ops = new Map<string, PendingOp>();
+  let seq = 0;
+  const state = { opPolls: opts.opPolls ?? 1 };
+
+  const bad = (message: string) => new GoogleApiError(400, "badRequest", message, "INVALID_ARGUMENT");
+
+  /** Validates a body against the kind's fields: unknown and output-only fields are refused, at any depth. */
+  const validate = (s: GoogleKindSpec, body: Json, path = "", props?: Record<string, AwsccProp>) => {
+    const here = props ?? { ...s.properties };
+    for (const [k, v] of Object.entries(body)) {
+      const at = path ? `${path}.${k}` : k;
+      if (!props && s.attributes[k]) {
+        // Compute's fingerprints are echoed on patch; everything else the server sets is refused.
+        if (/ingerprint$/.test(k) || (s.google.family === "resource" && k === "name")) continue;
+        throw bad(
+          `Invalid value at '${s.kind.toLowerCase()}.${at}': field is OUTPUT_ONLY and cannot be set.`,
+        );
+      }
+      const p = here[k];
+      if (!p)
+        throw bad(
+          `Invalid JSON payload received. Unknown name "${k}" at '${s.kind.toLowerCase()}${path ? `.${path}` : ""}': Cannot find field.`,
+        );
+      check(s, p.s, v, at);
+    }
+  };
+  const check = (s: GoogleKindSpec, n: AwsccNode, v: unknown, at: string) => {
+    if (v === null || v === undefined) return;
+    if (n.t === "array" && Array.isArray(v)) for (const x of v) check(s, n.of, x, at);
+    else if (n.t === "map" && isObject(v)) for (const x of Object.values(v)) check(s, n.of, x, at);
+    else if (n.t === "ref" && isObject(v) && s.defs[n.ref]) validate(s, v, at, s.defs[n.ref]?.props);
+  };
+
+  const valueAt = (o: Json, path: string): unknown =>
+    path
+      .split(".")
+      .reduce<unknown>(
+        (x, k) =>
+          isObject(x) ? x[k] : Array.isArray(x) ? x.map((i) => (isObject(i) ? i[k] : undefined)) : undefined,
+        o,
+      );
+
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+  const startOp = (
+    s: GoogleKindSpec,
+    scope: { parent?: string; compute?: { project: string; region?: string; zone?: string } },
+    target: string,
+    finish: () => Json | undefined,
+    kind: string,
+  ): Json => {
+    const id = `operation-${Date.now()}-${++seq}`;
+    const compute = s.google.family === "compute";
+    const op: Json = compute
+      ? {
+          kind: "compute#operation",
+          name: id,
+          operationType: kind,
+          status: "RUNNING",
+          targetLink: target,
+          insertTime: now(),
+        }
+      : {
+          name: `${scope.parent?.split("/").slice(0, 4).join("/") ?? "projects/-"}/operations/${id}`,
+          done: false,
+          metadata: { target, verb: kind },
+        };
+    const pending: PendingOp = { op, countdown: new Countdown(state.opPolls), finish, target };
+    ops.set(String(op.name).split("/").at(-1) as string, pending);
+    if (state.opPolls === 0) settle(pending);
+    return { ...op };
+  };
+
+  const settle = (p: PendingOp) => {
+    if (p.op.done === true || p.op.status === "DONE") return;
+    let result: Json | undefined;
+    let error: GoogleApiError | undefined;
+    try {
+      result = p.finish();
+    } catch (err) {
+      if (!(err instanceof GoogleApiError)) throw err;
+      error = err;
+    }
+    if ("status" in p.op) {
+      p.op.status = "DONE";
+      if (error) p.op.error = { errors: [{ code: error.reason, message: error.message }] };
+    } else {
+      p.op.done = true;
+      if (error) p.op.error = { code: 3, message: error.message };
+      else if (result) p.op.response = result;
+    }
+  };
+
+  const readOp = (id: string): Json | undefined => {
+    const p = ops.get(id);
+    if (!p) return undefined;
+    if (p.countdown.tick()) settle(p);
+    return { ...p.op };
+  };
+
+  const notFound = (what: string) =>
+    new GoogleApiError(404, "notFound", `The resource '${what}' was not found`, "NOT_FOUND");
+
+  const route = (req: FakeRequest): Json | undefined => {
+    const [api, ...rest] = req.seg;
+    if (!api) return undefined;
+    const path = `/${rest.join("/")}`;
+    // Operations: google.longrunning (…/operations/<id>) and Compute's scoped ones.
+    if (req.method === "GET" && rest.at(-2) === "operations") {
+      const op = readOp(rest.at(-1) as string);
+      if (!op) throw notFound(path);
+      return op;
+    }
+    for (const r of routesOf(api)) {
+      if (r.method !== req.method) continue;
+      const m = r.re.exec(path);
+      if (!m) continue;
+      const vals = Object.fromEntries(r.vars.map((v, i) => [v, m[i + 1] as string]));
+      return handle(r, vals, req);
+    }
+    return undefined;
+  };
+
+  const handle = (r: Route, vals: Record<string, string>, req: FakeRequest): Json => {
+    const s = r.spec;
+    const g = s.google;
+    const compute = g.family === "compute";
+    const body = req.body;
+    if (r.op === "create") {
+      validate(s, body);
+      const id = compute
+        ? String(body.name ?? "")
+        : (req.query.get(camel(g.create.idParam ?? "")) ??
+          req.query.get(g.create.idParam ?? "") ??
+          `gen-${++seq}`);
+      if (!id) throw bad("Required field 'name' not specified");
+      const missing = Object.entries(s.properties).filter(
+        ([k, p]) => p.req && body[k] === undefined && k !== "name",
+      );
+      if (missing.length > 0) throw bad(`Field violation: '${missing[0]?.[0]}' is required.`);
+      const name = compute ? `${path(vals, g.get.p, id)}` : `${vals.parent}/${g.collection}/${id}`;
+      if (store.has(name))
+        throw new GoogleApiError(
+          409,
+          "alreadyExists",
+          `The resource '${name}' already exists`,
+          "ALREADY_EXISTS",
+        );
+      const resource: Json = {
+        ...structuredClone(body),
+        ...(compute
+          ? {
+              kind: `compute#${s.kind.charAt(0).toLowerCase()}${s.kind.slice(1)}`,
+              id: String(1000 + seq),
+              creationTimestamp: now(),
+              selfLink: `https://compute.googleapis.com${name}`,
+              ...(s.attributes.fingerprint ? { fingerprint: `fp-${seq}` } : {}),
+            }
+          : {
+              name,
+              ...(s.attributes.createTime ? { createTime: now() } : {}),
+              ...(s.attributes.uid ? { uid: `uid-${seq}` } : {}),
+            }),
+      };
+      const finish = () => {
+        store.set(name, { spec: s, resource });
+        return resource;
+      };
+      if (!g.create.lro) return finish();
+      return startOp(s, { parent: vals.parent }, name, finish, "insert");
+    }
+    const name = compute
+      ? path(vals, g.get.p)
+      : decodeURIComponent(
+          Object.entries(vals).find(([k]) => k === "name" || k.endsWith(".name"))?.[1] ?? "",
+        );
+    // Operations progress while the resource is read too: Google finishes them whether or not anyone polls.
+    if (r.op === "get") for (const p of ops.values()) if (p.target === name && p.countdown.tick()) settle(p);
+    const stored = store.get(name);
+    if (!stored) throw notFound(name);
+    if (r.op === "get") return structuredClone(stored.resource);
+    if (r.op === "delete") {
+      const finish = () => {
+        store.delete(name);
+        return undefined;
+      };
+      if (!g.delete.lro) {
+        finish();
+        return {};
+      }
+      return startOp(s, { parent: name }, name, finish, "delete");
+    }
+    // update
+    validate(s, body);
+    let paths: string[];
+    if (compute) {
+      if (s.attributes.fingerprint && body.fingerprint !== stored.resource.fingerprint)
+        throw new GoogleApiError(
+          412,
+          "conditionNotMet",
+          "Supplied fingerprint does not match current metadata fingerprint.",
+          "FAILED_PRECONDITION",
+        );
+      paths = Object.keys(body).filter((k) => k !== "fingerprint");
+    } else {
+      const mask = req.query.get(camel(g.update?.mask ?? "updateMask")) ?? req.query.get("updateMask") ?? "";
+      paths = mask ? mask.split(",") : Object.keys(body);
+    }
+    for (const p of paths) {
+      const top = p.split(".")[0] ?? "";
+      if (s.attributes[top] && !/ingerprint$/.test(top))
+        throw bad(`Invalid update mask path '${p}': field is OUTPUT_ONLY.`);
+      if (!s.properties[top]) throw bad(`Invalid update mask path '${p}': unknown field.`);
+      if (
+        s.createOnly.some((c) => c === p || c.startsWith(`${p}.`) || p.startsWith(`${c}.`)) &&
+        !same(valueAt(body, p), valueAt(stored.resource, p))
+      )
+        throw bad(`Invalid value at '${p}': field is IMMUTABLE and cannot be changed after creation.`);
+    }
+    const finish = () => {
+      const res = stored.resource;
+      for (const p of paths) {
+        const parts = p.split(".");
+        let into: Json = res;
+        let from: Json = body;
+        for (const k of parts.slice(0, -1)) {
+          if (!isObject(into[k])) into[k] = {};
+          into = into[k] as Json;
+          from = isObject(from[k]) ? (from[k] as Json) : {};
+        }
+        const last = parts.at(-1) as string;
+        if (from[last] === undefined) delete into[last];
+        else into[last] = structuredClone(from[last]);
+      }
+      if (compute && s.attributes.fingerprint) res.fingerprint = `fp-${++seq}`;
+      if (s.attributes.updateTime) res.updateTime = now();
+      return res;
+    };
+    if (!g.update?.lro) return finish();
+    return startOp(s, { parent: name }, name, finish, "patch");
+  };
+
+  /** A Compute resource's path (its key) from the get template's values. */
+  const path = (vals: Record<string, string>, template: string, id?: string) => {
+    const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+    const last = names.at(-1) as string;
+    return template.replace(/\{(\w+)\}/g, (_, v: string) => (v === last && id ? id : (vals[v] ?? "")));
+  };
+
+  const server = await startFakeHttp({
+    ...(opts.port !== undefined ? { port: opts.port } : {}),
+    prefixes: [],
+    name: "Google APIs (generic)",
+    keyOf: (req) =>
+      `${req.method} ${req.seg.slice(0, 1).join("")} ${req.seg.at(-2) === "operations" ? "operations" : ((req.seg.length % 2 === 0 ? req.seg.at(-1) : req.seg.at(-2)) ?? "")}`,
+    route,
+  });
+  return Object.assign(server, {
+    mutate(name: string, set: Json) {
+      const s = store.get(name);
+      if (!s) throw new Error(`no resource ${name}`);
+      Object.assign(s.resource, structuredClone(set));
+    },
+    resource: (name: string) => structuredClone(store.get(name)?.resource),
+    get opPolls() {
+      return state.opPolls;
+    },
+    set opPolls(n: number) {
+      state.opPolls = n;
+    },
+  });
+}

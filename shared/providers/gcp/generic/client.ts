@@ -1,0 +1,475 @@
+// The two generic Google Cloud providers behind one ExternalClient: resource-oriented APIs (AIP-133 create
+// under a parent with an id, AIP-131 get, AIP-134 update with an update mask of only what drifted, AIP-135
+// delete, google.longrunning.Operation) and Compute (insert / get / patch / delete, its zonal, regional and
+// global Operations). Where a kind differs is data (api/googleapis/spec.ts); the field model and drift patch
+// are the generated AWS kinds' (providers/awscc/model.ts). An operation is polled briefly and then recorded
+// in an annotation: the next reconcile follows it, no function waits for a slow create.
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalCreation,
+  ExternalObservation,
+  ManagedKindProvider,
+} from "../../../api/external.ts";
+import { ExternalError, InvalidSpecError } from "../../../api/external.ts";
+import { googleKindOf, modelOf } from "../../../api/googleapis/kind.ts";
+import type { GoogleHttp, GoogleKindSpec } from "../../../api/googleapis/spec.ts";
+import type { ManagedResource } from "../../../api/managed.ts";
+import type { SecretKeySelector } from "../../../api/meta.ts";
+import type { GcpProviderConfigSpec } from "../../../api/provider-config.ts";
+import {
+  atProviderOf,
+  desiredModel,
+  missingRequired,
+  observedOf,
+  patchOf,
+  resolveSecrets,
+  secretAttributesOf,
+} from "../../awscc/model.ts";
+import { checkEndpoint } from "../../endpoints.ts";
+import { gcpClientConfig, type ServiceAccountKey } from "../config.ts";
+import { authFor, GoogleHttpError, GoogleRestClient } from "../google-rest.ts";
+import { classifyGoogle, operationError } from "./errors.ts";
+
+type Json = Record<string, unknown>;
+type MR = ManagedResource<Json, Json>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The operation a create started and the generation it was for: the next reconciles follow it. */
+export const OPERATION_ANNOTATION = "googleapis.driftless.dev/create-operation";
+
+export interface GoogleProviderOptions {
+  /** Pauses between polls of an operation inside one call, before it is left to the next reconcile. */
+  pollDelaysMs?: readonly number[];
+}
+const DEFAULT_POLLS = [250, 750] as const;
+
+/** States a resource reports while it is being made, and when it failed (`state` or Compute's `status`). */
+const CREATING_STATE = /^(CREATING|PROVISIONING|PENDING|STAGING|STARTING|INITIALIZING|DEPLOYING)$/;
+const FAILED_STATE = /^(FAILED|ERROR|ERRORED|BROKEN)$/;
+
+/** Fills a path template's variables: `{name=projects/*\/…}` and Compute's `{project}` alike. */
+export function fillPath(template: string, values: Record<string, string | undefined>): string {
+  return template.replace(/\{([\w.]+)(?:=[^}]*)?\}/g, (_, v: string) => {
+    const x = values[v] ?? (v.endsWith(".name") || v === "name" ? values.name : undefined);
+    if (!x) throw new InvalidSpecError(`no value for {${v}} in ${template}`);
+    return x
+      .split("/")
+      .map((s) => encodeURIComponent(s))
+      .join("/");
+  });
+}
+
+/** The last variable of a Compute path (`{address}`): the resource's own name. */
+const lastVar = (p: string) => [...p.matchAll(/\{(\w+)\}/g)].at(-1)?.[1] ?? "name";
+
+/** Where the kind's API is reached: the ProviderConfig's `endpoint.apis` (`{api}` filled), else Google. */
+export function apiBase(spec: GoogleKindSpec, pc: GcpProviderConfigSpec): string {
+  const host = spec.google.host;
+  const api = host.replace(/\.googleapis\.com$/, "");
+  const raw = pc.endpoint?.apis;
+  if (raw) return checkEndpoint("gcp", "spec.endpoint.apis", raw.replaceAll("{api}", api)).url;
+  if (spec.google.family === "compute" && pc.endpoint?.compute)
+    return checkEndpoint("gcp", "spec.endpoint.compute", pc.endpoint.compute).url;
+  return `https://${host}`;
+}
+
+const clients = new Map<string, GoogleRestClient>();
+function clientFor(base: string, credentials: ServiceAccountKey | undefined, cacheKey: string) {
+  const key = `${cacheKey}|${base}`;
+  let c = clients.get(key);
+  if (!c) {
+    if (clients.size > 256) clients.clear();
+    c = new GoogleRestClient(base, authFor(base, credentials));
+    clients.set(key, c);
+  }
+  return c;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Operation {
+  name?: string;
+  done?: boolean;
+  status?: string;
+  error?: { code?: unknown; message?: unknown; errors?: Array<{ code?: unknown; message?: unknown }> };
+  response?: Json;
+}
+
+/**
+ * Update operations still running, by resource (this container's memory: an update's result is not an
+ * annotation the engine records). While one runs, the resource shows its old values: that is not drift.
+ * Lost with the container, the worst case is one more PATCH of the same fields.
+ */
+const updatesRunning = new Map<string, string>();
+
+class GoogleGenericExternal implements ExternalClient<Json, Json> {
+  readonly #api: GoogleRestClient;
+  readonly #spec: GoogleKindSpec;
+  readonly #project: string;
+  readonly #polls: readonly number[];
+  readonly #readSecret: (ref: SecretKeySelector) => Promise<string>;
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  readonly #seen = new WeakMap<object, Json>();
+
+  constructor(
+    api: GoogleRestClient,
+    spec: GoogleKindSpec,
+    project: string,
+    polls: readonly number[],
+    readSecret: (ref: SecretKeySelector) => Promise<string>,
+    rateLimit: (() => Promise<void>) | undefined,
+  ) {
+    this.#api = api;
+    this.#spec = spec;
+    this.#project = project;
+    this.#polls = polls;
+    this.#readSecret = readSecret;
+    this.#rateLimit = rateLimit;
+  }
+
+  get #compute() {
+    return this.#spec.google.family === "compute";
+  }
+
+  async #call<T>(
+    http: GoogleHttp,
+    path: string,
+    doing: string,
+    opts: { query?: Record<string, string>; body?: unknown } = {},
+  ) {
+    try {
+      return await this.#api.request<T>(http.m.toUpperCase() as "GET", path, {
+        ...opts,
+        rateLimit: this.#rateLimit,
+      });
+    } catch (err) {
+      throw classifyGoogle(err, doing);
+    }
+  }
+
+  /** The parent's full name: forProvider.parent, or the ProviderConfig's project and the home fields. */
+  #parent(fp: Json): string {
+    const g = this.#spec.google;
+    if (g.parent.explicit) {
+      if (typeof fp.parent !== "string" || !fp.parent)
+        throw new InvalidSpecError(`spec.forProvider.parent is required (${g.parent.template})`);
+      return fp.parent;
+    }
+    const values = [this.#project, ...g.parent.home.map((h) => String(fp[h] ?? ""))];
+    let i = 0;
+    return g.parent.template.replace(/\*/g, () => values[i++] || "-");
+  }
+
+  /** The resource's full name (resource-oriented) from an id or a full name; Compute: its path values. */
+  #where(mr: MR, externalName: string): { name: string; values: Record<string, string | undefined> } {
+    const fp = mr.spec.forProvider;
+    if (this.#compute) {
+      const values = {
+        project: this.#project,
+        region: fp.region as string | undefined,
+        zone: fp.zone as string | undefined,
+        [lastVar(this.#spec.google.get.p)]: externalName,
+      };
+      return { name: externalName, values };
+    }
+    const parent = this.#parent(fp);
+    if (externalName.includes("/")) {
+      // Import by full name: it must lie in this resource's parent (its home), never elsewhere.
+      if (!externalName.startsWith(`${parent}/${this.#spec.google.collection}/`))
+        throw new InvalidSpecError(
+          `external name ${externalName} is not a ${this.#spec.google.collection} of ${parent}: set the spec's home fields to where it lives`,
+        );
+      return { name: externalName, values: { name: externalName, parent } };
+    }
+    const name = `${parent}/${this.#spec.google.collection}/${externalName}`;
+    return { name, values: { name, parent } };
+  }
+
+  async #get(mr: MR, externalName: string): Promise<Json | undefined> {
+    const { values } = this.#where(mr, externalName);
+    try {
+      return await this.#api.request<Json>("GET", fillPath(this.#spec.google.get.p, values), {
+        rateLimit: this.#rateLimit,
+      });
+    } catch (err) {
+      if (err instanceof GoogleHttpError && err.code === 404) return undefined;
+      throw classifyGoogle(err, `get ${this.#spec.typeName} ${externalName}`);
+    }
+  }
+
+  /** The path an operation is read at: its own name (google.longrunning), or Compute's scoped Operations. */
+  #operationPath(op: Operation, fp: Json): string | undefined {
+    if (!op.name) return undefined;
+    const g = this.#spec.google;
+    if (!this.#compute) return `/${g.version}/${op.name}`;
+    const lro = g.create.lro;
+    const base = `/compute/${g.version}/projects/${this.#project}`;
+    if (lro === "ZoneOperations") return `${base}/zones/${fp.zone}/operations/${op.name}`;
+    if (lro === "RegionOperations") return `${base}/regions/${fp.region}/operations/${op.name}`;
+    if (lro === "GlobalOrganizationOperations")
+      return `/compute/${g.version}/locations/global/operations/${op.name}`;
+    return `${base}/global/operations/${op.name}`;
+  }
+
+  #done = (op: Operation) => (this.#compute ? op.status === "DONE" : op.done === true);
+
+  /** Polls an operation for the pauses given (none: one look), then returns what it last said. */
+  async #follow(op: Operation, path: string | undefined, delays: readonly number[]): Promise<Operation> {
+    let last = op;
+    for (const ms of delays) {
+      if (this.#done(last) || !path) return last;
+      await sleep(ms);
+      last = await this.#call<Operation>({ m: "get", p: path }, path, `read operation ${path}`);
+    }
+    return last;
+  }
+
+  #found(mr: MR, resource: Json, externalName?: string): ExternalObservation<Json, Json> {
+    const model = modelOf(this.#spec);
+    const fp = mr.spec.forProvider;
+    const { region: _, ...observed } = observedOf(model, resource, "", fp);
+    for (const h of [
+      ...this.#spec.google.parent.home,
+      ...(this.#spec.google.parent.explicit ? ["parent"] : []),
+    ])
+      if (fp[h] !== undefined) observed[h] = fp[h];
+    const state = String(resource.state ?? resource.status ?? "");
+    const availability = CREATING_STATE.test(state)
+      ? "Creating"
+      : FAILED_STATE.test(state)
+        ? "Unavailable"
+        : resource.reconciling === true
+          ? "Creating"
+          : "Available";
+    const secrets = secretAttributesOf(model, resource);
+    const obs: ExternalObservation<Json, Json> = {
+      resourceExists: true,
+      observed,
+      atProvider: atProviderOf(model, resource),
+      availability,
+      ...(availability !== "Available" && state ? { message: `${this.#spec.kind} is ${state}` } : {}),
+      ...(Object.keys(secrets).length > 0 ? { connectionDetails: secrets } : {}),
+      ...(externalName ? { externalName } : {}),
+    };
+    this.#seen.set(obs, resource);
+    return obs;
+  }
+
+  async observe(mr: MR, externalName: string | undefined): Promise<ExternalObservation<Json, Json>> {
+    if (externalName) {
+      const resource = await this.#get(mr, externalName);
+      if (resource) return this.#updating(mr, externalName, this.#found(mr, resource));
+    }
+    const pending = mr.metadata.annotations?.[OPERATION_ANNOTATION];
+    if (!pending) return { resourceExists: false };
+    const [generation, path] = [
+      pending.slice(0, pending.indexOf("/")),
+      pending.slice(pending.indexOf("/") + 1),
+    ];
+    let op: Operation;
+    try {
+      op = await this.#api.request<Operation>("GET", path, { rateLimit: this.#rateLimit });
+    } catch (err) {
+      // Operations expire: an unknown one tells nothing more than the GET did.
+      if (err instanceof GoogleHttpError && err.code === 404) return { resourceExists: false };
+      throw classifyGoogle(err, `read operation ${path}`);
+    }
+    if (!this.#done(op))
+      return {
+        resourceExists: true,
+        availability: "Creating",
+        message: `create operation ${op.name ?? path} is running`,
+      };
+    if (op.error && (op.error.code !== undefined || op.error.errors?.length)) {
+      // Nothing was made; tried again only when the spec changed since (or while deleting: nothing to delete).
+      if (mr.metadata.deletionTimestamp || generation !== String(mr.metadata.generation ?? 0))
+        return { resourceExists: false };
+      throw operationError(op.error, `create of ${this.#spec.typeName}`);
+    }
+    // Done: read it again (a provider-chosen name is the operation's result).
+    const made = !this.#compute && isObject(op.response) ? op.response.name : undefined;
+    const id = externalName ?? (typeof made === "string" ? made : undefined);
+    if (id) {
+      const resource = await this.#get(mr, id);
+      if (resource) return this.#found(mr, resource, externalName ? undefined : id);
+    }
+    return { resourceExists: false };
+  }
+
+  /** An observation while an update of ours runs: up to date for now (its result shows when it ends). */
+  async #updating(mr: MR, externalName: string, obs: ExternalObservation<Json, Json>) {
+    const key = `${this.#spec.typeName}|${this.#where(mr, externalName).name}`;
+    const path = updatesRunning.get(key);
+    if (!path) return obs;
+    const op = await this.#call<Operation>({ m: "get", p: path }, path, `read operation ${path}`);
+    if (!this.#done(op))
+      return { ...obs, resourceUpToDate: true, message: `update operation ${op.name ?? path} is running` };
+    updatesRunning.delete(key);
+    if (op.error && (op.error.code !== undefined || op.error.errors?.length))
+      throw operationError(op.error, `update of ${this.#spec.typeName} ${externalName}`);
+    // Done since the GET: read again, so what is compared is the result.
+    const resource = await this.#get(mr, externalName);
+    return resource ? this.#found(mr, resource) : { resourceExists: false };
+  }
+
+  async #resolved(mr: MR): Promise<Json> {
+    return resolveSecrets(modelOf(this.#spec), mr.spec.forProvider, async ({ at, ref }) => {
+      try {
+        return await this.#readSecret(ref);
+      } catch (err) {
+        throw new InvalidSpecError(
+          `cannot read spec.forProvider.${at} from Secret ${ref.namespace}/${ref.name} key "${ref.key}"`,
+          { cause: err },
+        );
+      }
+    });
+  }
+
+  async create(mr: MR, externalName: string | undefined): Promise<ExternalCreation> {
+    const g = this.#spec.google;
+    const model = modelOf(this.#spec);
+    const body = desiredModel(model, {
+      forProvider: await this.#resolved(mr),
+      externalName: this.#compute ? externalName : undefined,
+    });
+    const missing = missingRequired(model, body);
+    if (missing.length > 0)
+      throw new InvalidSpecError(
+        `${this.#spec.typeName} needs ${missing.map((m) => `spec.forProvider.${m}`).join(", ")} to be created`,
+      );
+    const fp = mr.spec.forProvider;
+    let path: string;
+    const query: Record<string, string> = {};
+    if (this.#compute) {
+      path = fillPath(g.create.p, {
+        project: this.#project,
+        region: fp.region as string,
+        zone: fp.zone as string,
+      });
+    } else {
+      path = fillPath(g.create.p, { parent: this.#parent(fp) });
+      if (g.create.idParam) {
+        if (!externalName || externalName.includes("/"))
+          throw new InvalidSpecError(
+            `${this.#spec.kind} is created with an id: the external name must be one, not ${externalName ?? "empty"}`,
+          );
+        query[g.create.idParam.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = externalName;
+      }
+    }
+    const out = await this.#call<Operation & Json>(g.create, path, `create ${this.#spec.typeName}`, {
+      body,
+      query,
+    });
+    if (!g.create.lro) {
+      const made =
+        typeof out.name === "string" && this.#spec.externalName === "providerChosen" ? out.name : undefined;
+      return made ? { externalName: made } : {};
+    }
+    const opPath = this.#operationPath(out, fp);
+    const op = await this.#follow(out, opPath, this.#polls);
+    if (this.#done(op) && op.error && (op.error.code !== undefined || op.error.errors?.length))
+      throw operationError(op.error, `create of ${this.#spec.typeName}`);
+    const made =
+      this.#spec.externalName === "providerChosen" &&
+      this.#done(op) &&
+      isObject(op.response) &&
+      typeof op.response.name === "string"
+        ? op.response.name
+        : undefined;
+    return {
+      ...(opPath
+        ? { annotations: { [OPERATION_ANNOTATION]: `${mr.metadata.generation ?? 0}/${opPath}` } }
+        : {}),
+      ...(made ? { externalName: made } : {}),
+    };
+  }
+
+  async update(mr: MR, externalName: string, obs: ExternalObservation<Json, Json>) {
+    const g = this.#spec.google;
+    const update = g.update;
+    if (!update)
+      throw new ExternalError(`${this.#spec.typeName} has no update method: change an immutable field back`);
+    const current = this.#seen.get(obs) ?? (await this.#get(mr, externalName));
+    if (!current) throw new ExternalError(`${this.#spec.typeName} ${externalName} disappeared during update`);
+    const model = modelOf(this.#spec);
+    const desired = desiredModel(model, { forProvider: await this.#resolved(mr), externalName: undefined });
+    const ops = patchOf(model, desired, current);
+    if (ops.length === 0) return {};
+    // Only what drifted goes out, in the body and in the mask: immutable, output-only and secret fields never.
+    const body: Json = {};
+    const mask: string[] = [];
+    for (const op of ops) {
+      const parts = op.path
+        .split("/")
+        .slice(1)
+        .map((p) => p.replaceAll("~1", "/").replaceAll("~0", "~"));
+      mask.push(parts.join("."));
+      let at = body;
+      for (const p of parts.slice(0, -1)) {
+        if (!isObject(at[p])) at[p] = {};
+        at = at[p] as Json;
+      }
+      at[parts.at(-1) as string] = op.value;
+    }
+    const { values } = this.#where(mr, externalName);
+    // Compute's optimistic concurrency: the fingerprint the resource was read with.
+    if (this.#compute && typeof current.fingerprint === "string") body.fingerprint = current.fingerprint;
+    const query: Record<string, string> = {};
+    if (update.mask)
+      query[update.mask.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = mask.join(",");
+    const out = await this.#call<Operation>(
+      update,
+      fillPath(update.p, values),
+      `update ${this.#spec.typeName} ${externalName} (${mask.join(", ")})`,
+      {
+        body: update.m === "put" ? { ...current, ...body } : body,
+        query,
+      },
+    );
+    if (update.lro) {
+      const opPath = this.#operationPath(out, mr.spec.forProvider);
+      const op = await this.#follow(out, opPath, this.#polls);
+      if (!this.#done(op) && opPath)
+        updatesRunning.set(`${this.#spec.typeName}|${this.#where(mr, externalName).name}`, opPath);
+      if (this.#done(op) && op.error && (op.error.code !== undefined || op.error.errors?.length))
+        throw operationError(op.error, `update of ${this.#spec.typeName} ${externalName}`);
+    }
+    return {};
+  }
+
+  async delete(mr: MR, externalName: string) {
+    if (!externalName)
+      throw new ExternalError(`${this.#spec.typeName}: waiting for the create to name it before deleting`);
+    const { values } = this.#where(mr, externalName);
+    try {
+      await this.#api.request("DELETE", fillPath(this.#spec.google.delete.p, values), {
+        rateLimit: this.#rateLimit,
+      });
+    } catch (err) {
+      if (err instanceof GoogleHttpError && err.code === 404) return;
+      throw classifyGoogle(err, `delete ${this.#spec.typeName} ${externalName}`);
+    }
+  }
+}
+
+/** The provider of one generated Google kind (cluster-scoped; both shapes come from withNamespacedVariants). */
+export function googleProvider(spec: GoogleKindSpec, opts: GoogleProviderOptions = {}): ManagedKindProvider {
+  return {
+    definition: googleKindOf(spec),
+    limitsEachRequest: true,
+    async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
+      const cfg = await gcpClientConfig(ctx);
+      const base = apiBase(spec, ctx.providerConfig.spec);
+      const api = clientFor(base, cfg.credentials, cfg.cacheKey);
+      return new GoogleGenericExternal(
+        api,
+        spec,
+        cfg.projectId,
+        opts.pollDelaysMs ?? DEFAULT_POLLS,
+        (ref) => ctx.readSecretKey(ref),
+        ctx.rateLimit,
+      ) as unknown as ExternalClient<Record<string, unknown>, Record<string, unknown>>;
+    },
+  };
+}
