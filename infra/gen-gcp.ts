@@ -23,7 +23,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -127,8 +127,9 @@ function pathsWhere(
   const out: string[] = [];
   const walk = (msg: string, prefix: string, seen: readonly string[]) => {
     for (const f of b.fieldsOf(msg)) {
-      if (isOutput(f)) continue;
       if (!prefix && !top.includes(f.j)) continue;
+      // Below the top, output-only members are not in the kind's types (SpecBuilder drops them).
+      if (prefix && isOutput(f)) continue;
       const path = prefix ? `${prefix}.${f.j}` : f.j;
       if (pick(f, prefix)) out.push(path);
       if (facts.messages[f.t] && !seen.includes(f.t)) walk(f.t, path, [...seen, f.t]);
@@ -171,10 +172,16 @@ export function kindSpecOf(
   const immutable = pathsWhere(b, facts, r.message, top, (f) => has(f, "IMMUTABLE"));
   // No update method: nothing can change after create, and the engine says so instead of calling.
   const createOnly = r.update ? immutable : top.filter((k) => !(compute && k === "name"));
-  const attributeSecrets = Object.entries(attributes)
-    .filter(([k, p]) => p.s.t === "string" && isSecretName(k))
-    .map(([k]) => k);
-  for (const k of attributeSecrets) (attributes[k] as AwsccProp).secret = true;
+  // A secret the cloud answers with: at the top, the connection Secret's (never atProvider); deeper, left out.
+  for (const [k, p] of Object.entries(attributes))
+    if (p.s.t === "string" && isSecretName(k)) (attributes[k] as AwsccProp).secret = true;
+  const attributeSecrets = pathsWhere(
+    b,
+    facts,
+    r.message,
+    Object.keys(attributes),
+    (f) => stringy(f) && isSecretName(f.j),
+  ).filter((p) => p.includes("."));
   const labels = fields.find((f) => f.j === "labels" && f.map && f.t === "string" && !isOutput(f));
   const idParam = r.create.idParam;
   const externalName = compute || idParam ? "fromAnnotation" : "providerChosen";
@@ -195,7 +202,7 @@ export function kindSpecOf(
     createOnly: createOnly.filter((p) => !secrets.includes(p)),
     writeOnly,
     secrets,
-    attributeSecrets: [],
+    attributeSecrets,
     permissions: {},
     google: {
       family: r.family,
