@@ -7,8 +7,9 @@ import { UsageError } from "../../../shared/ops/errors.ts";
 import { allCrds, applyCrds, type CliContext, collect, config, registry } from "../common.ts";
 import { Progress, stderr, stdout } from "../output.ts";
 
-type AwsccCrd = CrdLike & { awscc: { group: string; kind: string } };
-const isAwsccGroup = (g: string) => /\.awscc(\.m)?\.driftless\.dev$/.test(g);
+/** A generated kind's CRD, with the rule of which activation patterns select it. */
+type GeneratedCrd = CrdLike & { selectedBy: (pattern: string) => boolean };
+const isGeneratedGroup = (g: string) => /\.(awscc|googleapis)(\.m)?\.driftless\.dev$/.test(g);
 
 interface ActivationOpts {
   activate?: string[];
@@ -21,16 +22,15 @@ export async function activationPlan(opts: ActivationOpts) {
   const managed = new Set(managedKinds.map((k) => `${k.definition.plural}.${k.definition.group}`));
   // Generated AWS kinds (Cloud Control) are never in allCrds(): only those the patterns name are built.
   // Generated AWS kinds (Cloud Control) follow their own rule (never in "everything"): planned apart.
-  const generated = (await awsccCrds(patterns)) as AwsccCrd[];
-  const crds = ((await allCrds()) as unknown as CrdLike[]).filter((c) => !isAwsccGroup(c.spec.group));
+  // Generated Google kinds (docs/gcp-generated.md) likewise.
+  const generated = [...(await awsccCrds(patterns)), ...(await googleCrds(patterns))];
+  const crds = ((await allCrds()) as unknown as CrdLike[]).filter((c) => !isGeneratedGroup(c.spec.group));
   try {
     const plan = planActivation(crds, patterns, (c) => managed.has(c.metadata.name));
-    const { awsccPatternSelects } = await import("../../../shared/api/awscc/catalog.ts");
-    const selects = (p: string) => generated.some((c) => awsccPatternSelects(p, c.metadata.name, c.awscc));
-    plan.unmatched = plan.unmatched.filter((p) => !selects(p));
-    // The catalog entry rode along only to match patterns: not printed or applied.
+    plan.unmatched = plan.unmatched.filter((p) => !generated.some((c) => c.selectedBy(p)));
+    // The selection rule rode along only to match patterns: not printed or applied.
     for (const c of generated) {
-      const { awscc: _, ...crd } = c;
+      const { selectedBy: _, ...crd } = c;
       plan.install.push(crd as CrdLike);
     }
     for (const p of plan.unmatched)
@@ -42,7 +42,7 @@ export async function activationPlan(opts: ActivationOpts) {
 }
 
 /** The CRDs of the generated AWS kinds (either shape) the patterns select; none without patterns. */
-async function awsccCrds(patterns: readonly string[] | undefined) {
+async function awsccCrds(patterns: readonly string[] | undefined): Promise<GeneratedCrd[]> {
   if (!patterns || patterns.length === 0) return [];
   const [catalogs, { awsccKindOf }, { managedCrd }, { namespacedVariantOf }] = await Promise.all([
     import("../../../shared/api/awscc/catalog.ts"),
@@ -63,14 +63,46 @@ async function awsccCrds(patterns: readonly string[] | undefined) {
     return [def, namespacedVariantOf(def)]
       .map((d) => managedCrd(d))
       .filter((c) => patterns.some((p) => catalogs.awsccPatternSelects(p, c.metadata.name, e)))
-      .map((c) => Object.assign(c as unknown as CrdLike, { awscc: e }));
+      .map((c) =>
+        Object.assign(c as unknown as CrdLike, {
+          selectedBy: (p: string) => catalogs.awsccPatternSelects(p, c.metadata.name, e),
+        }),
+      );
+  });
+}
+
+/** The CRDs of the generated Google kinds (either shape) the patterns select; none without patterns. */
+async function googleCrds(patterns: readonly string[] | undefined): Promise<GeneratedCrd[]> {
+  if (!patterns?.some((p) => p.toLowerCase().includes("googleapis"))) return [];
+  const [catalogs, { googleKindOf }, { managedCrd }, { namespacedVariantOf }] = await Promise.all([
+    import("../../../shared/api/googleapis/catalog.ts"),
+    import("../../../shared/api/googleapis/kind.ts"),
+    import("../../../shared/api/crd.ts"),
+    import("../../../shared/api/managed.ts"),
+  ]);
+  let catalog: ReturnType<typeof catalogs.loadGoogleCatalog>;
+  try {
+    catalog = catalogs.loadGoogleCatalog();
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  return catalogs.activatedGoogleEntries(patterns, catalog).flatMap((e) => {
+    const def = googleKindOf(catalogs.loadGoogleSpec(e));
+    return [def, namespacedVariantOf(def)]
+      .map((d) => managedCrd(d))
+      .filter((c) => patterns.some((p) => catalogs.googlePatternSelects(p, c.metadata.name, e)))
+      .map((c) =>
+        Object.assign(c as unknown as CrdLike, {
+          selectedBy: (p: string) => catalogs.googlePatternSelects(p, c.metadata.name, e),
+        }),
+      );
   });
 }
 
 const activateOption = (c: Command) =>
   c.option(
     "--activate <glob>",
-    "install only the managed kinds whose CRD name matches (e.g. 'queues.sqs.aws.driftless.dev', '*.gcp.driftless.dev', generated AWS kinds by service: 'dynamodb.*', 'dynamodb.table' — see docs/awscc.md); repeatable; default DRIFTLESS_ACTIVATE, else all. ProviderConfigs, claims and classes are always installed",
+    "install only the managed kinds whose CRD name matches (e.g. 'queues.sqs.aws.driftless.dev', '*.gcp.driftless.dev', generated AWS kinds by service: 'dynamodb.*', 'dynamodb.table' — see docs/awscc.md; generated Google kinds: 'run.googleapis.service', 'compute.googleapis.*' — see docs/gcp-generated.md); repeatable; default DRIFTLESS_ACTIVATE, else all. ProviderConfigs, claims and classes are always installed",
     collect,
   );
 

@@ -16,7 +16,7 @@ export function registerExplain(program: Command, _cli: CliContext): void {
     )
     .argument(
       "<kind>",
-      "a kind as get takes it (queue, queue.sqs.aws, dbinstance.rds), or a generated AWS kind (dynamodb.table, tables.dynamodb.awscc.driftless.dev)",
+      "a kind as get takes it (queue, queue.sqs.aws, dbinstance.rds), or a generated AWS kind (dynamodb.table, tables.dynamodb.awscc.driftless.dev), or a generated Google kind (run.googleapis.service, services.run.googleapis.driftless.dev)",
     )
     .action(async (ref: string) => {
       stdout.write(await explainKind(ref));
@@ -57,8 +57,35 @@ function clusterScopedOf(def: ManagedKindDef, defs: readonly ManagedKindDef[]): 
   return defs.find((d) => d.scope === "Cluster" && d.kind === def.kind && d.group === group) ?? def;
 }
 
+/** A generated Google kind by its alias (`run.googleapis.service`) or CRD name, if `ref` names exactly one. */
+async function generatedGoogleKind(ref: string): Promise<{ def?: ManagedKindDef; missing?: string }> {
+  const [catalogs, { googleKindOf }] = await Promise.all([
+    import("../../../shared/api/googleapis/catalog.ts"),
+    import("../../../shared/api/googleapis/kind.ts"),
+  ]);
+  let catalog: ReturnType<typeof catalogs.loadGoogleCatalog>;
+  try {
+    catalog = catalogs.loadGoogleCatalog();
+  } catch (err) {
+    if (err instanceof catalogs.GoogleNotGeneratedError) return { missing: err.message };
+    throw err;
+  }
+  if (ref.includes("*")) throw new UsageError(`explain takes one kind, not a pattern: "${ref}"`);
+  const hits = catalog.kinds.filter((e) => catalogs.googlePatternMatches(ref, e));
+  if (hits.length > 1)
+    throw new UsageError(
+      `"${ref}" names ${hits.length} generated kinds: ${hits
+        .slice(0, 8)
+        .map((e) => `${e.group}/${e.kind}`)
+        .join(", ")}`,
+    );
+  const [only] = hits;
+  return only ? { def: googleKindOf(catalogs.loadGoogleSpec(only)) } : {};
+}
+
 /** A generated AWS kind by its alias (`dynamodb.table`) or CRD name, if `ref` names exactly one. */
 async function generatedKind(ref: string): Promise<{ def?: ManagedKindDef; missing?: string }> {
+  if (ref.toLowerCase().includes("googleapis")) return generatedGoogleKind(ref);
   const [{ loadAwsccCatalog, loadAwsccSpec, awsccPatternMatches, AwsccNotGeneratedError }, { awsccKindOf }] =
     await Promise.all([
       import("../../../shared/api/awscc/catalog.ts"),
