@@ -1,0 +1,132 @@
+// The generic Google providers' small rules, as tables: Google's errors to the engine's classes (with
+// Google's message kept), path templates, where an API is reached, and an import by a full name outside
+// the spec's home refused.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateGcp } from "../../../infra/gen-gcp.ts";
+import {
+  type GoogleGenericFake,
+  startGoogleGenericFake,
+} from "../../../infra/local/fakes/gcp-generic-fake.ts";
+import {
+  CredentialsError,
+  DependentsExistError,
+  ExternalError,
+  InvalidSpecError,
+  ThrottledError,
+} from "../../../shared/api/external.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
+import type { ManagedResource } from "../../../shared/api/managed.ts";
+import type { GcpProviderConfigSpec } from "../../../shared/api/provider-config.ts";
+import { apiBase, fillPath, googleProvider } from "../../../shared/providers/gcp/generic/client.ts";
+import { classifyGoogle, operationError } from "../../../shared/providers/gcp/generic/errors.ts";
+import { GoogleHttpError } from "../../../shared/providers/gcp/google-rest.ts";
+
+const specOf = (type: string): GoogleKindSpec => {
+  const e = loadGoogleCatalog().kinds.find((k) => k.typeName === type);
+  if (!e) throw new Error(type);
+  return loadGoogleSpec(e);
+};
+let fake: GoogleGenericFake;
+beforeAll(async () => {
+  generateGcp();
+  fake = await startGoogleGenericFake({ opPolls: 0 });
+});
+afterAll(() => fake?.close());
+
+describe("Google's errors as the engine's classes", () => {
+  const cases: Array<[number, string | undefined, new (...a: never[]) => Error, string]> = [
+    [429, undefined, ThrottledError, "RESOURCE_EXHAUSTED"],
+    [403, "quotaExceeded", ThrottledError, "RESOURCE_EXHAUSTED"],
+    [403, undefined, CredentialsError, "PERMISSION_DENIED"],
+    [401, undefined, CredentialsError, "PERMISSION_DENIED"],
+    [409, "alreadyExists", ExternalError, "ALREADY_EXISTS"],
+    [412, "conditionNotMet", ExternalError, "FAILED_PRECONDITION"],
+    [400, "badRequest", InvalidSpecError, "INVALID_ARGUMENT"],
+    [400, "resourceInUseByAnotherResource", DependentsExistError, "in use"],
+    [404, "notFound", ExternalError, "NOT_FOUND"],
+  ];
+  for (const [code, reason, cls, text] of cases)
+    it(`${code} ${reason ?? ""} → ${cls.name}`, () => {
+      const err = classifyGoogle(new GoogleHttpError(code, "Google's own words", reason), "create x");
+      expect(err).toBeInstanceOf(cls);
+      expect(err.message).toContain(text);
+      expect(err.message).toContain("Google's own words");
+    });
+  it("reads a finished operation's error, google.rpc.Status or Compute's list", () => {
+    expect(operationError({ code: 8, message: "quota" }, "create")).toBeInstanceOf(ThrottledError);
+    expect(operationError({ code: 9, message: "state" }, "create").message).toContain(
+      "FAILED_PRECONDITION: state",
+    );
+    expect(
+      operationError({ errors: [{ code: "QUOTA_EXCEEDED", message: "CPUS" }] }, "insert"),
+    ).toBeInstanceOf(ThrottledError);
+    expect(
+      operationError({ errors: [{ code: "RESOURCE_ALREADY_EXISTS", message: "x" }] }, "insert"),
+    ).toBeInstanceOf(ExternalError);
+  });
+});
+
+describe("paths and endpoints", () => {
+  it("fills both families' templates", () => {
+    expect(
+      fillPath("/v2/{parent=projects/*/locations/*}/services", { parent: "projects/p/locations/l" }),
+    ).toBe("/v2/projects/p/locations/l/services");
+    expect(fillPath("/v1/{secret.name=projects/*/secrets/*}", { name: "projects/p/secrets/s" })).toBe(
+      "/v1/projects/p/secrets/s",
+    );
+    expect(
+      fillPath("/compute/v1/projects/{project}/regions/{region}/addresses/{address}", {
+        project: "p",
+        region: "r",
+        address: "a b",
+      }),
+    ).toBe("/compute/v1/projects/p/regions/r/addresses/a%20b");
+    expect(() => fillPath("/compute/v1/projects/{project}/zones/{zone}/disks", { project: "p" })).toThrow(
+      InvalidSpecError,
+    );
+  });
+
+  it("reaches Google's own host unless the ProviderConfig says otherwise ({api} filled)", () => {
+    const run = specOf("run.googleapis.com/Service");
+    const pc = (endpoint?: GcpProviderConfigSpec["endpoint"]) =>
+      ({
+        projectID: "p",
+        credentials: { source: "InjectedIdentity" },
+        ...(endpoint ? { endpoint } : {}),
+      }) as GcpProviderConfigSpec;
+    expect(apiBase(run, pc())).toBe("https://run.googleapis.com");
+    expect(apiBase(run, pc({ apis: "http://127.0.0.1:9/{api}" }))).toBe("http://127.0.0.1:9/run");
+    expect(() => apiBase(run, pc({ apis: "http://evil.example.com/{api}" }))).toThrow(CredentialsError);
+  });
+});
+
+describe("import by full name", () => {
+  it("refuses a full name outside the spec's home, and finds one inside it", async () => {
+    const spec = specOf("workflows.googleapis.com/Workflow");
+    const client = await googleProvider(spec, { pollDelaysMs: [] }).connect({
+      providerConfig: {
+        apiVersion: "gcp.driftless.dev/v1alpha1",
+        kind: "ProviderConfig",
+        metadata: { name: "default", uid: "u" },
+        spec: {
+          projectID: "p",
+          credentials: { source: "InjectedIdentity" },
+          endpoint: { apis: `${fake.url}/{api}` },
+        },
+      },
+      readSecretKey: async () => "",
+    } as never);
+    const mr = (location: string) =>
+      ({
+        metadata: { name: "w", annotations: {} },
+        spec: { forProvider: { location } },
+      }) as unknown as ManagedResource;
+    await client.create(mr("us-east1"), "w");
+    const full = "projects/p/locations/us-east1/workflows/w";
+    expect((await client.observe(mr("us-east1"), full)).resourceExists).toBe(true);
+    await expect(client.observe(mr("europe-west1"), full)).rejects.toThrow(
+      /is not a workflows of projects\/p\/locations\/europe-west1/,
+    );
+  });
+});
