@@ -87,6 +87,7 @@ export async function localGcpProviderConfig(kube: Kube, env: StackEnv): Promise
       sql: env.GCP_SQL_ENDPOINT,
       compute: env.GCP_COMPUTE_ENDPOINT,
       serviceNetworking: env.GCP_SERVICE_NETWORKING_ENDPOINT,
+      ...(env.GCP_APIS_ENDPOINT ? { apis: env.GCP_APIS_ENDPOINT } : {}),
     },
   });
 }

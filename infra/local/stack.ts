@@ -37,6 +37,8 @@ export const PORTS = {
   gcpCompute: port("GCP_COMPUTE", 14481),
   gcpServiceNetworking: port("GCP_SERVICE_NETWORKING", 14482),
   cloudControl: port("CLOUDCONTROL", 14490),
+  // Beside the Compute fake's port unless set: each worktree's stack keeps its own.
+  gcpApis: port("GCP_APIS", port("GCP_COMPUTE", 14481) + 3),
 };
 
 export type StackEnv = Record<string, string>;
@@ -251,6 +253,13 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
       `http://127.0.0.1:${PORTS.moto}`,
     ]);
     procs.push(cloudControl);
+    // Every generated Google Cloud kind's API (resource-oriented and Compute), validating against the generated specs.
+    const gcpApis = startProcess("gcp-generic-fake", nodeBin, [
+      join(REPO_ROOT, "infra/local/fakes/gcp-generic-fake.ts"),
+      "--port",
+      String(PORTS.gcpApis),
+    ]);
+    procs.push(gcpApis);
     save();
 
     await waitFor("etcd", () => httpOk(`http://127.0.0.1:${PORTS.etcd}/health`), etcd.pid);
@@ -283,6 +292,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     await waitFor("gcs-fake", () => portOpen(PORTS.gcs), gcs.pid);
     await waitFor("gcp-sql-fakes", () => portOpen(PORTS.gcpServiceNetworking), gcpSql.pid);
     await waitFor("cloudcontrol-fake", () => portOpen(PORTS.cloudControl), cloudControl.pid);
+    await waitFor("gcp-generic-fake", () => portOpen(PORTS.gcpApis), gcpApis.pid);
   } catch (err) {
     save();
     await down();
@@ -306,6 +316,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     GCP_SQL_ENDPOINT: `http://127.0.0.1:${PORTS.gcpSql}`,
     GCP_COMPUTE_ENDPOINT: `http://127.0.0.1:${PORTS.gcpCompute}`,
     GCP_SERVICE_NETWORKING_ENDPOINT: `http://127.0.0.1:${PORTS.gcpServiceNetworking}`,
+    GCP_APIS_ENDPOINT: `http://127.0.0.1:${PORTS.gcpApis}/{api}`,
     AZURE_ARM_ENDPOINT: `https://127.0.0.1:${PORTS.arm}`,
     AZURE_SUBSCRIPTION_ID: "00000000-0000-0000-0000-00000000d1f7",
     AZURE_TENANT_ID: "00000000-0000-0000-0000-0000000a2be5",

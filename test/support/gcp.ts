@@ -60,6 +60,8 @@ export interface GcpProviderConfigOptions {
     sql?: string;
     compute?: string;
     serviceNetworking?: string;
+    /** The generated kinds' APIs (`{api}` filled): a generic fake. */
+    apis?: string;
   };
 }
 

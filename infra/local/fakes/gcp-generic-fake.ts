@@ -7,9 +7,11 @@
 // ALREADY_EXISTS; a stale Compute fingerprint → 412. Operations finish after `opPolls` looks. Errors on
 // demand: failNext. Reached at `<url>/<api>` (the ProviderConfig's endpoint.apis `<url>/{api}`).
 
+import { parseArgs } from "node:util";
 import type { AwsccNode, AwsccProp } from "../../../shared/api/awscc/spec.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
+import { generateGcp } from "../../gen-gcp.ts";
 import {
   Countdown,
   type FakeHttpServer,
@@ -386,4 +388,20 @@ export async function startGoogleGenericFake(
       state.opPolls = n;
     },
   });
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: { port: { type: "string", default: "0" }, "op-polls": { type: "string", default: "1" } },
+  });
+  // The kinds must exist before a fake can serve them (npm ci and npm test make them too).
+  generateGcp();
+  const fake = await startGoogleGenericFake({
+    port: Number(values.port),
+    opPolls: Number(values["op-polls"]),
+  });
+  process.stdout.write(`${JSON.stringify({ ready: true, url: `${fake.url}/{api}` })}\n`);
+  const stop = () => void fake.close().then(() => process.exit(0));
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
 }
