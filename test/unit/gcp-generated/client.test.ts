@@ -130,3 +130,31 @@ describe("import by full name", () => {
     );
   });
 });
+
+describe("the generic fake answers as Google does, from the same definitions", () => {
+  const post = (path: string, body: unknown, method = "POST") =>
+    fetch(`${fake.url}${path}`, { method, body: JSON.stringify(body) }).then(async (r) => ({
+      status: r.status,
+      error: ((await r.json()) as { error?: { status?: string; message?: string } }).error,
+    }));
+  it("refuses an IMMUTABLE change, a second create and a missing REQUIRED field", async () => {
+    const base = "/secretmanager/v1/projects/p/secrets";
+    expect((await post(`${base}?secretId=imm`, { replication: { automatic: {} } })).status).toBe(200);
+    const again = await post(`${base}?secretId=imm`, { replication: { automatic: {} } });
+    expect(again).toMatchObject({ status: 409, error: { status: "ALREADY_EXISTS" } });
+    const changed = await post(
+      `${base}/imm?updateMask=replication`,
+      { replication: { userManaged: { replicas: [{ location: "us-east1" }] } } },
+      "PATCH",
+    );
+    expect(changed).toMatchObject({
+      status: 400,
+      error: { status: "INVALID_ARGUMENT", message: expect.stringContaining("IMMUTABLE") },
+    });
+    const missing = await post("/redis/v1/projects/p/locations/l/instances?instanceId=r", { tier: "BASIC" });
+    expect(missing).toMatchObject({
+      status: 400,
+      error: { message: expect.stringContaining("memorySizeGb") },
+    });
+  });
+});
