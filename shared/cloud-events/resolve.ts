@@ -3,11 +3,11 @@
 // candidate kind (the external-key index label the engine writes). Only keys come out: the worker reads
 // the truth itself (level-triggered), so a forged, late or duplicate event costs a reconcile, never harm.
 //
-// Dropped cheaply, before any LIST: driftless's own writes (its User-Agent, or a configured own
-// principal), failed calls, calls no kind declares, calls naming no resource of a kind. An event about a
+// Dropped cheaply, before any LIST: driftless's own writes (the functions' own principals, derived at
+// deploy time — never a User-Agent, which any caller may set), failed calls, calls no kind declares, calls naming no resource of a kind. An event about a
 // resource driftless does not manage costs its LIST and finds nothing.
 import type { ArmResourceCall } from "../api/cloud-events.ts";
-import { DRIFTLESS_USER_AGENT, EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
+import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ManagedKindProvider } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { Kube } from "../kube/client.ts";
@@ -19,7 +19,7 @@ import { type CloudTrailEvent, cloudTrailCall, cloudTrailPrincipals } from "./cl
 export const MAX_VALUES_PER_LIST = 50;
 
 export type DropReason =
-  /** driftless made the call itself (User-Agent or own principal). */
+  /** driftless made the call itself: one of its own principals called. */
   | "own-write"
   /** The call failed: nothing changed. */
   | "failed-call"
@@ -38,8 +38,8 @@ export interface CloudEventResolverOptions {
   kinds: readonly ManagedKindProvider[];
   logger?: ReconcileLogger;
   /**
-   * Identities whose calls are driftless's own, for calls its User-Agent does not mark: IAM role ARNs
-   * (AWS), service-account e-mails (GCP), object or application ids (Azure).
+   * Identities whose calls are driftless's own — the only own-write filter (a User-Agent is the caller's
+   * to choose): IAM role ARNs (AWS), service-account e-mails (GCP), object or application ids (Azure).
    */
   ownPrincipals?: readonly string[] | undefined;
 }
@@ -69,8 +69,7 @@ export class CloudEventResolver {
   async cloudTrail(e: CloudTrailEvent): Promise<Resolution> {
     const log = { source: e.source, eventName: e.detail.eventName, eventId: e.id };
     if (e.detail.errorCode) return this.#drop(log, "failed-call");
-    if (e.detail.userAgent?.includes(DRIFTLESS_USER_AGENT) || this.#isOwn(cloudTrailPrincipals(e)))
-      return this.#drop(log, "own-write");
+    if (this.#isOwn(cloudTrailPrincipals(e))) return this.#drop(log, "own-write");
     const call = cloudTrailCall(e);
     const candidates = this.#kinds.flatMap((provider): Candidate[] => {
       const d = provider.cloudEvents?.aws;
@@ -86,11 +85,7 @@ export class CloudEventResolver {
     const log = { serviceName: p.serviceName, methodName: p.methodName, insertId: e.insertId };
     if ((p.status?.code ?? 0) !== 0) return this.#drop(log, "failed-call");
     const principal = p.authenticationInfo?.principalEmail;
-    if (
-      p.requestMetadata?.callerSuppliedUserAgent?.includes(DRIFTLESS_USER_AGENT) ||
-      this.#isOwn(principal ? [principal] : [])
-    )
-      return this.#drop(log, "own-write");
+    if (this.#isOwn(principal ? [principal] : [])) return this.#drop(log, "own-write");
     const call = auditLogCall(e);
     const candidates = this.#kinds.flatMap((provider): Candidate[] => {
       const d = provider.cloudEvents?.gcp;

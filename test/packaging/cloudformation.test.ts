@@ -110,6 +110,9 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
     const vars = envOf("ReconcileLambdaFunction");
     expect(Object.keys(vars)).toContain("DRIFTLESS_DOORBELL_SECRET");
     expect(vars.DRIFTLESS_CLOUD_EVENTS).toBe("true");
+    // Own writes are recognised by the reconcile role's ARN, known at deploy time (no User-Agent filter).
+    const roleName = props("ReconcileRole").RoleName as string;
+    expect(vars.DRIFTLESS_OWN_PRINCIPALS).toBe(`arn:aws:iam::123456789012:role/${roleName}`);
     const permissions = Object.values(resources).filter(
       (r) => r.Type === "AWS::Lambda::Permission" && r.Properties.FunctionUrlAuthType === "NONE",
     );
