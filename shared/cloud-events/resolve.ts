@@ -12,11 +12,25 @@ import type { ManagedKindProvider } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { Kube } from "../kube/client.ts";
 import { noopLogger, type ReconcileLogger, type ResourceKey } from "../reconciler/contract.ts";
+import { type RateLimit, TokenBucket } from "../reconciler/rate-limit.ts";
 import { type AuditLogEntry, auditLogCall } from "./audit-log.ts";
 import { type CloudTrailEvent, cloudTrailCall, cloudTrailPrincipals } from "./cloudtrail.ts";
 
 /** Label values one LIST selects at most (`key in (…)`): keeps the request URL short. */
 export const MAX_VALUES_PER_LIST = 50;
+
+/**
+ * LISTs per second one source (an AWS account, a GCP project, an Azure subscription) may cost, per
+ * container: a burst of a whole Event Grid delivery, then a steady rate. Over it, an event is retried later.
+ */
+export const DEFAULT_CLOUD_EVENT_RATE: RateLimit = { perSecond: 20, burst: 100 };
+/** Sources remembered at most (their buckets); beyond it all start again full. */
+const MAX_SOURCES = 1_000;
+
+/** A source has used its LISTs for now: the event must come back later (queue redelivery, Event Grid retry). */
+export class CloudEventsRateLimitedError extends Error {
+  override name = "CloudEventsRateLimitedError";
+}
 
 export type DropReason =
   /** driftless made the call itself: one of its own principals called. */
@@ -42,6 +56,8 @@ export interface CloudEventResolverOptions {
    * to choose): IAM role ARNs (AWS), service-account e-mails (GCP), object or application ids (Azure).
    */
   ownPrincipals?: readonly string[] | undefined;
+  /** LISTs per second per source; default DEFAULT_CLOUD_EVENT_RATE. */
+  rateLimit?: RateLimit | undefined;
 }
 
 interface Candidate {
@@ -57,12 +73,15 @@ export class CloudEventResolver {
   readonly #kinds: readonly ManagedKindProvider[];
   readonly #logger: ReconcileLogger;
   readonly #own: ReadonlySet<string>;
+  readonly #rate: RateLimit;
+  readonly #sources = new Map<string, TokenBucket>();
 
   constructor(opts: CloudEventResolverOptions) {
     this.#kube = opts.kube;
     this.#kinds = opts.kinds;
     this.#logger = opts.logger ?? noopLogger;
     this.#own = new Set((opts.ownPrincipals ?? []).map((p) => p.toLowerCase()));
+    this.#rate = opts.rateLimit ?? DEFAULT_CLOUD_EVENT_RATE;
   }
 
   /** A CloudTrail event (EventBridge). Throws when a LIST fails: the caller retries the event. */
@@ -76,7 +95,7 @@ export class CloudEventResolver {
       if (!d || d.source !== e.source || !d.eventNames.includes(call.eventName)) return [];
       return [{ provider, names: d.externalNames(call) }];
     });
-    return this.#resolve(log, candidates);
+    return this.#resolve(log, candidates, `aws:${e.account ?? ""}`);
   }
 
   /** A Cloud Audit Logs entry. Throws when a LIST fails: the caller nacks the message. */
@@ -92,7 +111,7 @@ export class CloudEventResolver {
       if (!d || d.serviceName !== call.serviceName || !d.methodNames.includes(call.methodName)) return [];
       return [{ provider, names: d.externalNames(call) }];
     });
-    return this.#resolve(log, candidates);
+    return this.#resolve(log, candidates, `gcp:${/^projects\/([^/]+)/.exec(e.logName)?.[1] ?? ""}`);
   }
 
   /**
@@ -115,7 +134,20 @@ export class CloudEventResolver {
       if (!d?.operations.some((o) => o.toLowerCase() === op)) return [];
       return [{ provider, names: d.externalNames(call) }];
     });
-    return this.#resolve(log, candidates);
+    const subscription = /^\/subscriptions\/([^/]+)/i.exec(call.resourceUri)?.[1]?.toLowerCase() ?? "";
+    return this.#resolve(log, candidates, `azure:${subscription}`);
+  }
+
+  /** One LIST's worth of the source's rate, or CloudEventsRateLimitedError. */
+  #take(source: string) {
+    let bucket = this.#sources.get(source);
+    if (!bucket) {
+      if (this.#sources.size >= MAX_SOURCES) this.#sources.clear();
+      bucket = new TokenBucket(this.#rate);
+      this.#sources.set(source, bucket);
+    }
+    if (!bucket.tryAcquire())
+      throw new CloudEventsRateLimitedError(`cloud events of ${source} are over their rate; retry later`);
   }
 
   #isOwn(principals: readonly string[]): boolean {
@@ -127,7 +159,7 @@ export class CloudEventResolver {
     return { keys: [], lists, dropped: why };
   }
 
-  async #resolve(log: Record<string, unknown>, candidates: Candidate[]): Promise<Resolution> {
+  async #resolve(log: Record<string, unknown>, candidates: Candidate[], source: string): Promise<Resolution> {
     if (candidates.length === 0) return this.#drop(log, "no-kind");
     const keys: ResourceKey[] = [];
     let lists = 0;
@@ -140,6 +172,7 @@ export class CloudEventResolver {
           chunk.length === 1
             ? `${EXTERNAL_KEY_LABEL}=${chunk[0]}`
             : `${EXTERNAL_KEY_LABEL} in (${chunk.join(",")})`;
+        this.#take(source);
         lists++;
         const page = await this.#kube.list<ManagedResource & { [k: string]: unknown }>(def, {
           labelSelector,
