@@ -206,11 +206,12 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
   it("scopes IAM: queue actions to the queue ARNs, one role per function, wildcards only where AWS has no resource ARNs", () => {
     expect(resources.ReconcileLambdaFunction?.Properties.Role).toEqual(getAtt("ReconcileRole"));
     expect(resources.SweepLambdaFunction?.Properties.Role).toEqual(getAtt("SweepRole"));
+    expect(resources.DoorbellLambdaFunction?.Properties.Role).toEqual(getAtt("DoorbellRole"));
     expect(
       Object.keys(resources)
         .filter((id) => resources[id]?.Type === "AWS::IAM::Role")
         .sort(),
-    ).toEqual(["ReconcileRole", "SweepRole"]);
+    ).toEqual(["DoorbellRole", "ReconcileRole", "SweepRole"]);
 
     const reconcile = statements("ReconcileRole");
     const consume = reconcile.find((s) => actions(s).includes("sqs:ReceiveMessage"));
