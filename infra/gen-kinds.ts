@@ -294,7 +294,7 @@ export function cloudEventsSection(r: KindRegistries = REGISTRIES): string {
   return [
     `${i}# CloudTrail management events of the calls the kinds declare (docs/cloud-events.md): a change made`,
     `${i}# outside driftless is reconciled in seconds. Failed calls never reach the queue; driftless's own calls`,
-    `${i}# (User-Agent "driftless") are dropped by the function, as one SQS message each.`,
+    `${i}# (the reconcile role's, DRIFTLESS_OWN_PRINCIPALS; never by User-Agent) are dropped by the function.`,
     `${i}CloudEventsRule:`,
     `${i}  Type: AWS::Events::Rule`,
     `${i}  Properties:`,
@@ -343,7 +343,8 @@ const EVENT_GRID_END = "<!-- END event grid -->";
 
 /**
  * The Cloud Logging filter of the sink: Admin Activity entries of the methods the GCP kinds declare,
- * without driftless's own calls (its User-Agent), so they never cost a message.
+ * without the reconcile function's own calls (its service account, $RECONCILE_SA in the deploying shell),
+ * so they never cost a message. Never by User-Agent: a caller chooses its own.
  */
 export function auditLogFilter(r: KindRegistries = REGISTRIES): string {
   const decls = r.kinds.flatMap((k) => (k.cloudEvents?.gcp ? [k.cloudEvents.gcp] : []));
@@ -356,7 +357,7 @@ export function auditLogFilter(r: KindRegistries = REGISTRIES): string {
     'logName:"cloudaudit.googleapis.com%2Factivity"',
     `protoPayload.serviceName=(${quoted(decls.map((d) => d.serviceName))})`,
     `protoPayload.methodName=(${quoted(decls.flatMap((d) => d.methodNames))})`,
-    'NOT protoPayload.requestMetadata.callerSuppliedUserAgent:"driftless"',
+    `NOT protoPayload.authenticationInfo.principalEmail="'"$RECONCILE_SA"'"`,
   ].join("\n");
 }
 

@@ -1,16 +1,8 @@
-// Lambda entry point: SQS event source with `functionResponseType: ReportBatchItemFailures`, and the
-// Function URL the API server rings (the admission doorbell, shared/doorbell).
+// Lambda entry point: SQS event source with `functionResponseType: ReportBatchItemFailures`.
 // Thin adapter: config and clients once per container (the worker: shared/worker/worker.ts), then
-// shared/worker/sqs.ts per SQS event, shared/doorbell per Function URL request.
+// shared/worker/sqs.ts per SQS event. The admission doorbell is its own function (doorbell.ts): an
+// unauthenticated request never cold-starts this one (Secrets Manager, the API server).
 import { SQSClient } from "@aws-sdk/client-sqs";
-import { createDoorbell } from "../../shared/doorbell/index.ts";
-import {
-  fromLambdaUrl,
-  isLambdaUrlEvent,
-  type LambdaUrlEvent,
-  type LambdaUrlResult,
-  toLambdaUrl,
-} from "../../shared/doorbell/platforms.ts";
 import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { createLogger } from "../../shared/log.ts";
@@ -18,11 +10,10 @@ import { EmfMetrics } from "../../shared/metrics-emf.ts";
 import { lambdaIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
 import { perContainer } from "../../shared/pipeline/functions.ts";
 import { setOwnQueues } from "../../shared/providers/own-queues.ts";
-import { SqsProducer } from "../../shared/queue/sqs.ts";
 import { DEFAULT_DEADLINE_MARGIN_MS } from "../../shared/worker/constants.ts";
 import { type DeadLetterNote, deadLetterNote } from "../../shared/worker/dead-letter.ts";
 import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/worker/sqs.ts";
-import { createWorker, typesOf } from "../../shared/worker/worker.ts";
+import { createWorker } from "../../shared/worker/worker.ts";
 import { ownQueuesOf, rateLimitOf } from "../config.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
@@ -75,25 +66,7 @@ await workerFn().catch((err: unknown) => {
   logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
 });
 
-// The doorbell needs the queue only, not the cluster: it answers the API server even while the
-// cluster access above is still failing. Without a queue URL it has nowhere to ring: disabled.
-const doorbell = createDoorbell({
-  secret: cfg.DRIFTLESS_DOORBELL_SECRET,
-  producer: cfg.DRIFTLESS_SQS_QUEUE_URL
-    ? new SqsProducer({ client: sqs, queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL })
-    : undefined,
-  types: typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
-  logger,
-  ignoreUsers: cfg.DRIFTLESS_DOORBELL_IGNORE_USERS,
-});
-
-export function handler(event: SqsEvent, context?: LambdaContext): Promise<SqsBatchResponse>;
-export function handler(event: LambdaUrlEvent, context?: LambdaContext): Promise<LambdaUrlResult>;
-export async function handler(
-  event: SqsEvent | LambdaUrlEvent,
-  context?: LambdaContext,
-): Promise<SqsBatchResponse | LambdaUrlResult> {
-  if (isLambdaUrlEvent(event)) return toLambdaUrl(await doorbell(fromLambdaUrl(event)));
+export async function handler(event: SqsEvent, context?: LambdaContext): Promise<SqsBatchResponse> {
   try {
     const worker = await workerFn();
     const { batchItemFailures } = await handleSqsBatch(

@@ -3,7 +3,7 @@
 // a table: bundle, minified size, gzip size, cold import time (median of fresh Node processes).
 //
 //   node infra/build/build.ts                       every bundle, measured
-//   node infra/build/build.ts --only aws-reconcile,aws-sweep --no-measure
+//   node infra/build/build.ts --only aws-reconcile,aws-sweep,aws-doorbell --no-measure
 //   node infra/build/build.ts --only gcp-reconcile,gcp-sweep --gcp-package
 //   node infra/build/build.ts --why                 also what each package adds to each bundle
 //
@@ -81,6 +81,7 @@ function googleActivationPlugin(): Plugin {
 export const BUNDLES: BundleSpec[] = [
   { name: "aws-reconcile", entry: "functions/aws/reconcile.ts", platform: "aws" },
   { name: "aws-sweep", entry: "functions/aws/sweep.ts", platform: "aws" },
+  { name: "aws-doorbell", entry: "functions/aws/doorbell.ts", platform: "aws" },
   {
     name: "gcp-reconcile",
     entry: "functions/gcp/reconcile.ts",

@@ -12,8 +12,8 @@ import { createHash } from "node:crypto";
 export const EXTERNAL_KEY_LABEL = "driftless.dev/external-key";
 
 /**
- * What driftless's SDK clients put in their User-Agent, so an audit event of driftless's own write can
- * be recognised and dropped (CloudTrail `userAgent`, Cloud Audit Logs `callerSuppliedUserAgent`).
+ * What driftless's SDK clients put in their User-Agent, so a person reading an audit log sees driftless's
+ * calls. Never a reason to drop an event: any caller may send it (the principal decides, resolve.ts).
  */
 export const DRIFTLESS_USER_AGENT = "driftless";
 

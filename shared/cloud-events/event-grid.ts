@@ -4,19 +4,25 @@
 // event is resolved to keys (resolve.ts) and enqueued as driftless messages, reason "drift".
 //
 // Status codes, as Event Grid reads them: 200 — delivered (dropped events included); 400 — nothing in
-// the body is an event (Event Grid dead-letters it at once, no retries); 500 — a LIST or the enqueue
-// failed, so Event Grid retries the whole delivery later (resolving again is harmless: keys only).
+// the body is an event, 413 — over 1 MiB or MAX_EVENTS_PER_DELIVERY (Event Grid dead-letters both at
+// once, no retries); 429 — the source is over its LIST rate, 500 — a LIST or the enqueue failed: Event
+// Grid retries the whole delivery later (resolving again is harmless: keys only).
 import { z } from "zod";
 import { makeMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
 import { noopLogger, type ReconcileLogger, type ResourceKey } from "../reconciler/contract.ts";
-import type { CloudEventResolver } from "./resolve.ts";
+import { type CloudEventResolver, CloudEventsRateLimitedError } from "./resolve.ts";
 
 export const RESOURCE_WRITE_SUCCESS = "Microsoft.Resources.ResourceWriteSuccess";
 export const RESOURCE_DELETE_SUCCESS = "Microsoft.Resources.ResourceDeleteSuccess";
 export const SUBSCRIPTION_VALIDATION = "Microsoft.EventGrid.SubscriptionValidationEvent";
 /** Event Grid delivers at most 1 MiB per request. */
 export const MAX_EVENT_GRID_BYTES = 1024 * 1024;
+/**
+ * Events one delivery may hold (Event Grid batches 1 by default; `--max-events-per-batch` up to this):
+ * within one source's LIST burst, so a full delivery never trips its own rate limit. More is a 413.
+ */
+export const MAX_EVENTS_PER_DELIVERY = 100;
 
 const resourceData = z.object({
   resourceUri: z.string().min(1),
@@ -81,6 +87,10 @@ export async function handleEventGridRequest(deps: EventGridDeps, body: unknown)
     }
   }
   const raw = Array.isArray(json) ? json : [json];
+  if (raw.length > MAX_EVENTS_PER_DELIVERY) {
+    logger.warn({ events: raw.length }, "Event Grid delivery with too many events refused");
+    return { status: 413, body: { error: `more than ${MAX_EVENTS_PER_DELIVERY} events in one delivery` } };
+  }
   const summary: EventGridSummary = { events: raw.length, enqueued: 0, dropped: 0, malformed: 0 };
   const events = raw.flatMap((r) => {
     const parsed = anyEvent.safeParse(r);
@@ -128,6 +138,9 @@ export async function handleEventGridRequest(deps: EventGridDeps, body: unknown)
       { ...summary, error: (err as Error).message },
       "cannot resolve Event Grid events; Event Grid retries",
     );
+    // 429: Event Grid retries later with its backoff, as for a 500.
+    if (err instanceof CloudEventsRateLimitedError)
+      return { status: 429, body: { error: "too many events from this source; retry later" } };
     return { status: 500, body: { error: "cannot resolve the events; retry" } };
   }
 

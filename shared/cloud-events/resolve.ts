@@ -3,23 +3,37 @@
 // candidate kind (the external-key index label the engine writes). Only keys come out: the worker reads
 // the truth itself (level-triggered), so a forged, late or duplicate event costs a reconcile, never harm.
 //
-// Dropped cheaply, before any LIST: driftless's own writes (its User-Agent, or a configured own
-// principal), failed calls, calls no kind declares, calls naming no resource of a kind. An event about a
+// Dropped cheaply, before any LIST: driftless's own writes (the functions' own principals, derived at
+// deploy time — never a User-Agent, which any caller may set), failed calls, calls no kind declares, calls naming no resource of a kind. An event about a
 // resource driftless does not manage costs its LIST and finds nothing.
 import type { ArmResourceCall } from "../api/cloud-events.ts";
-import { DRIFTLESS_USER_AGENT, EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
+import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ManagedKindProvider } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { Kube } from "../kube/client.ts";
 import { noopLogger, type ReconcileLogger, type ResourceKey } from "../reconciler/contract.ts";
+import { type RateLimit, TokenBucket } from "../reconciler/rate-limit.ts";
 import { type AuditLogEntry, auditLogCall } from "./audit-log.ts";
 import { type CloudTrailEvent, cloudTrailCall, cloudTrailPrincipals } from "./cloudtrail.ts";
 
 /** Label values one LIST selects at most (`key in (…)`): keeps the request URL short. */
 export const MAX_VALUES_PER_LIST = 50;
 
+/**
+ * LISTs per second one source (an AWS account, a GCP project, an Azure subscription) may cost, per
+ * container: a burst of a whole Event Grid delivery, then a steady rate. Over it, an event is retried later.
+ */
+export const DEFAULT_CLOUD_EVENT_RATE: RateLimit = { perSecond: 20, burst: 100 };
+/** Sources remembered at most (their buckets); beyond it all start again full. */
+const MAX_SOURCES = 1_000;
+
+/** A source has used its LISTs for now: the event must come back later (queue redelivery, Event Grid retry). */
+export class CloudEventsRateLimitedError extends Error {
+  override name = "CloudEventsRateLimitedError";
+}
+
 export type DropReason =
-  /** driftless made the call itself (User-Agent or own principal). */
+  /** driftless made the call itself: one of its own principals called. */
   | "own-write"
   /** The call failed: nothing changed. */
   | "failed-call"
@@ -38,10 +52,12 @@ export interface CloudEventResolverOptions {
   kinds: readonly ManagedKindProvider[];
   logger?: ReconcileLogger;
   /**
-   * Identities whose calls are driftless's own, for calls its User-Agent does not mark: IAM role ARNs
-   * (AWS), service-account e-mails (GCP), object or application ids (Azure).
+   * Identities whose calls are driftless's own — the only own-write filter (a User-Agent is the caller's
+   * to choose): IAM role ARNs (AWS), service-account e-mails (GCP), object or application ids (Azure).
    */
   ownPrincipals?: readonly string[] | undefined;
+  /** LISTs per second per source; default DEFAULT_CLOUD_EVENT_RATE. */
+  rateLimit?: RateLimit | undefined;
 }
 
 interface Candidate {
@@ -57,27 +73,29 @@ export class CloudEventResolver {
   readonly #kinds: readonly ManagedKindProvider[];
   readonly #logger: ReconcileLogger;
   readonly #own: ReadonlySet<string>;
+  readonly #rate: RateLimit;
+  readonly #sources = new Map<string, TokenBucket>();
 
   constructor(opts: CloudEventResolverOptions) {
     this.#kube = opts.kube;
     this.#kinds = opts.kinds;
     this.#logger = opts.logger ?? noopLogger;
     this.#own = new Set((opts.ownPrincipals ?? []).map((p) => p.toLowerCase()));
+    this.#rate = opts.rateLimit ?? DEFAULT_CLOUD_EVENT_RATE;
   }
 
   /** A CloudTrail event (EventBridge). Throws when a LIST fails: the caller retries the event. */
   async cloudTrail(e: CloudTrailEvent): Promise<Resolution> {
     const log = { source: e.source, eventName: e.detail.eventName, eventId: e.id };
     if (e.detail.errorCode) return this.#drop(log, "failed-call");
-    if (e.detail.userAgent?.includes(DRIFTLESS_USER_AGENT) || this.#isOwn(cloudTrailPrincipals(e)))
-      return this.#drop(log, "own-write");
+    if (this.#isOwn(cloudTrailPrincipals(e))) return this.#drop(log, "own-write");
     const call = cloudTrailCall(e);
     const candidates = this.#kinds.flatMap((provider): Candidate[] => {
       const d = provider.cloudEvents?.aws;
       if (!d || d.source !== e.source || !d.eventNames.includes(call.eventName)) return [];
       return [{ provider, names: d.externalNames(call) }];
     });
-    return this.#resolve(log, candidates);
+    return this.#resolve(log, candidates, `aws:${e.account ?? ""}`);
   }
 
   /** A Cloud Audit Logs entry. Throws when a LIST fails: the caller nacks the message. */
@@ -86,18 +104,14 @@ export class CloudEventResolver {
     const log = { serviceName: p.serviceName, methodName: p.methodName, insertId: e.insertId };
     if ((p.status?.code ?? 0) !== 0) return this.#drop(log, "failed-call");
     const principal = p.authenticationInfo?.principalEmail;
-    if (
-      p.requestMetadata?.callerSuppliedUserAgent?.includes(DRIFTLESS_USER_AGENT) ||
-      this.#isOwn(principal ? [principal] : [])
-    )
-      return this.#drop(log, "own-write");
+    if (this.#isOwn(principal ? [principal] : [])) return this.#drop(log, "own-write");
     const call = auditLogCall(e);
     const candidates = this.#kinds.flatMap((provider): Candidate[] => {
       const d = provider.cloudEvents?.gcp;
       if (!d || d.serviceName !== call.serviceName || !d.methodNames.includes(call.methodName)) return [];
       return [{ provider, names: d.externalNames(call) }];
     });
-    return this.#resolve(log, candidates);
+    return this.#resolve(log, candidates, `gcp:${/^projects\/([^/]+)/.exec(e.logName)?.[1] ?? ""}`);
   }
 
   /**
@@ -120,7 +134,20 @@ export class CloudEventResolver {
       if (!d?.operations.some((o) => o.toLowerCase() === op)) return [];
       return [{ provider, names: d.externalNames(call) }];
     });
-    return this.#resolve(log, candidates);
+    const subscription = /^\/subscriptions\/([^/]+)/i.exec(call.resourceUri)?.[1]?.toLowerCase() ?? "";
+    return this.#resolve(log, candidates, `azure:${subscription}`);
+  }
+
+  /** One LIST's worth of the source's rate, or CloudEventsRateLimitedError. */
+  #take(source: string) {
+    let bucket = this.#sources.get(source);
+    if (!bucket) {
+      if (this.#sources.size >= MAX_SOURCES) this.#sources.clear();
+      bucket = new TokenBucket(this.#rate);
+      this.#sources.set(source, bucket);
+    }
+    if (!bucket.tryAcquire())
+      throw new CloudEventsRateLimitedError(`cloud events of ${source} are over their rate; retry later`);
   }
 
   #isOwn(principals: readonly string[]): boolean {
@@ -132,7 +159,7 @@ export class CloudEventResolver {
     return { keys: [], lists, dropped: why };
   }
 
-  async #resolve(log: Record<string, unknown>, candidates: Candidate[]): Promise<Resolution> {
+  async #resolve(log: Record<string, unknown>, candidates: Candidate[], source: string): Promise<Resolution> {
     if (candidates.length === 0) return this.#drop(log, "no-kind");
     const keys: ResourceKey[] = [];
     let lists = 0;
@@ -145,6 +172,7 @@ export class CloudEventResolver {
           chunk.length === 1
             ? `${EXTERNAL_KEY_LABEL}=${chunk[0]}`
             : `${EXTERNAL_KEY_LABEL} in (${chunk.join(",")})`;
+        this.#take(source);
         lists++;
         const page = await this.#kube.list<ManagedResource & { [k: string]: unknown }>(def, {
           labelSelector,

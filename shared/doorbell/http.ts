@@ -8,6 +8,7 @@
 // Anything else — a wrong or missing secret included — is a bare 404, the same for every path, so the
 // endpoint tells a prober nothing. The secret is compared in constant time.
 import { createHash, timingSafeEqual } from "node:crypto";
+import { MAX_EVENT_GRID_BYTES } from "../cloud-events/event-grid.ts";
 import type { Logger } from "../pipeline/common.ts";
 
 export interface DoorbellRequest {
@@ -83,7 +84,9 @@ export async function handleDoorbellHttp(
       body: "",
     };
   if (req.method !== "POST") return { ...json(405, { error: "POST only" }), headers: { allow: "POST" } };
-  if (Buffer.byteLength(req.body, "utf8") > MAX_BODY_BYTES) return json(413, { error: "body too large" });
+  // Each route's own limit, before the body is parsed: Event Grid never sends more than 1 MiB.
+  const limit = handler === routes.eventsAzure ? MAX_EVENT_GRID_BYTES : MAX_BODY_BYTES;
+  if (Buffer.byteLength(req.body, "utf8") > limit) return json(413, { error: "body too large" });
   let body: unknown;
   try {
     body = JSON.parse(req.body);

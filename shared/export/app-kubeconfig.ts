@@ -9,6 +9,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import {
   type Cluster,
   checkServer,
+  checkUntrustedAddresses,
   KubeconfigError,
   readKubeconfigFile,
   type User,
@@ -82,6 +83,7 @@ export function loadAppClusterKubeConfig(
   if (context.user && !user)
     throw new KubeconfigError(`${where}: context "${context.name}" names no known user`);
   checkServer(cluster.server, { insecureSkipTlsVerify: cluster.insecureSkipTlsVerify, where });
+  checkUntrustedAddresses(cluster, where);
   if (user) refuseCode(user, where);
 
   const files = [

@@ -15,6 +15,7 @@ import { homedir } from "node:os";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
+import { tenantAddressProblem } from "../api/addresses.ts";
 import { type ClusterEndpoint, staticEndpoint } from "./http.ts";
 import { type Env, KubeconfigError, noClusterError, SERVICE_ACCOUNT_DIR } from "./lookup.ts";
 
@@ -360,6 +361,21 @@ export function endpointFromKubeconfig(kc: Kubeconfig, opts: EndpointOptions = {
     replacedUsers = r.replaced;
   }
   return { endpoint: clusterEndpoint(cluster, user, opts), replacedUsers };
+}
+
+/**
+ * An untrusted kubeconfig's addresses (an app team's cluster): `server` and `proxy-url` under the rules a
+ * ProviderConfig's endpoint overrides follow (shared/api/addresses.ts) — no link-local or metadata
+ * address, plain http only to loopback — so a kubeconfig is no blind SSRF from the control plane.
+ */
+export function checkUntrustedAddresses(cluster: Pick<Cluster, "server" | "proxyUrl">, where: string): void {
+  for (const [what, raw] of [
+    ["server", cluster.server],
+    ["proxy-url", cluster.proxyUrl],
+  ] as const) {
+    const problem = raw === undefined ? undefined : tenantAddressProblem(raw, what);
+    if (problem) throw new KubeconfigError(`${where}: ${problem}`);
+  }
 }
 
 /** Checks a server URL the way the transport will use it; the URL's user-info is never echoed. */

@@ -37,8 +37,8 @@ export function isHtml(a: Answer): boolean {
 }
 
 /**
- * The error for an answer that is not the API's: which endpoint, what it answered (status, content type,
- * first bytes) and what the ProviderConfig must point to.
+ * The error for an answer that is not the API's: which endpoint, what it answered (status and content
+ * type, never the body) and what the ProviderConfig must point to.
  */
 export function endpointMismatch(
   endpoint: string,
@@ -51,9 +51,9 @@ export function endpointMismatch(
     answer.status !== undefined ? `HTTP ${answer.status}` : undefined,
     answer.contentType ? `Content-Type ${answer.contentType}` : "no Content-Type",
   ].filter(Boolean);
-  const start = firstBytes(answer.body);
+  // Never the body: the message ends in the resource's status, and the endpoint is the tenant's choice.
   return new EndpointMismatchError(
-    `the endpoint ${endpoint} does not speak the ${api}: it answered ${what.join(", ")}${start ? `, starting ${JSON.stringify(start)}` : ""}; ${pointTo}`,
+    `the endpoint ${endpoint} does not speak the ${api}: it answered ${what.join(", ")}; ${pointTo}`,
     cause === undefined ? undefined : { cause },
   );
 }

@@ -4,6 +4,7 @@
 //
 // Hosts are compared after parsing (WHATWG URL: lowercased, IP literals normalised), and the SDKs get the
 // normalised URL we checked, never the raw text, so a parser difference cannot smuggle in another host.
+import { isLinkLocalOrMetadata, isLoopbackHost } from "../api/addresses.ts";
 import { CredentialsError } from "../api/external.ts";
 
 export type Cloud = "aws" | "gcp" | "azure";
@@ -106,11 +107,6 @@ const matches = (host: string, pattern: string) =>
     ? host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1
     : host === pattern;
 
-/** 127.0.0.0/8 (as WHATWG URL normalises it: 127.1, 0x7f.1 → 127.0.0.1), [::1], localhost. */
-export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
 /** Trust of a parsed host under a policy, or undefined when no rule allows it. */
 export function trustOf(cloud: Cloud, host: string, policy: EndpointPolicy = endpointPolicy()) {
   if (CLOUD_API_HOSTS[cloud].some((p) => matches(host, p))) return "cloud" as const;
@@ -150,6 +146,9 @@ export function checkEndpoint(
     throw refuse("the endpoint must not hold a query (?) or fragment (#)");
   if (!hasScheme && url.pathname !== "/") throw refuse("the endpoint must be host:port, without a path");
   const host = url.hostname.replace(/\.$/, "");
+  // Not even a platform's list makes these an endpoint: instance metadata hands out the platform's identity.
+  if (isLinkLocalOrMetadata(host))
+    throw refuse(`host ${host} is a link-local or metadata address, never an endpoint`);
   const policy = opts.policy ?? endpointPolicy();
   const trust = trustOf(cloud, host, policy);
   if (!trust)

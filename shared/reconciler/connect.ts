@@ -88,6 +88,8 @@ export class ProviderConnector {
     const rateLimit = this.#rateLimits?.for(cacheKey, rateLimitOf(pc.spec)).acquire;
     try {
       const pcSecretRefs = secretRefsIn(providerConfig.spec);
+      const pcSecrets = new Set([...pcSecretRefs].map((k) => k.slice(0, k.lastIndexOf("/"))));
+      const namedByResource = secretsNamedIn(mr.spec, mr.metadata.namespace);
       const client = await provider.connect({
         providerConfig,
         ...(rateLimit ? { rateLimit } : {}),
@@ -95,8 +97,17 @@ export class ProviderConnector {
           // The ProviderConfig's own credentials are read once per TTL, not once per reconcile (the in-sync
           // path stays at one GET); any other Secret a resource names (a password to rotate) is read fresh.
           const secretKey = `${ref.namespace}/${ref.name}/${ref.key}`;
-          const cacheable = pcSecretRefs.has(secretKey);
-          if (!cacheable) this.#checkSecretNamespace(mr, ref.namespace, `${ref.namespace}/${ref.name}`);
+          const secretName = `${ref.namespace}/${ref.name}`;
+          // A credential read is one the ProviderConfig names and the resource does not: a resource that
+          // names a credential Secret would copy it into the cloud and its connection Secret.
+          const cacheable = pcSecretRefs.has(secretKey) && !namedByResource.has(secretName);
+          if (!cacheable) {
+            if (pcSecrets.has(secretName))
+              throw new InvalidSpecError(
+                `Secret ${secretName} holds the credentials of ${pcType.kind} "${name}": a managed resource may not read it`,
+              );
+            this.#checkSecretNamespace(mr, ref.namespace, secretName);
+          }
           const hit = cacheable ? this.#secrets.get(secretKey) : undefined;
           if (hit && Date.now() - hit.at < this.#opts.providerConfigTtlMs) return hit.value;
           const secret = await this.#once(`secret/${ref.namespace}/${ref.name}`, () =>
@@ -158,12 +169,16 @@ export class ProviderConnector {
         `Secret ${what} is not in namespace "${mr.metadata.namespace}": a namespaced resource reads Secrets only from its own namespace`,
       );
     }
+    // Without a connection Secret the rule still holds: only namespaces the platform allows.
     const allowed = this.#opts.secretRefNamespaces;
     const own = mr.spec.writeConnectionSecretToRef?.namespace;
-    if (own === undefined || namespace === own || allowed.includes("*") || allowed.includes(namespace))
-      return;
+    if (namespace === own || allowed.includes("*") || allowed.includes(namespace)) return;
+    const where =
+      own === undefined
+        ? "the resource has no connection Secret, so it"
+        : `it is not in the connection Secret's namespace "${own}": a managed resource`;
     throw new InvalidSpecError(
-      `Secret ${what} is not in the connection Secret's namespace "${own}": a managed resource may read Secrets only from there or from a namespace the platform allows (DRIFTLESS_SECRET_REF_NAMESPACES)`,
+      `Secret ${what}: ${where} may read Secrets only from ${own === undefined ? "" : "there or from "}a namespace the platform allows (DRIFTLESS_SECRET_REF_NAMESPACES)`,
     );
   }
 
@@ -221,6 +236,21 @@ function limitOperations<F, A>(
     // Where the resource lives comes from the ProviderConfig's cached identity, not from the resource.
     ...(client.home ? { home: client.home.bind(client) } : {}),
   };
+}
+
+/**
+ * Every Secret (`namespace/name`) a resource's spec names: a reference with a name and a key or a
+ * namespace; without a namespace, a namespaced resource's own.
+ */
+function secretsNamedIn(spec: unknown, namespace: string | undefined, out = new Set<string>()): Set<string> {
+  if (spec && typeof spec === "object") {
+    const o = spec as Record<string, unknown>;
+    const ns =
+      typeof o.namespace === "string" ? o.namespace : typeof o.key === "string" ? namespace : undefined;
+    if (typeof o.name === "string" && ns !== undefined) out.add(`${ns}/${o.name}`);
+    for (const v of Object.values(o)) secretsNamedIn(v, namespace, out);
+  }
+  return out;
 }
 
 /** Every Secret key a ProviderConfig names (`{namespace, name, key}` anywhere in its spec). */

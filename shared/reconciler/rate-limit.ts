@@ -57,6 +57,14 @@ export class TokenBucket {
     });
   };
 
+  /** Takes one token if there is one now; never waits (for intakes that refuse rather than queue). */
+  tryAcquire(): boolean {
+    this.#refill();
+    if (this.#waiters.length > 0 || this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+
   /** Callers waiting for a token now. */
   get waiting(): number {
     return this.#waiters.length;

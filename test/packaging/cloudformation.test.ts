@@ -70,11 +70,16 @@ beforeAll(() => {
 describe("serverless.yml → CloudFormation (osls package, offline)", () => {
   it("packages each function as its own prebuilt bundle on nodejs22.x", () => {
     const functions = Object.entries(resources).filter(([, r]) => r.Type === "AWS::Lambda::Function");
-    expect(functions.map(([id]) => id).sort()).toEqual(["ReconcileLambdaFunction", "SweepLambdaFunction"]);
+    expect(functions.map(([id]) => id).sort()).toEqual([
+      "DoorbellLambdaFunction",
+      "ReconcileLambdaFunction",
+      "SweepLambdaFunction",
+    ]);
     for (const [, fn] of functions) expect(fn.Properties.Runtime).toBe("nodejs22.x");
     expect(resources.ReconcileLambdaFunction?.Properties.Handler).toBe("dist/aws-reconcile.handler");
     expect(resources.SweepLambdaFunction?.Properties.Handler).toBe("dist/aws-sweep.handler");
-    for (const name of ["reconcile", "sweep"]) {
+    expect(resources.DoorbellLambdaFunction?.Properties.Handler).toBe("dist/aws-doorbell.handler");
+    for (const name of ["reconcile", "sweep", "doorbell"]) {
       const zip = path.join(ROOT, ".serverless", `${name}.zip`);
       expect(existsSync(zip)).toBe(true);
       const listing = spawnSync("unzip", ["-Z1", zip], { encoding: "utf8" }).stdout.trim().split("\n").sort();
@@ -99,17 +104,28 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
     expect(mappings[0]?.Properties.MaximumBatchingWindowInSeconds).toBeGreaterThan(0);
   });
 
-  it("gives the reconcile function a Function URL for the doorbell, its secret from the deploying shell", () => {
+  it("gives the doorbell its own function behind the Function URL, reserved concurrency and the secret", () => {
     const urls = Object.values(resources).filter((r) => r.Type === "AWS::Lambda::Url");
     expect(urls).toHaveLength(1);
     // No IAM auth: the API server cannot sign its webhook calls; the path secret is the gate.
     expect(urls[0]?.Properties).toMatchObject({
       AuthType: "NONE",
-      TargetFunctionArn: getAtt("ReconcileLambdaFunction"),
+      TargetFunctionArn: getAtt("DoorbellLambdaFunction"),
     });
+    expect(props("DoorbellLambdaFunction").ReservedConcurrentExecutions).toBe(5);
+    expect(Object.keys(envOf("DoorbellLambdaFunction"))).toContain("DRIFTLESS_DOORBELL_SECRET");
+    // Only the doorbell knows the secret; it may only send to the work queue.
+    expect(Object.keys(envOf("ReconcileLambdaFunction"))).not.toContain("DRIFTLESS_DOORBELL_SECRET");
+    expect(statements("DoorbellRole").flatMap(actions).sort()).toEqual([
+      "logs:CreateLogStream",
+      "logs:PutLogEvents",
+      "sqs:SendMessage",
+    ]);
     const vars = envOf("ReconcileLambdaFunction");
-    expect(Object.keys(vars)).toContain("DRIFTLESS_DOORBELL_SECRET");
     expect(vars.DRIFTLESS_CLOUD_EVENTS).toBe("true");
+    // Own writes are recognised by the reconcile role's ARN, known at deploy time (no User-Agent filter).
+    const roleName = props("ReconcileRole").RoleName as string;
+    expect(vars.DRIFTLESS_OWN_PRINCIPALS).toBe(`arn:aws:iam::123456789012:role/${roleName}`);
     const permissions = Object.values(resources).filter(
       (r) => r.Type === "AWS::Lambda::Permission" && r.Properties.FunctionUrlAuthType === "NONE",
     );
@@ -190,11 +206,12 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
   it("scopes IAM: queue actions to the queue ARNs, one role per function, wildcards only where AWS has no resource ARNs", () => {
     expect(resources.ReconcileLambdaFunction?.Properties.Role).toEqual(getAtt("ReconcileRole"));
     expect(resources.SweepLambdaFunction?.Properties.Role).toEqual(getAtt("SweepRole"));
+    expect(resources.DoorbellLambdaFunction?.Properties.Role).toEqual(getAtt("DoorbellRole"));
     expect(
       Object.keys(resources)
         .filter((id) => resources[id]?.Type === "AWS::IAM::Role")
         .sort(),
-    ).toEqual(["ReconcileRole", "SweepRole"]);
+    ).toEqual(["DoorbellRole", "ReconcileRole", "SweepRole"]);
 
     const reconcile = statements("ReconcileRole");
     const consume = reconcile.find((s) => actions(s).includes("sqs:ReceiveMessage"));

@@ -78,29 +78,42 @@ export class GoogleHttpError extends Error {
 
 type Json = Record<string, unknown>;
 
-/** Reads Google's error body `{error: {code, message, errors: [{reason}]}}`; never echoes a request. */
-function errorOf(status: number, text: string): GoogleHttpError {
+/** A reason Google's error body may carry: an identifier (alreadyExists, notFound), nothing longer. */
+const REASON = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
+
+/**
+ * An error answer: its status, content type and Google's reason code. Google's own message is kept only
+ * for Google's own hosts; the body of any other host (an endpoint a ProviderConfig author chose) is never
+ * copied, since the error ends in the resource's status, which everyone who reads the resource sees.
+ */
+function errorOf(status: number, contentType: string | undefined, text: string, google: boolean) {
+  let message: unknown;
+  let reason: unknown;
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown; errors?: Array<{ reason?: unknown }> } };
-    const message = typeof body.error?.message === "string" ? body.error.message : `HTTP ${status}`;
-    const reason = body.error?.errors?.[0]?.reason;
-    return new GoogleHttpError(status, message, typeof reason === "string" ? reason : undefined);
+    message = body.error?.message;
+    reason = body.error?.errors?.[0]?.reason;
   } catch {
-    return new GoogleHttpError(status, `HTTP ${status}: ${text.slice(0, 200)}`, undefined);
+    // Not Google's error body: status and content type only.
   }
+  const known = typeof reason === "string" && REASON.test(reason) ? reason : undefined;
+  const plain = `HTTP ${status} (${contentType ? `Content-Type ${contentType}` : "no Content-Type"})${known ? `: ${known}` : ""}`;
+  return new GoogleHttpError(status, google && typeof message === "string" ? message : plain, known);
 }
 
 /**
  * JSON over HTTP(S) to one Google API: a path under the base URL, an optional body, the auth client's
  * headers, and a rate-limit token per request. Bounded by a timeout, so a silent endpoint cannot hang a
- * reconcile.
+ * reconcile. Redirects are not followed; an answer's body reaches an error only when Google sent it.
  */
 export class GoogleRestClient {
   readonly #base: string;
   readonly #auth: AuthClient | GoogleAuth;
   readonly #timeoutMs: number;
+  readonly #google: boolean;
   constructor(base: string, auth: AuthClient | GoogleAuth, timeoutMs = 30_000) {
     this.#base = base.replace(/\/+$/, "");
+    this.#google = isGoogleEndpoint(this.#base);
     this.#auth = auth;
     this.#timeoutMs = timeoutMs;
   }
@@ -128,6 +141,8 @@ export class GoogleRestClient {
       headers,
       ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
       signal: AbortSignal.timeout(this.#timeoutMs),
+      // A redirect would take the request (and its token) past the endpoint checks: never followed.
+      redirect: "manual",
     });
     const text = await res.text();
     const contentType = res.headers.get("content-type") ?? undefined;
@@ -139,7 +154,13 @@ export class GoogleRestClient {
         { status: res.status, contentType, body: text },
         "the ProviderConfig's spec.endpoint (sql, compute, serviceNetworking) must point to a server of that API, or be removed to reach Google itself",
       );
-    if (!res.ok) throw errorOf(res.status, text);
+    if (res.status >= 300 && res.status < 400)
+      throw new GoogleHttpError(
+        res.status,
+        `the endpoint ${this.#base} answered a redirect (HTTP ${res.status}, ${contentType ? `Content-Type ${contentType}` : "no Content-Type"}), which is not followed: the ProviderConfig's spec.endpoint must name the API's server itself`,
+        undefined,
+      );
+    if (!res.ok) throw errorOf(res.status, contentType, text, this.#google);
     return (text ? JSON.parse(text) : {}) as T;
   }
 }

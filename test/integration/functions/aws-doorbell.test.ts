@@ -1,11 +1,11 @@
-// The Lambda's Function URL is the doorbell: an AdmissionReview posted the way a Function URL delivers
-// it (payload format 2.0) is answered "allowed" and puts the key on the real SQS queue (moto), where the
-// same handler's SQS path reconciles it. Everything but the path secret is a bare 404.
+// The doorbell function's Function URL: an AdmissionReview posted the way a Function URL delivers it
+// (payload format 2.0) is answered "allowed" and puts the key on the real SQS queue (moto), where the
+// reconcile function's SQS path reconciles it. Everything but the path secret is a bare 404.
 import { randomBytes } from "node:crypto";
 import { ReceiveMessageCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
-import type { LambdaUrlEvent, LambdaUrlResult } from "../../../shared/doorbell/platforms.ts";
+import type { LambdaUrlEvent } from "../../../shared/doorbell/platforms.ts";
 import { decodeMessage } from "../../../shared/queue/message.ts";
 import { admissionReview } from "../../support/admission.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
@@ -21,7 +21,8 @@ const PC = uniqueName("pc-fn-bell");
 const LABEL = uniqueName("fn-bell");
 const SECRET = randomBytes(20).toString("hex");
 let queue: SqsQueuePair;
-let handler: typeof import("../../../functions/aws/reconcile.ts").handler;
+let handler: typeof import("../../../functions/aws/doorbell.ts").handler;
+let reconcile: typeof import("../../../functions/aws/reconcile.ts").handler;
 
 const urlEvent = (path: string, body: unknown, base64 = false): LambdaUrlEvent => {
   const text = JSON.stringify(body);
@@ -67,7 +68,8 @@ beforeAll(async () => {
     DRIFTLESS_SQS_DLQ_URL: queue.dlqUrl,
     DRIFTLESS_DOORBELL_SECRET: SECRET,
   });
-  ({ handler } = await import("../../../functions/aws/reconcile.ts"));
+  ({ handler } = await import("../../../functions/aws/doorbell.ts"));
+  ({ handler: reconcile } = await import("../../../functions/aws/reconcile.ts"));
 });
 
 afterAll(() => {
@@ -75,19 +77,19 @@ afterAll(() => {
   sqs.destroy();
 });
 
-describe("AWS: Function URL → doorbell → SQS → Lambda handler", () => {
+describe("AWS: Function URL → doorbell function → SQS → reconcile function", () => {
   it("wrong secret, wrong route, GET: a bare 404 / 405 and nothing on the queue", async () => {
     const name = uniqueName("fn-bell-no");
     const obj = { apiVersion: Queue.apiVersion, kind: Queue.kind, metadata: { name } };
-    const answers = (await Promise.all([
+    const answers = await Promise.all([
       handler(urlEvent(`/${"x".repeat(40)}/admit`, review(obj))),
       handler(urlEvent(`/${SECRET}/nothing`, review(obj))),
       handler(urlEvent("/admit", review(obj))),
-    ])) as LambdaUrlResult[];
+    ]);
     expect(answers.map((a) => a.statusCode)).toEqual([404, 404, 404]);
     const get = urlEvent(`/${SECRET}/admit`, review(obj));
     get.requestContext.http.method = "GET";
-    expect(((await handler(get)) as LambdaUrlResult).statusCode).toBe(405);
+    expect((await handler(get)).statusCode).toBe(405);
     expect(await receiveAll()).toEqual([]);
   });
 
@@ -100,7 +102,7 @@ describe("AWS: Function URL → doorbell → SQS → Lambda handler", () => {
       spec: { forProvider: {}, providerConfigRef: { name: PC } },
     };
     // Admission first (as the API server does), then the write it admitted.
-    const answer = (await handler(urlEvent(`/${SECRET}/admit`, review(obj), true))) as LambdaUrlResult;
+    const answer = await handler(urlEvent(`/${SECRET}/admit`, review(obj), true));
     expect(answer.statusCode).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({
       apiVersion: "admission.k8s.io/v1",
@@ -109,7 +111,12 @@ describe("AWS: Function URL → doorbell → SQS → Lambda handler", () => {
     });
     await kube.create(Queue, obj);
 
-    const poller = new LambdaSqsPoller({ sqs, queueUrl: queue.queueUrl, queueArn: queue.queueArn, handler });
+    const poller = new LambdaSqsPoller({
+      sqs,
+      queueUrl: queue.queueUrl,
+      queueArn: queue.queueArn,
+      handler: reconcile,
+    });
     await poller.pollUntil(
       async () => conditionOf(await getMr(kube, Queue, name), "Ready")?.status === "True",
       60_000,

@@ -110,22 +110,36 @@ describe("CloudEventResolver", () => {
     expect(res.lists).toBe(1);
   });
 
-  it("drops driftless's own write (User-Agent) and a configured own principal before any LIST", async () => {
+  it("drops a call of a configured own principal before any LIST", async () => {
     const { api, kube } = clusterWith([{ kind: queue, name: "orders", externalName: "orders-queue" }]);
     const r = new CloudEventResolver({
       kube,
       kinds: allAws,
       ownPrincipals: ["arn:aws:iam::111122223333:role/PlatformAdmin"],
     });
-    const own = cloudTrail("aws-sqs-set-queue-attributes.json", {
-      "aws-cli/2.17.4": "aws-sdk-js/3.700.0 driftless",
-    });
-    expect(await r.cloudTrail(own)).toEqual({ keys: [], lists: 0, dropped: "own-write" });
     // The sample's caller is the PlatformAdmin role: configured as our own here.
-    expect(await r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"))).toMatchObject({
+    expect(await r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"))).toEqual({
+      keys: [],
+      lists: 0,
       dropped: "own-write",
     });
     expect(api.requests).toHaveLength(0);
+  });
+
+  it("attack: a User-Agent saying driftless does not hide another principal's change", async () => {
+    const { kube } = clusterWith([{ kind: queue, name: "orders", externalName: "orders-queue" }]);
+    const r = new CloudEventResolver({
+      kube,
+      kinds: allAws,
+      ownPrincipals: ["arn:aws:iam::111122223333:role/driftless-prod-reconcile"],
+    });
+    // AWS_SDK_UA_APP_ID=driftless, or any tool's --user-agent: the caller is still PlatformAdmin.
+    const disguised = cloudTrail("aws-sqs-set-queue-attributes.json", {
+      "aws-cli/2.17.4": "aws-sdk-js/3.700.0 app/driftless",
+    });
+    const res = await r.cloudTrail(disguised);
+    expect(res.dropped).toBeUndefined();
+    expect(res.keys.map((k) => k.name)).toEqual(["orders"]);
   });
 
   it("drops a failed call and a call no kind declares before any LIST", async () => {
@@ -189,10 +203,22 @@ describe("CloudEventResolver", () => {
     expect(
       (await r.auditLog(entry("gcp-pubsub-update-subscription.json"))).keys.map((k) => `${k.kind}/${k.name}`),
     ).toEqual(["Subscription/worker"]);
-    const own = entry("gcp-pubsub-update-topic.json", {
+    // attack: a caller-supplied User-Agent saying driftless is not who called.
+    const disguised = entry("gcp-pubsub-update-topic.json", {
       "google-cloud-sdk gcloud/501.0.0": "driftless grpc-node-js/1.12.0",
     });
-    expect(await r.auditLog(own)).toMatchObject({ dropped: "own-write", lists: 0 });
+    expect((await r.auditLog(disguised)).keys.map((k) => k.name)).toEqual(["events"]);
+  });
+
+  it("Audit Logs: the functions' service account is dropped before any LIST", async () => {
+    const { api, kube } = clusterWith([{ kind: topic, name: "events", externalName: "orders-events" }]);
+    const p = parseAuditLogData(Buffer.from(fixture("gcp-pubsub-update-topic.json")));
+    if (p.kind !== "entry") throw new Error("does not parse");
+    const caller = p.entry.protoPayload.authenticationInfo?.principalEmail;
+    if (!caller) throw new Error("the sample names no caller");
+    const r = new CloudEventResolver({ kube, kinds: [topic], ownPrincipals: [caller.toUpperCase()] });
+    expect(await r.auditLog(p.entry)).toMatchObject({ dropped: "own-write", lists: 0 });
+    expect(api.requests).toHaveLength(0);
   });
 
   it("Event Grid: a subnet write is the Subnet kind's, not its network's; own principals are dropped", async () => {

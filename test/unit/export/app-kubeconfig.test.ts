@@ -177,3 +177,47 @@ describe("app-cluster kubeconfigs: no code runs, no local file is read without a
     );
   });
 });
+
+describe("app-cluster kubeconfigs: server and proxy-url follow the endpoint address rules", () => {
+  const token = { token: SECRET_TOKEN };
+  it.each([
+    ["server", { server: "https://169.254.169.254" }],
+    ["server", { server: "https://[fe80::1]:6443" }],
+    ["server", { server: "http://metadata.google.internal", "insecure-skip-tls-verify": true }],
+    ["server", { server: "https://0xa9fea9fe:443" }],
+    ["proxy-url", { "proxy-url": "http://169.254.169.254:80" }],
+    ["proxy-url", { "proxy-url": "http://[fd00:ec2::254]" }],
+  ])("attack: a link-local or metadata %s is refused", (field, cluster) => {
+    const file = kubeconfigFile(`ssrf-${JSON.stringify(cluster).replace(/\W/g, "")}.kubeconfig`, token, {
+      "certificate-authority-data": CA_DATA,
+      ...cluster,
+    });
+    const err = refusal(() => loadAppClusterKubeConfig(file, "alpha"));
+    expect(err).toBeInstanceOf(KubeconfigError);
+    expect(err.message).toContain(field);
+    expect(err.message).toContain("link-local or metadata");
+    expect(err.message).not.toContain(SECRET_TOKEN);
+  });
+
+  it.each([
+    ["server", { server: "http://10.0.0.5:8080", "insecure-skip-tls-verify": true }],
+    ["proxy-url", { "proxy-url": "http://proxy.corp.example:3128" }],
+  ])("attack: plain http to a host that is not loopback is refused (%s)", (field, cluster) => {
+    const file = kubeconfigFile(`http-${field}.kubeconfig`, token, {
+      "certificate-authority-data": CA_DATA,
+      ...cluster,
+    });
+    const err = refusal(() => loadAppClusterKubeConfig(file, "alpha"));
+    expect(err.message).toContain(field);
+    expect(err.message).toContain("plain http");
+  });
+
+  it("keeps local development working: plain http and a proxy on loopback", () => {
+    const file = kubeconfigFile("local-http.kubeconfig", token, {
+      server: "http://127.0.0.1:8080",
+      "insecure-skip-tls-verify": true,
+      "proxy-url": "http://localhost:3128",
+    });
+    expect(loadAppClusterKubeConfig(file, "alpha")).toBeInstanceOf(AppClusterKubeConfig);
+  });
+});

@@ -32,7 +32,7 @@ describe("an endpoint that does not speak the API", () => {
       .catch((e: Error) => e);
     expect(err).toBeInstanceOf(EndpointMismatchError);
     expect((err as Error).message).toBe(
-      `the endpoint ${url} does not speak the Google Cloud REST API: it answered HTTP 404, Content-Type text/html, starting "<!DOCTYPE html><title>Not Found</title>"; the ProviderConfig's spec.endpoint (sql, compute, serviceNetworking) must point to a server of that API, or be removed to reach Google itself`,
+      `the endpoint ${url} does not speak the Google Cloud REST API: it answered HTTP 404, Content-Type text/html; the ProviderConfig's spec.endpoint (sql, compute, serviceNetworking) must point to a server of that API, or be removed to reach Google itself`,
     );
   });
 

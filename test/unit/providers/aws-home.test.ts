@@ -150,7 +150,7 @@ describe("an AWS endpoint that does not speak the API", () => {
     const msg = (err as Error).message;
     expect(msg).toContain(`the endpoint ${htmlUrl} does not speak the AWS CloudControl API`);
     expect(msg).toContain("HTTP 200, Content-Type text/html; charset=utf-8");
-    expect(msg).toContain('starting "<!doctype html> <html><body>Moto</body></html>"');
+    expect(msg).not.toContain("Moto");
     expect(msg).toContain("spec.endpoint.url must point to");
     expect(msg).not.toContain("Unexpected token");
     expect(msg).not.toContain("SECRETISH");

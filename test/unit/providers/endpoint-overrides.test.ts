@@ -13,6 +13,7 @@ import type {
 } from "../../../shared/api/provider-config.ts";
 import { awsClientConfig } from "../../../shared/providers/aws/config.ts";
 import { armClient, azureCredential, blobService } from "../../../shared/providers/azure/config.ts";
+import { checkEndpoint } from "../../../shared/providers/endpoints.ts";
 import {
   gcpClientConfig,
   isGoogleEndpoint,
@@ -244,5 +245,26 @@ describe("AWS endpoint overrides", () => {
 
   it("refuses a region that is not a region (it becomes part of the SDK's host names)", async () => {
     await expect(awsClientConfig(aws(undefined), "evil.example#")).rejects.toThrow(/region/);
+  });
+});
+
+describe("link-local and metadata addresses", () => {
+  const listedEverything = {
+    aws: ["*.internal", "169.254.169.254", "[fd00:ec2::254]", "100.100.100.200"],
+    gcp: [],
+    azure: [],
+  };
+  it.each([
+    "http://169.254.169.254",
+    "http://0xa9fea9fe",
+    "http://169.254.170.2:80",
+    "http://[fd00:ec2::254]",
+    "http://[::ffff:169.254.169.254]",
+    "http://metadata.google.internal",
+    "http://100.100.100.200",
+  ])("attack: %s is refused even when the platform lists it", (raw) => {
+    expect(() => checkEndpoint("aws", "spec.endpoint.url", raw, { policy: listedEverything })).toThrow(
+      /link-local or metadata/,
+    );
   });
 });

@@ -1,6 +1,7 @@
 // The platform's endpoint policy (shared/providers/endpoints.ts): which hosts besides each cloud's own
 // an override may name, read once from the environment or set at the edge.
 import { afterEach, describe, expect, it } from "vitest";
+import { isLoopbackHost } from "../../../shared/api/addresses.ts";
 import { CredentialsError } from "../../../shared/api/external.ts";
 import type { AwsProviderConfigSpec, GcpProviderConfigSpec } from "../../../shared/api/provider-config.ts";
 import { awsClientConfig } from "../../../shared/providers/aws/config.ts";
@@ -8,7 +9,6 @@ import {
   checkEndpoint,
   DEFAULT_EXTRA_HOSTS,
   endpointPolicyFromEnv,
-  isLoopbackHost,
   NO_EXTRA_HOSTS,
   setEndpointPolicy,
 } from "../../../shared/providers/endpoints.ts";

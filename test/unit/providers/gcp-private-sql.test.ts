@@ -450,7 +450,7 @@ describe("Cloud SQL with private IP against the Cloud SQL, Compute and Service N
     // Still peered and holding the range: Ready=False Deleting with the reason, not an error.
     const blocked = await r.reconcile(key(Network, "net-a"));
     expect(blocked.outcome).toBe("deleting");
-    expect(condition(Network, "net-a", "Ready")?.message).toContain("already being used");
+    expect(condition(Network, "net-a", "Ready")?.message).toContain("resourceInUseByAnotherResource");
 
     await kube.delete(Connection, "conn-a");
     await settle(Connection, "conn-a");

@@ -1,0 +1,87 @@
+// The Google REST client talks to an endpoint a ProviderConfig author may choose (spec.endpoint, within
+// the platform's host list): it must not be a way to reach another host (a redirect) nor to copy what a
+// host answered into the resource's status (conditions are readable by everyone who reads the resource).
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { PassThroughClient } from "google-auth-library";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GoogleHttpError, GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
+
+const INTERNAL = "internal-admin-page: db password hunter2";
+let target: Server;
+let targetHits = 0;
+let endpoint: Server;
+let endpointUrl = "";
+
+const listen = async (s: Server) => {
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+};
+
+beforeAll(async () => {
+  // Stands for a host the tenant may not name (the metadata server, an internal service).
+  target = createServer((_req, res) => {
+    targetHits++;
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ secret: INTERNAL }));
+  });
+  const targetUrl = await listen(target);
+  endpoint = createServer((req, res) => {
+    if (req.url?.startsWith("/redirect")) {
+      res.writeHead(302, { location: `${targetUrl}/computeMetadata/v1/`, "content-type": "text/plain" });
+      res.end(`moved to ${INTERNAL}`);
+    } else if (req.url?.startsWith("/text")) {
+      res.writeHead(500, { "content-type": "text/plain" }).end(INTERNAL);
+    } else if (req.url?.startsWith("/html")) {
+      res.writeHead(404, { "content-type": "text/html" }).end(`<!DOCTYPE html><p>${INTERNAL}</p>`);
+    } else {
+      res
+        .writeHead(409, { "content-type": "application/json" })
+        .end(
+          JSON.stringify({ error: { code: 409, message: INTERNAL, errors: [{ reason: "alreadyExists" }] } }),
+        );
+    }
+  });
+  endpointUrl = await listen(endpoint);
+});
+afterAll(async () => {
+  await new Promise((r) => endpoint.close(r));
+  await new Promise((r) => target.close(r));
+});
+
+const failure = (path: string) =>
+  new GoogleRestClient(endpointUrl, new PassThroughClient()).request("GET", path).catch((e: Error) => e);
+
+describe("Google REST client boundary", () => {
+  it("attack: a redirect is not followed; the error names the status and content type only", async () => {
+    const err = await failure("/redirect");
+    expect(err).toBeInstanceOf(Error);
+    expect(targetHits).toBe(0);
+    const msg = (err as Error).message;
+    expect(msg).toContain("HTTP 302");
+    expect(msg).toContain("text/plain");
+    expect(msg).not.toContain("hunter2");
+    expect(msg).not.toContain("computeMetadata");
+  });
+
+  it("attack: a non-JSON error answer is not copied into the message", async () => {
+    const err = await failure("/text");
+    expect(err).toBeInstanceOf(GoogleHttpError);
+    expect((err as GoogleHttpError).code).toBe(500);
+    expect((err as Error).message).not.toContain("hunter2");
+    expect((err as Error).message).toContain("text/plain");
+  });
+
+  it("attack: an HTML page is named by status and content type, not by its first bytes", async () => {
+    const err = await failure("/html");
+    expect((err as Error).message).toContain("HTTP 404, Content-Type text/html");
+    expect((err as Error).message).not.toContain("hunter2");
+  });
+
+  it("attack: a JSON error of a host that is not Google's keeps its status and reason, not its message", async () => {
+    const err = await failure("/json");
+    expect(err).toBeInstanceOf(GoogleHttpError);
+    expect((err as GoogleHttpError).code).toBe(409);
+    expect((err as GoogleHttpError).reason).toBe("alreadyExists");
+    expect((err as Error).message).not.toContain("hunter2");
+  });
+});
