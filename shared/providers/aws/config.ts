@@ -129,12 +129,24 @@ let rateLimitSeq = 0;
 
 const MAX_CLIENTS = 64;
 
-/** SDK clients are made once per container and credentials, with keep-alive, as Lambda guidance says. */
+/** A service's own error codes, beyond the AWS-wide ones below. */
+export interface ServiceErrors {
+  /** Codes of requests that can never succeed as specified (InvalidSpecError). */
+  invalid?: ReadonlySet<string>;
+}
+
+/**
+ * SDK clients are made once per container and credentials, with keep-alive, as Lambda guidance says. Every
+ * client it makes classifies its own errors (classifyingErrors) and refuses answers that are not AWS's
+ * (answers.ts): a kind's file calls `send` and gets our error classes, with no wrapper between.
+ */
 export class ClientCache<T extends WithMiddleware> {
   readonly #clients = new Map<string, T>();
   readonly #make: (c: AwsClientConfig) => T;
-  constructor(make: (c: AwsClientConfig) => T) {
+  readonly #errors: ServiceErrors;
+  constructor(make: (c: AwsClientConfig) => T, errors: ServiceErrors = {}) {
     this.#make = make;
+    this.#errors = errors;
   }
   get size() {
     return this.#clients.size;
@@ -150,7 +162,7 @@ export class ClientCache<T extends WithMiddleware> {
     const key = `${c.cacheKey}/${limitId ?? "-"}`;
     let client = this.#clients.get(key);
     if (!client) {
-      client = this.#make(c);
+      client = classifyingErrors(this.#make(c), this.#errors);
       checkAwsAnswers(client.middlewareStack, c);
       if (rateLimit) {
         // Inside the retry middleware (finalizeRequest, low priority): every attempt takes a token.
@@ -227,7 +239,7 @@ export const awsErrorCode = (err: unknown): string => {
 };
 
 /** Maps an AWS SDK error onto our error classes (the engine branches on them). */
-export function classifyAwsError(err: unknown): Error {
+export function classifyAwsError(err: unknown, service: ServiceErrors = {}): Error {
   const e = err as AwsErrorShape;
   const code = awsErrorCode(err);
   const status = e?.$metadata?.httpStatusCode;
@@ -236,7 +248,7 @@ export function classifyAwsError(err: unknown): Error {
     return new ThrottledError(`throttled by AWS (${message})`, { cause: err });
   }
   if (BAD_CREDENTIALS.has(code)) return new CredentialsError(message, { cause: err });
-  if (INVALID.has(code)) return new InvalidSpecError(message, { cause: err });
+  if (INVALID.has(code) || service.invalid?.has(code)) return new InvalidSpecError(message, { cause: err });
   return err instanceof Error ? err : new Error(message);
 }
 
@@ -259,13 +271,13 @@ export function classifyingErrors<
       add(m: InitializeMiddleware<object, object>, o: { step: "initialize"; name: string }): void;
     };
   },
->(client: T): T {
+>(client: T, service: ServiceErrors = {}): T {
   client.middlewareStack.add(
     (next) => async (args) => {
       try {
         return await next(args);
       } catch (err) {
-        throw classifyAwsError(err);
+        throw classifyAwsError(err, service);
       }
     },
     { step: "initialize", name: "driftlessClassifyErrors" },

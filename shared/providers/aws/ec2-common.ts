@@ -20,17 +20,11 @@ import type {
   ManagedKindProvider,
   ObserveManyItem,
 } from "../../api/external.ts";
-import {
-  DependentsExistError,
-  defineProvider,
-  InvalidSpecError,
-  ThrottledError,
-} from "../../api/external.ts";
+import { DependentsExistError, defineProvider, ThrottledError } from "../../api/external.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import {
   type AwsClientConfig,
-  aws,
   awsClientConfig,
   awsErrorCode,
   ClientCache,
@@ -43,8 +37,6 @@ import { awsHome } from "./home.ts";
 /** The tag every resource driftless creates carries: the managed resource's uid. */
 export const OWNER_TAG = "driftless.dev/managed-resource-uid";
 
-const clients = new ClientCache((c) => new EC2Client(sdkOptions(c)));
-
 // EC2's "can never succeed as specified" codes, beyond the AWS-wide ones in config.ts.
 const EC2_INVALID = new Set([
   "InvalidVpc.Range",
@@ -55,26 +47,14 @@ const EC2_INVALID = new Set([
   "InvalidAvailabilityZone",
 ]);
 
+const clients = new ClientCache((c) => new EC2Client(sdkOptions(c)), { invalid: EC2_INVALID });
+
 /**
  * The cloud refused to delete a resource something still depends on (subnets in a VPC, network
  * interfaces in a subnet, a group still referenced): deleting the dependents first resolves it.
  */
 export class DependencyViolationError extends DependentsExistError {
   override name = "DependencyViolationError";
-}
-
-/** Runs an EC2 call: AWS-wide error classes from config.ts plus EC2's own. */
-export function ec2Call<T>(call: () => Promise<T>): Promise<T> {
-  return aws(async () => {
-    try {
-      return await call();
-    } catch (err) {
-      if (EC2_INVALID.has(awsErrorCode(err))) {
-        throw new InvalidSpecError(`${awsErrorCode(err)}: ${(err as Error).message}`, { cause: err });
-      }
-      throw err;
-    }
-  });
 }
 
 export const codeIs = (err: unknown, ...codes: string[]) => codes.includes(awsErrorCode(err));
@@ -131,16 +111,12 @@ export async function updateTags(
 ) {
   const removed = Object.keys(current).filter((k) => !(k in wanted) && k !== OWNER_TAG);
   if (removed.length > 0) {
-    await ec2Call(() =>
-      ec2.send(new DeleteTagsCommand({ Resources: [id], Tags: removed.map((Key) => ({ Key })) })),
-    );
+    await ec2.send(new DeleteTagsCommand({ Resources: [id], Tags: removed.map((Key) => ({ Key })) }));
   }
   const changed = Object.entries(wanted).filter(([k, v]) => k !== OWNER_TAG && current[k] !== v);
   if (changed.length > 0) {
-    await ec2Call(() =>
-      ec2.send(
-        new CreateTagsCommand({ Resources: [id], Tags: changed.map(([Key, Value]) => ({ Key, Value })) }),
-      ),
+    await ec2.send(
+      new CreateTagsCommand({ Resources: [id], Tags: changed.map(([Key, Value]) => ({ Key, Value })) }),
     );
   }
 }
@@ -272,9 +248,11 @@ export async function describeByIds<T>(
     const Filters = [{ Name: filter, Values: unique.slice(at, at + EC2_MAX_FILTER_VALUES) }];
     let token: string | undefined;
     do {
-      const page = await ec2Call(() =>
-        describe({ Filters, MaxResults: EC2_MAX_RESULTS, ...(token ? { NextToken: token } : {}) }),
-      );
+      const page = await describe({
+        Filters,
+        MaxResults: EC2_MAX_RESULTS,
+        ...(token ? { NextToken: token } : {}),
+      });
       for (const t of page.items ?? []) {
         const id = idOf(t);
         if (id) found.set(id, t);

@@ -27,7 +27,6 @@ import {
   codeIs,
   defined,
   dependencyViolation,
-  ec2Call,
   ec2IdPattern,
   ec2Provider,
   observedTags,
@@ -356,12 +355,10 @@ class SecurityGroupClient implements ExternalClient<F, A> {
   }
 
   async observe(mr: MR, id: string | undefined): Promise<Observation> {
-    return ec2Call(async () => {
-      const group = await this.#find(mr, id);
-      const groupId = group?.GroupId;
-      if (!group || !groupId) return { resourceExists: false };
-      return this.#observationOf(mr.spec.forProvider, groupId, group);
-    });
+    const group = await this.#find(mr, id);
+    const groupId = group?.GroupId;
+    if (!group || !groupId) return { resourceExists: false };
+    return this.#observationOf(mr.spec.forProvider, groupId, group);
   }
 
   /** DescribeSecurityGroups with a group-id filter; a name that is no group id is observed alone. */
@@ -387,15 +384,13 @@ class SecurityGroupClient implements ExternalClient<F, A> {
         "spec.forProvider.vpcId (or vpcIdRef, vpcIdSelector) is required to create a security group",
       );
     // Tagged in the same call: if the id is lost (crash before it is recorded), observe finds it by tag.
-    const out = await ec2Call(() =>
-      this.#ec2.send(
-        new CreateSecurityGroupCommand({
-          GroupName: fp.groupName ?? mr.metadata.name,
-          Description: fp.description ?? DEFAULT_GROUP_DESCRIPTION,
-          VpcId: vpcId,
-          TagSpecifications: tagSpecifications("security-group", mr),
-        }),
-      ),
+    const out = await this.#ec2.send(
+      new CreateSecurityGroupCommand({
+        GroupName: fp.groupName ?? mr.metadata.name,
+        Description: fp.description ?? DEFAULT_GROUP_DESCRIPTION,
+        VpcId: vpcId,
+        TagSpecifications: tagSpecifications("security-group", mr),
+      }),
     );
     if (!out.GroupId) throw new Error("CreateSecurityGroup returned no GroupId");
     // Rules are applied by update on the next reconcile, as a diff against what AWS put in the new group.
@@ -404,7 +399,7 @@ class SecurityGroupClient implements ExternalClient<F, A> {
 
   async update(mr: MR, id: string, obs: Observation) {
     const fp = mr.spec.forProvider;
-    const group = groupOf.get(obs) ?? (await ec2Call(() => this.#find(mr, id)));
+    const group = groupOf.get(obs) ?? (await this.#find(mr, id));
     if (!group) throw new Error(`security group ${id} disappeared during update`);
     if (fp.ingress !== undefined) {
       const changes = ruleChanges(specAtoms(fp.ingress, "ingress"), cloudAtoms(group.IpPermissions));
@@ -422,54 +417,52 @@ class SecurityGroupClient implements ExternalClient<F, A> {
   async #apply(id: string, direction: Direction, changes: ReturnType<typeof ruleChanges>) {
     const ingress = direction === "ingress";
     const { authorize, redescribe, revoke } = changes;
-    await ec2Call(async () => {
-      if (authorize.length > 0) {
-        const send = (IpPermissions: IpPermission[]) =>
-          ingress
-            ? this.#ec2.send(new AuthorizeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }))
-            : this.#ec2.send(new AuthorizeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
-        try {
-          await send(authorize.map((a) => permissionOf(a, true)));
-        } catch (err) {
-          if (!codeIs(err, "InvalidPermission.Duplicate")) throw err;
-          // A stale read (EC2 is eventually consistent) missed a rule that is there: one call fails for
-          // all, so authorize one by one; already there is what we wanted.
-          for (const a of authorize) {
-            await send([permissionOf(a, true)]).catch((e: unknown) => {
-              if (!codeIs(e, "InvalidPermission.Duplicate")) throw e;
-            });
-          }
+    if (authorize.length > 0) {
+      const send = (IpPermissions: IpPermission[]) =>
+        ingress
+          ? this.#ec2.send(new AuthorizeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }))
+          : this.#ec2.send(new AuthorizeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
+      try {
+        await send(authorize.map((a) => permissionOf(a, true)));
+      } catch (err) {
+        if (!codeIs(err, "InvalidPermission.Duplicate")) throw err;
+        // A stale read (EC2 is eventually consistent) missed a rule that is there: one call fails for
+        // all, so authorize one by one; already there is what we wanted.
+        for (const a of authorize) {
+          await send([permissionOf(a, true)]).catch((e: unknown) => {
+            if (!codeIs(e, "InvalidPermission.Duplicate")) throw e;
+          });
         }
       }
-      if (redescribe.length > 0) {
-        const IpPermissions = redescribe.map((a) => permissionOf(a, true));
+    }
+    if (redescribe.length > 0) {
+      const IpPermissions = redescribe.map((a) => permissionOf(a, true));
+      if (ingress)
+        await this.#ec2.send(
+          new UpdateSecurityGroupRuleDescriptionsIngressCommand({ GroupId: id, IpPermissions }),
+        );
+      else
+        await this.#ec2.send(
+          new UpdateSecurityGroupRuleDescriptionsEgressCommand({ GroupId: id, IpPermissions }),
+        );
+    }
+    if (revoke.length > 0) {
+      // The cloud's own spelling of each permission, so it matches exactly.
+      const IpPermissions = revoke.map((a) => permissionOf(a, false));
+      try {
         if (ingress)
-          await this.#ec2.send(
-            new UpdateSecurityGroupRuleDescriptionsIngressCommand({ GroupId: id, IpPermissions }),
-          );
-        else
-          await this.#ec2.send(
-            new UpdateSecurityGroupRuleDescriptionsEgressCommand({ GroupId: id, IpPermissions }),
-          );
+          await this.#ec2.send(new RevokeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }));
+        else await this.#ec2.send(new RevokeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
+      } catch (err) {
+        // Already gone is what we wanted; the next observe shows anything left.
+        if (!codeIs(err, "InvalidPermission.NotFound")) throw err;
       }
-      if (revoke.length > 0) {
-        // The cloud's own spelling of each permission, so it matches exactly.
-        const IpPermissions = revoke.map((a) => permissionOf(a, false));
-        try {
-          if (ingress)
-            await this.#ec2.send(new RevokeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }));
-          else await this.#ec2.send(new RevokeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
-        } catch (err) {
-          // Already gone is what we wanted; the next observe shows anything left.
-          if (!codeIs(err, "InvalidPermission.NotFound")) throw err;
-        }
-      }
-    });
+    }
   }
 
   async delete(_mr: MR, id: string) {
     try {
-      await ec2Call(() => this.#ec2.send(new DeleteSecurityGroupCommand({ GroupId: id })));
+      await this.#ec2.send(new DeleteSecurityGroupCommand({ GroupId: id }));
     } catch (err) {
       if (isMissing(err)) return;
       if (codeIs(err, "DependencyViolation", "InvalidGroup.InUse"))

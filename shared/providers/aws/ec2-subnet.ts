@@ -15,7 +15,6 @@ import {
   codeIs,
   defined,
   dependencyViolation,
-  ec2Call,
   ec2IdPattern,
   ec2Provider,
   observedTags,
@@ -89,12 +88,10 @@ class SubnetClient implements ExternalClient<F, A> {
   }
 
   async observe(mr: MR, id: string | undefined): Promise<Observation> {
-    return ec2Call(async () => {
-      const subnet = await this.#find(mr, id);
-      const subnetId = subnet?.SubnetId;
-      if (!subnet || !subnetId) return { resourceExists: false };
-      return this.#observationOf(mr.spec.forProvider, subnetId, subnet);
-    });
+    const subnet = await this.#find(mr, id);
+    const subnetId = subnet?.SubnetId;
+    if (!subnet || !subnetId) return { resourceExists: false };
+    return this.#observationOf(mr.spec.forProvider, subnetId, subnet);
   }
 
   /** DescribeSubnets with a subnet-id filter; a name that is no subnet id is observed alone. */
@@ -121,15 +118,13 @@ class SubnetClient implements ExternalClient<F, A> {
       );
     if (!cidrBlock) throw new InvalidSpecError("spec.forProvider.cidrBlock is required to create a subnet");
     // Tagged in the same call: if the id is lost (crash before it is recorded), observe finds it by tag.
-    const out = await ec2Call(() =>
-      this.#ec2.send(
-        new CreateSubnetCommand({
-          VpcId: vpcId,
-          CidrBlock: cidrBlock,
-          ...(fp.availabilityZone ? { AvailabilityZone: fp.availabilityZone } : {}),
-          TagSpecifications: tagSpecifications("subnet", mr),
-        }),
-      ),
+    const out = await this.#ec2.send(
+      new CreateSubnetCommand({
+        VpcId: vpcId,
+        CidrBlock: cidrBlock,
+        ...(fp.availabilityZone ? { AvailabilityZone: fp.availabilityZone } : {}),
+        TagSpecifications: tagSpecifications("subnet", mr),
+      }),
     );
     const subnetId = out.Subnet?.SubnetId;
     if (!subnetId) throw new Error("CreateSubnet returned no SubnetId");
@@ -142,10 +137,8 @@ class SubnetClient implements ExternalClient<F, A> {
     const observed = obs.observed ?? {};
     if (fp.mapPublicIpOnLaunch !== undefined && observed.mapPublicIpOnLaunch !== fp.mapPublicIpOnLaunch) {
       const value = fp.mapPublicIpOnLaunch;
-      await ec2Call(() =>
-        this.#ec2.send(
-          new ModifySubnetAttributeCommand({ SubnetId: id, MapPublicIpOnLaunch: { Value: value } }),
-        ),
+      await this.#ec2.send(
+        new ModifySubnetAttributeCommand({ SubnetId: id, MapPublicIpOnLaunch: { Value: value } }),
       );
     }
     if (fp.tags !== undefined) await updateTags(this.#ec2, id, fp.tags, observed.tags ?? {});
@@ -154,7 +147,7 @@ class SubnetClient implements ExternalClient<F, A> {
 
   async delete(_mr: MR, id: string) {
     try {
-      await ec2Call(() => this.#ec2.send(new DeleteSubnetCommand({ SubnetId: id })));
+      await this.#ec2.send(new DeleteSubnetCommand({ SubnetId: id }));
     } catch (err) {
       if (isMissing(err)) return;
       if (codeIs(err, "DependencyViolation")) throw dependencyViolation(`subnet ${id}`, err);

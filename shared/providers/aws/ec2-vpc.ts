@@ -17,7 +17,6 @@ import {
   defined,
   dependencyViolation,
   ec2Arn,
-  ec2Call,
   ec2IdPattern,
   ec2Provider,
   observedTags,
@@ -94,12 +93,10 @@ class VpcClient implements ExternalClient<F, A> {
   }
 
   async observe(mr: MR, id: string | undefined): Promise<Observation> {
-    return ec2Call(async () => {
-      const vpc = await this.#find(mr, id);
-      const vpcId = vpc?.VpcId;
-      if (!vpc || !vpcId) return { resourceExists: false };
-      return this.#observationOf(mr.spec.forProvider, vpcId, vpc);
-    });
+    const vpc = await this.#find(mr, id);
+    const vpcId = vpc?.VpcId;
+    if (!vpc || !vpcId) return { resourceExists: false };
+    return this.#observationOf(mr.spec.forProvider, vpcId, vpc);
   }
 
   /**
@@ -116,7 +113,7 @@ class VpcClient implements ExternalClient<F, A> {
       },
       idOf: (v) => v.VpcId,
       // The DNS attributes the spec manages are read per VPC, as observe does.
-      observation: (mr, id, vpc) => ec2Call(() => this.#observationOf(mr.spec.forProvider, id, vpc)),
+      observation: (mr, id, vpc) => this.#observationOf(mr.spec.forProvider, id, vpc),
       observeOne: (mr, name) => this.observe(mr, name),
     });
   }
@@ -126,14 +123,12 @@ class VpcClient implements ExternalClient<F, A> {
     if (!fp.cidrBlock) throw new InvalidSpecError("spec.forProvider.cidrBlock is required to create a VPC");
     const cidrBlock = fp.cidrBlock;
     // Tagged in the same call: if the id is lost (crash before it is recorded), observe finds it by tag.
-    const out = await ec2Call(() =>
-      this.#ec2.send(
-        new CreateVpcCommand({
-          CidrBlock: cidrBlock,
-          ...(fp.instanceTenancy ? { InstanceTenancy: fp.instanceTenancy } : {}),
-          TagSpecifications: tagSpecifications("vpc", mr),
-        }),
-      ),
+    const out = await this.#ec2.send(
+      new CreateVpcCommand({
+        CidrBlock: cidrBlock,
+        ...(fp.instanceTenancy ? { InstanceTenancy: fp.instanceTenancy } : {}),
+        TagSpecifications: tagSpecifications("vpc", mr),
+      }),
     );
     const vpcId = out.Vpc?.VpcId;
     if (!vpcId) throw new Error("CreateVpc returned no VpcId");
@@ -144,33 +139,31 @@ class VpcClient implements ExternalClient<F, A> {
   async update(mr: MR, id: string, obs: ExternalObservation<F, A>) {
     const fp = mr.spec.forProvider;
     const observed = obs.observed ?? {};
-    await ec2Call(async () => {
-      const modify = async (attr: "enableDnsSupport" | "enableDnsHostnames") => {
-        const want = fp[attr];
-        // An attribute EC2 did not report is set too: absent is drift, like any other difference.
-        if (want === undefined || observed[attr] === want) return;
-        const value = { Value: want };
-        await this.#ec2.send(
-          new ModifyVpcAttributeCommand({
-            VpcId: id,
-            ...(attr === "enableDnsSupport" ? { EnableDnsSupport: value } : { EnableDnsHostnames: value }),
-          }),
-        );
-      };
-      // Hostnames need DNS support: turn support on first, hostnames off first.
-      const order =
-        fp.enableDnsSupport === false
-          ? (["enableDnsHostnames", "enableDnsSupport"] as const)
-          : (["enableDnsSupport", "enableDnsHostnames"] as const);
-      for (const attr of order) await modify(attr);
-    });
+    const modify = async (attr: "enableDnsSupport" | "enableDnsHostnames") => {
+      const want = fp[attr];
+      // An attribute EC2 did not report is set too: absent is drift, like any other difference.
+      if (want === undefined || observed[attr] === want) return;
+      const value = { Value: want };
+      await this.#ec2.send(
+        new ModifyVpcAttributeCommand({
+          VpcId: id,
+          ...(attr === "enableDnsSupport" ? { EnableDnsSupport: value } : { EnableDnsHostnames: value }),
+        }),
+      );
+    };
+    // Hostnames need DNS support: turn support on first, hostnames off first.
+    const order =
+      fp.enableDnsSupport === false
+        ? (["enableDnsHostnames", "enableDnsSupport"] as const)
+        : (["enableDnsSupport", "enableDnsHostnames"] as const);
+    for (const attr of order) await modify(attr);
     if (fp.tags !== undefined) await updateTags(this.#ec2, id, fp.tags, observed.tags ?? {});
     return {};
   }
 
   async delete(_mr: MR, id: string) {
     try {
-      await ec2Call(() => this.#ec2.send(new DeleteVpcCommand({ VpcId: id })));
+      await this.#ec2.send(new DeleteVpcCommand({ VpcId: id }));
     } catch (err) {
       if (isMissing(err)) return;
       if (codeIs(err, "DependencyViolation")) throw dependencyViolation(`VPC ${id}`, err);

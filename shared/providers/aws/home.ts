@@ -3,7 +3,7 @@
 // would use, and the endpoint when the ProviderConfig overrides it.
 import type { ConnectContext, Home } from "../../api/external.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { type AwsClientConfig, aws, awsClientConfig, ClientCache, sdkOptions } from "./config.ts";
+import { type AwsClientConfig, awsClientConfig, ClientCache, sdkOptions } from "./config.ts";
 
 /** How long an account id is trusted before STS is asked again (credentials may be rotated to another account). */
 export const ACCOUNT_TTL_MS = 15 * 60_000;
@@ -25,7 +25,7 @@ async function callerAccount(cfg: AwsClientConfig): Promise<string> {
   const { STSClient, GetCallerIdentityCommand } = await import("@aws-sdk/client-sts");
   stsClients ??= new ClientCache((c) => new STSClient(sdkOptions(c)));
   const sts = stsClients.get(cfg);
-  const out = await aws(() => sts.send(new GetCallerIdentityCommand({})));
+  const out = await sts.send(new GetCallerIdentityCommand({}));
   if (!out.Account) throw new Error("STS GetCallerIdentity answered without an account id");
   return out.Account;
 }

@@ -27,7 +27,7 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { aws, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import { awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
 import { observeEach, perRegion, sameSet } from "./ec2-common.ts";
 
 type F = z.infer<typeof DBInstanceForProvider>;
@@ -53,27 +53,13 @@ const MAX_RECORDS = 100;
 /** A DB instance identifier: 1–63 letters, digits and hyphens, a letter first, no "--", no trailing "-". */
 const IDENTIFIER = /^[a-z](?!.*--)[a-z0-9-]{0,62}(?<!-)$/i;
 
-const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)));
+const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)), { invalid: RDS_INVALID });
 
 const isMissing = (err: unknown) =>
   ["DBInstanceNotFound", "DBInstanceNotFoundFault"].includes(awsErrorCode(err));
 const isAlreadyDeleting = (err: unknown) =>
   awsErrorCode(err) === "InvalidDBInstanceState" &&
   /already being deleted/i.test((err as Error).message ?? "");
-
-/** Runs an RDS call: AWS-wide error classes from config.ts plus RDS's own "can never succeed" codes. */
-function rds<T>(call: () => Promise<T>): Promise<T> {
-  return aws(async () => {
-    try {
-      return await call();
-    } catch (err) {
-      if (RDS_INVALID.has(awsErrorCode(err))) {
-        throw new InvalidSpecError(`${awsErrorCode(err)}: ${(err as Error).message}`, { cause: err });
-      }
-      throw err;
-    }
-  });
-}
 
 /** A strong password RDS accepts for every engine: letters and digits, starting with a letter (Oracle). */
 export function generatePassword(): string {
@@ -326,14 +312,12 @@ class DBInstanceClient implements ExternalClient<F, A> {
       const Filters = [{ Name: "db-instance-id", Values: values.slice(at, at + MAX_RECORDS) }];
       let marker: string | undefined;
       do {
-        const out = await rds(() =>
-          this.#rds.send(
-            new DescribeDBInstancesCommand({
-              Filters,
-              MaxRecords: MAX_RECORDS,
-              ...(marker ? { Marker: marker } : {}),
-            }),
-          ),
+        const out = await this.#rds.send(
+          new DescribeDBInstancesCommand({
+            Filters,
+            MaxRecords: MAX_RECORDS,
+            ...(marker ? { Marker: marker } : {}),
+          }),
         );
         for (const db of out.DBInstances ?? []) {
           if (db.DBInstanceIdentifier) found.set(db.DBInstanceIdentifier.toLowerCase(), db);
@@ -347,7 +331,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    return this.#observed(mr, await rds(() => this.#describe(name)));
+    return this.#observed(mr, await this.#describe(name));
   }
 
   /** An instance as described, or its absence, as observe reports it (the password checked). */
@@ -429,35 +413,33 @@ class DBInstanceClient implements ExternalClient<F, A> {
     if (!fp.masterUsername)
       throw new InvalidSpecError("spec.forProvider.masterUsername is required to create a DB instance");
     const password = await this.#passwordForCreate(mr);
-    const out = await rds(() =>
-      this.#rds.send(
-        new CreateDBInstanceCommand({
-          DBInstanceIdentifier: name,
-          Engine: fp.engine,
-          DBInstanceClass: fp.dbInstanceClass,
-          MasterUsername: fp.masterUsername,
-          MasterUserPassword: password,
-          ...defined({
-            EngineVersion: fp.engineVersion,
-            AllocatedStorage: fp.allocatedStorage,
-            DBName: fp.dbName,
-            Port: fp.port,
-            PubliclyAccessible: fp.publiclyAccessible,
-            BackupRetentionPeriod: fp.backupRetentionPeriod,
-            PreferredMaintenanceWindow: fp.preferredMaintenanceWindow,
-            PreferredBackupWindow: fp.preferredBackupWindow,
-            StorageType: fp.storageType,
-            StorageEncrypted: fp.storageEncrypted,
-            KmsKeyId: fp.kmsKeyId,
-            DBParameterGroupName: fp.dbParameterGroupName,
-            DBSubnetGroupName: fp.dbSubnetGroupName,
-            VpcSecurityGroupIds: fp.vpcSecurityGroupIds,
-          }),
-          ...(fp.tags && Object.keys(fp.tags).length > 0
-            ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }
-            : {}),
+    const out = await this.#rds.send(
+      new CreateDBInstanceCommand({
+        DBInstanceIdentifier: name,
+        Engine: fp.engine,
+        DBInstanceClass: fp.dbInstanceClass,
+        MasterUsername: fp.masterUsername,
+        MasterUserPassword: password,
+        ...defined({
+          EngineVersion: fp.engineVersion,
+          AllocatedStorage: fp.allocatedStorage,
+          DBName: fp.dbName,
+          Port: fp.port,
+          PubliclyAccessible: fp.publiclyAccessible,
+          BackupRetentionPeriod: fp.backupRetentionPeriod,
+          PreferredMaintenanceWindow: fp.preferredMaintenanceWindow,
+          PreferredBackupWindow: fp.preferredBackupWindow,
+          StorageType: fp.storageType,
+          StorageEncrypted: fp.storageEncrypted,
+          KmsKeyId: fp.kmsKeyId,
+          DBParameterGroupName: fp.dbParameterGroupName,
+          DBSubnetGroupName: fp.dbSubnetGroupName,
+          VpcSecurityGroupIds: fp.vpcSecurityGroupIds,
         }),
-      ),
+        ...(fp.tags && Object.keys(fp.tags).length > 0
+          ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }
+          : {}),
+      }),
     );
     rememberPasswordSet(mr, password);
     const details = out.DBInstance ? connectionOf(out.DBInstance, fp) : { username: fp.masterUsername };
@@ -504,10 +486,8 @@ class DBInstanceClient implements ExternalClient<F, A> {
         `DB instance ${name} is ${status}: ${changed.join(", ")} will be changed once it is available`,
       );
     }
-    await rds(() =>
-      this.#rds.send(
-        new ModifyDBInstanceCommand({ ...input, ApplyImmediately: fp.applyImmediately ?? false }),
-      ),
+    await this.#rds.send(
+      new ModifyDBInstanceCommand({ ...input, ApplyImmediately: fp.applyImmediately ?? false }),
     );
     if (password === undefined) return {};
     rememberPasswordSet(mr, password);
@@ -517,19 +497,15 @@ class DBInstanceClient implements ExternalClient<F, A> {
   async #updateTags(arn: string, wanted: Record<string, string>, current: Record<string, string>) {
     const removed = Object.keys(current).filter((k) => !(k in wanted));
     if (removed.length > 0) {
-      await rds(() =>
-        this.#rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: removed })),
-      );
+      await this.#rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: removed }));
     }
     const changed = Object.entries(wanted).filter(([k, v]) => current[k] !== v);
     if (changed.length > 0) {
-      await rds(() =>
-        this.#rds.send(
-          new AddTagsToResourceCommand({
-            ResourceName: arn,
-            Tags: changed.map(([Key, Value]) => ({ Key, Value })),
-          }),
-        ),
+      await this.#rds.send(
+        new AddTagsToResourceCommand({
+          ResourceName: arn,
+          Tags: changed.map(([Key, Value]) => ({ Key, Value })),
+        }),
       );
     }
   }
@@ -537,22 +513,20 @@ class DBInstanceClient implements ExternalClient<F, A> {
   async delete(mr: MR, name: string) {
     const fp = mr.spec.forProvider;
     const skip = fp.skipFinalSnapshot === true;
-    await rds(async () => {
-      try {
-        await this.#rds.send(
-          new DeleteDBInstanceCommand({
-            DBInstanceIdentifier: name,
-            SkipFinalSnapshot: skip,
-            ...(skip
-              ? {}
-              : { FinalDBSnapshotIdentifier: fp.finalDBSnapshotIdentifier ?? finalSnapshotName(mr, name) }),
-          }),
-        );
-      } catch (err) {
-        // Deleting is already under way (or done): the engine observes until the instance is gone.
-        if (!isMissing(err) && !isAlreadyDeleting(err)) throw err;
-      }
-    });
+    try {
+      await this.#rds.send(
+        new DeleteDBInstanceCommand({
+          DBInstanceIdentifier: name,
+          SkipFinalSnapshot: skip,
+          ...(skip
+            ? {}
+            : { FinalDBSnapshotIdentifier: fp.finalDBSnapshotIdentifier ?? finalSnapshotName(mr, name) }),
+        }),
+      );
+    } catch (err) {
+      // Deleting is already under way (or done): the engine observes until the instance is gone.
+      if (!isMissing(err) && !isAlreadyDeleting(err)) throw err;
+    }
   }
 }
 

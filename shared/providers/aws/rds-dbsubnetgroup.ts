@@ -25,7 +25,7 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { aws, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
+import { awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
 import { DependencyViolationError, defined, observeEach, perRegion, sameSet } from "./ec2-common.ts";
 
 type F = z.infer<typeof DBSubnetGroupForProvider>;
@@ -35,11 +35,12 @@ type Observation = ExternalObservation<F, A>;
 
 export const DEFAULT_SUBNET_GROUP_DESCRIPTION = "Managed by driftless";
 
-const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)));
+// The subnet group's "can never succeed as specified" codes, beyond the AWS-wide ones (config.ts).
+const RDS_INVALID = new Set(["DBSubnetGroupDoesNotCoverEnoughAZs", "InvalidSubnet"]);
+const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)), { invalid: RDS_INVALID });
 
 const isMissing = (err: unknown) =>
   ["DBSubnetGroupNotFoundFault", "DBSubnetGroupNotFound"].includes(awsErrorCode(err));
-const RDS_INVALID = new Set(["DBSubnetGroupDoesNotCoverEnoughAZs", "InvalidSubnet"]);
 /** DescribeDBSubnetGroups' largest page (MaxRecords is 20–100). */
 const MAX_RECORDS = 100;
 /**
@@ -47,20 +48,6 @@ const MAX_RECORDS = 100;
  * of the region's groups (50 by default quota, one page) whatever its size: large batches cost no more.
  */
 const MAX_ITEMS = 1000;
-
-/** Runs an RDS call: AWS-wide error classes from config.ts plus the subnet group's "can never succeed" codes. */
-function rds<T>(call: () => Promise<T>): Promise<T> {
-  return aws(async () => {
-    try {
-      return await call();
-    } catch (err) {
-      if (RDS_INVALID.has(awsErrorCode(err))) {
-        throw new InvalidSpecError(`${awsErrorCode(err)}: ${(err as Error).message}`, { cause: err });
-      }
-      throw err;
-    }
-  });
-}
 
 /** Subnets are a set: the spec's own order is reported when the cloud has the same ones. */
 const subnetIdsAsSpecified = (spec: string[] | undefined, cloud: string[]): string[] =>
@@ -89,13 +76,11 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
     const found = new Map<string, CloudGroup>();
     let marker: string | undefined;
     do {
-      const out = await rds(() =>
-        this.#rds.send(
-          new DescribeDBSubnetGroupsCommand({
-            MaxRecords: MAX_RECORDS,
-            ...(marker ? { Marker: marker } : {}),
-          }),
-        ),
+      const out = await this.#rds.send(
+        new DescribeDBSubnetGroupsCommand({
+          MaxRecords: MAX_RECORDS,
+          ...(marker ? { Marker: marker } : {}),
+        }),
       );
       for (const g of out.DBSubnetGroups ?? [])
         if (g.DBSubnetGroupName) found.set(g.DBSubnetGroupName.toLowerCase(), g);
@@ -135,10 +120,8 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    return rds(async () => {
-      const group = await this.#describe(name);
-      return group ? this.#observationOf(mr.spec.forProvider, group) : { resourceExists: false };
-    });
+    const group = await this.#describe(name);
+    return group ? this.#observationOf(mr.spec.forProvider, group) : { resourceExists: false };
   }
 
   /** DescribeDBSubnetGroups of the whole region, then ListTagsForResource per group whose spec sets tags. */
@@ -146,7 +129,7 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
     const groups = await this.#listAll();
     return observeEach(items, async ({ mr, externalName }) => {
       const group = groups.get(externalName.toLowerCase());
-      return group ? rds(() => this.#observationOf(mr.spec.forProvider, group)) : { resourceExists: false };
+      return group ? this.#observationOf(mr.spec.forProvider, group) : { resourceExists: false };
     });
   }
 
@@ -159,17 +142,15 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
       );
     }
     const subnetIds = fp.subnetIds;
-    await rds(() =>
-      this.#rds.send(
-        new CreateDBSubnetGroupCommand({
-          DBSubnetGroupName: name,
-          DBSubnetGroupDescription: fp.description ?? DEFAULT_SUBNET_GROUP_DESCRIPTION,
-          SubnetIds: subnetIds,
-          ...(fp.tags && Object.keys(fp.tags).length > 0
-            ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }
-            : {}),
-        }),
-      ),
+    await this.#rds.send(
+      new CreateDBSubnetGroupCommand({
+        DBSubnetGroupName: name,
+        DBSubnetGroupDescription: fp.description ?? DEFAULT_SUBNET_GROUP_DESCRIPTION,
+        SubnetIds: subnetIds,
+        ...(fp.tags && Object.keys(fp.tags).length > 0
+          ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }
+          : {}),
+      }),
     );
     return {};
   }
@@ -180,40 +161,38 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
     const descriptionDrifted = fp.description !== undefined && fp.description !== observed.description;
     const subnetsDrifted =
       fp.subnetIds !== undefined && JSON.stringify(fp.subnetIds) !== JSON.stringify(observed.subnetIds);
-    await rds(async () => {
-      if (descriptionDrifted || subnetsDrifted) {
-        // ModifyDBSubnetGroup always takes the full subnet list.
+    if (descriptionDrifted || subnetsDrifted) {
+      // ModifyDBSubnetGroup always takes the full subnet list.
+      await this.#rds.send(
+        new ModifyDBSubnetGroupCommand({
+          DBSubnetGroupName: name,
+          SubnetIds: fp.subnetIds ?? observed.subnetIds ?? [],
+          ...(fp.description !== undefined ? { DBSubnetGroupDescription: fp.description } : {}),
+        }),
+      );
+    }
+    const arn = obs.atProvider?.arn;
+    if (fp.tags !== undefined && arn) {
+      const current = observed.tags ?? {};
+      const removed = Object.keys(current).filter((k) => !(k in (fp.tags ?? {})));
+      if (removed.length > 0)
+        await this.#rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: removed }));
+      const changed = Object.entries(fp.tags).filter(([k, v]) => current[k] !== v);
+      if (changed.length > 0) {
         await this.#rds.send(
-          new ModifyDBSubnetGroupCommand({
-            DBSubnetGroupName: name,
-            SubnetIds: fp.subnetIds ?? observed.subnetIds ?? [],
-            ...(fp.description !== undefined ? { DBSubnetGroupDescription: fp.description } : {}),
+          new AddTagsToResourceCommand({
+            ResourceName: arn,
+            Tags: changed.map(([Key, Value]) => ({ Key, Value })),
           }),
         );
       }
-      const arn = obs.atProvider?.arn;
-      if (fp.tags !== undefined && arn) {
-        const current = observed.tags ?? {};
-        const removed = Object.keys(current).filter((k) => !(k in (fp.tags ?? {})));
-        if (removed.length > 0)
-          await this.#rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: removed }));
-        const changed = Object.entries(fp.tags).filter(([k, v]) => current[k] !== v);
-        if (changed.length > 0) {
-          await this.#rds.send(
-            new AddTagsToResourceCommand({
-              ResourceName: arn,
-              Tags: changed.map(([Key, Value]) => ({ Key, Value })),
-            }),
-          );
-        }
-      }
-    });
+    }
     return {};
   }
 
   async delete(_mr: MR, name: string) {
     try {
-      await rds(() => this.#rds.send(new DeleteDBSubnetGroupCommand({ DBSubnetGroupName: name })));
+      await this.#rds.send(new DeleteDBSubnetGroupCommand({ DBSubnetGroupName: name }));
     } catch (err) {
       if (isMissing(err)) return;
       // RDS refuses while a DB instance still uses the group: it goes once the instance is deleted.

@@ -20,7 +20,7 @@ import type { ConnectContext, ExternalClient, ExternalObservation } from "../../
 import { defineProvider } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "./config.ts";
+import { awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "./config.ts";
 import { awsHome } from "./home.ts";
 
 type F = z.infer<typeof BucketForProvider>;
@@ -66,86 +66,82 @@ class BucketClient implements ExternalClient<F, A> {
   async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
     if (!name) return { resourceExists: false };
     const fp = mr.spec.forProvider;
-    return aws(async () => {
-      let region: string;
+    let region: string;
+    try {
+      const head = await this.#s3.send(new HeadBucketCommand({ Bucket: name }));
+      region = head.BucketRegion ?? this.#region;
+    } catch (err) {
+      if (status(err) === 404 || codeIs(err, "NotFound", "NoSuchBucket")) return { resourceExists: false };
+      if (status(err) === 403) {
+        throw new Error(
+          `bucket name "${name}" exists but belongs to another account (bucket names are global)`,
+        );
+      }
+      throw err;
+    }
+    const versioning = await this.#s3.send(new GetBucketVersioningCommand({ Bucket: name }));
+    const observed: Partial<F> = { region };
+    if (versioning.Status === "Enabled" || versioning.Status === "Suspended")
+      observed.versioning = versioning.Status;
+    // Public access block and tags cost a call each: read them only when the spec manages them.
+    if (fp.publicAccessBlock !== undefined) {
       try {
-        const head = await this.#s3.send(new HeadBucketCommand({ Bucket: name }));
-        region = head.BucketRegion ?? this.#region;
+        const pab = await this.#s3.send(new GetPublicAccessBlockCommand({ Bucket: name }));
+        const c = pab.PublicAccessBlockConfiguration ?? {};
+        observed.publicAccessBlock = {
+          blockPublicAcls: c.BlockPublicAcls ?? false,
+          ignorePublicAcls: c.IgnorePublicAcls ?? false,
+          blockPublicPolicy: c.BlockPublicPolicy ?? false,
+          restrictPublicBuckets: c.RestrictPublicBuckets ?? false,
+        };
       } catch (err) {
-        if (status(err) === 404 || codeIs(err, "NotFound", "NoSuchBucket")) return { resourceExists: false };
-        if (status(err) === 403) {
-          throw new Error(
-            `bucket name "${name}" exists but belongs to another account (bucket names are global)`,
-          );
-        }
-        throw err;
+        if (!codeIs(err, "NoSuchPublicAccessBlockConfiguration")) throw err;
+        observed.publicAccessBlock = {
+          blockPublicAcls: false,
+          ignorePublicAcls: false,
+          blockPublicPolicy: false,
+          restrictPublicBuckets: false,
+        };
       }
-      const versioning = await this.#s3.send(new GetBucketVersioningCommand({ Bucket: name }));
-      const observed: Partial<F> = { region };
-      if (versioning.Status === "Enabled" || versioning.Status === "Suspended")
-        observed.versioning = versioning.Status;
-      // Public access block and tags cost a call each: read them only when the spec manages them.
-      if (fp.publicAccessBlock !== undefined) {
-        try {
-          const pab = await this.#s3.send(new GetPublicAccessBlockCommand({ Bucket: name }));
-          const c = pab.PublicAccessBlockConfiguration ?? {};
-          observed.publicAccessBlock = {
-            blockPublicAcls: c.BlockPublicAcls ?? false,
-            ignorePublicAcls: c.IgnorePublicAcls ?? false,
-            blockPublicPolicy: c.BlockPublicPolicy ?? false,
-            restrictPublicBuckets: c.RestrictPublicBuckets ?? false,
-          };
-        } catch (err) {
-          if (!codeIs(err, "NoSuchPublicAccessBlockConfiguration")) throw err;
-          observed.publicAccessBlock = {
-            blockPublicAcls: false,
-            ignorePublicAcls: false,
-            blockPublicPolicy: false,
-            restrictPublicBuckets: false,
-          };
-        }
+    }
+    if (fp.tags !== undefined) {
+      try {
+        const t = await this.#s3.send(new GetBucketTaggingCommand({ Bucket: name }));
+        observed.tags = Object.fromEntries((t.TagSet ?? []).map((x) => [x.Key ?? "", x.Value ?? ""]));
+      } catch (err) {
+        if (!codeIs(err, "NoSuchTagSet")) throw err;
+        observed.tags = {};
       }
-      if (fp.tags !== undefined) {
-        try {
-          const t = await this.#s3.send(new GetBucketTaggingCommand({ Bucket: name }));
-          observed.tags = Object.fromEntries((t.TagSet ?? []).map((x) => [x.Key ?? "", x.Value ?? ""]));
-        } catch (err) {
-          if (!codeIs(err, "NoSuchTagSet")) throw err;
-          observed.tags = {};
-        }
-      }
-      return {
-        resourceExists: true,
-        observed,
-        atProvider: { arn: `arn:aws:s3:::${name}`, region },
-        availability: "Available",
-        connectionDetails: this.#details(name, region),
-      };
-    });
+    }
+    return {
+      resourceExists: true,
+      observed,
+      atProvider: { arn: `arn:aws:s3:::${name}`, region },
+      availability: "Available",
+      connectionDetails: this.#details(name, region),
+    };
   }
 
   async create(mr: MR, name: string | undefined) {
     if (!name) throw new Error("a bucket needs a name (crossplane.io/external-name)");
     const fp = mr.spec.forProvider;
-    return aws(async () => {
-      try {
-        await this.#s3.send(
-          new CreateBucketCommand({
-            Bucket: name,
-            ...(this.#region !== "us-east-1"
-              ? {
-                  CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint },
-                }
-              : {}),
-          }),
-        );
-      } catch (err) {
-        // Ours already (a retried create): carry on and apply the settings.
-        if (!codeIs(err, "BucketAlreadyOwnedByYou")) throw err;
-      }
-      await this.#apply(name, fp, {});
-      return { connectionDetails: this.#details(name, this.#region) };
-    });
+    try {
+      await this.#s3.send(
+        new CreateBucketCommand({
+          Bucket: name,
+          ...(this.#region !== "us-east-1"
+            ? {
+                CreateBucketConfiguration: { LocationConstraint: this.#region as BucketLocationConstraint },
+              }
+            : {}),
+        }),
+      );
+    } catch (err) {
+      // Ours already (a retried create): carry on and apply the settings.
+      if (!codeIs(err, "BucketAlreadyOwnedByYou")) throw err;
+    }
+    await this.#apply(name, fp, {});
+    return { connectionDetails: this.#details(name, this.#region) };
   }
 
   async #apply(name: string, fp: F, observed: Partial<F>) {
@@ -187,24 +183,22 @@ class BucketClient implements ExternalClient<F, A> {
   }
 
   async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
-    await aws(() => this.#apply(name, mr.spec.forProvider, obs.observed ?? {}));
+    await this.#apply(name, mr.spec.forProvider, obs.observed ?? {});
     return {};
   }
 
   async delete(_mr: MR, name: string) {
-    await aws(async () => {
-      try {
-        await this.#s3.send(new DeleteBucketCommand({ Bucket: name }));
-      } catch (err) {
-        if (status(err) === 404 || codeIs(err, "NoSuchBucket")) return;
-        if (codeIs(err, "BucketNotEmpty")) {
-          throw new Error(`bucket ${name} is not empty: empty it first (driftless never deletes objects)`, {
-            cause: err,
-          });
-        }
-        throw err;
+    try {
+      await this.#s3.send(new DeleteBucketCommand({ Bucket: name }));
+    } catch (err) {
+      if (status(err) === 404 || codeIs(err, "NoSuchBucket")) return;
+      if (codeIs(err, "BucketNotEmpty")) {
+        throw new Error(`bucket ${name} is not empty: empty it first (driftless never deletes objects)`, {
+          cause: err,
+        });
       }
-    });
+      throw err;
+    }
   }
 }
 

@@ -23,22 +23,15 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { refusingOwnQueues } from "../own-queues.ts";
-import {
-  awsClientConfig,
-  awsErrorCode,
-  ClientCache,
-  classifyingErrors,
-  regionOfArn,
-  sdkOptions,
-} from "./config.ts";
+import { awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
 import { awsHome } from "./home.ts";
 
 type F = z.infer<typeof QueueForProvider>;
 type A = z.infer<typeof QueueAtProvider>;
 type MR = ManagedResource<F, A>;
 
-// Errors are classified in the client's middleware (config.ts), so each method calls the SDK directly.
-const clients = new ClientCache((c) => classifyingErrors(new SQSClient(sdkOptions(c))));
+// Errors are classified in the client's middleware (ClientCache, config.ts): each method calls the SDK directly.
+const clients = new ClientCache((c) => new SQSClient(sdkOptions(c)));
 
 // forProvider field ↔ SQS attribute (numbers travel as strings on the wire).
 const NUMERIC = {

@@ -2,8 +2,13 @@
 // (config.ts classifyingErrors): what the engine's backoff and conditions branch on, with no aws() wrapper.
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { describe, expect, it } from "vitest";
-import { CredentialsError, ThrottledError } from "../../../shared/api/external.ts";
-import { awsErrorCode, classifyingErrors } from "../../../shared/providers/aws/config.ts";
+import { CredentialsError, InvalidSpecError, ThrottledError } from "../../../shared/api/external.ts";
+import {
+  awsClientConfig,
+  awsErrorCode,
+  ClientCache,
+  classifyingErrors,
+} from "../../../shared/providers/aws/config.ts";
 
 /** An SQS client whose every request fails, before the wire, with an error shaped as the SDK's. */
 function failingClient(name: string, status: number) {
@@ -45,5 +50,39 @@ describe("classifyingErrors", () => {
 
   it("a client without it throws the SDK's error unclassified", async () => {
     await expect(call(failingClient("ThrottlingException", 400))).rejects.not.toBeInstanceOf(ThrottledError);
+  });
+
+  it("adds a service's own can-never-succeed codes to the AWS-wide ones", async () => {
+    const invalid = await call(
+      classifyingErrors(failingClient("InvalidVpc.Range", 400), { invalid: new Set(["InvalidVpc.Range"]) }),
+    ).catch((e) => e);
+    expect(invalid).toBeInstanceOf(InvalidSpecError);
+    expect(awsErrorCode((invalid as Error).cause)).toBe("InvalidVpc.Range");
+    await expect(call(classifyingErrors(failingClient("InvalidVpc.Range", 400)))).rejects.not.toBeInstanceOf(
+      InvalidSpecError,
+    );
+  });
+});
+
+describe("ClientCache", () => {
+  it("classifies the errors of every client it makes, with the service's own codes", async () => {
+    const cfg = await awsClientConfig(
+      {
+        providerConfig: {
+          apiVersion: "aws.driftless.dev/v1alpha1",
+          kind: "ProviderConfig",
+          metadata: { name: "default", uid: "u" },
+          spec: { credentials: { source: "InjectedIdentity" }, region: "eu-west-1" },
+        },
+        readSecretKey: async () => "",
+      } as never,
+      undefined,
+    );
+    const cache = new ClientCache(() => failingClient("StorageTypeNotSupported", 400), {
+      invalid: new Set(["StorageTypeNotSupported"]),
+    });
+    await expect(call(cache.get(cfg))).rejects.toBeInstanceOf(InvalidSpecError);
+    const sqs = new ClientCache(() => failingClient("RequestThrottled", 400));
+    await expect(call(sqs.get(cfg))).rejects.toBeInstanceOf(ThrottledError);
   });
 });

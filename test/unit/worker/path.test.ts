@@ -1,17 +1,36 @@
-// The path of one SQS message, measured instead of drawn: the files on the call stack when the SQS Queue
-// kind sends GetQueueAttributes, from the SQS adapter down (docs/architecture.md draws it). The test
+// The path of one SQS message, measured instead of drawn: the files on the call stack when a hand-written
+// AWS kind sends its first SDK call (the SQS Queue kind: GetQueueAttributes), from the SQS adapter down
+// (docs/architecture.md draws it). The test
 // stands where the Lambda handler (functions/aws/reconcile.ts) stands: it calls handleSqsBatch over the
 // worker createWorker wires, as the handler does. V8's async stack follows awaits: a function that only
 // passes a promise through (no await) leaves no frame, so the drawing in the doc is read from the code
 // and this test checks that every file on the way is entered once, in that order.
 import { relative } from "node:path";
+import {
+  DescribeSecurityGroupsCommand,
+  DescribeSubnetsCommand,
+  DescribeVpcsCommand,
+  EC2Client,
+} from "@aws-sdk/client-ec2";
+import { DescribeDBInstancesCommand, DescribeDBSubnetGroupsCommand, RDSClient } from "@aws-sdk/client-rds";
+import { HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { GetQueueAttributesCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { STSClient } from "@aws-sdk/client-sts";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { SecurityGroup, Subnet, VPC } from "../../../shared/api/aws/ec2.ts";
+import { DBInstance, DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
+import { Bucket } from "../../../shared/api/aws/s3.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
-import { providerConfigType } from "../../../shared/api/managed.ts";
+import type { ManagedKindProvider } from "../../../shared/api/external.ts";
+import { type ManagedKindDef, providerConfigType } from "../../../shared/api/managed.ts";
 import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
+import { securityGroupProvider } from "../../../shared/providers/aws/ec2-securitygroup.ts";
+import { subnetProvider } from "../../../shared/providers/aws/ec2-subnet.ts";
+import { vpcProvider } from "../../../shared/providers/aws/ec2-vpc.ts";
 import { awsProviderConfigKinds } from "../../../shared/providers/aws/kinds.ts";
+import { dbInstanceProvider } from "../../../shared/providers/aws/rds-dbinstance.ts";
+import { dbSubnetGroupProvider } from "../../../shared/providers/aws/rds-dbsubnetgroup.ts";
+import { bucketProvider } from "../../../shared/providers/aws/s3-bucket.ts";
 import { queueProvider } from "../../../shared/providers/aws/sqs-queue.ts";
 import { makeMessage } from "../../../shared/queue/message.ts";
 import { noopLogger } from "../../../shared/reconciler/contract.ts";
@@ -39,30 +58,131 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/** One hand-written AWS kind: its provider, a managed resource of it and the SDK call it reaches first. */
+interface KindPath {
+  file: string;
+  provider: ManagedKindProvider;
+  // biome-ignore lint/suspicious/noExplicitAny: definitions are heterogeneous
+  definition: ManagedKindDef<any, any>;
+  externalName: string;
+  forProvider: Record<string, unknown>;
+  atProvider?: Record<string, unknown>;
+  // biome-ignore lint/suspicious/noExplicitAny: an SDK client class (its send is answered here)
+  client: { prototype: { send: (...args: any[]) => unknown } };
+  command: new (...args: never[]) => unknown;
+  answer: unknown;
+  /** Files between the engine and the kind: the per-region routing (perResource), for kinds that do not pick their regional client themselves. */
+  routing: string[];
+}
+const ROUTED = ["shared/providers/aws/config.ts"];
+
+const region = "us-east-1";
+const KINDS: KindPath[] = [
+  {
+    file: "sqs-queue.ts",
+    provider: queueProvider,
+    definition: Queue,
+    externalName: "path-q",
+    forProvider: { region },
+    atProvider: { url: URL, arn: ARN },
+    client: SQSClient,
+    command: GetQueueAttributesCommand,
+    answer: { Attributes: { QueueArn: ARN, VisibilityTimeout: "30" } },
+    routing: [],
+  },
+  {
+    file: "s3-bucket.ts",
+    provider: bucketProvider,
+    definition: Bucket,
+    externalName: "path-bucket",
+    forProvider: { region },
+    client: S3Client,
+    command: HeadBucketCommand,
+    answer: { BucketRegion: region },
+    routing: ROUTED,
+  },
+  {
+    file: "ec2-vpc.ts",
+    provider: vpcProvider,
+    definition: VPC,
+    externalName: "vpc-0123abcd",
+    forProvider: { region, cidrBlock: "10.0.0.0/16" },
+    client: EC2Client,
+    command: DescribeVpcsCommand,
+    answer: { Vpcs: [] },
+    routing: ROUTED,
+  },
+  {
+    file: "ec2-subnet.ts",
+    provider: subnetProvider,
+    definition: Subnet,
+    externalName: "subnet-0123abcd",
+    forProvider: { region, vpcId: "vpc-0123abcd", cidrBlock: "10.0.1.0/24" },
+    client: EC2Client,
+    command: DescribeSubnetsCommand,
+    answer: { Subnets: [] },
+    routing: ROUTED,
+  },
+  {
+    file: "ec2-securitygroup.ts",
+    provider: securityGroupProvider,
+    definition: SecurityGroup,
+    externalName: "sg-0123abcd",
+    forProvider: { region, vpcId: "vpc-0123abcd", groupName: "path", description: "path" },
+    client: EC2Client,
+    command: DescribeSecurityGroupsCommand,
+    answer: { SecurityGroups: [] },
+    routing: ROUTED,
+  },
+  {
+    file: "rds-dbinstance.ts",
+    provider: dbInstanceProvider,
+    definition: DBInstance,
+    externalName: "path-db",
+    forProvider: { region, engine: "postgres", dbInstanceClass: "db.t3.micro", allocatedStorage: 20 },
+    client: RDSClient,
+    command: DescribeDBInstancesCommand,
+    answer: { DBInstances: [] },
+    routing: ROUTED,
+  },
+  {
+    file: "rds-dbsubnetgroup.ts",
+    provider: dbSubnetGroupProvider,
+    definition: DBSubnetGroup,
+    externalName: "path-group",
+    forProvider: { region, description: "path", subnetIds: ["subnet-1", "subnet-2"] },
+    client: RDSClient,
+    command: DescribeDBSubnetGroupsCommand,
+    answer: { DBSubnetGroups: [] },
+    routing: ROUTED,
+  },
+];
+
 describe("the path of one SQS message", () => {
-  it("reaches GetQueueAttributes in 5 file transitions, each file entered once", async () => {
+  it.each(KINDS)("reaches the SDK from $file with each file entered once, no back-and-forth", async (k) => {
     const api = new MemoryApiServer();
     const pc = providerConfigType("aws");
     api.seed(pc, {
       apiVersion: `${pc.group}/${pc.version}`,
       kind: "ProviderConfig",
       metadata: { name: "default" },
-      spec: { credentials: { source: "InjectedIdentity" }, region: "us-east-1" },
+      spec: { credentials: { source: "InjectedIdentity" }, region },
     });
-    api.seed(Queue, {
-      apiVersion: Queue.apiVersion,
-      kind: Queue.kind,
+    api.seed(k.definition, {
+      apiVersion: k.definition.apiVersion,
+      kind: k.definition.kind,
       metadata: {
-        name: "path-q",
-        annotations: { [Annotations.externalName]: "path-q" },
+        name: "path-mr",
+        uid: "0b6c5d2e-path",
+        annotations: { [Annotations.externalName]: k.externalName },
         finalizers: [MANAGED_FINALIZER],
       },
-      spec: { forProvider: { region: "us-east-1" } },
-      status: { atProvider: { url: URL, arn: ARN } },
+      spec: { forProvider: k.forProvider },
+      ...(k.atProvider ? { status: { atProvider: k.atProvider } } : {}),
     });
     const worker = createWorker({
       kube: api.kube(),
-      kinds: [queueProvider],
+      kinds: [k.provider],
       providerConfigKinds: awsProviderConfigKinds,
       logger: noopLogger,
       rateLimit: false,
@@ -76,16 +196,15 @@ describe("the path of one SQS message", () => {
       Account: "123456789012",
       $metadata: {},
     }));
-    // The SDK call itself: every SQS client's send, answered here (no wire), its caller's stack kept.
-    vi.spyOn(SQSClient.prototype, "send").mockImplementation(async (command: unknown) => {
-      if (command instanceof GetQueueAttributesCommand)
-        stacks.push(callerStack(new Error("GetQueueAttributes").stack ?? ""));
-      return { Attributes: { QueueArn: ARN, VisibilityTimeout: "30" }, $metadata: {} };
+    // The SDK call itself: the kind's client's send, answered here (no wire), its caller's stack kept.
+    vi.spyOn(k.client.prototype, "send").mockImplementation(async (command: unknown) => {
+      if (command instanceof k.command) stacks.push(callerStack(new Error("first call").stack ?? ""));
+      return { ...(k.answer as object), $metadata: {} };
     });
     try {
       await handleSqsBatch(
         {
-          sqs: new SQSClient({ region: "us-east-1" }),
+          sqs: new SQSClient({ region }),
           reconcile: worker.reconcile,
           logger: noopLogger,
           queueUrl: URL,
@@ -93,7 +212,10 @@ describe("the path of one SQS message", () => {
         {
           Records: [
             sqsRecord(
-              makeMessage({ apiVersion: Queue.apiVersion, kind: Queue.kind, name: "path-q" }, "drift"),
+              makeMessage(
+                { apiVersion: k.definition.apiVersion, kind: k.definition.kind, name: "path-mr" },
+                "drift",
+              ),
             ),
           ],
         },
@@ -101,16 +223,17 @@ describe("the path of one SQS message", () => {
     } finally {
       Error.stackTraceLimit = limit;
     }
-    expect(stacks).toHaveLength(1);
+    expect(stacks.length).toBeGreaterThanOrEqual(1);
     const path = filesOf(stacks[0] as string);
     expect(path).toEqual([
       "test/unit/worker/path.test.ts",
       "shared/worker/sqs.ts",
       "shared/worker/core.ts",
       "shared/reconciler/reconciler.ts",
-      "shared/providers/aws/sqs-queue.ts",
+      ...k.routing,
+      `shared/providers/aws/${k.file}`,
     ]);
-    // The handler's place → 4 files → the SDK: 5 transitions.
-    expect(path.length).toBe(5);
+    // The handler's place → 4 files (5 with the routing) → the SDK: 5 transitions (6).
+    expect(path.length).toBe(5 + k.routing.length);
   });
 });
