@@ -4,6 +4,7 @@ import {
   CreateSubnetCommand,
   CreateTagsCommand,
   CreateVpcCommand,
+  DeleteSecurityGroupCommand,
   DeleteSubnetCommand,
   DeleteVpcCommand,
   DescribeSecurityGroupsCommand,
@@ -319,6 +320,139 @@ describeManagedKind({
   ownTests: {
     delete: "AWS refuses to delete a VPC with dependents: proved above with DependencyViolation",
     crashRecovery: "provider-chosen ids: proved below for VPC, Subnet and SecurityGroup",
+  },
+});
+
+const BEHAVIOURS: Behaviour[] = [
+  "paused",
+  "emptyPolicies",
+  "inSync",
+  "externalName",
+  "delete",
+  "orphan",
+  "concurrentCreate",
+  "crashRecovery",
+  "import",
+  "importMissing",
+  "missingProviderConfig",
+];
+/** A /24 of its own per behaviour inside `vpc`'s /16 (10.x.0.0/16), so no two rows' subnets overlap. */
+const cidrFor = (b: Behaviour, second: number) => `10.${second}.${BEHAVIOURS.indexOf(b) + 1}.0/24`;
+/** One VPC per kind's rows, made on first use. */
+const vpcFor = (cidr: string) => {
+  let id: Promise<string> | undefined;
+  return () => {
+    id ??= cloudVpc(cidr);
+    return id;
+  };
+};
+const subnetRowsVpc = vpcFor("10.40.0.0/16");
+const groupRowsVpc = vpcFor("10.41.0.0/16");
+const subnetGroupRowsVpc = vpcFor("10.42.0.0/16");
+
+describeManagedKind({
+  type: Subnet,
+  cloud: "moto",
+  prefix: "subnet",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: async (b) => ({
+    vpcId: await subnetRowsVpc(),
+    cidrBlock: cidrFor(b, 40),
+    ...(b === "inSync" ? { tags: { a: "1" } } : {}),
+  }),
+  exists: async (id) => (await subnetOf(id)) !== undefined,
+  owned: async (uid) =>
+    (await ec2.send(new DescribeSubnetsCommand({ Filters: owned(uid) }))).Subnets?.map(
+      (s) => s.SubnetId ?? "",
+    ) ?? [],
+  requests: { during: callsDuring, isRead: (action) => action === "DescribeSubnets" },
+  inSyncRequests: { DescribeSubnets: 1 },
+  cleanup: async (id) => {
+    await ec2.send(new DeleteSubnetCommand({ SubnetId: id }));
+  },
+  adopt: {
+    arrange: async () => cloudSubnet(await subnetRowsVpc(), "10.40.100.0/24"),
+    forProvider: { cidrBlock: "10.40.100.0/24", tags: { adopted: "yes" } },
+    check: async ({ cloudName }) =>
+      expect(tagMap((await subnetOf(cloudName))?.Tags)).toEqual({ adopted: "yes" }),
+  },
+  import: {
+    arrange: async () => cloudSubnet(await subnetRowsVpc(), "10.40.101.0/24"),
+    expectSpec: async (forProvider) =>
+      expect(forProvider).toMatchObject({ vpcId: await subnetRowsVpc(), cidrBlock: "10.40.101.0/24" }),
+    change: { tags: { owner: "me" } },
+    expectUnchanged: async (id) => expect(tagMap((await subnetOf(id))?.Tags)).toEqual({}),
+    after: async ({ cloudName }) => {
+      await ec2.send(new DeleteSubnetCommand({ SubnetId: cloudName }));
+    },
+  },
+  ownTests: { crashRecovery: "provider-chosen ids: proved below for VPC, Subnet and SecurityGroup" },
+});
+
+describeManagedKind({
+  type: SecurityGroup,
+  cloud: "moto",
+  prefix: "sg",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: async (b, name) => ({
+    vpcId: await groupRowsVpc(),
+    groupName: name,
+    description: "conformance",
+    ...(b === "inSync" ? { tags: { a: "1" } } : {}),
+  }),
+  exists: async (id) => (await groupOf(id)) !== undefined,
+  owned: async (uid) =>
+    (await ec2.send(new DescribeSecurityGroupsCommand({ Filters: owned(uid) }))).SecurityGroups?.map(
+      (g) => g.GroupId ?? "",
+    ) ?? [],
+  requests: { during: callsDuring, isRead: (action) => action === "DescribeSecurityGroups" },
+  cleanup: async (id) => {
+    await ec2.send(new DeleteSecurityGroupCommand({ GroupId: id }));
+  },
+  adopt: {
+    arrange: async () =>
+      (
+        await ec2.send(
+          new CreateSecurityGroupCommand({
+            VpcId: await groupRowsVpc(),
+            GroupName: uniqueName("sg-adopted"),
+            Description: "adopted",
+          }),
+        )
+      ).GroupId ?? "",
+    forProvider: { description: "adopted", tags: { adopted: "yes" } },
+    check: async ({ cloudName }) =>
+      expect(tagMap((await groupOf(cloudName))?.Tags)).toEqual({ adopted: "yes" }),
+  },
+  ownTests: {
+    crashRecovery: "provider-chosen ids: proved below for VPC, Subnet and SecurityGroup",
+  },
+});
+
+describeManagedKind({
+  type: DBSubnetGroup,
+  cloud: "moto",
+  prefix: "dbsg",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: async (b) => {
+    const vpc = await subnetGroupRowsVpc();
+    const n = BEHAVIOURS.indexOf(b) + 1;
+    return {
+      description: "conformance",
+      subnetIds: [
+        await cloudSubnet(vpc, `10.42.${n * 2}.0/24`, "us-east-1a"),
+        await cloudSubnet(vpc, `10.42.${n * 2 + 1}.0/24`, "us-east-1b"),
+      ],
+    };
+  },
+  exists: async (name) => (await subnetGroupOf(name)) !== undefined,
+  count: async (name) => ((await subnetGroupOf(name)) ? 1 : 0),
+  requests: {
+    during: callsDuring,
+    isRead: (action) => action === "DescribeDBSubnetGroups" || action === "ListTagsForResource",
   },
 });
 
