@@ -1,7 +1,7 @@
-// What the EC2 kinds (VPC, Subnet, SecurityGroup) share: the SDK client cache, the ownership tag that
-// finds a resource whose provider-chosen id was never recorded, tag updates, error classes and the
-// batched drift check (Describe* by id filter). The RDS kinds use the per-region routing and error
-// helpers too.
+// The EC2 family's template (VPC, Subnet, SecurityGroup): the SDK client cache, the client that finds a
+// resource by id or by the ownership tag (a provider-chosen id never recorded) and observes one or many
+// (Ec2KindClient, read from each kind's Ec2Kind data), tag updates, error classes and IAM. The RDS kinds
+// use the per-region routing and the batched observe's helpers too.
 import {
   CreateTagsCommand,
   DeleteTagsCommand,
@@ -324,6 +324,106 @@ export async function observeEach<F, A>(
   await Promise.all(Array.from({ length: Math.min(OBSERVE_EACH_CONCURRENCY, items.length) }, lane));
   if (throttled) throw throttled;
   return out;
+}
+
+/** A Describe* request of the template: by ids (the kind's *Ids parameter) or by filters, page by page. */
+export interface Ec2DescribeInput {
+  ids?: string[];
+  Filters?: Filter[];
+  MaxResults?: number;
+  NextToken?: string;
+}
+
+/**
+ * One EC2 kind found by id or by the ownership tag, as data: the template (Ec2KindClient) reads, finds and
+ * batch-observes every such kind with it.
+ */
+export interface Ec2Kind<T, O> {
+  /** The noun in messages: VPC, subnet, security group. */
+  noun: string;
+  /** The id's prefix: vpc, subnet, sg. */
+  idPrefix: string;
+  /** The Describe* filter that names ids: vpc-id, subnet-id, group-id. */
+  idFilter: string;
+  /** The codes of a Describe* by id of one that does not exist (the *Ids parameter fails the request). */
+  notFound: readonly string[];
+  /** The kind's Describe* command for an input. */
+  describe: (input: Ec2DescribeInput) => unknown;
+  /** One page of its answer. */
+  page: (out: O) => DescribePage<T>;
+  idOf: (t: T) => string | undefined;
+}
+
+/**
+ * The template of the EC2 kinds: the client of one region that finds a resource by id once it is known,
+ * before that by the ownership tag (a create whose id was never recorded), observes it and batch-observes
+ * many by an id filter. A kind adds its data (Ec2Kind), what it reports of a resource, and its writes.
+ */
+export abstract class Ec2KindClient<F, A, T, O> {
+  protected readonly ec2: EC2Client;
+  protected readonly region: string;
+  readonly #kind: Ec2Kind<T, O>;
+  readonly #isId: (name: string) => boolean;
+  constructor(ec2: EC2Client, region: string, kind: Ec2Kind<T, O>) {
+    this.ec2 = ec2;
+    this.region = region;
+    this.#kind = kind;
+    const pattern = ec2IdPattern(kind.idPrefix);
+    this.#isId = (name) => pattern.test(name);
+  }
+
+  /** What observe reports of a resource as Describe* returned it. */
+  protected abstract observationOf(
+    fp: F,
+    id: string,
+    t: T,
+  ): ExternalObservation<F, A> | Promise<ExternalObservation<F, A>>;
+
+  async #describe(input: Ec2DescribeInput): Promise<DescribePage<T>> {
+    // The kind's command is data; the client's send types every EC2 command, so the answer is the kind's own.
+    const send = this.ec2.send.bind(this.ec2) as unknown as (command: unknown) => Promise<O>;
+    return this.#kind.page(await send(this.#kind.describe(input)));
+  }
+
+  protected isMissing(err: unknown): boolean {
+    return codeIs(err, ...this.#kind.notFound);
+  }
+
+  /** By id once it is known; before that, by the ownership tag (a create whose id was never recorded). */
+  protected async find(mr: ManagedResource<F, A>, id: string | undefined): Promise<T | undefined> {
+    if (id) {
+      try {
+        return (await this.#describe({ ids: [id] })).items?.[0];
+      } catch (err) {
+        if (this.isMissing(err)) return undefined;
+        throw err;
+      }
+    }
+    if (!mr.metadata.uid) return undefined;
+    const found = (await this.#describe({ Filters: ownedBy(mr as ManagedResource) })).items ?? [];
+    return singleOwned(found, this.#kind.noun, this.#kind.idOf);
+  }
+
+  async observe(mr: ManagedResource<F, A>, id: string | undefined): Promise<ExternalObservation<F, A>> {
+    const t = await this.find(mr, id);
+    const found = t === undefined ? undefined : this.#kind.idOf(t);
+    if (t === undefined || !found) return { resourceExists: false };
+    return this.observationOf(mr.spec.forProvider, found, t);
+  }
+
+  /** Describe* with the kind's id filter; a name that is no id of the kind is observed alone. */
+  async observeMany(
+    items: ReadonlyArray<ObserveManyItem<F, A>>,
+  ): Promise<Array<ExternalObservation<F, A> | Error>> {
+    return observeManyByIds(items, {
+      isId: this.#isId,
+      filter: this.#kind.idFilter,
+      describe: (input) => this.#describe(input),
+      idOf: this.#kind.idOf,
+      observation: async (mr, id, t) => this.observationOf(mr.spec.forProvider, id, t),
+      observeOne: (mr, name) => this.observe(mr, name),
+    });
+  }
 }
 
 type RegionSpec = { region?: string };

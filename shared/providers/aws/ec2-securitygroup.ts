@@ -5,7 +5,7 @@ import {
   CreateSecurityGroupCommand,
   DeleteSecurityGroupCommand,
   DescribeSecurityGroupsCommand,
-  type EC2Client,
+  type DescribeSecurityGroupsCommandOutput,
   type IpPermission,
   RevokeSecurityGroupEgressCommand,
   RevokeSecurityGroupIngressCommand,
@@ -20,19 +20,17 @@ import {
   type SecurityGroupAtProvider,
   type SecurityGroupForProvider,
 } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation, ObserveManyItem } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
   codeIs,
   defined,
   dependencyViolation,
-  ec2IdPattern,
+  type Ec2Kind,
+  Ec2KindClient,
   ec2Provider,
   observedTags,
-  observeManyByIds,
-  ownedBy,
-  singleOwned,
   tagSpecifications,
   tagsOf,
   updateTags,
@@ -46,10 +44,6 @@ type Rule = z.infer<typeof IngressRule> & z.infer<typeof EgressRule>;
 type Direction = "ingress" | "egress";
 
 export const DEFAULT_GROUP_DESCRIPTION = "Managed by driftless";
-
-const GROUP_ID = ec2IdPattern("sg");
-const isGroupId = (name: string) => GROUP_ID.test(name);
-const isMissing = (err: unknown) => codeIs(err, "InvalidGroup.NotFound", "InvalidGroupId.NotFound");
 
 // The group as observe() read it, handed to update() (the engine passes the very same observation).
 const groupOf = new WeakMap<Observation, CloudGroup>();
@@ -302,42 +296,32 @@ export function ruleChanges(desired: Map<string, Atom>, cloud: Map<string, Atom>
   return { authorize, redescribe, revoke };
 }
 
-class SecurityGroupClient implements ExternalClient<F, A> {
-  readonly #ec2: EC2Client;
-  readonly #region: string;
-  constructor(ec2: EC2Client, region: string) {
-    this.#ec2 = ec2;
-    this.#region = region;
-  }
+/** The security groups as the EC2 template (ec2-common.ts) reads them. */
+const GROUPS: Ec2Kind<CloudGroup, DescribeSecurityGroupsCommandOutput> = {
+  noun: "security group",
+  idPrefix: "sg",
+  idFilter: "group-id",
+  notFound: ["InvalidGroup.NotFound", "InvalidGroupId.NotFound"],
+  describe: ({ ids, ...input }) =>
+    new DescribeSecurityGroupsCommand({ ...input, ...(ids ? { GroupIds: ids } : {}) }),
+  page: (out) => ({ items: out.SecurityGroups, nextToken: out.NextToken }),
+  idOf: (g) => g.GroupId,
+};
 
-  /** By id once it is known; before that, by the ownership tag (a create whose id was never recorded). */
-  async #find(mr: MR, id: string | undefined): Promise<CloudGroup | undefined> {
-    if (id) {
-      try {
-        return (await this.#ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: [id] })))
-          .SecurityGroups?.[0];
-      } catch (err) {
-        if (isMissing(err)) return undefined;
-        throw err;
-      }
-    }
-    if (!mr.metadata.uid) return undefined;
-    const found =
-      (await this.#ec2.send(new DescribeSecurityGroupsCommand({ Filters: ownedBy(mr) }))).SecurityGroups ??
-      [];
-    return singleOwned(found, "security group", (g) => g.GroupId);
-  }
-
+class SecurityGroupClient
+  extends Ec2KindClient<F, A, CloudGroup, DescribeSecurityGroupsCommandOutput>
+  implements ExternalClient<F, A>
+{
   /**
    * What observe reports of a group as DescribeSecurityGroups returned it: its rules are in that answer
    * (IpPermissions, IpPermissionsEgress), so nothing else is read. The group is kept for update().
    */
-  #observationOf(fp: F, groupId: string, group: CloudGroup): Observation {
+  protected observationOf(fp: F, groupId: string, group: CloudGroup): Observation {
     const obs: Observation = {
       resourceExists: true,
       externalName: groupId,
       observed: defined({
-        region: this.#region,
+        region: this.region,
         groupName: group.GroupName,
         description: group.Description,
         vpcId: group.VpcId,
@@ -354,28 +338,6 @@ class SecurityGroupClient implements ExternalClient<F, A> {
     return obs;
   }
 
-  async observe(mr: MR, id: string | undefined): Promise<Observation> {
-    const group = await this.#find(mr, id);
-    const groupId = group?.GroupId;
-    if (!group || !groupId) return { resourceExists: false };
-    return this.#observationOf(mr.spec.forProvider, groupId, group);
-  }
-
-  /** DescribeSecurityGroups with a group-id filter; a name that is no group id is observed alone. */
-  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    return observeManyByIds(items, {
-      isId: isGroupId,
-      filter: "group-id",
-      describe: async (input) => {
-        const out = await this.#ec2.send(new DescribeSecurityGroupsCommand(input));
-        return { items: out.SecurityGroups, nextToken: out.NextToken };
-      },
-      idOf: (g) => g.GroupId,
-      observation: async (mr, id, group) => this.#observationOf(mr.spec.forProvider, id, group),
-      observeOne: (mr, name) => this.observe(mr, name),
-    });
-  }
-
   async create(mr: MR) {
     const fp = mr.spec.forProvider;
     const vpcId = fp.vpcId;
@@ -384,7 +346,7 @@ class SecurityGroupClient implements ExternalClient<F, A> {
         "spec.forProvider.vpcId (or vpcIdRef, vpcIdSelector) is required to create a security group",
       );
     // Tagged in the same call: if the id is lost (crash before it is recorded), observe finds it by tag.
-    const out = await this.#ec2.send(
+    const out = await this.ec2.send(
       new CreateSecurityGroupCommand({
         GroupName: fp.groupName ?? mr.metadata.name,
         Description: fp.description ?? DEFAULT_GROUP_DESCRIPTION,
@@ -399,7 +361,7 @@ class SecurityGroupClient implements ExternalClient<F, A> {
 
   async update(mr: MR, id: string, obs: Observation) {
     const fp = mr.spec.forProvider;
-    const group = groupOf.get(obs) ?? (await this.#find(mr, id));
+    const group = groupOf.get(obs) ?? (await this.find(mr, id));
     if (!group) throw new Error(`security group ${id} disappeared during update`);
     if (fp.ingress !== undefined) {
       const changes = ruleChanges(specAtoms(fp.ingress, "ingress"), cloudAtoms(group.IpPermissions));
@@ -409,7 +371,7 @@ class SecurityGroupClient implements ExternalClient<F, A> {
       const changes = ruleChanges(specAtoms(fp.egress, "egress"), cloudAtoms(group.IpPermissionsEgress));
       await this.#apply(id, "egress", changes);
     }
-    if (fp.tags !== undefined) await updateTags(this.#ec2, id, fp.tags, tagsOf(group.Tags));
+    if (fp.tags !== undefined) await updateTags(this.ec2, id, fp.tags, tagsOf(group.Tags));
     return {};
   }
 
@@ -420,8 +382,8 @@ class SecurityGroupClient implements ExternalClient<F, A> {
     if (authorize.length > 0) {
       const send = (IpPermissions: IpPermission[]) =>
         ingress
-          ? this.#ec2.send(new AuthorizeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }))
-          : this.#ec2.send(new AuthorizeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
+          ? this.ec2.send(new AuthorizeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }))
+          : this.ec2.send(new AuthorizeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
       try {
         await send(authorize.map((a) => permissionOf(a, true)));
       } catch (err) {
@@ -438,11 +400,11 @@ class SecurityGroupClient implements ExternalClient<F, A> {
     if (redescribe.length > 0) {
       const IpPermissions = redescribe.map((a) => permissionOf(a, true));
       if (ingress)
-        await this.#ec2.send(
+        await this.ec2.send(
           new UpdateSecurityGroupRuleDescriptionsIngressCommand({ GroupId: id, IpPermissions }),
         );
       else
-        await this.#ec2.send(
+        await this.ec2.send(
           new UpdateSecurityGroupRuleDescriptionsEgressCommand({ GroupId: id, IpPermissions }),
         );
     }
@@ -451,8 +413,8 @@ class SecurityGroupClient implements ExternalClient<F, A> {
       const IpPermissions = revoke.map((a) => permissionOf(a, false));
       try {
         if (ingress)
-          await this.#ec2.send(new RevokeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }));
-        else await this.#ec2.send(new RevokeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
+          await this.ec2.send(new RevokeSecurityGroupIngressCommand({ GroupId: id, IpPermissions }));
+        else await this.ec2.send(new RevokeSecurityGroupEgressCommand({ GroupId: id, IpPermissions }));
       } catch (err) {
         // Already gone is what we wanted; the next observe shows anything left.
         if (!codeIs(err, "InvalidPermission.NotFound")) throw err;
@@ -462,9 +424,9 @@ class SecurityGroupClient implements ExternalClient<F, A> {
 
   async delete(_mr: MR, id: string) {
     try {
-      await this.#ec2.send(new DeleteSecurityGroupCommand({ GroupId: id }));
+      await this.ec2.send(new DeleteSecurityGroupCommand({ GroupId: id }));
     } catch (err) {
-      if (isMissing(err)) return;
+      if (this.isMissing(err)) return;
       if (codeIs(err, "DependencyViolation", "InvalidGroup.InUse"))
         throw dependencyViolation(`security group ${id}`, err);
       throw err;
@@ -474,7 +436,7 @@ class SecurityGroupClient implements ExternalClient<F, A> {
 
 export const securityGroupProvider = ec2Provider<F, A>(
   SecurityGroup,
-  (ec2, region) => new SecurityGroupClient(ec2, region),
+  (ec2, region) => new SecurityGroupClient(ec2, region, GROUPS),
   {
     type: "security-group",
     create: "CreateSecurityGroup",

@@ -3,26 +3,24 @@ import {
   DeleteVpcCommand,
   DescribeVpcAttributeCommand,
   DescribeVpcsCommand,
-  type EC2Client,
+  type DescribeVpcsCommandOutput,
   ModifyVpcAttributeCommand,
   type Vpc,
 } from "@aws-sdk/client-ec2";
 import type { z } from "zod";
 import { VPC, type VPCAtProvider, type VPCForProvider } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation, ObserveManyItem } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
   codeIs,
   defined,
   dependencyViolation,
+  type Ec2Kind,
+  Ec2KindClient,
   ec2Arn,
-  ec2IdPattern,
   ec2Provider,
   observedTags,
-  observeManyByIds,
-  ownedBy,
-  singleOwned,
   tagSpecifications,
   tagsOf,
   updateTags,
@@ -33,35 +31,20 @@ type A = z.infer<typeof VPCAtProvider>;
 type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 
-const VPC_ID = ec2IdPattern("vpc");
-const isVpcId = (name: string) => VPC_ID.test(name);
-const isMissing = (err: unknown) => codeIs(err, "InvalidVpcID.NotFound");
+/** The VPCs as the EC2 template (ec2-common.ts) reads them. */
+const VPCS: Ec2Kind<Vpc, DescribeVpcsCommandOutput> = {
+  noun: "VPC",
+  idPrefix: "vpc",
+  idFilter: "vpc-id",
+  notFound: ["InvalidVpcID.NotFound"],
+  describe: ({ ids, ...input }) => new DescribeVpcsCommand({ ...input, ...(ids ? { VpcIds: ids } : {}) }),
+  page: (out) => ({ items: out.Vpcs, nextToken: out.NextToken }),
+  idOf: (v) => v.VpcId,
+};
 
-class VpcClient implements ExternalClient<F, A> {
-  readonly #ec2: EC2Client;
-  readonly #region: string;
-  constructor(ec2: EC2Client, region: string) {
-    this.#ec2 = ec2;
-    this.#region = region;
-  }
-
-  /** By id once it is known; before that, by the ownership tag (a create whose id was never recorded). */
-  async #find(mr: MR, id: string | undefined): Promise<Vpc | undefined> {
-    if (id) {
-      try {
-        return (await this.#ec2.send(new DescribeVpcsCommand({ VpcIds: [id] }))).Vpcs?.[0];
-      } catch (err) {
-        if (isMissing(err)) return undefined;
-        throw err;
-      }
-    }
-    if (!mr.metadata.uid) return undefined;
-    const found = (await this.#ec2.send(new DescribeVpcsCommand({ Filters: ownedBy(mr) }))).Vpcs ?? [];
-    return singleOwned(found, "VPC", (v) => v.VpcId);
-  }
-
+class VpcClient extends Ec2KindClient<F, A, Vpc, DescribeVpcsCommandOutput> implements ExternalClient<F, A> {
   async #attribute(id: string, attribute: "enableDnsSupport" | "enableDnsHostnames") {
-    const out = await this.#ec2.send(new DescribeVpcAttributeCommand({ VpcId: id, Attribute: attribute }));
+    const out = await this.ec2.send(new DescribeVpcAttributeCommand({ VpcId: id, Attribute: attribute }));
     return attribute === "enableDnsSupport" ? out.EnableDnsSupport?.Value : out.EnableDnsHostnames?.Value;
   }
 
@@ -69,17 +52,17 @@ class VpcClient implements ExternalClient<F, A> {
    * What observe reports of a VPC as DescribeVpcs returned it. DescribeVpcs does not return the DNS
    * attributes: each one the spec manages costs a DescribeVpcAttribute of this VPC.
    */
-  async #observationOf(fp: F, vpcId: string, vpc: Vpc): Promise<Observation> {
+  protected async observationOf(fp: F, vpcId: string, vpc: Vpc): Promise<Observation> {
     const enableDnsSupport =
       fp.enableDnsSupport !== undefined ? await this.#attribute(vpcId, "enableDnsSupport") : undefined;
     const enableDnsHostnames =
       fp.enableDnsHostnames !== undefined ? await this.#attribute(vpcId, "enableDnsHostnames") : undefined;
-    const arn = ec2Arn(this.#region, vpc.OwnerId, "vpc", vpcId);
+    const arn = ec2Arn(this.region, vpc.OwnerId, "vpc", vpcId);
     return {
       resourceExists: true,
       externalName: vpcId,
       observed: defined({
-        region: this.#region,
+        region: this.region,
         cidrBlock: vpc.CidrBlock,
         instanceTenancy: vpc.InstanceTenancy as F["instanceTenancy"],
         enableDnsSupport,
@@ -92,38 +75,12 @@ class VpcClient implements ExternalClient<F, A> {
     };
   }
 
-  async observe(mr: MR, id: string | undefined): Promise<Observation> {
-    const vpc = await this.#find(mr, id);
-    const vpcId = vpc?.VpcId;
-    if (!vpc || !vpcId) return { resourceExists: false };
-    return this.#observationOf(mr.spec.forProvider, vpcId, vpc);
-  }
-
-  /**
-   * DescribeVpcs with a vpc-id filter, then DescribeVpcAttribute per DNS attribute a spec manages. A name
-   * that is no VPC id is observed alone, so DescribeVpcs says what is wrong with it.
-   */
-  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    return observeManyByIds(items, {
-      isId: isVpcId,
-      filter: "vpc-id",
-      describe: async (input) => {
-        const out = await this.#ec2.send(new DescribeVpcsCommand(input));
-        return { items: out.Vpcs, nextToken: out.NextToken };
-      },
-      idOf: (v) => v.VpcId,
-      // The DNS attributes the spec manages are read per VPC, as observe does.
-      observation: (mr, id, vpc) => this.#observationOf(mr.spec.forProvider, id, vpc),
-      observeOne: (mr, name) => this.observe(mr, name),
-    });
-  }
-
   async create(mr: MR) {
     const fp = mr.spec.forProvider;
     if (!fp.cidrBlock) throw new InvalidSpecError("spec.forProvider.cidrBlock is required to create a VPC");
     const cidrBlock = fp.cidrBlock;
     // Tagged in the same call: if the id is lost (crash before it is recorded), observe finds it by tag.
-    const out = await this.#ec2.send(
+    const out = await this.ec2.send(
       new CreateVpcCommand({
         CidrBlock: cidrBlock,
         ...(fp.instanceTenancy ? { InstanceTenancy: fp.instanceTenancy } : {}),
@@ -144,7 +101,7 @@ class VpcClient implements ExternalClient<F, A> {
       // An attribute EC2 did not report is set too: absent is drift, like any other difference.
       if (want === undefined || observed[attr] === want) return;
       const value = { Value: want };
-      await this.#ec2.send(
+      await this.ec2.send(
         new ModifyVpcAttributeCommand({
           VpcId: id,
           ...(attr === "enableDnsSupport" ? { EnableDnsSupport: value } : { EnableDnsHostnames: value }),
@@ -157,15 +114,15 @@ class VpcClient implements ExternalClient<F, A> {
         ? (["enableDnsHostnames", "enableDnsSupport"] as const)
         : (["enableDnsSupport", "enableDnsHostnames"] as const);
     for (const attr of order) await modify(attr);
-    if (fp.tags !== undefined) await updateTags(this.#ec2, id, fp.tags, observed.tags ?? {});
+    if (fp.tags !== undefined) await updateTags(this.ec2, id, fp.tags, observed.tags ?? {});
     return {};
   }
 
   async delete(_mr: MR, id: string) {
     try {
-      await this.#ec2.send(new DeleteVpcCommand({ VpcId: id }));
+      await this.ec2.send(new DeleteVpcCommand({ VpcId: id }));
     } catch (err) {
-      if (isMissing(err)) return;
+      if (this.isMissing(err)) return;
       if (codeIs(err, "DependencyViolation")) throw dependencyViolation(`VPC ${id}`, err);
       throw err;
     }
@@ -174,7 +131,7 @@ class VpcClient implements ExternalClient<F, A> {
 
 export const vpcProvider = ec2Provider<F, A>(
   VPC,
-  (ec2, region) => new VpcClient(ec2, region),
+  (ec2, region) => new VpcClient(ec2, region, VPCS),
   {
     type: "vpc",
     create: "CreateVpc",

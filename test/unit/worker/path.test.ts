@@ -60,6 +60,9 @@ afterEach(() => {
 
 /** One hand-written AWS kind: its provider, a managed resource of it and the SDK call it reaches first. */
 interface KindPath {
+  /** The kind's file, when the file that calls the SDK is its family's template. */
+  kind?: string;
+  /** The file that calls the SDK. */
   file: string;
   provider: ManagedKindProvider;
   // biome-ignore lint/suspicious/noExplicitAny: definitions are heterogeneous
@@ -102,7 +105,8 @@ const KINDS: KindPath[] = [
     routing: ROUTED,
   },
   {
-    file: "ec2-vpc.ts",
+    kind: "ec2-vpc.ts",
+    file: "ec2-common.ts",
     provider: vpcProvider,
     definition: VPC,
     externalName: "vpc-0123abcd",
@@ -113,7 +117,8 @@ const KINDS: KindPath[] = [
     routing: ROUTED,
   },
   {
-    file: "ec2-subnet.ts",
+    kind: "ec2-subnet.ts",
+    file: "ec2-common.ts",
     provider: subnetProvider,
     definition: Subnet,
     externalName: "subnet-0123abcd",
@@ -124,7 +129,8 @@ const KINDS: KindPath[] = [
     routing: ROUTED,
   },
   {
-    file: "ec2-securitygroup.ts",
+    kind: "ec2-securitygroup.ts",
+    file: "ec2-common.ts",
     provider: securityGroupProvider,
     definition: SecurityGroup,
     externalName: "sg-0123abcd",
@@ -159,81 +165,84 @@ const KINDS: KindPath[] = [
 ];
 
 describe("the path of one SQS message", () => {
-  it.each(KINDS)("reaches the SDK from $file with each file entered once, no back-and-forth", async (k) => {
-    const api = new MemoryApiServer();
-    const pc = providerConfigType("aws");
-    api.seed(pc, {
-      apiVersion: `${pc.group}/${pc.version}`,
-      kind: "ProviderConfig",
-      metadata: { name: "default" },
-      spec: { credentials: { source: "InjectedIdentity" }, region },
-    });
-    api.seed(k.definition, {
-      apiVersion: k.definition.apiVersion,
-      kind: k.definition.kind,
-      metadata: {
-        name: "path-mr",
-        uid: "0b6c5d2e-path",
-        annotations: { [Annotations.externalName]: k.externalName },
-        finalizers: [MANAGED_FINALIZER],
-      },
-      spec: { forProvider: k.forProvider },
-      ...(k.atProvider ? { status: { atProvider: k.atProvider } } : {}),
-    });
-    const worker = createWorker({
-      kube: api.kube(),
-      kinds: [k.provider],
-      providerConfigKinds: awsProviderConfigKinds,
-      logger: noopLogger,
-      rateLimit: false,
-      events: { record: async () => {} },
-    });
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 200;
-    const stacks: string[] = [];
-    // Where the client reaches (the home check's STS GetCallerIdentity), answered here too: no wire.
-    vi.spyOn(STSClient.prototype, "send").mockImplementation(async () => ({
-      Account: "123456789012",
-      $metadata: {},
-    }));
-    // The SDK call itself: the kind's client's send, answered here (no wire), its caller's stack kept.
-    vi.spyOn(k.client.prototype, "send").mockImplementation(async (command: unknown) => {
-      if (command instanceof k.command) stacks.push(callerStack(new Error("first call").stack ?? ""));
-      return { ...(k.answer as object), $metadata: {} };
-    });
-    try {
-      await handleSqsBatch(
-        {
-          sqs: new SQSClient({ region }),
-          reconcile: worker.reconcile,
-          logger: noopLogger,
-          queueUrl: URL,
+  it.each(KINDS)(
+    "reaches the SDK from $file ($kind) with each file entered once, no back-and-forth",
+    async (k) => {
+      const api = new MemoryApiServer();
+      const pc = providerConfigType("aws");
+      api.seed(pc, {
+        apiVersion: `${pc.group}/${pc.version}`,
+        kind: "ProviderConfig",
+        metadata: { name: "default" },
+        spec: { credentials: { source: "InjectedIdentity" }, region },
+      });
+      api.seed(k.definition, {
+        apiVersion: k.definition.apiVersion,
+        kind: k.definition.kind,
+        metadata: {
+          name: "path-mr",
+          uid: "0b6c5d2e-path",
+          annotations: { [Annotations.externalName]: k.externalName },
+          finalizers: [MANAGED_FINALIZER],
         },
-        {
-          Records: [
-            sqsRecord(
-              makeMessage(
-                { apiVersion: k.definition.apiVersion, kind: k.definition.kind, name: "path-mr" },
-                "drift",
+        spec: { forProvider: k.forProvider },
+        ...(k.atProvider ? { status: { atProvider: k.atProvider } } : {}),
+      });
+      const worker = createWorker({
+        kube: api.kube(),
+        kinds: [k.provider],
+        providerConfigKinds: awsProviderConfigKinds,
+        logger: noopLogger,
+        rateLimit: false,
+        events: { record: async () => {} },
+      });
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 200;
+      const stacks: string[] = [];
+      // Where the client reaches (the home check's STS GetCallerIdentity), answered here too: no wire.
+      vi.spyOn(STSClient.prototype, "send").mockImplementation(async () => ({
+        Account: "123456789012",
+        $metadata: {},
+      }));
+      // The SDK call itself: the kind's client's send, answered here (no wire), its caller's stack kept.
+      vi.spyOn(k.client.prototype, "send").mockImplementation(async (command: unknown) => {
+        if (command instanceof k.command) stacks.push(callerStack(new Error("first call").stack ?? ""));
+        return { ...(k.answer as object), $metadata: {} };
+      });
+      try {
+        await handleSqsBatch(
+          {
+            sqs: new SQSClient({ region }),
+            reconcile: worker.reconcile,
+            logger: noopLogger,
+            queueUrl: URL,
+          },
+          {
+            Records: [
+              sqsRecord(
+                makeMessage(
+                  { apiVersion: k.definition.apiVersion, kind: k.definition.kind, name: "path-mr" },
+                  "drift",
+                ),
               ),
-            ),
-          ],
-        },
-      );
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
-    expect(stacks.length).toBeGreaterThanOrEqual(1);
-    const path = filesOf(stacks[0] as string);
-    expect(path).toEqual([
-      "test/unit/worker/path.test.ts",
-      "shared/worker/sqs.ts",
-      "shared/worker/core.ts",
-      "shared/reconciler/reconciler.ts",
-      ...k.routing,
-      `shared/providers/aws/${k.file}`,
-    ]);
-    // The handler's place → 4 files (5 with the routing) → the SDK: 5 transitions (6).
-    expect(path.length).toBe(5 + k.routing.length);
-  });
+            ],
+          },
+        );
+      } finally {
+        Error.stackTraceLimit = limit;
+      }
+      expect(stacks.length).toBeGreaterThanOrEqual(1);
+      const path = filesOf(stacks[0] as string);
+      expect(path).toEqual([
+        "test/unit/worker/path.test.ts",
+        "shared/worker/sqs.ts",
+        "shared/worker/core.ts",
+        "shared/reconciler/reconciler.ts",
+        ...k.routing,
+        `shared/providers/aws/${k.file}`,
+      ]);
+      // The handler's place → 4 files (5 with the routing) → the SDK: 5 transitions (6).
+      expect(path.length).toBe(5 + k.routing.length);
+    },
+  );
 });
