@@ -41,8 +41,6 @@ const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 
 /** Queue age buckets, seconds: from "at once" to "the drift interval has passed". */
 const QUEUE_AGE_BUCKETS = [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600];
 
-export const noopMetrics: MetricsSink = { reconciled() {}, externalCall() {}, queueAge() {} };
-
 /** A gauge read at scrape time (queue depth, forwarder state…). */
 export interface GaugeSource {
   name: string;

@@ -23,7 +23,7 @@ import {
 } from "../../shared/doorbell/webhook.ts";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
-import { noopMetrics } from "../../shared/metrics.ts";
+import type { MetricsSink } from "../../shared/metrics.ts";
 import { noopLogger } from "../../shared/pipeline/common.ts";
 import { startRun } from "../../shared/pipeline/run.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
@@ -35,6 +35,8 @@ import { benchWorkQueue, LambdaEventSource, lambdaContainers } from "../lib/lamb
 import type { Row } from "../lib/report.ts";
 import { percentiles, sleep } from "../lib/stats.ts";
 import { deleteQueues } from "./latency.ts";
+
+const noopMetrics: MetricsSink = { reconciled() {}, externalCall() {}, queueAge() {} };
 
 const UPDATE_TIMEOUT_MS = 15_000;
 const SECRET_BYTES = 24;

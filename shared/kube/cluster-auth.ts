@@ -126,12 +126,6 @@ export async function eksToken(input: EksTokenInput): Promise<Token> {
   };
 }
 
-/** The presigned URL inside an EKS token (for tests and debugging; the token is not a secret by itself). */
-export function decodeEksToken(token: string): URL {
-  if (!token.startsWith(EKS_TOKEN_PREFIX)) throw new Error("not an EKS token (missing k8s-aws-v1. prefix)");
-  return new URL(Buffer.from(token.slice(EKS_TOKEN_PREFIX.length), "base64url").toString("utf8"));
-}
-
 export function stsHostFor(region: string): string {
   return region.startsWith("cn-") ? `sts.${region}.amazonaws.com.cn` : `sts.${region}.amazonaws.com`;
 }

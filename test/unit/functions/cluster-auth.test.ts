@@ -9,7 +9,6 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   cachedTokenSource,
-  decodeEksToken,
   EKS_TOKEN_LIFETIME_MS,
   EKS_TOKEN_PREFIX,
   eksToken,
@@ -21,6 +20,12 @@ import {
 } from "../../../shared/kube/cluster-auth.ts";
 import type { ClusterEndpoint } from "../../../shared/kube/http.ts";
 import { parseKubeconfig } from "../../../shared/kube/kubeconfig.ts";
+
+/** The presigned URL inside an EKS token (the token is not a secret by itself). */
+function decodeEksToken(token: string): URL {
+  if (!token.startsWith(EKS_TOKEN_PREFIX)) throw new Error("not an EKS token (missing k8s-aws-v1. prefix)");
+  return new URL(Buffer.from(token.slice(EKS_TOKEN_PREFIX.length), "base64url").toString("utf8"));
+}
 
 const CREDENTIALS = {
   accessKeyId: "AKIDEXAMPLE",
