@@ -292,7 +292,8 @@ const MAPPINGS: KindMapping[] = [
       maxMessageSize: { to: "maximumMessageSize" },
       redrivePolicy: { to: "redrivePolicy", convert: jsonObject },
       name: { note: "the queue name is the crossplane.io/external-name annotation" },
-      policy: { drop: "the queue policy is not managed by driftless (it stays on the queue unchanged)" },
+      policy: { to: "policy", convert: jsonObject },
+      redriveAllowPolicy: { to: "redriveAllowPolicy", convert: jsonObject },
       kmsMasterKeyId: { drop: "SSE-KMS settings are not managed by driftless (they stay unchanged)" },
       kmsDataKeyReusePeriodSeconds: { drop: "SSE-KMS settings are not managed by driftless" },
       sqsManagedSseEnabled: { drop: "SSE settings are not managed by driftless (they stay unchanged)" },
@@ -710,18 +711,9 @@ const FOLDS: Record<string, Record<string, Fold>> = {
     },
   },
   "sqs.aws.upbound.io": {
-    QueueRedrivePolicy: {
-      into: Queue,
-      by: QUEUE_BY,
-      externalName: (url) => url.replace(/\/+$/, "").split("/").at(-1) ?? url,
-      apply: (fp, target, report) => {
-        const policy = jsonObject(fp.redrivePolicy, (severity, message) =>
-          report(severity, `forProvider.redrivePolicy ${message}`, "redrivePolicy"),
-        );
-        if (policy !== undefined) target.fp.redrivePolicy = policy;
-        return ["redrivePolicy"];
-      },
-    },
+    QueueRedrivePolicy: queueJsonAttribute("redrivePolicy"),
+    QueuePolicy: queueJsonAttribute("policy"),
+    QueueRedriveAllowPolicy: queueJsonAttribute("redriveAllowPolicy"),
   },
   "ec2.aws.upbound.io": {
     SecurityGroupRule: {
@@ -745,6 +737,22 @@ const FOLDS: Record<string, Record<string, Fold>> = {
     SecurityGroupEgressRule: directedRule("egress"),
   },
 };
+
+/** An Upjet SQS companion holding one JSON attribute of the queue (a string) → the Queue's field of that name. */
+function queueJsonAttribute(field: "redrivePolicy" | "policy" | "redriveAllowPolicy"): Fold {
+  return {
+    into: Queue,
+    by: QUEUE_BY,
+    externalName: (url) => url.replace(/\/+$/, "").split("/").at(-1) ?? url,
+    apply: (fp, target, report) => {
+      const value = jsonObject(fp[field], (severity, message) =>
+        report(severity, `forProvider.${field} ${message}`, field),
+      );
+      if (value !== undefined) target.fp[field] = value;
+      return [field];
+    },
+  };
+}
 
 const UPJET_SUFFIX = ".upbound.io";
 const UPJET_V2_SUFFIX = ".m.upbound.io";
@@ -1536,8 +1544,8 @@ export const supportedSources = (): Array<{ from: string; to: string }> => [
     to: "Bucket (folded into spec.forProvider.versioning, .publicAccessBlock)",
   },
   {
-    from: "QueueRedrivePolicy.sqs.aws.upbound.io (and .sqs.aws.m.upbound.io)",
-    to: "Queue (folded into spec.forProvider.redrivePolicy)",
+    from: "QueueRedrivePolicy, QueuePolicy, QueueRedriveAllowPolicy .sqs.aws.upbound.io (and .sqs.aws.m.upbound.io)",
+    to: "Queue (folded into spec.forProvider.redrivePolicy, .policy, .redriveAllowPolicy)",
   },
   {
     from: "SecurityGroupRule, SecurityGroupIngressRule, SecurityGroupEgressRule .ec2.aws.upbound.io (and .ec2.aws.m.upbound.io)",

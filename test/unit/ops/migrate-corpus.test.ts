@@ -63,6 +63,7 @@ describe("migrate: every object written is migrated, every field carried or repo
     expect(totals["SecurityGroupIngressRule.ec2.aws.upbound.io"]).toMatchObject({ folded: 1 });
     expect(totals["SecurityGroupRule.ec2.aws.upbound.io"]).toMatchObject({ folded: 1 });
     expect(totals["QueueRedrivePolicy.sqs.aws.upbound.io"]).toMatchObject({ folded: 2 });
+    expect(totals["QueuePolicy.sqs.aws.upbound.io"]).toMatchObject({ folded: 2, refused: 0 });
     expect(totals["Container.storage.azure.upbound.io"]).toMatchObject({ converted: 4 });
     expect(totals["BucketVersioning.s3.aws.m.upbound.io"]).toMatchObject({ folded: 2 });
     expect(Object.values(totals).reduce((n, t) => n + t.converted, 0)).toBeGreaterThan(80);
