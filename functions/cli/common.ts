@@ -1,10 +1,12 @@
 // What the `driftless` commands share: exit codes, lazily loaded heavy modules, option parsers, the
 // typed config and the queue settings. One file per command lives in commands/.
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import type { loadKubeConfig } from "../../shared/kube/config.ts";
 import type { Logger } from "../../shared/log.ts";
-import { UsageError } from "../../shared/ops/errors.ts";
+import { NotFoundError, UsageError } from "../../shared/ops/errors.ts";
 import {
   type Addressable,
   findKind,
@@ -148,3 +150,29 @@ export interface CliContext {
 
 /** One command's registration on the program. */
 export type RegisterCommand = (program: Command, cli: CliContext) => void;
+
+/** Files named on the command line; a directory stands for its *.yaml / *.yml files (sorted). */
+export function expandPaths(paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of paths) {
+    if (p === "-") {
+      out.push(p);
+      continue;
+    }
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(p);
+    } catch {
+      throw new NotFoundError(`${p}: no such file or directory`);
+    }
+    if (st.isDirectory()) {
+      out.push(
+        ...readdirSync(p)
+          .filter((f) => /\.ya?ml$/.test(f))
+          .sort()
+          .map((f) => join(p, f)),
+      );
+    } else out.push(p);
+  }
+  return out;
+}

@@ -46,8 +46,13 @@ export function toStructural(node: unknown): JSONSchemaProps {
         out[k] = v;
     }
   }
-  // A free-form object (z.record of unknowns) keeps its fields instead of having them pruned.
-  if (out.type === "object" && !out.properties && !out.additionalProperties) {
+  // A free-form object (z.record of unknowns: no properties, additionalProperties absent or `{}`) keeps its
+  // fields instead of having them pruned; the API server refuses an additionalProperties without a type.
+  const anyValue =
+    typeof out.additionalProperties === "object" &&
+    Object.keys(out.additionalProperties as object).length === 0;
+  if (out.type === "object" && !out.properties && (!out.additionalProperties || anyValue)) {
+    delete out.additionalProperties;
     out["x-kubernetes-preserve-unknown-fields"] = true;
   }
   return out;

@@ -19,6 +19,8 @@ import type { DriftlessObject, MigratedObject, MigrateIssue } from "./migrate-ty
 type Obj = Record<string, unknown>;
 type Issue = (severity: MigrateIssue["severity"], message: string, field?: string) => void;
 
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
 export type ProviderConfigKindName = "ProviderConfig" | "ClusterProviderConfig";
 
 /** Where cluster-scoped input goes when the namespaced shape is asked for. */
@@ -78,7 +80,13 @@ export function localizeSecrets(
  * Crossplane v2's references and selectors may name a namespace; driftless's resolve within the
  * resource's own namespace only, so the field goes (and one naming another namespace cannot resolve).
  */
-function localizeReferences(def: ManagedKindDef, fp: Obj, namespace: string, issue: Issue) {
+function localizeReferences(
+  def: ManagedKindDef,
+  fp: Obj,
+  namespace: string,
+  issue: Issue,
+  section: "forProvider" | "initProvider" = "forProvider",
+) {
   for (const r of def.references) {
     for (const field of [r.refField, r.selectorField]) {
       const values = Array.isArray(fp[field]) ? (fp[field] as unknown[]) : [fp[field]];
@@ -90,7 +98,7 @@ function localizeReferences(def: ManagedKindDef, fp: Obj, namespace: string, iss
         if (ns !== namespace) {
           issue(
             "error",
-            `forProvider.${field} points into namespace ${String(ns)}: driftless resolves references within the resource's own namespace (${namespace}) only; move the referenced resource or set forProvider.${r.field} instead; not migrated`,
+            `${section}.${field} points into namespace ${String(ns)}: driftless resolves references within the resource's own namespace (${namespace}) only; move the referenced resource or set ${section}.${r.field} instead; not migrated`,
             field,
           );
         }
@@ -103,6 +111,8 @@ export interface NamespacedSpecInput {
   def: ManagedKindDef;
   /** forProvider in driftless's field names (a copy: it is changed in place). */
   forProvider: Obj;
+  /** initProvider likewise (fields set on create only), when the source has one. */
+  initProvider?: Obj;
   namespace: string;
   policies: readonly string[];
   /** The source would have orphaned the cloud resource on delete: Delete is left out of the policies. */
@@ -122,6 +132,14 @@ export function namespacedSpec(input: NamespacedSpecInput, issue: Issue): Obj {
     forProvider: fp,
     managementPolicies: input.orphan ? withoutDelete(input.policies) : [...input.policies],
   };
+  const init = input.initProvider;
+  if (init) {
+    const initIssue: Issue = (severity, message, field) =>
+      issue(severity, message, field === undefined ? undefined : `initProvider.${field}`);
+    localizeSecrets(init, variant.secretRefPaths, input.namespace, initIssue, "initProvider.");
+    localizeReferences(input.def, init, input.namespace, initIssue, "initProvider");
+    spec.initProvider = init;
+  }
   if (input.providerConfigRef) spec.providerConfigRef = input.providerConfigRef;
   const secret = input.connectionSecret;
   if (secret) {
@@ -209,6 +227,7 @@ export function driftlessToNamespaced(
     {
       def,
       forProvider: structuredClone((spec.forProvider ?? {}) as Obj),
+      ...(isObj(spec.initProvider) ? { initProvider: structuredClone(spec.initProvider) } : {}),
       namespace: target.namespace,
       policies,
       orphan,

@@ -292,7 +292,8 @@ const MAPPINGS: KindMapping[] = [
       maxMessageSize: { to: "maximumMessageSize" },
       redrivePolicy: { to: "redrivePolicy", convert: jsonObject },
       name: { note: "the queue name is the crossplane.io/external-name annotation" },
-      policy: { drop: "the queue policy is not managed by driftless (it stays on the queue unchanged)" },
+      policy: { to: "policy", convert: jsonObject },
+      redriveAllowPolicy: { to: "redriveAllowPolicy", convert: jsonObject },
       kmsMasterKeyId: { drop: "SSE-KMS settings are not managed by driftless (they stay unchanged)" },
       kmsDataKeyReusePeriodSeconds: { drop: "SSE-KMS settings are not managed by driftless" },
       sqsManagedSseEnabled: { drop: "SSE settings are not managed by driftless (they stay unchanged)" },
@@ -710,18 +711,9 @@ const FOLDS: Record<string, Record<string, Fold>> = {
     },
   },
   "sqs.aws.upbound.io": {
-    QueueRedrivePolicy: {
-      into: Queue,
-      by: QUEUE_BY,
-      externalName: (url) => url.replace(/\/+$/, "").split("/").at(-1) ?? url,
-      apply: (fp, target, report) => {
-        const policy = jsonObject(fp.redrivePolicy, (severity, message) =>
-          report(severity, `forProvider.redrivePolicy ${message}`, "redrivePolicy"),
-        );
-        if (policy !== undefined) target.fp.redrivePolicy = policy;
-        return ["redrivePolicy"];
-      },
-    },
+    QueueRedrivePolicy: queueJsonAttribute("redrivePolicy"),
+    QueuePolicy: queueJsonAttribute("policy"),
+    QueueRedriveAllowPolicy: queueJsonAttribute("redriveAllowPolicy"),
   },
   "ec2.aws.upbound.io": {
     SecurityGroupRule: {
@@ -745,6 +737,22 @@ const FOLDS: Record<string, Record<string, Fold>> = {
     SecurityGroupEgressRule: directedRule("egress"),
   },
 };
+
+/** An Upjet SQS companion holding one JSON attribute of the queue (a string) → the Queue's field of that name. */
+function queueJsonAttribute(field: "redrivePolicy" | "policy" | "redriveAllowPolicy"): Fold {
+  return {
+    into: Queue,
+    by: QUEUE_BY,
+    externalName: (url) => url.replace(/\/+$/, "").split("/").at(-1) ?? url,
+    apply: (fp, target, report) => {
+      const value = jsonObject(fp[field], (severity, message) =>
+        report(severity, `forProvider.${field} ${message}`, field),
+      );
+      if (value !== undefined) target.fp[field] = value;
+      return [field];
+    },
+  };
+}
 
 const UPJET_SUFFIX = ".upbound.io";
 const UPJET_V2_SUFFIX = ".m.upbound.io";
@@ -909,6 +917,12 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
     }
     const fold = FOLDS[group]?.[kind];
     if (fold) {
+      if (!isEmpty((o.spec as Obj | undefined)?.initProvider))
+        issue(
+          "dropped",
+          `spec.initProvider left out: a folded ${kind} carries its forProvider into the object it configures; move these fields into that object's forProvider or initProvider`,
+          "initProvider",
+        );
       folds.push({
         source,
         fold,
@@ -1105,22 +1119,25 @@ function mapFields(
     origins: Record<string, string>;
     peers: readonly Peer[];
     issue: Report;
+    /** Where the fields live, for the report: forProvider, or initProvider (the same mapping). */
+    section?: "forProvider" | "initProvider";
   },
 ) {
   const { def, out, origins, issue } = to;
+  const section = to.section ?? "forProvider";
   const targetFields = new Set(Object.keys((def.forProvider as ZodObject).shape));
   for (const [field, value] of Object.entries(fields)) {
     if (isEmpty(value)) continue;
     const path = `${prefix}${field}`;
-    const report: Report = (severity, message) => issue(severity, `forProvider.${path} ${message}`, path);
+    const report: Report = (severity, message) => issue(severity, `${section}.${path} ${message}`, path);
     const rule = rules?.[field];
     if (rule && "drop" in rule) {
       const severity = rule.harmless?.(value) ? "note" : "dropped";
-      issue(severity, `forProvider.${path} left out: ${rule.drop}`, path);
+      issue(severity, `${section}.${path} left out: ${rule.drop}`, path);
       continue;
     }
     if (rule && "note" in rule) {
-      issue("note", `forProvider.${path}: ${rule.note}`, path);
+      issue("note", `${section}.${path}: ${rule.note}`, path);
       continue;
     }
     if (rule && "block" in rule) {
@@ -1129,7 +1146,7 @@ function mapFields(
         report("dropped", "is not a block; left out");
         continue;
       }
-      issue("note", `forProvider.${path}: its fields are driftless's top-level forProvider fields`, path);
+      issue("note", `${section}.${path}: its fields are driftless's top-level forProvider fields`, path);
       mapFields(block as Obj, rule.block, `${path}.`, to);
       continue;
     }
@@ -1137,15 +1154,15 @@ function mapFields(
       const parts = ("into" in rule ? rule.into(value, report) : rule.peer(value, to.peers, report)) ?? {};
       Object.assign(out, structuredClone(parts));
       for (const k of Object.keys(parts)) origins[k] = path;
-      const names = Object.keys(parts).map((k) => `forProvider.${k}`);
-      if (names.length) issue("note", `forProvider.${path} → ${names.join(", ")}`, path);
+      const names = Object.keys(parts).map((k) => `${section}.${k}`);
+      if (names.length) issue("note", `${section}.${path} → ${names.join(", ")}`, path);
       continue;
     }
     const target = rule?.to ?? (targetFields.has(field) ? field : undefined);
     if (!target || !targetFields.has(target)) {
       issue(
         "dropped",
-        `forProvider.${path} has no driftless equivalent for ${def.kind}; left out (the cloud keeps its value, but driftless does not manage it)`,
+        `${section}.${path} has no driftless equivalent for ${def.kind}; left out (the cloud keeps its value, but driftless does not manage it)`,
         path,
       );
       continue;
@@ -1153,8 +1170,33 @@ function mapFields(
     const converted = rule?.convert ? rule.convert(value, report) : value;
     if (converted !== undefined) out[target] = structuredClone(converted);
     origins[target] = path;
-    if (target !== field) issue("note", `forProvider.${path} → forProvider.${target}`, path);
+    if (target !== field) issue("note", `${section}.${path} → ${section}.${target}`, path);
   }
+}
+
+/** spec.initProvider through the kind's forProvider rules, or undefined when the source sets none. */
+function mappedInitProvider(
+  value: unknown,
+  mapping: KindMapping,
+  peers: readonly Peer[],
+  issue: Report,
+): { out: Obj; origins: Record<string, string> } | undefined {
+  if (isEmpty(value)) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    issue("dropped", "spec.initProvider is not an object; left out", "");
+    return undefined;
+  }
+  const out: Obj = {};
+  const origins: Record<string, string> = {};
+  mapFields(value as Obj, mapping.fields, "", {
+    def: mapping.to,
+    out,
+    origins,
+    peers,
+    issue,
+    section: "initProvider",
+  });
+  return { out, origins };
 }
 
 /**
@@ -1162,7 +1204,13 @@ function mapFields(
  * nested field the schema does not know would be pruned by the API server on apply — both are left out and
  * reported (by the Upjet field they came from), and the schema's own output is what is written.
  */
-function validated(schema: ZodType, mapped: Obj, origins: Record<string, string>, issue: Report): Obj {
+function validated(
+  schema: ZodType,
+  mapped: Obj,
+  origins: Record<string, string>,
+  issue: Report,
+  section: "forProvider" | "initProvider" = "forProvider",
+): Obj {
   const input = structuredClone(mapped);
   const where = (path: readonly PropertyKey[]) => {
     const [top = "", ...rest] = path.map(String);
@@ -1178,7 +1226,7 @@ function validated(schema: ZodType, mapped: Obj, origins: Record<string, string>
         const w = where(path);
         issue(
           "dropped",
-          `forProvider.${w.shown} has no driftless equivalent; left out (the cloud keeps its value, but driftless does not manage it)`,
+          `${section}.${w.shown} has no driftless equivalent; left out (the cloud keeps its value, but driftless does not manage it)`,
           w.field,
         );
       }
@@ -1191,14 +1239,14 @@ function validated(schema: ZodType, mapped: Obj, origins: Record<string, string>
       for (const t of missing)
         issue(
           "error",
-          `forProvider.${t} is required by driftless (an export of the reconciled object has it); not migrated`,
+          `${section}.${t} is required by driftless (an export of the reconciled object has it); not migrated`,
           t,
         );
       return input;
     }
     for (const i of parsed.error.issues) {
       const w = where(i.path);
-      issue("dropped", `forProvider.${w.shown}: ${i.message}; left out`, w.field);
+      issue("dropped", `${section}.${w.shown}: ${i.message}; left out`, w.field);
     }
     for (const top of tops) delete input[top];
     // Each round removes at least one top-level field; an issue without a path cannot be fixed by removing one.
@@ -1236,6 +1284,15 @@ function migrateManaged(
   const forProvider: Obj = {};
   const origins: Record<string, string> = {};
   mapFields(fpIn, mapping.fields, "", { def, out: forProvider, origins, peers: opts.peers, issue });
+  // initProvider: the same field mapping, its report lines named by their initProvider path.
+  const initIn = spec.initProvider;
+  const initIssue: Report = (severity, message, field) =>
+    issue(
+      severity,
+      message,
+      field === undefined ? undefined : field ? `initProvider.${field}` : "initProvider",
+    );
+  const init = mappedInitProvider(initIn, mapping, opts.peers, initIssue);
   const namespace = opts.namespace;
 
   const annotations: Record<string, string> = {};
@@ -1304,6 +1361,7 @@ function migrateManaged(
         namespace,
         policies,
         orphan,
+        ...(init ? { initProvider: init.out } : {}),
         providerConfigRef: { kind: pcKind, name: pcName },
         ...(typeof secretRef?.name === "string"
           ? {
@@ -1317,7 +1375,7 @@ function migrateManaged(
       issue,
     );
   } else {
-    outSpec = { forProvider, managementPolicies: policies };
+    outSpec = { forProvider, ...(init ? { initProvider: init.out } : {}), managementPolicies: policies };
     if (spec.deletionPolicy === "Delete" || spec.deletionPolicy === "Orphan") {
       outSpec.deletionPolicy = spec.deletionPolicy;
     }
@@ -1336,16 +1394,12 @@ function migrateManaged(
       `connection Secret ${secretNamespace}/${secretRef.name} is owned by the Crossplane resource: driftless writes only Secrets it owns, so delete the Crossplane resource (${opts.v2 ? "with Delete left out of its managementPolicies" : "deletionPolicy: Orphan"}) first — its Secret goes with it and driftless writes a new one with keys ${def.connectionKeys.join(", ") || "(none)"}`,
     );
   }
-  for (const unsupported of ["publishConnectionDetailsTo", "initProvider"] as const) {
-    if (!isEmpty(spec[unsupported])) {
-      issue(
-        "dropped",
-        unsupported === "initProvider"
-          ? "spec.initProvider left out: driftless has no create-only fields; importing does not create anything"
-          : "spec.publishConnectionDetailsTo left out: driftless writes connection details to writeConnectionSecretToRef only",
-        unsupported,
-      );
-    }
+  if (!isEmpty(spec.publishConnectionDetailsTo)) {
+    issue(
+      "dropped",
+      "spec.publishConnectionDetailsTo left out: driftless writes connection details to writeConnectionSecretToRef only",
+      "publishConnectionDetailsTo",
+    );
   }
   if (Array.isArray(meta.ownerReferences) && meta.ownerReferences.length > 0) {
     issue(
@@ -1358,6 +1412,13 @@ function migrateManaged(
   const type = namespace ? namespacedVariantOf(def) : def;
   // After the namespaced shape has moved Secret and reference namespaces (with their own reports).
   outSpec.forProvider = validated(type.forProvider, outSpec.forProvider as Obj, origins, issue);
+  if (init) {
+    // As the CRD keeps it: forProvider's schema with nothing required (crd.ts initProviderSchema).
+    const schema = (type.forProvider as ZodObject).partial();
+    const kept = validated(schema, outSpec.initProvider as Obj, init.origins, initIssue, "initProvider");
+    if (Object.keys(kept).length > 0) outSpec.initProvider = kept;
+    else delete outSpec.initProvider;
+  }
   return {
     apiVersion: type.apiVersion,
     kind: type.kind,
@@ -1483,8 +1544,8 @@ export const supportedSources = (): Array<{ from: string; to: string }> => [
     to: "Bucket (folded into spec.forProvider.versioning, .publicAccessBlock)",
   },
   {
-    from: "QueueRedrivePolicy.sqs.aws.upbound.io (and .sqs.aws.m.upbound.io)",
-    to: "Queue (folded into spec.forProvider.redrivePolicy)",
+    from: "QueueRedrivePolicy, QueuePolicy, QueueRedriveAllowPolicy .sqs.aws.upbound.io (and .sqs.aws.m.upbound.io)",
+    to: "Queue (folded into spec.forProvider.redrivePolicy, .policy, .redriveAllowPolicy)",
   },
   {
     from: "SecurityGroupRule, SecurityGroupIngressRule, SecurityGroupEgressRule .ec2.aws.upbound.io (and .ec2.aws.m.upbound.io)",

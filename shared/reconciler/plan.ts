@@ -679,6 +679,32 @@ function initProviderPaths(init: unknown, prefix = "", out: string[] = []): stri
   return out;
 }
 
+/** One field a create or update would send, as `driftless plan` shows it. */
+export interface FieldChange {
+  field: string;
+  /** The cloud's value (undefined: none, or a create); "(redacted)" for a secret field. */
+  current: unknown;
+  desired: unknown;
+}
+
+/** The fields' current → desired values, a secret field's values never shown. */
+export function fieldChanges(
+  fields: FieldBehaviours,
+  paths: readonly string[],
+  desired: Record<string, unknown>,
+  observed: Record<string, unknown> | undefined,
+): FieldChange[] {
+  return paths.map((field) => {
+    const secret = isSecretPath(fields, field);
+    const current = observed ? getPath(observed, field) : undefined;
+    return {
+      field,
+      current: secret && current !== undefined ? "(redacted)" : current,
+      desired: secret ? "(redacted)" : getPath(desired, field),
+    };
+  });
+}
+
 function getPath(obj: Record<string, unknown>, path: string): unknown {
   return path
     .split(".")

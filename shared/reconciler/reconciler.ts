@@ -34,6 +34,8 @@ import {
   asCreated,
   DEPENDENTS_REQUEUE_MS,
   type Failure,
+  type FieldChange,
+  fieldChanges,
   indexLabelPatch,
   type Known,
   type MetaPatch,
@@ -68,7 +70,23 @@ export type {
   ReconcileResult,
   ResourceKey,
 } from "./contract.ts";
-export { indexLabelPatch, Msg, type Plan, Reason, type Step, type Verdict } from "./plan.ts";
+export {
+  type FieldChange,
+  indexLabelPatch,
+  Msg,
+  type Plan,
+  Reason,
+  type Step,
+  type Verdict,
+} from "./plan.ts";
+
+/** What `simulate` found: the plan's steps and verdict, and the fields a create or update would send. */
+export interface Simulation {
+  steps: Step[];
+  verdict?: Verdict;
+  /** The create's fields (current undefined), or the update's drifted fields: current → desired. */
+  changes: FieldChange[];
+}
 
 export interface ReconcilerOptions extends ConnectorOptions {
   pollIntervalMs?: number;
@@ -222,10 +240,11 @@ export class ManagedReconciler implements Reconciles {
    * What a reconcile of `key` would do now (`driftless plan`), performing nothing: it reads the object,
    * its references' targets and the cloud, applies the steps that only rewrite the object to a copy in
    * memory, and returns every step with the verdict — the plan the reconcile and the batched check follow.
+   * `manifest` stands in for the cluster's copy (`driftless plan -f`: an object not applied yet).
    */
-  async simulate(key: ResourceKey): Promise<{ steps: Step[]; verdict?: Verdict }> {
-    const read = await this.#read(key);
-    if (!read) return { steps: [], verdict: { outcome: "gone" } };
+  async simulate(key: ResourceKey, manifest?: ManagedResource): Promise<Simulation> {
+    const read = manifest ? this.#asRun(key, manifest) : await this.#read(key);
+    if (!read) return { steps: [], verdict: { outcome: "gone" }, changes: [] };
     const { provider } = read;
     const def = provider.definition;
     let mr = read.mr;
@@ -236,7 +255,18 @@ export class ManagedReconciler implements Reconciles {
     for (let round = 0; round < MAX_PLAN_ROUNDS; round++) {
       const p = plan(ctx, mr, known);
       steps.push(...p.steps);
-      if (p.verdict) return { steps, verdict: p.verdict };
+      if (p.verdict) {
+        const observed = known.observation?.observed as Record<string, unknown> | undefined;
+        const created = asCreated(mr).spec.forProvider as Record<string, unknown>;
+        const changes = steps.flatMap((step) =>
+          step.do === "create"
+            ? fieldChanges(ctx.fields, Object.keys(created), created, undefined)
+            : step.do === "update"
+              ? fieldChanges(ctx.fields, step.drift, mr.spec.forProvider as Record<string, unknown>, observed)
+              : [],
+        );
+        return { steps, verdict: p.verdict, changes };
+      }
       if (p.next === "replan") {
         mr = await this.#rewriteInMemory(def, mr, p.steps, known);
       } else if (p.next === "connection") {
@@ -420,6 +450,12 @@ export class ManagedReconciler implements Reconciles {
   }
 
   /** The key's kind provider and its object read fresh (in its own namespace); undefined when it is gone. */
+  #asRun(key: ResourceKey, manifest: ManagedResource): Run {
+    const provider = this.#registry.get(key.apiVersion, key.kind);
+    if (!provider) throw new Error(`${Msg.unknownKind}: ${key.apiVersion} ${key.kind}`);
+    return { provider, mr: withOwnNamespace(provider.definition, structuredClone(manifest)) };
+  }
+
   async #read(key: ResourceKey): Promise<Run | undefined> {
     const provider = this.#registry.get(key.apiVersion, key.kind);
     if (!provider) throw new Error(`${Msg.unknownKind}: ${key.apiVersion} ${key.kind}`);

@@ -1,10 +1,9 @@
 // `driftless migrate`: Crossplane managed-resource YAML (v1 cluster-scoped, v2 namespaced) → driftless YAML
 // that adopts the same resources; driftless cluster-scoped YAML → its namespaced variants, with the plan.
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
 import { type Command, Option } from "commander";
 import { parseAllDocuments, stringify } from "yaml";
-import { NotFoundError, UsageError } from "../../../shared/ops/errors.ts";
+import { UsageError } from "../../../shared/ops/errors.ts";
 import {
   type MigrateIssue,
   type MigrateOptions,
@@ -12,7 +11,7 @@ import {
   supportedSources,
 } from "../../../shared/ops/migrate.ts";
 import { type ProviderConfigKindName, planSteps } from "../../../shared/ops/migrate-namespaced.ts";
-import { EXIT, managedTypes, outputOption } from "../common.ts";
+import { EXIT, expandPaths, managedTypes, outputOption } from "../common.ts";
 import { Progress, stderr, stdout } from "../output.ts";
 
 export function registerMigrate(program: Command): void {
@@ -128,30 +127,4 @@ export function registerMigrate(program: Command): void {
         if (notMigrated > 0 || (dropped > 0 && !opts.allowDropped)) process.exitCode = EXIT.failure;
       },
     );
-}
-
-/** Files named on the command line; a directory stands for its *.yaml / *.yml files (sorted). */
-function expandPaths(paths: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const p of paths) {
-    if (p === "-") {
-      out.push(p);
-      continue;
-    }
-    let st: ReturnType<typeof statSync>;
-    try {
-      st = statSync(p);
-    } catch {
-      throw new NotFoundError(`${p}: no such file or directory`);
-    }
-    if (st.isDirectory()) {
-      out.push(
-        ...readdirSync(p)
-          .filter((f) => /\.ya?ml$/.test(f))
-          .sort()
-          .map((f) => join(p, f)),
-      );
-    } else out.push(p);
-  }
-  return out;
 }

@@ -53,6 +53,26 @@ export const QueueForProvider = z.object({
     })
     .optional()
     .describe("Send messages received too often to a dead-letter queue."),
+  policy: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "The queue's access policy: an IAM policy document as a JSON object (Upjet's QueuePolicy), compared whole as JSON.",
+    ),
+  redriveAllowPolicy: z
+    .object({
+      redrivePermission: z
+        .enum(["allowAll", "denyAll", "byQueue"])
+        .describe("Which source queues may use this queue as their dead-letter queue."),
+      sourceQueueArns: z
+        .array(z.string().min(1))
+        .min(1)
+        .max(10)
+        .optional()
+        .describe("byQueue only: the ARNs of the source queues allowed (at most 10)."),
+    })
+    .optional()
+    .describe("As a dead-letter queue: which queues may send to it (Upjet's QueueRedriveAllowPolicy)."),
   tags: Tags.optional(),
 });
 

@@ -61,7 +61,29 @@ function attributesOf(fp: F, forCreate: boolean, fifo = fp.fifoQueue ?? false): 
   }
   attrs.RedrivePolicy = fp.redrivePolicy ? JSON.stringify(fp.redrivePolicy) : "";
   if (forCreate && !fp.redrivePolicy) delete attrs.RedrivePolicy;
+  // Sent whenever set (an attribute left out of SetQueueAttributes keeps its value in SQS, not in moto).
+  if (fp.policy) attrs.Policy = JSON.stringify(fp.policy);
+  const allow = fp.redriveAllowPolicy;
+  if (allow) {
+    // SQS's rule (SetQueueAttributes, RedriveAllowPolicy): source queues are named with byQueue, and only then.
+    if ((allow.redrivePermission === "byQueue") !== (allow.sourceQueueArns !== undefined))
+      throw new InvalidSpecError(
+        "redriveAllowPolicy.sourceQueueArns is required with redrivePermission byQueue and allowed only with it",
+      );
+    attrs.RedriveAllowPolicy = JSON.stringify(allow);
+  }
   return attrs;
+}
+
+/** A JSON attribute's object, or undefined when absent or not an object (never thrown on a cloud's odd value). */
+function jsonAttribute(raw: string | undefined): Record<string, unknown> | undefined {
+  if (!raw) return undefined;
+  try {
+    const v: unknown = JSON.parse(raw);
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function observedOf(
@@ -85,6 +107,15 @@ function observedOf(
     o.redrivePolicy = {
       deadLetterTargetArn: rp.deadLetterTargetArn,
       maxReceiveCount: Number(rp.maxReceiveCount),
+    };
+  }
+  const policy = jsonAttribute(attrs.Policy);
+  if (policy) o.policy = policy;
+  const allow = jsonAttribute(attrs.RedriveAllowPolicy);
+  if (allow && typeof allow.redrivePermission === "string") {
+    o.redriveAllowPolicy = {
+      redrivePermission: allow.redrivePermission as NonNullable<F["redriveAllowPolicy"]>["redrivePermission"],
+      ...(Array.isArray(allow.sourceQueueArns) ? { sourceQueueArns: allow.sourceQueueArns.map(String) } : {}),
     };
   }
   if (tags) o.tags = tags;

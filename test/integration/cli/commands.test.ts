@@ -526,9 +526,17 @@ describe("plan", { timeout: 180_000 }, () => {
     expect(inSync.code, inSync.stderr).toBe(0);
     expect(inSync.stdout).toContain("in sync: nothing to do");
     expect(inSync.stdout).toContain("outcome: in-sync");
-    expect(drifted.code, drifted.stderr).toBe(0);
-    expect(drifted.stdout).toMatch(/^1\. UPDATE the external resource: delaySeconds$/m);
-    expect(JSON.parse(json.stdout)).toMatchObject({ verdict: { outcome: "updated" } });
+    // Changes pending: exit 2, the field current → desired, then the steps.
+    expect(drifted.code, drifted.stderr).toBe(2);
+    expect(drifted.stdout).toMatch(/^ {4}~ delaySeconds: 0 → 7$/m);
+    expect(drifted.stdout).toMatch(/^ {4}1\. UPDATE the external resource: delaySeconds$/m);
+    expect(JSON.parse(json.stdout)).toMatchObject([
+      {
+        action: "update",
+        changes: [{ field: "delaySeconds", current: 0, desired: 7 }],
+        verdict: { outcome: "updated" },
+      },
+    ]);
     expect(notManaged.code).toBe(2);
     // Nothing was written: the object and the queue are as they were.
     const after = await getMr(kube, Queue, name);

@@ -42,13 +42,19 @@ function leaves(value: unknown, path: string[] = []): Leaf[] {
   return [{ path: path.join("."), key: path.at(-1) ?? "", value }];
 }
 
-/** What the API server keeps of a written object's forProvider: its kind's schema output. */
-function kept(o: DriftlessObject): unknown {
+/**
+ * What the API server keeps of a written object's forProvider (its kind's schema output), or of its
+ * initProvider (the same schema with nothing required).
+ */
+function kept(o: DriftlessObject, section: "forProvider" | "initProvider" = "forProvider"): unknown {
   const def = MIGRATABLE_KINDS.flatMap((d) => [d, namespacedVariantOf(d)]).find(
     (d) => d.apiVersion === o.apiVersion && d.kind === o.kind,
   );
-  if (!def) return o.spec.forProvider; // a ProviderConfig: no forProvider
-  const parsed = def.forProvider.safeParse(o.spec.forProvider);
+  const value = (o.spec as Obj)[section];
+  if (!def) return value; // a ProviderConfig: no forProvider
+  if (value === undefined) return {};
+  const schema = section === "forProvider" ? def.forProvider : def.forProvider.partial();
+  const parsed = schema.safeParse(value);
   return parsed.success ? parsed.data : {};
 }
 
@@ -88,13 +94,23 @@ export function account(docs: readonly unknown[], result: MigrateResult): Accoun
     const named = result.issues
       .filter((i) => i.source === source && i.field !== undefined)
       .map((i) => i.field);
+    const isNamed = (path: string) =>
+      named.some((f) => f !== undefined && (path === f || path.startsWith(`${f}.`)));
     // A folded object's fields land in the object it configures, whichever that is.
     const carried = object ? leaves(kept(object)) : everything;
     for (const leaf of leaves(spec.forProvider)) {
-      if (named.some((f) => f !== undefined && (leaf.path === f || leaf.path.startsWith(`${f}.`)))) continue;
+      if (isNamed(leaf.path)) continue;
       if (carried.some((c) => c.key === leaf.key && c.value === leaf.value)) continue;
       row.lost++;
       out.silentlyLost.push(`${source}: forProvider.${leaf.path} = ${JSON.stringify(leaf.value)}`);
+    }
+    // initProvider goes through the same mapping: kept in the written initProvider, or reported under it.
+    const carriedInit = object ? leaves(kept(object, "initProvider")) : [];
+    for (const leaf of leaves(spec.initProvider)) {
+      if (isNamed(`initProvider.${leaf.path}`)) continue;
+      if (carriedInit.some((c) => c.key === leaf.key && c.value === leaf.value)) continue;
+      row.lost++;
+      out.silentlyLost.push(`${source}: initProvider.${leaf.path} = ${JSON.stringify(leaf.value)}`);
     }
   });
   return out;

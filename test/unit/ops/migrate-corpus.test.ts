@@ -28,15 +28,29 @@ const withIds = (docs: Doc[]): Doc[] =>
     };
   });
 
+/** Every managed object also setting its forProvider as create-only fields (Crossplane's initProvider). */
+const withInitProvider = (docs: Doc[]): Doc[] =>
+  docs.map((d) =>
+    isObject(d.spec) && isObject(d.spec.forProvider)
+      ? { ...d, spec: { ...d.spec, initProvider: structuredClone(d.spec.forProvider) } }
+      : d,
+  );
+
 describe("migrate: every object written is migrated, every field carried or reported", () => {
-  it("holds over every fixture, as written and exported with ids", () => {
+  it("holds over every fixture, as written, exported with ids, and with initProvider", () => {
     const totals: Record<string, { converted: number; refused: number; folded: number; lost: number }> = {};
+    let initCarried = 0;
     for (const file of FILES) {
-      for (const docs of [fixture(file), withIds(fixture(file))]) {
+      const variants = [fixture(file), withIds(fixture(file)), withInitProvider(withIds(fixture(file)))];
+      for (const [variant, docs] of variants.entries()) {
         const r = migrate(docs, OPTS);
         const a = account(docs, r);
         expect(a.writtenDespiteError, file).toEqual([]);
         expect(a.silentlyLost, file).toEqual([]);
+        if (variant === 2) {
+          initCarried += r.objects.filter((o) => isObject(o.object.spec.initProvider)).length;
+          continue;
+        }
         for (const [kind, row] of Object.entries(a.kinds)) {
           const t = totals[kind] ?? { converted: 0, refused: 0, folded: 0, lost: 0 };
           for (const k of ["converted", "refused", "folded", "lost"] as const) t[k] += row[k];
@@ -49,9 +63,12 @@ describe("migrate: every object written is migrated, every field carried or repo
     expect(totals["SecurityGroupIngressRule.ec2.aws.upbound.io"]).toMatchObject({ folded: 1 });
     expect(totals["SecurityGroupRule.ec2.aws.upbound.io"]).toMatchObject({ folded: 1 });
     expect(totals["QueueRedrivePolicy.sqs.aws.upbound.io"]).toMatchObject({ folded: 2 });
+    expect(totals["QueuePolicy.sqs.aws.upbound.io"]).toMatchObject({ folded: 2, refused: 0 });
     expect(totals["Container.storage.azure.upbound.io"]).toMatchObject({ converted: 4 });
     expect(totals["BucketVersioning.s3.aws.m.upbound.io"]).toMatchObject({ folded: 2 });
     expect(Object.values(totals).reduce((n, t) => n + t.converted, 0)).toBeGreaterThan(80);
+    // initProvider is carried, not dropped: most converted objects keep one.
+    expect(initCarried).toBeGreaterThan(60);
   });
 
   it("reports an added field at any depth of any object, or carries it", () => {

@@ -84,6 +84,58 @@ describe("migrate: companion kinds folded into their resource", () => {
     expect(issuesOf(r, "error")).toEqual([]);
   });
 
+  it("folds the example QueuePolicy into the Queue it selects, the policy as an object", () => {
+    const r = migrate(fixture("v1/aws/sqs-queuepolicy.yaml"));
+    expect(find(r, "Queue", "queue-policy")?.spec.forProvider).toEqual({
+      region: "us-west-1",
+      policy: {
+        Version: "2012-10-17",
+        Statement: [
+          {
+            Sid: "example",
+            Effect: "Allow",
+            Principal: { Service: "s3.amazonaws.com" },
+            Action: "sqs:SendMessage",
+            Resource: "arn:aws:sqs:us-west-1:*:queue-policy",
+          },
+        ],
+      },
+    });
+    expect(r.objects.map((o) => o.object.metadata.name)).toEqual(["queue-policy"]);
+    expect(issuesOf(r, "error")).toEqual([]);
+    expect(issuesOf(r, "dropped")).toEqual([]);
+  });
+
+  it("folds a QueueRedriveAllowPolicy by the queue's URL, and reports one the Queue's schema refuses", () => {
+    const allow = (name: string, redriveAllowPolicy: string) =>
+      upjet("sqs.aws.upbound.io/v1beta1", "QueueRedriveAllowPolicy", `${name}-allow`, {
+        queueUrl: `https://sqs.eu-west-1.amazonaws.com/123456789012/${name}`,
+        redriveAllowPolicy,
+      });
+    const r = migrate([
+      upjet("sqs.aws.upbound.io/v1beta1", "Queue", "dlq", { region: "eu-west-1" }, "dlq"),
+      upjet("sqs.aws.upbound.io/v1beta1", "Queue", "dlq2", { region: "eu-west-1" }, "dlq2"),
+      allow(
+        "dlq",
+        '{"redrivePermission":"byQueue","sourceQueueArns":["arn:aws:sqs:eu-west-1:123456789012:orders"]}',
+      ),
+      allow("dlq2", '{"redrivePermission":"sometimes"}'),
+    ]);
+    expect(find(r, "Queue", "dlq")?.spec.forProvider).toEqual({
+      region: "eu-west-1",
+      redriveAllowPolicy: {
+        redrivePermission: "byQueue",
+        sourceQueueArns: ["arn:aws:sqs:eu-west-1:123456789012:orders"],
+      },
+    });
+    expect(find(r, "Queue", "dlq2")?.spec.forProvider).toEqual({ region: "eu-west-1" });
+    expect(issuesOf(r, "dropped")).toEqual([
+      expect.stringMatching(
+        /^QueueRedriveAllowPolicy\.sqs\.aws\.upbound\.io\/dlq2-allow: forProvider\.redriveAllowPolicy\.redrivePermission: /,
+      ),
+    ]);
+  });
+
   it("finds the Queue of a QueueRedrivePolicy by its URL", () => {
     const r = migrate([
       upjet("sqs.aws.upbound.io/v1beta1", "Queue", "orders", { region: "eu-west-1" }, "orders"),
