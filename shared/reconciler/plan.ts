@@ -5,18 +5,28 @@
 import type { V1Secret } from "@kubernetes/client-node";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ConnectionDetails, ExternalObservation, Home } from "../api/external.ts";
-import type { ManagedKindDef, ManagedResource } from "../api/managed.ts";
-import { Annotations, MANAGED_FINALIZER, reconcileRequestOf } from "../api/meta.ts";
+import type { LastExternalUpdate, ManagedKindDef, ManagedResource } from "../api/managed.ts";
+import {
+  Annotations,
+  ConditionReason,
+  ConditionType,
+  MANAGED_FINALIZER,
+  reconcileRequestOf,
+} from "../api/meta.ts";
 import { driftedFields, type FieldBehaviours, lateInitialize, parseDuration } from "./compare.ts";
 import {
   available,
   creating,
   deleting,
   getCondition,
+  observeMatched,
   reconcileError,
   reconcilePaused,
   reconcileSuccess,
   unavailable,
+  updateFailed,
+  updateRequested,
+  updateRestricted,
 } from "./conditions.ts";
 import { publishedHolds } from "./connection.ts";
 import type { NewCondition, Outcome } from "./contract.ts";
@@ -26,6 +36,8 @@ import { referencesResolved } from "./references.ts";
 
 export const SHORT_REQUEUE_MS = 2_000;
 export const DEPENDENTS_REQUEUE_MS = 5_000;
+/** Updates of one generation that may find the same fields changed back before driftless stops updating. */
+export const DEFAULT_UPDATE_LOOP_LIMIT = 3;
 
 // Short constant messages wrapped around the cause, as crossplane-runtime does.
 export const Msg = {
@@ -80,6 +92,7 @@ export const Reason = {
   created: "CreatedExternalResource",
   updated: "UpdatedExternalResource",
   deleted: "DeletedExternalResource",
+  updateLoop: "UpdateLoopDetected",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
@@ -121,7 +134,7 @@ export type Step =
       conditions: NewCondition[];
       /** Replaces status.atProvider whole (keys the cloud stopped reporting go); absent: left as it is. */
       atProvider?: Record<string, unknown>;
-      lastExternalUpdate?: { time: string; generation: number };
+      lastExternalUpdate?: LastExternalUpdate;
       /** What changes, for a log line. */
       why: string;
     }
@@ -170,6 +183,8 @@ export interface PlanContext {
   minPollIntervalMs: number;
   creationGracePeriodMs: number;
   createPendingTimeoutMs: number;
+  /** Updates in a row that may find the same fields changed back before driftless stops (update loop). */
+  updateLoopLimit: number;
   /** Spreads a delay (the engine's jitter); a plan is deterministic for a deterministic jitter. */
   jitter(ms: number): number;
 }
@@ -405,14 +420,18 @@ function planExisting(
   const drift = observed ? driftedFields(forProvider, observed, maps, fields) : [];
   const upToDate = obs.resourceUpToDate ?? drift.length === 0;
   const ready = readiness(obs);
-  const status = (
-    conditions: NewCondition[],
-    extra: { lastExternalUpdate?: { time: string; generation: number } } = {},
-  ) => statusStep(ctx, mr, conditions, atProvider, extra);
+  const status = (conditions: NewCondition[], extra: { lastExternalUpdate?: LastExternalUpdate } = {}) =>
+    statusStep(ctx, mr, conditions, atProvider, extra);
   const pollAfterMs = pollInterval(ctx, mr);
+  const driftText = drift.join(", ") || "the external resource (reported by the provider)";
 
   if (upToDate || !policies.update) {
-    steps.push(...status([ready, reconcileSuccess()]));
+    const upToDateCond = upToDate
+      ? observeMatched()
+      : updateRestricted(
+          `${driftText} differ(s) from the spec; the management policies do not include Update, so driftless leaves the external resource as it is`,
+        );
+    steps.push(...status([ready, reconcileSuccess(), upToDateCond]));
     const creatingNow = ready.reason === "Creating";
     return final(steps, {
       outcome: "in-sync",
@@ -425,19 +444,40 @@ function planExisting(
     // We updated this generation moments ago and the cloud's reads lag behind: look again once it shows.
     return final(steps, { outcome: "settling", requeueAfterMs: settling + ctx.jitter(SHORT_REQUEUE_MS) });
   }
+  const shown = (path: string, from: Record<string, unknown>) =>
+    isSecretPath(fields, path) ? "(redacted)" : JSON.stringify(getPath(from, path));
+  const values = (paths: string[]) =>
+    paths.map((f) => `${f} (spec: ${shown(f, forProvider)}, cloud: ${shown(f, observed ?? {})})`).join(", ");
   const immutable = drift.filter((f) => isImmutable(def.immutable, f));
   if (immutable.length > 0) {
-    const shown = (path: string, from: Record<string, unknown>) =>
-      isSecretPath(fields, path) ? "(redacted)" : JSON.stringify(getPath(from, path));
-    const details = immutable
-      .map((f) => `${f} (spec: ${shown(f, forProvider)}, cloud: ${shown(f, observed ?? {})})`)
-      .join(", ");
-    const message = `cannot update immutable field(s) ${details}: the cloud resource was left unchanged. Set the field back, or create a new resource with the new value.`;
+    const message = `cannot update immutable field(s) ${values(immutable)}: the cloud resource was left unchanged. Set the field back, or create a new resource with the new value.`;
     steps.push({
       do: "fail",
-      failure: { reason: Reason.cannotUpdate, message, kind: "invalidSpec", extra: [ready] },
+      failure: {
+        reason: Reason.cannotUpdate,
+        message,
+        kind: "invalidSpec",
+        extra: [ready, updateFailed(message)],
+      },
     });
     return final(steps, { outcome: "error" });
+  }
+  const generation = mr.metadata.generation ?? 0;
+  const changed = drift.length > 0 ? drift : [PROVIDER_REPORTED];
+  const loop = updateLoop(ctx, mr, changed);
+  if (loop.stop) {
+    // Someone else changes these fields back right after every update: updating again only feeds the loop.
+    const message = `update loop: driftless updated ${values(drift) || driftText} ${ctx.updateLoopLimit} time(s) for this generation and each time it was changed back before the cloud was seen to match. Another writer (an autoscaler, a policy, a person in the console, another controller) owns the field: driftless stopped updating it. Remove that writer or the field from spec.forProvider (spec.initProvider sets a field on create only); a new spec resumes updates.`;
+    const lastExternalUpdate = {
+      ...(mr.status?.lastExternalUpdate as LastExternalUpdate),
+      repeats: loop.repeats,
+    };
+    const conditions = [ready, reconcileError(message), updateFailed(message)];
+    const statusSteps = status(conditions, { lastExternalUpdate });
+    steps.push(...statusSteps);
+    if (getCondition(mr.status?.conditions, ConditionType.UpToDate)?.message !== message)
+      steps.push(event("Warning", Reason.updateLoop, message));
+    return final(steps, { outcome: "blocked", pollAfterMs });
   }
   steps.push({
     do: "update",
@@ -446,16 +486,48 @@ function planExisting(
     ready,
   });
   steps.push(event("Normal", Reason.updated, `Updated ${drift.join(", ") || "external resource"}`));
-  // Recorded on every update: settling kinds compare it, and the sweep's adaptive polling reads it as the
-  // resource's last change (drift found brings it back to the default interval).
-  const lastExternalUpdate = { time: now.toISOString(), generation: mr.metadata.generation ?? 0 };
-  steps.push(...status([ready, reconcileSuccess()], { lastExternalUpdate }));
+  // Recorded on every update: settling kinds compare it, the sweep's adaptive polling reads it as the
+  // resource's last change (drift found brings it back to the default interval), and the loop detector
+  // counts repeats of the same fields in it.
+  const lastExternalUpdate: LastExternalUpdate = {
+    time: now.toISOString(),
+    generation,
+    fields: changed,
+    repeats: loop.repeats,
+  };
+  steps.push(...status([ready, reconcileSuccess(), updateRequested(drift)], { lastExternalUpdate }));
   const settle = def.updateSettleMs > 0 ? def.updateSettleMs : 0;
   return final(steps, {
     outcome: "updated",
     requeueAfterMs: settle + ctx.jitter(SHORT_REQUEUE_MS),
     pollAfterMs,
   });
+}
+
+/** The field name a loop is counted under when the provider, not a field comparison, reported the difference. */
+const PROVIDER_REPORTED = "(reported by the provider)";
+
+/**
+ * The update-loop detector: an update is a repeat when the last update was of this generation, changed one
+ * of the same fields, and the cloud was not seen to match since (UpToDate never became ObserveMatched).
+ * `repeats` counts this update among them; past the limit, driftless stops updating.
+ */
+function updateLoop(
+  ctx: PlanContext,
+  mr: ManagedResource,
+  changed: readonly string[],
+): { repeats: number; stop: boolean } {
+  const last = mr.status?.lastExternalUpdate;
+  const upToDate = getCondition(mr.status?.conditions, ConditionType.UpToDate);
+  const again =
+    last !== undefined &&
+    last.generation === (mr.metadata.generation ?? 0) &&
+    upToDate !== undefined &&
+    upToDate.reason !== ConditionReason.ObserveMatched &&
+    (last.fields ?? []).some((f) => changed.includes(f));
+  // Once stopped it stays at limit + 1, so a stopped resource's status does not change on every look.
+  const repeats = again ? Math.min((last.repeats ?? 1) + 1, ctx.updateLoopLimit + 1) : 1;
+  return { repeats, stop: repeats > ctx.updateLoopLimit };
 }
 
 /**
@@ -467,7 +539,7 @@ function statusStep(
   mr: ManagedResource,
   conditions: NewCondition[],
   atProvider?: Record<string, unknown>,
-  extra: { lastExternalUpdate?: { time: string; generation: number } } = {},
+  extra: { lastExternalUpdate?: LastExternalUpdate } = {},
 ): Step[] {
   const fields = managedStatusFields(mr, atProvider, extra.lastExternalUpdate);
   if (!statusPatch(mr as ManagedResource & { [k: string]: unknown }, conditions, fields, ctx.now)) return [];
@@ -483,7 +555,7 @@ function statusStep(
 export function managedStatusFields(
   mr: ManagedResource,
   atProvider: Record<string, unknown> | undefined,
-  lastExternalUpdate: { time: string; generation: number } | undefined,
+  lastExternalUpdate: LastExternalUpdate | undefined,
 ): StatusFields {
   const requested = reconcileRequestOf(mr.metadata.annotations);
   const handled = requested !== mr.status?.lastHandledReconcileAt ? requested : undefined;

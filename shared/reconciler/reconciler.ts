@@ -7,6 +7,7 @@ import type {
 } from "../api/external.ts";
 import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledError } from "../api/external.ts";
 import {
+  type LastExternalUpdate,
   type ManagedResource,
   providerConfigKey,
   providerConfigOf,
@@ -15,7 +16,7 @@ import {
 import { Annotations, DEFAULT_MIN_POLL_INTERVAL_MS, MANAGED_FINALIZER } from "../api/meta.ts";
 import { ConflictError, type Kube, statusOf } from "../kube/client.ts";
 import { type FieldBehaviours, mapPaths } from "./compare.ts";
-import { creating, deleting, reconcileError, reconcileSuccess } from "./conditions.ts";
+import { creating, deleting, reconcileError, reconcileSuccess, updateFailed } from "./conditions.ts";
 import { type ConnectorOptions, ProviderConnector } from "./connect.ts";
 import { ConnectionPublisher } from "./connection.ts";
 import {
@@ -32,6 +33,7 @@ import {
 import { errorBackoff, Lifecycle, wrapErr } from "./lifecycle.ts";
 import {
   asCreated,
+  DEFAULT_UPDATE_LOOP_LIMIT,
   DEPENDENTS_REQUEUE_MS,
   type Failure,
   indexLabelPatch,
@@ -68,7 +70,15 @@ export type {
   ReconcileResult,
   ResourceKey,
 } from "./contract.ts";
-export { indexLabelPatch, Msg, type Plan, Reason, type Step, type Verdict } from "./plan.ts";
+export {
+  DEFAULT_UPDATE_LOOP_LIMIT,
+  indexLabelPatch,
+  Msg,
+  type Plan,
+  Reason,
+  type Step,
+  type Verdict,
+} from "./plan.ts";
 
 export interface ReconcilerOptions extends ConnectorOptions {
   pollIntervalMs?: number;
@@ -76,6 +86,8 @@ export interface ReconcilerOptions extends ConnectorOptions {
   minPollIntervalMs?: number;
   creationGracePeriodMs?: number;
   createPendingTimeoutMs?: number;
+  /** Updates in a row that may find the same fields changed back before driftless stops updating; default 3. */
+  updateLoopLimit?: number;
   logger?: ReconcileLogger;
   events?: EventRecorder;
   /** External calls; a standalone Reconciler also reports each reconcile (the router does, in the worker). */
@@ -173,6 +185,7 @@ export class ManagedReconciler implements Reconciles {
       minPollIntervalMs: opts.minPollIntervalMs ?? DEFAULT_MIN_POLL_INTERVAL_MS,
       creationGracePeriodMs: opts.creationGracePeriodMs ?? DEFAULT_CREATION_GRACE_MS,
       createPendingTimeoutMs: opts.createPendingTimeoutMs ?? DEFAULT_CREATE_PENDING_TIMEOUT_MS,
+      updateLoopLimit: Math.max(1, opts.updateLoopLimit ?? DEFAULT_UPDATE_LOOP_LIMIT),
       logger: opts.logger ?? noopLogger,
       now: opts.now ?? (() => new Date()),
       random: opts.random ?? Math.random,
@@ -609,7 +622,8 @@ export class ManagedReconciler implements Reconciles {
       );
       connectionDetails = upd.connectionDetails;
     } catch (err) {
-      return this.#fail(run, Reason.cannotUpdate, wrapErr(Msg.update, err), [step.ready]);
+      const error = wrapErr(Msg.update, err);
+      return this.#fail(run, Reason.cannotUpdate, error, [step.ready, updateFailed(error.message)]);
     }
     try {
       await this.#publisher.publish(run.mr, connectionDetails);
@@ -824,6 +838,7 @@ export class ManagedReconciler implements Reconciles {
       minPollIntervalMs: o.minPollIntervalMs,
       creationGracePeriodMs: o.creationGracePeriodMs,
       createPendingTimeoutMs: o.createPendingTimeoutMs,
+      updateLoopLimit: o.updateLoopLimit,
       jitter: (ms) => this.#jitter(ms),
     };
   }
@@ -888,7 +903,7 @@ export class ManagedReconciler implements Reconciles {
     run: Run,
     updates: NewCondition[],
     atProvider: Record<string, unknown> | undefined = this.#atProvider(run),
-    lastUpdate?: { time: string; generation: number },
+    lastUpdate?: LastExternalUpdate,
   ): Promise<void> {
     const fields = managedStatusFields(run.mr, atProvider, lastUpdate);
     const written = await this.#lc.writeStatus(this.#defOf(run.mr), asObject(run.mr), updates, fields);
