@@ -48,6 +48,7 @@ import {
   Reason,
   type Step,
   type Verdict,
+  withExternalTags,
 } from "./plan.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
@@ -618,7 +619,7 @@ export class ManagedReconciler implements Reconciles {
     let connectionDetails: Record<string, string> | undefined;
     try {
       const upd = await this.#external(run.provider.definition.kind, "update", () =>
-        client.update(run.mr, step.externalName, obs),
+        client.update(withExternalTags(run.provider.definition, run.mr, "update"), step.externalName, obs),
       );
       connectionDetails = upd.connectionDetails;
     } catch (err) {
@@ -673,7 +674,7 @@ export class ManagedReconciler implements Reconciles {
     let created: Awaited<ReturnType<Client["create"]>>;
     try {
       // With spec.initProvider, the create sends it under forProvider; everything after reads forProvider alone.
-      const target = asCreated(run.mr);
+      const target = withExternalTags(def, asCreated(run.mr), "create");
       created = await this.#external(def.kind, "create", () => client.create(target, step.externalName));
     } catch (err) {
       try {
