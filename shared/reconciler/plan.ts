@@ -127,7 +127,15 @@ export type Step =
   | { do: "removeFinalizer" }
   | { do: "lateInitialize"; forProvider: Record<string, unknown>; filled: string[] }
   | { do: "create"; externalName: string | undefined; patch: MetaPatch; details?: ConnectionDetails }
-  | { do: "update"; externalName: string; drift: string[]; ready: NewCondition }
+  | {
+      do: "update";
+      externalName: string;
+      drift: string[];
+      ready: NewCondition;
+      /** For the change log: what started it, and each field cloud → spec (secret values redacted). */
+      trigger: "spec change" | "cloud drift";
+      changes: Array<{ field: string; before: unknown; after: unknown }>;
+    }
   | { do: "delete"; externalName: string }
   | { do: "event"; type: "Normal" | "Warning"; reason: Reason; message: string }
   | {
@@ -480,11 +488,18 @@ function planExisting(
       steps.push(event("Warning", Reason.updateLoop, message));
     return final(steps, { outcome: "blocked", pollAfterMs });
   }
+  const value = (path: string, from: Record<string, unknown>) =>
+    isSecretPath(fields, path) ? "(redacted)" : getPath(from, path);
+  // The spec changed since the last reconcile that succeeded (Synced at an older generation), or the cloud did.
+  const synced = getCondition(mr.status?.conditions, ConditionType.Synced);
+  const specChanged = synced?.observedGeneration !== undefined && synced.observedGeneration !== generation;
   steps.push({
     do: "update",
     externalName: mr.metadata.annotations?.[Annotations.externalName] ?? "",
     drift,
     ready,
+    trigger: specChanged ? "spec change" : "cloud drift",
+    changes: drift.map((f) => ({ field: f, before: value(f, observed ?? {}), after: value(f, forProvider) })),
   });
   steps.push(event("Normal", Reason.updated, `Updated ${drift.join(", ") || "external resource"}`));
   // Recorded on every update: settling kinds compare it, the sweep's adaptive polling reads it as the

@@ -622,6 +622,7 @@ export class ManagedReconciler implements Reconciles {
         client.update(withExternalTags(run.provider.definition, run.mr, "update"), step.externalName, obs),
       );
       connectionDetails = upd.connectionDetails;
+      this.#changeLog(run.mr, "update", step.trigger, step.externalName, step.changes);
     } catch (err) {
       const error = wrapErr(Msg.update, err);
       return this.#fail(run, Reason.cannotUpdate, error, [step.ready, updateFailed(error.message)]);
@@ -638,6 +639,7 @@ export class ManagedReconciler implements Reconciles {
     const client = run.client as Client;
     try {
       await this.#external(run.provider.definition.kind, "delete", () => client.delete(run.mr, externalName));
+      this.#changeLog(run.mr, "delete", "managed resource deleted", externalName);
     } catch (err) {
       if (err instanceof DependentsExistError) {
         // Not a failure: dependents are being deleted too. Say why, and look again soon.
@@ -707,6 +709,7 @@ export class ManagedReconciler implements Reconciles {
       }
       return this.#fail(run, Reason.cannotUpdateManaged, toError(err), [creating()]);
     }
+    this.#changeLog(run.mr, "create", "not found in the cloud", createdName);
     await this.#event(run.mr, "Normal", Reason.created, `Created external resource ${createdName ?? ""}`);
     // Deleted while this create was in flight: the deleting worker owns the status now (its "deletion
     // requested" must not be overwritten by Creating), and nothing is published for a resource on its way out.
@@ -735,6 +738,38 @@ export class ManagedReconciler implements Reconciles {
         "created a resource for a managed resource that is gone and cannot delete it: delete it by hand",
       );
     }
+  }
+
+  /**
+   * The change log: one structured line per external create, update and delete — the object, what started
+   * it, the external name and, for an update, each field cloud → spec (secret values already redacted).
+   */
+  #changeLog(
+    mr: ManagedResource,
+    verb: "create" | "update" | "delete",
+    trigger: string,
+    externalName: string | undefined,
+    changes?: Array<{ field: string; before: unknown; after: unknown }>,
+  ) {
+    const { apiVersion, kind, metadata } = mr;
+    const object = {
+      apiVersion,
+      kind,
+      name: metadata.name,
+      ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
+    };
+    this.#opts.logger.info(
+      {
+        changeLog: true,
+        object,
+        verb,
+        trigger,
+        externalName,
+        generation: metadata.generation,
+        ...(changes ? { changes } : {}),
+      },
+      "external change",
+    );
   }
 
   /** Counts one external call (and reports it to the metrics hook) around `call`. */

@@ -229,3 +229,51 @@ describe("UpToDate and the update-loop detector", () => {
     });
   }
 });
+
+describe("change log: one structured record per external create, update and delete", () => {
+  const changeLogs = (e: Engine) =>
+    e.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === "external change");
+
+  it("records the object, the verb, the trigger and each changed field before → after", async () => {
+    const e = engine();
+    await ready(e, "w", { size: 2 });
+    e.cloud.edit(cloudRes(e).id, (r) => {
+      r.spec.size = 3;
+    });
+    await e.reconcile("w");
+    setSpec(e, "w", (fp) => {
+      fp.size = 4;
+    });
+    await e.reconcile("w");
+    await e.delete("w");
+    await e.settle("w");
+    const logs = changeLogs(e);
+    expect(logs.map((l) => [l.verb, l.trigger])).toEqual([
+      ["create", "not found in the cloud"],
+      ["update", "cloud drift"],
+      ["update", "spec change"],
+      ["delete", "managed resource deleted"],
+    ]);
+    expect(logs[1]).toMatchObject({
+      object: { apiVersion: e.def.apiVersion, kind: "Widget", name: "w" },
+      externalName: "w",
+      changes: [{ field: "size", before: 3, after: 2 }],
+    });
+    expect(logs[2]).toMatchObject({ changes: [{ field: "size", before: 2, after: 4 }] });
+  });
+
+  it("never logs a sensitive field's values", async () => {
+    const e = engine({
+      kind: { fields: { password: { writeOnly: true }, color: { sensitive: true } as FieldBehaviour } },
+    });
+    await ready(e, "w", { size: 2, color: "s3cr3t-value" });
+    e.cloud.edit(cloudRes(e).id, (r) => {
+      r.spec.color = "0ther-value";
+    });
+    await e.reconcile("w");
+    const update = changeLogs(e).find((l) => l.verb === "update");
+    expect(update?.changes).toEqual([{ field: "color", before: "(redacted)", after: "(redacted)" }]);
+    expect(e.logs.join("\n")).not.toContain("s3cr3t-value");
+    expect(e.logs.join("\n")).not.toContain("0ther-value");
+  });
+});
