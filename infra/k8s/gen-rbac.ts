@@ -16,6 +16,13 @@ export const FORWARDER = "driftless-forwarder";
 export const RECONCILER = "driftless-reconciler";
 /** The drift sweep's health writes on Provider objects; the sweep's reads are the forwarder's role. */
 export const PROVIDER_STATUS = "driftless-provider-status";
+/**
+ * Crossplane v2 interop: Crossplane's own ClusterRole aggregates every ClusterRole carrying
+ * rbac.crossplane.io/aggregate-to-crossplane, so Compositions may compose driftless kinds. Crossplane's RBAC
+ * manager gives it every verb on a provider's kinds; here they are named (no wildcard), and nothing else.
+ */
+export const AGGREGATE_TO_CROSSPLANE = "driftless:aggregate-to-crossplane";
+const CROSSPLANE_VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"];
 /** The Kubernetes user the deploy guides map the sweep function's cloud identity to. */
 export const SWEEP_USER = "driftless-sweep";
 
@@ -183,6 +190,15 @@ export function rbacObjects(
       subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: SWEEP_USER }],
     },
     ...secretRoles,
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: {
+        name: AGGREGATE_TO_CROSSPLANE,
+        labels: { ...labels, "rbac.crossplane.io/aggregate-to-crossplane": "true" },
+      },
+      rules: rulesFor([...managed, ...providerConfigTypes], CROSSPLANE_VERBS),
+    },
   ];
 }
 

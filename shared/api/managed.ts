@@ -147,11 +147,22 @@ export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
   return z
     .object({
       atProvider: atProvider.optional().describe("The observed state of the external resource."),
-      conditions: z.array(Condition).optional().describe("Ready and Synced conditions."),
+      conditions: z.array(Condition).optional().describe("Ready, Synced and UpToDate conditions."),
       lastExternalUpdate: z
         .object({
           time: z.string().describe("When driftless last updated the external resource (RFC3339)."),
           generation: z.number().int().describe("The metadata.generation it updated to."),
+          fields: z
+            .array(z.string())
+            .optional()
+            .describe("The forProvider fields (dotted paths) that update changed back to the spec."),
+          repeats: z
+            .number()
+            .int()
+            .optional()
+            .describe(
+              "How many updates of this generation in a row found the same fields changed back before the cloud was ever seen to match (the update-loop detector).",
+            ),
         })
         .optional()
         .describe(
@@ -436,9 +447,17 @@ export interface ManagedResource<F = Record<string, unknown>, A = Record<string,
   status?: {
     atProvider?: A;
     conditions?: Condition[];
-    lastExternalUpdate?: { time: string; generation: number };
+    lastExternalUpdate?: LastExternalUpdate;
     lastHandledReconcileAt?: string;
   };
+}
+
+/** status.lastExternalUpdate: driftless's last update of the external resource. */
+export interface LastExternalUpdate {
+  time: string;
+  generation: number;
+  fields?: string[];
+  repeats?: number;
 }
 
 export type ForProviderOf<D> = D extends ManagedKindDef<infer F, AnyObjectSchema> ? z.infer<F> : never;

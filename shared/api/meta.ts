@@ -34,7 +34,7 @@ export const PROVIDER_CONFIG_FINALIZER = "in-use.providerconfig.driftless.dev";
 export const DEFAULT_PROVIDER_CONFIG = "default";
 export const API_DOMAIN = "driftless.dev";
 
-export const ConditionType = { Ready: "Ready", Synced: "Synced" } as const;
+export const ConditionType = { Ready: "Ready", Synced: "Synced", UpToDate: "UpToDate" } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
 export const ConditionReason = {
@@ -45,11 +45,16 @@ export const ConditionReason = {
   ReconcileSuccess: "ReconcileSuccess",
   ReconcileError: "ReconcileError",
   ReconcilePaused: "ReconcilePaused",
+  // UpToDate's reasons, as crossplane-runtime names them (apis/common condition.go).
+  ObserveMatched: "ObserveMatched",
+  UpdateRequested: "UpdateRequested",
+  UpdateRestricted: "UpdateRestricted",
+  UpdateFailed: "UpdateFailed",
 } as const;
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];
 
 export const Condition = z.object({
-  type: z.string().describe("Type of the condition: Ready or Synced."),
+  type: z.string().describe("Type of the condition: Ready, Synced or UpToDate."),
   status: z.enum(["True", "False", "Unknown"]).describe("Status of the condition: True, False or Unknown."),
   reason: z.string().describe("A machine-readable reason, e.g. Available, Creating, ReconcileError."),
   message: z.string().optional().describe("A human-readable message explaining the condition."),

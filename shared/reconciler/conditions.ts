@@ -43,6 +43,34 @@ export const reconcilePaused = (): NewCondition => ({
     "Reconciliation is paused: no cloud calls are made until crossplane.io/paused is removed or management policies are set.",
 });
 
+/** UpToDate=True: the cloud matched the spec when last observed. */
+export const observeMatched = (): NewCondition => ({
+  type: ConditionType.UpToDate,
+  status: "True",
+  reason: ConditionReason.ObserveMatched,
+});
+/** UpToDate=False: driftless asked the cloud to update these fields; the next observation tells. */
+export const updateRequested = (fields: readonly string[]): NewCondition => ({
+  type: ConditionType.UpToDate,
+  status: "False",
+  reason: ConditionReason.UpdateRequested,
+  message: `Update requested for ${fields.join(", ") || "the external resource"}`,
+});
+/** UpToDate=False: the cloud differs and driftless may not update it (management policies). */
+export const updateRestricted = (message: string): NewCondition => ({
+  type: ConditionType.UpToDate,
+  status: "False",
+  reason: ConditionReason.UpdateRestricted,
+  message,
+});
+/** UpToDate=False: an update was refused, cannot be made, or does not hold. */
+export const updateFailed = (message: string): NewCondition => ({
+  type: ConditionType.UpToDate,
+  status: "False",
+  reason: ConditionReason.UpdateFailed,
+  message,
+});
+
 const same = (a: NewCondition, b: NewCondition) =>
   a.type === b.type &&
   a.status === b.status &&

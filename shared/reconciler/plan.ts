@@ -5,18 +5,29 @@
 import type { V1Secret } from "@kubernetes/client-node";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ConnectionDetails, ExternalObservation, Home } from "../api/external.ts";
-import type { ManagedKindDef, ManagedResource } from "../api/managed.ts";
-import { Annotations, MANAGED_FINALIZER, reconcileRequestOf } from "../api/meta.ts";
+import { EXTERNAL_TAG_KEYS, externalTagsOf, tagFieldOf } from "../api/external-tags.ts";
+import type { LastExternalUpdate, ManagedKindDef, ManagedResource } from "../api/managed.ts";
+import {
+  Annotations,
+  ConditionReason,
+  ConditionType,
+  MANAGED_FINALIZER,
+  reconcileRequestOf,
+} from "../api/meta.ts";
 import { driftedFields, type FieldBehaviours, lateInitialize, parseDuration } from "./compare.ts";
 import {
   available,
   creating,
   deleting,
   getCondition,
+  observeMatched,
   reconcileError,
   reconcilePaused,
   reconcileSuccess,
   unavailable,
+  updateFailed,
+  updateRequested,
+  updateRestricted,
 } from "./conditions.ts";
 import { publishedHolds } from "./connection.ts";
 import type { NewCondition, Outcome } from "./contract.ts";
@@ -26,6 +37,8 @@ import { referencesResolved } from "./references.ts";
 
 export const SHORT_REQUEUE_MS = 2_000;
 export const DEPENDENTS_REQUEUE_MS = 5_000;
+/** Updates of one generation that may find the same fields changed back before driftless stops updating. */
+export const DEFAULT_UPDATE_LOOP_LIMIT = 3;
 
 // Short constant messages wrapped around the cause, as crossplane-runtime does.
 export const Msg = {
@@ -80,6 +93,7 @@ export const Reason = {
   created: "CreatedExternalResource",
   updated: "UpdatedExternalResource",
   deleted: "DeletedExternalResource",
+  updateLoop: "UpdateLoopDetected",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
@@ -113,7 +127,15 @@ export type Step =
   | { do: "removeFinalizer" }
   | { do: "lateInitialize"; forProvider: Record<string, unknown>; filled: string[] }
   | { do: "create"; externalName: string | undefined; patch: MetaPatch; details?: ConnectionDetails }
-  | { do: "update"; externalName: string; drift: string[]; ready: NewCondition }
+  | {
+      do: "update";
+      externalName: string;
+      drift: string[];
+      ready: NewCondition;
+      /** For the change log: what started it, and each field cloud → spec (secret values redacted). */
+      trigger: "spec change" | "cloud drift";
+      changes: Array<{ field: string; before: unknown; after: unknown }>;
+    }
   | { do: "delete"; externalName: string }
   | { do: "event"; type: "Normal" | "Warning"; reason: Reason; message: string }
   | {
@@ -121,7 +143,7 @@ export type Step =
       conditions: NewCondition[];
       /** Replaces status.atProvider whole (keys the cloud stopped reporting go); absent: left as it is. */
       atProvider?: Record<string, unknown>;
-      lastExternalUpdate?: { time: string; generation: number };
+      lastExternalUpdate?: LastExternalUpdate;
       /** What changes, for a log line. */
       why: string;
     }
@@ -170,6 +192,8 @@ export interface PlanContext {
   minPollIntervalMs: number;
   creationGracePeriodMs: number;
   createPendingTimeoutMs: number;
+  /** Updates in a row that may find the same fields changed back before driftless stops (update loop). */
+  updateLoopLimit: number;
   /** Spreads a delay (the engine's jitter); a plan is deterministic for a deterministic jitter. */
   jitter(ms: number): number;
 }
@@ -391,7 +415,7 @@ function planExisting(
   const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
   const { def, fields, maps, now } = ctx;
   const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
-  const observed = obs.observed as Record<string, unknown> | undefined;
+  const observed = withoutExternalTags(def, forProvider, obs.observed);
   // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite, and
   // never take over a field initProvider set (it is left to others after create).
   if (policies.lateInitialize && observed) {
@@ -405,14 +429,18 @@ function planExisting(
   const drift = observed ? driftedFields(forProvider, observed, maps, fields) : [];
   const upToDate = obs.resourceUpToDate ?? drift.length === 0;
   const ready = readiness(obs);
-  const status = (
-    conditions: NewCondition[],
-    extra: { lastExternalUpdate?: { time: string; generation: number } } = {},
-  ) => statusStep(ctx, mr, conditions, atProvider, extra);
+  const status = (conditions: NewCondition[], extra: { lastExternalUpdate?: LastExternalUpdate } = {}) =>
+    statusStep(ctx, mr, conditions, atProvider, extra);
   const pollAfterMs = pollInterval(ctx, mr);
+  const driftText = drift.join(", ") || "the external resource (reported by the provider)";
 
   if (upToDate || !policies.update) {
-    steps.push(...status([ready, reconcileSuccess()]));
+    const upToDateCond = upToDate
+      ? observeMatched()
+      : updateRestricted(
+          `${driftText} differ(s) from the spec; the management policies do not include Update, so driftless leaves the external resource as it is`,
+        );
+    steps.push(...status([ready, reconcileSuccess(), upToDateCond]));
     const creatingNow = ready.reason === "Creating";
     return final(steps, {
       outcome: "in-sync",
@@ -425,37 +453,97 @@ function planExisting(
     // We updated this generation moments ago and the cloud's reads lag behind: look again once it shows.
     return final(steps, { outcome: "settling", requeueAfterMs: settling + ctx.jitter(SHORT_REQUEUE_MS) });
   }
+  const shown = (path: string, from: Record<string, unknown>) =>
+    isSecretPath(fields, path) ? "(redacted)" : JSON.stringify(getPath(from, path));
+  const values = (paths: string[]) =>
+    paths.map((f) => `${f} (spec: ${shown(f, forProvider)}, cloud: ${shown(f, observed ?? {})})`).join(", ");
   const immutable = drift.filter((f) => isImmutable(def.immutable, f));
   if (immutable.length > 0) {
-    const shown = (path: string, from: Record<string, unknown>) =>
-      isSecretPath(fields, path) ? "(redacted)" : JSON.stringify(getPath(from, path));
-    const details = immutable
-      .map((f) => `${f} (spec: ${shown(f, forProvider)}, cloud: ${shown(f, observed ?? {})})`)
-      .join(", ");
-    const message = `cannot update immutable field(s) ${details}: the cloud resource was left unchanged. Set the field back, or create a new resource with the new value.`;
+    const message = `cannot update immutable field(s) ${values(immutable)}: the cloud resource was left unchanged. Set the field back, or create a new resource with the new value.`;
     steps.push({
       do: "fail",
-      failure: { reason: Reason.cannotUpdate, message, kind: "invalidSpec", extra: [ready] },
+      failure: {
+        reason: Reason.cannotUpdate,
+        message,
+        kind: "invalidSpec",
+        extra: [ready, updateFailed(message)],
+      },
     });
     return final(steps, { outcome: "error" });
   }
+  const generation = mr.metadata.generation ?? 0;
+  const changed = drift.length > 0 ? drift : [PROVIDER_REPORTED];
+  const loop = updateLoop(ctx, mr, changed);
+  if (loop.stop) {
+    // Someone else changes these fields back right after every update: updating again only feeds the loop.
+    const message = `update loop: driftless updated ${values(drift) || driftText} ${ctx.updateLoopLimit} time(s) for this generation and each time it was changed back before the cloud was seen to match. Another writer (an autoscaler, a policy, a person in the console, another controller) owns the field: driftless stopped updating it. Remove that writer or the field from spec.forProvider (spec.initProvider sets a field on create only); a new spec resumes updates.`;
+    const lastExternalUpdate = {
+      ...(mr.status?.lastExternalUpdate as LastExternalUpdate),
+      repeats: loop.repeats,
+    };
+    const conditions = [ready, reconcileError(message), updateFailed(message)];
+    const statusSteps = status(conditions, { lastExternalUpdate });
+    steps.push(...statusSteps);
+    if (getCondition(mr.status?.conditions, ConditionType.UpToDate)?.message !== message)
+      steps.push(event("Warning", Reason.updateLoop, message));
+    return final(steps, { outcome: "blocked", pollAfterMs });
+  }
+  const value = (path: string, from: Record<string, unknown>) =>
+    isSecretPath(fields, path) ? "(redacted)" : getPath(from, path);
+  // The spec changed since the last reconcile that succeeded (Synced at an older generation), or the cloud did.
+  const synced = getCondition(mr.status?.conditions, ConditionType.Synced);
+  const specChanged = synced?.observedGeneration !== undefined && synced.observedGeneration !== generation;
   steps.push({
     do: "update",
     externalName: mr.metadata.annotations?.[Annotations.externalName] ?? "",
     drift,
     ready,
+    trigger: specChanged ? "spec change" : "cloud drift",
+    changes: drift.map((f) => ({ field: f, before: value(f, observed ?? {}), after: value(f, forProvider) })),
   });
   steps.push(event("Normal", Reason.updated, `Updated ${drift.join(", ") || "external resource"}`));
-  // Recorded on every update: settling kinds compare it, and the sweep's adaptive polling reads it as the
-  // resource's last change (drift found brings it back to the default interval).
-  const lastExternalUpdate = { time: now.toISOString(), generation: mr.metadata.generation ?? 0 };
-  steps.push(...status([ready, reconcileSuccess()], { lastExternalUpdate }));
+  // Recorded on every update: settling kinds compare it, the sweep's adaptive polling reads it as the
+  // resource's last change (drift found brings it back to the default interval), and the loop detector
+  // counts repeats of the same fields in it.
+  const lastExternalUpdate: LastExternalUpdate = {
+    time: now.toISOString(),
+    generation,
+    fields: changed,
+    repeats: loop.repeats,
+  };
+  steps.push(...status([ready, reconcileSuccess(), updateRequested(drift)], { lastExternalUpdate }));
   const settle = def.updateSettleMs > 0 ? def.updateSettleMs : 0;
   return final(steps, {
     outcome: "updated",
     requeueAfterMs: settle + ctx.jitter(SHORT_REQUEUE_MS),
     pollAfterMs,
   });
+}
+
+/** The field name a loop is counted under when the provider, not a field comparison, reported the difference. */
+const PROVIDER_REPORTED = "(reported by the provider)";
+
+/**
+ * The update-loop detector: an update is a repeat when the last update was of this generation, changed one
+ * of the same fields, and the cloud was not seen to match since (UpToDate never became ObserveMatched).
+ * `repeats` counts this update among them; past the limit, driftless stops updating.
+ */
+function updateLoop(
+  ctx: PlanContext,
+  mr: ManagedResource,
+  changed: readonly string[],
+): { repeats: number; stop: boolean } {
+  const last = mr.status?.lastExternalUpdate;
+  const upToDate = getCondition(mr.status?.conditions, ConditionType.UpToDate);
+  const again =
+    last !== undefined &&
+    last.generation === (mr.metadata.generation ?? 0) &&
+    upToDate !== undefined &&
+    upToDate.reason !== ConditionReason.ObserveMatched &&
+    (last.fields ?? []).some((f) => changed.includes(f));
+  // Once stopped it stays at limit + 1, so a stopped resource's status does not change on every look.
+  const repeats = again ? Math.min((last.repeats ?? 1) + 1, ctx.updateLoopLimit + 1) : 1;
+  return { repeats, stop: repeats > ctx.updateLoopLimit };
 }
 
 /**
@@ -467,7 +555,7 @@ function statusStep(
   mr: ManagedResource,
   conditions: NewCondition[],
   atProvider?: Record<string, unknown>,
-  extra: { lastExternalUpdate?: { time: string; generation: number } } = {},
+  extra: { lastExternalUpdate?: LastExternalUpdate } = {},
 ): Step[] {
   const fields = managedStatusFields(mr, atProvider, extra.lastExternalUpdate);
   if (!statusPatch(mr as ManagedResource & { [k: string]: unknown }, conditions, fields, ctx.now)) return [];
@@ -483,7 +571,7 @@ function statusStep(
 export function managedStatusFields(
   mr: ManagedResource,
   atProvider: Record<string, unknown> | undefined,
-  lastExternalUpdate: { time: string; generation: number } | undefined,
+  lastExternalUpdate: LastExternalUpdate | undefined,
 ): StatusFields {
   const requested = reconcileRequestOf(mr.metadata.annotations);
   const handled = requested !== mr.status?.lastHandledReconcileAt ? requested : undefined;
@@ -652,6 +740,44 @@ export function createSpec(mr: ManagedResource): Record<string, unknown> {
 /** The resource as a create sees it (createSpec as its forProvider): where it is made, its home is read from. */
 export function asCreated(mr: ManagedResource): ManagedResource {
   return mr.spec.initProvider ? { ...mr, spec: { ...mr.spec, forProvider: createSpec(mr) } } : mr;
+}
+
+/**
+ * The resource as a create or an update sends it: Crossplane's default external tags (api/external-tags.ts)
+ * under the user's own tags. An update carries them only when the spec manages the tags (else the provider
+ * leaves the tags alone, and so do they).
+ */
+export function withExternalTags(
+  def: ManagedKindDef,
+  mr: ManagedResource,
+  verb: "create" | "update",
+): ManagedResource {
+  const field = tagFieldOf(def);
+  const defaults = externalTagsOf(def, mr);
+  const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
+  const own = field ? (forProvider[field] as Record<string, string> | undefined) : undefined;
+  if (!field || !defaults || (verb === "update" && own === undefined)) return mr;
+  return { ...mr, spec: { ...mr.spec, forProvider: { ...forProvider, [field]: { ...defaults, ...own } } } };
+}
+
+/**
+ * What the cloud showed without the default external tags the spec does not set itself: they are
+ * driftless's, never drift against the user's tags and never late-initialized into the spec.
+ */
+function withoutExternalTags(
+  def: ManagedKindDef,
+  forProvider: Record<string, unknown>,
+  observed: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  const field = tagFieldOf(def);
+  const tags = field ? observed?.[field] : undefined;
+  if (!field || !observed || !isObject(tags)) return observed;
+  const own = isObject(forProvider[field]) ? (forProvider[field] as Record<string, unknown>) : {};
+  const kept = Object.fromEntries(
+    Object.entries(tags).filter(([k]) => !EXTERNAL_TAG_KEYS.includes(k) || k in own),
+  );
+  const { [field]: _all, ...rest } = observed;
+  return Object.keys(kept).length > 0 || forProvider[field] !== undefined ? { ...rest, [field]: kept } : rest;
 }
 
 function mergeUnder(under: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {

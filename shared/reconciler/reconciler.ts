@@ -7,6 +7,7 @@ import type {
 } from "../api/external.ts";
 import { CredentialsError, DependentsExistError, InvalidSpecError, ThrottledError } from "../api/external.ts";
 import {
+  type LastExternalUpdate,
   type ManagedResource,
   providerConfigKey,
   providerConfigOf,
@@ -15,7 +16,7 @@ import {
 import { Annotations, DEFAULT_MIN_POLL_INTERVAL_MS, MANAGED_FINALIZER } from "../api/meta.ts";
 import { ConflictError, type Kube, statusOf } from "../kube/client.ts";
 import { type FieldBehaviours, mapPaths } from "./compare.ts";
-import { creating, deleting, reconcileError, reconcileSuccess } from "./conditions.ts";
+import { creating, deleting, reconcileError, reconcileSuccess, updateFailed } from "./conditions.ts";
 import { type ConnectorOptions, ProviderConnector } from "./connect.ts";
 import { ConnectionPublisher } from "./connection.ts";
 import {
@@ -32,6 +33,7 @@ import {
 import { errorBackoff, Lifecycle, wrapErr } from "./lifecycle.ts";
 import {
   asCreated,
+  DEFAULT_UPDATE_LOOP_LIMIT,
   DEPENDENTS_REQUEUE_MS,
   type Failure,
   type FieldChange,
@@ -48,6 +50,7 @@ import {
   Reason,
   type Step,
   type Verdict,
+  withExternalTags,
 } from "./plan.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
@@ -71,6 +74,7 @@ export type {
   ResourceKey,
 } from "./contract.ts";
 export {
+  DEFAULT_UPDATE_LOOP_LIMIT,
   type FieldChange,
   indexLabelPatch,
   Msg,
@@ -94,6 +98,8 @@ export interface ReconcilerOptions extends ConnectorOptions {
   minPollIntervalMs?: number;
   creationGracePeriodMs?: number;
   createPendingTimeoutMs?: number;
+  /** Updates in a row that may find the same fields changed back before driftless stops updating; default 3. */
+  updateLoopLimit?: number;
   logger?: ReconcileLogger;
   events?: EventRecorder;
   /** External calls; a standalone Reconciler also reports each reconcile (the router does, in the worker). */
@@ -191,6 +197,7 @@ export class ManagedReconciler implements Reconciles {
       minPollIntervalMs: opts.minPollIntervalMs ?? DEFAULT_MIN_POLL_INTERVAL_MS,
       creationGracePeriodMs: opts.creationGracePeriodMs ?? DEFAULT_CREATION_GRACE_MS,
       createPendingTimeoutMs: opts.createPendingTimeoutMs ?? DEFAULT_CREATE_PENDING_TIMEOUT_MS,
+      updateLoopLimit: Math.max(1, opts.updateLoopLimit ?? DEFAULT_UPDATE_LOOP_LIMIT),
       logger: opts.logger ?? noopLogger,
       now: opts.now ?? (() => new Date()),
       random: opts.random ?? Math.random,
@@ -641,11 +648,13 @@ export class ManagedReconciler implements Reconciles {
     let connectionDetails: Record<string, string> | undefined;
     try {
       const upd = await this.#external(run.provider.definition.kind, "update", () =>
-        client.update(run.mr, step.externalName, obs),
+        client.update(withExternalTags(run.provider.definition, run.mr, "update"), step.externalName, obs),
       );
       connectionDetails = upd.connectionDetails;
+      this.#changeLog(run.mr, "update", step.trigger, step.externalName, step.changes);
     } catch (err) {
-      return this.#fail(run, Reason.cannotUpdate, wrapErr(Msg.update, err), [step.ready]);
+      const error = wrapErr(Msg.update, err);
+      return this.#fail(run, Reason.cannotUpdate, error, [step.ready, updateFailed(error.message)]);
     }
     try {
       await this.#publisher.publish(run.mr, connectionDetails);
@@ -659,6 +668,7 @@ export class ManagedReconciler implements Reconciles {
     const client = run.client as Client;
     try {
       await this.#external(run.provider.definition.kind, "delete", () => client.delete(run.mr, externalName));
+      this.#changeLog(run.mr, "delete", "managed resource deleted", externalName);
     } catch (err) {
       if (err instanceof DependentsExistError) {
         // Not a failure: dependents are being deleted too. Say why, and look again soon.
@@ -695,7 +705,7 @@ export class ManagedReconciler implements Reconciles {
     let created: Awaited<ReturnType<Client["create"]>>;
     try {
       // With spec.initProvider, the create sends it under forProvider; everything after reads forProvider alone.
-      const target = asCreated(run.mr);
+      const target = withExternalTags(def, asCreated(run.mr), "create");
       created = await this.#external(def.kind, "create", () => client.create(target, step.externalName));
     } catch (err) {
       try {
@@ -728,6 +738,7 @@ export class ManagedReconciler implements Reconciles {
       }
       return this.#fail(run, Reason.cannotUpdateManaged, toError(err), [creating()]);
     }
+    this.#changeLog(run.mr, "create", "not found in the cloud", createdName);
     await this.#event(run.mr, "Normal", Reason.created, `Created external resource ${createdName ?? ""}`);
     // Deleted while this create was in flight: the deleting worker owns the status now (its "deletion
     // requested" must not be overwritten by Creating), and nothing is published for a resource on its way out.
@@ -756,6 +767,38 @@ export class ManagedReconciler implements Reconciles {
         "created a resource for a managed resource that is gone and cannot delete it: delete it by hand",
       );
     }
+  }
+
+  /**
+   * The change log: one structured line per external create, update and delete — the object, what started
+   * it, the external name and, for an update, each field cloud → spec (secret values already redacted).
+   */
+  #changeLog(
+    mr: ManagedResource,
+    verb: "create" | "update" | "delete",
+    trigger: string,
+    externalName: string | undefined,
+    changes?: Array<{ field: string; before: unknown; after: unknown }>,
+  ) {
+    const { apiVersion, kind, metadata } = mr;
+    const object = {
+      apiVersion,
+      kind,
+      name: metadata.name,
+      ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
+    };
+    this.#opts.logger.info(
+      {
+        changeLog: true,
+        object,
+        verb,
+        trigger,
+        externalName,
+        generation: metadata.generation,
+        ...(changes ? { changes } : {}),
+      },
+      "external change",
+    );
   }
 
   /** Counts one external call (and reports it to the metrics hook) around `call`. */
@@ -860,6 +903,7 @@ export class ManagedReconciler implements Reconciles {
       minPollIntervalMs: o.minPollIntervalMs,
       creationGracePeriodMs: o.creationGracePeriodMs,
       createPendingTimeoutMs: o.createPendingTimeoutMs,
+      updateLoopLimit: o.updateLoopLimit,
       jitter: (ms) => this.#jitter(ms),
     };
   }
@@ -924,7 +968,7 @@ export class ManagedReconciler implements Reconciles {
     run: Run,
     updates: NewCondition[],
     atProvider: Record<string, unknown> | undefined = this.#atProvider(run),
-    lastUpdate?: { time: string; generation: number },
+    lastUpdate?: LastExternalUpdate,
   ): Promise<void> {
     const fields = managedStatusFields(run.mr, atProvider, lastUpdate);
     const written = await this.#lc.writeStatus(this.#defOf(run.mr), asObject(run.mr), updates, fields);

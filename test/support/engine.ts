@@ -136,7 +136,7 @@ export function engine(opts: EngineOptions = {}) {
     get(name: string): ManagedResource | undefined {
       return api.get<ManagedResource>(def, name);
     },
-    condition(name: string, type: "Ready" | "Synced") {
+    condition(name: string, type: "Ready" | "Synced" | "UpToDate") {
       return api.get<ManagedResource>(def, name)?.status?.conditions?.find((c) => c.type === type);
     },
     async delete(name: string) {

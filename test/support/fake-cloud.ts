@@ -127,6 +127,8 @@ export class FakeCloud {
   onCreateStarted: (() => void) | undefined;
   /** Connection details observe reports. */
   details: ConnectionDetails | undefined;
+  /** Another writer in the cloud (an autoscaler, a policy): it changes a resource right after each update. */
+  afterUpdate: ((r: CloudResource) => void) | undefined;
   /** The state a new resource starts in ("ready", or "creating" to report Ready=False Creating). */
   initialState = "ready";
 
@@ -274,6 +276,7 @@ export class FakeCloud {
           ...((tags as Record<string, string>) ?? {}),
           "driftless.dev/owner": mr.metadata.uid ?? "",
         };
+        cloud.afterUpdate?.(r);
         cloud.#wrote();
         return {};
       },

@@ -1,6 +1,6 @@
 // The batched drift check and the full reconcile make one decision (shared/reconciler/plan.ts). Property:
 // for any history of a managed resource — reconciles, spec edits, console edits, annotations, policies,
-// a changed home, deletion — the batch says "in sync" exactly when a full reconcile of the same object
+// a changed home, another writer fighting updates, deletion — the batch says "in sync" exactly when a full reconcile of the same object
 // would write nothing to the API server, change nothing in the cloud, record no event and ask for no early
 // look again. And the batch itself never writes.
 import fc from "fast-check";
@@ -8,15 +8,18 @@ import { describe, expect, it } from "vitest";
 import { EXTERNAL_KEY_LABEL } from "../../../shared/api/cloud-events.ts";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
 import { Annotations, MANAGED_FINALIZER } from "../../../shared/api/meta.ts";
+import { Reason } from "../../../shared/reconciler/reconciler.ts";
 import { type Engine, engine } from "../../support/engine.ts";
 
 type Op =
   | { op: "reconcile" }
+  | { op: "settle" }
   | { op: "advance"; ms: number }
   | { op: "spec"; field: "size" | "color"; value: number | string | undefined }
   | { op: "tags"; tags: Record<string, string> | undefined }
   | { op: "cloud"; field: "size" | "color" | "state"; value: number | string }
   | { op: "cloudGone" }
+  | { op: "fight"; size: number | undefined }
   | { op: "annotate"; key: string; value: string | undefined }
   | { op: "label"; value: string | undefined }
   | { op: "finalizers"; list: string[] }
@@ -29,6 +32,8 @@ type Op =
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.constant<Op>({ op: "reconcile" }), weight: 6 },
+  // Follow the requeues a few times, as the queue would.
+  { arbitrary: fc.constant<Op>({ op: "settle" }), weight: 2 },
   {
     arbitrary: fc.constantFrom(1_000, 31_000, 61_000, 600_000).map((ms): Op => ({ op: "advance", ms })),
     weight: 3,
@@ -63,6 +68,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     fc.constantFrom("ready", "creating").map((value): Op => ({ op: "cloud", field: "state", value })),
   ),
   fc.constant<Op>({ op: "cloudGone" }),
+  // Another writer in the cloud changing size back after each update (the update-loop detector's case).
+  fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }).map((size): Op => ({ op: "fight", size })),
   fc.record({
     op: fc.constant("annotate" as const),
     key: fc.constantFrom(
@@ -154,6 +161,18 @@ async function play(e: Engine, o: Op) {
       });
       return;
     }
+    case "settle":
+      await e.settle(NAME, 4);
+      return;
+    case "fight": {
+      const fight = (r: { spec: Record<string, unknown> }) => {
+        r.spec.size = o.size;
+      };
+      e.cloud.afterUpdate = o.size === undefined ? undefined : fight;
+      const r = cloudRes();
+      if (r && o.size !== undefined) e.cloud.edit(r.id, fight);
+      return;
+    }
     case "cloudGone": {
       const r = cloudRes();
       if (r) e.cloud.resources.delete(r.id);
@@ -235,6 +254,7 @@ describe("one decision: the batched check agrees with the full reconcile", () =>
     it(`${variant.name}: in sync ⇔ the full reconcile writes, mutates, records and requeues nothing`, async () => {
       let inSyncSeen = 0;
       let outOfSyncSeen = 0;
+      let loopsStopped = 0;
       await fc.assert(
         fc.asyncProperty(
           fc.boolean(),
@@ -243,7 +263,10 @@ describe("one decision: the batched check agrees with the full reconcile", () =>
           }),
           fc.array(op, { minLength: 0, maxLength: 14 }),
           async (withSecret, details, ops) => {
-            const e = engine(variant.opts as Parameters<typeof engine>[0]);
+            const e = engine({
+              ...(variant.opts as Parameters<typeof engine>[0]),
+              reconciler: { updateLoopLimit: 2 },
+            });
             e.cloud.details = details && { ...details };
             e.apply(
               NAME,
@@ -260,6 +283,7 @@ describe("one decision: the batched check agrees with the full reconcile", () =>
             const seen = await compare(e);
             if (!seen) return;
             expect(seen.batchWrites).toBe(0);
+            if (e.reasons(NAME).includes(Reason.updateLoop)) loopsStopped++;
             if (seen.verdict?.inSync) inSyncSeen++;
             else outOfSyncSeen++;
             expect({
@@ -275,6 +299,7 @@ describe("one decision: the batched check agrees with the full reconcile", () =>
       // The property means something only if both sides were reached.
       expect(inSyncSeen).toBeGreaterThan(10);
       expect(outOfSyncSeen).toBeGreaterThan(10);
+      expect(loopsStopped).toBeGreaterThan(0);
     });
   }
 });
