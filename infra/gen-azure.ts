@@ -342,7 +342,9 @@ function namesOf(data: ArmData): Map<string, { kind: string; plural: string }> {
     const group = azureGenGroupOf(r.type);
     const depth = r.type.split("/").length - 1;
     for (let drop = 0; drop < depth; drop++) {
-      const kind = kindNameOf(r.type, drop);
+      let kind = kindNameOf(r.type, drop);
+      // `/apis/<g>/<v>/namespaces/<name>` is a namespace's path: a cluster-scoped plural cannot be `namespaces`.
+      if (pluralOf(kind) === "namespaces") kind = `${(r.type.split("/")[0] ?? "").split(".").at(-1)}${kind}`;
       const plural = pluralOf(kind);
       if (plural.length > MAX_LABEL || taken.has(`${plural}.${group}`)) continue;
       taken.add(`${plural}.${group}`);

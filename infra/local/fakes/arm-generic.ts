@@ -152,11 +152,9 @@ export function armGenericHandler(opts: { looks?: number } = {}) {
         if (!isObject(body)) throw invalid("The request content was invalid and could not be deserialized.");
         validate(spec, spec.body, spec.out, body, "");
         if (!existing) {
-          const missing = Object.entries(spec.body)
-            .filter(([k, p]) => p.req && body[k] === undefined)
-            .map(([k]) => k);
-          if (missing.length)
-            throw invalid(`The request content is missing the required property '${missing[0]}'.`);
+          // ARM reads a missing `properties` envelope as an empty one: its required members are missing.
+          const missing = missingRequired(spec, spec.body, { properties: {}, ...body }, "");
+          if (missing) throw invalid(`The request content is missing the required property '${missing}'.`);
         } else {
           for (const p of spec.createOnly) {
             const [a, b] = [get(existing.doc, p), get(body, p)];
@@ -229,6 +227,34 @@ function hideWriteOnly(spec: AzureKindSpec, doc: Json): Json {
     for (const h of holders) if (isObject(h)) delete h[last];
   }
   return doc;
+}
+
+/** The first required member missing, at any depth below the members the body has. */
+function missingRequired(
+  spec: AzureKindSpec,
+  props: Record<string, AzProp>,
+  v: Json,
+  path: string,
+): string | undefined {
+  for (const [k, p] of Object.entries(props)) {
+    const at = path ? `${path}.${k}` : k;
+    const x = v[k];
+    // A secret is sent under its own name: present or not, it is the request's.
+    if (x === undefined) {
+      if (p.req) return at;
+      continue;
+    }
+    const items = p.s.t === "array" && Array.isArray(x) ? x : [x];
+    const node = p.s.t === "array" ? p.s.of : p.s;
+    if (node.t !== "ref") continue;
+    for (const item of items) {
+      const inner = isObject(item)
+        ? missingRequired(spec, spec.defs[node.ref]?.props ?? {}, item, at)
+        : undefined;
+      if (inner) return inner;
+    }
+  }
+  return undefined;
 }
 
 /** The body against the type: members it has (writable, or read-only → refused), types, enums are not enforced. */
