@@ -39,6 +39,7 @@ export async function explainKind(ref: string): Promise<string> {
   }
   const generated = def ? undefined : await generatedKind(ref);
   def ??= generated?.def;
+  def ??= await generatedAzureKind(ref);
   if (!def) {
     if (notFound instanceof UsageError)
       throw new UsageError(
@@ -81,6 +82,17 @@ async function generatedGoogleKind(ref: string): Promise<{ def?: ManagedKindDef;
     );
   const [only] = hits;
   return only ? { def: googleKindOf(catalogs.loadGoogleSpec(only)) } : {};
+}
+
+/** A generated Azure kind by its alias (`azure:storage.storageaccount`) or CRD name (docs/azure-generated.md). */
+async function generatedAzureKind(ref: string): Promise<ManagedKindDef | undefined> {
+  if (!/^azure:|azure\.gen/i.test(ref)) return undefined;
+  const [{ loadAzureCatalog, loadAzureSpec, azureGenPatternMatches }, { azureGenKindOf }] = await Promise.all(
+    [import("../../../shared/api/azure-gen/catalog.ts"), import("../../../shared/api/azure-gen/kind.ts")],
+  );
+  const hits = loadAzureCatalog().kinds.filter((e) => azureGenPatternMatches(ref, e));
+  if (hits.length > 1) throw new UsageError(`"${ref}" names ${hits.length} generated Azure kinds`);
+  return hits[0] ? azureGenKindOf(loadAzureSpec(hits[0])) : undefined;
 }
 
 /** A generated AWS kind by its alias (`dynamodb.table`) or CRD name, if `ref` names exactly one. */

@@ -5,6 +5,10 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
+import { ArmGenericError, armGenericHandler, type GenericRequest } from "./arm-generic.ts";
+
+type GenericHandler = (g: GenericRequest) => Promise<void>;
+
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { createPostgresFake, POSTGRES_NAMESPACE } from "./arm-postgres.ts";
@@ -152,7 +156,7 @@ function tagsOf(body: Json): Record<string, string> | undefined {
   return { ...(t as Record<string, string>) };
 }
 
-export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
+export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHandler }): Promise<FakeServer> {
   const host = opts.host ?? "127.0.0.1";
   const lroPolls = opts.lroPolls ?? 1;
   const lroMs = opts.lroMs ?? 3000;
@@ -497,6 +501,17 @@ export async function startArmFake(opts: ArmFakeOptions): Promise<FakeServer> {
     const typeKey = `${ns}/${typeSegments.join("/")}`.toLowerCase();
     const canonical = types.get(typeKey);
     const apiVersion = url.searchParams.get("api-version") ?? "";
+    if (!canonical && opts.generic) {
+      // Every other type the generated Azure kinds have: the generic, data-driven handler (arm-generic.ts).
+      const g = opts.generic;
+      const rgId = group(sub, rgName).doc["id"] as string;
+      const body = await readBody(req);
+      return g({ req, res, url, base: `https://${req.headers.host}`, rgId, rest, body, send }).catch(
+        (e: unknown) => {
+          throw e instanceof ArmGenericError ? new HttpError(e.status, e.code, e.message) : e;
+        },
+      );
+    }
     if (!canonical) {
       throw new HttpError(
         404,
@@ -816,6 +831,7 @@ if (import.meta.main) {
     ...(values["lro-ms"] ? { lroMs: Number(values["lro-ms"]) } : {}),
     ...(values["list-page-size"] ? { listPageSize: Number(values["list-page-size"]) } : {}),
     ...(values["postgres-polls"] ? { postgresPolls: Number(values["postgres-polls"]) } : {}),
+    generic: armGenericHandler(),
   });
   process.stdout.write(`${JSON.stringify({ ready: true, url: fake.url })}\n`);
   const stop = () => void fake.close().then(() => process.exit(0));

@@ -9,6 +9,7 @@ import {
 } from "../../api/external.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
 import { withHome } from "../home.ts";
+import { activatedAzureGenKinds } from "./arm-generic/kinds.ts";
 import { checkAzureCredentials } from "./config.ts";
 import { containerProvider } from "./container.ts";
 import { flexibleServerProvider } from "./flexible-server.ts";
@@ -28,6 +29,8 @@ export const azureKinds: ManagedKindProvider[] = withNamespacedVariants([
   withHome(flexibleServerProvider, azureHome),
   withHome(flexibleServerFirewallRuleProvider, azureHome),
   withHome(flexibleServerDatabaseProvider, azureHome),
+  // The generated kinds (generic ARM provider) that are activated; none by default (docs/azure-generated.md).
+  ...activatedAzureGenKinds(),
 ]);
 
 export const azureProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(

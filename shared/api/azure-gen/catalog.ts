@@ -1,0 +1,78 @@
+// Where the generated Azure kinds are read from, and which of them an activation list selects. The specs
+// are data generated from the committed type data (infra/gen-azure.ts → .generated/azure/).
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { API_DOMAIN } from "../meta.ts";
+import { type AzureCatalog, type AzureCatalogEntry, type AzureKindSpec, azureGenAliasOf } from "./spec.ts";
+
+/** The generated directory: DRIFTLESS_AZURE_GEN_DIR, the repository's .generated/azure, or dist/azure. */
+export function azureGenDir(env: Record<string, string | undefined> = process.env): string {
+  if (env.DRIFTLESS_AZURE_GEN_DIR) return env.DRIFTLESS_AZURE_GEN_DIR;
+  const here = import.meta.dirname ?? ".";
+  const candidates = [resolve(here, "../../../.generated/azure"), join(here, "azure")];
+  return candidates.find((d) => existsSync(join(d, "catalog.json"))) ?? (candidates[0] as string);
+}
+
+export class AzureGenNotGeneratedError extends Error {
+  override name = "AzureGenNotGeneratedError";
+}
+
+const catalogs = new Map<string, AzureCatalog>();
+
+export function loadAzureCatalog(dir = azureGenDir()): AzureCatalog {
+  const known = catalogs.get(dir);
+  if (known) return known;
+  const file = join(dir, "catalog.json");
+  if (!existsSync(file))
+    throw new AzureGenNotGeneratedError(
+      `the generated Azure kinds are missing (${file}): run npm run gen:azure`,
+    );
+  const catalog = JSON.parse(readFileSync(file, "utf8")) as AzureCatalog;
+  catalogs.set(dir, catalog);
+  return catalog;
+}
+
+export function loadAzureSpec(entry: AzureCatalogEntry, dir = azureGenDir()): AzureKindSpec {
+  return JSON.parse(readFileSync(join(dir, entry.file), "utf8")) as AzureKindSpec;
+}
+
+/** The CRD names of a generated kind: its cluster-scoped and namespaced (`.m.`) shapes. */
+export const azureGenCrdNames = (e: { plural: string; group: string }) => [
+  `${e.plural}.${e.group}.${API_DOMAIN}`,
+  `${e.plural}.${e.group}.m.${API_DOMAIN}`,
+];
+
+const globRe = (p: string) =>
+  new RegExp(`^${p.trim().toLowerCase().replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
+
+/**
+ * Whether an activation pattern selects a generated Azure kind's CRD. Generated kinds are never in
+ * "everything": a pattern names them by the `<rp>.<kind>` alias with an `azure:` prefix
+ * (`azure:storage.storageaccount`, `azure:keyvault.*`: both shapes) or by a CRD-name glob that says
+ * `azure.gen` (`storageaccounts.storage.azure.gen.driftless.dev`, `*.azure.gen.*` for all of them).
+ */
+export function azureGenPatternSelects(
+  pattern: string,
+  crdName: string,
+  e: { group: string; kind: string },
+): boolean {
+  const p = pattern.trim().toLowerCase();
+  if (p.includes("azure.gen")) return globRe(p).test(crdName);
+  if (!p.startsWith("azure:")) return false;
+  const alias = p.slice("azure:".length);
+  const first = alias.split(".")[0] ?? "";
+  if (!first || first.includes("*")) return false;
+  return globRe(alias).test(azureGenAliasOf(e));
+}
+
+export const azureGenPatternMatches = (pattern: string, e: { group: string; kind: string; plural: string }) =>
+  azureGenCrdNames(e).some((n) => azureGenPatternSelects(pattern, n, e));
+
+/** The generated kinds an activation list selects (none without patterns). */
+export function activatedAzureEntries(
+  patterns: readonly string[] | undefined,
+  catalog: AzureCatalog,
+): AzureCatalogEntry[] {
+  if (!patterns || patterns.length === 0) return [];
+  return catalog.kinds.filter((e) => patterns.some((p) => azureGenPatternMatches(p, e)));
+}

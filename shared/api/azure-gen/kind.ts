@@ -1,0 +1,202 @@
+// A generated Azure kind as the engine sees it: its compact spec (spec.ts) turned into a managed kind
+// definition — zod forProvider (ARM's body: location, tags, sku, properties…; the resource group and parent
+// names with references) and atProvider (the read-only members), immutable fields, write-only fields —
+// so the CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
+import { z } from "zod";
+import { ResourceGroup } from "../azure/resources.ts";
+import {
+  defineManagedKind,
+  type FieldBehaviour,
+  type ManagedKindDef,
+  type ReferenceDef,
+} from "../managed.ts";
+import { API_DOMAIN, Reference, SecretKeySelector, Selector } from "../meta.ts";
+import {
+  type AzNode,
+  type AzParent,
+  type AzProp,
+  type AzureKindSpec,
+  azureGenGroupOf,
+  pathWithin,
+} from "./spec.ts";
+
+/** A field the API server keeps as given (any JSON). */
+const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
+
+/** The member path of `k` below `path` (lists and maps add no step). */
+export const childPath = (path: string, k: string) => (path ? `${path}.${k}` : k);
+
+/** The field a secret is read from: `<name>SecretRef`, or `<name>SecretRefs` for a list of strings. */
+export const secretRefFieldOf = (field: string, node?: AzNode) =>
+  node?.t === "array" ? `${field}SecretRefs` : `${field}SecretRef`;
+
+function describe(spec: AzureKindSpec, p: AzProp, path: string) {
+  const enumText = p.enum ? ` One of: ${p.enum.join(", ")}.` : "";
+  const immutable = spec.createOnly.includes(path) ? " Immutable." : "";
+  const writeOnly = spec.writeOnly.includes(path)
+    ? " Write-only: sent to Azure, never read back or compared."
+    : "";
+  return `${p.doc ?? path}${enumText}${p.req ? " Required on create." : ""}${immutable}${writeOnly}`;
+}
+
+function members(
+  spec: AzureKindSpec,
+  props: Record<string, AzProp>,
+  path: string,
+): Record<string, z.ZodType> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [k, p] of Object.entries(props)) {
+    const at = childPath(path, k);
+    if (spec.secrets.includes(at)) {
+      const ref = SecretKeySelector.describe(
+        `${describe(spec, p, at)} Secret: read from this Secret key when a request is made; never stored in the spec or status, never compared.`,
+      );
+      shape[secretRefFieldOf(k, p.s)] = (p.s.t === "array" ? z.array(ref) : ref).optional();
+      continue;
+    }
+    shape[k] = zodOf(spec, p.s, at)
+      .optional()
+      .describe(describe(spec, p, at));
+  }
+  return shape;
+}
+
+/** The zod schema of one value at member path `path`. */
+export function zodOf(spec: AzureKindSpec, node: AzNode, path = ""): z.ZodType {
+  switch (node.t) {
+    case "string":
+      return z.string();
+    case "integer":
+      return z.number().int();
+    case "boolean":
+      return z.boolean();
+    case "json":
+      return freeForm();
+    case "array":
+      return z.array(zodOf(spec, node.of, path));
+    case "map":
+      return z.record(z.string(), zodOf(spec, node.of, path));
+    case "ref": {
+      const def = spec.defs[node.ref];
+      return def ? z.object(members(spec, def.props, path)) : freeForm();
+    }
+  }
+}
+
+/** The CRD field path of a member path: a secret's last step is its `…SecretRef(s)` field. */
+export function crdPathOf(spec: AzureKindSpec, path: string): string {
+  if (!spec.secrets.includes(path)) return path;
+  const parts = path.split(".");
+  const last = parts.pop() ?? "";
+  return [...parts, secretRefFieldOf(last, nodeAt(spec, spec.body, path))].join(".");
+}
+
+/** The node at a member path (undefined below free-form values). */
+export function nodeAt(spec: AzureKindSpec, top: Record<string, AzProp>, path: string): AzNode | undefined {
+  let props: Record<string, AzProp> | undefined = top;
+  let node: AzNode | undefined;
+  for (const k of path.split(".")) {
+    node = props?.[k]?.s;
+    if (!node) return undefined;
+    let inner: AzNode = node;
+    while (inner.t === "array" || inner.t === "map") inner = inner.of;
+    props = inner.t === "ref" ? spec.defs[inner.ref]?.props : undefined;
+  }
+  return node;
+}
+
+/** The generated kind of an ARM type, as a reference target (the parent of a child type). */
+export function generatedTarget(p: AzParent) {
+  const group = `${azureGenGroupOf(p.type)}.${API_DOMAIN}`;
+  return {
+    group,
+    version: "v1alpha1",
+    kind: p.kind,
+    plural: p.plural,
+    namespaced: false,
+    apiVersion: `${group}/v1alpha1`,
+  };
+}
+
+/** forProvider, atProvider, field behaviours, references and immutable fields of a generated kind. */
+export function azureGenSchemas(spec: AzureKindSpec) {
+  const fp: Record<string, z.ZodType> = {};
+  const references: ReferenceDef[] = [];
+  const reference = (field: string, what: string, to: ReferenceDef["to"], kindText: string) => {
+    fp[field] = z.string().min(1).optional().describe(`${what} Required. Immutable.`);
+    fp[`${field}Ref`] = Reference.optional().describe(
+      `A ${kindText} managed resource whose external name fills ${field} once it is Ready.`,
+    );
+    fp[`${field}Selector`] = Selector.optional().describe(
+      `Selects a ${kindText} managed resource by labels to fill ${field}.`,
+    );
+    references.push({ field, refField: `${field}Ref`, selectorField: `${field}Selector`, to });
+  };
+  if (spec.scope === "resourceGroup")
+    reference(
+      "resourceGroupName",
+      "The resource group the resource lives in.",
+      ResourceGroup,
+      "ResourceGroup (resources.azure)",
+    );
+  for (const p of spec.parents) {
+    const to = generatedTarget(p);
+    reference(p.field, `The name of the parent ${p.type}.`, to, `${to.kind} (${to.group})`);
+  }
+  Object.assign(fp, members(spec, spec.body, ""));
+  const fields: Record<string, FieldBehaviour> = {};
+  for (const p of [...spec.writeOnly, ...spec.secrets]) fields[crdPathOf(spec, p)] = { writeOnly: true };
+  const ap: Record<string, z.ZodType> = {};
+  const outSpec = { ...spec, secrets: [], createOnly: [], writeOnly: [] };
+  for (const [k, p] of Object.entries(spec.out)) {
+    if (spec.outSecrets.some((s) => pathWithin(k, s))) continue;
+    ap[k] = zodOfOut(outSpec, spec.outSecrets, p.s, k)
+      .optional()
+      .describe(p.doc ?? k);
+  }
+  const homeFields = [
+    ...(spec.scope === "resourceGroup" ? ["resourceGroupName"] : []),
+    ...spec.parents.map((p) => p.field),
+  ];
+  const immutable = [...homeFields, ...spec.createOnly.map((p) => crdPathOf(spec, p))];
+  return { forProvider: z.object(fp), atProvider: z.object(ap), fields, references, immutable };
+}
+
+/** atProvider's schema of a read-only member, without its secret strings (they go to the connection Secret). */
+function zodOfOut(spec: AzureKindSpec, outSecrets: readonly string[], node: AzNode, path: string): z.ZodType {
+  if (node.t === "array") return z.array(zodOfOut(spec, outSecrets, node.of, path));
+  if (node.t === "map") return z.record(z.string(), zodOfOut(spec, outSecrets, node.of, path));
+  if (node.t !== "ref") return zodOf(spec, node, path);
+  const def = spec.defs[node.ref];
+  if (!def) return freeForm();
+  const shape: Record<string, z.ZodType> = {};
+  for (const [k, p] of Object.entries(def.props)) {
+    const at = childPath(path, k);
+    if (outSecrets.includes(at)) continue;
+    shape[k] = zodOfOut(spec, outSecrets, p.s, at)
+      .optional()
+      .describe(p.doc ?? k);
+  }
+  return z.object(shape);
+}
+
+/** The managed kind definition of a generated kind (cluster-scoped; withNamespacedVariants adds `.m.`). */
+export function azureGenKindOf(spec: AzureKindSpec): ManagedKindDef {
+  const s = azureGenSchemas(spec);
+  const name = spec.fixedName
+    ? `Its name is always "${spec.fixedName}" (ARM allows no other).`
+    : "The external name (crossplane.io/external-name, default metadata.name) is its name in Azure.";
+  return defineManagedKind({
+    group: spec.group,
+    kind: spec.kind,
+    plural: spec.plural,
+    cloud: "azure",
+    description: `${spec.description} ${name}`,
+    forProvider: s.forProvider,
+    atProvider: s.atProvider,
+    immutable: s.immutable,
+    externalName: "fromAnnotation",
+    references: s.references,
+    fields: s.fields,
+  });
+}

@@ -1,0 +1,307 @@
+// The one provider of every generated Azure kind: Azure Resource Manager driven by resource id and the
+// kind's api-version — PUT (create or update), GET, DELETE, POST `{id}/list*` — through the Azure SDK's
+// HTTP pipeline (@azure/core-rest-pipeline with an @azure/identity token), not `GenericResource`, whose
+// serializer drops top-level members (zones, etag). Long-running operations are never waited on: a
+// PUT or DELETE returns once ARM accepted it, and the next observe reads the resource's provisioningState.
+// Decisions: docs/adr/0008-azure-generated-kinds.md.
+import {
+  bearerTokenAuthenticationPolicy,
+  createDefaultHttpClient,
+  createEmptyPipeline,
+  createHttpHeaders,
+  createPipelineRequest,
+  type HttpClient,
+  type Pipeline,
+} from "@azure/core-rest-pipeline";
+import { azureGenKindOf } from "../../../api/azure-gen/kind.ts";
+import type { AzureKindSpec } from "../../../api/azure-gen/spec.ts";
+import {
+  type ConnectContext,
+  type ExternalClient,
+  ExternalError,
+  type ExternalObservation,
+  InvalidSpecError,
+  type ManagedKindProvider,
+} from "../../../api/external.ts";
+import type { ManagedResource } from "../../../api/managed.ts";
+import type { AzureProviderConfigSpec } from "../../../api/provider-config.ts";
+import { azureCredential, azureEndpoints, ClientCache, classifyAzureError } from "../config.ts";
+import {
+  atProviderOf,
+  desiredBody,
+  flattenSecrets,
+  missingRequired,
+  observedOf,
+  outSecretsOf,
+} from "./model.ts";
+
+type Json = Record<string, unknown>;
+type MR = ManagedResource<Json, Json>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+const PUBLIC_ARM = "https://management.azure.com";
+/** The provider's own annotation: the last accepted operation's Azure-AsyncOperation URL, read when it failed. */
+export const OPERATION_ANNOTATION = "azure.gen.driftless.dev/operation";
+const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
+
+export interface ArmAnswer {
+  status: number;
+  headers: { get(name: string): string | undefined };
+  body: unknown;
+}
+
+/** ARM's error body, as a classified error whose message is ARM's own code and message (and Retry-After). */
+export function armError(answer: ArmAnswer, what: string): Error {
+  const e = (isObject(answer.body) && isObject(answer.body.error) ? answer.body.error : {}) as {
+    code?: string;
+    message?: string;
+  };
+  const retry = answer.headers.get("retry-after");
+  const message = `${e.message ?? `HTTP ${answer.status}`}${retry ? ` (Retry-After ${retry} s)` : ""}`;
+  const classified = classifyAzureError({ statusCode: answer.status, code: e.code, message });
+  if (classified instanceof Error && classified.constructor !== Error) return classified;
+  return new ExternalError(`${what}: ${e.code ?? answer.status}: ${message}`);
+}
+
+/** One ProviderConfig's raw ARM access: a pipeline with the bearer token, the endpoint and subscription. */
+export class ArmRest {
+  readonly #pipeline: Pipeline;
+  readonly #http: HttpClient;
+  readonly endpoint: string;
+  readonly subscription: string;
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  constructor(
+    pipeline: Pipeline,
+    http: HttpClient,
+    endpoint: string,
+    subscription: string,
+    rateLimit?: () => Promise<void>,
+  ) {
+    this.#pipeline = pipeline;
+    this.#http = http;
+    this.endpoint = endpoint.replace(/\/$/, "");
+    this.subscription = subscription;
+    this.#rateLimit = rateLimit;
+  }
+
+  async send(
+    method: "GET" | "PUT" | "DELETE" | "POST",
+    pathOrUrl: string,
+    apiVersion?: string,
+    body?: unknown,
+  ): Promise<ArmAnswer> {
+    await this.#rateLimit?.();
+    const url = pathOrUrl.startsWith("https://")
+      ? pathOrUrl
+      : `${this.endpoint}${pathOrUrl}${apiVersion ? `?api-version=${apiVersion}` : ""}`;
+    const req = createPipelineRequest({
+      url,
+      method,
+      headers: createHttpHeaders({
+        accept: "application/json",
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      }),
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    let res: Awaited<ReturnType<Pipeline["sendRequest"]>>;
+    try {
+      res = await this.#pipeline.sendRequest(this.#http, req);
+    } catch (err) {
+      throw classifyAzureError(err);
+    }
+    const text = res.bodyAsText ?? "";
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: { get: (n) => res.headers.get(n) }, body: parsed };
+  }
+}
+
+const pipelines = new ClientCache<{ pipeline: Pipeline; http: HttpClient }>();
+
+export async function armRest(ctx: ConnectContext<AzureProviderConfigSpec>): Promise<ArmRest> {
+  const spec = ctx.providerConfig.spec;
+  const { credential, cacheKey } = await azureCredential(ctx);
+  const endpoint = azureEndpoints(spec).resourceManager?.url ?? PUBLIC_ARM;
+  const { pipeline, http } = pipelines.get(`${cacheKey}/${endpoint}`, () => {
+    const p = createEmptyPipeline();
+    p.addPolicy(
+      bearerTokenAuthenticationPolicy({ credential, scopes: `${new URL(endpoint).origin}/.default` }),
+    );
+    return { pipeline: p, http: createDefaultHttpClient() };
+  });
+  return new ArmRest(pipeline, http, endpoint, spec.subscriptionID, ctx.rateLimit);
+}
+
+/** The resource id of a generated kind's resource: home, parents and name, as ARM spells the type. */
+export function resourceIdOf(spec: AzureKindSpec, subscription: string, fp: Json, name: string): string {
+  const [namespace = "", ...segs] = spec.type.split("/");
+  const own = spec.fixedName ?? name;
+  const sub = `/subscriptions/${encodeURIComponent(subscription)}`;
+  if (spec.type.toLowerCase() === "microsoft.resources/resourcegroups")
+    return `${sub}/resourceGroups/${encodeURIComponent(own)}`;
+  const where =
+    spec.scope === "resourceGroup"
+      ? `${sub}/resourceGroups/${encodeURIComponent(String(fp.resourceGroupName ?? ""))}`
+      : sub;
+  const parts = spec.parents.map((p, i) => `${segs[i]}/${encodeURIComponent(String(fp[p.field] ?? ""))}`);
+  return `${where}/providers/${namespace}/${[...parts, `${segs.at(-1)}/${encodeURIComponent(own)}`].join("/")}`;
+}
+
+/** The home and parent name fields as the id has them (ARM ids are case-insensitive: the spec's spelling wins). */
+function namesOf(spec: AzureKindSpec, id: string, fp: Json): Json {
+  const out: Json = {};
+  const parts = id.split("/");
+  const after = (seg: string) => {
+    const i = parts.findIndex((p) => p.toLowerCase() === seg.toLowerCase());
+    return i >= 0 ? decodeURIComponent(parts[i + 1] ?? "") : undefined;
+  };
+  const same = (field: string, v: string | undefined) => {
+    if (v === undefined) return;
+    const w = fp[field];
+    out[field] = typeof w === "string" && w.toLowerCase() === v.toLowerCase() ? w : v;
+  };
+  if (spec.scope === "resourceGroup") same("resourceGroupName", after("resourceGroups"));
+  for (const p of spec.parents) same(p.field, after(p.segment));
+  return out;
+}
+
+class ArmGenericClient implements ExternalClient<Json, Json> {
+  readonly #arm: ArmRest;
+  readonly #spec: AzureKindSpec;
+  readonly #read: ConnectContext["readSecretKey"];
+  constructor(arm: ArmRest, spec: AzureKindSpec, read: ConnectContext["readSecretKey"]) {
+    this.#arm = arm;
+    this.#spec = spec;
+    this.#read = read;
+  }
+
+  #id(mr: MR, name: string) {
+    return resourceIdOf(this.#spec, this.#arm.subscription, mr.spec.forProvider, name);
+  }
+
+  async #get(mr: MR, name: string): Promise<Json | undefined> {
+    const a = await this.#arm.send("GET", this.#id(mr, name), this.#spec.apiVersion);
+    if (a.status === 404) {
+      const code = isObject(a.body) && isObject(a.body.error) ? a.body.error.code : undefined;
+      // A missing subscription is a configuration error, not an absent resource.
+      if (code === "SubscriptionNotFound") throw armError(a, this.#spec.type);
+      return undefined;
+    }
+    if (a.status >= 300) throw armError(a, this.#spec.type);
+    return isObject(a.body) ? a.body : {};
+  }
+
+  async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<Json, Json>> {
+    if (!name && !this.#spec.fixedName) return { resourceExists: false };
+    const body = await this.#get(mr, name ?? "");
+    if (!body) return { resourceExists: false };
+    const fp = mr.spec.forProvider;
+    const state = String(
+      (isObject(body.properties) ? body.properties.provisioningState : undefined) ?? "Succeeded",
+    );
+    const observed = observedOf(
+      this.#spec,
+      body,
+      fp,
+      namesOf(this.#spec, String(body.id ?? this.#id(mr, name ?? "")), fp),
+    );
+    const obs: ExternalObservation<Json, Json> = {
+      resourceExists: true,
+      observed,
+      atProvider: atProviderOf(this.#spec, body),
+    };
+    const s = state.toLowerCase();
+    if (s === "succeeded") {
+      obs.availability = "Available";
+      const details = { ...outSecretsOf(this.#spec, body), ...(await this.#functions(mr, name ?? "")) };
+      if (Object.keys(details).length > 0) obs.connectionDetails = details;
+    } else if (s === "failed" || s === "canceled") {
+      obs.availability = "Unavailable";
+      obs.message = await this.#operationError(mr, state);
+    } else {
+      obs.availability = s === "deleting" ? "Deleting" : "Creating";
+      // ARM refuses a PUT while an operation runs: nothing is compared until it ends.
+      obs.resourceUpToDate = true;
+    }
+    return obs;
+  }
+
+  /** The failed operation's own error (Azure-AsyncOperation), when the create or update recorded one. */
+  async #operationError(mr: MR, state: string): Promise<string> {
+    const url = mr.metadata.annotations?.[OPERATION_ANNOTATION];
+    if (url?.startsWith(this.#arm.endpoint)) {
+      const a = await this.#arm.send("GET", url);
+      const e = isObject(a.body) && isObject(a.body.error) ? a.body.error : undefined;
+      if (e) return `provisioningState ${state}: ${String(e.code ?? "")}: ${String(e.message ?? "")}`;
+    }
+    return `provisioningState ${state}`;
+  }
+
+  /** `list*` functions whose answers are secrets (listKeys…): their strings for the connection Secret. */
+  async #functions(mr: MR, name: string): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const fn of this.#spec.functions) {
+      const a = await this.#arm.send("POST", `${this.#id(mr, name)}/${fn}`, this.#spec.apiVersion);
+      if (a.status >= 300) throw armError(a, `${this.#spec.type} ${fn}`);
+      flattenSecrets(a.body, "", out);
+    }
+    return out;
+  }
+
+  async #put(mr: MR, name: string) {
+    const spec = this.#spec;
+    const body = await desiredBody(spec, mr.spec.forProvider, ({ ref }) => this.#read(ref));
+    return this.#arm.send("PUT", this.#id(mr, name), spec.apiVersion, body);
+  }
+
+  async create(mr: MR, name: string | undefined) {
+    if (!name && !this.#spec.fixedName)
+      throw new InvalidSpecError(`${this.#spec.type} needs a name (crossplane.io/external-name)`);
+    const missing = missingRequired(
+      this.#spec,
+      await desiredBody(this.#spec, mr.spec.forProvider, async () => ""),
+    );
+    if (missing.length > 0)
+      throw new InvalidSpecError(
+        `${this.#spec.type} needs spec.forProvider.${missing.join(", spec.forProvider.")} to be created`,
+      );
+    const a = await this.#put(mr, name ?? "");
+    if (a.status >= 300) throw armError(a, this.#spec.type);
+    const op = a.headers.get("azure-asyncoperation");
+    return op ? { annotations: { [OPERATION_ANNOTATION]: op } } : {};
+  }
+
+  async update(mr: MR, name: string) {
+    // ARM's PUT is create-or-update of the whole resource: the spec (late-initialized) is the whole body.
+    const a = await this.#put(mr, name);
+    if (a.status >= 300) throw armError(a, this.#spec.type);
+    return {};
+  }
+
+  async delete(mr: MR, name: string) {
+    const a = await this.#arm.send("DELETE", this.#id(mr, name), this.#spec.apiVersion);
+    // 202: accepted; the engine requeues (Ready=False, Deleting) until observe no longer finds it.
+    if (a.status === 404 || a.status < 300) return;
+    throw armError(a, this.#spec.type);
+  }
+}
+
+/** Whether a provisioningState ends an operation (for callers that wait, such as tests). */
+export const isTerminalState = (s: string) => TERMINAL.has(s.toLowerCase());
+
+/** The provider of one generated kind. */
+export function armGenericProvider(spec: AzureKindSpec): ManagedKindProvider {
+  return {
+    definition: azureGenKindOf(spec),
+    limitsEachRequest: true,
+    async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
+      return new ArmGenericClient(await armRest(ctx), spec, (ref) =>
+        ctx.readSecretKey(ref),
+      ) as unknown as ExternalClient<Record<string, unknown>, Record<string, unknown>>;
+    },
+  };
+}
