@@ -27,9 +27,13 @@ import {
   pluralOf,
 } from "../shared/api/awscc/spec.ts";
 import {
+  HANDLER_FACTS_FILE,
+  type HandlerName,
+  loadHandlerFacts,
   loadRegistryBundle,
   permissionsOf,
   pointerNames,
+  provisionableSchema,
   REGISTRY_BUNDLE_FILE,
   type RegistrySchema,
 } from "./awscc/registry.ts";
@@ -38,7 +42,7 @@ const ROOT = resolve(import.meta.dirname, "..");
 export const AWSCC_DIR = join(ROOT, ".generated/awscc");
 const SPEC_PACKAGE = "@aws-cdk/aws-service-spec";
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 3;
 
 // --- the package's data (its db.json.gz: entities and relations, as @cdklabs/tskb saves them) -------
 
@@ -386,6 +390,9 @@ export function kindSpecOf(
   const tagField = tagName ? Object.entries(properties).find(([, p]) => p.n === tagName)?.[0] : undefined;
   const inForProvider = (path: string) => properties[path.split(".")[0] ?? ""] !== undefined;
   const identifierField = id.identifierField ? camelOf(id.identifierField) : undefined;
+  const handlers = (["create", "read", "update", "delete", "list"] as const).filter((h) => reg.handlers?.[h]);
+  // No update handler: the registry's IMMUTABLE provisioning type, every property is fixed at create.
+  const createOnly = reg.handlers && !reg.handlers.update ? Object.keys(properties) : facts.createOnly;
   const intro = shortDoc(r.documentation, 400) ?? r.cloudFormationType;
   return {
     v: AWSCC_SPEC_VERSION,
@@ -402,11 +409,12 @@ export function kindSpecOf(
     ...(identifierField ? { identifierField } : {}),
     ...(tagField ? { tags: { field: tagField, variant: r.tagInformation?.variant ?? "standard" } } : {}),
     references: referencesOf(r, properties, byType, facts.secrets),
-    createOnly: facts.createOnly.filter((p) => inForProvider(p) && p !== identifierField),
+    createOnly: [...new Set(createOnly)].sort().filter((p) => inForProvider(p) && p !== identifierField),
     writeOnly: facts.writeOnly.filter(inForProvider),
     secrets: facts.secrets.filter((p) => inForProvider(p) && p !== identifierField),
     attributeSecrets,
     permissions: permissionsOf(reg),
+    handlers: handlers as HandlerName[],
   };
 }
 
@@ -424,6 +432,7 @@ function stampOf(version: string): string {
     join(ROOT, "shared/api/awscc/spec.ts"),
     join(ROOT, "infra/awscc/registry.ts"),
     REGISTRY_BUNDLE_FILE,
+    HANDLER_FACTS_FILE,
   ].map((f) => readFileSync(f));
   const hash = createHash("sha256");
   for (const b of inputs) hash.update(b).update("\0");
@@ -449,6 +458,7 @@ export function generateAwscc(opts: { dir?: string; force?: boolean } = {}): Gen
   if (!opts.force && awsccIsCurrent(dir)) return { dir, kinds: 0, ms: 0, skipped: true };
   const pkg = specPackage();
   const { bundle } = loadRegistryBundle();
+  const facts = loadHandlerFacts();
   const db = JSON.parse(gunzipSync(readFileSync(pkg.db)).toString("utf8")) as RawDb;
   const typeDefs = new Map(db.schema.typeDefinition.entities.map((t) => [t.$id, t]));
   const resources = db.schema.resource.entities.filter((r) => !r.cloudFormationTransform);
@@ -459,14 +469,22 @@ export function generateAwscc(opts: { dir?: string; force?: boolean } = {}): Gen
   const catalog: AwsccCatalog = {
     source: pkg.version,
     registry: { source, region, retrieved, licence },
+    handlers: {
+      source: facts.origin.source,
+      commit: facts.origin.commit,
+      committed: facts.origin.committed,
+      licence: facts.origin.licence,
+    },
     generator: GENERATOR_VERSION,
     stamp: stampOf(pkg.version),
     kinds: [],
   };
   const names = new Set<string>();
   for (const r of resources) {
-    // Only the registry's types: Cloud Control provisions no other (the rest are CloudFormation-only).
-    const reg = bundle.schemas[r.cloudFormationType];
+    // Only the registry's types that Cloud Control provisions: the rest are CloudFormation-only (no
+    // registry schema) or NON_PROVISIONABLE (no handlers published), and Cloud Control refuses them.
+    const schema = bundle.schemas[r.cloudFormationType];
+    const reg = schema && provisionableSchema(schema, facts);
     if (!reg) continue;
     const spec = kindSpecOf(r, reg, typeDefs, byType);
     const crdName = `${spec.plural}.${spec.group}`;

@@ -7,6 +7,11 @@
 //   npm run refresh:awscc-schemas -- --from DIR --origin TEXT --licence TEXT [--region R]
 //       a directory of schema files as AWS publishes them (CloudformationSchema.zip, extracted, or one
 //       `aws cloudformation describe-type --query Schema` answer per file): these keep handler permissions
+//   npm run refresh:awscc-schemas -- --handlers-from GITDIR [--rev REV]
+//       only the facts cfn-lint drops (handlers: permissions, timeouts; tagging), into handler-facts.json.gz,
+//       from a clone of hashicorp/terraform-provider-awscc (its copy of every us-east-1 schema Cloud Control
+//       provisions: internal/service/cloudformation/schemas/, listed by the newest
+//       internal/provider/generators/allschemas/available_schemas.<date>.hcl); combinable with the above
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,11 +19,84 @@ import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { generateAwscc } from "../gen-awscc.ts";
 import {
+  HANDLER_FACTS_FILE,
+  HANDLER_FACTS_FORMAT,
+  type HandlerFacts,
+  type HandlerFactsBundle,
   REGISTRY_BUNDLE_FILE as REGISTRY_BUNDLE,
   REGISTRY_BUNDLE_FORMAT,
   type RegistryBundle,
   type RegistrySchema,
 } from "./registry.ts";
+
+const TF_SCHEMAS = "internal/service/cloudformation/schemas";
+const TF_LISTS = "internal/provider/generators/allschemas";
+
+/**
+ * The handler and tagging facts of every type the awscc Terraform provider's repository lists as
+ * available to Cloud Control (its allschemas generator keeps the registry's FULLY_MUTABLE and IMMUTABLE
+ * types): read from a git directory at `rev`, nothing else of the repository is taken.
+ */
+export function handlerFactsFromTerraform(gitDir: string, rev = "HEAD"): HandlerFactsBundle {
+  const git = (...args: string[]) =>
+    execFileSync("git", ["-C", gitDir, ...args], { encoding: "utf8", maxBuffer: 1 << 30 });
+  const [commit = "", committed = ""] = git("log", "-1", "--format=%H %cs", rev).trim().split(" ");
+  const lists = git("ls-tree", "--name-only", rev, `${TF_LISTS}/`)
+    .split("\n")
+    .filter((f) => /available_schemas\.\d{4}-\d{2}-\d{2}\.hcl$/.test(f))
+    .sort();
+  const newest = lists.at(-1);
+  if (!newest) throw new Error(`${gitDir}@${rev}: no ${TF_LISTS}/available_schemas.<date>.hcl`);
+  const available = [
+    ...git("show", `${rev}:${newest}`).matchAll(/cloudformation_type_name\s*=\s*"([^"]+)"/g),
+  ].map((m) => m[1] ?? "");
+  const types: Record<string, HandlerFacts> = {};
+  const withoutSchema: string[] = [];
+  // One `git cat-file --batch` for every schema file: 1,500 `git show`s take a minute.
+  const paths = available.map((t) => `${rev}:${TF_SCHEMAS}/${t.replaceAll("::", "_")}.json`);
+  const out = execFileSync("git", ["-C", gitDir, "cat-file", "--batch"], {
+    input: `${paths.join("\n")}\n`,
+    maxBuffer: 1 << 30,
+  });
+  let at = 0;
+  for (const [i, typeName] of available.entries()) {
+    const nl = out.indexOf(10, at);
+    const header = out.subarray(at, nl).toString("utf8");
+    if (header.endsWith(" missing")) {
+      // Listed, but the repository has not downloaded its schema yet: no facts, said in the origin.
+      withoutSchema.push(typeName);
+      at = nl + 1;
+      continue;
+    }
+    const size = Number(header.split(" ")[2]);
+    const schema = JSON.parse(out.subarray(nl + 1, nl + 1 + size).toString("utf8")) as RegistrySchema;
+    at = nl + 1 + size + 1;
+    if (schema.typeName !== typeName)
+      throw new Error(`${paths[i]} holds ${schema.typeName}, not ${typeName}`);
+    if (!schema.handlers) throw new Error(`${paths[i]}: no handlers`);
+    const handlers: HandlerFacts["handlers"] = {};
+    for (const [h, v] of Object.entries(schema.handlers).sort(([a], [b]) => a.localeCompare(b)))
+      handlers[h as keyof typeof handlers] = {
+        permissions: [...(v?.permissions ?? [])],
+        ...(v?.timeoutInMinutes ? { timeoutInMinutes: v.timeoutInMinutes } : {}),
+      };
+    types[typeName] = { handlers, ...(schema.tagging ? { tagging: schema.tagging } : {}) };
+  }
+  return {
+    format: HANDLER_FACTS_FORMAT,
+    origin: {
+      source: `https://github.com/hashicorp/terraform-provider-awscc ${TF_SCHEMAS}/ (the types listed in ${newest}): the CloudFormation registry schemas of us-east-1 as DescribeType returns them`,
+      commit,
+      committed,
+      region: "us-east-1",
+      licence:
+        "facts from schemas AWS publishes through the CloudFormation registry (DescribeType); the repository holding the copy is MPL-2.0",
+      retrieved: new Date().toISOString().slice(0, 10),
+      listedWithoutSchema: withoutSchema,
+    },
+    types: Object.fromEntries(Object.entries(types).sort(([a], [b]) => a.localeCompare(b))),
+  };
+}
 
 /** cfn-lint's schema data: one file per schema version, and per region a Python map of type → file. */
 function fromCfnLint(region: string): RegistryBundle {
@@ -83,8 +161,27 @@ if (import.meta.main) {
       licence: { type: "string" },
       region: { type: "string", default: "us-east-1" },
       out: { type: "string", default: REGISTRY_BUNDLE },
+      "handlers-from": { type: "string" },
+      rev: { type: "string", default: "HEAD" },
+      "handlers-only": { type: "boolean", default: false },
     },
   });
+  const handlersFrom = values["handlers-from"];
+  if (handlersFrom) {
+    const facts = handlerFactsFromTerraform(handlersFrom, values.rev);
+    const n = Object.keys(facts.types).length;
+    if (n < 1000)
+      throw new Error(`only ${n} types with handlers found: refusing to replace the facts with so few`);
+    writeFileSync(HANDLER_FACTS_FILE, gzipSync(JSON.stringify(facts), { level: 9 }));
+    process.stdout.write(
+      `wrote the handler facts of ${n} types to ${HANDLER_FACTS_FILE} (${facts.origin.commit})\n`,
+    );
+  }
+  if (values["handlers-only"]) {
+    const g = generateAwscc({ force: true });
+    process.stdout.write(`generated ${g.kinds} awscc kinds in ${g.ms} ms\n`);
+    process.exit(0);
+  }
   const region = values.region ?? "us-east-1";
   if (values.from && (!values.origin || !values.licence))
     throw new Error("--from needs --origin (where the files come from, with a commit or date) and --licence");

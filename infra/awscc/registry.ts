@@ -10,6 +10,15 @@ export const REGISTRY_BUNDLE_FORMAT = 1;
 export const REGISTRY_BUNDLE_FILE =
   process.env.DRIFTLESS_AWSCC_REGISTRY ?? resolve(import.meta.dirname, "registry-schemas.json.gz");
 
+/**
+ * The facts cfn-lint's copy drops, per type: the registry schemas' `handlers` (each handler's IAM
+ * permissions and timeout) and `tagging` (with its permissions), for the types Cloud Control can provision
+ * (handlers-facts.json.gz, made by refresh-schemas.ts --handlers-from; see README.md).
+ */
+export const HANDLER_FACTS_FILE =
+  process.env.DRIFTLESS_AWSCC_HANDLERS ?? resolve(import.meta.dirname, "handler-facts.json.gz");
+export const HANDLER_FACTS_FORMAT = 1;
+
 export type HandlerName = "create" | "read" | "update" | "delete" | "list";
 
 /** The parts of the resource provider schema format the generator reads (the rest is kept as published). */
@@ -21,8 +30,8 @@ export interface RegistrySchema {
   writeOnlyProperties?: string[];
   createOnlyProperties?: string[];
   primaryIdentifier?: string[];
-  tagging?: { taggable?: boolean; tagProperty?: string };
-  handlers?: Partial<Record<HandlerName, { permissions?: string[] }>>;
+  tagging?: { taggable?: boolean; tagProperty?: string; permissions?: string[] };
+  handlers?: Partial<Record<HandlerName, { permissions?: string[]; timeoutInMinutes?: number }>>;
   [other: string]: unknown;
 }
 
@@ -49,6 +58,58 @@ export function loadRegistryBundle(file = REGISTRY_BUNDLE_FILE): { bundle: Regis
   return { bundle, bytes };
 }
 
+/** One type's facts from the published schemas that the schema bundle lacks. */
+export interface HandlerFacts {
+  handlers: NonNullable<RegistrySchema["handlers"]>;
+  tagging?: NonNullable<RegistrySchema["tagging"]> & Record<string, unknown>;
+}
+
+export interface HandlerFactsBundle {
+  format: typeof HANDLER_FACTS_FORMAT;
+  origin: {
+    /** The repository or package the schemas were read from. */
+    source: string;
+    /** Its commit (or version), and that commit's date (YYYY-MM-DD). */
+    commit: string;
+    committed: string;
+    region: string;
+    licence: string;
+    /** The day the file was made (YYYY-MM-DD). */
+    retrieved: string;
+    /** Types the source lists as provisionable whose schema it does not hold (so no facts here). */
+    listedWithoutSchema: string[];
+  };
+  /**
+   * Every type Cloud Control provisions (registry provisioning type FULLY_MUTABLE or IMMUTABLE) with its
+   * handlers; a type the registry has but this map lacks is NON_PROVISIONABLE: Cloud Control refuses it.
+   */
+  types: Record<string, HandlerFacts>;
+}
+
+export function loadHandlerFacts(file = HANDLER_FACTS_FILE): HandlerFactsBundle {
+  const facts = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as HandlerFactsBundle;
+  if (facts.format !== HANDLER_FACTS_FORMAT)
+    throw new Error(`${file}: handler facts format ${facts.format}, expected ${HANDLER_FACTS_FORMAT}`);
+  return facts;
+}
+
+/**
+ * A type's registry schema with the published handler facts laid over it (the schema's own handlers, when
+ * the bundle keeps them, give way to the facts file's); undefined for a type Cloud Control cannot provision.
+ */
+export function provisionableSchema(
+  schema: RegistrySchema,
+  facts: HandlerFactsBundle,
+): RegistrySchema | undefined {
+  const f = facts.types[schema.typeName];
+  if (!f) return undefined;
+  return {
+    ...schema,
+    handlers: f.handlers,
+    ...(f.tagging ? { tagging: { ...schema.tagging, ...f.tagging } } : {}),
+  };
+}
+
 /**
  * A property pointer as the CloudFormation names along it, arrays left out (`/properties/Users/<n>/Password`
  * → ["Users", "Password"]); undefined for a pointer that is not below /properties.
@@ -62,12 +123,18 @@ export function pointerNames(pointer: string): string[] | undefined {
     .map((p) => p.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
-/** The IAM actions a type's handlers need, by handler (empty when the copy has no handlers). */
+/**
+ * The IAM actions a type's handlers need, by handler (empty when the copy has no handlers). Tagging's own
+ * permissions (tag, untag, list tags) belong to the handlers that write tags (create, update).
+ */
 export function permissionsOf(s: RegistrySchema): Partial<Record<HandlerName, string[]>> {
   const out: Partial<Record<HandlerName, string[]>> = {};
+  const tagging = s.tagging?.taggable === false ? [] : (s.tagging?.permissions ?? []);
   for (const h of ["create", "read", "update", "delete", "list"] as const) {
     const p = s.handlers?.[h]?.permissions;
-    if (p && p.length > 0) out[h] = [...new Set(p)].sort();
+    if (!p) continue;
+    const all = h === "create" || h === "update" ? [...p, ...tagging] : p;
+    if (all.length > 0) out[h] = [...new Set(all)].sort();
   }
   return out;
 }

@@ -44,12 +44,13 @@ export interface FakeServer {
 type Json = Record<string, unknown>;
 const ACCOUNT = "123456789012";
 
-/** Types the fake treats as Cloud Control does non-provisionable ones: every action unsupported. */
-export const NON_PROVISIONABLE = new Set([
-  "AWS::CloudFormation::CustomResource",
-  "AWS::CloudFormation::WaitCondition",
-  "AWS::CloudFormation::WaitConditionHandle",
-]);
+/** The registry handler each Cloud Control action runs (the ones a type may lack). */
+const HANDLER_OF: Record<string, AwsccKindSpec["handlers"][number]> = {
+  CREATE: "create",
+  UPDATE: "update",
+  DELETE: "delete",
+  LIST: "list",
+};
 
 class ApiError extends Error {
   readonly code: string;
@@ -273,7 +274,9 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       spec = loadAwsccSpec(entry, dir);
       specs.set(name, spec);
     }
-    if (NON_PROVISIONABLE.has(name) || spec.primaryIdentifier.length === 0)
+    // Non-provisionable types are not generated at all; a handler the registry does not publish is refused.
+    const handler = HANDLER_OF[action];
+    if (spec.primaryIdentifier.length === 0 || (handler && !spec.handlers.includes(handler)))
       throw new ApiError(
         "UnsupportedActionException",
         `Resource type ${name} does not support ${action} action`,

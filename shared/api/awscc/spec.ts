@@ -84,8 +84,13 @@ export interface AwsccKindSpec {
   secrets: string[];
   /** Secret strings inside attributes (`verificationDetails.dnsTxt.token`): left out of atProvider. */
   attributeSecrets: string[];
-  /** IAM actions of the type's handlers, as the registry schema lists them (empty when the copy has none). */
+  /** IAM actions of the type's handlers (tagging's own with create and update), as the registry lists them. */
   permissions: Partial<Record<"create" | "read" | "update" | "delete" | "list", string[]>>;
+  /**
+   * The handlers the registry publishes for the type: no `update` is an IMMUTABLE type (every property is
+   * create-only); `list` is what a batched drift check through ListResources needs.
+   */
+  handlers: Array<"create" | "read" | "update" | "delete" | "list">;
 }
 
 /** `a.b` is `path` or lies below it. */
@@ -106,6 +111,8 @@ export interface AwsccCatalog {
   source: string;
   /** The registry schemas the kinds' facts come from (infra/awscc/registry-schemas.json.gz's origin). */
   registry: { source: string; region: string; retrieved: string; licence: string };
+  /** Where the handler facts (permissions, tagging) come from (infra/awscc/handler-facts.json.gz's origin). */
+  handlers: { source: string; commit: string; committed: string; licence: string };
   generator: number;
   /** What the output was made from (package version, generator code): stale output is made again. */
   stamp: string;

@@ -2,7 +2,12 @@
 // handler permissions (one statement per service, however many kinds of it are activated), and RBAC rules
 // for exactly the activated kinds, both shapes, by the generators the hand-written kinds use.
 import { beforeAll, describe, expect, it } from "vitest";
-import { permissionsOf, type RegistrySchema } from "../../../infra/awscc/registry.ts";
+import {
+  loadHandlerFacts,
+  loadRegistryBundle,
+  permissionsOf,
+  type RegistrySchema,
+} from "../../../infra/awscc/registry.ts";
 import { generateAwscc } from "../../../infra/gen-awscc.ts";
 import { mergedStatements } from "../../../infra/gen-kinds.ts";
 import { rbacObjects } from "../../../infra/k8s/gen-rbac.ts";
@@ -68,6 +73,89 @@ describe("IAM of generated kinds", () => {
 
   it("adds no service statement for a kind whose schema copy has no handlers", () => {
     expect(handlerIam({ ...specOf("AWS::SNS::Topic"), permissions: {} })).toEqual([]);
+  });
+
+  it("adds the tagging permissions to the handlers that write tags", () => {
+    const schema: RegistrySchema = {
+      typeName: "AWS::Example::Thing",
+      tagging: { taggable: true, permissions: ["example:TagResource", "example:UntagResource"] },
+      handlers: {
+        create: { permissions: ["example:CreateThing"] },
+        read: { permissions: ["example:DescribeThing"] },
+        delete: { permissions: ["example:DeleteThing"] },
+      },
+    };
+    expect(permissionsOf(schema)).toEqual({
+      create: ["example:CreateThing", "example:TagResource", "example:UntagResource"],
+      read: ["example:DescribeThing"],
+      delete: ["example:DeleteThing"],
+    });
+  });
+});
+
+describe("handler facts of every generated kind", () => {
+  const facts = loadHandlerFacts();
+  const catalog = () => loadAwsccCatalog();
+
+  it("generates only types Cloud Control provisions: each has the published handlers and their permissions", () => {
+    const problems: string[] = [];
+    for (const e of catalog().kinds) {
+      const spec = loadAwsccSpec(e);
+      const f = facts.types[e.typeName];
+      if (!f) {
+        problems.push(`${e.typeName}: no published handlers`);
+        continue;
+      }
+      expect(spec.handlers).toEqual(
+        (["create", "read", "update", "delete", "list"] as const).filter((h) => f.handlers[h]),
+      );
+      for (const h of ["create", "read"] as const)
+        if (!spec.handlers.includes(h)) problems.push(`${e.typeName}: no ${h} handler`);
+      if ((spec.permissions.create?.length ?? 0) === 0) problems.push(`${e.typeName}: no create permissions`);
+      for (const h of spec.handlers)
+        for (const a of f.handlers[h]?.permissions ?? [])
+          if (!spec.permissions[h]?.includes(a)) problems.push(`${e.typeName} ${h}: ${a} missing`);
+    }
+    expect(catalog().kinds.length).toBeGreaterThan(1300);
+    expect(problems).toEqual([]);
+  });
+
+  it("leaves out the registry's NON_PROVISIONABLE types (no handlers published): Cloud Control refuses them", () => {
+    const { bundle } = loadRegistryBundle();
+    const generated = new Set(catalog().kinds.map((k) => k.typeName));
+    for (const t of [
+      "AWS::CloudFormation::WaitConditionHandle",
+      "AWS::IAM::AccessKey",
+      "AWS::AppMesh::Mesh",
+    ]) {
+      expect(bundle.schemas[t]).toBeDefined();
+      expect(facts.types[t]).toBeUndefined();
+      expect(generated.has(t)).toBe(false);
+    }
+  });
+
+  it("makes every type without an update handler (IMMUTABLE) create-only in every property", () => {
+    const spec = specOf("AWS::EC2::SubnetRouteTableAssociation");
+    expect(spec.handlers).not.toContain("update");
+    expect(spec.createOnly.sort()).toEqual(Object.keys(spec.properties).sort());
+  });
+
+  it("every kind's generated IAM (the serverless.yml statements) covers all its handlers' permissions", () => {
+    const specs = catalog().kinds.map((e) => loadAwsccSpec(e));
+    const statements = mergedStatements({
+      kinds: withNamespacedVariants(awsccProviders(specs)),
+      providerConfigKinds: [],
+    });
+    const allowed = new Set(statements.flatMap((s) => s.actions));
+    const missing = specs.flatMap((s) =>
+      Object.values(s.permissions)
+        .flat()
+        .filter((a) => !allowed.has(a))
+        .map((a) => `${s.typeName}: ${a}`),
+    );
+    expect(missing).toEqual([]);
+    expect(allowed.has("cloudformation:CreateResource")).toBe(true);
+    expect(allowed.has("dynamodb:CreateTable")).toBe(true);
   });
 });
 
