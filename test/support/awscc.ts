@@ -1,6 +1,10 @@
 // The generated AWS kinds in tests: generated once (skipped when current), specs by type name, an
 // in-process Cloud Control fake with its controls, and a registry whose Cloud Control providers poll fast.
-import { CloudControlClient } from "@aws-sdk/client-cloudcontrol";
+import {
+  CloudControlClient,
+  GetResourceRequestStatusCommand,
+  type ProgressEvent,
+} from "@aws-sdk/client-cloudcontrol";
 import { generateAwscc } from "../../infra/gen-awscc.ts";
 import { startCloudControlFake } from "../../infra/local/fakes/cloudcontrol-fake.ts";
 import { loadAwsccCatalog, loadAwsccSpec } from "../../shared/api/awscc/catalog.ts";
@@ -55,6 +59,17 @@ export async function startFake(opts: { moto?: string } = {}) {
         maxAttempts: 1,
       }),
   };
+}
+
+/** Waits for a Cloud Control request of the test's own to end, as the SDK's user would; its last event. */
+export async function requestDone(
+  cc: CloudControlClient,
+  ev: ProgressEvent | undefined,
+): Promise<ProgressEvent> {
+  while (ev?.OperationStatus === "IN_PROGRESS")
+    ev = (await cc.send(new GetResourceRequestStatusCommand({ RequestToken: ev.RequestToken })))
+      .ProgressEvent;
+  return ev ?? {};
 }
 
 /** Every hand-written kind plus the given generated ones (both shapes), polling Cloud Control every 5 ms. */

@@ -4,7 +4,7 @@
 // idempotency token, failed requests, create-only fields, write-only secrets, secret attributes, throttling.
 import {
   CreateResourceCommand,
-  GetResourceRequestStatusCommand,
+  type ProgressEvent,
   UpdateResourceCommand,
 } from "@aws-sdk/client-cloudcontrol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { CREATE_REQUEST_ANNOTATION } from "../../../shared/providers/awscc/cloudcontrol.ts";
 import { desiredModel } from "../../../shared/providers/awscc/model.ts";
-import { awsccRegistry, awsccTestbed, type startFake } from "../../support/awscc.ts";
+import { awsccRegistry, awsccTestbed, requestDone, type startFake } from "../../support/awscc.ts";
 import { CrashBeforeSucceeded, expectAvailable, managedObject } from "../../support/conformance.ts";
 import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
@@ -212,13 +212,10 @@ async function createInCloud(t: string, cloudName: string, forProvider: Json): P
 }
 
 /** Waits for a request of our own to end, as the SDK's user would. */
-async function finish(ev: { OperationStatus?: string; RequestToken?: string } | undefined) {
-  const cc = fake.client();
-  while (ev?.OperationStatus === "IN_PROGRESS")
-    ev = (await cc.send(new GetResourceRequestStatusCommand({ RequestToken: ev.RequestToken })))
-      .ProgressEvent;
-  expect(ev?.OperationStatus).toBe("SUCCESS");
-  return ev as { Identifier?: string };
+async function finish(ev: ProgressEvent | undefined) {
+  const done = await requestDone(fake.client(), ev);
+  expect(done.OperationStatus).toBe("SUCCESS");
+  return done;
 }
 
 /** Changes a resource behind driftless's back (the console, another tool). */

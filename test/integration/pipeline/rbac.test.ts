@@ -8,11 +8,12 @@ import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { Queue as QueueClaim } from "../../../shared/api/claims/claims.ts";
 import { SQSQueueClass } from "../../../shared/api/claims/classes.ts";
-import { Kube, type KubeObject, statusOf } from "../../../shared/kube/client.ts";
+import { type KubeObject, statusOf } from "../../../shared/kube/client.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
 import { Forwarder } from "../../../shared/pipeline/forwarder.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
-import { env, eventually, kubeConfig, kubeConfigFor, newKube, uniqueName } from "../../support/env.ts";
+import { eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { apply, kubeAs } from "../../support/rbac.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { ClaimReconciler } from "../../support/routed.ts";
 import {
@@ -32,53 +33,6 @@ const manifests = (file: string) =>
     (d) => d.toJS() as KubernetesObject,
   );
 
-/** Create-or-replace, tolerant of parallel runs applying the same cluster-scoped objects. */
-async function apply(api: KubernetesObjectApi, obj: KubernetesObject) {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const current = await api.read({
-        apiVersion: obj.apiVersion!,
-        kind: obj.kind!,
-        metadata: { name: obj.metadata!.name!, namespace: obj.metadata?.namespace },
-      });
-      await api.replace({
-        ...obj,
-        metadata: { ...obj.metadata, resourceVersion: current.metadata?.resourceVersion },
-      });
-      return;
-    } catch (err) {
-      const code = statusOf(err);
-      if (code === 404) {
-        try {
-          await api.create(obj);
-          return;
-        } catch (createErr) {
-          if (statusOf(createErr) !== 409 || attempt > 3) throw createErr;
-          continue;
-        }
-      }
-      if (code !== 409 || attempt > 3) throw err;
-    }
-  }
-}
-
-/** A client authenticated as a ServiceAccount, with a short-lived token from the TokenRequest API. */
-async function kubeAs(serviceAccount: string): Promise<Kube> {
-  const res = await coreApi(admin).createNamespacedServiceAccountToken({
-    name: serviceAccount,
-    namespace: NAMESPACE,
-    body: { spec: { audiences: [], expirationSeconds: 600 } },
-  });
-  const kc = kubeConfigFor(env("DRIFTLESS_KUBE_SERVER"));
-  kc.loadFromOptions({
-    clusters: kc.clusters,
-    users: [{ name: serviceAccount, token: res.status?.token ?? "" }],
-    contexts: [{ name: "sa", cluster: kc.clusters[0]!.name, user: serviceAccount }],
-    currentContext: "sa",
-  });
-  return new Kube(kc);
-}
-
 beforeAll(async () => {
   await ensureCrds();
   const api = KubernetesObjectApi.makeApiClient(kubeConfig());
@@ -97,7 +51,7 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
   });
 
   it("let the forwarder list and watch managed resources, and nothing more", async () => {
-    const kube = await kubeAs(FORWARDER);
+    const kube = await kubeAs(admin, FORWARDER);
     const label = uniqueName("rbac-fwd");
     const sink = new RecordingSink();
     const forwarder = new Forwarder({ kube, types: [Queue], sink, labelSelector: `${TEST_LABEL}=${label}` });
@@ -120,7 +74,7 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
   });
 
   it("let the reconcile functions' identity reconcile a Queue end to end", async () => {
-    const kube = await kubeAs(RECONCILER);
+    const kube = await kubeAs(admin, RECONCILER);
     const pc = uniqueName("pc-rbac");
     await createAwsProviderConfig(admin, pc);
     const name = uniqueName("q-rbac-rec");
@@ -156,7 +110,7 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
 
   it("let the reconcile functions' identity bind a claim, make its managed resource and Secret, and release it", async () => {
     // Prepare: a class only this test's namespace may use, named by the claim (no defaults involved).
-    const kube = await kubeAs(RECONCILER);
+    const kube = await kubeAs(admin, RECONCILER);
     const pc = uniqueName("pc-rbac-claim");
     await createAwsProviderConfig(admin, pc);
     const namespace = await newNamespace(admin, "rbac-claims");
@@ -191,7 +145,7 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
       expect(conditionOf(await getMr(admin, Queue, name), "Ready")?.status).toBe("True");
 
       // The forwarder's identity watches claims and classes too (keys only).
-      const forwarder = await kubeAs(FORWARDER);
+      const forwarder = await kubeAs(admin, FORWARDER);
       expect((await forwarder.list(QueueClaim, { namespace })).items).toHaveLength(1);
       expect(await forwarder.get(SQSQueueClass, cls)).toBeDefined();
       expect(statusOf(await forwarder.delete(QueueClaim, "q", namespace).catch((e) => e))).toBe(403);

@@ -10,7 +10,7 @@ import {
 } from "../../../infra/awscc/registry.ts";
 import { generateAwscc } from "../../../infra/gen-awscc.ts";
 import { mergedStatements } from "../../../infra/gen-kinds.ts";
-import { rbacObjects } from "../../../infra/k8s/gen-rbac.ts";
+import { awsccRbacObjects, rbacObjects } from "../../../infra/k8s/gen-rbac.ts";
 import { activatedAwsccEntries, loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
@@ -166,7 +166,7 @@ describe("RBAC of generated kinds", () => {
       loadAwsccSpec(e),
     );
     const managed = withNamespacedVariants(awsccProviders(specs)).map((k) => k.definition);
-    const rules = rbacObjects(managed, []).flatMap(
+    const rules = awsccRbacObjects(managed).flatMap(
       (o) => (o as { rules?: Array<{ apiGroups: string[]; resources: string[] }> }).rules ?? [],
     );
     const awscc = rules
@@ -182,5 +182,15 @@ describe("RBAC of generated kinds", () => {
       "topics/status.sns.awscc.driftless.dev",
       "topics/status.sns.awscc.m.driftless.dev",
     ]);
+    // Their own ClusterRoles, bound to the same identities: rbac.yaml (the default) never holds them.
+    expect(awsccRbacObjects(managed).map((o) => (o as { metadata: { name: string } }).metadata.name)).toEqual(
+      [
+        "driftless-forwarder-awscc",
+        "driftless-forwarder-awscc",
+        "driftless-reconciler-awscc",
+        "driftless-reconciler-awscc",
+      ],
+    );
+    expect(JSON.stringify(rbacObjects())).not.toContain(".awscc.");
   });
 });
