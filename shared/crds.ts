@@ -1,13 +1,14 @@
 import { claimCrds } from "./api/claims/index.ts";
 import { managedCrd, providerConfigCrd } from "./api/crd.ts";
 import { exportTemplateCrd } from "./api/export/template.ts";
+import { activationPolicyCrd } from "./api/pkg/activation-policy.ts";
 import { providerCrd } from "./api/pkg/provider.ts";
 import { providerConfigs, v2ProviderConfigs } from "./api/provider-config.ts";
 import { managedKinds } from "./providers/index.ts";
 
 /**
  * Every CRD driftless serves: one per managed kind (both shapes), three ProviderConfig kinds per cloud,
- * claims and classes, export templates, and the Provider objects of its deployments.
+ * claims and classes, export templates, the Provider objects of its deployments and activation policies.
  */
 export function allCrds() {
   const pcs = Object.entries(providerConfigs).flatMap(([cloud, pc]) => {
@@ -24,5 +25,6 @@ export function allCrds() {
     ...claimCrds(),
     exportTemplateCrd(),
     providerCrd(),
+    activationPolicyCrd(),
   ];
 }

@@ -11,6 +11,7 @@ import { awsccKindOf } from "../../shared/api/awscc/kind.ts";
 import { AWSCC_GROUP_SUFFIX } from "../../shared/api/awscc/spec.ts";
 import { namespacedVariantOf } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
+import { ActivationPolicy, CrossplaneActivationPolicy } from "../../shared/api/pkg/activation-policy.ts";
 import { Provider } from "../../shared/api/pkg/provider.ts";
 import { type ClaimKinds, claimKindsOf } from "../../shared/claims/kinds.ts";
 import { activatedAwsccSpecs } from "../../shared/providers/awscc/activated.ts";
@@ -76,6 +77,13 @@ const READ_PATCH = ["get", "list", "watch", "patch"];
  * Provider objects (shared/api/pkg/provider.ts): created when first missing and their status merge-patched
  * — by the reconcile functions (the revision) and the sweep (health). Never updated, listed or deleted.
  */
+/**
+ * Activation policies (driftless's and Crossplane's): read by everything that decides what is served; the
+ * status of driftless's own (what each activates) is written by `driftless run` and `driftless crds apply`.
+ */
+const POLICY_READ = rulesFor([ActivationPolicy, CrossplaneActivationPolicy], ["get", "list", "watch"]);
+const POLICY_STATUS = rulesFor([ActivationPolicy], ["patch"], "/status");
+
 const PROVIDER_RULES: PolicyRule[] = [
   ...rulesFor([Provider], ["get", "create"]),
   ...rulesFor([Provider], ["patch"], "/status"),
@@ -131,7 +139,7 @@ export function rbacObjects(
       metadata: { name: FORWARDER, labels },
       // Keys only: the forwarder reads managed resources, ProviderConfigs, claims and classes, and
       // writes nothing.
-      rules: rulesFor(watched, ["get", "list", "watch"]),
+      rules: [...rulesFor(watched, ["get", "list", "watch"]), ...POLICY_READ],
     },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -170,6 +178,9 @@ export function rbacObjects(
         { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
         // Its deployment's Provider: the function version it runs (a new revision on upgrade).
         ...PROVIDER_RULES,
+        // Which generated kinds are activated (read at cold start), and what each policy activates.
+        ...POLICY_READ,
+        ...POLICY_STATUS,
       ],
     },
     {

@@ -13,17 +13,26 @@ const isGeneratedGroup = (g: string) => /\.(awscc|googleapis)(\.m)?\.driftless\.
 
 interface ActivationOpts {
   activate?: string[];
+  /** The cluster's activation policies' patterns: they add generated kinds (shared/ops/activation-policy.ts). */
+  policyPatterns?: readonly string[];
 }
 
-/** The generated CRDs split by the activation list (--activate, else DRIFTLESS_ACTIVATE; none: all). */
+/**
+ * The generated CRDs split by the activation list (--activate, else DRIFTLESS_ACTIVATE; none: all), the
+ * generated AWS kinds by that list and the activation policies' patterns together.
+ */
 export async function activationPlan(opts: ActivationOpts) {
   const patterns = opts.activate ?? config().DRIFTLESS_ACTIVATE;
   const { managedKinds } = await registry();
   const managed = new Set(managedKinds.map((k) => `${k.definition.plural}.${k.definition.group}`));
   // Generated AWS kinds (Cloud Control) are never in allCrds(): only those the patterns name are built.
   // Generated AWS kinds (Cloud Control) follow their own rule (never in "everything"): planned apart.
-  // Generated Google kinds (docs/gcp-generated.md) likewise.
-  const generated = [...(await awsccCrds(patterns)), ...(await googleCrds(patterns))];
+  // Generated Google kinds (docs/gcp-generated.md) likewise. The cluster's activation policies add
+  // generated AWS kinds (shared/ops/activation-policy.ts).
+  const generated = [
+    ...(await awsccCrds([...(patterns ?? []), ...(opts.policyPatterns ?? [])])),
+    ...(await googleCrds(patterns)),
+  ];
   const crds = ((await allCrds()) as unknown as CrdLike[]).filter((c) => !isGeneratedGroup(c.spec.group));
   try {
     const plan = planActivation(crds, patterns, (c) => managed.has(c.metadata.name));
@@ -122,7 +131,10 @@ export function registerCrds(program: Command, cli: CliContext): void {
     )
     .action(async (opts: ActivationOpts & { prune?: boolean }) => {
       const { kc } = cli.kubeConfig();
-      const { install, inactive } = await activationPlan(opts);
+      // The cluster's activation policies add the generated kinds they name (none before the first apply).
+      const { readActivationPolicies } = await import("../../../shared/ops/activation-policy.ts");
+      const policies = await readActivationPolicies(new Kube(kc));
+      const { install, inactive } = await activationPlan({ ...opts, policyPatterns: policies.patterns });
       const progress = new Progress();
       progress.update(`applying ${install.length} CRDs …`, true);
       try {

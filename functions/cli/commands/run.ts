@@ -1,6 +1,7 @@
 // `driftless run`: forwarder, in-memory queue, workers and drift sweep in one process.
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { Kube } from "../../../shared/kube/client.ts";
 import { createLogger } from "../../../shared/log.ts";
 import { UsageError } from "../../../shared/ops/errors.ts";
 import { rateLimitOf } from "../../config.ts";
@@ -14,6 +15,9 @@ import {
   untilSignal,
 } from "../common.ts";
 import { activationPlan } from "./crds.ts";
+
+/** `<service>.awscc.driftless.dev` and its `.m.` shape: a generated kind's group. */
+const isAwsccGroup = (group: string) => group.split(".")[1] === "awscc";
 
 export function registerRun(program: Command, cli: CliContext): void {
   program
@@ -91,56 +95,141 @@ export function registerRun(program: Command, cli: CliContext): void {
         const logger = createLogger({ level: cfg.LOG_LEVEL });
         // Listen before starting: a SIGTERM during start-up still stops cleanly.
         const signalled = untilSignal();
-        const [{ managedKinds, providerConfigKinds }, { startRun }, { startRunProviders }] =
-          await Promise.all([
-            registry(),
-            import("../../../shared/pipeline/run.ts"),
-            import("../../../shared/ops/provider-health.ts"),
-          ]);
-        // Only the activated managed kinds (DRIFTLESS_ACTIVATE; default all), never pruning here.
-        const plan = await activationPlan({});
-        if (opts.crds) await applyCrds(kc, plan.install);
-        // Only the activated kinds are watched, swept and served: the others have no CRD by design.
-        const active = new Set(plan.install.map((c) => c.metadata.name));
-        const kinds = managedKinds.filter((k) => active.has(`${k.definition.plural}.${k.definition.group}`));
+        const [
+          { managedKinds, providerConfigKinds },
+          { startRun },
+          { startRunProviders },
+          policiesOps,
+          { awsccProviders },
+          { withNamespacedVariants },
+          catalogs,
+          { KubeEventRecorder },
+        ] = await Promise.all([
+          registry(),
+          import("../../../shared/pipeline/run.ts"),
+          import("../../../shared/ops/provider-health.ts"),
+          import("../../../shared/ops/activation-policy.ts"),
+          import("../../../shared/providers/awscc/kinds.ts"),
+          import("../../../shared/api/external.ts"),
+          import("../../../shared/api/awscc/catalog.ts"),
+          import("../../../shared/kube/events.ts"),
+        ]);
+        const kube = new Kube(kc);
+        const handWritten = managedKinds.filter((k) => !isAwsccGroup(k.definition.group));
+        const catalog = () => {
+          try {
+            return catalogs.loadAwsccCatalog();
+          } catch {
+            return undefined; // not generated: only hand-written kinds
+          }
+        };
+        /**
+         * What this process serves: the activated hand-written kinds (DRIFTLESS_ACTIVATE; default all) and
+         * the generated kinds DRIFTLESS_ACTIVATE or an activation policy in the cluster names. Read again
+         * every sweep interval: a kind activated later is served without a restart.
+         */
+        const served = async () => {
+          const policies = await policiesOps.readActivationPolicies(kube);
+          const plan = await activationPlan({ policyPatterns: policies.patterns });
+          const active = new Set(plan.install.map((c) => c.metadata.name));
+          const patterns = [...(cfg.DRIFTLESS_ACTIVATE ?? []), ...policies.patterns];
+          const specs = catalog() ? catalogs.awsccSpecsFor(patterns) : [];
+          const all = [...handWritten, ...withNamespacedVariants(awsccProviders(specs))];
+          const kinds = all.filter((k) => active.has(`${k.definition.plural}.${k.definition.group}`));
+          const generated = kinds
+            .map((k) => `${k.definition.plural}.${k.definition.group}`)
+            .filter((n) => isAwsccGroup(n.split(".").slice(1).join(".")))
+            .sort();
+          return {
+            plan,
+            kinds,
+            policies,
+            generated,
+            names: new Set(kinds.map((k) => `${k.definition.plural}.${k.definition.group}`)),
+          };
+        };
+        let current = await served();
+        if (opts.crds) await applyCrds(kc, current.plan.install);
         const workers = opts.workers ?? cfg.DRIFTLESS_WORKERS;
         const selector = opts.selector ?? cfg.DRIFTLESS_LABEL_SELECTOR;
-        const running = await startRun({
-          kubeConfig: kc,
-          logger,
-          kinds,
-          providerConfigKinds,
-          workers,
-          pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
-          sweepIntervalMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
-          maxPollIntervalMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
-          minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
-          sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
-          // One process: the whole limit, whatever DRIFTLESS_MAX_INSTANCES says.
-          rateLimit: rateLimitOf(cfg).rateLimit,
-          secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
-          ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
-          ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
-          ...(selector ? { labelSelector: selector } : {}),
-          ...(appClusters.length > 0 ? { appClusters } : {}),
-          ...(doorbell ? { doorbell } : {}),
-        });
-        logger.info(
-          { kinds: kinds.length, workers, metricsPort: running.metricsPort },
-          "driftless run started",
-        );
-        const providers = await startRunProviders({
-          kube: running.kube,
-          kinds,
-          providerConfigKinds,
-          labelSelector: selector,
-          logger,
-          deadLettered: () => running.queue.stats().deadLettered,
-        });
+        const start = async (kinds: typeof current.kinds) => {
+          const running = await startRun({
+            kubeConfig: kc,
+            logger,
+            kinds,
+            providerConfigKinds,
+            workers,
+            pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
+            sweepIntervalMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
+            maxPollIntervalMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+            minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
+            sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
+            // One process: the whole limit, whatever DRIFTLESS_MAX_INSTANCES says.
+            rateLimit: rateLimitOf(cfg).rateLimit,
+            secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
+            ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
+            ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
+            ...(selector ? { labelSelector: selector } : {}),
+            ...(appClusters.length > 0 ? { appClusters } : {}),
+            ...(doorbell ? { doorbell } : {}),
+          });
+          logger.info(
+            { kinds: kinds.length, workers, metricsPort: running.metricsPort },
+            "driftless run started",
+          );
+          const providers = await startRunProviders({
+            kube: running.kube,
+            kinds,
+            providerConfigKinds,
+            labelSelector: selector,
+            logger,
+            deadLettered: () => running.queue.stats().deadLettered,
+          });
+          return { running, providers };
+        };
+        let serving = await start(current.kinds);
+        const events = new KubeEventRecorder(kube);
+        // Each sweep interval: the activation policies again; a changed set of generated kinds restarts
+        // the pipeline in this process (in-flight reconciles finish first), so it is served within a sweep.
+        const activation = async () => {
+          const next = await served();
+          const c = catalog();
+          if (c) await policiesOps.recordActivated(kube, next.policies.own, c);
+          if (next.generated.join() !== current.generated.join()) {
+            if (opts.crds) await applyCrds(kc, next.plan.install);
+            logger.info(
+              {
+                activated: next.generated.filter((n) => !current.names.has(n)),
+                deactivated: current.generated.filter((n) => !next.names.has(n)),
+              },
+              "activation changed: serving the generated kinds now activated",
+            );
+            await serving.providers.stop();
+            await serving.running.stop();
+            serving = await start(next.kinds);
+          }
+          current = next;
+          await policiesOps.warnUnserved(kube, current.names, events);
+        };
+        let checking: Promise<void> | undefined;
+        const tick = () => {
+          checking ??= activation()
+            .catch((err: unknown) =>
+              logger.error({ error: (err as Error).message }, "activation check failed"),
+            )
+            .finally(() => {
+              checking = undefined;
+            });
+        };
+        const timer = setInterval(tick, cfg.DRIFTLESS_SWEEP_INTERVAL);
+        timer.unref();
+        tick();
         const signal = await signalled;
         logger.info({ signal }, "shutting down: finishing in-flight reconciles");
-        await providers.stop();
-        await running.stop();
+        clearInterval(timer);
+        await checking;
+        await serving.providers.stop();
+        await serving.running.stop();
         logger.info({}, "stopped");
       },
     );

@@ -276,7 +276,7 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
     }
     // Non-provisionable types are not generated at all; a handler the registry does not publish is refused.
     const handler = HANDLER_OF[action];
-    if (spec.primaryIdentifier.length === 0 || (handler && !spec.handlers.includes(handler)))
+    if (spec.primaryIdentifier.length === 0 || (handler && !(spec.handlers ?? []).includes(handler)))
       throw new ApiError(
         "UnsupportedActionException",
         `Resource type ${name} does not support ${action} action`,

@@ -77,3 +77,9 @@ export function activatedAwsccEntries(
   if (!patterns || patterns.length === 0) return [];
   return catalog.kinds.filter((e) => patterns.some((p) => awsccPatternMatches(p, e)));
 }
+
+/** The specs of the generated kinds the patterns select, read from the generated directory. */
+export function awsccSpecsFor(patterns: readonly string[], dir = awsccDir()): AwsccKindSpec[] {
+  if (patterns.length === 0) return [];
+  return activatedAwsccEntries(patterns, loadAwsccCatalog(dir)).map((e) => loadAwsccSpec(e, dir));
+}

@@ -90,7 +90,7 @@ export interface AwsccKindSpec {
    * The handlers the registry publishes for the type: no `update` is an IMMUTABLE type (every property is
    * create-only); `list` is what a batched drift check through ListResources needs.
    */
-  handlers: Array<"create" | "read" | "update" | "delete" | "list">;
+  handlers?: Array<"create" | "read" | "update" | "delete" | "list">;
 }
 
 /** `a.b` is `path` or lies below it. */

@@ -110,9 +110,9 @@ describe("handler facts of every generated kind", () => {
         (["create", "read", "update", "delete", "list"] as const).filter((h) => f.handlers[h]),
       );
       for (const h of ["create", "read"] as const)
-        if (!spec.handlers.includes(h)) problems.push(`${e.typeName}: no ${h} handler`);
+        if (!(spec.handlers ?? []).includes(h)) problems.push(`${e.typeName}: no ${h} handler`);
       if ((spec.permissions.create?.length ?? 0) === 0) problems.push(`${e.typeName}: no create permissions`);
-      for (const h of spec.handlers)
+      for (const h of spec.handlers ?? [])
         for (const a of f.handlers[h]?.permissions ?? [])
           if (!spec.permissions[h]?.includes(a)) problems.push(`${e.typeName} ${h}: ${a} missing`);
     }

@@ -1,0 +1,128 @@
+// The activation policies in the cluster (shared/api/pkg/activation-policy.ts): read by `driftless run` (each
+// sweep), `driftless crds apply`, the drift sweep and the functions (at cold start). They add generated kinds
+// to what DRIFTLESS_ACTIVATE activates; the hand-written kinds keep DRIFTLESS_ACTIVATE's rule (default all).
+import { awsccCrdNames, awsccPatternSelects } from "../api/awscc/catalog.ts";
+import type { AwsccCatalog } from "../api/awscc/spec.ts";
+import type { ManagedResource } from "../api/managed.ts";
+import type { ResourceType } from "../api/meta.ts";
+import {
+  ActivationPolicy,
+  type ActivationPolicyObject,
+  CrossplaneActivationPolicy,
+} from "../api/pkg/activation-policy.ts";
+import { type Kube, type KubeObject, statusOf } from "../kube/client.ts";
+import { CRD_TYPE, type CrdLike, typeOfCrd } from "./activation.ts";
+
+export interface ActivationPolicies {
+  /** Every policy's patterns, driftless's and Crossplane's, deduplicated. */
+  patterns: string[];
+  /** driftless's own policies (their status is ours to write). */
+  own: ActivationPolicyObject[];
+  /** Crossplane's policies, when its CRD is installed. */
+  crossplane: ActivationPolicyObject[];
+}
+
+/** Every object of a cluster-scoped policy type, page by page; none when its CRD is not installed. */
+async function listAll(kube: Kube, t: ResourceType): Promise<ActivationPolicyObject[]> {
+  const out: ActivationPolicyObject[] = [];
+  let cont: string | undefined;
+  do {
+    try {
+      const page = await kube.list<ActivationPolicyObject>(t, {
+        limit: 500,
+        ...(cont ? { continue: cont } : {}),
+      });
+      out.push(...page.items);
+      cont = page.continue;
+    } catch (err) {
+      // No CRD (Crossplane absent, or driftless's CRDs not applied yet): no policy of that group.
+      if (statusOf(err) === 404) return out;
+      throw new Error(`cannot list ${t.plural}.${t.group}: ${(err as Error).message}`, { cause: err });
+    }
+  } while (cont);
+  return out;
+}
+
+export async function readActivationPolicies(kube: Kube): Promise<ActivationPolicies> {
+  const [own, crossplane] = await Promise.all([
+    listAll(kube, ActivationPolicy),
+    listAll(kube, CrossplaneActivationPolicy),
+  ]);
+  const patterns = [...own, ...crossplane].flatMap((p) => p.spec?.activate ?? []).map((p) => p.trim());
+  return { patterns: [...new Set(patterns.filter(Boolean))].sort(), own, crossplane };
+}
+
+/** The CRD names a policy's patterns activate among the generated kinds, and the patterns that select none. */
+export function policyActivates(
+  policy: ActivationPolicyObject,
+  catalog: AwsccCatalog,
+): { activated: string[]; unmatched: string[] } {
+  const patterns = policy.spec?.activate ?? [];
+  const activated = new Set<string>();
+  const used = new Set<string>();
+  for (const e of catalog.kinds)
+    for (const name of awsccCrdNames(e))
+      for (const p of patterns)
+        if (awsccPatternSelects(p, name, e)) {
+          activated.add(name);
+          used.add(p);
+        }
+  return { activated: [...activated].sort(), unmatched: patterns.filter((p) => !used.has(p)) };
+}
+
+/**
+ * Writes what each of driftless's own policies activates to its status (`kubectl get dlmrap` shows it);
+ * only when it changed. Crossplane's policies are Crossplane's to write.
+ */
+export async function recordActivated(
+  kube: Kube,
+  own: readonly ActivationPolicyObject[],
+  catalog: AwsccCatalog,
+) {
+  for (const p of own) {
+    const { activated, unmatched } = policyActivates(p, catalog);
+    const same = (a: readonly string[] | undefined, b: readonly string[]) =>
+      JSON.stringify(a ?? []) === JSON.stringify(b);
+    if (same(p.status?.activated, activated) && same(p.status?.unmatched, unmatched)) continue;
+    await kube.patchStatus(ActivationPolicy, p.metadata.name, { activated, unmatched });
+  }
+}
+
+const PART_OF_DRIFTLESS = "app.kubernetes.io/part-of=driftless";
+const isAwsccGroup = (group: string) => group.split(".")[1] === "awscc";
+
+/**
+ * A Warning event on every object of a generated kind whose CRD is installed but that this process does
+ * not serve (not activated): such an object would otherwise sit with no status at all. Returns how many
+ * objects were told. Events are deduplicated by the recorder (one per object per ten minutes, counted).
+ */
+export async function warnUnserved(
+  kube: Kube,
+  served: ReadonlySet<string>,
+  events: { record(mr: ManagedResource, type: "Warning", reason: string, message: string): Promise<void> },
+  perKind = 100,
+): Promise<number> {
+  const crds = await kube.list<CrdObject>(CRD_TYPE, { labelSelector: PART_OF_DRIFTLESS });
+  let told = 0;
+  for (const crd of crds.items) {
+    if (!isAwsccGroup(crd.spec.group) || served.has(crd.metadata.name)) continue;
+    const t = typeOfCrd(crd);
+    const objects = await kube.list<KubeObject>(t, { limit: perKind }).catch(() => ({ items: [] }));
+    const alias = `${crd.spec.group.split(".")[0]}.${crd.spec.names.kind.toLowerCase()}`;
+    for (const o of objects.items) {
+      await events.record(
+        o as unknown as ManagedResource,
+        "Warning",
+        NOT_ACTIVATED,
+        `${crd.spec.names.kind} (${crd.metadata.name}) is not activated: driftless does not reconcile it. Activate it with a ManagedResourceActivationPolicy (pkg.driftless.dev/v1alpha1, spec.activate: ["${alias}"]), or DRIFTLESS_ACTIVATE=${alias}; it is served within one sweep`,
+      );
+      told++;
+    }
+  }
+  return told;
+}
+
+/** The reason of the Warning event on an object whose kind is not activated. */
+export const NOT_ACTIVATED = "KindNotActivated";
+
+type CrdObject = CrdLike & KubeObject;
