@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { awsccDir, loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import type { AwsccKindSpec, AwsccNode } from "../../../shared/api/awscc/spec.ts";
-import { createStack, deleteStack, MOTO_BACKED, updateStack } from "./moto-stacks.ts";
+import { createStack, deleteStack, MOTO_BACKED, MOTO_READERS, updateStack } from "./moto-stacks.ts";
 
 export interface CloudControlFakeOptions {
   port: number;
@@ -418,14 +418,27 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       if (clientToken) clientTokens.set(clientToken, String(req.event.RequestToken));
       return { ProgressEvent: req.event };
     },
-    GetResource(b, at) {
+    async GetResource(b, at) {
       const spec = specOf(b.TypeName, "READ");
-      const r = resources.get(keyOf(at, spec.typeName, String(b.Identifier ?? "")));
-      if (!r)
+      const key = keyOf(at, spec.typeName, String(b.Identifier ?? ""));
+      const r = resources.get(key);
+      const reader = r?.stack ? MOTO_READERS[spec.typeName] : undefined;
+      // Where the service's own API can say, it decides: deleted there is gone, changed there is drift.
+      const observed = r && reader ? await reader(moto as string, r.model) : {};
+      if (r && observed === undefined) resources.delete(key);
+      if (!r || observed === undefined)
         throw new ApiError(
           "ResourceNotFoundException",
           `Resource of type '${spec.typeName}' with identifier '${b.Identifier}' was not found.`,
         );
+      const drifted = Object.entries(observed).some(
+        ([k, v]) => JSON.stringify(r.model[k]) !== JSON.stringify(v),
+      );
+      Object.assign(r.model, observed);
+      // moto's UpdateStack applies only what differs from the stack's last template: align the template with
+      // what the service now holds, so an update that puts the spec's value back is applied.
+      if (drifted && r.stack)
+        await updateStack(moto as string, r.stack, spec.typeName, writableOf(spec, r.model));
       return {
         TypeName: spec.typeName,
         ResourceDescription: {

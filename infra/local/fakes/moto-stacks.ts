@@ -73,3 +73,53 @@ export async function updateStack(endpoint: string, stack: string, type: string,
 export async function deleteStack(endpoint: string, stack: string) {
   await call(endpoint, { Action: "DeleteStack", StackName: stack });
 }
+
+/** A JSON-protocol call to moto (the service from the credential scope, as moto routes it). */
+async function json(endpoint: string, service: string, target: string, body: Json, version = "1.0") {
+  const res = await fetch(endpoint, {
+    method: "POST",
+    headers: {
+      "content-type": `application/x-amz-json-${version}`,
+      "x-amz-target": target,
+      authorization: `AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/${service}/aws4_request, SignedHeaders=host, Signature=0`,
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 400 && res.status < 500) return undefined; // the service says it is not there
+  if (!res.ok) throw new MotoStackError(`moto ${target}: ${text.slice(0, 300)}`);
+  return JSON.parse(text || "{}") as Json;
+}
+
+const SQS_NUMBERS = [
+  "DelaySeconds",
+  "MaximumMessageSize",
+  "MessageRetentionPeriod",
+  "ReceiveMessageWaitTimeSeconds",
+  "VisibilityTimeout",
+];
+
+/**
+ * Reads through the service's own API, for the moto-backed types whose state moto's CloudFormation cannot
+ * give back: the properties the service reports, laid over the recorded model (undefined: gone). A change
+ * made in moto behind driftless's back is then drift, as in AWS.
+ */
+export const MOTO_READERS: Record<string, (endpoint: string, model: Json) => Promise<Json | undefined>> = {
+  async "AWS::SQS::Queue"(endpoint, model) {
+    const url = await json(endpoint, "sqs", "AmazonSQS.GetQueueUrl", { QueueName: model.QueueName });
+    if (!url) return undefined;
+    const out = await json(endpoint, "sqs", "AmazonSQS.GetQueueAttributes", {
+      QueueUrl: url.QueueUrl,
+      AttributeNames: ["All"],
+    });
+    const attrs = (out?.Attributes ?? {}) as Record<string, string>;
+    return Object.fromEntries(
+      SQS_NUMBERS.filter((k) => attrs[k] !== undefined).map((k) => [k, Number(attrs[k])]),
+    );
+  },
+  async "AWS::SSM::Parameter"(endpoint, model) {
+    const out = await json(endpoint, "ssm", "AmazonSSM.GetParameter", { Name: model.Name }, "1.1");
+    const p = out?.Parameter as { Value?: string } | undefined;
+    return p ? { Value: p.Value } : undefined;
+  },
+};

@@ -5,7 +5,8 @@
 // project has no SDK client for, their own wire protocol (test/support/moto-api.ts). Types another test file
 // reconciles (cloudcontrol.test.ts installs and removes their CRDs) are proven here at Cloud Control's wire:
 // CreateResource, UpdateResource, DeleteResource against the fake, checked in the service's API. GetResource
-// still answers from the fake's record: a change made in moto behind driftless's back is not seen.
+// answers from the fake's record, except for SQS Queue and SSM Parameter, read through SQS and SSM
+// (MOTO_READERS): a change made there behind driftless's back is drift, and is put back.
 import {
   CreateResourceCommand,
   DeleteResourceCommand,
@@ -18,8 +19,17 @@ import {
   EC2Client,
 } from "@aws-sdk/client-ec2";
 import { GetObjectCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
-import { GetQueueAttributesCommand, GetQueueUrlCommand } from "@aws-sdk/client-sqs";
-import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
+import {
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  SetQueueAttributesCommand,
+} from "@aws-sdk/client-sqs";
+import {
+  DeleteParameterCommand,
+  GetParameterCommand,
+  PutParameterCommand,
+  SSMClient,
+} from "@aws-sdk/client-ssm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { motoOptions, motoS3, motoSqs } from "../../support/aws.ts";
@@ -74,7 +84,7 @@ const status = (err: unknown) =>
   (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 
 describe("generated kinds made in moto's own state (the service's API sees them)", () => {
-  it("SQS Queue: created, updated and deleted as SQS's own API reports", async () => {
+  it("SQS Queue: created, updated, drift in SQS put back, a create-only change refused, deleted — as SQS's own API reports", async () => {
     const sqs = motoSqs();
     const name = uniqueName("cc-queue");
     await create(QUEUE, name, { queueName: name, visibilityTimeout: 45 });
@@ -91,13 +101,30 @@ describe("generated kinds made in moto's own state (the service's API sees them)
     await settle(r, keyOf(defOf(QUEUE), name));
     expect((await attrs())?.VisibilityTimeout).toBe("90");
 
+    // Drift made in SQS itself (not through Cloud Control) is read back through SQS and put right.
+    await sqs.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: { VisibilityTimeout: "5" } }));
+    await settle(r, keyOf(defOf(QUEUE), name));
+    expect((await attrs())?.VisibilityTimeout).toBe("90");
+
+    // A create-only change is refused, naming the field; SQS keeps the queue as it was.
+    await kube.patch(defOf(QUEUE), name, { spec: { forProvider: { fifoQueue: true } } });
+    await settle(r, keyOf(defOf(QUEUE), name));
+    const synced = (await getMr(kube, defOf(QUEUE), name))?.status?.conditions?.find(
+      (c) => c.type === "Synced",
+    );
+    expect(synced).toMatchObject({ status: "False" });
+    expect(synced?.message).toContain("fifoQueue");
+    const fifo = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ["All"] }));
+    expect(fifo.Attributes?.FifoQueue).toBeUndefined();
+    await kube.patch(defOf(QUEUE), name, { spec: { forProvider: { fifoQueue: null } } });
+
     await remove(QUEUE, name);
     await expect(sqs.send(new GetQueueUrlCommand({ QueueName: name }))).rejects.toMatchObject({
       name: expect.stringMatching(/QueueDoesNotExist|NonExistentQueue/),
     });
   });
 
-  it("SSM Parameter: created, its value updated and deleted as SSM's own API reports", async () => {
+  it("SSM Parameter: created, its value updated, overwritten or deleted in SSM put back, deleted — as SSM's own API reports", async () => {
     const ssm = new SSMClient(motoOptions());
     const name = uniqueName("cc-param");
     await create(PARAMETER, name, { type: "String", value: "one" });
@@ -105,6 +132,18 @@ describe("generated kinds made in moto's own state (the service's API sees them)
     expect(await value()).toBe("one");
 
     await kube.patch(defOf(PARAMETER), name, { spec: { forProvider: { value: "two" } } });
+    await settle(r, keyOf(defOf(PARAMETER), name));
+    expect(await value()).toBe("two");
+
+    // Overwritten in SSM itself: read back through SSM as drift, and put back.
+    await ssm.send(
+      new PutParameterCommand({ Name: name, Value: "changed", Type: "String", Overwrite: true }),
+    );
+    await settle(r, keyOf(defOf(PARAMETER), name));
+    expect(await value()).toBe("two");
+
+    // Deleted in SSM behind driftless's back: seen as gone, made again from the spec.
+    await ssm.send(new DeleteParameterCommand({ Name: name }));
     await settle(r, keyOf(defOf(PARAMETER), name));
     expect(await value()).toBe("two");
 
