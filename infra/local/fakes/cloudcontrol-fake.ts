@@ -45,7 +45,7 @@ type Json = Record<string, unknown>;
 const ACCOUNT = "123456789012";
 
 /** The registry handler each Cloud Control action runs (the ones a type may lack). */
-const HANDLER_OF: Record<string, AwsccKindSpec["handlers"][number]> = {
+const HANDLER_OF: Record<string, NonNullable<AwsccKindSpec["handlers"]>[number]> = {
   CREATE: "create",
   UPDATE: "update",
   DELETE: "delete",
