@@ -5,7 +5,6 @@
 import type { V1Secret } from "@kubernetes/client-node";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ConnectionDetails, ExternalObservation, Home } from "../api/external.ts";
-import { EXTERNAL_TAG_KEYS, externalTagsOf, tagFieldOf } from "../api/external-tags.ts";
 import type { LastExternalUpdate, ManagedKindDef, ManagedResource } from "../api/managed.ts";
 import {
   Annotations,
@@ -415,7 +414,7 @@ function planExisting(
   const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
   const { def, fields, maps, now } = ctx;
   const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
-  const observed = withoutExternalTags(def, forProvider, obs.observed);
+  const observed = obs.observed as Record<string, unknown> | undefined;
   // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite, and
   // never take over a field initProvider set (it is left to others after create).
   if (policies.lateInitialize && observed) {
@@ -740,44 +739,6 @@ export function createSpec(mr: ManagedResource): Record<string, unknown> {
 /** The resource as a create sees it (createSpec as its forProvider): where it is made, its home is read from. */
 export function asCreated(mr: ManagedResource): ManagedResource {
   return mr.spec.initProvider ? { ...mr, spec: { ...mr.spec, forProvider: createSpec(mr) } } : mr;
-}
-
-/**
- * The resource as a create or an update sends it: Crossplane's default external tags (api/external-tags.ts)
- * under the user's own tags. An update carries them only when the spec manages the tags (else the provider
- * leaves the tags alone, and so do they).
- */
-export function withExternalTags(
-  def: ManagedKindDef,
-  mr: ManagedResource,
-  verb: "create" | "update",
-): ManagedResource {
-  const field = tagFieldOf(def);
-  const defaults = externalTagsOf(def, mr);
-  const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
-  const own = field ? (forProvider[field] as Record<string, string> | undefined) : undefined;
-  if (!field || !defaults || (verb === "update" && own === undefined)) return mr;
-  return { ...mr, spec: { ...mr.spec, forProvider: { ...forProvider, [field]: { ...defaults, ...own } } } };
-}
-
-/**
- * What the cloud showed without the default external tags the spec does not set itself: they are
- * driftless's, never drift against the user's tags and never late-initialized into the spec.
- */
-function withoutExternalTags(
-  def: ManagedKindDef,
-  forProvider: Record<string, unknown>,
-  observed: Record<string, unknown> | undefined,
-): Record<string, unknown> | undefined {
-  const field = tagFieldOf(def);
-  const tags = field ? observed?.[field] : undefined;
-  if (!field || !observed || !isObject(tags)) return observed;
-  const own = isObject(forProvider[field]) ? (forProvider[field] as Record<string, unknown>) : {};
-  const kept = Object.fromEntries(
-    Object.entries(tags).filter(([k]) => !EXTERNAL_TAG_KEYS.includes(k) || k in own),
-  );
-  const { [field]: _all, ...rest } = observed;
-  return Object.keys(kept).length > 0 || forProvider[field] !== undefined ? { ...rest, [field]: kept } : rest;
 }
 
 function mergeUnder(under: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {

@@ -50,7 +50,6 @@ import {
   Reason,
   type Step,
   type Verdict,
-  withExternalTags,
 } from "./plan.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
@@ -648,7 +647,7 @@ export class ManagedReconciler implements Reconciles {
     let connectionDetails: Record<string, string> | undefined;
     try {
       const upd = await this.#external(run.provider.definition.kind, "update", () =>
-        client.update(withExternalTags(run.provider.definition, run.mr, "update"), step.externalName, obs),
+        client.update(run.mr, step.externalName, obs),
       );
       connectionDetails = upd.connectionDetails;
       this.#changeLog(run.mr, "update", step.trigger, step.externalName, step.changes);
@@ -705,7 +704,7 @@ export class ManagedReconciler implements Reconciles {
     let created: Awaited<ReturnType<Client["create"]>>;
     try {
       // With spec.initProvider, the create sends it under forProvider; everything after reads forProvider alone.
-      const target = withExternalTags(def, asCreated(run.mr), "create");
+      const target = asCreated(run.mr);
       created = await this.#external(def.kind, "create", () => client.create(target, step.externalName));
     } catch (err) {
       try {
