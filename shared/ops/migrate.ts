@@ -366,6 +366,7 @@ const MAPPINGS: KindMapping[] = [
     to: GcsBucket,
     fields: {
       versioning: { to: "versioning", convert: firstBlock },
+      website: { to: "website", convert: firstBlock },
       project: projectNote,
       forceDestroy: { drop: "driftless never empties a bucket before deleting it" },
     },

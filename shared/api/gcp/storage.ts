@@ -30,6 +30,41 @@ export const BucketForProvider = z.object({
     .record(z.string(), z.string())
     .optional()
     .describe("Labels on the bucket (lower-case keys and values)."),
+  uniformBucketLevelAccess: z
+    .boolean()
+    .optional()
+    .describe(
+      "Uniform bucket-level access: IAM alone governs access, object ACLs are off (iamConfiguration.uniformBucketLevelAccess.enabled). Once on for 90 days it cannot be turned off.",
+    ),
+  cors: z
+    .array(
+      z.object({
+        origin: z
+          .array(z.string())
+          .optional()
+          .describe('Origins allowed, e.g. "https://example.com" or "*".'),
+        method: z.array(z.string()).optional().describe("HTTP methods allowed, e.g. GET, HEAD, PUT."),
+        responseHeader: z
+          .array(z.string())
+          .optional()
+          .describe("Response headers the browser may expose to the origin."),
+        maxAgeSeconds: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("How long a browser may cache the preflight answer, in seconds."),
+      }),
+    )
+    .optional()
+    .describe("Cross-origin resource sharing rules, compared as a whole list."),
+  website: z
+    .object({
+      mainPageSuffix: z.string().optional().describe("The object served for a directory, e.g. index.html."),
+      notFoundPage: z.string().optional().describe("The object served when none is found, e.g. 404.html."),
+    })
+    .optional()
+    .describe("Static website settings."),
 });
 
 export const BucketAtProvider = z.object({

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { BucketMetadata, Storage } from "@google-cloud/storage";
 import type { z } from "zod";
 import { byResourceName } from "../../api/cloud-events.ts";
@@ -54,7 +55,54 @@ function observedOf(fp: F, meta: BucketMetadata): Partial<F> {
   if (storageClass.success) o.storageClass = storageClass.data;
   const labels = observedLabels(fp.labels, meta.labels as Record<string, string> | undefined);
   if (labels) o.labels = labels;
+  o.uniformBucketLevelAccess = meta.iamConfiguration?.uniformBucketLevelAccess?.enabled === true;
+  // An empty list equals none; GCS omits `cors` and `website` when they were never set.
+  const cors = corsOf(meta.cors);
+  if (cors.length > 0) o.cors = cors;
+  if (meta.website && (meta.website.mainPageSuffix || meta.website.notFoundPage)) {
+    o.website = {
+      ...(meta.website.mainPageSuffix ? { mainPageSuffix: meta.website.mainPageSuffix } : {}),
+      ...(meta.website.notFoundPage ? { notFoundPage: meta.website.notFoundPage } : {}),
+    };
+  }
   return o;
+}
+
+type Cors = NonNullable<F["cors"]>;
+
+interface CorsLike {
+  origin?: string[] | undefined;
+  method?: string[] | undefined;
+  responseHeader?: string[] | undefined;
+  maxAgeSeconds?: number | string | undefined;
+}
+
+/** CORS rules in one shape, the spec's and GCS's alike (maxAgeSeconds a number; empty lists left out). */
+function corsOf(rules: readonly CorsLike[] | undefined): Cors {
+  return (rules ?? []).map((r) => ({
+    ...(r.origin?.length ? { origin: r.origin } : {}),
+    ...(r.method?.length ? { method: r.method } : {}),
+    ...(r.responseHeader?.length ? { responseHeader: r.responseHeader } : {}),
+    ...(r.maxAgeSeconds !== undefined ? { maxAgeSeconds: Number(r.maxAgeSeconds) } : {}),
+  }));
+}
+
+/** What a create or a PATCH sends for the settings GCS keeps in blocks of their own. */
+function blocksOf(fp: F): Pick<BucketMetadata, "iamConfiguration" | "cors" | "website"> {
+  return {
+    ...(fp.uniformBucketLevelAccess !== undefined
+      ? { iamConfiguration: { uniformBucketLevelAccess: { enabled: fp.uniformBucketLevelAccess } } }
+      : {}),
+    ...(fp.cors !== undefined ? { cors: corsOf(fp.cors) } : {}),
+    ...(fp.website !== undefined ? { website: websiteOf(fp.website) } : {}),
+  };
+}
+
+function websiteOf(w: NonNullable<F["website"]>): { mainPageSuffix?: string; notFoundPage?: string } {
+  return {
+    ...(w.mainPageSuffix ? { mainPageSuffix: w.mainPageSuffix } : {}),
+    ...(w.notFoundPage ? { notFoundPage: w.notFoundPage } : {}),
+  };
 }
 
 function detailsOf(name: string, meta: BucketMetadata) {
@@ -162,6 +210,7 @@ class BucketClient implements ExternalClient<F, A> {
           ...(fp.storageClass ? { storageClass: fp.storageClass } : {}),
           ...(fp.versioning ? { versioning: { enabled: fp.versioning.enabled } } : {}),
           ...(fp.labels && Object.keys(fp.labels).length > 0 ? { labels: fp.labels } : {}),
+          ...blocksOf(fp),
         });
         return { connectionDetails: detailsOf(name, meta as BucketMetadata) };
       } catch (err) {
@@ -191,6 +240,17 @@ class BucketClient implements ExternalClient<F, A> {
       const removed = Object.keys(seen.labels ?? {}).filter((k) => !(k in (fp.labels ?? {})));
       patch.labels = { ...Object.fromEntries(removed.map((k) => [k, null])), ...fp.labels };
     }
+    const blocks = blocksOf(fp);
+    if (
+      fp.uniformBucketLevelAccess !== undefined &&
+      fp.uniformBucketLevelAccess !== seen.uniformBucketLevelAccess
+    )
+      patch.iamConfiguration = blocks.iamConfiguration;
+    if (fp.cors !== undefined && !isDeepStrictEqual(corsOf(fp.cors), corsOf(seen.cors)))
+      patch.cors = blocks.cors;
+    // PATCH replaces the website block whole: a field the spec dropped goes with it.
+    if (fp.website !== undefined && !isDeepStrictEqual(fp.website, seen.website ?? {}))
+      patch.website = fp.website;
     if (Object.keys(patch).length > 0) await gcp(() => this.#gcs.bucket(name).setMetadata(patch));
     return {};
   }

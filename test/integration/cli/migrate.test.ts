@@ -166,7 +166,7 @@ describe("driftless migrate", { timeout: 180_000 }, () => {
     );
 
     const gcp = readFileSync(join(FIXTURES, "gcp.yaml"), "utf8");
-    expect((await cli(["migrate", "-"], { input: gcp })).code).toBe(1); // filter, uniformBucketLevelAccess
+    expect((await cli(["migrate", "-"], { input: gcp })).code).toBe(1); // the subscription's filter
     const allowed = await cli(["migrate", "-", "--allow-dropped"], { input: gcp });
     expect(allowed.code).toBe(0);
     expect(allowed.stderr).toMatch(

@@ -66,6 +66,7 @@ describeManagedKind({
         storageClass: "COLDLINE",
         versioning: { enabled: false },
         labels: { owner: "x" },
+        uniformBucketLevelAccess: false,
       }),
     change: { storageClass: "STANDARD" },
     expectUnchanged: async (cloudName) =>
@@ -74,6 +75,46 @@ describeManagedKind({
 });
 
 describe("Cloud Storage Bucket field mapping and quirks against the real API server and the GCS fake", () => {
+  it("sets uniform bucket-level access, CORS and website, and puts them back when changed out of band", async () => {
+    const name = uniqueName("b-web");
+    const r = newReconciler(kube);
+    const cors = [
+      {
+        origin: ["https://example.com"],
+        method: ["GET", "HEAD"],
+        responseHeader: ["*"],
+        maxAgeSeconds: 3600,
+      },
+    ];
+    const website = { mainPageSuffix: "index.html", notFoundPage: "404.html" };
+    await kube.create(Bucket, bucketObject(name, { uniformBucketLevelAccess: true, cors, website }));
+    await settle(r, keyOf(Bucket, name));
+    expectAvailable(await getMr(kube, Bucket, name), name);
+    expect(r.externalCalls.update).toBe(0);
+    expect(await cloudBucket(name)).toMatchObject({
+      iamConfiguration: { uniformBucketLevelAccess: { enabled: true } },
+      cors,
+      website,
+    });
+
+    // In the console: ACLs back on, another origin, no 404 page.
+    await gcs.bucket(name).setMetadata({
+      iamConfiguration: { uniformBucketLevelAccess: { enabled: false } },
+      cors: [{ origin: ["*"], method: ["GET"] }],
+      website: { mainPageSuffix: "index.html" },
+    });
+    const during = await fakeRequestsDuring(() => settle(r, keyOf(Bucket, name)));
+    expect(during["PATCH buckets"]).toBe(1);
+    expect(await cloudBucket(name)).toMatchObject({
+      iamConfiguration: { uniformBucketLevelAccess: { enabled: true } },
+      cors,
+      website,
+    });
+    // And in sync after: no second PATCH.
+    const after = await fakeRequestsDuring(() => settle(r, keyOf(Bucket, name)));
+    expect(after["PATCH buckets"]).toBeUndefined();
+  });
+
   it("creates the bucket, reports Ready and Synced, and writes the connection Secret", async () => {
     const name = uniqueName("b-create");
     const { lines, logger } = captureLogger();
@@ -172,6 +213,7 @@ describe("Cloud Storage Bucket field mapping and quirks against the real API ser
       storageClass: "ARCHIVE",
       location: "US",
       versioning: { enabled: false },
+      uniformBucketLevelAccess: false,
     });
   });
 

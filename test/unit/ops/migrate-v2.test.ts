@@ -200,14 +200,23 @@ describe("migrate: Crossplane v2 (provider-upjet-gcp and provider-upjet-azure ex
     });
     expect(find(r, "Bucket", `bucket-${RAND}`)).toMatchObject({
       apiVersion: "storage.gcp.m.driftless.dev/v1alpha1",
-      spec: { forProvider: { location: "US" } },
+      spec: {
+        forProvider: {
+          location: "US",
+          uniformBucketLevelAccess: true,
+          cors: [
+            {
+              maxAgeSeconds: 3600,
+              method: ["GET", "HEAD", "PUT", "POST", "DELETE"],
+              origin: ["http://image-store.com"],
+              responseHeader: ["*"],
+            },
+          ],
+          website: { mainPageSuffix: "index.html", notFoundPage: "404.html" },
+        },
+      },
     });
-    expect(r.issues.filter((i) => i.severity === "dropped").map((i) => i.field)).toEqual([
-      "cors",
-      "forceDestroy",
-      "uniformBucketLevelAccess",
-      "website",
-    ]);
+    expect(r.issues.filter((i) => i.severity === "dropped").map((i) => i.field)).toEqual(["forceDestroy"]);
   });
 
   it("converts GCP ProviderConfig and ClusterProviderConfig", () => {

@@ -129,11 +129,11 @@ describe("migrate", () => {
         },
       },
     });
-    expect(byName(r, "archive")?.spec.forProvider).toMatchObject({ versioning: { enabled: true } });
-    expect(r.issues.filter((i) => i.severity === "dropped").map((i) => i.field)).toEqual([
-      "filter",
-      "uniformBucketLevelAccess",
-    ]);
+    expect(byName(r, "archive")?.spec.forProvider).toMatchObject({
+      versioning: { enabled: true },
+      uniformBucketLevelAccess: true,
+    });
+    expect(r.issues.filter((i) => i.severity === "dropped").map((i) => i.field)).toEqual(["filter"]);
     expect(r.issues.filter((i) => i.field === "project")).toHaveLength(2);
   });
 
