@@ -279,7 +279,8 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
         return await this.#readSecret(ref);
       } catch (err) {
         throw new InvalidSpecError(
-          `cannot read spec.forProvider.${at} from Secret ${ref.namespace}/${ref.name} key "${ref.key}"`,
+          // The cause names the Secret and why (namespace rule, missing key), never a value.
+          `cannot read spec.forProvider.${at} from Secret ${ref.namespace}/${ref.name} key "${ref.key}": ${(err as Error).message}`,
           { cause: err },
         );
       }

@@ -447,6 +447,8 @@ describe("Cloud Control specifics", () => {
     const logged = new Reconciler(kube, awsccRegistry([...specs.values()]), {
       creationGracePeriodMs: 0,
       logger,
+      // A cluster-scoped resource without a connection Secret reads Secrets only where the platform allows.
+      secretRefNamespaces: ["default"],
     });
     await kube.create(
       def,
@@ -472,6 +474,8 @@ describe("Cloud Control specifics", () => {
     const logged = new Reconciler(kube, awsccRegistry([...specs.values()]), {
       creationGracePeriodMs: 0,
       logger,
+      // A cluster-scoped resource without a connection Secret reads Secrets only where the platform allows.
+      secretRefNamespaces: ["default"],
     });
     // Prepare: a login profile's password (an object's member) and a broker user's (a list item's).
     await kube.create(
