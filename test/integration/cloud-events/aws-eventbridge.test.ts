@@ -31,6 +31,7 @@ const managed = uniqueName("ce-orders");
 let workQueueUrl = "";
 let workQueueArn = "";
 
+const OWN_ROLE = "arn:aws:iam::111122223333:role/driftless-prod-reconcile";
 /** The worker as the Lambda builds it, over a Kube of its own (its request counts are this test's). */
 const workerKube = newKube();
 const { logger, lines } = captureLogger();
@@ -40,6 +41,8 @@ const worker = createWorker({
   providerConfigKinds: awsProviderConfigKinds,
   logger,
   rateLimit: false,
+  // The reconcile role, derived at deploy time (serverless.yml): its own writes are dropped by principal.
+  ownPrincipals: [OWN_ROLE],
 });
 const handler = (event: SqsEvent) =>
   handleSqsBatch(
@@ -128,10 +131,13 @@ describe("cloud events: CloudTrail via EventBridge on SQS", () => {
     expect(lines.some((l) => l.includes("cloud event: reconciling") && l.includes(managed))).toBe(true);
   });
 
-  it("driftless's own write is dropped before any request to the API server", async () => {
+  it("driftless's own write (its role) is dropped before any request to the API server", async () => {
     const before = worker.engine.externalCalls.observe;
     const invocations = await deliver(
-      eventFor(managed, { "aws-cli/2.17.4": "aws-sdk-js/3.700.0 driftless" }),
+      eventFor(managed, {
+        "arn:aws:iam::111122223333:role/PlatformAdmin": OWN_ROLE,
+        "assumed-role/PlatformAdmin": "assumed-role/driftless-prod-reconcile",
+      }),
     );
     expect(invocations[0]?.response.batchItemFailures).toEqual([]);
     expect(workerKube.stats.lists + workerKube.stats.gets + workerKube.stats.writes).toBe(0);

@@ -236,6 +236,8 @@ beforeAll(async () => {
     creationGracePeriodMs: 0,
     rateLimit: false,
     retryBaseMs: 0,
+    // Cluster-scoped resources without a connection Secret read Secrets only where the platform allows.
+    secretRefNamespaces: ["default"],
   });
 });
 afterAll(async () => {
@@ -390,9 +392,11 @@ describe("generated Google Cloud kinds through the generic providers", () => {
     seed(d, "bad-repo", structuredClone(c.forProvider));
     await r.reconcile(key(d, "bad-repo"));
     expect(cond(d, "bad-repo", "Synced")).toMatchObject({ status: "False" });
+    // The class and Google's reason code; Google's own message only from Google's hosts, never a fake's.
     expect(cond(d, "bad-repo", "Synced")?.message).toContain(
-      "invalid argument (INVALID_ARGUMENT): cannot create artifactregistry.googleapis.com/Repository: Invalid value at 'repository.format'",
+      "invalid argument (INVALID_ARGUMENT): cannot create artifactregistry.googleapis.com/Repository: HTTP 400",
     );
+    expect(cond(d, "bad-repo", "Synced")?.message).toContain("badRequest");
     // An unknown field reaches Google's validation, not a silent drop: the fake answers as Google does.
     const res = await fetch(
       `${fake.url}/artifactregistry/v1/projects/${PROJECT}/locations/us-central1/repositories?repositoryId=x`,
