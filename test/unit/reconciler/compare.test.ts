@@ -42,9 +42,9 @@ describe("mapPaths", () => {
     expect([...maps].sort()).toEqual(["labels", "network.annotations"]);
   });
 
-  it("finds the tags map of the AWS kinds", () => {
+  it("finds the map fields of the AWS kinds: tags, and a Queue's policy document (compared whole)", () => {
     expect([...mapPaths(Bucket.forProvider)]).toEqual(["tags"]);
-    expect([...mapPaths(Queue.forProvider)]).toEqual(["tags"]);
+    expect([...mapPaths(Queue.forProvider)].sort()).toEqual(["policy", "tags"]);
   });
 });
 
