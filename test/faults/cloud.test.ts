@@ -79,6 +79,20 @@ async function follow(r: Reconciler, key: ResourceKey, until: number, maxRounds:
   return rounds;
 }
 
+/** Queues that exist in moto and as objects of `pc`, with 5% of their calls throttled by the proxy. */
+async function existingQueuesThrottled(names: string[], pc: string, proxy: FaultProxy) {
+  bulk.push(...names);
+  const sqs = motoSqs();
+  await mapLimit(names, 20, (n) => sqs.send(new CreateQueueCommand({ QueueName: n })));
+  sqs.destroy();
+  await mapLimit(names, 20, (n) => kube.create(Queue, queueObject(n, pc)));
+  proxy.inject({
+    fault: { kind: "throttle" },
+    match: (c) => names.includes(c.subject ?? ""),
+    probability: 0.05,
+  });
+}
+
 /** Waits until every named Queue is Ready or the deadline passes; how many are Ready. */
 async function readyBy(names: readonly string[], deadline: number): Promise<number> {
   let ready = 0;
@@ -301,16 +315,7 @@ describe.concurrent("cloud faults through a proxy in front of moto", () => {
     // with some throttling on the way: the SDK's retries take tokens too.
     const LIMIT = DEFAULT_RATE_LIMIT;
     const names = Array.from({ length: 200 }, (_, i) => `${RUN}-rl-${i}`);
-    bulk.push(...names);
-    const sqs = motoSqs();
-    await mapLimit(names, 20, (n) => sqs.send(new CreateQueueCommand({ QueueName: n })));
-    sqs.destroy();
-    await mapLimit(names, 20, (n) => kube.create(Queue, queueObject(n, pc)));
-    proxy.inject({
-      fault: { kind: "throttle" },
-      match: (c) => names.includes(c.subject ?? ""),
-      probability: 0.05,
-    });
+    await existingQueuesThrottled(names, pc, proxy);
     const r = newReconciler(newKube());
     const queue = new MemoryQueue({ workers: 32 });
     queue.start(reconcileHandler({ reconcile: (key) => r.reconcile(key) }));
@@ -344,16 +349,7 @@ describe.concurrent("cloud faults through a proxy in front of moto", () => {
     await kube.patch(providerConfigs.aws.type, pc, { spec: { rateLimit: LIMIT } });
     const PROCESSES = 4;
     const names = Array.from({ length: 80 }, (_, i) => `${RUN}-dl-${i}`);
-    bulk.push(...names);
-    const sqs = motoSqs();
-    await mapLimit(names, 20, (n) => sqs.send(new CreateQueueCommand({ QueueName: n })));
-    sqs.destroy();
-    await mapLimit(names, 20, (n) => kube.create(Queue, queueObject(n, pc)));
-    proxy.inject({
-      fault: { kind: "throttle" },
-      match: (c) => names.includes(c.subject ?? ""),
-      probability: 0.05,
-    });
+    await existingQueuesThrottled(names, pc, proxy);
     const processes = Array.from({ length: PROCESSES }, () => {
       const r = newReconciler(newKube(), { rateLimitInstances: PROCESSES });
       const queue = new MemoryQueue({ workers: 16 });
