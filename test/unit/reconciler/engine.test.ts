@@ -108,6 +108,31 @@ const behaviours: Row[] = [
     },
   },
   {
+    name: "looks again within a second of a create, then, while the cloud says Creating, after a quarter of the time it has been creating (1–30 s)",
+    async run(e) {
+      e.cloud.initialState = "creating";
+      e.apply("w", { size: 1 });
+      const created = await e.reconcile("w");
+      expect(created.outcome).toBe("created");
+      // jittered by [0.5, 1.5)
+      expect(created.requeueAfterMs).toBeGreaterThanOrEqual(250);
+      expect(created.requeueAfterMs).toBeLessThan(750);
+      const early = await e.reconcile("w");
+      expect(e.condition("w", "Ready")?.reason).toBe("Creating");
+      expect(early.requeueAfterMs).toBeGreaterThanOrEqual(500);
+      expect(early.requeueAfterMs).toBeLessThan(1_500);
+      e.advance(60_000);
+      const minute = await e.reconcile("w");
+      expect(minute.requeueAfterMs).toBeGreaterThanOrEqual(7_500);
+      expect(minute.requeueAfterMs).toBeLessThan(22_500);
+      e.advance(600_000);
+      const long = await e.reconcile("w");
+      expect(long.requeueAfterMs).toBeGreaterThanOrEqual(15_000);
+      expect(long.requeueAfterMs).toBeLessThan(45_000);
+      expect(e.cloud.calls.create).toBe(1);
+    },
+  },
+  {
     name: "a reference to a target that is not Ready blocks creation",
     async run(e) {
       e.parent("p", "parent-1", { ready: false });
