@@ -46,6 +46,8 @@ export const claimTypes = async (cfg: Config): Promise<ResourceType[]> =>
 export const allCrds = async () => (await import("../../shared/crds.ts")).allCrds();
 export const applyCrds = async (...a: Parameters<typeof import("../../shared/kube/crds.ts").applyCrds>) =>
   (await import("../../shared/kube/crds.ts")).applyCrds(...a);
+export const waitForCrds = async (...a: Parameters<typeof import("../../shared/kube/crds.ts").waitForCrds>) =>
+  (await import("../../shared/kube/crds.ts")).waitForCrds(...a);
 export const openProducer = async (s: QueueSettings, onEvent?: QueueEventSink) =>
   (await import("../../shared/ops/queue.ts")).openProducer(s, onEvent);
 export const logQueueEvents =

@@ -197,12 +197,8 @@ async function main() {
   const kc = new KubeConfig();
   kc.loadFromFile(env.KUBECONFIG ?? "");
   const kube = new Kube(kc);
-  process.stdout.write("installing CRDs and local ProviderConfigs …\n");
-  // A busy machine's API server can take over a minute to serve 68 new CRDs; the default 30 s is for tests.
-  await applyCrds(kc, allCrds(), 120_000);
-  const tCrds = Date.now();
-  await localProviderConfigs(kube, env);
-
+  // driftless run starts now, while the CRDs are installed: its start-up (loading every kind's SDK) overlaps
+  // the API server's work, and with --no-crds it waits for the CRDs it serves to be established.
   const logFile = join(STACK_DIR, "logs", "driftless-run.log");
   const args = ["run", "--no-crds", ...(selector ? ["--selector", selector] : [])];
   child = spawn(process.execPath, [join(REPO_ROOT, "functions/cli/main.ts"), ...args], {
@@ -214,17 +210,25 @@ async function main() {
     },
     stdio: ["ignore", openSync(logFile, "a"), openSync(logFile, "a")],
   });
-  process.stdout.write(
-    `CRDs installed in ${((tCrds - tStack) / 1000).toFixed(1)} s; ` +
-      `driftless run started (pid ${child.pid}${selector ? `, objects matching ${selector}` : ""}); logs: ${logFile}\n` +
-      "applying examples/ — each one as soon as what it refers to is Ready\n\n",
-  );
   child.once("exit", (code) => {
     if (!stopping) {
       process.stderr.write(`driftless run exited with ${code}; see ${logFile}\n`);
       void stop(1, "driftless run exited");
     }
   });
+  process.stdout.write(
+    `driftless run started (pid ${child.pid}${selector ? `, objects matching ${selector}` : ""}); logs: ${logFile}\n` +
+      "installing CRDs and local ProviderConfigs …\n",
+  );
+  // A busy machine's API server can take over a minute to serve 68 new CRDs; the default 30 s is for tests.
+  await applyCrds(kc, allCrds(), 120_000);
+  const tCrds = Date.now();
+  await localProviderConfigs(kube, env);
+  if (stopping) return;
+  process.stdout.write(
+    `CRDs installed in ${((tCrds - tStack) / 1000).toFixed(1)} s\n` +
+      "applying examples/ — each one as soon as what it refers to is Ready\n\n",
+  );
 
   const examples = readExamples();
   const t0 = Date.now();

@@ -58,14 +58,35 @@ export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 
       }
     }
   });
+  const missing = await waitForCrds(
+    config,
+    list.map((c) => c.metadata?.name ?? ""),
+    timeoutMs,
+  );
+  if (missing.length > 0) throw new Error(`CRD ${missing[0]} not established after ${timeoutMs} ms`);
+}
+
+/**
+ * Waits until the API server serves each named CRD (Established), at most `timeoutMs`; returns the names
+ * still not established then (none when all are).
+ */
+export async function waitForCrds(config: KubeConfig, names: string[], timeoutMs: number): Promise<string[]> {
+  const api = config.makeApiClient(ApiextensionsV1Api);
   const deadline = Date.now() + timeoutMs;
-  await eachLimited(list, CRD_CONCURRENCY, async (crd) => {
-    const name = crd.metadata?.name ?? "";
+  const missing: string[] = [];
+  await eachLimited(names, CRD_CONCURRENCY, async (name) => {
     for (;;) {
-      const current = await api.readCustomResourceDefinition({ name });
-      if (current.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return;
-      if (Date.now() > deadline) throw new Error(`CRD ${name} not established after ${timeoutMs} ms`);
+      const current = await api.readCustomResourceDefinition({ name }).catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
+      if (current?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return;
+      if (Date.now() > deadline) {
+        missing.push(name);
+        return;
+      }
       await sleep(100);
     }
   });
+  return missing.sort();
 }

@@ -13,8 +13,15 @@ import {
   parseInteger,
   registry,
   untilSignal,
+  waitForCrds,
 } from "../common.ts";
 import { activationPlan } from "./crds.ts";
+
+/**
+ * With --no-crds someone else installs the CRDs (a chart, GitOps, `npm start` alongside): how long to wait for
+ * them to be served before starting anyway, with the kinds not watched named in /readyz and the log.
+ */
+const CRD_WAIT_MS = 120_000;
 
 /** `<service>.awscc.driftless.dev` and its `.m.` shape: a generated kind's group. */
 const isAwsccGroup = (group: string) => group.split(".")[1] === "awscc";
@@ -30,7 +37,10 @@ export function registerRun(program: Command, cli: CliContext): void {
       "reconciles running at once (default DRIFTLESS_WORKERS)",
       parseInteger("--workers", 1, 256),
     )
-    .option("--no-crds", "do not install or update the CRDs at start")
+    .option(
+      "--no-crds",
+      "do not install or update the CRDs at start; wait (up to 2 min) for someone else to install them",
+    )
     .option(
       "--metrics-port <port>",
       "serve /metrics, /healthz and /readyz on this port; 0 picks a free one (default DRIFTLESS_METRICS_PORT)",
@@ -150,6 +160,16 @@ export function registerRun(program: Command, cli: CliContext): void {
         };
         let current = await served();
         if (opts.crds) await applyCrds(kc, current.plan.install);
+        else {
+          const names = current.plan.install.map((c) => c.metadata.name);
+          const missing = await waitForCrds(kc, names, CRD_WAIT_MS);
+          if (missing.length > 0)
+            logger.warn(
+              { missing: missing.slice(0, 20), count: missing.length },
+              `CRDs not established after ${CRD_WAIT_MS / 1000} s; starting anyway (/readyz names the kinds not watched)`,
+            );
+          current = await served(); // the activation policies' own CRDs may have come with them
+        }
         const workers = opts.workers ?? cfg.DRIFTLESS_WORKERS;
         const selector = opts.selector ?? cfg.DRIFTLESS_LABEL_SELECTOR;
         const start = async (kinds: typeof current.kinds) => {
