@@ -1,10 +1,8 @@
 // Cloud Functions (gen2) entry point: a CloudEvent function triggered by the work topic through Eventarc.
 // Thin adapter: config and clients once per instance, then shared/worker/pubsub.ts. Return =
 // 2xx (ack); throw = non-2xx (redelivered under the subscription's retry policy, then dead-lettered).
-import { type CloudEvent, cloudEvent, http } from "@google-cloud/functions-framework";
+import { type CloudEvent, cloudEvent } from "@google-cloud/functions-framework";
 import { PubSub } from "@google-cloud/pubsub";
-import { createDoorbell } from "../../shared/doorbell/index.ts";
-import { fromHttpFunction } from "../../shared/doorbell/platforms.ts";
 import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { cloudFunctionsIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
@@ -56,12 +54,9 @@ const workerFn = perContainer(async () => {
     ...rateLimitOf(cfg),
   });
 });
-// The doorbell deployment (FUNCTION_TARGET=doorbell) never reconciles: it skips the cluster at start.
-if (process.env.FUNCTION_TARGET !== "doorbell") {
-  await workerFn().catch((err: unknown) => {
-    logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
-  });
-}
+await workerFn().catch((err: unknown) => {
+  logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
+});
 
 export async function reconcile(event: CloudEvent<unknown>): Promise<void> {
   const worker = await workerFn();
@@ -82,19 +77,3 @@ export async function reconcile(event: CloudEvent<unknown>): Promise<void> {
 }
 
 cloudEvent("reconcile", reconcile);
-
-// The admission doorbell: a second function from the same source (`--entry-point doorbell
-// --trigger-http --allow-unauthenticated`; the path secret is the gate, docs/doorbell.md). It needs the
-// work topic only, not the cluster. Without the topic it has nowhere to ring: disabled.
-const doorbell = createDoorbell({
-  secret: cfg.DRIFTLESS_DOORBELL_SECRET,
-  producer,
-  types: typesOf(gcpKinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
-  logger,
-  ignoreUsers: cfg.DRIFTLESS_DOORBELL_IGNORE_USERS,
-});
-
-http("doorbell", async (req, res) => {
-  const out = await doorbell(fromHttpFunction(req));
-  res.status(out.status).set(out.headers).send(out.body);
-});

@@ -4,7 +4,7 @@
 //
 //   node infra/build/build.ts                       every bundle, measured
 //   node infra/build/build.ts --only aws-reconcile,aws-sweep,aws-doorbell --no-measure
-//   node infra/build/build.ts --only gcp-reconcile,gcp-sweep --gcp-package
+//   node infra/build/build.ts --only gcp-reconcile,gcp-sweep,gcp-doorbell --gcp-package
 //   node infra/build/build.ts --why                 also what each package adds to each bundle
 //
 // Fails when aws-reconcile exceeds its budget (AWS_RECONCILE_BUDGET_BYTES) or a bundle imports what
@@ -89,6 +89,8 @@ export const BUNDLES: BundleSpec[] = [
     external: [FUNCTIONS_FRAMEWORK],
   },
   { name: "gcp-sweep", entry: "functions/gcp/sweep.ts", platform: "gcp", external: [FUNCTIONS_FRAMEWORK] },
+  // Its own server on Cloud Run (no Functions Framework: it would read every body before our code runs).
+  { name: "gcp-doorbell", entry: "functions/gcp/doorbell.ts", platform: "gcp" },
   { name: "forwarder", entry: "functions/forwarder.ts", platform: "any", split: true },
   { name: "cli", entry: "functions/cli/main.ts", platform: "any" },
 ];
@@ -293,7 +295,10 @@ export function assembleGcpPackage(built: BuiltBundle[]): string {
     "// Cloud Functions entry: loads only the bundle of the function this instance serves.",
     "// FUNCTION_TARGET is the --entry-point; each bundle registers itself with the Functions Framework.",
     "const loaders = {",
-    ...targets.map((t) => `  ${JSON.stringify(t)}: () => import(${JSON.stringify(`./${t}.mjs`)}),`),
+    // The doorbell is not a function: Cloud Run runs doorbell.mjs itself (GOOGLE_ENTRYPOINT, deploy-gcp.md).
+    ...targets
+      .filter((t) => t !== "doorbell")
+      .map((t) => `  ${JSON.stringify(t)}: () => import(${JSON.stringify(`./${t}.mjs`)}),`),
     "};",
     'const target = process.env.FUNCTION_TARGET ?? "reconcile";',
     "const load = loaders[target];",

@@ -66,17 +66,32 @@ export function secretProblem(secret: string | undefined): string | undefined {
 // Equal-length digests, so the comparison takes the same time whatever the guess's length.
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
+/**
+ * The route a path names behind the right secret (compared in constant time), with its body limit; or
+ * undefined, for which the answer is a bare 404. A server calls it before reading any body.
+ */
+export function routeOf(
+  routes: DoorbellRoutes,
+  path: string,
+): { route: string; handler: JsonHandler; limit: number } | undefined {
+  const [, given = "", ...rest] = path.split("/");
+  const route = rest.join("/");
+  const secretOk = secretProblem(routes.secret) === undefined && routes.secret !== undefined;
+  if (!secretOk || !timingSafeEqual(digest(given), digest(routes.secret as string))) return undefined;
+  const handler =
+    route === "admit" ? routes.admit : route === "events/azure" ? routes.eventsAzure : undefined;
+  if (!handler) return undefined;
+  // Each route's own limit, before the body is parsed: Event Grid never sends more than 1 MiB.
+  return { route, handler, limit: handler === routes.eventsAzure ? MAX_EVENT_GRID_BYTES : MAX_BODY_BYTES };
+}
+
 export async function handleDoorbellHttp(
   routes: DoorbellRoutes,
   req: DoorbellRequest,
 ): Promise<DoorbellResponse> {
-  const [, given = "", ...rest] = req.path.split("/");
-  const route = rest.join("/");
-  const secretOk = secretProblem(routes.secret) === undefined && routes.secret !== undefined;
-  if (!secretOk || !timingSafeEqual(digest(given), digest(routes.secret as string))) return notFound();
-  const handler =
-    route === "admit" ? routes.admit : route === "events/azure" ? routes.eventsAzure : undefined;
-  if (!handler) return notFound();
+  const found = routeOf(routes, req.path);
+  if (!found) return notFound();
+  const { route, handler, limit } = found;
   if (req.method === "OPTIONS" && handler === routes.eventsAzure && routes.eventsAzureHandshake)
     return {
       status: 200,
@@ -84,8 +99,6 @@ export async function handleDoorbellHttp(
       body: "",
     };
   if (req.method !== "POST") return { ...json(405, { error: "POST only" }), headers: { allow: "POST" } };
-  // Each route's own limit, before the body is parsed: Event Grid never sends more than 1 MiB.
-  const limit = handler === routes.eventsAzure ? MAX_EVENT_GRID_BYTES : MAX_BODY_BYTES;
   if (Buffer.byteLength(req.body, "utf8") > limit) return json(413, { error: "body too large" });
   let body: unknown;
   try {

@@ -7,7 +7,13 @@ import type { CloudEventResolver } from "../cloud-events/resolve.ts";
 import type { Logger } from "../pipeline/common.ts";
 import type { QueueProducer } from "../queue/port.ts";
 import { type AdmissionVerdict, handleAdmissionReview } from "./admission.ts";
-import { type DoorbellRequest, type DoorbellResponse, handleDoorbellHttp, secretProblem } from "./http.ts";
+import {
+  type DoorbellRequest,
+  type DoorbellResponse,
+  handleDoorbellHttp,
+  routeOf,
+  secretProblem,
+} from "./http.ts";
 import { KeyRateLimiter } from "./rate-limit.ts";
 
 export interface DoorbellSetup {
@@ -27,6 +33,11 @@ export interface DoorbellSetup {
 export type Doorbell = ((req: DoorbellRequest) => Promise<DoorbellResponse>) & {
   /** What the admission route did, by verdict, since it was made (tests, the bench, debugging). */
   verdicts(): Partial<Record<AdmissionVerdict, number>>;
+  /**
+   * The largest body the route a path names takes, or undefined for a path that is answered a bare 404 (a
+   * wrong or missing secret, an unknown route): a server asks before reading any body.
+   */
+  bodyLimit(path: string): number | undefined;
 };
 
 export function createDoorbell(setup: DoorbellSetup): Doorbell {
@@ -66,5 +77,6 @@ export function createDoorbell(setup: DoorbellSetup): Doorbell {
   };
   return Object.assign((req: DoorbellRequest) => handleDoorbellHttp(routes, req), {
     verdicts: () => ({ ...counts }),
+    bodyLimit: (path: string) => routeOf(routes, path)?.limit,
   });
 }

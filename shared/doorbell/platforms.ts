@@ -1,5 +1,5 @@
-// The doorbell's platform edges, SDK-free: a Lambda Function URL event (payload format 2.0) and a Cloud
-// Functions HTTP request in, the platform's response out. Both end in handleDoorbellHttp (http.ts).
+// The doorbell's Lambda edge, SDK-free: a Function URL event (payload format 2.0) in, the platform's
+// response out; it ends in handleDoorbellHttp (http.ts). Cloud Run's doorbell is server.ts itself.
 import type { DoorbellRequest, DoorbellResponse } from "./http.ts";
 
 /** The fields of a Lambda Function URL event (payload format version 2.0) the doorbell reads. */
@@ -44,30 +44,3 @@ export const toLambdaUrl = (r: DoorbellResponse): LambdaUrlResult => ({
   headers: r.headers,
   body: r.body,
 });
-
-/** The parts of a Functions Framework (Express) request the doorbell reads. */
-export interface HttpFunctionRequest {
-  method: string;
-  path: string;
-  get?(name: string): string | undefined;
-  /** The body's bytes (the Functions Framework keeps them beside the parsed body). */
-  rawBody?: Buffer;
-  body?: unknown;
-}
-
-export function fromHttpFunction(req: HttpFunctionRequest): DoorbellRequest {
-  const body =
-    req.rawBody !== undefined
-      ? req.rawBody.toString("utf8")
-      : typeof req.body === "string"
-        ? req.body
-        : req.body === undefined
-          ? ""
-          : JSON.stringify(req.body);
-  return {
-    method: req.method,
-    path: req.path,
-    body,
-    headers: { "webhook-request-origin": req.get?.("webhook-request-origin") },
-  };
-}

@@ -6,7 +6,7 @@ import { providerConfigs } from "../../../shared/api/provider-config.ts";
 import { type AdmissionDeps, handleAdmissionReview } from "../../../shared/doorbell/admission.ts";
 import { doorbellPath, handleDoorbellHttp } from "../../../shared/doorbell/http.ts";
 import { createDoorbell } from "../../../shared/doorbell/index.ts";
-import { fromHttpFunction, fromLambdaUrl, isLambdaUrlEvent } from "../../../shared/doorbell/platforms.ts";
+import { fromLambdaUrl, isLambdaUrlEvent } from "../../../shared/doorbell/platforms.ts";
 import { KeyRateLimiter } from "../../../shared/doorbell/rate-limit.ts";
 import { doorbellWebhookConfiguration, webhookUrlProblem } from "../../../shared/doorbell/webhook.ts";
 import { CLAIMS_FIELD_MANAGER, FIELD_MANAGER } from "../../../shared/kube/client.ts";
@@ -440,12 +440,5 @@ describe("platform edges", () => {
     expect(isLambdaUrlEvent(event)).toBe(true);
     expect(isLambdaUrlEvent({ Records: [] })).toBe(false);
     expect(fromLambdaUrl(event)).toMatchObject({ method: "POST", path: "/s/admit", body: '{"a":1}' });
-  });
-
-  it("Cloud Functions requests: the raw body when the framework kept it", () => {
-    expect(
-      fromHttpFunction({ method: "POST", path: "/s/admit", rawBody: Buffer.from('{"b":2}'), body: { b: 2 } })
-        .body,
-    ).toBe('{"b":2}');
   });
 });
