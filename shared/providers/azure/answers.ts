@@ -5,6 +5,9 @@ import { endpointMismatch, isHtml } from "../answers.ts";
 
 const PUBLIC_ARM = "https://management.azure.com";
 
+/** A redirect (never followed: config.ts NO_REDIRECTS) is no answer of the API's. 304 is a cache answer. */
+const isRedirect = (status: number) => status >= 300 && status < 400 && status !== 304;
+
 interface Response {
   status: number;
   headers: { get(name: string): string | undefined };
@@ -29,7 +32,7 @@ export function armAnswers(endpoint: string | undefined): ArmAnswersPolicy {
       async sendRequest(req, next) {
         const res = await next(req);
         const contentType = res.headers.get("content-type");
-        if (contentType && isHtml({ contentType }))
+        if ((contentType && isHtml({ contentType })) || isRedirect(res.status))
           throw endpointMismatch(
             endpoint ?? PUBLIC_ARM,
             "Azure Resource Manager API",
@@ -58,7 +61,7 @@ export function blobAnswers(endpoint: string): RequestPolicyFactory {
         // An error status reaches here already thrown (with its response): both are looked at.
         const refuse = (res: BlobAnswer | undefined, cause?: unknown) => {
           const contentType = res?.headers.get("content-type");
-          if (res && contentType && isHtml({ contentType }))
+          if (res && ((contentType && isHtml({ contentType })) || isRedirect(res.status)))
             throw endpointMismatch(
               endpoint,
               "Azure Blob Storage API",

@@ -133,18 +133,31 @@ export async function azureCredential(ctx: Ctx): Promise<{ credential: TokenCred
   return { credential, cacheKey };
 }
 
+/**
+ * What an Azure SDK client is told about redirects: none is followed. The SDK already skips cross-origin
+ * ones; a same-origin one would still take the request to a path nobody checked. The answer is refused
+ * as not the API's (answers.ts).
+ */
+export const NO_REDIRECTS = { maxRetries: 0 } as const;
+
+/** The options every Resource Manager client of a ProviderConfig is built with. */
+export function armClientOptions(endpoint: string | undefined) {
+  return {
+    // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
+    ...(endpoint ? { endpoint, credentials: { scopes: [`${new URL(endpoint).origin}/.default`] } } : {}),
+    retryOptions: { maxRetries: 2 },
+    redirectOptions: NO_REDIRECTS,
+    additionalPolicies: [armAnswers(endpoint)],
+  };
+}
+
 /** The Azure Resource Manager client of a ProviderConfig. */
 export async function armClient(ctx: Ctx): Promise<ResourceManagementClient> {
   const spec = ctx.providerConfig.spec;
   const { credential, cacheKey } = await azureCredential(ctx);
   const endpoint = azureEndpoints(spec).resourceManager?.url;
   return armClients.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () => {
-    return new ResourceManagementClient(credential, spec.subscriptionID, {
-      // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
-      ...(endpoint ? { endpoint, credentials: { scopes: [`${new URL(endpoint).origin}/.default`] } } : {}),
-      retryOptions: { maxRetries: 2 },
-      additionalPolicies: [armAnswers(endpoint)],
-    });
+    return new ResourceManagementClient(credential, spec.subscriptionID, armClientOptions(endpoint));
   });
 }
 
@@ -168,7 +181,8 @@ export async function blobService(ctx: Ctx): Promise<BlobService> {
   const url =
     azureEndpoints(spec).blob?.url ??
     checkEndpoint("azure", "storage.accountName", `https://${storage.accountName}.blob.core.windows.net`).url;
-  const options = { retryOptions: { maxTries: 3 } };
+  // redirectOptions reaches the Blob client's core pipeline (storage-blob's getCoreClientOptions).
+  const options = { retryOptions: { maxTries: 3 }, redirectOptions: NO_REDIRECTS };
   // The Blob client's pipeline with the answers check innermost: it sees what the endpoint really said.
   const pipelineOf = (credential: StorageSharedKeyCredential | TokenCredential) => {
     const pipeline = newPipeline(credential, options);

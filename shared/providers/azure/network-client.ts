@@ -5,8 +5,15 @@ import { NetworkManagementClient } from "@azure/arm-network";
 import type { Availability, ConnectContext } from "../../api/external.ts";
 import { DependentsExistError, ThrottledError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { armAnswers } from "./answers.ts";
-import { azure, azureCredential, ClientCache, codeIs, isNotFound } from "./config.ts";
+import {
+  armClientOptions,
+  azure,
+  azureCredential,
+  azureEndpoints,
+  ClientCache,
+  codeIs,
+  isNotFound,
+} from "./config.ts";
 
 const networkClients = new ClientCache<NetworkManagementClient>();
 
@@ -16,14 +23,10 @@ export async function networkClient(
 ): Promise<NetworkManagementClient> {
   const spec = ctx.providerConfig.spec;
   const { credential, cacheKey } = await azureCredential(ctx);
-  const endpoint = spec.endpoint?.resourceManager?.replace(/\/+$/, "");
+  // The checked, normalised URL (endpoints.ts), never the raw text.
+  const endpoint = azureEndpoints(spec).resourceManager?.url;
   return networkClients.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () => {
-    return new NetworkManagementClient(credential, spec.subscriptionID, {
-      // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
-      ...(endpoint ? { endpoint, credentials: { scopes: [`${new URL(endpoint).origin}/.default`] } } : {}),
-      retryOptions: { maxRetries: 2 },
-      additionalPolicies: [armAnswers(endpoint)],
-    });
+    return new NetworkManagementClient(credential, spec.subscriptionID, armClientOptions(endpoint));
   });
 }
 

@@ -4,8 +4,15 @@ import { PostgreSQLManagementFlexibleServerClient } from "@azure/arm-postgresql-
 import type { ConnectContext } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { armAnswers } from "./answers.ts";
-import { azureCredential, ClientCache, classifyAzureError, codeIs, isNotFound } from "./config.ts";
+import {
+  armClientOptions,
+  azureCredential,
+  azureEndpoints,
+  ClientCache,
+  classifyAzureError,
+  codeIs,
+  isNotFound,
+} from "./config.ts";
 
 const clients = new ClientCache<PostgreSQLManagementFlexibleServerClient>();
 
@@ -15,15 +22,14 @@ export async function postgresClient(
 ): Promise<PostgreSQLManagementFlexibleServerClient> {
   const spec = ctx.providerConfig.spec;
   const { credential, cacheKey } = await azureCredential(ctx);
-  const endpoint = spec.endpoint?.resourceManager?.replace(/\/+$/, "");
+  // The checked, normalised URL (endpoints.ts), never the raw text.
+  const endpoint = azureEndpoints(spec).resourceManager?.url;
   return clients.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () => {
-    return new PostgreSQLManagementFlexibleServerClient(credential, spec.subscriptionID, {
-      // Tokens for another Resource Manager (sovereign clouds) are issued for that audience (this
-      // generation of the SDK takes credentialScopes where arm-network takes credentials.scopes).
-      ...(endpoint ? { endpoint, credentialScopes: [`${new URL(endpoint).origin}/.default`] } : {}),
-      retryOptions: { maxRetries: 2 },
-      additionalPolicies: [armAnswers(endpoint)],
-    });
+    return new PostgreSQLManagementFlexibleServerClient(
+      credential,
+      spec.subscriptionID,
+      armClientOptions(endpoint),
+    );
   });
 }
 

@@ -3,11 +3,13 @@
 // 404 must never read as "not found", nor an HTML 200 as "exists".
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ServiceClient } from "@azure/core-client";
+import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { PassThroughClient } from "google-auth-library";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EndpointMismatchError } from "../../../shared/providers/answers.ts";
 import { armAnswers } from "../../../shared/providers/azure/answers.ts";
-import { blobService } from "../../../shared/providers/azure/config.ts";
+import { armClientOptions, blobService } from "../../../shared/providers/azure/config.ts";
 import { newPubSub, newStorage, pubsubCall } from "../../../shared/providers/gcp/config.ts";
 import { GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
 
@@ -125,4 +127,90 @@ describe("an endpoint that does not speak the API", () => {
       await ps.close();
     }
   }, 30_000);
+});
+
+describe("a redirect from a tenant's endpoint is never followed", () => {
+  // The endpoint answers 307 to another server: following it would take the request (and its credentials)
+  // past the endpoint checks, to a host nobody allowed.
+  let target: Server;
+  let redirector: Server;
+  let hits = 0;
+  let from = "";
+  /** Where the redirector sends: another server, or a path of its own (same origin). */
+  let sameOrigin = false;
+  beforeAll(async () => {
+    target = createServer((_req, res) => {
+      hits++;
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+    await new Promise<void>((r) => target.listen(0, "127.0.0.1", r));
+    const to = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+    redirector = createServer((req, res) => {
+      if (req.url?.startsWith("/elsewhere")) {
+        hits++;
+        return void res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      }
+      res.writeHead(307, { location: `${sameOrigin ? "" : to}/elsewhere${req.url ?? "/"}` }).end();
+    });
+    await new Promise<void>((r) => redirector.listen(0, "127.0.0.1", r));
+    from = `http://127.0.0.1:${(redirector.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => target.close(r));
+    await new Promise((r) => redirector.close(r));
+  });
+
+  it.each([false, true])(
+    "Azure Resource Manager clients (their shared options): a 307 (same origin: %s) is an EndpointMismatchError, 0 requests elsewhere",
+    async (same) => {
+      hits = 0;
+      sameOrigin = same;
+      const client = new ServiceClient(armClientOptions(from));
+      const err = await client
+        .sendRequest(
+          createPipelineRequest({
+            url: `${from}/subscriptions/s/resourcegroups/rg`,
+            allowInsecureConnection: true,
+          }),
+        )
+        .catch((e: Error) => e);
+      expect(hits).toBe(0);
+      expect(err).toBeInstanceOf(EndpointMismatchError);
+      expect((err as Error).message).toContain(
+        `the endpoint ${from} does not speak the Azure Resource Manager API`,
+      );
+      expect((err as Error).message).toContain("HTTP 307");
+    },
+  );
+
+  it.each([false, true])(
+    "Azure Blob: a 307 (same origin: %s) is an EndpointMismatchError, 0 requests elsewhere",
+    async (same) => {
+      hits = 0;
+      sameOrigin = same;
+      const { client } = await blobService({
+        providerConfig: {
+          apiVersion: "azure.driftless.dev/v1alpha1",
+          kind: "ProviderConfig",
+          metadata: { name: "pc", uid: "u", generation: same ? 308 : 307 },
+          spec: {
+            tenantID: "t",
+            subscriptionID: "s",
+            clientID: "c",
+            credentials: { source: "Secret", secretRef: { namespace: "n", name: "s", key: "k" } },
+            storage: { accountName: "acct", accountKeySecretRef: { namespace: "n", name: "s", key: "a" } },
+            endpoint: { blob: `${from}/acct` },
+          },
+        },
+        readSecretKey: async () => Buffer.from("key").toString("base64"),
+      });
+      const err = await client
+        .getContainerClient("c")
+        .exists()
+        .catch((e: Error) => e);
+      expect(hits).toBe(0);
+      expect(err).toBeInstanceOf(EndpointMismatchError);
+      expect((err as Error).message).toContain("HTTP 307");
+    },
+  );
 });
