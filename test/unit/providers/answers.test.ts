@@ -13,6 +13,24 @@ import { armClientOptions, blobService } from "../../../shared/providers/azure/c
 import { newPubSub, newStorage, pubsubCall } from "../../../shared/providers/gcp/config.ts";
 import { GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
 
+/** A Blob ProviderConfig with an account key (shared-key signing works over plain http) at `endpoint`. */
+const blobContext = (endpoint: string, generation: number) => ({
+  providerConfig: {
+    apiVersion: "azure.driftless.dev/v1alpha1",
+    kind: "ProviderConfig" as const,
+    metadata: { name: "pc", uid: "u", generation },
+    spec: {
+      tenantID: "t",
+      subscriptionID: "s",
+      clientID: "c",
+      credentials: { source: "Secret" as const, secretRef: { namespace: "n", name: "s", key: "k" } },
+      storage: { accountName: "acct", accountKeySecretRef: { namespace: "n", name: "s", key: "a" } },
+      endpoint: { blob: endpoint },
+    },
+  },
+  readSecretKey: async () => Buffer.from("key").toString("base64"),
+});
+
 let server: Server;
 let url = "";
 /** The status the page answers with: 404, or 200 (the case that would read as "it exists"). */
@@ -65,22 +83,7 @@ describe("an endpoint that does not speak the API", () => {
     "Azure Blob: an HTML %i never reads as a container missing or present",
     async (code) => {
       status = code;
-      const { client } = await blobService({
-        providerConfig: {
-          apiVersion: "azure.driftless.dev/v1alpha1",
-          kind: "ProviderConfig",
-          metadata: { name: "pc", uid: "u", generation: code },
-          spec: {
-            tenantID: "t",
-            subscriptionID: "s",
-            clientID: "c",
-            credentials: { source: "Secret", secretRef: { namespace: "n", name: "s", key: "k" } },
-            storage: { accountName: "acct", accountKeySecretRef: { namespace: "n", name: "s", key: "a" } },
-            endpoint: { blob: `${url}/acct` },
-          },
-        },
-        readSecretKey: async () => Buffer.from("key").toString("base64"),
-      });
+      const { client } = await blobService(blobContext(`${url}/acct`, code));
       const err = await client
         .getContainerClient("c")
         .exists()
@@ -188,22 +191,7 @@ describe("a redirect from a tenant's endpoint is never followed", () => {
     async (same) => {
       hits = 0;
       sameOrigin = same;
-      const { client } = await blobService({
-        providerConfig: {
-          apiVersion: "azure.driftless.dev/v1alpha1",
-          kind: "ProviderConfig",
-          metadata: { name: "pc", uid: "u", generation: same ? 308 : 307 },
-          spec: {
-            tenantID: "t",
-            subscriptionID: "s",
-            clientID: "c",
-            credentials: { source: "Secret", secretRef: { namespace: "n", name: "s", key: "k" } },
-            storage: { accountName: "acct", accountKeySecretRef: { namespace: "n", name: "s", key: "a" } },
-            endpoint: { blob: `${from}/acct` },
-          },
-        },
-        readSecretKey: async () => Buffer.from("key").toString("base64"),
-      });
+      const { client } = await blobService(blobContext(`${from}/acct`, same ? 308 : 307));
       const err = await client
         .getContainerClient("c")
         .exists()
