@@ -10,7 +10,7 @@ import { logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts
 import { setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
-import { createWorker, typesOf } from "../../shared/worker/worker.ts";
+import { createWorker } from "../../shared/worker/worker.ts";
 import { ownQueuesOf, rateLimitOf } from "../config.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
