@@ -397,6 +397,16 @@ describe("generated Google Cloud kinds through the generic providers", () => {
       "invalid argument (INVALID_ARGUMENT): cannot create artifactregistry.googleapis.com/Repository: HTTP 400",
     );
     expect(cond(d, "bad-repo", "Synced")?.message).toContain("badRequest");
+    // The same HTTP 400 with Google's status FAILED_PRECONDITION is told as that, not as a bad argument.
+    fake.failNext(
+      /^POST artifactregistry/,
+      () => new GoogleApiError(400, "failedPrecondition", "The API is not ready", "FAILED_PRECONDITION"),
+    );
+    seed(d, "pre-repo", structuredClone(c.forProvider));
+    await r.reconcile(key(d, "pre-repo"));
+    expect(cond(d, "pre-repo", "Synced")?.message).toContain("FAILED_PRECONDITION");
+    expect(cond(d, "pre-repo", "Synced")?.message).toContain("failedPrecondition");
+    expect(cond(d, "pre-repo", "Synced")?.message).not.toContain("INVALID_ARGUMENT");
     // An unknown field reaches Google's validation, not a silent drop: the fake answers as Google does.
     const res = await fetch(
       `${fake.url}/artifactregistry/v1/projects/${PROJECT}/locations/us-central1/repositories?repositoryId=x`,
