@@ -15,6 +15,7 @@ import {
   type GoogleCatalog,
   type GoogleKindSpec,
   type GoogleParent,
+  type GoogleRef,
   googleGroupOf,
 } from "../shared/api/googleapis/spec.ts";
 import { FACTS_FILE, type FactField, type FactResource, type FactsBundle, loadFacts } from "./gcp/facts.ts";
@@ -23,7 +24,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 3;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -141,11 +142,51 @@ function pathsWhere(
 
 const stringy = (f: FactField) => ["string", "bytes"].includes(f.t) && !f.map;
 
+/** Where each resource type is served: the generated kind's group, name and plural, by Google's type. */
+export type KindsByType = ReadonlyMap<string, Omit<GoogleRef, "field" | "list" | "type">>;
+
+/** A name pattern as a template: `projects/{project}/locations/{location}/clusters/{cluster}` → `projects/*\/locations/*\/clusters/*`. */
+const templateOfPattern = (pattern: string) => pattern.replace(/\{[^}]+\}/g, "*");
+
+/**
+ * The references of a kind: its top-level string fields with a `google.api.resource_reference` to a type a
+ * generated kind serves, and an explicit `parent` whose template exactly one generated kind's pattern is.
+ */
+function refsOf(
+  fields: readonly FactField[],
+  properties: Record<string, AwsccProp>,
+  parent: GoogleParent,
+  byType: KindsByType,
+  byTemplate: ReadonlyMap<string, string[]>,
+  secrets: readonly string[],
+): GoogleRef[] {
+  const out: GoogleRef[] = [];
+  const taken = new Set(Object.keys(properties));
+  const add = (field: string, type: string, list: boolean) => {
+    const to = byType.get(type);
+    if (!to) return;
+    const base = list ? field.replace(/s$/, "") : field;
+    const [ref, sel] = [list ? `${base}Refs` : `${base}Ref`, `${base}Selector`];
+    if (taken.has(ref) || taken.has(sel)) return;
+    taken.add(ref).add(sel);
+    out.push({ field, ...(list ? { list: true } : {}), type, ...to });
+  };
+  for (const f of fields)
+    if (f.ref && properties[f.j] && !f.map && !secrets.includes(f.j)) add(f.j, f.ref, Boolean(f.rep));
+  if (parent.explicit) {
+    const types = byTemplate.get(parent.template) ?? [];
+    if (types.length === 1) add("parent", types[0] as string, false);
+  }
+  return out;
+}
+
 export function kindSpecOf(
   r: FactResource,
   facts: FactsBundle,
   group: string,
   kind: string,
+  byType: KindsByType = new Map(),
+  byTemplate: ReadonlyMap<string, string[]> = new Map(),
 ): GoogleKindSpec | { why: string } {
   const where = parentOf(r);
   if ("why" in where) return where;
@@ -185,6 +226,7 @@ export function kindSpecOf(
   const labels = fields.find((f) => f.j === "labels" && f.map && f.t === "string" && !isOutput(f));
   const idParam = r.create.idParam;
   const externalName = compute || idParam ? "fromAnnotation" : "providerChosen";
+  const refs = refsOf(fields, properties, where.parent, byType, byTemplate, secrets);
   return {
     v: GOOGLE_SPEC_VERSION,
     typeName: r.type,
@@ -221,6 +263,7 @@ export function kindSpecOf(
       parent: where.parent,
       ...(labels ? { labels: labels.j } : {}),
       immutableFromProtos: immutable.length > 0,
+      ...(refs.length > 0 ? { refs } : {}),
     },
   };
 }
@@ -318,6 +361,9 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   };
   const taken = new Set<string>();
   const groupOf = groupsOf(facts.resources);
+  // Names first, so a reference can name the kind serving its type (one kind per type: Compute's regional
+  // and global twins share a message, and the kind named after the message serves it).
+  const named: Array<{ r: FactResource; group: string; kind: string }> = [];
   for (const r of facts.resources) {
     const group = groupOf(r);
     let kind = r.kind;
@@ -326,12 +372,30 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
       catalog.skipped.push({ typeName: r.type, why: `a second ${r.kind} in ${group} (${r.service})` });
       continue;
     }
-    const spec = kindSpecOf(r, facts, group, kind);
+    const where = parentOf(r);
+    if ("why" in where) {
+      catalog.skipped.push({ typeName: r.type, why: where.why });
+      continue;
+    }
+    taken.add(`${group}/${kind}`);
+    named.push({ r, group, kind });
+  }
+  const byType = new Map<string, Omit<GoogleRef, "field" | "list" | "type">>();
+  const byTemplate = new Map<string, string[]>();
+  for (const { r, group, kind } of named) {
+    const own = r.family === "compute" ? kind === r.type.split("/")[1] : !byType.has(r.type);
+    if (own) byType.set(r.type, { group, kind, plural: pluralOf(kind), family: r.family });
+    if (r.pattern && r.family === "resource") {
+      const t = templateOfPattern(r.pattern);
+      if (!byTemplate.get(t)?.includes(r.type)) byTemplate.set(t, [...(byTemplate.get(t) ?? []), r.type]);
+    }
+  }
+  for (const { r, group, kind } of named) {
+    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate);
     if ("why" in spec) {
       catalog.skipped.push({ typeName: r.type, why: spec.why });
       continue;
     }
-    taken.add(`${group}/${kind}`);
     const file = `kinds/${group.split(".")[0]}/${kind}.json`;
     mkdirSync(dirname(join(tmp, file)), { recursive: true });
     writeFileSync(join(tmp, file), JSON.stringify(spec));

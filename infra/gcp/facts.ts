@@ -22,6 +22,11 @@ export interface FactField {
   /** A map<string, t>. */
   map?: true;
   b?: Behaviour[];
+  /**
+   * The resource type a string field names (`google.api.resource_reference`'s `type`, e.g.
+   * `compute.googleapis.com/Network`): its value is that resource's full name. `*` (any type) is left out.
+   */
+  ref?: string;
   /** Enum values, when t is `enum` (at most 40, for docs). */
   e?: string[];
   doc?: string;
