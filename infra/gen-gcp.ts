@@ -18,13 +18,21 @@ import {
   type GoogleRef,
   googleGroupOf,
 } from "../shared/api/googleapis/spec.ts";
-import { FACTS_FILE, type FactField, type FactResource, type FactsBundle, loadFacts } from "./gcp/facts.ts";
+import {
+  FACTS_FILE,
+  type FactField,
+  type FactResource,
+  type FactsBundle,
+  IAM_FILE,
+  loadFacts,
+  loadIam,
+} from "./gcp/facts.ts";
 import { secretNamed } from "./gen-awscc.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 3;
+export const GENERATOR_VERSION = 4;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -180,6 +188,68 @@ function refsOf(
   return out;
 }
 
+const lowerFirst = (x: string) => x.charAt(0).toLowerCase() + x.slice(1);
+
+/**
+ * The IAM permissions the generic provider's calls of a kind need. Google names a permission
+ * `service.resource.verb` (cloud.google.com/iam/docs/overview#permissions): the API's service name, the
+ * resource's collection in lowerCamelCase (Compute: its service, `globalAddresses`) and the method's verb.
+ * A derived name is kept where Google's predefined roles include it (`known`); a few APIs spell the parts
+ * otherwise (`bigtable` for bigtableadmin, lowercase collections or the message's plural, Compute's regional
+ * twins under the zonal name), so those spellings are tried, and only a name the roles confirm is taken. A verb none confirms keeps
+ * the plain derivation and is listed as unconfirmed, never silently.
+ */
+export function permissionsOf(
+  r: FactResource,
+  collection: string,
+  known: ReadonlySet<string>,
+): { permissions: GoogleKindSpec["permissions"]; unconfirmed: string[] } {
+  // The host's first label (run), else the proto package's name where the host's is not one (warehouse-visionai).
+  const host = r.host.split(".")[0] as string;
+  const svc = /^[a-z0-9]+$/.test(host) ? host : (r.proto.split("/").at(-2) ?? host);
+  const services = [...new Set([svc, svc.replace(/admin$/, ""), r.proto.split("/").at(-2) ?? svc])];
+  const resources =
+    r.family === "compute"
+      ? [
+          ...new Set([
+            lowerFirst(r.service),
+            lowerFirst(r.service.replace(/^(Region|Global|Zone)(?=[A-Z])/, "")),
+          ]),
+        ]
+      : [
+          ...new Set([
+            collection,
+            collection.toLowerCase(),
+            lowerFirst(pluralOf(r.kind)),
+            pluralOf(r.kind).toLowerCase(),
+          ]),
+        ];
+  const unconfirmed: string[] = [];
+  const pick = (verb: string) => {
+    for (const s of services)
+      for (const res of resources) if (known.has(`${s}.${res}.${verb}`)) return `${s}.${res}.${verb}`;
+    const plain = `${svc}.${resources[0]}.${verb}`;
+    unconfirmed.push(plain);
+    return plain;
+  };
+  // Following an operation: Compute's scoped Operations, google.longrunning's `<service>.operations.get`.
+  const ops = (lro: string | undefined) => {
+    if (!lro) return [];
+    const name =
+      r.family === "compute"
+        ? `compute.${lowerFirst(lro === "GlobalOrganizationOperations" ? "GlobalOperations" : lro)}.get`
+        : services.map((s) => `${s}.operations.get`).find((x) => known.has(x));
+    return name && known.has(name) ? [name] : [];
+  };
+  const permissions: GoogleKindSpec["permissions"] = {
+    create: [pick("create"), ...ops(r.create.lro)],
+    read: [pick("get")],
+    ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
+    delete: [pick("delete"), ...ops(r.delete.lro)],
+  };
+  return { permissions, unconfirmed };
+}
+
 export function kindSpecOf(
   r: FactResource,
   facts: FactsBundle,
@@ -187,6 +257,7 @@ export function kindSpecOf(
   kind: string,
   byType: KindsByType = new Map(),
   byTemplate: ReadonlyMap<string, string[]> = new Map(),
+  known: ReadonlySet<string> = new Set(),
 ): GoogleKindSpec | { why: string } {
   const where = parentOf(r);
   if ("why" in where) return where;
@@ -227,6 +298,7 @@ export function kindSpecOf(
   const idParam = r.create.idParam;
   const externalName = compute || idParam ? "fromAnnotation" : "providerChosen";
   const refs = refsOf(fields, properties, where.parent, byType, byTemplate, secrets);
+  const iam = permissionsOf(r, where.collection, known);
   return {
     v: GOOGLE_SPEC_VERSION,
     typeName: r.type,
@@ -245,7 +317,7 @@ export function kindSpecOf(
     writeOnly,
     secrets,
     attributeSecrets,
-    permissions: {},
+    permissions: iam.permissions,
     google: {
       family: r.family,
       api: r.api,
@@ -264,6 +336,7 @@ export function kindSpecOf(
       ...(labels ? { labels: labels.j } : {}),
       immutableFromProtos: immutable.length > 0,
       ...(refs.length > 0 ? { refs } : {}),
+      ...(iam.unconfirmed.length > 0 ? { unconfirmedPermissions: iam.unconfirmed } : {}),
     },
   };
 }
@@ -315,6 +388,7 @@ function stampOf(): string {
     join(ROOT, "shared/api/googleapis/spec.ts"),
     join(ROOT, "infra/gen-awscc.ts"),
     FACTS_FILE,
+    IAM_FILE,
   ].map((f) => readFileSync(f));
   const hash = createHash("sha256");
   for (const x of inputs) hash.update(x).update("\0");
@@ -350,10 +424,13 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
     return { ...countsOf(c), dir, ms: 0, current: true };
   }
   const facts = loadFacts();
+  const iam = loadIam();
+  const known = new Set(iam.permissions);
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   const catalog: GoogleCatalog = {
     source: facts.origin,
+    iamSource: iam.origin,
     generator: GENERATOR_VERSION,
     stamp: stampOf(),
     kinds: [],
@@ -391,7 +468,7 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
     }
   }
   for (const { r, group, kind } of named) {
-    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate);
+    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known);
     if ("why" in spec) {
       catalog.skipped.push({ typeName: r.type, why: spec.why });
       continue;

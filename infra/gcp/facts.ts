@@ -102,3 +102,29 @@ export function loadFacts(file = FACTS_FILE): FactsBundle {
     throw new Error(`${file}: facts format ${bundle.format}, expected ${FACTS_FORMAT}`);
   return bundle;
 }
+
+export const IAM_FORMAT = 1;
+export const IAM_FILE = resolve(import.meta.dirname, "google-iam-permissions.json.gz");
+
+/** Every permission Google's predefined IAM roles include (infra/gcp/refresh-iam.ts). */
+export interface IamBundle {
+  format: typeof IAM_FORMAT;
+  origin: {
+    source: string;
+    path: string;
+    commit: string;
+    committed: string;
+    retrieved: string;
+    licence: string;
+    /** How many predefined roles the names were read from. */
+    roles: number;
+  };
+  permissions: string[];
+}
+
+export function loadIam(file = IAM_FILE): IamBundle {
+  const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as IamBundle;
+  if (bundle.format !== IAM_FORMAT)
+    throw new Error(`${file}: IAM format ${bundle.format}, expected ${IAM_FORMAT}`);
+  return bundle;
+}

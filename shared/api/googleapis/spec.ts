@@ -53,6 +53,11 @@ export interface GoogleFacts {
   immutableFromProtos: boolean;
   /** Top-level fields that name another generated kind's resource: they get `…Ref` / `…Selector` fields. */
   refs?: GoogleRef[];
+  /**
+   * Permissions derived from Google's `service.resource.verb` naming that no predefined role includes (the
+   * API spells them otherwise): listed so the kind's docs say so; `permissions` holds the rest, confirmed.
+   */
+  unconfirmedPermissions?: string[];
 }
 
 /**
@@ -89,6 +94,8 @@ export interface GoogleCatalogEntry {
 export interface GoogleCatalog {
   /** The facts bundle's origin (infra/gcp/google-apis.json.gz). */
   source: { source: string; commit: string; committed: string; retrieved: string; licence: string };
+  /** Where the IAM permission names the kinds' permissions are confirmed against come from. */
+  iamSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
   generator: number;
   stamp: string;
   kinds: GoogleCatalogEntry[];
