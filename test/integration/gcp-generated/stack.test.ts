@@ -1,8 +1,9 @@
 // Generated Google Cloud kinds on a real kube-apiserver: their CRDs installed, objects reconciled by the
 // generic providers against this file's own generic fake (the same code the dev stack runs on its port):
-// a resource-oriented kind with a long-running create (Cloud Run Service), one without (Secret Manager
-// Secret), a global and a regional Compute kind — create, drift corrected, immutable change refused,
-// import by external name, delete.
+// 13 kinds of 10 APIs — resource-oriented kinds with long-running creates (Cloud Run Service, Artifact
+// Registry, Workflows, Memorystore, CA pools, API Gateway, GKE Hub, Certificate Manager), one without
+// (Secret Manager Secret), global, regional and zonal Compute kinds — create, drift corrected, immutable
+// change refused, import by external name, delete.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
 import {
@@ -47,6 +48,60 @@ const KINDS: Array<{ type: string; kind: string; forProvider: Json; drift: Json;
     forProvider: { replication: { automatic: {} }, labels: { a: "1" } },
     drift: { labels: { a: "2" } },
     immutable: { replication: { userManaged: { replicas: [{ location: "us-east1" }] } } },
+  },
+  {
+    type: "artifactregistry.googleapis.com/Repository",
+    kind: "Repository",
+    forProvider: { location: "us-central1", format: "DOCKER", description: "d" },
+    drift: { description: "console" },
+  },
+  {
+    type: "workflows.googleapis.com/Workflow",
+    kind: "Workflow",
+    forProvider: { location: "us-central1", description: "d", sourceContents: "main: {}" },
+    drift: { description: "console" },
+  },
+  {
+    type: "redis.googleapis.com/Instance",
+    kind: "Instance",
+    forProvider: { location: "us-central1", tier: "BASIC", memorySizeGb: 1, displayName: "r" },
+    drift: { displayName: "console" },
+  },
+  {
+    type: "privateca.googleapis.com/CaPool",
+    kind: "CaPool",
+    forProvider: { location: "us-central1", tier: "DEVOPS", labels: { p: "1" } },
+    drift: { labels: { p: "2" } },
+  },
+  {
+    type: "apigateway.googleapis.com/Api",
+    kind: "Api",
+    forProvider: { location: "global", displayName: "a" },
+    drift: { displayName: "console" },
+  },
+  {
+    type: "gkehub.googleapis.com/Membership",
+    kind: "Membership",
+    forProvider: { location: "global", labels: { m: "1" } },
+    drift: { labels: { m: "2" } },
+  },
+  {
+    type: "certificatemanager.googleapis.com/Certificate",
+    kind: "Certificate",
+    forProvider: { location: "global", description: "c", managed: { domains: ["a.example.com"] } },
+    drift: { description: "console" },
+  },
+  {
+    type: "compute.googleapis.com/Network",
+    kind: "Network",
+    forProvider: { autoCreateSubnetworks: false, description: "n" },
+    drift: { description: "console" },
+  },
+  {
+    type: "compute.googleapis.com/Disk",
+    kind: "Disk",
+    forProvider: { zone: "us-central1-a", sizeGb: "10", description: "d" },
+    drift: { description: "console" },
   },
   {
     type: "compute.googleapis.com/Firewall",
@@ -122,7 +177,11 @@ describe("generated Google Cloud kinds on a real API server", () => {
         s.google.family === "resource"
           ? String(mr?.status?.atProvider?.name)
           : s.google.get.p.replace(/\{(\w+)\}/g, (_, v: string) =>
-              v === "project" ? gcpProject() : v === "region" ? "us-central1" : name,
+              v === "project"
+                ? gcpProject()
+                : v === "region" || v === "zone"
+                  ? String(k.forProvider[v])
+                  : name,
             );
       expect(fake.resource(where), where).toBeDefined();
 
