@@ -450,6 +450,54 @@ describe("generated Google Cloud kinds through the generic providers", () => {
     expect(fake.resource(bound)?.scope).toBe(fp.scope);
   });
 
+  it("checks drift in batches: one list call per parent for many objects; drifted or gone ones go to a full reconcile", async () => {
+    const check = (d: ManagedKindDef, names: string[]) =>
+      r.checkMany(
+        names.map((n) => get(d, n) as ManagedResource),
+        { connectionSecret: () => undefined },
+      );
+    const calls = () => Object.values(fake.stats()).reduce((a, b) => a + b, 0);
+    for (const c of [CASES[0], CASES.find((x) => x.kind === "Disk")] as Case[]) {
+      const d = defs.get(c) as ManagedKindDef;
+      const s = specs.get(c) as GoogleKindSpec;
+      const names = [1, 2, 3].map((n) => `batch-${d.kind.toLowerCase()}-${n}`);
+      for (const n of names) {
+        seed(d, n, structuredClone(c.forProvider));
+        await settle(d, n);
+        expect(cond(d, n, "Ready")).toMatchObject({ status: "True" });
+      }
+      fake.reset();
+      expect((await check(d, names)).map((v) => v.inSync)).toEqual([true, true, true]);
+      // One list call for the three (they share a parent / zone), no GET each.
+      expect(calls()).toBe(1);
+
+      const where = names.map((n) => cloudName(s, get(d, n), n));
+      fake.mutate(where[1] as string, structuredClone(c.drift));
+      fake.reset();
+      const verdicts = await check(d, names);
+      expect(verdicts.map((v) => v.inSync)).toEqual([true, false, true]);
+      expect(calls()).toBe(1);
+
+      // Gone from Google: not concluded from the list alone — a GET of it says so, and a full reconcile follows.
+      const gone = where[2] as string;
+      const base = `${fake.url}/${s.google.host.replace(/\.googleapis\.com$/, "")}`;
+      const del = s.google.family === "compute" ? gone : `/${s.google.version}/${gone}`;
+      expect((await fetch(`${base}${del}`, { method: "DELETE" })).ok).toBe(true);
+      // Compute's delete is an operation: reads of the resource move it on, as Google finishes it unpolled.
+      for (let i = 0; i < 3 && fake.resource(gone); i++) await fetch(`${base}${del}`);
+      expect(fake.resource(gone)).toBeUndefined();
+      fake.reset();
+      expect((await check(d, [names[2] as string])).map((v) => v.inSync)).toEqual([false]);
+      const alone = calls();
+      fake.reset();
+      const after = await check(d, [names[0] as string, names[2] as string]);
+      expect(after.map((v) => v.inSync)).toEqual([true, false]);
+      // The listed one costs nothing beyond the list the gone one needed anyway.
+      expect(calls(), JSON.stringify(fake.stats())).toBe(alone);
+      expect(alone).toBeGreaterThan(1);
+    }
+  });
+
   it("reports Google's errors by class: RESOURCE_EXHAUSTED backs off, INVALID_ARGUMENT names the field", async () => {
     const c = CASES[1] as Case;
     const d = defs.get(c) as ManagedKindDef;
