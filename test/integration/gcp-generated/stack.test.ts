@@ -3,7 +3,8 @@
 // 13 kinds of 10 APIs — resource-oriented kinds with long-running creates (Cloud Run Service, Artifact
 // Registry, Workflows, Memorystore, CA pools, API Gateway, GKE Hub, Certificate Manager), one without
 // (Secret Manager Secret), global, regional and zonal Compute kinds — create, drift corrected, immutable
-// change refused, import by external name, delete.
+// change refused, import by external name, delete; and references (parentRef, scopeRef) resolved into the
+// stored object.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
 import {
@@ -117,6 +118,9 @@ const KINDS: Array<{ type: string; kind: string; forProvider: Json; drift: Json;
   },
 ];
 
+/** Kinds the reference test adds: a binding whose parent (a Membership) and scope come from references. */
+const MORE = ["gkehub.googleapis.com/Scope", "gkehub.googleapis.com/MembershipBinding"];
+
 const kube = newKube();
 const PC = uniqueName("gcpgen");
 let fake: GoogleGenericFake;
@@ -134,6 +138,11 @@ beforeAll(async () => {
     const s = loadGoogleSpec(e);
     specs.set(k.kind, s);
     defs.set(k.kind, googleKindOf(s));
+  }
+  for (const t of MORE) {
+    const s = loadGoogleSpec(catalog.kinds.find((x) => x.typeName === t) as never);
+    specs.set(s.kind, s);
+    defs.set(s.kind, googleKindOf(s));
   }
   await ensureCrds();
   await removeCrds(kube, [...defs.values()]);
@@ -157,6 +166,57 @@ afterAll(async () => {
 });
 
 describe("generated Google Cloud kinds on a real API server", () => {
+  it("resolves parentRef and scopeRef (google.api.resource_reference) into the stored object", {
+    timeout: 60_000,
+  }, async () => {
+    const [mem, scope, binding] = ["Membership", "Scope", "MembershipBinding"].map(
+      (k) => defs.get(k) as ManagedKindDef,
+    ) as [ManagedKindDef, ManagedKindDef, ManagedKindDef];
+    const [m, sc, b] = [uniqueName("ref-mem"), uniqueName("ref-scope"), uniqueName("ref-bind")];
+    await kube.create(
+      binding,
+      managedObject(binding, b, PC, {
+        forProvider: { parentRef: { name: m }, scopeRef: { name: sc } },
+        connectionSecret: false,
+      }),
+    );
+    await r.reconcile(keyOf(binding, b));
+    // The targets do not exist yet: nothing is made, and Synced says why.
+    expect(conditionOf(await getMr(kube, binding, b), "Synced")).toMatchObject({ status: "False" });
+    await kube.create(
+      mem,
+      managedObject(mem, m, PC, { forProvider: { location: "global" }, connectionSecret: false }),
+    );
+    await kube.create(
+      scope,
+      managedObject(scope, sc, PC, { forProvider: { location: "global" }, connectionSecret: false }),
+    );
+    for (const [d, n] of [
+      [mem, m],
+      [scope, sc],
+    ] as const) {
+      await settle(r, keyOf(d, n));
+      await settle(r, keyOf(d, n));
+    }
+    await settle(r, keyOf(binding, b));
+    await settle(r, keyOf(binding, b));
+    const got = await getMr<Json>(kube, binding, b);
+    expect(conditionOf(got, "Ready"), JSON.stringify(got?.status)).toMatchObject({ status: "True" });
+    const memName = (await getMr<Json>(kube, mem, m))?.status?.atProvider?.name;
+    expect(got?.spec.forProvider.parent).toBe(memName);
+    expect(got?.spec.forProvider.scope).toBe((await getMr<Json>(kube, scope, sc))?.status?.atProvider?.name);
+    expect(fake.resource(String(got?.status?.atProvider?.name))?.scope).toBe(got?.spec.forProvider.scope);
+    for (const [d, n] of [
+      [binding, b],
+      [scope, sc],
+      [mem, m],
+    ] as const) {
+      await kube.delete(d, n);
+      await settle(r, keyOf(d, n));
+      await settle(r, keyOf(d, n));
+    }
+  });
+
   for (const k of KINDS)
     it(`${k.type} (${k.kind}): create, drift, immutable, import, delete`, { timeout: 60_000 }, async () => {
       const d = defs.get(k.kind) as ManagedKindDef;
