@@ -15,15 +15,24 @@ import {
   type GoogleCatalog,
   type GoogleKindSpec,
   type GoogleParent,
+  type GoogleRef,
   googleGroupOf,
 } from "../shared/api/googleapis/spec.ts";
-import { FACTS_FILE, type FactField, type FactResource, type FactsBundle, loadFacts } from "./gcp/facts.ts";
+import {
+  FACTS_FILE,
+  type FactField,
+  type FactResource,
+  type FactsBundle,
+  IAM_FILE,
+  loadFacts,
+  loadIam,
+} from "./gcp/facts.ts";
 import { secretNamed } from "./gen-awscc.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 4;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -141,11 +150,114 @@ function pathsWhere(
 
 const stringy = (f: FactField) => ["string", "bytes"].includes(f.t) && !f.map;
 
+/** Where each resource type is served: the generated kind's group, name and plural, by Google's type. */
+export type KindsByType = ReadonlyMap<string, Omit<GoogleRef, "field" | "list" | "type">>;
+
+/** A name pattern as a template: `projects/{project}/locations/{location}/clusters/{cluster}` → `projects/*\/locations/*\/clusters/*`. */
+const templateOfPattern = (pattern: string) => pattern.replace(/\{[^}]+\}/g, "*");
+
+/**
+ * The references of a kind: its top-level string fields with a `google.api.resource_reference` to a type a
+ * generated kind serves, and an explicit `parent` whose template exactly one generated kind's pattern is.
+ */
+function refsOf(
+  fields: readonly FactField[],
+  properties: Record<string, AwsccProp>,
+  parent: GoogleParent,
+  byType: KindsByType,
+  byTemplate: ReadonlyMap<string, string[]>,
+  secrets: readonly string[],
+): GoogleRef[] {
+  const out: GoogleRef[] = [];
+  const taken = new Set(Object.keys(properties));
+  const add = (field: string, type: string, list: boolean) => {
+    const to = byType.get(type);
+    if (!to) return;
+    const base = list ? field.replace(/s$/, "") : field;
+    const [ref, sel] = [list ? `${base}Refs` : `${base}Ref`, `${base}Selector`];
+    if (taken.has(ref) || taken.has(sel)) return;
+    taken.add(ref).add(sel);
+    out.push({ field, ...(list ? { list: true } : {}), type, ...to });
+  };
+  for (const f of fields)
+    if (f.ref && properties[f.j] && !f.map && !secrets.includes(f.j)) add(f.j, f.ref, Boolean(f.rep));
+  if (parent.explicit) {
+    const types = byTemplate.get(parent.template) ?? [];
+    if (types.length === 1) add("parent", types[0] as string, false);
+  }
+  return out;
+}
+
+const lowerFirst = (x: string) => x.charAt(0).toLowerCase() + x.slice(1);
+
+/**
+ * The IAM permissions the generic provider's calls of a kind need. Google names a permission
+ * `service.resource.verb` (cloud.google.com/iam/docs/overview#permissions): the API's service name, the
+ * resource's collection in lowerCamelCase (Compute: its service, `globalAddresses`) and the method's verb.
+ * A derived name is kept where Google's predefined roles include it (`known`); a few APIs spell the parts
+ * otherwise (`bigtable` for bigtableadmin, lowercase collections or the message's plural, Compute's regional
+ * twins under the zonal name), so those spellings are tried, and only a name the roles confirm is taken. A verb none confirms keeps
+ * the plain derivation and is listed as unconfirmed, never silently.
+ */
+export function permissionsOf(
+  r: FactResource,
+  collection: string,
+  known: ReadonlySet<string>,
+): { permissions: GoogleKindSpec["permissions"]; unconfirmed: string[] } {
+  // The host's first label (run), else the proto package's name where the host's is not one (warehouse-visionai).
+  const host = r.host.split(".")[0] as string;
+  const svc = /^[a-z0-9]+$/.test(host) ? host : (r.proto.split("/").at(-2) ?? host);
+  const services = [...new Set([svc, svc.replace(/admin$/, ""), r.proto.split("/").at(-2) ?? svc])];
+  const resources =
+    r.family === "compute"
+      ? [
+          ...new Set([
+            lowerFirst(r.service),
+            lowerFirst(r.service.replace(/^(Region|Global|Zone)(?=[A-Z])/, "")),
+          ]),
+        ]
+      : [
+          ...new Set([
+            collection,
+            collection.toLowerCase(),
+            lowerFirst(pluralOf(r.kind)),
+            pluralOf(r.kind).toLowerCase(),
+          ]),
+        ];
+  const unconfirmed: string[] = [];
+  const pick = (verb: string) => {
+    for (const s of services)
+      for (const res of resources) if (known.has(`${s}.${res}.${verb}`)) return `${s}.${res}.${verb}`;
+    const plain = `${svc}.${resources[0]}.${verb}`;
+    unconfirmed.push(plain);
+    return plain;
+  };
+  // Following an operation: Compute's scoped Operations, google.longrunning's `<service>.operations.get`.
+  const ops = (lro: string | undefined) => {
+    if (!lro) return [];
+    const name =
+      r.family === "compute"
+        ? `compute.${lowerFirst(lro === "GlobalOrganizationOperations" ? "GlobalOperations" : lro)}.get`
+        : services.map((s) => `${s}.operations.get`).find((x) => known.has(x));
+    return name && known.has(name) ? [name] : [];
+  };
+  const permissions: GoogleKindSpec["permissions"] = {
+    create: [pick("create"), ...ops(r.create.lro)],
+    read: [pick("get")],
+    ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
+    delete: [pick("delete"), ...ops(r.delete.lro)],
+  };
+  return { permissions, unconfirmed };
+}
+
 export function kindSpecOf(
   r: FactResource,
   facts: FactsBundle,
   group: string,
   kind: string,
+  byType: KindsByType = new Map(),
+  byTemplate: ReadonlyMap<string, string[]> = new Map(),
+  known: ReadonlySet<string> = new Set(),
 ): GoogleKindSpec | { why: string } {
   const where = parentOf(r);
   if ("why" in where) return where;
@@ -185,6 +297,8 @@ export function kindSpecOf(
   const labels = fields.find((f) => f.j === "labels" && f.map && f.t === "string" && !isOutput(f));
   const idParam = r.create.idParam;
   const externalName = compute || idParam ? "fromAnnotation" : "providerChosen";
+  const refs = refsOf(fields, properties, where.parent, byType, byTemplate, secrets);
+  const iam = permissionsOf(r, where.collection, known);
   return {
     v: GOOGLE_SPEC_VERSION,
     typeName: r.type,
@@ -203,7 +317,7 @@ export function kindSpecOf(
     writeOnly,
     secrets,
     attributeSecrets,
-    permissions: {},
+    permissions: iam.permissions,
     google: {
       family: r.family,
       api: r.api,
@@ -221,6 +335,8 @@ export function kindSpecOf(
       parent: where.parent,
       ...(labels ? { labels: labels.j } : {}),
       immutableFromProtos: immutable.length > 0,
+      ...(refs.length > 0 ? { refs } : {}),
+      ...(iam.unconfirmed.length > 0 ? { unconfirmedPermissions: iam.unconfirmed } : {}),
     },
   };
 }
@@ -272,6 +388,7 @@ function stampOf(): string {
     join(ROOT, "shared/api/googleapis/spec.ts"),
     join(ROOT, "infra/gen-awscc.ts"),
     FACTS_FILE,
+    IAM_FILE,
   ].map((f) => readFileSync(f));
   const hash = createHash("sha256");
   for (const x of inputs) hash.update(x).update("\0");
@@ -307,10 +424,13 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
     return { ...countsOf(c), dir, ms: 0, current: true };
   }
   const facts = loadFacts();
+  const iam = loadIam();
+  const known = new Set(iam.permissions);
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   const catalog: GoogleCatalog = {
     source: facts.origin,
+    iamSource: iam.origin,
     generator: GENERATOR_VERSION,
     stamp: stampOf(),
     kinds: [],
@@ -318,6 +438,9 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   };
   const taken = new Set<string>();
   const groupOf = groupsOf(facts.resources);
+  // Names first, so a reference can name the kind serving its type (one kind per type: Compute's regional
+  // and global twins share a message, and the kind named after the message serves it).
+  const named: Array<{ r: FactResource; group: string; kind: string }> = [];
   for (const r of facts.resources) {
     const group = groupOf(r);
     let kind = r.kind;
@@ -326,12 +449,30 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
       catalog.skipped.push({ typeName: r.type, why: `a second ${r.kind} in ${group} (${r.service})` });
       continue;
     }
-    const spec = kindSpecOf(r, facts, group, kind);
+    const where = parentOf(r);
+    if ("why" in where) {
+      catalog.skipped.push({ typeName: r.type, why: where.why });
+      continue;
+    }
+    taken.add(`${group}/${kind}`);
+    named.push({ r, group, kind });
+  }
+  const byType = new Map<string, Omit<GoogleRef, "field" | "list" | "type">>();
+  const byTemplate = new Map<string, string[]>();
+  for (const { r, group, kind } of named) {
+    const own = r.family === "compute" ? kind === r.type.split("/")[1] : !byType.has(r.type);
+    if (own) byType.set(r.type, { group, kind, plural: pluralOf(kind), family: r.family });
+    if (r.pattern && r.family === "resource") {
+      const t = templateOfPattern(r.pattern);
+      if (!byTemplate.get(t)?.includes(r.type)) byTemplate.set(t, [...(byTemplate.get(t) ?? []), r.type]);
+    }
+  }
+  for (const { r, group, kind } of named) {
+    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known);
     if ("why" in spec) {
       catalog.skipped.push({ typeName: r.type, why: spec.why });
       continue;
     }
-    taken.add(`${group}/${kind}`);
     const file = `kinds/${group.split(".")[0]}/${kind}.json`;
     mkdirSync(dirname(join(tmp, file)), { recursive: true });
     writeFileSync(join(tmp, file), JSON.stringify(spec));

@@ -22,6 +22,11 @@ export interface FactField {
   /** A map<string, t>. */
   map?: true;
   b?: Behaviour[];
+  /**
+   * The resource type a string field names (`google.api.resource_reference`'s `type`, e.g.
+   * `compute.googleapis.com/Network`): its value is that resource's full name. `*` (any type) is left out.
+   */
+  ref?: string;
   /** Enum values, when t is `enum` (at most 40, for docs). */
   e?: string[];
   doc?: string;
@@ -95,5 +100,31 @@ export function loadFacts(file = FACTS_FILE): FactsBundle {
   const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as FactsBundle;
   if (bundle.format !== FACTS_FORMAT)
     throw new Error(`${file}: facts format ${bundle.format}, expected ${FACTS_FORMAT}`);
+  return bundle;
+}
+
+export const IAM_FORMAT = 1;
+export const IAM_FILE = resolve(import.meta.dirname, "google-iam-permissions.json.gz");
+
+/** Every permission Google's predefined IAM roles include (infra/gcp/refresh-iam.ts). */
+export interface IamBundle {
+  format: typeof IAM_FORMAT;
+  origin: {
+    source: string;
+    path: string;
+    commit: string;
+    committed: string;
+    retrieved: string;
+    licence: string;
+    /** How many predefined roles the names were read from. */
+    roles: number;
+  };
+  permissions: string[];
+}
+
+export function loadIam(file = IAM_FILE): IamBundle {
+  const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as IamBundle;
+  if (bundle.format !== IAM_FORMAT)
+    throw new Error(`${file}: IAM format ${bundle.format}, expected ${IAM_FORMAT}`);
   return bundle;
 }

@@ -127,6 +127,8 @@ class Collector {
     // Compute's protos carry no field_behavior: its own docs mark output fields "[Output Only]" / "Output only.".
     if (this.compute && /^\s*(\[Output Only\]|Output only\.)/i.test(f.comment ?? "")) b.push("OUTPUT_ONLY");
     if (b.length > 0) out.b = [...new Set(b)];
+    const ref = (parsed(f, "(google.api.resource_reference)")[0] as Opt | undefined)?.type;
+    if (typeof ref === "string" && ref.includes("/") && out.t === "string") out.ref = ref;
     const doc = shortDoc(f.comment);
     if (doc) out.doc = doc;
     return out;

@@ -2,19 +2,23 @@
 // groups, so least privilege means naming every managed, claim and class kind's group and plural. `node infra/k8s/gen-rbac.ts` writes it;
 // `--check` fails when the checked-in file is stale. `--secret-namespaces=a,b` prints (to stdout) a
 // tighter variant whose reconciler reaches Secrets only in those namespaces (see SECRETS below). `--awscc`
-// prints the ClusterRoles of the generated AWS kinds DRIFTLESS_ACTIVATE selects (awsccRbacObjects).
+// prints the ClusterRoles of the generated AWS kinds DRIFTLESS_ACTIVATE selects (awsccRbacObjects), and
+// `--googleapis` those of the generated Google Cloud kinds it selects (googleapisRbacObjects).
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { awsccKindOf } from "../../shared/api/awscc/kind.ts";
 import { AWSCC_GROUP_SUFFIX } from "../../shared/api/awscc/spec.ts";
+import { googleKindOf } from "../../shared/api/googleapis/kind.ts";
+import { GOOGLE_GROUP_SUFFIX } from "../../shared/api/googleapis/spec.ts";
 import { namespacedVariantOf } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import { ActivationPolicy, CrossplaneActivationPolicy } from "../../shared/api/pkg/activation-policy.ts";
 import { Provider } from "../../shared/api/pkg/provider.ts";
 import { type ClaimKinds, claimKindsOf } from "../../shared/claims/kinds.ts";
 import { activatedAwsccSpecs } from "../../shared/providers/awscc/activated.ts";
+import { activatedGoogleSpecs } from "../../shared/providers/gcp/generic/activated.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
 
 export const NAMESPACE = "driftless-system";
@@ -105,7 +109,7 @@ export function rbacObjects(
   // with DRIFTLESS_ACTIVATE.
   managed: readonly ResourceType[] = managedKinds
     .map((k) => k.definition)
-    .filter((d) => !isAwsccGroup(d.group)),
+    .filter((d) => !isGeneratedGroup(d.group)),
   providerConfigTypes: readonly ResourceType[] = providerConfigKinds.map((k) => k.type),
   opts: RbacOptions = {},
 ): object[] {
@@ -222,8 +226,9 @@ export function rbacObjects(
   ];
 }
 
-/** `<service>.awscc.driftless.dev` and its `.m.` shape: a generated kind's group. */
-const isAwsccGroup = (group: string) => group.split(".")[1] === AWSCC_GROUP_SUFFIX;
+/** `<service>.awscc.driftless.dev`, `<api>.googleapis.driftless.dev` and their `.m.` shape: a generated kind's group. */
+const isGeneratedGroup = (group: string) =>
+  [AWSCC_GROUP_SUFFIX, GOOGLE_GROUP_SUFFIX].includes(group.split(".")[1] ?? "");
 
 /** The ClusterRoles of the activated generated AWS kinds: beside rbac.yaml's, for the same identities. */
 export const AWSCC_FORWARDER = `${FORWARDER}-awscc`;
@@ -237,7 +242,17 @@ export const AWSCC_RECONCILER = `${RECONCILER}-awscc`;
  * DRIFTLESS_ACTIVATE.
  */
 export function awsccRbacObjects(managed: readonly ResourceType[]): object[] {
-  const labels = { "app.kubernetes.io/part-of": "driftless", "driftless.dev/rbac": "awscc" };
+  return generatedRbacObjects(managed, "awscc");
+}
+
+/** The same for exactly these generated Google Cloud kinds (`--googleapis`): ClusterRoles `…-googleapis`. */
+export function googleapisRbacObjects(managed: readonly ResourceType[]): object[] {
+  return generatedRbacObjects(managed, "googleapis");
+}
+
+function generatedRbacObjects(managed: readonly ResourceType[], family: "awscc" | "googleapis"): object[] {
+  const labels = { "app.kubernetes.io/part-of": "driftless", "driftless.dev/rbac": family };
+  const [forwarder, reconciler] = [`${FORWARDER}-${family}`, `${RECONCILER}-${family}`];
   const role = (name: string, rules: PolicyRule[]) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
@@ -252,10 +267,10 @@ export function awsccRbacObjects(managed: readonly ResourceType[]): object[] {
     subjects,
   });
   return [
-    role(AWSCC_FORWARDER, rulesFor(managed, ["get", "list", "watch"])),
-    binding(AWSCC_FORWARDER, [{ kind: "ServiceAccount", name: FORWARDER, namespace: NAMESPACE }]),
-    role(AWSCC_RECONCILER, [...rulesFor(managed, READ_PATCH), ...rulesFor(managed, ["patch"], "/status")]),
-    binding(AWSCC_RECONCILER, [
+    role(forwarder, rulesFor(managed, ["get", "list", "watch"])),
+    binding(forwarder, [{ kind: "ServiceAccount", name: FORWARDER, namespace: NAMESPACE }]),
+    role(reconciler, [...rulesFor(managed, READ_PATCH), ...rulesFor(managed, ["patch"], "/status")]),
+    binding(reconciler, [
       { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: RECONCILER },
       { kind: "ServiceAccount", name: RECONCILER, namespace: NAMESPACE },
     ]),
@@ -270,6 +285,14 @@ export function activatedAwsccTypes(): ResourceType[] {
   });
 }
 
+/** The activated generated Google Cloud kinds (DRIFTLESS_ACTIVATE), both shapes. */
+export function activatedGoogleapisTypes(): ResourceType[] {
+  return activatedGoogleSpecs().flatMap((s) => {
+    const def = googleKindOf(s);
+    return [def, namespacedVariantOf(def)];
+  });
+}
+
 export function rbacYaml(objects: object[] = rbacObjects()): string {
   return `# Generated by infra/k8s/gen-rbac.ts from shared/providers/index.ts and shared/claims/bindings — do not edit.\n${objects
     .map((o) => stringify(o))
@@ -280,7 +303,16 @@ if (import.meta.main) {
   const file = join(dirname(fileURLToPath(import.meta.url)), "rbac.yaml");
   const text = rbacYaml();
   const scopedArg = process.argv.find((a) => a.startsWith("--secret-namespaces="));
-  if (process.argv.includes("--awscc")) {
+  if (process.argv.includes("--googleapis")) {
+    const types = activatedGoogleapisTypes();
+    if (types.length === 0) {
+      console.error(
+        "no generated Google Cloud kind is activated: set DRIFTLESS_ACTIVATE (docs/gcp-generated.md)",
+      );
+      process.exit(1);
+    }
+    process.stdout.write(rbacYaml(googleapisRbacObjects(types)));
+  } else if (process.argv.includes("--awscc")) {
     const types = activatedAwsccTypes();
     if (types.length === 0) {
       console.error("no generated kind is activated: set DRIFTLESS_ACTIVATE (docs/awscc.md)");

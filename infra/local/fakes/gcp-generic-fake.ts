@@ -107,6 +107,7 @@ export async function startGoogleGenericFake(
         ["get", g.get],
         ["update", g.update],
         ["delete", g.delete],
+        ["list", g.list],
       ] as const) {
         if (!h) continue;
         routes.push({ spec: s, op, method: h.m.toUpperCase(), ...templateRe(h.p) });
@@ -288,6 +289,7 @@ export async function startGoogleGenericFake(
       if (!g.create.lro) return finish();
       return startOp(s, { parent: vals.parent }, name, finish, "insert");
     }
+    if (r.op === "list") return list(s, vals, req);
     const name = compute
       ? path(vals, g.get.p)
       : decodeURIComponent(
@@ -357,6 +359,26 @@ export async function startGoogleGenericFake(
     };
     if (!g.update?.lro) return finish();
     return startOp(s, { parent: name }, name, finish, "patch");
+  };
+
+  /**
+   * A list page (AIP-132): the parent's resources of this kind under the collection's name (Compute:
+   * `items`), `pageSize` / `maxResults` and `pageToken` honoured, `nextPageToken` while more remain.
+   */
+  const list = (s: GoogleKindSpec, vals: Record<string, string>, req: FakeRequest): Json => {
+    const g = s.google;
+    const compute = g.family === "compute";
+    const prefix = compute
+      ? `${(g.list?.p ?? "").replace(/\{(\w+)\}/g, (_, v: string) => vals[v] ?? "")}/`
+      : `${decodeURIComponent(vals.parent ?? "")}/${g.collection}/`;
+    const all = [...store.entries()]
+      .filter(([k, v]) => v.spec === s && k.startsWith(prefix) && !k.slice(prefix.length).includes("/"))
+      .map(([, v]) => structuredClone(v.resource));
+    const size = Number(req.query.get(compute ? "maxResults" : "pageSize") || 0) || 50;
+    const from = Number(req.query.get("pageToken") || 0);
+    const page = all.slice(from, from + size);
+    const next = from + size < all.length ? { nextPageToken: String(from + size) } : {};
+    return page.length === 0 ? next : { [compute ? "items" : g.collection]: page, ...next };
   };
 
   /** A Compute resource's path (its key) from the get template's values. */

@@ -5,9 +5,14 @@
 import { z } from "zod";
 import { awsccSchemas } from "../awscc/kind.ts";
 import type { AwsccKindSpec } from "../awscc/spec.ts";
-import { defineManagedKind, type ManagedKindDef } from "../managed.ts";
-import { Annotations } from "../meta.ts";
-import type { GoogleKindSpec } from "./spec.ts";
+import {
+  defineManagedKind,
+  type ManagedKindDef,
+  type ManagedResource,
+  type ReferenceDef,
+} from "../managed.ts";
+import { Annotations, API_DOMAIN, Reference, Selector } from "../meta.ts";
+import type { GoogleKindSpec, GoogleRef } from "./spec.ts";
 
 /** The spec as the generated-kind model the shared schema and wire code reads (the fields they read agree). */
 export const modelOf = (spec: GoogleKindSpec) => spec as unknown as AwsccKindSpec;
@@ -18,21 +23,76 @@ const HOME_TEXT = {
   zone: "The Compute zone the resource lives in. Immutable.",
 } as const;
 
+/**
+ * A referenced resource's full name, as the fields that name it take it: a resource-oriented kind's
+ * `atProvider.name` (or a full external name), a Compute kind's self link from `projects/` on
+ * (`projects/p/global/networks/n`). Nothing until the target has one: the reference waits.
+ */
+export function fullNameOf(ref: Pick<GoogleRef, "family">, target: ManagedResource): string | undefined {
+  const at = target.status?.atProvider as Record<string, unknown> | undefined;
+  if (ref.family === "compute") {
+    const link = at?.selfLink;
+    return typeof link === "string" ? /(?:^|\/)(projects\/.+)$/.exec(link)?.[1] : undefined;
+  }
+  if (typeof at?.name === "string" && at.name.includes("/")) return at.name;
+  const ext = target.metadata.annotations?.[Annotations.externalName];
+  return ext?.includes("/") ? ext : undefined;
+}
+
+/** `…Ref` / `…Selector` fields and the engine's reference definitions of a kind's `google.refs`. */
+function referencesOf(spec: GoogleKindSpec) {
+  const fields: Record<string, z.ZodType> = {};
+  const references: ReferenceDef[] = [];
+  for (const r of spec.google.refs ?? []) {
+    const base = r.list ? r.field.replace(/s$/, "") : r.field;
+    const [refField, selectorField] = [r.list ? `${base}Refs` : `${base}Ref`, `${base}Selector`];
+    const group = `${r.group}.${API_DOMAIN}`;
+    fields[refField] = (r.list ? z.array(Reference) : Reference)
+      .optional()
+      .describe(
+        `${r.list ? "" : "A "}${r.kind} managed resource${r.list ? "s" : ""} (${group}) whose full name fills ${r.field}.`,
+      );
+    fields[selectorField] = Selector.optional().describe(
+      `Selects a ${r.kind} managed resource (${group}) by labels to fill ${r.field}.`,
+    );
+    references.push({
+      field: r.field,
+      refField,
+      selectorField,
+      to: {
+        group,
+        version: "v1alpha1",
+        kind: r.kind,
+        plural: r.plural,
+        namespaced: false,
+        apiVersion: `${group}/v1alpha1`,
+      },
+      ...(r.list ? { list: true } : {}),
+      extract: (t) => fullNameOf(r, t),
+    });
+  }
+  return { fields, references };
+}
+
 /** The forProvider and atProvider schemas, field behaviours and immutable paths of a generated Google kind. */
 export function googleSchemas(spec: GoogleKindSpec) {
   const s = awsccSchemas(modelOf(spec));
   const home: Record<string, z.ZodType> = {};
   for (const h of spec.google.parent.home) home[h] = z.string().min(1).describe(HOME_TEXT[h]);
-  if (spec.google.parent.explicit)
-    home.parent = z
+  if (spec.google.parent.explicit) {
+    const parent = z
       .string()
       .min(1)
       .describe(
         `The full resource name of the parent this resource is created under (${spec.google.parent.template}). Immutable.`,
       );
-  const forProvider = s.forProvider.omit({ region: true }).extend(home);
+    // Filled by the engine from parentRef / parentSelector when it has them: not required of the user then.
+    home.parent = spec.google.refs?.some((r) => r.field === "parent") ? parent.optional() : parent;
+  }
+  const refs = referencesOf(spec);
+  const forProvider = s.forProvider.omit({ region: true }).extend(home).extend(refs.fields);
   const immutable = [...Object.keys(home), ...s.immutable.filter((p) => p !== "region")];
-  return { forProvider, atProvider: s.atProvider, fields: s.fields, immutable };
+  return { forProvider, atProvider: s.atProvider, fields: s.fields, immutable, references: refs.references };
 }
 
 export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
@@ -58,5 +118,6 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
     immutable: s.immutable,
     externalName: spec.externalName,
     fields: s.fields,
+    references: s.references,
   });
 }

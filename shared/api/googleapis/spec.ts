@@ -51,6 +51,29 @@ export interface GoogleFacts {
   labels?: string;
   /** Fields the protos mark IMMUTABLE (createOnly), and whether the protos say nothing of immutability. */
   immutableFromProtos: boolean;
+  /** Top-level fields that name another generated kind's resource: they get `…Ref` / `…Selector` fields. */
+  refs?: GoogleRef[];
+  /**
+   * Permissions derived from Google's `service.resource.verb` naming that no predefined role includes (the
+   * API spells them otherwise): listed so the kind's docs say so; `permissions` holds the rest, confirmed.
+   */
+  unconfirmedPermissions?: string[];
+}
+
+/**
+ * A field whose value is another resource's full name: `google.api.resource_reference` on the field (its
+ * `type`), or `parent` when exactly one generated kind's name pattern is the parent's template.
+ */
+export interface GoogleRef {
+  field: string;
+  /** A repeated field: `…Refs` and a list of names. */
+  list?: true;
+  /** The referenced resource type (compute.googleapis.com/Network) and the generated kind serving it. */
+  type: string;
+  group: string;
+  kind: string;
+  plural: string;
+  family: "resource" | "compute";
 }
 
 export type GoogleKindSpec = Omit<AwsccKindSpec, "v"> & {
@@ -71,6 +94,8 @@ export interface GoogleCatalogEntry {
 export interface GoogleCatalog {
   /** The facts bundle's origin (infra/gcp/google-apis.json.gz). */
   source: { source: string; commit: string; committed: string; retrieved: string; licence: string };
+  /** Where the IAM permission names the kinds' permissions are confirmed against come from. */
+  iamSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
   generator: number;
   stamp: string;
   kinds: GoogleCatalogEntry[];

@@ -63,16 +63,42 @@ export function authFor(
   return new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE] });
 }
 
+/** google.rpc.Code's names: the only `error.status` an answer's status is kept as (never other text). */
+export const GOOGLE_RPC_CODES = [
+  "CANCELLED",
+  "UNKNOWN",
+  "INVALID_ARGUMENT",
+  "DEADLINE_EXCEEDED",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+  "FAILED_PRECONDITION",
+  "ABORTED",
+  "OUT_OF_RANGE",
+  "UNIMPLEMENTED",
+  "INTERNAL",
+  "UNAVAILABLE",
+  "DATA_LOSS",
+  "UNAUTHENTICATED",
+] as const;
+export type GoogleRpcCode = (typeof GOOGLE_RPC_CODES)[number];
+const isRpcCode = (x: unknown): x is GoogleRpcCode =>
+  typeof x === "string" && (GOOGLE_RPC_CODES as readonly string[]).includes(x);
+
 /** An HTTP error of a Google JSON API: `code` is the HTTP status, as config.ts's classification reads it. */
 export class GoogleHttpError extends Error {
   override name = "GoogleHttpError";
   readonly code: number;
-  /** The first error's `reason` (alreadyExists, notFound, resourceInUseByAnotherResource …). */
+  /** The first error's `reason` (alreadyExists, notFound, resourceInUseByAnotherResource …), or ErrorInfo's. */
   readonly reason: string | undefined;
-  constructor(code: number, message: string, reason: string | undefined) {
+  /** Google's canonical status (`error.status`: FAILED_PRECONDITION, ABORTED …), which the HTTP code does not tell. */
+  readonly status: GoogleRpcCode | undefined;
+  constructor(code: number, message: string, reason: string | undefined, status?: string) {
     super(message);
     this.code = code;
     this.reason = reason;
+    this.status = isRpcCode(status) ? status : undefined;
   }
 }
 
@@ -81,24 +107,45 @@ type Json = Record<string, unknown>;
 /** A reason Google's error body may carry: an identifier (alreadyExists, notFound), nothing longer. */
 const REASON = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
 
+interface ErrorBody {
+  error?: {
+    message?: unknown;
+    status?: unknown;
+    errors?: Array<{ reason?: unknown }>;
+    details?: Array<{ "@type"?: unknown; reason?: unknown }>;
+  };
+}
+
 /**
- * An error answer: its status, content type and Google's reason code. Google's own message is kept only
- * for Google's own hosts; the body of any other host (an endpoint a ProviderConfig author chose) is never
- * copied, since the error ends in the resource's status, which everyone who reads the resource sees.
+ * An error answer: its status, content type, Google's canonical status and reason code (the v1 `errors[0]`
+ * reason, else the google.rpc.ErrorInfo detail's, AIP-193). Google's own message is kept only for Google's
+ * own hosts; the body of any other host (an endpoint a ProviderConfig author chose) is never copied, since
+ * the error ends in the resource's status, which everyone who reads the resource sees.
  */
 function errorOf(status: number, contentType: string | undefined, text: string, google: boolean) {
   let message: unknown;
   let reason: unknown;
+  let rpc: unknown;
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown; errors?: Array<{ reason?: unknown }> } };
+    const body = JSON.parse(text) as ErrorBody;
     message = body.error?.message;
-    reason = body.error?.errors?.[0]?.reason;
+    rpc = body.error?.status;
+    reason =
+      body.error?.errors?.[0]?.reason ??
+      body.error?.details?.find((d) => d["@type"] === "type.googleapis.com/google.rpc.ErrorInfo")?.reason;
   } catch {
     // Not Google's error body: status and content type only.
   }
   const known = typeof reason === "string" && REASON.test(reason) ? reason : undefined;
-  const plain = `HTTP ${status} (${contentType ? `Content-Type ${contentType}` : "no Content-Type"})${known ? `: ${known}` : ""}`;
-  return new GoogleHttpError(status, google && typeof message === "string" ? message : plain, known);
+  const canonical = isRpcCode(rpc) ? rpc : undefined;
+  const said = [canonical, known].filter(Boolean).join(", ");
+  const plain = `HTTP ${status} (${contentType ? `Content-Type ${contentType}` : "no Content-Type"})${said ? `: ${said}` : ""}`;
+  return new GoogleHttpError(
+    status,
+    google && typeof message === "string" ? message : plain,
+    known,
+    canonical,
+  );
 }
 
 /**

@@ -1,8 +1,10 @@
 // Generated Google Cloud kinds on a real kube-apiserver: their CRDs installed, objects reconciled by the
 // generic providers against this file's own generic fake (the same code the dev stack runs on its port):
-// a resource-oriented kind with a long-running create (Cloud Run Service), one without (Secret Manager
-// Secret), a global and a regional Compute kind — create, drift corrected, immutable change refused,
-// import by external name, delete.
+// 13 kinds of 10 APIs — resource-oriented kinds with long-running creates (Cloud Run Service, Artifact
+// Registry, Workflows, Memorystore, CA pools, API Gateway, GKE Hub, Certificate Manager), one without
+// (Secret Manager Secret), global, regional and zonal Compute kinds — create, drift corrected, immutable
+// change refused, import by external name, delete; and references (parentRef, scopeRef) resolved into the
+// stored object.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
 import {
@@ -49,6 +51,60 @@ const KINDS: Array<{ type: string; kind: string; forProvider: Json; drift: Json;
     immutable: { replication: { userManaged: { replicas: [{ location: "us-east1" }] } } },
   },
   {
+    type: "artifactregistry.googleapis.com/Repository",
+    kind: "Repository",
+    forProvider: { location: "us-central1", format: "DOCKER", description: "d" },
+    drift: { description: "console" },
+  },
+  {
+    type: "workflows.googleapis.com/Workflow",
+    kind: "Workflow",
+    forProvider: { location: "us-central1", description: "d", sourceContents: "main: {}" },
+    drift: { description: "console" },
+  },
+  {
+    type: "redis.googleapis.com/Instance",
+    kind: "Instance",
+    forProvider: { location: "us-central1", tier: "BASIC", memorySizeGb: 1, displayName: "r" },
+    drift: { displayName: "console" },
+  },
+  {
+    type: "privateca.googleapis.com/CaPool",
+    kind: "CaPool",
+    forProvider: { location: "us-central1", tier: "DEVOPS", labels: { p: "1" } },
+    drift: { labels: { p: "2" } },
+  },
+  {
+    type: "apigateway.googleapis.com/Api",
+    kind: "Api",
+    forProvider: { location: "global", displayName: "a" },
+    drift: { displayName: "console" },
+  },
+  {
+    type: "gkehub.googleapis.com/Membership",
+    kind: "Membership",
+    forProvider: { location: "global", labels: { m: "1" } },
+    drift: { labels: { m: "2" } },
+  },
+  {
+    type: "certificatemanager.googleapis.com/Certificate",
+    kind: "Certificate",
+    forProvider: { location: "global", description: "c", managed: { domains: ["a.example.com"] } },
+    drift: { description: "console" },
+  },
+  {
+    type: "compute.googleapis.com/Network",
+    kind: "Network",
+    forProvider: { autoCreateSubnetworks: false, description: "n" },
+    drift: { description: "console" },
+  },
+  {
+    type: "compute.googleapis.com/Disk",
+    kind: "Disk",
+    forProvider: { zone: "us-central1-a", sizeGb: "10", description: "d" },
+    drift: { description: "console" },
+  },
+  {
     type: "compute.googleapis.com/Firewall",
     kind: "Firewall",
     forProvider: { network: "global/networks/default", allowed: [{ IPProtocol: "tcp" }], description: "f" },
@@ -61,6 +117,9 @@ const KINDS: Array<{ type: string; kind: string; forProvider: Json; drift: Json;
     drift: { ipCidrRange: "10.8.0.0/16" },
   },
 ];
+
+/** Kinds the reference test adds: a binding whose parent (a Membership) and scope come from references. */
+const MORE = ["gkehub.googleapis.com/Scope", "gkehub.googleapis.com/MembershipBinding"];
 
 const kube = newKube();
 const PC = uniqueName("gcpgen");
@@ -79,6 +138,11 @@ beforeAll(async () => {
     const s = loadGoogleSpec(e);
     specs.set(k.kind, s);
     defs.set(k.kind, googleKindOf(s));
+  }
+  for (const t of MORE) {
+    const s = loadGoogleSpec(catalog.kinds.find((x) => x.typeName === t) as never);
+    specs.set(s.kind, s);
+    defs.set(s.kind, googleKindOf(s));
   }
   await ensureCrds();
   await removeCrds(kube, [...defs.values()]);
@@ -102,6 +166,57 @@ afterAll(async () => {
 });
 
 describe("generated Google Cloud kinds on a real API server", () => {
+  it("resolves parentRef and scopeRef (google.api.resource_reference) into the stored object", {
+    timeout: 60_000,
+  }, async () => {
+    const [mem, scope, binding] = ["Membership", "Scope", "MembershipBinding"].map(
+      (k) => defs.get(k) as ManagedKindDef,
+    ) as [ManagedKindDef, ManagedKindDef, ManagedKindDef];
+    const [m, sc, b] = [uniqueName("ref-mem"), uniqueName("ref-scope"), uniqueName("ref-bind")];
+    await kube.create(
+      binding,
+      managedObject(binding, b, PC, {
+        forProvider: { parentRef: { name: m }, scopeRef: { name: sc } },
+        connectionSecret: false,
+      }),
+    );
+    await r.reconcile(keyOf(binding, b));
+    // The targets do not exist yet: nothing is made, and Synced says why.
+    expect(conditionOf(await getMr(kube, binding, b), "Synced")).toMatchObject({ status: "False" });
+    await kube.create(
+      mem,
+      managedObject(mem, m, PC, { forProvider: { location: "global" }, connectionSecret: false }),
+    );
+    await kube.create(
+      scope,
+      managedObject(scope, sc, PC, { forProvider: { location: "global" }, connectionSecret: false }),
+    );
+    for (const [d, n] of [
+      [mem, m],
+      [scope, sc],
+    ] as const) {
+      await settle(r, keyOf(d, n));
+      await settle(r, keyOf(d, n));
+    }
+    await settle(r, keyOf(binding, b));
+    await settle(r, keyOf(binding, b));
+    const got = await getMr<Json>(kube, binding, b);
+    expect(conditionOf(got, "Ready"), JSON.stringify(got?.status)).toMatchObject({ status: "True" });
+    const memName = (await getMr<Json>(kube, mem, m))?.status?.atProvider?.name;
+    expect(got?.spec.forProvider.parent).toBe(memName);
+    expect(got?.spec.forProvider.scope).toBe((await getMr<Json>(kube, scope, sc))?.status?.atProvider?.name);
+    expect(fake.resource(String(got?.status?.atProvider?.name))?.scope).toBe(got?.spec.forProvider.scope);
+    for (const [d, n] of [
+      [binding, b],
+      [scope, sc],
+      [mem, m],
+    ] as const) {
+      await kube.delete(d, n);
+      await settle(r, keyOf(d, n));
+      await settle(r, keyOf(d, n));
+    }
+  });
+
   for (const k of KINDS)
     it(`${k.type} (${k.kind}): create, drift, immutable, import, delete`, { timeout: 60_000 }, async () => {
       const d = defs.get(k.kind) as ManagedKindDef;
@@ -122,7 +237,11 @@ describe("generated Google Cloud kinds on a real API server", () => {
         s.google.family === "resource"
           ? String(mr?.status?.atProvider?.name)
           : s.google.get.p.replace(/\{(\w+)\}/g, (_, v: string) =>
-              v === "project" ? gcpProject() : v === "region" ? "us-central1" : name,
+              v === "project"
+                ? gcpProject()
+                : v === "region" || v === "zone"
+                  ? String(k.forProvider[v])
+                  : name,
             );
       expect(fake.resource(where), where).toBeDefined();
 

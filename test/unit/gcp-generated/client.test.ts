@@ -39,7 +39,7 @@ describe("Google's errors as the engine's classes", () => {
     [429, undefined, ThrottledError, "RESOURCE_EXHAUSTED"],
     [403, "quotaExceeded", ThrottledError, "RESOURCE_EXHAUSTED"],
     [403, undefined, CredentialsError, "PERMISSION_DENIED"],
-    [401, undefined, CredentialsError, "PERMISSION_DENIED"],
+    [401, undefined, CredentialsError, "UNAUTHENTICATED"],
     [409, "alreadyExists", ExternalError, "ALREADY_EXISTS"],
     [412, "conditionNotMet", ExternalError, "FAILED_PRECONDITION"],
     [400, "badRequest", InvalidSpecError, "INVALID_ARGUMENT"],
@@ -53,7 +53,43 @@ describe("Google's errors as the engine's classes", () => {
       expect(err.message).toContain(text);
       expect(err.message).toContain("Google's own words");
     });
+  // Google's canonical status (error.status) decides where the HTTP code is shared: 400 is INVALID_ARGUMENT,
+  // FAILED_PRECONDITION and OUT_OF_RANGE alike (cloud.google.com/apis/design/errors#handling_errors).
+  const byStatus: Array<[number, string, string | undefined, new (...a: never[]) => Error, string, string]> =
+    [
+      [
+        400,
+        "FAILED_PRECONDITION",
+        "failedPrecondition",
+        ExternalError,
+        "FAILED_PRECONDITION",
+        "INVALID_ARGUMENT",
+      ],
+      [400, "OUT_OF_RANGE", undefined, InvalidSpecError, "OUT_OF_RANGE", "INVALID_ARGUMENT"],
+      [409, "ABORTED", "aborted", ExternalError, "ABORTED", "ALREADY_EXISTS"],
+      [
+        403,
+        "PERMISSION_DENIED",
+        "SERVICE_DISABLED",
+        CredentialsError,
+        "SERVICE_DISABLED",
+        "RESOURCE_EXHAUSTED",
+      ],
+      [429, "RESOURCE_EXHAUSTED", "RATE_LIMIT_EXCEEDED", ThrottledError, "RATE_LIMIT_EXCEEDED", "PERMISSION"],
+      [504, "DEADLINE_EXCEEDED", undefined, ExternalError, "DEADLINE_EXCEEDED", "UNAVAILABLE"],
+    ];
+  for (const [code, status, reason, cls, text, not] of byStatus)
+    it(`${code} ${status} ${reason ?? ""} → ${cls.name}, status and reason in the message`, () => {
+      const err = classifyGoogle(new GoogleHttpError(code, "Google's own words", reason, status), "create x");
+      expect(err).toBeInstanceOf(cls);
+      expect(err.message).toContain(status);
+      expect(err.message).toContain(text);
+      expect(err.message).not.toContain(not);
+      expect(err.message).toContain("Google's own words");
+    });
   it("reads a finished operation's error, google.rpc.Status or Compute's list", () => {
+    expect(operationError({ code: 9, message: "state" }, "create")).not.toBeInstanceOf(InvalidSpecError);
+    expect(operationError({ code: 3, message: "bad" }, "create")).toBeInstanceOf(InvalidSpecError);
     expect(operationError({ code: 8, message: "quota" }, "create")).toBeInstanceOf(ThrottledError);
     expect(operationError({ code: 9, message: "state" }, "create").message).toContain(
       "FAILED_PRECONDITION: state",

@@ -56,6 +56,44 @@ describe("generated Google Cloud kinds", () => {
     expect(problems.slice(0, 20)).toEqual([]);
   });
 
+  it("gives every field Google marks as naming a generated kind's resource a …Ref and …Selector to that kind", () => {
+    const catalog = loadGoogleCatalog();
+    const served = new Map(catalog.kinds.map((k) => [`${k.group}/${k.kind}`, k]));
+    const facts = loadFacts();
+    const typed = new Set(catalog.kinds.map((k) => k.typeName));
+    let refs = 0;
+    let parents = 0;
+    const problems: string[] = [];
+    for (const e of catalog.kinds) {
+      const spec = loadGoogleSpec(e);
+      const def = googleKindOf(spec);
+      const shape = def.forProvider.shape as Record<string, unknown>;
+      for (const r of spec.google.refs ?? []) {
+        refs++;
+        if (r.field === "parent") parents++;
+        const to = served.get(`${r.group}/${r.kind}`);
+        if (!to || to.typeName !== r.type)
+          problems.push(`${e.kind}.${r.field}: ${r.type} is not ${r.group}/${r.kind}`);
+        const ref = def.references.find((x) => x.field === r.field);
+        if (!ref || !shape[ref.refField] || !shape[ref.selectorField] || !shape[r.field])
+          problems.push(`${e.kind}.${r.field}: no ref/selector field`);
+        if (ref?.to.plural !== to?.plural) problems.push(`${e.kind}.${r.field}: plural ${ref?.to.plural}`);
+      }
+      // Every top-level string field with a resource_reference to a served type has its reference.
+      const msg = facts.resources.find(
+        (x) => x.type === e.typeName && x.service === spec.google.service,
+      )?.message;
+      for (const f of msg ? (facts.messages[msg]?.fields ?? []) : [])
+        if (f.ref && typed.has(f.ref) && spec.properties[f.j] && !f.map && !spec.secrets.includes(f.j))
+          if (!spec.google.refs?.some((r) => r.field === f.j))
+            problems.push(`${e.kind}.${f.j}: ${f.ref} has no reference`);
+    }
+    expect(problems.slice(0, 20)).toEqual([]);
+    // Measured on the pinned facts: 298 references in 227 kinds, 124 of them a parent.
+    expect(refs).toBeGreaterThan(250);
+    expect(parents).toBeGreaterThan(100);
+  });
+
   it("uses groups no hand-written kind has, and installs none unless activated", () => {
     const generated = new Set(loadGoogleCatalog().kinds.map((k) => `${k.group}.driftless.dev`));
     const handWritten = allCrds().map((c) => c.spec.group);

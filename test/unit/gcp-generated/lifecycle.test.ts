@@ -201,6 +201,9 @@ const kube = api.kube();
 let r: Reconciler;
 const specs = new Map<Case, GoogleKindSpec>();
 const defs = new Map<Case, ManagedKindDef>();
+/** Kinds only the reference tests use (a binding's parent and scope), by Google's type. */
+const MORE = ["gkehub.googleapis.com/Scope", "gkehub.googleapis.com/MembershipBinding"];
+const more = new Map<string, ManagedKindDef>();
 
 beforeAll(async () => {
   generateGcp();
@@ -211,9 +214,16 @@ beforeAll(async () => {
     if (!e) throw new Error(`no generated kind ${c.type} ${c.kind ?? ""}`);
     specs.set(c, loadGoogleSpec(e));
   }
-  const providers = googleProviders([...new Set(specs.values())], { pollDelaysMs: [] }).map((p) =>
+  const extra = MORE.map((t) => loadGoogleSpec(catalog.kinds.find((k) => k.typeName === t) as never));
+  const providers = googleProviders([...new Set(specs.values()), ...extra], { pollDelaysMs: [] }).map((p) =>
     withHome(p, gcpHome),
   );
+  for (const s of extra)
+    more.set(
+      s.typeName,
+      providers.find((p) => p.definition.kind === s.kind && p.definition.group.startsWith(`${s.group}.`))
+        ?.definition as ManagedKindDef,
+    );
   for (const [c, s] of specs)
     defs.set(
       c,
@@ -378,6 +388,116 @@ describe("generated Google Cloud kinds through the generic providers", () => {
     });
   }
 
+  it("fills a field naming another resource from a …Ref and a parent from a …Selector (google.api.resource_reference), after the targets are ready", async () => {
+    const netCase = CASES.find((c) => c.kind === "Network") as Case;
+    const alloyCase = CASES.find((c) => c.type === "alloydb.googleapis.com/Cluster") as Case;
+    const memCase = CASES.find((c) => c.type === "gkehub.googleapis.com/Membership") as Case;
+    const [net, alloy, mem] = [netCase, alloyCase, memCase].map((c) => defs.get(c) as ManagedKindDef) as [
+      ManagedKindDef,
+      ManagedKindDef,
+      ManagedKindDef,
+    ];
+    const scope = more.get("gkehub.googleapis.com/Scope") as ManagedKindDef;
+    const binding = more.get("gkehub.googleapis.com/MembershipBinding") as ManagedKindDef;
+
+    // networkRef → the generated Compute Network's full name (from its self link).
+    const { network: _, ...alloyFp } = structuredClone(alloyCase.forProvider);
+    seed(alloy, "ref-alloy", { ...alloyFp, networkRef: { name: "ref-net" } });
+    const early = await r.reconcile(key(alloy, "ref-alloy"));
+    expect(early.outcome).not.toBe("created");
+    expect(cond(alloy, "ref-alloy", "Synced")).toMatchObject({ status: "False" });
+    expect(get(alloy, "ref-alloy")?.spec.forProvider.network).toBeUndefined();
+    seed(net, "ref-net", structuredClone(netCase.forProvider));
+    await settle(net, "ref-net");
+    expect(cond(net, "ref-net", "Ready")).toMatchObject({ status: "True" });
+    await settle(alloy, "ref-alloy");
+    expect(cond(alloy, "ref-alloy", "Ready"), JSON.stringify(get(alloy, "ref-alloy")?.status)).toMatchObject({
+      status: "True",
+    });
+    const netName = `projects/${PROJECT}/global/networks/ref-net`;
+    expect(get(alloy, "ref-alloy")?.spec.forProvider.network).toBe(netName);
+    const made = fake.resource(String(get(alloy, "ref-alloy")?.status?.atProvider?.name));
+    expect(made?.network).toBe(netName);
+    expect(made).not.toHaveProperty("networkRef");
+
+    // parentSelector (by the Membership's labels) and scopeRef → a MembershipBinding under the Membership.
+    api.seed(mem, {
+      apiVersion: mem.apiVersion,
+      kind: mem.kind,
+      metadata: { name: "ref-mem", labels: { team: "ref-a" } },
+      spec: { forProvider: structuredClone(memCase.forProvider) },
+    });
+    seed(scope, "ref-scope", { location: "global" });
+    seed(binding, "ref-bind", {
+      parentSelector: { matchLabels: { team: "ref-a" } },
+      scopeRef: { name: "ref-scope" },
+    });
+    await settle(mem, "ref-mem");
+    await settle(scope, "ref-scope");
+    await settle(binding, "ref-bind");
+    expect(
+      cond(binding, "ref-bind", "Ready"),
+      JSON.stringify(get(binding, "ref-bind")?.status),
+    ).toMatchObject({
+      status: "True",
+    });
+    const fp = get(binding, "ref-bind")?.spec.forProvider ?? {};
+    expect(fp.parent).toBe(get(mem, "ref-mem")?.status?.atProvider?.name);
+    expect(fp.scope).toBe(get(scope, "ref-scope")?.status?.atProvider?.name);
+    expect(fp.parentRef).toEqual({ name: "ref-mem" });
+    const bound = String(get(binding, "ref-bind")?.status?.atProvider?.name);
+    expect(bound.startsWith(`${fp.parent}/bindings/`)).toBe(true);
+    expect(fake.resource(bound)?.scope).toBe(fp.scope);
+  });
+
+  it("checks drift in batches: one list call per parent for many objects; drifted or gone ones go to a full reconcile", async () => {
+    const check = (d: ManagedKindDef, names: string[]) =>
+      r.checkMany(
+        names.map((n) => get(d, n) as ManagedResource),
+        { connectionSecret: () => undefined },
+      );
+    const calls = () => Object.values(fake.stats()).reduce((a, b) => a + b, 0);
+    for (const c of [CASES[0], CASES.find((x) => x.kind === "Disk")] as Case[]) {
+      const d = defs.get(c) as ManagedKindDef;
+      const s = specs.get(c) as GoogleKindSpec;
+      const names = [1, 2, 3].map((n) => `batch-${d.kind.toLowerCase()}-${n}`);
+      for (const n of names) {
+        seed(d, n, structuredClone(c.forProvider));
+        await settle(d, n);
+        expect(cond(d, n, "Ready")).toMatchObject({ status: "True" });
+      }
+      fake.reset();
+      expect((await check(d, names)).map((v) => v.inSync)).toEqual([true, true, true]);
+      // One list call for the three (they share a parent / zone), no GET each.
+      expect(calls()).toBe(1);
+
+      const where = names.map((n) => cloudName(s, get(d, n), n));
+      fake.mutate(where[1] as string, structuredClone(c.drift));
+      fake.reset();
+      const verdicts = await check(d, names);
+      expect(verdicts.map((v) => v.inSync)).toEqual([true, false, true]);
+      expect(calls()).toBe(1);
+
+      // Gone from Google: not concluded from the list alone — a GET of it says so, and a full reconcile follows.
+      const gone = where[2] as string;
+      const base = `${fake.url}/${s.google.host.replace(/\.googleapis\.com$/, "")}`;
+      const del = s.google.family === "compute" ? gone : `/${s.google.version}/${gone}`;
+      expect((await fetch(`${base}${del}`, { method: "DELETE" })).ok).toBe(true);
+      // Compute's delete is an operation: reads of the resource move it on, as Google finishes it unpolled.
+      for (let i = 0; i < 3 && fake.resource(gone); i++) await fetch(`${base}${del}`);
+      expect(fake.resource(gone)).toBeUndefined();
+      fake.reset();
+      expect((await check(d, [names[2] as string])).map((v) => v.inSync)).toEqual([false]);
+      const alone = calls();
+      fake.reset();
+      const after = await check(d, [names[0] as string, names[2] as string]);
+      expect(after.map((v) => v.inSync)).toEqual([true, false]);
+      // The listed one costs nothing beyond the list the gone one needed anyway.
+      expect(calls(), JSON.stringify(fake.stats())).toBe(alone);
+      expect(alone).toBeGreaterThan(1);
+    }
+  });
+
   it("reports Google's errors by class: RESOURCE_EXHAUSTED backs off, INVALID_ARGUMENT names the field", async () => {
     const c = CASES[1] as Case;
     const d = defs.get(c) as ManagedKindDef;
@@ -397,6 +517,16 @@ describe("generated Google Cloud kinds through the generic providers", () => {
       "invalid argument (INVALID_ARGUMENT): cannot create artifactregistry.googleapis.com/Repository: HTTP 400",
     );
     expect(cond(d, "bad-repo", "Synced")?.message).toContain("badRequest");
+    // The same HTTP 400 with Google's status FAILED_PRECONDITION is told as that, not as a bad argument.
+    fake.failNext(
+      /^POST artifactregistry/,
+      () => new GoogleApiError(400, "failedPrecondition", "The API is not ready", "FAILED_PRECONDITION"),
+    );
+    seed(d, "pre-repo", structuredClone(c.forProvider));
+    await r.reconcile(key(d, "pre-repo"));
+    expect(cond(d, "pre-repo", "Synced")?.message).toContain("FAILED_PRECONDITION");
+    expect(cond(d, "pre-repo", "Synced")?.message).toContain("failedPrecondition");
+    expect(cond(d, "pre-repo", "Synced")?.message).not.toContain("INVALID_ARGUMENT");
     // An unknown field reaches Google's validation, not a silent drop: the fake answers as Google does.
     const res = await fetch(
       `${fake.url}/artifactregistry/v1/projects/${PROJECT}/locations/us-central1/repositories?repositoryId=x`,

@@ -33,6 +33,21 @@ beforeAll(async () => {
       res.writeHead(500, { "content-type": "text/plain" }).end(INTERNAL);
     } else if (req.url?.startsWith("/html")) {
       res.writeHead(404, { "content-type": "text/html" }).end(`<!DOCTYPE html><p>${INTERNAL}</p>`);
+    } else if (req.url?.startsWith("/status")) {
+      // Google's error body (AIP-193): canonical status, and the reason in an ErrorInfo detail.
+      const details = [
+        { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "SERVICE_NOT_READY", domain: "x" },
+        { "@type": "type.googleapis.com/google.rpc.Help", links: [{ url: INTERNAL }] },
+      ];
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(
+          JSON.stringify({ error: { code: 400, message: INTERNAL, status: "FAILED_PRECONDITION", details } }),
+        );
+    } else if (req.url?.startsWith("/badstatus")) {
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { code: 400, message: INTERNAL, status: INTERNAL } }));
     } else {
       res
         .writeHead(409, { "content-type": "application/json" })
@@ -82,6 +97,21 @@ describe("Google REST client boundary", () => {
     expect(err).toBeInstanceOf(GoogleHttpError);
     expect((err as GoogleHttpError).code).toBe(409);
     expect((err as GoogleHttpError).reason).toBe("alreadyExists");
+    expect((err as Error).message).not.toContain("hunter2");
+  });
+
+  it("keeps Google's canonical status and the ErrorInfo reason, nothing else of the body", async () => {
+    const err = await failure("/status");
+    expect(err).toBeInstanceOf(GoogleHttpError);
+    expect((err as GoogleHttpError).status).toBe("FAILED_PRECONDITION");
+    expect((err as GoogleHttpError).reason).toBe("SERVICE_NOT_READY");
+    expect((err as Error).message).toContain("FAILED_PRECONDITION");
+    expect((err as Error).message).not.toContain("hunter2");
+  });
+
+  it("attack: a status that is not one of google.rpc.Code's names is not copied", async () => {
+    const err = await failure("/badstatus");
+    expect((err as GoogleHttpError).status).toBeUndefined();
     expect((err as Error).message).not.toContain("hunter2");
   });
 });

@@ -10,6 +10,7 @@ import type {
   ExternalCreation,
   ExternalObservation,
   ManagedKindProvider,
+  ObserveManyItem,
 } from "../../../api/external.ts";
 import { ExternalError, InvalidSpecError } from "../../../api/external.ts";
 import { googleKindOf, modelOf } from "../../../api/googleapis/kind.ts";
@@ -43,6 +44,8 @@ export interface GoogleProviderOptions {
   pollDelaysMs?: readonly number[];
 }
 const DEFAULT_POLLS = [250, 750] as const;
+/** Resources a batched drift check reads per list page (AIP-158 `pageSize`, Compute `maxResults`: ≤ 500). */
+export const LIST_PAGE_SIZE = 500;
 
 /** States a resource reports while it is being made, and when it failed (`state` or Compute's `status`). */
 const CREATING_STATE = /^(CREATING|PROVISIONING|PENDING|STAGING|STARTING|INITIALIZING|DEPLOYING)$/;
@@ -297,6 +300,106 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return { resourceExists: false };
   }
 
+  /**
+   * The batched drift check: one list call per parent (resource-oriented, AIP-132) or per region / zone
+   * (Compute), page by page, each listed resource observed as a GET of it would be. A resource the list
+   * does not show, one with an update of ours running, and any whose parent cannot be listed are observed
+   * alone, so an absence is only ever concluded from a GET. A list that names unreachable locations or
+   * answers in a shape this kind's resources cannot be found in fails its group, never reads as absence.
+   */
+  async observeMany(
+    items: ReadonlyArray<ObserveManyItem<Json, Json>>,
+  ): Promise<Array<ExternalObservation<Json, Json> | Error>> {
+    const list = this.#spec.google.list;
+    const out: Array<ExternalObservation<Json, Json> | Error | undefined> = items.map(() => undefined);
+    const groups = new Map<string, { path: string; prefix: string; at: number[] }>();
+    for (const [i, { mr, externalName }] of items.entries()) {
+      try {
+        if (!list) throw new Error("no list method");
+        const key = `${this.#spec.typeName}|${this.#where(mr as MR, externalName).name}`;
+        if (updatesRunning.has(key)) continue;
+        const fp = (mr as MR).spec.forProvider;
+        const { path, prefix } = this.#compute
+          ? (() => {
+              const p = fillPath(list.p, {
+                project: this.#project,
+                region: fp.region as string,
+                zone: fp.zone as string,
+              });
+              return { path: p, prefix: "" };
+            })()
+          : (() => {
+              const parent = this.#parent(fp);
+              return {
+                path: fillPath(list.p, { parent }),
+                prefix: `${parent}/${this.#spec.google.collection}/`,
+              };
+            })();
+        const g = groups.get(path) ?? { path, prefix, at: [] };
+        g.at.push(i);
+        groups.set(path, g);
+      } catch {
+        // Observed alone below.
+      }
+    }
+    for (const g of groups.values()) {
+      let listed: Map<string, Json>;
+      try {
+        listed = await this.#listAll(g.path, g.prefix);
+      } catch (err) {
+        for (const i of g.at) out[i] = err instanceof Error ? err : new Error(String(err));
+        continue;
+      }
+      for (const i of g.at) {
+        const { mr, externalName } = items[i] as ObserveManyItem<Json, Json>;
+        const name = this.#compute ? externalName : this.#where(mr as MR, externalName).name;
+        const found = listed.get(name);
+        if (found) out[i] = this.#found(mr as MR, found);
+      }
+    }
+    return Promise.all(
+      items.map(async (item, i) => {
+        const known = out[i];
+        if (known) return known;
+        try {
+          return await this.observe(item.mr as MR, item.externalName);
+        } catch (err) {
+          return err instanceof Error ? err : new Error(String(err));
+        }
+      }),
+    );
+  }
+
+  /** Every resource of one list, by full name (Compute: by name), page by page. */
+  async #listAll(path: string, prefix: string): Promise<Map<string, Json>> {
+    const list = this.#spec.google.list as GoogleHttp;
+    const found = new Map<string, Json>();
+    let pageToken: string | undefined;
+    do {
+      const query: Record<string, string> = {
+        [this.#compute ? "maxResults" : "pageSize"]: String(LIST_PAGE_SIZE),
+        ...(pageToken ? { pageToken } : {}),
+      };
+      const page = await this.#call<Json>(list, path, `list ${this.#spec.typeName} at ${path}`, { query });
+      const unreachable = page.unreachable;
+      if (Array.isArray(unreachable) && unreachable.length > 0)
+        throw new ExternalError(`list ${path}: unreachable ${unreachable.slice(0, 3).join(", ")}`);
+      const arrays = Object.values(page).filter((v): v is unknown[] => Array.isArray(v) && v.length > 0);
+      // Compute's `items`; otherwise the array whose members are this collection's resources (AIP-132).
+      const mine = this.#compute
+        ? (page.items as unknown[] | undefined)
+        : arrays.find((a) =>
+            a.every((x) => isObject(x) && typeof x.name === "string" && x.name.startsWith(prefix)),
+          );
+      if (!mine && arrays.some((a) => a.some((x) => isObject(x) && typeof x.name === "string")))
+        throw new ExternalError(`list ${path}: no list of ${this.#spec.google.collection} in the answer`);
+      for (const x of mine ?? []) if (isObject(x) && typeof x.name === "string") found.set(x.name, x);
+      pageToken =
+        typeof page.nextPageToken === "string" && page.nextPageToken ? page.nextPageToken : undefined;
+    } while (pageToken);
+    return found;
+  }
+
   /** An observation while an update of ours runs: up to date for now (its result shows when it ends). */
   async #updating(mr: MR, externalName: string, obs: ExternalObservation<Json, Json>) {
     const key = `${this.#spec.typeName}|${this.#where(mr, externalName).name}`;
@@ -459,6 +562,14 @@ export function googleProvider(spec: GoogleKindSpec, opts: GoogleProviderOptions
   return {
     definition: googleKindOf(spec),
     limitsEachRequest: true,
+    ...(spec.google.list
+      ? {
+          observeMany: {
+            calls: `${spec.google.list.p} per ${spec.google.family === "compute" ? "region or zone" : "parent"}, ${LIST_PAGE_SIZE} a page (a GET for one the list does not show)`,
+            maxItems: LIST_PAGE_SIZE,
+          },
+        }
+      : {}),
     async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
       const cfg = await gcpClientConfig(ctx);
       const base = apiBase(spec, ctx.providerConfig.spec);
