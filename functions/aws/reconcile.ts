@@ -8,6 +8,7 @@ import { KubeEventRecorder } from "../../shared/kube/events.ts";
 import { createLogger } from "../../shared/log.ts";
 import { EmfMetrics } from "../../shared/metrics-emf.ts";
 import { lambdaIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
+import { ServedKinds, servedReconcile } from "../../shared/ops/served-kinds.ts";
 import { perContainer } from "../../shared/pipeline/functions.ts";
 import { setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { DEFAULT_DEADLINE_MARGIN_MS } from "../../shared/worker/constants.ts";
@@ -17,7 +18,10 @@ import { createWorker } from "../../shared/worker/worker.ts";
 import { ownQueuesOf, rateLimitOf } from "../config.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
-import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
+import { awsProviderConfigKinds, servedAwsKinds } from "./kinds.ts";
+
+/** A key of a generated kind this container does not serve reads the activation policies again at most this often. */
+const NOT_ACTIVATED_RECHECK_MS = 10_000;
 
 /** The part of Lambda's context object this handler reads. */
 export interface LambdaContext {
@@ -32,47 +36,71 @@ const sqs = new SQSClient({});
 const metrics = new EmfMetrics({ namespace: "driftless", serviceName: "driftless-reconcile" });
 // Set with the reconcile function: a failed last receive is noted on the resource (Warning Event).
 let noteDeadLetter: DeadLetterNote | undefined;
-const workerFn = perContainer(async () => {
+/**
+ * The worker over what is served: the hand-written kinds and the generated kinds the activation policies
+ * name, read at cold start and again each sweep interval (shared/ops/served-kinds.ts); a changed set of
+ * generated kinds makes a new worker, so a kind activated later is served without a rebuild.
+ */
+const servingFn = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
   const kube = new Kube(access.endpoint, { fieldManager: FIELD_MANAGER });
   const events = new KubeEventRecorder(kube);
-  const worker = createWorker({
+  const served = new ServedKinds(
+    () => servedAwsKinds(kube, cfg.DRIFTLESS_ACTIVATE),
+    ({ kinds, generated }) => {
+      logger.info({ kinds: kinds.length, generated }, "serving the activated kinds");
+      const worker = createWorker({
+        kube,
+        kinds,
+        providerConfigKinds: awsProviderConfigKinds,
+        logger,
+        pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
+        minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
+        secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
+        ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
+        claims: cfg.DRIFTLESS_CLAIMS,
+        ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
+        ...rateLimitOf(cfg),
+        metrics,
+        events,
+      });
+      noteDeadLetter = deadLetterNote({ kube, types: worker.types, events, logger });
+      return worker;
+    },
+    { refreshMs: cfg.DRIFTLESS_SWEEP_INTERVAL },
+  );
+  await served.current();
+  const reconcile = servedReconcile({
+    served,
     kube,
-    kinds: awsKinds,
-    providerConfigKinds: awsProviderConfigKinds,
-    logger,
-    pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
-    minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
-    secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
-    ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
-    claims: cfg.DRIFTLESS_CLAIMS,
-    ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
-    ...rateLimitOf(cfg),
-    metrics,
     events,
+    logger,
+    recheckMs: NOT_ACTIVATED_RECHECK_MS,
   });
-  noteDeadLetter = deadLetterNote({ kube, types: worker.types, events, logger });
   // The Provider object shows this function version (one GET; a write only for a new revision).
   await registerProviderQuietly(
     kube,
     { cloud: "aws", identity: lambdaIdentity(process.env), labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR },
     logger,
   );
-  return worker;
+  return { served, reconcile };
 });
 // Finish during the init phase (Lambda would freeze work left pending); a failure is retried on invoke.
-await workerFn().catch((err: unknown) => {
+await servingFn().catch((err: unknown) => {
   logger.error({ error: (err as Error).message }, "cannot reach the cluster yet; retrying on invocation");
 });
 
 export async function handler(event: SqsEvent, context?: LambdaContext): Promise<SqsBatchResponse> {
+  // Nothing to reconcile: no reason to reach the cluster (Lambda never sends an empty batch; tests do).
+  if (event.Records.length === 0) return { batchItemFailures: [] };
   try {
-    const worker = await workerFn();
+    const serving = await servingFn();
+    const { value: worker } = await serving.served.current();
     const { batchItemFailures } = await handleSqsBatch(
       {
         sqs,
-        reconcile: worker.reconcile,
+        reconcile: serving.reconcile,
         checkBatch: worker.checkBatch,
         cloudEvents: worker.cloudEvents,
         storedVersion: worker.storedVersion,

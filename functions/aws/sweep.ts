@@ -1,4 +1,5 @@
-// Lambda entry point: the drift sweep, on an EventBridge schedule. Thin adapter over runScheduledSweep.
+// Lambda entry point: the drift sweep, on an EventBridge schedule. Thin adapter over runScheduledSweep,
+// over the kinds served now (the activation policies are read each invocation: functions/aws/kinds.ts).
 import { SQSClient } from "@aws-sdk/client-sqs";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
@@ -10,7 +11,7 @@ import { sqsQueueDepth } from "../../shared/queue/sqs-depth.ts";
 import { typesOf } from "../../shared/worker/worker.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
-import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
+import { awsProviderConfigKinds, servedAwsKinds } from "./kinds.ts";
 
 /** The fields of EventBridge's scheduled event this handler reads. */
 export interface ScheduledEvent {
@@ -21,14 +22,12 @@ export interface ScheduledEvent {
 const cfg = readAwsConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-sweep" });
 const sqs = new SQSClient({});
-const types = typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
 const producer = cfg.DRIFTLESS_SQS_QUEUE_URL
   ? new SqsProducer({ client: sqs, queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL, onEvent: logQueueEvents(logger) })
   : undefined;
 // The Provider's health rides on the sweep's own pages; the DLQ depth is one GetQueueAttributes call.
 const dlqUrl = cfg.DRIFTLESS_SQS_DLQ_URL;
-const health: ProviderHealthSetup = {
-  kinds: awsKinds,
+const health: Omit<ProviderHealthSetup, "kinds"> = {
   providerConfigKinds: awsProviderConfigKinds,
   labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
   logger,
@@ -46,7 +45,10 @@ await kube().catch((err: unknown) => {
 export async function handler(event: ScheduledEvent = {}): Promise<SweepResult> {
   if (!producer) throw new Error("DRIFTLESS_SQS_QUEUE_URL is not set");
   const scheduledAt = event.time ? new Date(event.time) : undefined;
-  return sweepWithProviderHealth(await kube(), health, (k) =>
+  // What is served, read every sweep: a kind an activation policy names now is swept now (no rebuild).
+  const { kinds } = await servedAwsKinds(await kube(), cfg.DRIFTLESS_ACTIVATE);
+  const types = typesOf(kinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
+  return sweepWithProviderHealth(await kube(), { ...health, kinds }, (k) =>
     runScheduledSweep({
       kube: k,
       types,

@@ -10,11 +10,12 @@
 // Fails when aws-reconcile exceeds its budget (AWS_RECONCILE_BUDGET_BYTES) or a bundle imports what
 // its platform must not carry.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { build, type Metafile, type Plugin } from "esbuild";
+import { AWSCC_DIR, generateAwscc } from "../gen-awscc.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DIST = path.join(ROOT, "dist");
@@ -34,6 +35,8 @@ interface BundleSpec {
    * forwarder loads either the SQS or the Pub/Sub adapter, and its pod has 128 MiB.
    */
   split?: boolean;
+  /** Serves the generated AWS kinds: dist/awscc is copied beside it (copyAwsccData). */
+  awsccData?: boolean;
 }
 
 // Cloud Functions loads the function through its own copy of the framework: registering with a bundled
@@ -41,24 +44,31 @@ interface BundleSpec {
 const FUNCTIONS_FRAMEWORK = "@google-cloud/functions-framework";
 
 /**
- * Replaces shared/providers/awscc/activated.ts with a module that returns the specs of the generated AWS
- * kinds DRIFTLESS_ACTIVATE selects at build time: a bundle carries only those (a few KB each) and reads
- * no files; with no activation list it carries none.
+ * The generated AWS kinds as data beside the bundles that serve AWS (dist/awscc: the catalog and one small
+ * JSON file per kind, ~13 MB, ~1.6 MB compressed): a function reads which kinds are activated at run time
+ * (DRIFTLESS_ACTIVATE, the cluster's activation policies) and loads only those kinds' specs, so a kind
+ * activated later is served without a rebuild (docs/awscc.md).
  */
-function awsccActivationPlugin(): Plugin {
-  return {
-    name: "driftless-awscc-activation",
-    setup(b) {
-      b.onLoad({ filter: /shared[\\/]providers[\\/]awscc[\\/]activated\.ts$/ }, async () => {
-        const { activatedAwsccSpecs } = await import("../../shared/providers/awscc/activated.ts");
-        const specs = activatedAwsccSpecs();
-        return {
-          loader: "ts",
-          contents: `// Baked by infra/build/build.ts: ${specs.length} generated kinds.\nexport function activatedAwsccSpecs() { return ${JSON.stringify(specs)}; }\n`,
-        };
-      });
-    },
+export function copyAwsccData(dist = DIST): { dir: string; files: number; bytes: number } {
+  generateAwscc(); // current already: nothing (a clone has it from `npm ci`)
+  const from = AWSCC_DIR;
+  const to = path.join(dist, "awscc");
+  rmSync(to, { recursive: true, force: true });
+  cpSync(from, to, { recursive: true });
+  let files = 0;
+  let bytes = 0;
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const f = path.join(d, e.name);
+      if (e.isDirectory()) walk(f);
+      else {
+        files++;
+        bytes += statSync(f).size;
+      }
+    }
   };
+  walk(to);
+  return { dir: to, files, bytes };
 }
 
 /** The same for the generated Google kinds (shared/providers/gcp/generic/activated.ts, docs/gcp-generated.md). */
@@ -79,8 +89,8 @@ function googleActivationPlugin(): Plugin {
 }
 
 export const BUNDLES: BundleSpec[] = [
-  { name: "aws-reconcile", entry: "functions/aws/reconcile.ts", platform: "aws" },
-  { name: "aws-sweep", entry: "functions/aws/sweep.ts", platform: "aws" },
+  { name: "aws-reconcile", entry: "functions/aws/reconcile.ts", platform: "aws", awsccData: true },
+  { name: "aws-sweep", entry: "functions/aws/sweep.ts", platform: "aws", awsccData: true },
   { name: "aws-doorbell", entry: "functions/aws/doorbell.ts", platform: "aws" },
   {
     name: "gcp-reconcile",
@@ -186,8 +196,9 @@ export async function buildBundle(spec: BundleSpec, outfile: string): Promise<Bu
     logLevel: "warning",
     absWorkingDir: ROOT,
     banner: { js: BANNER },
-    // The generated AWS kinds a function serves are baked in at build time (docs/awscc.md).
-    plugins: [awsccActivationPlugin(), googleActivationPlugin()],
+    // The generated Google kinds a function serves are baked in at build time (docs/gcp-generated.md); the
+    // generated AWS kinds are data beside the bundle, chosen at run time (copyAwsccData).
+    plugins: [googleActivationPlugin()],
     external: spec.external ?? [],
     // Prefer ES module builds (tree-shaking), as Node would resolve them for an import.
     mainFields: ["module", "main"],
@@ -346,6 +357,12 @@ async function main(): Promise<void> {
   mkdirSync(DIST, { recursive: true });
   const built: BuiltBundle[] = [];
   for (const spec of specs) built.push(await buildBundle(spec, path.join(DIST, `${spec.name}.mjs`)));
+  if (specs.some((s) => s.awsccData)) {
+    const data = copyAwsccData();
+    process.stdout.write(
+      `generated AWS kinds' data: ${path.relative(ROOT, data.dir)}/ (${data.files} files, ${formatBytes(data.bytes)})\n`,
+    );
+  }
   if (values["gcp-package"]) {
     const dir = assembleGcpPackage(built);
     process.stdout.write(`Cloud Functions source folder: ${path.relative(ROOT, dir)}/\n`);

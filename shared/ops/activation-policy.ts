@@ -1,8 +1,14 @@
 // The activation policies in the cluster (shared/api/pkg/activation-policy.ts): read by `driftless run` (each
 // sweep), `driftless crds apply`, the drift sweep and the functions (at cold start). They add generated kinds
 // to what DRIFTLESS_ACTIVATE activates; the hand-written kinds keep DRIFTLESS_ACTIVATE's rule (default all).
-import { awsccCrdNames, awsccPatternSelects } from "../api/awscc/catalog.ts";
-import type { AwsccCatalog } from "../api/awscc/spec.ts";
+import {
+  AwsccNotGeneratedError,
+  awsccCrdNames,
+  awsccPatternSelects,
+  awsccSpecsFor,
+  isAwsccGroup,
+} from "../api/awscc/catalog.ts";
+import type { AwsccCatalog, AwsccKindSpec } from "../api/awscc/spec.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { ResourceType } from "../api/meta.ts";
 import {
@@ -89,7 +95,6 @@ export async function recordActivated(
 }
 
 const PART_OF_DRIFTLESS = "app.kubernetes.io/part-of=driftless";
-const isAwsccGroup = (group: string) => group.split(".")[1] === "awscc";
 
 /**
  * A Warning event on every object of a generated kind whose CRD is installed but that this process does
@@ -108,14 +113,9 @@ export async function warnUnserved(
     if (!isAwsccGroup(crd.spec.group) || served.has(crd.metadata.name)) continue;
     const t = typeOfCrd(crd);
     const objects = await kube.list<KubeObject>(t, { limit: perKind }).catch(() => ({ items: [] }));
-    const alias = `${crd.spec.group.split(".")[0]}.${crd.spec.names.kind.toLowerCase()}`;
+    const message = notActivatedMessage(crd.spec.names.kind, crd.spec.group, crd.metadata.name);
     for (const o of objects.items) {
-      await events.record(
-        o as unknown as ManagedResource,
-        "Warning",
-        NOT_ACTIVATED,
-        `${crd.spec.names.kind} (${crd.metadata.name}) is not activated: driftless does not reconcile it. Activate it with a ManagedResourceActivationPolicy (pkg.driftless.dev/v1alpha1, spec.activate: ["${alias}"]), or DRIFTLESS_ACTIVATE=${alias}; it is served within one sweep`,
-      );
+      await events.record(o as unknown as ManagedResource, "Warning", NOT_ACTIVATED, message);
       told++;
     }
   }
@@ -124,5 +124,30 @@ export async function warnUnserved(
 
 /** The reason of the Warning event on an object whose kind is not activated. */
 export const NOT_ACTIVATED = "KindNotActivated";
+
+/** What the Warning event says: the kind is not served, and the policy line that activates it. */
+export function notActivatedMessage(kind: string, group: string, crdName: string): string {
+  const alias = `${group.split(".")[0]}.${kind.toLowerCase()}`;
+  return `${kind} (${crdName}) is not activated: driftless does not reconcile it. Activate it with a ManagedResourceActivationPolicy (pkg.driftless.dev/v1alpha1, spec.activate: ["${alias}"]), or DRIFTLESS_ACTIVATE=${alias}; it is served within one sweep`;
+}
+
+/**
+ * The specs of the generated kinds the activation list (DRIFTLESS_ACTIVATE) and the cluster's policies
+ * select, read from the generated directory (beside a function bundle: dist/awscc); none where the kinds
+ * are not generated. What `driftless run` serves each sweep and the functions at cold start.
+ */
+export async function activatedAwsccSpecsIn(
+  kube: Kube,
+  envPatterns: readonly string[],
+  dir?: string,
+): Promise<{ specs: AwsccKindSpec[]; policies: ActivationPolicies }> {
+  const policies = await readActivationPolicies(kube);
+  try {
+    return { specs: awsccSpecsFor([...envPatterns, ...policies.patterns], dir), policies };
+  } catch (err) {
+    if (err instanceof AwsccNotGeneratedError) return { specs: [], policies };
+    throw err;
+  }
+}
 
 type CrdObject = CrdLike & KubeObject;

@@ -139,11 +139,13 @@ export function registerRun(program: Command, cli: CliContext): void {
          * every sweep interval: a kind activated later is served without a restart.
          */
         const served = async () => {
-          const policies = await policiesOps.readActivationPolicies(kube);
+          // The same read as the functions' (shared/ops/served-kinds.ts).
+          const { specs, policies } = await policiesOps.activatedAwsccSpecsIn(
+            kube,
+            cfg.DRIFTLESS_ACTIVATE ?? [],
+          );
           const plan = await activationPlan({ policyPatterns: policies.patterns });
           const active = new Set(plan.install.map((c) => c.metadata.name));
-          const patterns = [...(cfg.DRIFTLESS_ACTIVATE ?? []), ...policies.patterns];
-          const specs = catalog() ? catalogs.awsccSpecsFor(patterns) : [];
           const all = [...handWritten, ...withNamespacedVariants(awsccProviders(specs))];
           const kinds = all.filter((k) => active.has(`${k.definition.plural}.${k.definition.group}`));
           const generated = kinds

@@ -4,7 +4,13 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { API_DOMAIN } from "../meta.ts";
-import { type AwsccCatalog, type AwsccCatalogEntry, type AwsccKindSpec, awsccAliasOf } from "./spec.ts";
+import {
+  AWSCC_GROUP_SUFFIX,
+  type AwsccCatalog,
+  type AwsccCatalogEntry,
+  type AwsccKindSpec,
+  awsccAliasOf,
+} from "./spec.ts";
 
 /** The generated directory: DRIFTLESS_AWSCC_DIR, the repository's .generated/awscc, or dist/awscc. */
 export function awsccDir(env: Record<string, string | undefined> = process.env): string {
@@ -43,9 +49,20 @@ export const awsccCrdNames = (e: { plural: string; group: string }) => [
   `${e.plural}.${e.group}.m.${API_DOMAIN}`,
 ];
 
+/** Whether an API group is a generated AWS kind's (`dynamodb.awscc.driftless.dev`, `dynamodb.awscc.m.…`). */
+export const isAwsccGroup = (group: string) => group.split(".")[1] === AWSCC_GROUP_SUFFIX;
+
 /** The pattern's regular expression (activation's globs: `*` is any run of characters). */
-const globRe = (p: string) =>
-  new RegExp(`^${p.trim().toLowerCase().replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
+// Compiled once per pattern: a cold start matches every pattern against all 1,401 kinds' names.
+const globs = new Map<string, RegExp>();
+const globRe = (p: string) => {
+  let re = globs.get(p);
+  if (!re) {
+    re = new RegExp(`^${p.trim().toLowerCase().replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
+    globs.set(p, re);
+  }
+  return re;
+};
 
 /**
  * Whether an activation pattern selects a generated kind's CRD. Generated kinds are never in
@@ -65,6 +82,16 @@ export function awsccPatternSelects(
   return globRe(p).test(awsccAliasOf(e));
 }
 
+/** awsccPatternMatches with the pattern's work done once (a cold start tests every pattern on 1,401 kinds). */
+function patternMatcher(pattern: string): (e: { group: string; kind: string; plural: string }) => boolean {
+  const p = pattern.trim().toLowerCase();
+  const re = globRe(p);
+  if (p.includes("awscc")) return (e) => awsccCrdNames(e).some((n) => re.test(n));
+  const first = p.split(".")[0] ?? "";
+  if (!first || first.includes("*")) return () => false;
+  return (e) => re.test(awsccAliasOf(e));
+}
+
 /** Whether a pattern selects either shape of a generated kind. */
 export const awsccPatternMatches = (pattern: string, e: { group: string; kind: string; plural: string }) =>
   awsccCrdNames(e).some((n) => awsccPatternSelects(pattern, n, e));
@@ -75,7 +102,8 @@ export function activatedAwsccEntries(
   catalog: AwsccCatalog,
 ): AwsccCatalogEntry[] {
   if (!patterns || patterns.length === 0) return [];
-  return catalog.kinds.filter((e) => patterns.some((p) => awsccPatternMatches(p, e)));
+  const matchers = patterns.map(patternMatcher);
+  return catalog.kinds.filter((e) => matchers.some((m) => m(e)));
 }
 
 /** The specs of the generated kinds the patterns select, read from the generated directory. */

@@ -1,7 +1,6 @@
-// The generated kinds this process reconciles. Here (tests, the CLI, `driftless run` from the
-// repository) they are the ones DRIFTLESS_ACTIVATE selects, read from the generated directory; a
-// function bundle gets instead a copy of this module holding just those kinds' specs, made by
-// infra/build/build.ts from the activation list at build time — no schema database, no file reads.
+// The generated kinds DRIFTLESS_ACTIVATE selects, read from the generated directory (.generated/awscc in
+// the repository, dist/awscc beside a bundle): the registry's static list. What a process serves at run
+// time adds the cluster's activation policies (shared/ops/served-kinds.ts, `driftless run`).
 import { awsccSpecsFor } from "../../api/awscc/catalog.ts";
 import type { AwsccKindSpec } from "../../api/awscc/spec.ts";
 
