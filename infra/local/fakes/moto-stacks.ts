@@ -7,7 +7,7 @@ type Json = Record<string, unknown>;
 /**
  * Types whose moto CloudFormation handlers create and delete a resource the service's own API knows, by the
  * physical id it knows (test/integration/awscc/moto.test.ts proves each; which updates moto applies is in
- * docs/awscc.md). Tried and left out with moto 5.2.1: KMS Key, RDS DBSubnetGroup (500), Lambda Function
+ * docs/awscc.md). Tried and left out with moto 5.2.1: KMS Key, RDS DBSubnetGroup, IoT Thing (500), Lambda Function
  * (an unknown role is refused), IAM ManagedPolicy (moto takes the document as an object, the kind sends a
  * string), Events Rule (its physical id is the name, not the Arn identifier), ECS Cluster, Route53
  * HostedZone, API Gateway RestApi (DeleteStack leaves them), and types moto makes no resource for.
@@ -28,6 +28,11 @@ export const MOTO_BACKED: ReadonlySet<string> = new Set([
   "AWS::Kinesis::Stream",
   "AWS::StepFunctions::StateMachine",
   "AWS::EFS::FileSystem",
+  "AWS::Events::EventBus",
+  "AWS::CloudWatch::Dashboard",
+  "AWS::IAM::InstanceProfile",
+  "AWS::EC2::Subnet",
+  "AWS::SSM::Document",
 ]);
 
 export class MotoStackError extends Error {

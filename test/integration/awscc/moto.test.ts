@@ -13,8 +13,10 @@ import {
   UpdateResourceCommand,
 } from "@aws-sdk/client-cloudcontrol";
 import {
+  CreateVpcCommand,
   DescribeInternetGatewaysCommand,
   DescribeSecurityGroupsCommand,
+  DescribeSubnetsCommand,
   DescribeVpcsCommand,
   EC2Client,
 } from "@aws-sdk/client-ec2";
@@ -229,6 +231,10 @@ interface WireCase {
   update?: { patch: Array<{ op: string; path: string; value: unknown }>; after: unknown };
 }
 
+/** The VPC the Subnet case makes its subnets in (made with EC2's own API before the cases run). */
+let subnetVpc = "";
+let subnetOctet = 1;
+
 const snsAttribute = (xml: string, key: string) =>
   new RegExp(`<key>${key}</key>\\s*<value>([^<]*)</value>`).exec(xml)?.[1];
 
@@ -327,9 +333,65 @@ const WIRE: WireCase[] = [
       )[0]?.ThroughputMode,
     before: () => "bursting",
   },
+  {
+    type: "AWS::Events::EventBus",
+    model: (n) => ({ Name: n }),
+    read: async (n) => (await motoJson("events", "AWSEvents.DescribeEventBus", { Name: n }, "1.1")).Name,
+    before: (n) => n,
+  },
+  {
+    type: "AWS::CloudWatch::Dashboard",
+    model: (n) => ({ DashboardName: n, DashboardBody: JSON.stringify({ widgets: [] }) }),
+    read: async (n) =>
+      xmlValue(
+        await motoQuery("monitoring", "2010-08-01", { Action: "GetDashboard", DashboardName: n }),
+        "DashboardName",
+      ),
+    before: (n) => n,
+  },
+  {
+    type: "AWS::IAM::InstanceProfile",
+    model: (n) => ({ InstanceProfileName: n, Roles: [], Path: "/" }),
+    read: async (n) =>
+      xmlValue(
+        await motoQuery("iam", "2010-05-08", { Action: "GetInstanceProfile", InstanceProfileName: n }),
+        "InstanceProfileName",
+      ),
+    before: (n) => n,
+  },
+  {
+    type: "AWS::EC2::Subnet",
+    model: () => ({ VpcId: subnetVpc, CidrBlock: `10.42.${subnetOctet++}.0/24` }),
+    // EC2's own NotFound, as the other cases' readers report one.
+    read: async (_n, id) => {
+      const ec2 = new EC2Client(motoOptions());
+      const out = await ec2.send(new DescribeSubnetsCommand({ SubnetIds: [id] })).catch((err: Error) => {
+        if (err.name === "InvalidSubnetID.NotFound") throw new MotoApiError(404, err.message);
+        throw err;
+      });
+      return out.Subnets?.[0]?.CidrBlock;
+    },
+    before: () => `10.42.${subnetOctet - 1}.0/24`,
+  },
+  {
+    type: "AWS::SSM::Document",
+    model: (n) => ({
+      Name: n,
+      DocumentType: "Command",
+      DocumentFormat: "JSON",
+      Content: JSON.stringify({ schemaVersion: "2.2", description: "one", mainSteps: [] }),
+    }),
+    read: async (n) =>
+      ((await motoJson("ssm", "AmazonSSM.DescribeDocument", { Name: n })).Document as Json).Name,
+    before: (n) => n,
+  },
 ];
 
 describe("Cloud Control's wire into moto's own state (types another file reconciles)", () => {
+  beforeAll(async () => {
+    const vpc = await new EC2Client(motoOptions()).send(new CreateVpcCommand({ CidrBlock: "10.42.0.0/16" }));
+    subnetVpc = vpc.Vpc?.VpcId ?? "";
+  });
   it.each(WIRE)(
     "$type: created (and updated where moto applies it) and deleted as the service's own API reports",
     async (c) => {
@@ -340,6 +402,7 @@ describe("Cloud Control's wire into moto's own state (types another file reconci
         cc,
         (await cc.send(new CreateResourceCommand({ TypeName: c.type, DesiredState: desired }))).ProgressEvent,
       );
+      expect(created.StatusMessage ?? "").toBe("");
       expect(created).toMatchObject({ OperationStatus: "SUCCESS" });
       const id = created.Identifier ?? "";
       expect(await c.read(name, id)).toEqual(c.before(name));
