@@ -13,6 +13,7 @@ import { namespacedVariantOf } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import { ActivationPolicy, CrossplaneActivationPolicy } from "../../shared/api/pkg/activation-policy.ts";
 import { Provider } from "../../shared/api/pkg/provider.ts";
+import { usageTypes } from "../../shared/api/protection/usage.ts";
 import { type ClaimKinds, claimKindsOf } from "../../shared/claims/kinds.ts";
 import { activatedAwsccSpecs } from "../../shared/providers/awscc/activated.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
@@ -83,6 +84,14 @@ const READ_PATCH = ["get", "list", "watch", "patch"];
  */
 const POLICY_READ = rulesFor([ActivationPolicy, CrossplaneActivationPolicy], ["get", "list", "watch"]);
 const POLICY_STATUS = rulesFor([ActivationPolicy], ["patch"], "/status");
+/**
+ * Usages: read (the engine, before deleting a managed resource), their finalizer, selected names and owner
+ * bound, Ready written, and a Usage whose user is gone deleted (what the garbage collector does).
+ */
+const USAGE_RULES = [
+  ...rulesFor(usageTypes(), [...READ_PATCH, "delete"]),
+  ...rulesFor(usageTypes(), ["patch"], "/status"),
+];
 
 const PROVIDER_RULES: PolicyRule[] = [
   ...rulesFor([Provider], ["get", "create"]),
@@ -111,7 +120,7 @@ export function rbacObjects(
 ): object[] {
   const labels = { "app.kubernetes.io/part-of": "driftless" };
   const claims = opts.claims ?? claimKindsOf();
-  const watched = [...managed, ...providerConfigTypes, ...claims.claims, ...claims.classes];
+  const watched = [...managed, ...providerConfigTypes, ...claims.claims, ...claims.classes, ...usageTypes()];
   const namespaces = opts.secretNamespaces ?? DEFAULT_SECRET_NAMESPACES;
   const scoped = namespaces !== "*";
   const secretRoles = (scoped ? namespaces : []).flatMap((namespace) => [
@@ -173,6 +182,7 @@ export function rbacObjects(
         // The managed kinds classes make, and only those, are created and deleted (for claims): no
         // other managed resource is ever created or deleted by driftless.
         ...rulesFor(claims.made, ["create", "delete"]),
+        ...USAGE_RULES,
         // Credential Secrets (read) and connection Secrets (written, owned by their managed resource).
         ...(scoped ? [] : [{ apiGroups: [""], resources: ["secrets"], verbs: [...SECRET_VERBS] }]),
         { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
