@@ -1591,4 +1591,8 @@ export const supportedSources = (): Array<{ from: string; to: string }> => [
     from: "driftless cluster-scoped kinds and ProviderConfigs (with --namespaced)",
     to: "their namespaced variants (.m.driftless.dev), ClusterProviderConfig",
   },
+  {
+    from: "Usage, ClusterUsage .protection.crossplane.io; Usage.apiextensions.crossplane.io",
+    to: "the same Usage kinds, spec.of and spec.by naming the driftless kinds (with --namespaced: Usage)",
+  },
 ];
