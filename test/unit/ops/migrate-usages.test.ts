@@ -98,7 +98,7 @@ describe("migrate: Usages", () => {
     );
     const usage = r.objects.find((o) => o.object.kind === "Usage")?.object;
     expect(usage?.metadata.namespace).toBe("platform");
-    expect((usage?.spec.of as { apiVersion: string }).apiVersion).toBe("ec2.aws.m.driftless.dev/v1alpha1");
+    expect(usage?.spec.of).toMatchObject({ apiVersion: "ec2.aws.m.driftless.dev/v1alpha1" });
   });
 
   it("an end of a kind driftless does not serve is kept and reported; a Usage of nothing driftless serves is left", () => {
