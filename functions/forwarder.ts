@@ -10,6 +10,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
 import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
+import { usageTypes } from "../shared/api/protection/usage.ts";
 import { claimTypes } from "../shared/claims/kinds.ts";
 import { Kube } from "../shared/kube/client.ts";
 import {
@@ -69,6 +70,7 @@ export function forwardedTypes(clouds: readonly Cloud[], opts: { claims?: boolea
     ...definitions.filter((d) => clouds.includes(d.cloud)),
     ...providerConfigTypes.filter((t) => clouds.includes(t.cloud)),
     ...(opts.claims ? claimTypes() : []),
+    ...usageTypes(),
   ];
 }
 

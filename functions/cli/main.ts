@@ -14,6 +14,7 @@ import { registerDoorbell } from "./commands/doorbell.ts";
 import { registerExplain } from "./commands/explain.ts";
 import { registerForward } from "./commands/forward.ts";
 import { registerGet } from "./commands/get.ts";
+import { registerImport } from "./commands/import.ts";
 import { registerMigrate } from "./commands/migrate.ts";
 import { registerPlan } from "./commands/plan.ts";
 import { registerRun } from "./commands/run.ts";
@@ -42,6 +43,7 @@ const COMMANDS: RegisterCommand[] = [
   registerDoorbell,
   registerDoctor,
   registerMigrate,
+  registerImport,
 ];
 
 /** Help for variables whose schema in functions/config.ts has no description. */

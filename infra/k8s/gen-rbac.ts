@@ -16,6 +16,7 @@ import { namespacedVariantOf } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import { ActivationPolicy, CrossplaneActivationPolicy } from "../../shared/api/pkg/activation-policy.ts";
 import { Provider } from "../../shared/api/pkg/provider.ts";
+import { usageTypes } from "../../shared/api/protection/usage.ts";
 import { type ClaimKinds, claimKindsOf } from "../../shared/claims/kinds.ts";
 import { activatedAwsccSpecs } from "../../shared/providers/awscc/activated.ts";
 import { activatedGoogleSpecs } from "../../shared/providers/gcp/generic/activated.ts";
@@ -87,6 +88,14 @@ const READ_PATCH = ["get", "list", "watch", "patch"];
  */
 const POLICY_READ = rulesFor([ActivationPolicy, CrossplaneActivationPolicy], ["get", "list", "watch"]);
 const POLICY_STATUS = rulesFor([ActivationPolicy], ["patch"], "/status");
+/**
+ * Usages: read (the engine, before deleting a managed resource), their finalizer, selected names and owner
+ * bound, Ready written, and a Usage whose user is gone deleted (what the garbage collector does).
+ */
+const USAGE_RULES = [
+  ...rulesFor(usageTypes(), [...READ_PATCH, "delete"]),
+  ...rulesFor(usageTypes(), ["patch"], "/status"),
+];
 
 const PROVIDER_RULES: PolicyRule[] = [
   ...rulesFor([Provider], ["get", "create"]),
@@ -115,7 +124,7 @@ export function rbacObjects(
 ): object[] {
   const labels = { "app.kubernetes.io/part-of": "driftless" };
   const claims = opts.claims ?? claimKindsOf();
-  const watched = [...managed, ...providerConfigTypes, ...claims.claims, ...claims.classes];
+  const watched = [...managed, ...providerConfigTypes, ...claims.claims, ...claims.classes, ...usageTypes()];
   const namespaces = opts.secretNamespaces ?? DEFAULT_SECRET_NAMESPACES;
   const scoped = namespaces !== "*";
   const secretRoles = (scoped ? namespaces : []).flatMap((namespace) => [
@@ -177,6 +186,7 @@ export function rbacObjects(
         // The managed kinds classes make, and only those, are created and deleted (for claims): no
         // other managed resource is ever created or deleted by driftless.
         ...rulesFor(claims.made, ["create", "delete"]),
+        ...USAGE_RULES,
         // Credential Secrets (read) and connection Secrets (written, owned by their managed resource).
         ...(scoped ? [] : [{ apiGroups: [""], resources: ["secrets"], verbs: [...SECRET_VERBS] }]),
         { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },

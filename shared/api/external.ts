@@ -90,6 +90,24 @@ export interface ExternalClient<F, A> {
   observeMany?(
     items: ReadonlyArray<ObserveManyItem<F, A>>,
   ): Promise<Array<ExternalObservation<F, A> | Error>>;
+  /**
+   * Every resource of this kind where the client reaches (its ProviderConfig's account and region), with
+   * the cloud's list calls, for `driftless import`: its external name and the spec fields that say where
+   * it lives (region …). Present on kinds that can be discovered.
+   */
+  list?(): Promise<ExternalListing[]>;
+}
+
+/** A kind whose client cannot list what exists (yet): `driftless import` names it and goes on. */
+export class NotListableError extends Error {
+  override name = "NotListableError";
+}
+
+/** One resource found by a kind's `list`. */
+export interface ExternalListing {
+  externalName: string;
+  /** The forProvider fields an Observe-only managed resource needs to find it (its home fields). */
+  forProvider: Record<string, unknown>;
 }
 
 /** One resource of a batched observe: the managed resource and its (recorded) external name. */

@@ -11,6 +11,9 @@ import { isConflict, isNotFound } from "./client.ts";
 // `enum`, `default` and every `x-kubernetes-*` key of a schema written as plain JSON.
 const CRDS = { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions" };
 
+const DRIFTLESS_DOMAIN = ".driftless.dev";
+const PART_OF = "app.kubernetes.io/part-of";
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** CRDs written at once: the API server's per-CRD work overlaps (68 CRDs: 50.7 s serial, 30.0 s at 8, loaded). */
@@ -35,6 +38,12 @@ export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 
     for (let attempt = 0; ; attempt++) {
       try {
         const current = await api.readCustomResourceDefinition({ name });
+        // Another owner's CRD of a shared group (Crossplane's Usages): theirs to keep, never overwritten.
+        if (
+          !crd.metadata?.name?.endsWith(DRIFTLESS_DOMAIN) &&
+          current.metadata?.labels?.[PART_OF] !== "driftless"
+        )
+          return;
         await raw.replaceClusterCustomObject({
           ...CRDS,
           name,

@@ -47,6 +47,7 @@ import {
 } from "./migrate-namespaced.ts";
 
 import type { DriftlessObject, IssueSeverity, MigratedObject, MigrateIssue } from "./migrate-types.ts";
+import { isUsage, type KindTarget, migrateUsage } from "./migrate-usages.ts";
 
 export type { DriftlessObject, IssueSeverity, MigratedObject, MigrateIssue };
 export { MIGRATED_FROM_ANNOTATION };
@@ -889,6 +890,17 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
       );
       return;
     }
+    if (isUsage(apiVersion, kind)) {
+      const namespaced = opts.namespaced?.namespace;
+      const out = migrateUsage(
+        o,
+        { target: usageTarget(opts), ...(namespaced ? { namespaced } : {}) },
+        issue,
+      );
+      if (out) write(out);
+      else result.skipped++;
+      return;
+    }
     if (group.endsWith(DRIFTLESS_SUFFIX)) {
       const out = migrateDriftless(group, o, opts, issue);
       if (!out) {
@@ -958,6 +970,21 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
   fillServerResourceGroups(result);
   result.issues.push(...checkReferences(result.objects, [...MIGRATABLE_KINDS, ...(opts.kinds ?? [])]));
   return result;
+}
+
+/** What a kind a Usage names becomes: an Upjet kind's driftless kind, or a driftless kind itself. */
+function usageTarget(opts: MigrateOptions): KindTarget {
+  return (apiVersion, kind) => {
+    const { group, v2 } = groupOf(apiVersion);
+    const mapping = MAPPINGS.find((m) => m.group === group && m.kind === kind);
+    if (mapping) return { def: mapping.to, v2 };
+    for (const def of opts.kinds ?? MIGRATABLE_KINDS) {
+      if (def.kind !== kind) continue;
+      if (def.apiVersion === apiVersion) return { def, v2: false };
+      if (namespacedVariantOf(def).apiVersion === apiVersion) return { def, v2: true };
+    }
+    return undefined;
+  };
 }
 
 /** Folds a companion object into the migrated object it configures, or refuses it (an error) when there is none. */
@@ -1563,5 +1590,9 @@ export const supportedSources = (): Array<{ from: string; to: string }> => [
   {
     from: "driftless cluster-scoped kinds and ProviderConfigs (with --namespaced)",
     to: "their namespaced variants (.m.driftless.dev), ClusterProviderConfig",
+  },
+  {
+    from: "Usage, ClusterUsage .protection.crossplane.io; Usage.apiextensions.crossplane.io",
+    to: "the same Usage kinds, spec.of and spec.by naming the driftless kinds (with --namespaced: Usage)",
   },
 ];

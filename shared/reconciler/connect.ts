@@ -235,6 +235,8 @@ function limitOperations<F, A>(
     ...(client.observeMany ? { observeMany: client.observeMany.bind(client) } : {}),
     // Where the resource lives comes from the ProviderConfig's cached identity, not from the resource.
     ...(client.home ? { home: client.home.bind(client) } : {}),
+    // Listing for `driftless import`: a few pages, once per command.
+    ...(client.list ? { list: client.list.bind(client) } : {}),
   };
 }
 

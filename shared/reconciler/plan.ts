@@ -75,6 +75,8 @@ export const Msg = {
   gracePeriod: "Waiting for external resource existence to be confirmed",
   deleteRequested: "deletion of the external resource was requested",
   indexLabel: "cannot write the external-key index label",
+  usages: "cannot read the Usages of the managed resource",
+  inUse: "waiting: in use by",
 } as const;
 
 /** Event reasons, as crossplane-runtime names them, so `kubectl describe` reads the same as under Crossplane. */
@@ -101,6 +103,7 @@ export const Reason = {
   updated: "UpdatedExternalResource",
   deleted: "DeletedExternalResource",
   updateLoop: "UpdateLoopDetected",
+  cannotGetUsages: "CannotGetUsages",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];
 
@@ -169,11 +172,16 @@ export interface Verdict {
  * tells the home), an observation.
  */
 export type Plan =
-  | { steps: Step[]; next: "replan" | "connection" | "observation"; verdict?: undefined }
+  | { steps: Step[]; next: "replan" | "usages" | "connection" | "observation"; verdict?: undefined }
   | { steps: Step[]; next?: undefined; verdict: Verdict };
 
 /** What is known of the resource besides the object itself. */
 export interface Known {
+  /**
+   * While deleting: what holds the resource (Usages, api/protection/usage.ts), one line each; empty when
+   * nothing does. Absent: not read yet.
+   */
+  usedBy?: readonly string[];
   /** References were resolved in this reconcile already (policy Always resolves once per reconcile). */
   referencesResolved?: boolean;
   /** Where the connected client would reach ({} when its kind reports none); absent before connecting. */
@@ -220,6 +228,18 @@ export function plan(ctx: PlanContext, mr: ManagedResource, known: Known = {}): 
       ],
       { outcome: "paused" },
     );
+  }
+  if (isDeleting) {
+    // A resource in use is not deleted — neither in the cloud nor, orphaned, from the cluster — until
+    // whatever uses it is gone (Crossplane's Usages). Deleting both waits in order, whatever reconciles first.
+    if (known.usedBy === undefined) return { steps: [], next: "usages" };
+    if (known.usedBy.length > 0) {
+      const message = `${Msg.inUse} ${known.usedBy.join(", ")}: the external resource is kept and deletion proceeds once nothing uses it`;
+      return final(statusStep(ctx, mr, [deleting(message), reconcileSuccess()]), {
+        outcome: "deleting",
+        requeueAfterMs: ctx.jitter(DEPENDENTS_REQUEUE_MS),
+      });
+    }
   }
   // Orphan: the cloud resource stays; only our traces in the cluster go. Works whatever the spec says.
   if (isDeleting && !policies.delete) {

@@ -53,6 +53,7 @@ import {
 } from "./plan.ts";
 import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
+import { holdersOf } from "./usages.ts";
 
 export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
 export const DEFAULT_CREATION_GRACE_MS = 30_000;
@@ -275,6 +276,8 @@ export class ManagedReconciler implements Reconciles {
       }
       if (p.next === "replan") {
         mr = await this.#rewriteInMemory(def, mr, p.steps, known);
+      } else if (p.next === "usages") {
+        known.usedBy = await this.#holders(mr);
       } else if (p.next === "connection") {
         client = await this.#connector.connect(provider, mr);
         known.home = client.home ? await client.home(asCreated(mr)) : {};
@@ -498,7 +501,10 @@ export class ManagedReconciler implements Reconciles {
         if (stopped) return stopped;
       }
       if (p.verdict) return p.verdict;
-      if (p.next === "connection") {
+      if (p.next === "usages") {
+        const failed = await this.#usages(run, known);
+        if (failed) return failed;
+      } else if (p.next === "connection") {
         const failed = await this.#connect(run, known);
         if (failed) return failed;
       } else if (p.next === "observation") {
@@ -507,6 +513,21 @@ export class ManagedReconciler implements Reconciles {
       }
     }
     throw new Error(`the reconcile did not settle in ${MAX_PLAN_ROUNDS} plan rounds`);
+  }
+
+  /** Learns what holds the resource being deleted (Usages); a failure when they cannot be read. */
+  async #usages(run: Run, known: Known): Promise<ReconcileResult | undefined> {
+    try {
+      known.usedBy = await this.#holders(run.mr);
+    } catch (err) {
+      return this.#fail(run, Reason.cannotGetUsages, wrapErr(Msg.usages, err), [deleting()]);
+    }
+    return undefined;
+  }
+
+  /** What holds `mr` (Usages whose user is still there); a `by` of a kind this engine does not serve holds. */
+  #holders(mr: ManagedResource): Promise<string[]> {
+    return holdersOf(this.#kube, (apiVersion, kind) => this.#registry.get(apiVersion, kind)?.definition, mr);
   }
 
   /** Connects the resource's client and learns where it would reach (its home); a failure when it cannot. */

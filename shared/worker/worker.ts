@@ -3,6 +3,7 @@
 // cloud-event resolver the queue adapters hand messages to.
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
 import { apiVersionOf, type ResourceType } from "../api/meta.ts";
+import { usageTypes } from "../api/protection/usage.ts";
 import { claimTypes } from "../claims/kinds.ts";
 import { ClaimBinder } from "../claims/reconciler.ts";
 import { CloudEventResolver } from "../cloud-events/resolve.ts";
@@ -20,6 +21,7 @@ import { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
 import type { RateLimit } from "../reconciler/rate-limit.ts";
 import { ManagedReconciler } from "../reconciler/reconciler.ts";
 import { KindRegistry } from "../reconciler/registry.ts";
+import { UsageReconciler } from "../usages/reconciler.ts";
 import { type BatchCheckFn, batchChecker } from "./batch.ts";
 import { contextLogger } from "./context.ts";
 import { Router } from "./core.ts";
@@ -56,7 +58,7 @@ export interface WorkerSetup {
 }
 
 export interface Worker {
-  /** The one router over the ProviderConfig reconciler, the claim reconciler and the managed engine. */
+  /** The one router over the ProviderConfig, claim and Usage reconcilers and the managed engine. */
   router: Router;
   /** The router's reconcile as a function: what the queue adapters take. */
   reconcile: ReconcileFn;
@@ -102,11 +104,17 @@ export function createWorker(setup: WorkerSetup): Worker {
     ? new Kube(setup.kube, { fieldManager: CLAIMS_FIELD_MANAGER })
     : setup.kube;
   const claims = setup.claims ? new ClaimBinder(claimsKube, { logger, events, ...poll }) : undefined;
-  const router = new Router([providerConfigs, ...(claims ? [claims] : []), engine], {
+  const types = typesOf(setup.kinds, setup.providerConfigKinds, { claims: setup.claims ?? false });
+  // Usages may name any kind this worker serves (managed resources, claims, ProviderConfigs).
+  const usages = new UsageReconciler(
+    setup.kube,
+    (apiVersion, kind) => types.find((t) => apiVersionOf(t) === apiVersion && t.kind === kind),
+    { logger, events },
+  );
+  const router = new Router([providerConfigs, ...(claims ? [claims] : []), usages, engine], {
     logger,
     ...(setup.metrics ? { metrics: setup.metrics } : {}),
   });
-  const types = typesOf(setup.kinds, setup.providerConfigKinds, { claims: setup.claims ?? false });
   return {
     router,
     reconcile: router.reconcile,
@@ -143,7 +151,7 @@ export function storedVersionOf(
 
 /**
  * Every kind a forwarder or sweep of this deployment watches: the managed kinds and their ProviderConfigs,
- * and with `claims` the claim and class kinds (what createWorker serves with the same option).
+ * Usages, and with `claims` the claim and class kinds (what createWorker serves with the same option).
  */
 export function typesOf(
   kinds: readonly Pick<ManagedKindProvider, "definition">[],
@@ -154,5 +162,6 @@ export function typesOf(
     ...kinds.map((k) => k.definition),
     ...providerConfigKinds.map((k) => k.type),
     ...(opts.claims ? claimTypes() : []),
+    ...usageTypes(),
   ];
 }

@@ -15,12 +15,18 @@ import { type CloudEventsDeclaration, itemsAt, stringAt, withPrefix } from "../.
 import type {
   ConnectContext,
   ExternalClient,
+  ExternalListing,
   ExternalObservation,
   IamStatement,
   ManagedKindProvider,
   ObserveManyItem,
 } from "../../api/external.ts";
-import { DependentsExistError, defineProvider, ThrottledError } from "../../api/external.ts";
+import {
+  DependentsExistError,
+  defineProvider,
+  NotListableError,
+  ThrottledError,
+} from "../../api/external.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import {
@@ -411,6 +417,21 @@ export abstract class Ec2KindClient<F, A, T, O> {
     return this.observationOf(mr.spec.forProvider, found, t);
   }
 
+  /** Every resource of the kind in this region, page by page (`driftless import`). */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await this.#describe({ MaxResults: 1000, ...(NextToken ? { NextToken } : {}) });
+      for (const t of page.items ?? []) {
+        const id = this.#kind.idOf(t);
+        if (id) out.push({ externalName: id, forProvider: { region: this.region } });
+      }
+      NextToken = page.nextToken;
+    } while (NextToken);
+    return out;
+  }
+
   /** Describe* with the kind's id filter; a name that is no id of the kind is observed alone. */
   async observeMany(
     items: ReadonlyArray<ObserveManyItem<F, A>>,
@@ -449,6 +470,12 @@ export function perRegion<F extends RegionSpec, A extends { arn?: string }>(
       // The home is where the spec points, not where the resource was found: a difference is refused.
       (mr) => awsHome(ctx, mr.spec.forProvider.region),
     ),
+    // `driftless import`: what exists in the ProviderConfig's region.
+    async list() {
+      const client = make(await awsClientConfig(ctx, undefined));
+      if (!client.list) throw new NotListableError("this kind cannot be listed yet");
+      return client.list();
+    },
     async observeMany(items) {
       // Resources without a region of their own are in the ProviderConfig's: grouped by resolved config.
       const configs = new Map<string | undefined, AwsClientConfig | Error>();

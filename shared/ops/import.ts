@@ -1,0 +1,124 @@
+// `driftless import`: what exists in the account a ProviderConfig reaches, as Observe-only managed resources.
+// Each selected kind's `list` (the cloud's own list calls) names what exists; whatever a managed resource
+// of the kind already names by its external name is skipped; the rest becomes an object with
+// `managementPolicies: ["Observe"]` and `crossplane.io/external-name`: applied, driftless only reads it.
+import { type ExternalListing, type ManagedKindProvider, NotListableError } from "../api/external.ts";
+import { globMatcher } from "../api/glob.ts";
+import { type ManagedResource, namespacedVariantOf } from "../api/managed.ts";
+import { Annotations } from "../api/meta.ts";
+import { isNotFound, type Kube } from "../kube/client.ts";
+import { type ConnectorOptions, ProviderConnector } from "../reconciler/connect.ts";
+import type { DriftlessObject } from "./migrate-types.ts";
+
+export interface ImportOptions extends ConnectorOptions {
+  /** The cluster-scoped ProviderConfig whose account, subscription or project is listed. */
+  providerConfig: string;
+  /** `<service>.<kind>` globs, e.g. `ec2.*`, `sqs.queue` (the service is the API group's first label). */
+  kinds: readonly string[];
+}
+
+export interface ImportResult {
+  objects: DriftlessObject[];
+  /** Per kind: how many were found, imported and skipped as already managed. */
+  kinds: Array<{ kind: string; found: number; imported: number; managed: number }>;
+  /** Selected kinds that cannot be listed yet (no `list` in their provider), by alias. */
+  unsupported: string[];
+}
+
+/** `<service>.<kind>` of a kind, lower-case: ec2.vpc, sqs.queue, pubsub.topic. */
+export const kindAlias = (def: { group: string; kind: string }) =>
+  `${def.group.split(".")[0]}.${def.kind}`.toLowerCase();
+
+/** A Kubernetes object name for an external name: lower-case, DNS-1123 characters, at most 253. */
+export function objectNameOf(externalName: string): string {
+  const name = externalName
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]+/g, "-")
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
+  return (name || "imported").slice(0, 253);
+}
+
+/** Lists, skips what is managed, and returns the objects to write. Reads the cluster and the cloud; writes nothing. */
+export async function discover(
+  kube: Kube,
+  providers: readonly ManagedKindProvider[],
+  opts: ImportOptions,
+): Promise<ImportResult> {
+  const matchers = opts.kinds.map(globMatcher);
+  const selected = providers.filter(
+    (p) => p.definition.scope === "Cluster" && matchers.some((m) => m(kindAlias(p.definition))),
+  );
+  const connector = new ProviderConnector(kube, opts);
+  const result: ImportResult = { objects: [], kinds: [], unsupported: [] };
+  for (const provider of selected) {
+    const def = provider.definition;
+    const probe = {
+      apiVersion: def.apiVersion,
+      kind: def.kind,
+      metadata: { name: "driftless-import" },
+      spec: { forProvider: {}, providerConfigRef: { name: opts.providerConfig } },
+    } as unknown as ManagedResource;
+    const client = await connector.connect(provider, probe);
+    let found: ExternalListing[];
+    try {
+      if (!client.list) throw new NotListableError("no list");
+      found = await client.list();
+    } catch (err) {
+      if (!(err instanceof NotListableError)) throw err;
+      result.unsupported.push(kindAlias(def));
+      continue;
+    }
+    const managed = await managedNames(kube, provider);
+    let imported = 0;
+    for (const item of found) {
+      if (managed.has(item.externalName)) continue;
+      imported++;
+      result.objects.push({
+        apiVersion: def.apiVersion,
+        kind: def.kind,
+        metadata: {
+          name: objectNameOf(item.externalName),
+          annotations: { [Annotations.externalName]: item.externalName },
+        },
+        spec: {
+          managementPolicies: ["Observe"],
+          providerConfigRef: { name: opts.providerConfig },
+          forProvider: item.forProvider,
+        },
+      });
+    }
+    result.kinds.push({
+      kind: kindAlias(def),
+      found: found.length,
+      imported,
+      managed: found.length - imported,
+    });
+  }
+  return result;
+}
+
+/** The external names managed resources of a kind (either shape, any namespace) already hold. */
+async function managedNames(kube: Kube, provider: ManagedKindProvider): Promise<Set<string>> {
+  const names = new Set<string>();
+  for (const t of [provider.definition, namespacedVariantOf(provider.definition)]) {
+    let cont: string | undefined;
+    do {
+      let page: Awaited<ReturnType<typeof kube.list<ManagedResource & { [k: string]: unknown }>>>;
+      try {
+        page = await kube.list<ManagedResource & { [k: string]: unknown }>(t, {
+          limit: 500,
+          ...(cont ? { continue: cont } : {}),
+        });
+      } catch (err) {
+        if (isNotFound(err)) break; // that shape's CRD is not installed: none of it
+        throw err;
+      }
+      for (const mr of page.items) {
+        const name = mr.metadata.annotations?.[Annotations.externalName];
+        if (name) names.add(name);
+      }
+      cont = page.continue;
+    } while (cont);
+  }
+  return names;
+}
