@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { Reference, Selector } from "../meta.ts";
+import { referenceTo } from "../reference.ts";
 import { AwsTags } from "./tags.ts";
 
 const Region = z
@@ -63,11 +63,12 @@ export const VPC = defineManagedKind({
   ownershipLookup: true,
 });
 
+const vpcReference = referenceTo("vpcId", VPC, { fills: "id" });
+
 export const SubnetForProvider = z.object({
   region: Region,
   vpcId: z.string().min(1).optional().describe("The VPC the subnet is in. Required to create. Immutable."),
-  vpcIdRef: Reference.optional().describe("A VPC managed resource whose id fills vpcId once it is Ready."),
-  vpcIdSelector: Selector.optional().describe("Selects a VPC managed resource by labels to fill vpcId."),
+  ...vpcReference.fields,
   cidrBlock: z
     .string()
     .min(1)
@@ -104,7 +105,7 @@ export const Subnet = defineManagedKind({
   connectionKeys: ["id", "arn", "cidrBlock", "availabilityZone"],
   externalName: "providerChosen",
   ownershipLookup: true,
-  references: [{ field: "vpcId", refField: "vpcIdRef", selectorField: "vpcIdSelector", to: VPC }],
+  references: [vpcReference.def],
 });
 
 const ruleFields = {
@@ -167,8 +168,7 @@ export const SecurityGroupForProvider = z.object({
     .optional()
     .describe('Description of the group; default "Managed by driftless". Immutable.'),
   vpcId: z.string().min(1).optional().describe("The VPC the group is in. Required to create. Immutable."),
-  vpcIdRef: Reference.optional().describe("A VPC managed resource whose id fills vpcId once it is Ready."),
-  vpcIdSelector: Selector.optional().describe("Selects a VPC managed resource by labels to fill vpcId."),
+  ...vpcReference.fields,
   ingress: z
     .array(IngressRule)
     .optional()
@@ -202,5 +202,5 @@ export const SecurityGroup = defineManagedKind({
   connectionKeys: ["id", "arn"],
   externalName: "providerChosen",
   ownershipLookup: true,
-  references: [{ field: "vpcId", refField: "vpcIdRef", selectorField: "vpcIdSelector", to: VPC }],
+  references: [vpcReference.def],
 });
