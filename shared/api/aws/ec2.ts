@@ -1,13 +1,7 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
-import { AwsTags } from "./tags.ts";
-
-const Region = z
-  .string()
-  .min(1)
-  .optional()
-  .describe("AWS region; defaults to the ProviderConfig's region. Immutable.");
+import { AwsRegion, AwsTags } from "./fields.ts";
 
 const Tags = AwsTags.describe(
   "Tags on the cloud resource. driftless also tags what it creates with driftless.dev/managed-resource-uid (its ownership tag, never shown here and never removed).",
@@ -16,7 +10,7 @@ const Tags = AwsTags.describe(
 const Cidrs = (what: string) => z.array(z.string().min(1)).optional().describe(what);
 
 export const VPCForProvider = z.object({
-  region: Region,
+  region: AwsRegion,
   cidrBlock: z
     .string()
     .min(1)
@@ -66,7 +60,7 @@ export const VPC = defineManagedKind({
 const vpcReference = referenceTo("vpcId", VPC, { fills: "id" });
 
 export const SubnetForProvider = z.object({
-  region: Region,
+  region: AwsRegion,
   vpcId: z.string().min(1).optional().describe("The VPC the subnet is in. Required to create. Immutable."),
   ...vpcReference.fields,
   cidrBlock: z
@@ -154,7 +148,7 @@ export const EgressRule = z
   .describe("Outbound traffic a security group allows.");
 
 export const SecurityGroupForProvider = z.object({
-  region: Region,
+  region: AwsRegion,
   groupName: z
     .string()
     .min(1)

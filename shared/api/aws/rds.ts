@@ -3,16 +3,12 @@ import { defineManagedKind } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { listReferenceTo, referenceTo } from "../reference.ts";
 import { SecurityGroup, Subnet } from "./ec2.ts";
-import { AwsTags } from "./tags.ts";
+import { AwsRegion, AwsTags } from "./fields.ts";
 
 const subnetReference = listReferenceTo("subnetId", Subnet, { fills: "id" });
 
 export const DBSubnetGroupForProvider = z.object({
-  region: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  region: AwsRegion,
   description: z
     .string()
     .min(1)
@@ -52,11 +48,7 @@ const subnetGroupReference = referenceTo("dbSubnetGroupName", DBSubnetGroup, { f
 const securityGroupReference = listReferenceTo("vpcSecurityGroupId", SecurityGroup, { fills: "id" });
 
 export const DBInstanceForProvider = z.object({
-  region: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  region: AwsRegion,
   engine: z
     .string()
     .min(1)

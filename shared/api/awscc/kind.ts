@@ -2,6 +2,7 @@
 // definition — zod forProvider and atProvider, immutable fields, references, write-only fields — so the
 // CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
 import { z } from "zod";
+import { AwsRegion } from "../aws/fields.ts";
 import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
 import {
   defineManagedKind,
@@ -157,11 +158,7 @@ export function referenceTarget(to: { type: string } | { handWritten: string }) 
 /** The forProvider and atProvider schemas and field behaviours of a generated kind. */
 export function awsccSchemas(spec: AwsccKindSpec) {
   const fp: Record<string, z.ZodType> = {
-    region: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+    region: AwsRegion,
   };
   Object.assign(fp, membersOf(spec, spec.properties, 0, [], "", spec.identifierField));
   // The engine skips these when comparing and late-initializing (a list's members are overlaid by the
