@@ -87,7 +87,11 @@ export interface CrdInput {
   type: ResourceType;
   description: string;
   spec: AnyObjectSchema;
-  status: AnyObjectSchema;
+  /** Left out for a kind that has no status (a class is a template): no status subresource either. */
+  status?: AnyObjectSchema;
+  /** What spec and status hold, for schemas that do not describe themselves. */
+  specDescription?: string;
+  statusDescription?: string;
   categories: string[];
   shortNames?: string[];
   printerColumns: Array<Record<string, unknown>>;
@@ -102,16 +106,24 @@ function withInitProvider(spec: JSONSchemaProps, add: boolean): JSONSchemaProps 
   return { ...spec, properties: { ...properties, initProvider: initProviderSchema(forProvider) } };
 }
 
-/** A driftless CRD: one served version with the status subresource, conditions a map keyed by type. */
-export function crd(i: CrdInput) {
-  const { type } = i;
-  const statusSchema = jsonSchemaOf(i.status);
-  const conditions = (statusSchema.properties as Record<string, JSONSchemaProps> | undefined)?.conditions;
+/** A status schema whose conditions are a map keyed by type: server-side apply and strategic tools merge them by key. */
+function conditionsByType(status: JSONSchemaProps): JSONSchemaProps {
+  const conditions = (status.properties as Record<string, JSONSchemaProps> | undefined)?.conditions;
   if (conditions) {
-    // Conditions are a map keyed by type: server-side apply and strategic tools merge them by key.
     conditions["x-kubernetes-list-type"] = "map";
     conditions["x-kubernetes-list-map-keys"] = ["type"];
   }
+  return status;
+}
+
+const described = (schema: JSONSchemaProps, description: string | undefined): JSONSchemaProps =>
+  description ? { description, ...schema } : schema;
+
+/** A driftless CRD: one served version, with the status subresource when it has a status. */
+export function crd(i: CrdInput) {
+  const { type } = i;
+  const spec = withInitProvider(jsonSchemaOf(i.spec), i.initProvider ?? false);
+  const status = i.status && conditionsByType(jsonSchemaOf(i.status));
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -132,7 +144,7 @@ export function crd(i: CrdInput) {
           name: type.version,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          ...(status ? { subresources: { status: {} } } : {}),
           additionalPrinterColumns: i.printerColumns,
           schema: {
             openAPIV3Schema: {
@@ -141,8 +153,8 @@ export function crd(i: CrdInput) {
               required: ["spec"],
               properties: {
                 ...OBJECT_PROPERTIES,
-                spec: withInitProvider(jsonSchemaOf(i.spec), i.initProvider ?? false),
-                status: statusSchema,
+                spec: described(spec, i.specDescription),
+                ...(status ? { status: described(status, i.statusDescription) } : {}),
               },
             },
           },

@@ -178,15 +178,15 @@ export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
     .describe("The observed state of the managed resource, written by driftless.");
 }
 
-export function providerConfigType(cloud: string): ResourceType {
-  return {
-    group: `${cloud}.${API_DOMAIN}`,
-    version: "v1alpha1",
-    kind: "ProviderConfig",
-    plural: "providerconfigs",
-    namespaced: false,
-  };
-}
+const providerConfigTypeIn = (
+  group: string,
+  kind: "ProviderConfig" | "ClusterProviderConfig",
+  namespaced: boolean,
+): ResourceType => ({ group, version: "v1alpha1", kind, plural: `${kind.toLowerCase()}s`, namespaced });
+
+/** A cloud's cluster-scoped ProviderConfig (the cluster-scoped kinds' own). */
+export const providerConfigType = (cloud: string) =>
+  providerConfigTypeIn(`${cloud}.${API_DOMAIN}`, "ProviderConfig", false);
 
 /** `sqs.aws.driftless.dev` → `sqs.aws.m.driftless.dev`: where the namespaced (Crossplane v2) kinds live. */
 export function namespacedGroupOf(group: string): string {
@@ -197,26 +197,12 @@ export function namespacedGroupOf(group: string): string {
 }
 
 /** The namespaced ProviderConfig of a cloud's `.m.` group: usable by resources in its own namespace only. */
-export function namespacedProviderConfigType(cloud: string): ResourceType {
-  return {
-    group: `${cloud}.m.${API_DOMAIN}`,
-    version: "v1alpha1",
-    kind: "ProviderConfig",
-    plural: "providerconfigs",
-    namespaced: true,
-  };
-}
+export const namespacedProviderConfigType = (cloud: string) =>
+  providerConfigTypeIn(`${cloud}.m.${API_DOMAIN}`, "ProviderConfig", true);
 
 /** The platform's ClusterProviderConfig of a cloud's `.m.` group (default `default`). */
-export function clusterProviderConfigType(cloud: string): ResourceType {
-  return {
-    group: `${cloud}.m.${API_DOMAIN}`,
-    version: "v1alpha1",
-    kind: "ClusterProviderConfig",
-    plural: "clusterproviderconfigs",
-    namespaced: false,
-  };
-}
+export const clusterProviderConfigType = (cloud: string) =>
+  providerConfigTypeIn(`${cloud}.m.${API_DOMAIN}`, "ClusterProviderConfig", false);
 
 /** A Secret in the object's own namespace (the namespaced shape has no namespace field to point elsewhere). */
 export const LocalSecretReference = z

@@ -21,8 +21,8 @@ export interface PartDef {
   type: ManagedKindDef;
   /** The part whose connection Secret is copied to the claim's namespace. */
   primary?: boolean;
-  /** The class template's forProvider for this part. */
-  template(classSpec: Fields): Fields;
+  /** The class template's forProvider for this part; default the class spec's own `forProvider`. */
+  template?(classSpec: Fields): Fields;
   /** forProvider fields fixed when the resource is made (engine, references between parts). */
   fixed?(ctx: BindContext): Fields;
   /** The forProvider fields the claim decides, kept in sync; undefined values are left as they are. */
@@ -59,7 +59,8 @@ export const claimLabelsOf = (claim: Fields) => stringMap(claim.labels);
 
 /** A new resource's forProvider: the class template, then fixed fields, then the claim's portable fields. */
 export function initialForProvider(part: PartDef, ctx: BindContext): Fields {
-  const template = structuredClone(part.template(ctx.classSpec ?? {}));
+  const classSpec = ctx.classSpec ?? {};
+  const template = structuredClone(part.template?.(classSpec) ?? objectAt(classSpec, "forProvider"));
   const out: Fields = { ...template, ...(part.fixed?.(ctx) ?? {}), ...defined(part.portable(ctx)) };
   if (part.labelsField) {
     const labels = { ...stringMap(template[part.labelsField]), ...claimLabelsOf(ctx.claim) };

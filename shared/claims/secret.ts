@@ -2,8 +2,7 @@ import type { V1Secret } from "@kubernetes/client-node";
 import type { Claim } from "../api/claims/claims.ts";
 import { ClaimLabels } from "../api/claims/meta.ts";
 import type { Kube } from "../kube/client.ts";
-
-const SECRET_TYPE = "connection.driftless.dev/v1alpha1";
+import { connectionSecret } from "../kube/connection-secret.ts";
 
 /** The claim's Secret name is taken by a Secret this claim does not own: never overwrite it. */
 export class SecretConflictError extends Error {
@@ -46,41 +45,24 @@ export async function propagateSecret(
       `Secret ${namespace}/${ref.name} already exists and does not belong to this claim: choose another spec.writeConnectionSecretToRef.name`,
     );
   }
-  const data = { ...(current?.data ?? {}) };
-  let changed = !current;
-  for (const [k, v] of Object.entries(desired)) {
-    if (data[k] !== v) {
-      data[k] = v;
-      changed = true;
-    }
-  }
-  if (!changed) return "unchanged";
-  const secret: V1Secret = {
-    apiVersion: "v1",
-    kind: "Secret",
-    type: SECRET_TYPE,
-    metadata: {
-      name: ref.name,
-      namespace,
-      ...(current?.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
-      labels: {
-        ...(current?.metadata?.labels ?? {}),
-        "app.kubernetes.io/managed-by": "driftless",
-        [ClaimLabels.secretOf]: uid,
+  const secret = connectionSecret({
+    name: ref.name,
+    namespace,
+    current,
+    data: desired,
+    labels: { [ClaimLabels.secretOf]: uid },
+    ownerReferences: [
+      {
+        apiVersion: claim.apiVersion,
+        kind: claim.kind,
+        name: claim.metadata.name,
+        uid,
+        controller: true,
+        blockOwnerDeletion: false,
       },
-      ownerReferences: [
-        {
-          apiVersion: claim.apiVersion,
-          kind: claim.kind,
-          name: claim.metadata.name,
-          uid,
-          controller: true,
-          blockOwnerDeletion: false,
-        },
-      ],
-    },
-    data,
-  };
+    ],
+  });
+  if (!secret) return "unchanged";
   // A racing writer makes this 409: the caller re-reads and tries again on the next reconcile.
   if (current) await kube.replaceSecret(secret);
   else await kube.createSecret(secret);

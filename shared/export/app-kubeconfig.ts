@@ -48,18 +48,6 @@ export function parseAppClusterFlag(value: string): { name: string; path: string
   return { name, path };
 }
 
-/** Pins a name to a KubeConfig the caller already trusts (built in code, not read from an app team's file). */
-export function pinAppCluster(appCluster: string, kc: KubeConfig): AppClusterKubeConfig {
-  const out = new AppClusterKubeConfig(appCluster);
-  out.loadFromOptions({
-    clusters: kc.clusters,
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-  });
-  return out;
-}
-
 /**
  * Reads an app cluster's kubeconfig file. Refuses exec plugins and auth providers (they run commands),
  * impersonation client-node cannot carry (groups, uid, extra), and — unless `allowLocalFiles` — every

@@ -234,6 +234,25 @@ export class Kube {
     };
   }
 
+  /** A list page by page, `limit` objects at a time; no page at all when the kind's CRD is not installed. */
+  async *listPages<T extends KubeObject>(
+    t: ResourceType,
+    opts: { limit: number; labelSelector?: string; namespace?: string },
+  ): AsyncGenerator<T[]> {
+    let cont: string | undefined;
+    do {
+      let page: ListPage<T>;
+      try {
+        page = await this.list<T>(t, { ...opts, ...(cont ? { continue: cont } : {}) });
+      } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+      }
+      yield page.items;
+      cont = page.continue;
+    } while (cont);
+  }
+
   create<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
     return this.#call<T>("writes", `create ${t.kind}`, {
       method: "POST",

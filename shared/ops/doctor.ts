@@ -96,62 +96,26 @@ export function requiredAccess(
   claims: ClaimKinds = claimKindsOf(),
 ): Access[] {
   const out: Access[] = [];
+  const allow = (t: ResourceType, verbs: readonly string[], why: string, subresource?: string) => {
+    for (const verb of verbs)
+      out.push({ group: t.group, resource: t.plural, ...(subresource ? { subresource } : {}), verb, why });
+  };
+  const readAndPatch = ["get", "list", "watch", "patch"];
   for (const t of managed) {
-    for (const verb of ["get", "list", "watch", "patch"]) {
-      out.push({ group: t.group, resource: t.plural, verb, why: "read and annotate managed resources" });
-    }
-    out.push({
-      group: t.group,
-      resource: t.plural,
-      subresource: "status",
-      verb: "patch",
-      why: "write Ready and Synced conditions",
-    });
+    allow(t, readAndPatch, "read and annotate managed resources");
+    allow(t, ["patch"], "write Ready and Synced conditions", "status");
   }
   for (const t of providerConfigs) {
-    for (const verb of ["get", "list", "watch", "patch"]) {
-      out.push({
-        group: t.group,
-        resource: t.plural,
-        verb,
-        why: "read credentials, keep the in-use finalizer",
-      });
-    }
-    out.push({
-      group: t.group,
-      resource: t.plural,
-      subresource: "status",
-      verb: "patch",
-      why: "report ProviderConfig health",
-    });
+    allow(t, readAndPatch, "read credentials, keep the in-use finalizer");
+    allow(t, ["patch"], "report ProviderConfig health", "status");
   }
   for (const t of claims.claims) {
-    for (const verb of ["get", "list", "watch", "patch"]) {
-      out.push({ group: t.group, resource: t.plural, verb, why: "bind claims to classes" });
-    }
-    out.push({
-      group: t.group,
-      resource: t.plural,
-      subresource: "status",
-      verb: "patch",
-      why: "write claims' Ready, Synced and Bound conditions",
-    });
+    allow(t, readAndPatch, "bind claims to classes");
+    allow(t, ["patch"], "write claims' Ready, Synced and Bound conditions", "status");
   }
-  for (const t of claims.classes) {
-    for (const verb of ["get", "list", "watch"]) {
-      out.push({ group: t.group, resource: t.plural, verb, why: "choose a class for each claim" });
-    }
-  }
-  for (const t of claims.made) {
-    for (const verb of ["create", "delete"]) {
-      out.push({
-        group: t.group,
-        resource: t.plural,
-        verb,
-        why: "make and delete the managed resources claims bind to",
-      });
-    }
-  }
+  for (const t of claims.classes) allow(t, ["get", "list", "watch"], "choose a class for each claim");
+  for (const t of claims.made)
+    allow(t, ["create", "delete"], "make and delete the managed resources claims bind to");
   for (const verb of ["get", "create", "update", "delete"]) {
     out.push({
       group: "",

@@ -9,7 +9,7 @@ import {
 } from "../api/managed.ts";
 import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, type ResourceType } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { isNotFound, type Kube, type KubeObject } from "../kube/client.ts";
+import type { Kube, KubeObject } from "../kube/client.ts";
 import { NotFoundError } from "./errors.ts";
 
 // Events about cluster-scoped objects live in "default" (see shared/kube/events.ts).
@@ -29,23 +29,13 @@ export async function listAll(
 ): Promise<AnyObject[]> {
   const items: AnyObject[] = [];
   for (const t of types) {
-    let cont: string | undefined;
-    do {
-      try {
-        const page = await kube.list<AnyObject>(t, {
-          limit: LIST_PAGE,
-          ...(cont ? { continue: cont } : {}),
-          ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
-          ...(opts.namespace ? { namespace: opts.namespace } : {}),
-        });
-        // Custom-object lists leave apiVersion and kind off their items on some servers.
-        items.push(...page.items.map((i) => ({ ...i, apiVersion: `${t.group}/${t.version}`, kind: t.kind })));
-        cont = page.continue;
-      } catch (err) {
-        if (isNotFound(err)) break;
-        throw err;
-      }
-    } while (cont);
+    // Custom-object lists leave apiVersion and kind off their items on some servers.
+    for await (const page of kube.listPages<AnyObject>(t, {
+      limit: LIST_PAGE,
+      ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+      ...(opts.namespace ? { namespace: opts.namespace } : {}),
+    }))
+      items.push(...page.map((i) => ({ ...i, apiVersion: `${t.group}/${t.version}`, kind: t.kind })));
   }
   return items;
 }

@@ -74,17 +74,13 @@ export function endpointPolicyFromEnv(env: Record<string, string | undefined>): 
 /** A policy that allows only the clouds' own hosts. */
 export const NO_EXTRA_HOSTS: EndpointPolicy = { aws: [], gcp: [], azure: [] };
 
-let configured: EndpointPolicy | undefined;
+let parsed: { from: string; policy: EndpointPolicy } | undefined;
 
-/** Sets the platform's policy (the edge, once; tests). `undefined`: read the environment again on next use. */
-export function setEndpointPolicy(policy: EndpointPolicy | undefined): void {
-  configured = policy;
-}
-
-/** The policy in force: as set, else read once from this process's environment. */
+/** The policy in force: this process's environment, parsed again only when its three settings change. */
 export function endpointPolicy(): EndpointPolicy {
-  configured ??= endpointPolicyFromEnv(process.env);
-  return configured;
+  const from = JSON.stringify(Object.values(ENDPOINT_HOSTS_ENV).map((name) => process.env[name]));
+  if (parsed?.from !== from) parsed = { from, policy: endpointPolicyFromEnv(process.env) };
+  return parsed.policy;
 }
 
 /** Whose host an endpoint names: the cloud's own, one the platform listed, or this machine (an emulator). */

@@ -2,8 +2,8 @@ import type { V1Secret } from "@kubernetes/client-node";
 import type { ConnectionDetails } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import { isConflict, type Kube } from "../kube/client.ts";
+import { connectionSecret } from "../kube/connection-secret.ts";
 
-const SECRET_TYPE = "connection.driftless.dev/v1alpha1";
 const MAX_CONFLICT_RETRIES = 3;
 
 /**
@@ -33,32 +33,17 @@ export class ConnectionPublisher {
           );
         }
       }
-      const data = { ...(current?.data ?? {}) };
-      let changed = !current;
-      for (const [k, v] of Object.entries(details)) {
-        const encoded = Buffer.from(v, "utf8").toString("base64");
-        if (data[k] !== encoded) {
-          data[k] = encoded;
-          changed = true;
-        }
-      }
-      if (!changed) return false;
-      const secret: V1Secret = {
-        apiVersion: "v1",
-        kind: "Secret",
-        type: SECRET_TYPE,
-        metadata: {
-          name: ref.name,
-          namespace: ref.namespace,
-          ...(current?.metadata?.resourceVersion
-            ? { resourceVersion: current.metadata.resourceVersion }
-            : {}),
-          labels: { ...(current?.metadata?.labels ?? {}), "app.kubernetes.io/managed-by": "driftless" },
-          ...(current?.metadata?.annotations ? { annotations: current.metadata.annotations } : {}),
-          ownerReferences: current?.metadata?.ownerReferences ?? [owner],
-        },
-        data,
-      };
+      const secret = connectionSecret({
+        name: ref.name,
+        namespace: ref.namespace,
+        current,
+        data: Object.fromEntries(
+          Object.entries(details).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
+        ),
+        annotations: current?.metadata?.annotations,
+        ownerReferences: current?.metadata?.ownerReferences ?? [owner],
+      });
+      if (!secret) return false;
       try {
         if (current) await this.#kube.replaceSecret(secret);
         else await this.#kube.createSecret(secret);

@@ -7,7 +7,7 @@ import {
 } from "../api/managed.ts";
 import { API_DOMAIN, PROVIDER_CONFIG_FINALIZER } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
-import { isNotFound, type Kube, secretKeyValue } from "../kube/client.ts";
+import { type Kube, secretKeyValue } from "../kube/client.ts";
 import type { NewCondition, ReconcileResult, Reconciles, ResourceKey } from "./contract.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import type { KindRegistry } from "./registry.ts";
@@ -133,22 +133,12 @@ export class ProviderConfigReconciler implements Reconciles {
     const scope = target.type.group.endsWith(`.m.${API_DOMAIN}`) ? "Namespaced" : "Cluster";
     let users = 0;
     for (const def of this.#registry.definitions.filter((d) => d.cloud === cloud && d.scope === scope)) {
-      let cont: string | undefined;
-      do {
-        try {
-          const page = await this.#kube.list<ManagedResource & { [k: string]: unknown }>(def, {
-            limit: 500,
-            ...(target.namespace ? { namespace: target.namespace } : {}),
-            ...(cont ? { continue: cont } : {}),
-          });
-          users += page.items.filter((mr) => providerConfigKey(providerConfigOf(def, mr)) === key).length;
-          cont = page.continue;
-        } catch (err) {
-          // A kind whose CRD is not installed has no users.
-          if (isNotFound(err)) break;
-          throw err;
-        }
-      } while (cont);
+      // A kind whose CRD is not installed has no page, so no users.
+      for await (const page of this.#kube.listPages<ManagedResource & { [k: string]: unknown }>(def, {
+        limit: 500,
+        ...(target.namespace ? { namespace: target.namespace } : {}),
+      }))
+        users += page.filter((mr) => providerConfigKey(providerConfigOf(def, mr)) === key).length;
     }
     return users;
   }

@@ -18,11 +18,6 @@ export const reconcileContext = new AsyncLocalStorage<ReconcileContext>();
 /** The context of the reconcile running in this async call chain, if any. */
 export const currentReconcileContext = (): ReconcileContext | undefined => reconcileContext.getStore();
 
-/** Runs `fn` with `ctx` attached to every log line a contextLogger writes inside it. */
-export function withReconcileContext<T>(ctx: ReconcileContext, fn: () => Promise<T>): Promise<T> {
-  return reconcileContext.run(ctx, fn);
-}
-
 /**
  * Wraps a logger so each line carries the current reconcile's reason and correlationId: the router's
  * one "reconciled" line per reconcile then has key, reason, outcome, durationMs and correlationId.

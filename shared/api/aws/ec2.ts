@@ -1,13 +1,7 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { Reference, Selector } from "../meta.ts";
-import { AwsTags } from "./tags.ts";
-
-const Region = z
-  .string()
-  .min(1)
-  .optional()
-  .describe("AWS region; defaults to the ProviderConfig's region. Immutable.");
+import { referenceTo } from "../reference.ts";
+import { AwsRegion, AwsTags } from "./fields.ts";
 
 const Tags = AwsTags.describe(
   "Tags on the cloud resource. driftless also tags what it creates with driftless.dev/managed-resource-uid (its ownership tag, never shown here and never removed).",
@@ -16,7 +10,7 @@ const Tags = AwsTags.describe(
 const Cidrs = (what: string) => z.array(z.string().min(1)).optional().describe(what);
 
 export const VPCForProvider = z.object({
-  region: Region,
+  region: AwsRegion,
   cidrBlock: z
     .string()
     .min(1)
@@ -63,11 +57,12 @@ export const VPC = defineManagedKind({
   ownershipLookup: true,
 });
 
+const vpcReference = referenceTo("vpcId", VPC, { fills: "id" });
+
 export const SubnetForProvider = z.object({
-  region: Region,
+  region: AwsRegion,
   vpcId: z.string().min(1).optional().describe("The VPC the subnet is in. Required to create. Immutable."),
-  vpcIdRef: Reference.optional().describe("A VPC managed resource whose id fills vpcId once it is Ready."),
-  vpcIdSelector: Selector.optional().describe("Selects a VPC managed resource by labels to fill vpcId."),
+  ...vpcReference.fields,
   cidrBlock: z
     .string()
     .min(1)
@@ -104,7 +99,7 @@ export const Subnet = defineManagedKind({
   connectionKeys: ["id", "arn", "cidrBlock", "availabilityZone"],
   externalName: "providerChosen",
   ownershipLookup: true,
-  references: [{ field: "vpcId", refField: "vpcIdRef", selectorField: "vpcIdSelector", to: VPC }],
+  references: [vpcReference.def],
 });
 
 const ruleFields = {
@@ -153,7 +148,7 @@ export const EgressRule = z
   .describe("Outbound traffic a security group allows.");
 
 export const SecurityGroupForProvider = z.object({
-  region: Region,
+  region: AwsRegion,
   groupName: z
     .string()
     .min(1)
@@ -167,8 +162,7 @@ export const SecurityGroupForProvider = z.object({
     .optional()
     .describe('Description of the group; default "Managed by driftless". Immutable.'),
   vpcId: z.string().min(1).optional().describe("The VPC the group is in. Required to create. Immutable."),
-  vpcIdRef: Reference.optional().describe("A VPC managed resource whose id fills vpcId once it is Ready."),
-  vpcIdSelector: Selector.optional().describe("Selects a VPC managed resource by labels to fill vpcId."),
+  ...vpcReference.fields,
   ingress: z
     .array(IngressRule)
     .optional()
@@ -202,5 +196,5 @@ export const SecurityGroup = defineManagedKind({
   connectionKeys: ["id", "arn"],
   externalName: "providerChosen",
   ownershipLookup: true,
-  references: [{ field: "vpcId", refField: "vpcIdRef", selectorField: "vpcIdSelector", to: VPC }],
+  references: [vpcReference.def],
 });

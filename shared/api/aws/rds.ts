@@ -1,15 +1,14 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { Reference, SecretKeySelector, Selector } from "../meta.ts";
+import { SecretKeySelector } from "../meta.ts";
+import { listReferenceTo, referenceTo } from "../reference.ts";
 import { SecurityGroup, Subnet } from "./ec2.ts";
-import { AwsTags } from "./tags.ts";
+import { AwsRegion, AwsTags } from "./fields.ts";
+
+const subnetReference = listReferenceTo("subnetId", Subnet, { fills: "id" });
 
 export const DBSubnetGroupForProvider = z.object({
-  region: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  region: AwsRegion,
   description: z
     .string()
     .min(1)
@@ -21,13 +20,7 @@ export const DBSubnetGroupForProvider = z.object({
     .describe(
       "Subnets (subnet-…) of one VPC, in at least two availability zones; compared as a set. Required to create.",
     ),
-  subnetIdRefs: z
-    .array(Reference)
-    .optional()
-    .describe("Subnet managed resources whose ids fill subnetIds once they are all Ready."),
-  subnetIdSelector: Selector.optional().describe(
-    "Selects Subnet managed resources by labels to fill subnetIds.",
-  ),
+  ...subnetReference.fields,
   tags: AwsTags.optional().describe("Tags on the DB subnet group."),
 });
 
@@ -48,23 +41,14 @@ export const DBSubnetGroup = defineManagedKind({
   immutable: ["region"],
   connectionKeys: ["name", "arn"],
   // The reference fields are inputs of driftless itself: no cloud reports them.
-  references: [
-    {
-      field: "subnetIds",
-      refField: "subnetIdRefs",
-      selectorField: "subnetIdSelector",
-      to: Subnet,
-      list: true,
-    },
-  ],
+  references: [subnetReference.def],
 });
 
+const subnetGroupReference = referenceTo("dbSubnetGroupName", DBSubnetGroup, { fills: "name" });
+const securityGroupReference = listReferenceTo("vpcSecurityGroupId", SecurityGroup, { fills: "id" });
+
 export const DBInstanceForProvider = z.object({
-  region: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  region: AwsRegion,
   engine: z
     .string()
     .min(1)
@@ -163,25 +147,14 @@ export const DBInstanceForProvider = z.object({
     .describe(
       "The DB subnet group the instance is placed in (and so its VPC); unset: the default VPC. Changing it moves the instance.",
     ),
-  dbSubnetGroupNameRef: Reference.optional().describe(
-    "A DBSubnetGroup managed resource whose name fills dbSubnetGroupName once it is Ready.",
-  ),
-  dbSubnetGroupNameSelector: Selector.optional().describe(
-    "Selects a DBSubnetGroup managed resource by labels to fill dbSubnetGroupName.",
-  ),
+  ...subnetGroupReference.fields,
   vpcSecurityGroupIds: z
     .array(z.string().min(1))
     .optional()
     .describe(
       "VPC security groups (sg-…) of the instance, compared as a set; unset: the VPC's default group.",
     ),
-  vpcSecurityGroupIdRefs: z
-    .array(Reference)
-    .optional()
-    .describe("SecurityGroup managed resources whose ids fill vpcSecurityGroupIds once they are all Ready."),
-  vpcSecurityGroupIdSelector: Selector.optional().describe(
-    "Selects SecurityGroup managed resources by labels to fill vpcSecurityGroupIds.",
-  ),
+  ...securityGroupReference.fields,
   tags: AwsTags.optional().describe("Tags on the DB instance."),
 });
 
@@ -232,19 +205,5 @@ export const DBInstance = defineManagedKind({
     finalDBSnapshotIdentifier: { writeOnly: true },
     applyImmediately: { writeOnly: true },
   },
-  references: [
-    {
-      field: "dbSubnetGroupName",
-      refField: "dbSubnetGroupNameRef",
-      selectorField: "dbSubnetGroupNameSelector",
-      to: DBSubnetGroup,
-    },
-    {
-      field: "vpcSecurityGroupIds",
-      refField: "vpcSecurityGroupIdRefs",
-      selectorField: "vpcSecurityGroupIdSelector",
-      to: SecurityGroup,
-      list: true,
-    },
-  ],
+  references: [subnetGroupReference.def, securityGroupReference.def],
 });

@@ -1,13 +1,9 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { AwsTags } from "./tags.ts";
+import { AwsRegion, AwsTags } from "./fields.ts";
 
 export const BucketForProvider = z.object({
-  region: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  region: AwsRegion,
   versioning: z
     .enum(["Enabled", "Suspended"])
     .optional()

@@ -1,15 +1,11 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { AwsTags } from "./tags.ts";
+import { AwsRegion, AwsTags } from "./fields.ts";
 
 const Tags = AwsTags.describe("Tags on the cloud resource.");
 
 export const QueueForProvider = z.object({
-  region: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+  region: AwsRegion,
   fifoQueue: z.boolean().optional().describe("A FIFO queue (its name must end in .fifo). Immutable."),
   contentBasedDeduplication: z.boolean().optional().describe("FIFO only: deduplicate on a hash of the body."),
   delaySeconds: z

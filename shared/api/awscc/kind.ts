@@ -2,6 +2,8 @@
 // definition — zod forProvider and atProvider, immutable fields, references, write-only fields — so the
 // CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
 import { z } from "zod";
+import { AwsRegion } from "../aws/fields.ts";
+import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
 import {
   defineManagedKind,
   type FieldBehaviour,
@@ -18,6 +20,9 @@ import {
   pluralOf,
 } from "./spec.ts";
 
+// The generated kinds' providers and tests take these from the kind module.
+export { childPath, secretRefFieldOf };
+
 /**
  * Object types nest at most this deep in the CRD; deeper values are free-form JSON in CloudFormation's
  * own (PascalCase) names. Recursive types (WAFv2 statements) end here too: structural schemas cannot
@@ -29,9 +34,6 @@ export const AWSCC_MAX_DEPTH = 5;
 export const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
 
 const enumText = (p: AwsccProp) => (p.enum ? ` One of: ${p.enum.join(", ")}.` : "");
-
-/** The field path of member `k` below `path` (arrays and maps add no step, as in the engine's paths). */
-export const childPath = (path: string, k: string) => (path ? `${path}.${k}` : k);
 
 /**
  * Whether an object type is expanded (a structural schema) at this place, or kept as free-form JSON:
@@ -48,10 +50,6 @@ export function expandsAt(
   if (depth < AWSCC_MAX_DEPTH && !seen.includes(ref)) return true;
   return spec.secrets.some((s) => s.startsWith(`${path}.`));
 }
-
-/** The field a secret is read from: `<name>SecretRef`, or `<name>SecretRefs` for a list of strings. */
-export const secretRefFieldOf = (field: string, node?: AwsccNode) =>
-  node?.t === "array" ? `${field}SecretRefs` : `${field}SecretRef`;
 
 function describe(spec: AwsccKindSpec, p: AwsccProp, path: string) {
   const immutable = spec.createOnly.includes(path) ? " Immutable." : "";
@@ -126,24 +124,12 @@ export function zodOfNode(
 
 /** The CRD field paths of the spec's paths: a secret's last step is its `…SecretRef(s)` field. */
 export function crdPathOf(spec: AwsccKindSpec, path: string): string {
-  if (!spec.secrets.includes(path)) return path;
-  const parts = path.split(".");
-  const last = parts.pop() ?? "";
-  return [...parts, secretRefFieldOf(last, nodeAt(spec, path))].join(".");
+  return crdPathOfMember(spec.secrets, path, (p) => nodeAt(spec, p));
 }
 
 /** The spec node at a field path (undefined below free-form values). */
 export function nodeAt(spec: AwsccKindSpec, path: string): AwsccNode | undefined {
-  let props: Record<string, AwsccProp> | undefined = spec.properties;
-  let node: AwsccNode | undefined;
-  for (const k of path.split(".")) {
-    node = props?.[k]?.s;
-    if (!node) return undefined;
-    let inner: AwsccNode = node;
-    while (inner.t === "array" || inner.t === "map") inner = inner.of;
-    props = inner.t === "ref" ? spec.defs[inner.ref]?.props : undefined;
-  }
-  return node;
+  return nodeAtPath(spec.properties, spec.defs, path);
 }
 
 /** Reference fields, Crossplane's way: `roleRef`/`roleSelector`; lists `subnetIdRefs`/`subnetIdSelector`. */
@@ -172,11 +158,7 @@ export function referenceTarget(to: { type: string } | { handWritten: string }) 
 /** The forProvider and atProvider schemas and field behaviours of a generated kind. */
 export function awsccSchemas(spec: AwsccKindSpec) {
   const fp: Record<string, z.ZodType> = {
-    region: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("AWS region; defaults to the ProviderConfig's region. Immutable."),
+    region: AwsRegion,
   };
   Object.assign(fp, membersOf(spec, spec.properties, 0, [], "", spec.identifierField));
   // The engine skips these when comparing and late-initializing (a list's members are overlaid by the

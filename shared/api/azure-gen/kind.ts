@@ -4,6 +4,7 @@
 // so the CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
 import { z } from "zod";
 import { ResourceGroup } from "../azure/resources.ts";
+import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
 import {
   defineManagedKind,
   type FieldBehaviour,
@@ -20,15 +21,11 @@ import {
   pathWithin,
 } from "./spec.ts";
 
+// The generated kinds' providers and tests take these from the kind module.
+export { childPath, secretRefFieldOf };
+
 /** A field the API server keeps as given (any JSON). */
 const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
-
-/** The member path of `k` below `path` (lists and maps add no step). */
-export const childPath = (path: string, k: string) => (path ? `${path}.${k}` : k);
-
-/** The field a secret is read from: `<name>SecretRef`, or `<name>SecretRefs` for a list of strings. */
-export const secretRefFieldOf = (field: string, node?: AzNode) =>
-  node?.t === "array" ? `${field}SecretRefs` : `${field}SecretRef`;
 
 function describe(spec: AzureKindSpec, p: AzProp, path: string) {
   const enumText = p.enum ? ` One of: ${p.enum.join(", ")}.` : "";
@@ -85,24 +82,12 @@ export function zodOf(spec: AzureKindSpec, node: AzNode, path = ""): z.ZodType {
 
 /** The CRD field path of a member path: a secret's last step is its `…SecretRef(s)` field. */
 export function crdPathOf(spec: AzureKindSpec, path: string): string {
-  if (!spec.secrets.includes(path)) return path;
-  const parts = path.split(".");
-  const last = parts.pop() ?? "";
-  return [...parts, secretRefFieldOf(last, nodeAt(spec, spec.body, path))].join(".");
+  return crdPathOfMember(spec.secrets, path, (p) => nodeAt(spec, spec.body, p));
 }
 
 /** The node at a member path (undefined below free-form values). */
 export function nodeAt(spec: AzureKindSpec, top: Record<string, AzProp>, path: string): AzNode | undefined {
-  let props: Record<string, AzProp> | undefined = top;
-  let node: AzNode | undefined;
-  for (const k of path.split(".")) {
-    node = props?.[k]?.s;
-    if (!node) return undefined;
-    let inner: AzNode = node;
-    while (inner.t === "array" || inner.t === "map") inner = inner.of;
-    props = inner.t === "ref" ? spec.defs[inner.ref]?.props : undefined;
-  }
-  return node;
+  return nodeAtPath(top, spec.defs, path);
 }
 
 /** The generated kind of an ARM type, as a reference target (the parent of a child type). */

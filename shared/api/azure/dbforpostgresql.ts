@@ -3,13 +3,19 @@
 // FlexibleServerDatabase, with Azure Resource Manager's field names.
 import { z } from "zod";
 import { defineManagedKind, type ManagedResource } from "../managed.ts";
-import { Reference, SecretKeySelector, Selector } from "../meta.ts";
+import { SecretKeySelector } from "../meta.ts";
+import { referenceTo } from "../reference.ts";
 import { resourceGroupFields, resourceGroupReference, Subnet } from "./network.ts";
 import { AzureTags } from "./resources.ts";
 
 /** A referenced Subnet's Azure resource id, as its status reports it once Ready. */
 const subnetIdOf = (target: ManagedResource) =>
   (target.status?.atProvider as { id?: string } | undefined)?.id || undefined;
+
+const delegatedSubnetReference = referenceTo("delegatedSubnetId", Subnet, {
+  fills: "id",
+  extract: subnetIdOf,
+});
 
 export const FlexibleServerForProvider = z.object({
   ...resourceGroupFields,
@@ -86,12 +92,7 @@ export const FlexibleServerForProvider = z.object({
     .describe(
       "Private access: resource id of a subnet delegated to Microsoft.DBforPostgreSQL/flexibleServers the server is placed in. Immutable.",
     ),
-  delegatedSubnetIdRef: Reference.optional().describe(
-    "A Subnet managed resource whose id fills delegatedSubnetId once it is Ready.",
-  ),
-  delegatedSubnetIdSelector: Selector.optional().describe(
-    "Selects a Subnet managed resource by labels to fill delegatedSubnetId.",
-  ),
+  ...delegatedSubnetReference.fields,
   privateDnsZoneId: z
     .string()
     .min(1)
@@ -135,17 +136,10 @@ export const FlexibleServer = defineManagedKind({
     // Compared with the connection Secret by the provider (resourceUpToDate); Azure never shows it.
     administratorPasswordSecretRef: { writeOnly: true },
   },
-  references: [
-    resourceGroupReference,
-    {
-      field: "delegatedSubnetId",
-      refField: "delegatedSubnetIdRef",
-      selectorField: "delegatedSubnetIdSelector",
-      to: Subnet,
-      extract: subnetIdOf,
-    },
-  ],
+  references: [resourceGroupReference.def, delegatedSubnetReference.def],
 });
+
+const serverReference = referenceTo("serverName", FlexibleServer, { fills: "name" });
 
 const serverFields = {
   serverName: z
@@ -153,19 +147,7 @@ const serverFields = {
     .min(1)
     .optional()
     .describe("The flexible server the resource belongs to. Required. Immutable."),
-  serverNameRef: Reference.optional().describe(
-    "A FlexibleServer managed resource whose name fills serverName once it is Ready.",
-  ),
-  serverNameSelector: Selector.optional().describe(
-    "Selects a FlexibleServer managed resource by labels to fill serverName.",
-  ),
-};
-
-const serverReference = {
-  field: "serverName",
-  refField: "serverNameRef",
-  selectorField: "serverNameSelector",
-  to: FlexibleServer,
+  ...serverReference.fields,
 };
 
 const ipv4 = z
@@ -196,7 +178,7 @@ export const FlexibleServerFirewallRule = defineManagedKind({
   forProvider: FlexibleServerFirewallRuleForProvider,
   atProvider: FlexibleServerFirewallRuleAtProvider,
   immutable: ["resourceGroupName", "serverName"],
-  references: [resourceGroupReference, serverReference],
+  references: [resourceGroupReference.def, serverReference.def],
 });
 
 export const FlexibleServerDatabaseForProvider = z.object({
@@ -228,5 +210,5 @@ export const FlexibleServerDatabase = defineManagedKind({
   atProvider: FlexibleServerDatabaseAtProvider,
   immutable: ["resourceGroupName", "serverName", "charset", "collation"],
   connectionKeys: ["database"],
-  references: [resourceGroupReference, serverReference],
+  references: [resourceGroupReference.def, serverReference.def],
 });

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { Reference, Selector } from "../meta.ts";
+import { referenceTo } from "../reference.ts";
 import { AzureTags, ResourceGroup } from "./resources.ts";
+
+/** The reference of every kind that lives in a resource group: its name, from a ResourceGroup. */
+export const resourceGroupReference = referenceTo("resourceGroupName", ResourceGroup, { fills: "name" });
 
 /** The resource group fields of every kind that lives in one (name, or a reference to a ResourceGroup). */
 export const resourceGroupFields = {
@@ -10,19 +13,7 @@ export const resourceGroupFields = {
     .min(1)
     .optional()
     .describe("The resource group the resource lives in. Required. Immutable."),
-  resourceGroupNameRef: Reference.optional().describe(
-    "A ResourceGroup managed resource whose name fills resourceGroupName once it is Ready.",
-  ),
-  resourceGroupNameSelector: Selector.optional().describe(
-    "Selects a ResourceGroup managed resource by labels to fill resourceGroupName.",
-  ),
-};
-
-export const resourceGroupReference = {
-  field: "resourceGroupName",
-  refField: "resourceGroupNameRef",
-  selectorField: "resourceGroupNameSelector",
-  to: ResourceGroup,
+  ...resourceGroupReference.fields,
 };
 
 const ProvisioningState = z
@@ -73,8 +64,10 @@ export const VirtualNetwork = defineManagedKind({
   atProvider: VirtualNetworkAtProvider,
   immutable: ["location", "resourceGroupName"],
   connectionKeys: ["id"],
-  references: [resourceGroupReference],
+  references: [resourceGroupReference.def],
 });
+
+const virtualNetworkReference = referenceTo("virtualNetworkName", VirtualNetwork, { fills: "name" });
 
 export const SubnetForProvider = z.object({
   ...resourceGroupFields,
@@ -83,12 +76,7 @@ export const SubnetForProvider = z.object({
     .min(1)
     .optional()
     .describe("The virtual network the subnet belongs to. Required. Immutable."),
-  virtualNetworkNameRef: Reference.optional().describe(
-    "A VirtualNetwork managed resource whose name fills virtualNetworkName once it is Ready.",
-  ),
-  virtualNetworkNameSelector: Selector.optional().describe(
-    "Selects a VirtualNetwork managed resource by labels to fill virtualNetworkName.",
-  ),
+  ...virtualNetworkReference.fields,
   addressPrefix: z
     .string()
     .min(1)
@@ -127,13 +115,5 @@ export const Subnet = defineManagedKind({
   atProvider: SubnetAtProvider,
   immutable: ["resourceGroupName", "virtualNetworkName"],
   connectionKeys: ["id"],
-  references: [
-    resourceGroupReference,
-    {
-      field: "virtualNetworkName",
-      refField: "virtualNetworkNameRef",
-      selectorField: "virtualNetworkNameSelector",
-      to: VirtualNetwork,
-    },
-  ],
+  references: [resourceGroupReference.def, virtualNetworkReference.def],
 });

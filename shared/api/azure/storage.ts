@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { Reference, Selector } from "../meta.ts";
-import { ResourceGroup } from "./resources.ts";
+import { resourceGroupReference } from "./network.ts";
 
 // Blob metadata names are C# identifiers; Azure compares them case-insensitively.
 const MetadataName = z
@@ -24,12 +23,7 @@ export const ContainerForProvider = z.object({
     .describe(
       "The resource group of the storage account; usually filled from resourceGroupNameRef or resourceGroupNameSelector, so the container waits until that ResourceGroup is Ready. The Blob service API has no resource groups: the value is recorded in status.atProvider, not checked against the cloud.",
     ),
-  resourceGroupNameRef: Reference.optional().describe(
-    "A ResourceGroup whose external name fills resourceGroupName.",
-  ),
-  resourceGroupNameSelector: Selector.optional().describe(
-    "Selects a ResourceGroup by labels to fill resourceGroupName.",
-  ),
+  ...resourceGroupReference.fields,
   publicAccess: z
     .enum(["None", "Blob", "Container"])
     .optional()
@@ -63,12 +57,5 @@ export const Container = defineManagedKind({
     // The Blob service has no resource groups: recorded in status.atProvider, never compared.
     resourceGroupName: { writeOnly: true },
   },
-  references: [
-    {
-      field: "resourceGroupName",
-      refField: "resourceGroupNameRef",
-      selectorField: "resourceGroupNameSelector",
-      to: ResourceGroup,
-    },
-  ],
+  references: [resourceGroupReference.def],
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type JSONSchemaProps, jsonSchemaOf, OBJECT_PROPERTIES } from "../crd.ts";
+import { conditionColumn, crd } from "../crd.ts";
 import { API_DOMAIN, Condition, type ObjectMeta, type ResourceType } from "../meta.ts";
 
 /** Cluster-scoped templates on the control plane: what app clusters may consume. */
@@ -133,59 +133,19 @@ export interface ExportTemplate {
 }
 
 export function exportTemplateCrd() {
-  const t = APIServiceExportTemplate;
-  const status = jsonSchemaOf(APIServiceExportTemplateStatus);
-  const conditions = (status.properties as Record<string, JSONSchemaProps> | undefined)?.conditions;
-  if (conditions) {
-    conditions["x-kubernetes-list-type"] = "map";
-    conditions["x-kubernetes-list-map-keys"] = ["type"];
-  }
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${t.plural}.${t.group}`, labels: { "app.kubernetes.io/part-of": "driftless" } },
-    spec: {
-      group: t.group,
-      names: {
-        kind: t.kind,
-        listKind: `${t.kind}List`,
-        plural: t.plural,
-        singular: t.kind.toLowerCase(),
-        categories: ["driftless"],
-        shortNames: ["exporttemplate"],
-      },
-      scope: "Cluster",
-      versions: [
-        {
-          name: t.version,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: "READY", type: "string", jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
-            { name: "APIS", type: "string", jsonPath: ".spec.apis[*].resource" },
-            { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              description: t.description,
-              required: ["spec"],
-              properties: {
-                ...OBJECT_PROPERTIES,
-                spec: {
-                  description: "What is offered to app clusters.",
-                  ...jsonSchemaOf(APIServiceExportTemplateSpec),
-                },
-                status: {
-                  description: "Whether the offered APIs are served, written by driftless bind.",
-                  ...status,
-                },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
+  return crd({
+    type: APIServiceExportTemplate,
+    description: APIServiceExportTemplate.description,
+    spec: APIServiceExportTemplateSpec,
+    specDescription: "What is offered to app clusters.",
+    status: APIServiceExportTemplateStatus,
+    statusDescription: "Whether the offered APIs are served, written by driftless bind.",
+    categories: ["driftless"],
+    shortNames: ["exporttemplate"],
+    printerColumns: [
+      conditionColumn("READY", "Ready"),
+      { name: "APIS", type: "string", jsonPath: ".spec.apis[*].resource" },
+      { name: "AGE", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    ],
+  });
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineManagedKind, type ManagedResource } from "../managed.ts";
-import { Reference, Selector } from "../meta.ts";
+import { referenceTo } from "../reference.ts";
 
 /** A network's path as Compute and Service Networking take it: projects/P/global/networks/N. */
 export function networkPathOf(selfLinkOrPath: string | undefined): string | undefined {
@@ -59,11 +59,8 @@ export const Network = defineManagedKind({
 });
 
 /** The reference that fills `network` from a Network resource's path. */
-export const networkReference = () => ({
-  field: "network",
-  refField: "networkRef",
-  selectorField: "networkSelector",
-  to: Network,
+export const networkReference = referenceTo("network", Network, {
+  fills: "path",
   extract: networkPathOfTarget,
 });
 
@@ -75,12 +72,7 @@ export function networkFields(what: string) {
       .min(1)
       .optional()
       .describe(`${what}: projects/P/global/networks/N or its URL. Required to create. Immutable.`),
-    networkRef: Reference.optional().describe(
-      "A Network managed resource whose path fills network once it is Ready.",
-    ),
-    networkSelector: Selector.optional().describe(
-      "Selects a Network managed resource by labels to fill network.",
-    ),
+    ...networkReference.fields,
   };
 }
 
@@ -129,5 +121,5 @@ export const GlobalAddress = defineManagedKind({
   atProvider: GlobalAddressAtProvider,
   immutable: ["purpose", "addressType", "prefixLength", "address", "network", "description"],
   connectionKeys: ["address", "prefixLength"],
-  references: [networkReference()],
+  references: [networkReference.def],
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { Reference, Selector } from "../meta.ts";
+import { referenceTo } from "../reference.ts";
 
 /** A Google protobuf Duration in its JSON form: seconds with an optional fraction, e.g. "600s", "3.5s". */
 export const Duration = z
@@ -42,6 +42,8 @@ export const Topic = defineManagedKind({
   connectionKeys: ["topic", "projectID"],
 });
 
+const topicReference = referenceTo("topic", Topic, { fills: "external name" });
+
 export const SubscriptionForProvider = z.object({
   topic: z
     .string()
@@ -50,8 +52,7 @@ export const SubscriptionForProvider = z.object({
     .describe(
       "The topic: its id in the ProviderConfig's project, or its full name projects/PROJECT/topics/TOPIC. Set it, or topicRef or topicSelector. Immutable.",
     ),
-  topicRef: Reference.optional().describe("A Topic managed resource whose external name fills topic."),
-  topicSelector: Selector.optional().describe("Selects a Topic managed resource by labels to fill topic."),
+  ...topicReference.fields,
   ackDeadlineSeconds: z
     .number()
     .int()
@@ -120,6 +121,6 @@ export const Subscription = defineManagedKind({
   atProvider: SubscriptionAtProvider,
   immutable: ["topic", "enableMessageOrdering"],
   connectionKeys: ["subscription", "topic", "projectID"],
-  references: [{ field: "topic", refField: "topicRef", selectorField: "topicSelector", to: Topic }],
+  references: [topicReference.def],
   // The reference fields are inputs of driftless itself: no cloud reports them.
 });

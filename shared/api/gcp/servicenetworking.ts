@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { Reference, Selector } from "../meta.ts";
+import { listReferenceTo } from "../reference.ts";
 import { GlobalAddress, networkFields, networkReference } from "./compute.ts";
+
+const peeringRangeReference = listReferenceTo("reservedPeeringRange", GlobalAddress, { fills: "name" });
 
 export const ConnectionForProvider = z.object({
   ...networkFields("The consumer network"),
@@ -18,15 +20,7 @@ export const ConnectionForProvider = z.object({
     .describe(
       "Names of VPC_PEERING GlobalAddresses of the network the service may use; compared as a set. Required to create.",
     ),
-  reservedPeeringRangeRefs: z
-    .array(Reference)
-    .optional()
-    .describe(
-      "GlobalAddress managed resources whose names fill reservedPeeringRanges once they are all Ready.",
-    ),
-  reservedPeeringRangeSelector: Selector.optional().describe(
-    "Selects GlobalAddress managed resources by labels to fill reservedPeeringRanges.",
-  ),
+  ...peeringRangeReference.fields,
 });
 
 export const ConnectionAtProvider = z.object({
@@ -48,14 +42,5 @@ export const Connection = defineManagedKind({
   immutable: ["network", "service"],
   connectionKeys: [],
   externalName: "providerChosen",
-  references: [
-    networkReference(),
-    {
-      field: "reservedPeeringRanges",
-      refField: "reservedPeeringRangeRefs",
-      selectorField: "reservedPeeringRangeSelector",
-      to: GlobalAddress,
-      list: true,
-    },
-  ],
+  references: [networkReference.def, peeringRangeReference.def],
 });

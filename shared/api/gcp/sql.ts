@@ -1,7 +1,13 @@
 import { z } from "zod";
 import { defineManagedKind } from "../managed.ts";
-import { Reference, SecretKeySelector, Selector } from "../meta.ts";
+import { SecretKeySelector } from "../meta.ts";
+import { referenceTo } from "../reference.ts";
 import { Network, networkPathOfTarget } from "./compute.ts";
+
+const privateNetworkReference = referenceTo("privateNetwork", Network, {
+  fills: "path",
+  extract: networkPathOfTarget,
+});
 
 export const DatabaseInstanceForProvider = z.object({
   region: z
@@ -51,12 +57,7 @@ export const DatabaseInstanceForProvider = z.object({
     .describe(
       "The network (projects/P/global/networks/N) the instance gets a private IP in; it needs a private services Connection.",
     ),
-  privateNetworkRef: Reference.optional().describe(
-    "A Network managed resource whose path fills privateNetwork once it is Ready.",
-  ),
-  privateNetworkSelector: Selector.optional().describe(
-    "Selects a Network managed resource by labels to fill privateNetwork.",
-  ),
+  ...privateNetworkReference.fields,
   sslMode: z
     .enum(["ALLOW_UNENCRYPTED_AND_ENCRYPTED", "ENCRYPTED_ONLY", "TRUSTED_CLIENT_CERTIFICATE_REQUIRED"])
     .optional()
@@ -107,16 +108,10 @@ export const DatabaseInstance = defineManagedKind({
     // Compared with the connection Secret by the provider (resourceUpToDate); Cloud SQL never shows it.
     rootPasswordSecretRef: { writeOnly: true },
   },
-  references: [
-    {
-      field: "privateNetwork",
-      refField: "privateNetworkRef",
-      selectorField: "privateNetworkSelector",
-      to: Network,
-      extract: networkPathOfTarget,
-    },
-  ],
+  references: [privateNetworkReference.def],
 });
+
+const instanceReference = referenceTo("instance", DatabaseInstance, { fills: "name" });
 
 const InstanceFields = {
   instance: z
@@ -124,19 +119,7 @@ const InstanceFields = {
     .min(1)
     .optional()
     .describe("The Cloud SQL instance name. Required to create. Immutable."),
-  instanceRef: Reference.optional().describe(
-    "A DatabaseInstance managed resource whose name fills instance once it is Ready.",
-  ),
-  instanceSelector: Selector.optional().describe(
-    "Selects a DatabaseInstance managed resource by labels to fill instance.",
-  ),
-};
-
-const instanceReference = {
-  field: "instance",
-  refField: "instanceRef",
-  selectorField: "instanceSelector",
-  to: DatabaseInstance,
+  ...instanceReference.fields,
 };
 
 export const DatabaseForProvider = z.object({
@@ -158,7 +141,7 @@ export const Database = defineManagedKind({
   atProvider: DatabaseAtProvider,
   immutable: ["instance", "charset", "collation"],
   connectionKeys: ["database"],
-  references: [instanceReference],
+  references: [instanceReference.def],
 });
 
 export const UserForProvider = z.object({
@@ -183,5 +166,5 @@ export const User = defineManagedKind({
   immutable: ["instance"],
   connectionKeys: ["username", "password"],
   fields: { passwordSecretRef: { writeOnly: true } },
-  references: [instanceReference],
+  references: [instanceReference.def],
 });

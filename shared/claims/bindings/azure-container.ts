@@ -1,6 +1,6 @@
 import { Container } from "../../api/azure/storage.ts";
 import { AzureContainerClass } from "../../api/claims/classes.ts";
-import { type ClassBinding, objectAt } from "../binding.ts";
+import type { ClassBinding } from "../binding.ts";
 
 /** Bucket claims as Azure Blob Storage containers; the template names the resource group. */
 export const azureContainerBinding: ClassBinding = {
@@ -10,7 +10,6 @@ export const azureContainerBinding: ClassBinding = {
       role: "container",
       type: Container,
       primary: true,
-      template: (spec) => objectAt(spec, "forProvider"),
       portable: () => ({}),
       labelsField: "metadata",
     },

@@ -24,7 +24,6 @@ export const azurePostgreSQLBinding: ClassBinding = {
       role: "server",
       type: FlexibleServer,
       primary: true,
-      template: (spec) => objectAt(spec, "forProvider"),
       fixed: ({ classSpec }) => ({
         administratorLogin: objectAt(classSpec, "forProvider").administratorLogin ?? DEFAULT_ADMINISTRATOR,
       }),

@@ -23,7 +23,6 @@ export const cloudSqlInstanceBinding: ClassBinding = {
       role: "instance",
       type: DatabaseInstance,
       primary: true,
-      template: (spec) => objectAt(spec, "forProvider"),
       // Cloud SQL needs a version to create; a claim that names none gets the current default major.
       fixed: () => ({ databaseVersion: DEFAULT_VERSION }),
       portable: ({ claim, classSpec }) => {

@@ -1,6 +1,6 @@
 import { GCSBucketClass } from "../../api/claims/classes.ts";
 import { Bucket as GcsBucket } from "../../api/gcp/storage.ts";
-import { type ClassBinding, objectAt } from "../binding.ts";
+import type { ClassBinding } from "../binding.ts";
 
 /** Bucket claims as Google Cloud Storage buckets. */
 export const gcsBucketBinding: ClassBinding = {
@@ -10,7 +10,6 @@ export const gcsBucketBinding: ClassBinding = {
       role: "bucket",
       type: GcsBucket,
       primary: true,
-      template: (spec) => objectAt(spec, "forProvider"),
       portable: ({ claim }) => ({
         versioning: typeof claim.versioning === "boolean" ? { enabled: claim.versioning } : undefined,
       }),

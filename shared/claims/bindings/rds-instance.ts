@@ -17,7 +17,6 @@ export const rdsInstanceBinding: ClassBinding = {
       role: "instance",
       type: DBInstance,
       primary: true,
-      template: (spec) => objectAt(spec, "forProvider"),
       fixed: ({ classSpec }) => ({
         engine: "postgres",
         masterUsername: objectAt(classSpec, "forProvider").masterUsername ?? DEFAULT_MASTER_USERNAME,

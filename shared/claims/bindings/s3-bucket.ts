@@ -1,6 +1,6 @@
 import { Bucket as S3Bucket } from "../../api/aws/s3.ts";
 import { S3BucketClass } from "../../api/claims/classes.ts";
-import { type ClassBinding, objectAt } from "../binding.ts";
+import type { ClassBinding } from "../binding.ts";
 
 /** Bucket claims as Amazon S3 buckets. */
 export const s3BucketBinding: ClassBinding = {
@@ -10,7 +10,6 @@ export const s3BucketBinding: ClassBinding = {
       role: "bucket",
       type: S3Bucket,
       primary: true,
-      template: (spec) => objectAt(spec, "forProvider"),
       portable: ({ claim, current }) => ({
         // A bucket that never had versioning stays without it; once set, false means Suspended.
         versioning:

@@ -1,6 +1,6 @@
 import { Queue as SqsQueue } from "../../api/aws/sqs.ts";
 import { SQSQueueClass } from "../../api/claims/classes.ts";
-import { type ClassBinding, objectAt } from "../binding.ts";
+import type { ClassBinding } from "../binding.ts";
 
 /** Queue claims as Amazon SQS queues. */
 export const sqsQueueBinding: ClassBinding = {
@@ -10,7 +10,6 @@ export const sqsQueueBinding: ClassBinding = {
       role: "queue",
       type: SqsQueue,
       primary: true,
-      template: (spec) => objectAt(spec, "forProvider"),
       portable: ({ claim }) => ({
         messageRetentionSeconds: claim.retentionSeconds,
         visibilityTimeoutSeconds: claim.processingTimeoutSeconds,

@@ -10,13 +10,13 @@ import {
   ExportLabels,
   type ExportTemplate,
 } from "../../../shared/api/export/template.ts";
-import { pinAppCluster } from "../../../shared/export/app-kubeconfig.ts";
 import { agentKubeConfig, bindAppCluster } from "../../../shared/export/bind.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
 import { createLogger } from "../../../shared/log.ts";
 import { type Running, startRun } from "../../../shared/pipeline/run.ts";
 import { managedKinds, providerConfigKinds } from "../../../shared/providers/index.ts";
+import { pinAppCluster } from "../../support/app-cluster.ts";
 import { createAwsProviderConfig, ensureNamespace, motoSqs } from "../../support/aws.ts";
 import { eventually } from "../../support/env.ts";
 import {

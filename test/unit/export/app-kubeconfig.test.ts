@@ -10,10 +10,10 @@ import {
   AppClusterKubeConfig,
   loadAppClusterKubeConfig,
   parseAppClusterFlag,
-  pinAppCluster,
 } from "../../../shared/export/app-kubeconfig.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { KubeconfigError } from "../../../shared/kube/kubeconfig.ts";
+import { pinAppCluster } from "../../support/app-cluster.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "driftless-app-kubeconfig-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

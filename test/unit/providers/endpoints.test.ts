@@ -1,6 +1,6 @@
 // The platform's endpoint policy (shared/providers/endpoints.ts): which hosts besides each cloud's own
-// an override may name, read once from the environment or set at the edge.
-import { afterEach, describe, expect, it } from "vitest";
+// an override may name, read from the environment the platform gives the process.
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { isLoopbackHost } from "../../../shared/api/addresses.ts";
 import { CredentialsError } from "../../../shared/api/external.ts";
 import type { AwsProviderConfigSpec, GcpProviderConfigSpec } from "../../../shared/api/provider-config.ts";
@@ -8,13 +8,20 @@ import { awsClientConfig } from "../../../shared/providers/aws/config.ts";
 import {
   checkEndpoint,
   DEFAULT_EXTRA_HOSTS,
+  ENDPOINT_HOSTS_ENV,
+  type EndpointPolicy,
   endpointPolicyFromEnv,
   NO_EXTRA_HOSTS,
-  setEndpointPolicy,
 } from "../../../shared/providers/endpoints.ts";
 import { gcpClientConfig, newStorage } from "../../../shared/providers/gcp/config.ts";
 
-afterEach(() => setEndpointPolicy(undefined));
+afterEach(() => vi.unstubAllEnvs());
+
+/** The platform's settings for `policy` (`none` for an empty list), as the process environment. */
+function platformSets(policy: EndpointPolicy): void {
+  for (const [cloud, name] of Object.entries(ENDPOINT_HOSTS_ENV))
+    vi.stubEnv(name, policy[cloud as keyof EndpointPolicy].join(",") || "none");
+}
 
 const pc = <S>(spec: S) => ({
   providerConfig: {
@@ -90,8 +97,8 @@ describe("endpoint policy", () => {
     );
   });
 
-  it("is read once from the environment unless set at the edge", async () => {
-    setEndpointPolicy({ ...NO_EXTRA_HOSTS, gcp: ["gcs.emulator.internal"] });
+  it("follows the platform's environment", async () => {
+    platformSets({ ...NO_EXTRA_HOSTS, gcp: ["gcs.emulator.internal"] });
     const cfg = await gcpClientConfig(
       pc<GcpProviderConfigSpec>({
         projectID: "p",
@@ -115,7 +122,7 @@ describe("endpoint policy", () => {
   });
 
   it("sends Secret credentials to a listed AWS host, but never the ambient identity", async () => {
-    setEndpointPolicy({ ...NO_EXTRA_HOSTS, aws: ["proxy.corp.example"] });
+    platformSets({ ...NO_EXTRA_HOSTS, aws: ["proxy.corp.example"] });
     const spec = (source: "Secret" | "InjectedIdentity"): AwsProviderConfigSpec => ({
       region: "us-east-1",
       credentials:

@@ -1,7 +1,7 @@
 // Every reconcile log line carries the message's reason and correlation id; the worker reports queue age.
 import { describe, expect, it } from "vitest";
 import { makeMessage } from "../../../shared/queue/message.ts";
-import { contextLogger, withReconcileContext } from "../../../shared/worker/context.ts";
+import { contextLogger, reconcileContext } from "../../../shared/worker/context.ts";
 import { reconcileHandler } from "../../../shared/worker/memory.ts";
 import { contextOf, queueAgeMs } from "../../../shared/worker/message.ts";
 import { recordingLogger } from "../../support/reconcile.ts";
@@ -13,7 +13,7 @@ describe("reconcile context", () => {
     const { lines, logger } = recording();
     const log = contextLogger(logger);
     log.info({ key: "Queue/a" }, "outside");
-    await withReconcileContext({ reason: "watch", correlationId: "m-1" }, async () => {
+    await reconcileContext.run({ reason: "watch", correlationId: "m-1" }, async () => {
       await new Promise((r) => setTimeout(r, 1));
       log.info({ key: "Queue/a", outcome: "in-sync", durationMs: 3 }, "reconciled");
     });

@@ -1,0 +1,11 @@
+import { z } from "zod";
+
+/** AWS tag limits (value ≤ 256 characters), enforced by the API server so a bad value never reaches the cloud. */
+export const AwsTags = z.record(z.string(), z.string().max(256));
+
+/** The region field of every regional AWS kind, hand-written or generated. */
+export const AwsRegion = z
+  .string()
+  .min(1)
+  .optional()
+  .describe("AWS region; defaults to the ProviderConfig's region. Immutable.");

@@ -1,0 +1,42 @@
+// What the generated kinds' specs (awscc, azure-gen) share: members keyed by CRD name, each with a node
+// `s` that is a scalar, a container (`array`, `map`) of a node, or a `ref` into the spec's object `defs`.
+
+/** The member path of `k` below `path` (arrays and maps add no step, as in the engine's paths). */
+export const childPath = (path: string, k: string) => (path ? `${path}.${k}` : k);
+
+/** The field a secret is read from: `<name>SecretRef`, or `<name>SecretRefs` for a list of strings. */
+export const secretRefFieldOf = (field: string, node?: { t: string }) =>
+  node?.t === "array" ? `${field}SecretRefs` : `${field}SecretRef`;
+
+type Node = { t: string; of?: unknown; ref?: unknown };
+type Members<N> = Record<string, { s: N }>;
+
+/** The node at a member path, from `top` through containers and object refs (undefined below free-form values). */
+export function nodeAtPath<N extends Node>(
+  top: Members<N>,
+  defs: Record<string, { props: Members<N> } | undefined>,
+  path: string,
+): N | undefined {
+  let props: Members<N> | undefined = top;
+  let node: N | undefined;
+  for (const k of path.split(".")) {
+    node = props?.[k]?.s;
+    if (!node) return undefined;
+    let inner: Node = node;
+    while ((inner.t === "array" || inner.t === "map") && inner.of) inner = inner.of as Node;
+    props = inner.t === "ref" ? defs[inner.ref as string]?.props : undefined;
+  }
+  return node;
+}
+
+/** The CRD field path of a member path: a secret's last step is its `…SecretRef(s)` field. */
+export function crdPathOfMember(
+  secrets: readonly string[],
+  path: string,
+  node: (path: string) => Node | undefined,
+) {
+  if (!secrets.includes(path)) return path;
+  const parts = path.split(".");
+  const last = parts.pop() ?? "";
+  return [...parts, secretRefFieldOf(last, node(path))].join(".");
+}
