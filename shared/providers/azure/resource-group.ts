@@ -15,7 +15,7 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { armClient, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
+import { armClient, availabilityOf, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
 import { eachPage } from "./network-client.ts";
 
 type F = z.infer<typeof ResourceGroupForProvider>;
@@ -29,21 +29,6 @@ type CloudGroup = Awaited<ReturnType<ResourceManagementClient["resourceGroups"][
  * knob, $top, caps the results ("the number of results to return"), it does not page them.
  */
 const MAX_ITEMS = 1000;
-
-function availabilityOf(
-  state: string | undefined,
-): Pick<ExternalObservation<F, A>, "availability" | "message"> {
-  switch (state) {
-    case "Succeeded":
-      return { availability: "Available" };
-    case "Deleting":
-      return { availability: "Deleting" };
-    case "Failed":
-      return { availability: "Unavailable", message: "Azure reports provisioningState Failed" };
-    default:
-      return { availability: "Creating" };
-  }
-}
 
 /** What observe reports of a group as ARM returned it, by a GET or in a list page. */
 function observationOf(fp: F, rg: CloudGroup): Observation {
