@@ -15,6 +15,7 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
 import { armClient, availabilityOf, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
 import { eachPage } from "./network-client.ts";
 
@@ -110,15 +111,9 @@ class ResourceGroupClient implements ExternalClient<F, A> {
   }
 
   async delete(_mr: MR, name: string) {
-    await azure(async () => {
-      try {
-        // Start the long-running delete and return: the engine requeues (Ready=False, Deleting) until
-        // observe no longer finds the group, so no worker waits minutes on a poll.
-        await this.#arm.resourceGroups.delete(name).submitted();
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    });
+    // Start the long-running delete and return: the engine requeues (Ready=False, Deleting) until
+    // observe no longer finds the group, so no worker waits minutes on a poll.
+    await azure(() => deleted(() => this.#arm.resourceGroups.delete(name).submitted(), isNotFound));
   }
 }
 

@@ -16,6 +16,7 @@ import {
 } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
 import { GcpClientCache, GrpcCode, gcp, grpcCode, httpStatus } from "./config.ts";
 import { authFor, type GcpNetworkingConfig, gcpNetworkingConfig } from "./google-rest.ts";
 
@@ -85,13 +86,7 @@ export async function onInstance<T>(instance: string, call: () => Promise<T>): P
 }
 
 /** A delete whose target is already gone has done its work. */
-export async function unlessGone(call: Promise<unknown>): Promise<void> {
-  try {
-    await call;
-  } catch (err) {
-    if (!isSqlNotFound(err)) throw err;
-  }
-}
+export const unlessGone = (call: Promise<unknown>): Promise<void> => deleted(() => call, isSqlNotFound);
 
 type InstanceChild = { instance?: string };
 
