@@ -1,24 +1,19 @@
 import { createHmac, randomBytes, randomInt } from "node:crypto";
 import {
-  AddTagsToResourceCommand,
   type DBInstance as CloudDBInstance,
   CreateDBInstanceCommand,
   DeleteDBInstanceCommand,
   DescribeDBInstancesCommand,
   ModifyDBInstanceCommand,
   type ModifyDBInstanceMessage,
-  RDSClient,
-  RemoveTagsFromResourceCommand,
+  type RDSClient,
 } from "@aws-sdk/client-rds";
 import type { z } from "zod";
 import { DBInstance, type DBInstanceAtProvider, type DBInstanceForProvider } from "../../api/aws/rds.ts";
-import { arnName, firstName, stringAt } from "../../api/cloud-events.ts";
 import {
   type Availability,
-  type ConnectContext,
   type ConnectionDetails,
   CredentialsError,
-  defineProvider,
   type ExternalClient,
   type ExternalObservation,
   InvalidSpecError,
@@ -26,9 +21,9 @@ import {
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
-import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
-import { observeEach, perRegion, sameSet } from "./ec2-common.ts";
+import { awsErrorCode, regionOfArn } from "./config.ts";
+import { observeEach, sameSet } from "./ec2-common.ts";
+import { rdsProvider, tagsOnCreate, updateTags } from "./rds-common.ts";
 
 type F = z.infer<typeof DBInstanceForProvider>;
 type A = z.infer<typeof DBInstanceAtProvider>;
@@ -43,7 +38,6 @@ const LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const ALPHANUMERIC = `${LETTERS}0123456789`;
 /** Statuses in which RDS accepts ModifyDBInstance. */
 const MODIFIABLE = new Set(["available", "storage-optimization"]);
-const RDS_INVALID = new Set(["StorageTypeNotSupported"]);
 /**
  * DB instances one batched observe covers: one DescribeDBInstances page (MaxRecords is 20–100) for a
  * db-instance-id filter of as many values. The RDS API documents no limit on filter values; a page is
@@ -52,8 +46,6 @@ const RDS_INVALID = new Set(["StorageTypeNotSupported"]);
 const MAX_RECORDS = 100;
 /** A DB instance identifier: 1–63 letters, digits and hyphens, a letter first, no "--", no trailing "-". */
 const IDENTIFIER = /^[a-z](?!.*--)[a-z0-9-]{0,62}(?<!-)$/i;
-
-const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)), { invalid: RDS_INVALID });
 
 const isMissing = (err: unknown) =>
   ["DBInstanceNotFound", "DBInstanceNotFoundFault"].includes(awsErrorCode(err));
@@ -436,9 +428,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
           DBSubnetGroupName: fp.dbSubnetGroupName,
           VpcSecurityGroupIds: fp.vpcSecurityGroupIds,
         }),
-        ...(fp.tags && Object.keys(fp.tags).length > 0
-          ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }
-          : {}),
+        ...tagsOnCreate(fp.tags),
       }),
     );
     rememberPasswordSet(mr, password);
@@ -450,7 +440,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
     const fp = mr.spec.forProvider;
     const observed = obs.observed ?? {};
     const arn = obs.atProvider?.arn;
-    if (fp.tags !== undefined && arn) await this.#updateTags(arn, fp.tags, observed.tags ?? {});
+    if (fp.tags !== undefined && arn) await updateTags(this.#rds, arn, fp.tags, observed.tags ?? {});
 
     const params: Record<string, unknown> = {};
     const changed: string[] = [];
@@ -494,22 +484,6 @@ class DBInstanceClient implements ExternalClient<F, A> {
     return { connectionDetails: { ...obs.connectionDetails, [PASSWORD_KEY]: password } };
   }
 
-  async #updateTags(arn: string, wanted: Record<string, string>, current: Record<string, string>) {
-    const removed = Object.keys(current).filter((k) => !(k in wanted));
-    if (removed.length > 0) {
-      await this.#rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: removed }));
-    }
-    const changed = Object.entries(wanted).filter(([k, v]) => current[k] !== v);
-    if (changed.length > 0) {
-      await this.#rds.send(
-        new AddTagsToResourceCommand({
-          ResourceName: arn,
-          Tags: changed.map(([Key, Value]) => ({ Key, Value })),
-        }),
-      );
-    }
-  }
-
   async delete(mr: MR, name: string) {
     const fp = mr.spec.forProvider;
     const skip = fp.skipFinalSnapshot === true;
@@ -536,59 +510,28 @@ function finalSnapshotName(mr: MR, name: string): string {
   return uid ? `${name}-final-${uid}` : `${name}-final`;
 }
 
-export const dbInstanceProvider = defineProvider({
-  definition: DBInstance,
-  cloudEvents: {
-    aws: {
-      source: "aws.rds",
-      eventNames: [
-        "CreateDBInstance",
-        "DeleteDBInstance",
-        "ModifyDBInstance",
-        "StartDBInstance",
-        "StopDBInstance",
-        "AddTagsToResource",
-        "RemoveTagsFromResource",
-      ],
-      externalNames: (call) =>
-        firstName(
-          stringAt(call.requestParameters, "dBInstanceIdentifier"),
-          arnName(stringAt(call.requestParameters, "resourceName"), "db"),
-        ),
+export const dbInstanceProvider = rdsProvider(
+  DBInstance,
+  {
+    events: ["CreateDBInstance", "DeleteDBInstance", "ModifyDBInstance", "StartDBInstance", "StopDBInstance"],
+    nameParameter: "dBInstanceIdentifier",
+    arnType: "db",
+    // One statement with the subnet groups': an instance is created into a (prefixed) subnet group.
+    actions: [
+      "rds:CreateDBInstance",
+      "rds:DeleteDBInstance",
+      "rds:DescribeDBInstances",
+      "rds:ModifyDBInstance",
+    ],
+    listAction: "rds:DescribeDBInstances",
+    listComment:
+      "The batched drift check describes DB instances by filter and DB subnet groups by listing them (no " +
+      "filters there), naming none in the request: IAM checks such calls against every instance's or " +
+      "group's ARN. Read-only.",
+    observeMany: {
+      calls: `DescribeDBInstances (db-instance-id filter, MaxRecords ${MAX_RECORDS})`,
+      maxItems: MAX_RECORDS,
     },
   },
-  // One statement with the subnet groups': an instance is created into a (prefixed) subnet group.
-  iam: [
-    {
-      sid: "ManagedDatabases",
-      actions: [
-        "rds:CreateDBInstance",
-        "rds:DeleteDBInstance",
-        "rds:DescribeDBInstances",
-        "rds:ModifyDBInstance",
-        "rds:AddTagsToResource",
-        "rds:RemoveTagsFromResource",
-        "rds:ListTagsForResource",
-      ],
-      resources: ["arn:{partition}:rds:*:{account}:db:{namePrefix}*"],
-    },
-    {
-      sid: "ListDatabases",
-      actions: ["rds:DescribeDBInstances"],
-      resources: ["arn:{partition}:rds:*:{account}:db:*"],
-      comment:
-        "The batched drift check describes DB instances by filter and DB subnet groups by listing them (no " +
-        "filters there), naming none in the request: IAM checks such calls against every instance's or " +
-        "group's ARN. Read-only.",
-    },
-  ],
-  limitsEachRequest: true,
-  observeMany: {
-    calls: `DescribeDBInstances (db-instance-id filter, MaxRecords ${MAX_RECORDS})`,
-    maxItems: MAX_RECORDS,
-  },
-  async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
-    const secrets = new SecretReader((ref) => ctx.readSecretKey(ref));
-    return perRegion<F, A>(ctx, (cfg) => new DBInstanceClient(clients.get(cfg), cfg.region, secrets));
-  },
-});
+  (rds, region, ctx) => new DBInstanceClient(rds, region, new SecretReader((ref) => ctx.readSecretKey(ref))),
+);

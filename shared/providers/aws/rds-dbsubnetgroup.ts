@@ -1,13 +1,10 @@
 import {
-  AddTagsToResourceCommand,
   type DBSubnetGroup as CloudGroup,
   CreateDBSubnetGroupCommand,
   DeleteDBSubnetGroupCommand,
   DescribeDBSubnetGroupsCommand,
-  ListTagsForResourceCommand,
   ModifyDBSubnetGroupCommand,
-  RDSClient,
-  RemoveTagsFromResourceCommand,
+  type RDSClient,
 } from "@aws-sdk/client-rds";
 import type { z } from "zod";
 import {
@@ -15,18 +12,12 @@ import {
   type DBSubnetGroupAtProvider,
   type DBSubnetGroupForProvider,
 } from "../../api/aws/rds.ts";
-import { arnName, firstName, stringAt } from "../../api/cloud-events.ts";
-import type {
-  ConnectContext,
-  ExternalClient,
-  ExternalObservation,
-  ObserveManyItem,
-} from "../../api/external.ts";
-import { defineProvider, InvalidSpecError } from "../../api/external.ts";
+import type { ExternalClient, ExternalObservation, ObserveManyItem } from "../../api/external.ts";
+import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
-import { DependencyViolationError, defined, observeEach, perRegion, sameSet } from "./ec2-common.ts";
+import { awsErrorCode, regionOfArn } from "./config.ts";
+import { DependencyViolationError, defined, observeEach, sameSet } from "./ec2-common.ts";
+import { rdsProvider, readTags, tagsOnCreate, updateTags } from "./rds-common.ts";
 
 type F = z.infer<typeof DBSubnetGroupForProvider>;
 type A = z.infer<typeof DBSubnetGroupAtProvider>;
@@ -34,10 +25,6 @@ type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 
 export const DEFAULT_SUBNET_GROUP_DESCRIPTION = "Managed by driftless";
-
-// The subnet group's "can never succeed as specified" codes, beyond the AWS-wide ones (config.ts).
-const RDS_INVALID = new Set(["DBSubnetGroupDoesNotCoverEnoughAZs", "InvalidSubnet"]);
-const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)), { invalid: RDS_INVALID });
 
 const isMissing = (err: unknown) =>
   ["DBSubnetGroupNotFoundFault", "DBSubnetGroupNotFound"].includes(awsErrorCode(err));
@@ -95,14 +82,7 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
    */
   async #observationOf(fp: F, group: CloudGroup): Promise<Observation> {
     const arn = group.DBSubnetGroupArn;
-    const tags =
-      fp.tags !== undefined && arn
-        ? Object.fromEntries(
-            ((await this.#rds.send(new ListTagsForResourceCommand({ ResourceName: arn }))).TagList ?? [])
-              .filter((t) => t.Key)
-              .map((t) => [t.Key ?? "", t.Value ?? ""]),
-          )
-        : undefined;
+    const tags = fp.tags !== undefined && arn ? await readTags(this.#rds, arn) : undefined;
     const subnetIds = (group.Subnets ?? []).flatMap((s) => (s.SubnetIdentifier ? [s.SubnetIdentifier] : []));
     return {
       resourceExists: true,
@@ -147,9 +127,7 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
         DBSubnetGroupName: name,
         DBSubnetGroupDescription: fp.description ?? DEFAULT_SUBNET_GROUP_DESCRIPTION,
         SubnetIds: subnetIds,
-        ...(fp.tags && Object.keys(fp.tags).length > 0
-          ? { Tags: Object.entries(fp.tags).map(([Key, Value]) => ({ Key, Value })) }
-          : {}),
+        ...tagsOnCreate(fp.tags),
       }),
     );
     return {};
@@ -172,21 +150,7 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
       );
     }
     const arn = obs.atProvider?.arn;
-    if (fp.tags !== undefined && arn) {
-      const current = observed.tags ?? {};
-      const removed = Object.keys(current).filter((k) => !(k in (fp.tags ?? {})));
-      if (removed.length > 0)
-        await this.#rds.send(new RemoveTagsFromResourceCommand({ ResourceName: arn, TagKeys: removed }));
-      const changed = Object.entries(fp.tags).filter(([k, v]) => current[k] !== v);
-      if (changed.length > 0) {
-        await this.#rds.send(
-          new AddTagsToResourceCommand({
-            ResourceName: arn,
-            Tags: changed.map(([Key, Value]) => ({ Key, Value })),
-          }),
-        );
-      }
-    }
+    if (fp.tags !== undefined && arn) await updateTags(this.#rds, arn, fp.tags, observed.tags ?? {});
     return {};
   }
 
@@ -207,52 +171,24 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
   }
 }
 
-export const dbSubnetGroupProvider = defineProvider({
-  definition: DBSubnetGroup,
-  cloudEvents: {
-    aws: {
-      source: "aws.rds",
-      eventNames: [
-        "CreateDBSubnetGroup",
-        "DeleteDBSubnetGroup",
-        "ModifyDBSubnetGroup",
-        "AddTagsToResource",
-        "RemoveTagsFromResource",
-      ],
-      externalNames: (call) =>
-        firstName(
-          stringAt(call.requestParameters, "dBSubnetGroupName"),
-          arnName(stringAt(call.requestParameters, "resourceName"), "subgrp"),
-        ),
-    },
-  },
-  iam: [
-    {
-      sid: "ManagedDatabases",
-      actions: [
-        "rds:CreateDBSubnetGroup",
-        "rds:DeleteDBSubnetGroup",
-        "rds:DescribeDBSubnetGroups",
-        "rds:ModifyDBSubnetGroup",
-        "rds:AddTagsToResource",
-        "rds:RemoveTagsFromResource",
-        "rds:ListTagsForResource",
-      ],
-      resources: ["arn:{partition}:rds:*:{account}:subgrp:{namePrefix}*"],
-    },
+export const dbSubnetGroupProvider = rdsProvider(
+  DBSubnetGroup,
+  {
+    events: ["CreateDBSubnetGroup", "DeleteDBSubnetGroup", "ModifyDBSubnetGroup"],
+    nameParameter: "dBSubnetGroupName",
+    arnType: "subgrp",
+    actions: [
+      "rds:CreateDBSubnetGroup",
+      "rds:DeleteDBSubnetGroup",
+      "rds:DescribeDBSubnetGroups",
+      "rds:ModifyDBSubnetGroup",
+    ],
     // Listing names no group: see the statement's comment with the DB instances'.
-    {
-      sid: "ListDatabases",
-      actions: ["rds:DescribeDBSubnetGroups"],
-      resources: ["arn:{partition}:rds:*:{account}:subgrp:*"],
+    listAction: "rds:DescribeDBSubnetGroups",
+    observeMany: {
+      calls: `DescribeDBSubnetGroups of the whole region (no filters; MaxRecords ${MAX_RECORDS}), plus ListTagsForResource per group whose spec sets tags`,
+      maxItems: MAX_ITEMS,
     },
-  ],
-  limitsEachRequest: true,
-  observeMany: {
-    calls: `DescribeDBSubnetGroups of the whole region (no filters; MaxRecords ${MAX_RECORDS}), plus ListTagsForResource per group whose spec sets tags`,
-    maxItems: MAX_ITEMS,
   },
-  async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
-    return perRegion<F, A>(ctx, (cfg) => new DBSubnetGroupClient(clients.get(cfg), cfg.region));
-  },
-});
+  (rds, region) => new DBSubnetGroupClient(rds, region),
+);

@@ -22,6 +22,7 @@ import {
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
 import { refusingOwnQueues } from "../own-queues.ts";
 import { awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
 import { awsHome } from "./home.ts";
@@ -223,11 +224,7 @@ class QueueClient implements ExternalClient<F, A> {
     const { sqs } = await this.#clientFor(mr);
     const url = await this.#url(sqs, mr, name);
     if (!url) return;
-    try {
-      await sqs.send(new DeleteQueueCommand({ QueueUrl: url }));
-    } catch (err) {
-      if (!isMissing(err)) throw err;
-    }
+    await deleted(() => sqs.send(new DeleteQueueCommand({ QueueUrl: url })), isMissing);
   }
 }
 

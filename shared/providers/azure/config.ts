@@ -3,6 +3,7 @@ import { ResourceManagementClient } from "@azure/arm-resources";
 import { ClientSecretCredential, DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { BlobServiceClient, newPipeline, StorageSharedKeyCredential } from "@azure/storage-blob";
 import {
+  type Availability,
   type ConnectContext,
   CredentialsError,
   InvalidSpecError,
@@ -140,26 +141,49 @@ export async function azureCredential(ctx: Ctx): Promise<{ credential: TokenCred
  */
 export const NO_REDIRECTS = { maxRetries: 0 } as const;
 
+const audience = (scope: string, endpoint: string) => ({
+  endpoint,
+  credentials: { scopes: [scope] },
+  credentialScopes: [scope],
+});
+
 /** The options every Resource Manager client of a ProviderConfig is built with. */
 export function armClientOptions(endpoint: string | undefined) {
   return {
     // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
-    ...(endpoint ? { endpoint, credentials: { scopes: [`${new URL(endpoint).origin}/.default`] } } : {}),
+    // arm-resources and arm-network read credentials.scopes, the older arm-postgresql-flexible credentialScopes.
+    ...(endpoint ? audience(`${new URL(endpoint).origin}/.default`, endpoint) : {}),
     retryOptions: { maxRetries: 2 },
     redirectOptions: NO_REDIRECTS,
     additionalPolicies: [armAnswers(endpoint)],
   };
 }
 
-/** The Azure Resource Manager client of a ProviderConfig. */
-export async function armClient(ctx: Ctx): Promise<ResourceManagementClient> {
+/**
+ * An ARM SDK client of a ProviderConfig, made once per credential, subscription and Resource Manager
+ * (kept in the caller's `cache`) with armClientOptions.
+ */
+export async function armSdkClient<C>(
+  ctx: Ctx,
+  cache: ClientCache<C>,
+  make: (
+    credential: TokenCredential,
+    subscriptionId: string,
+    options: ReturnType<typeof armClientOptions>,
+  ) => C,
+): Promise<C> {
   const spec = ctx.providerConfig.spec;
   const { credential, cacheKey } = await azureCredential(ctx);
+  // The checked, normalised URL (endpoints.ts), never the raw text.
   const endpoint = azureEndpoints(spec).resourceManager?.url;
-  return armClients.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () => {
-    return new ResourceManagementClient(credential, spec.subscriptionID, armClientOptions(endpoint));
-  });
+  return cache.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () =>
+    make(credential, spec.subscriptionID, armClientOptions(endpoint)),
+  );
 }
+
+/** The Azure Resource Manager client of a ProviderConfig. */
+export const armClient = (ctx: Ctx): Promise<ResourceManagementClient> =>
+  armSdkClient(ctx, armClients, (c, subscription, o) => new ResourceManagementClient(c, subscription, o));
 
 export interface BlobService {
   client: BlobServiceClient;
@@ -265,6 +289,8 @@ const errorCode = (e: AzureErrorShape | undefined) => e?.code ?? e?.details?.err
 /** The HTTP status of an Azure SDK error, if it has one. */
 export const statusOf = (err: unknown) => (err as AzureErrorShape | undefined)?.statusCode;
 export const isNotFound = (err: unknown) => statusOf(err) === 404;
+/** Something other than a missing resource that answers 404 (a missing subscription) is an error. */
+export const isGone = (err: unknown) => isNotFound(err) && !codeIs(err, "SubscriptionNotFound");
 export const codeIs = (err: unknown, ...codes: string[]) => codes.includes(errorCode(err as AzureErrorShape));
 
 /** Maps an Azure SDK or identity error onto our error classes (the engine branches on them). */
@@ -287,6 +313,20 @@ export function classifyAzureError(err: unknown): Error {
     return new CredentialsError(message, { cause: err });
   if (status === 400 || INVALID.has(code)) return new InvalidSpecError(message, { cause: err });
   return err instanceof Error ? err : new Error(message);
+}
+
+/** What ARM's provisioningState says of a resource's availability. */
+export function availabilityOf(state: string | undefined): { availability: Availability; message?: string } {
+  switch (state) {
+    case "Succeeded":
+      return { availability: "Available" };
+    case "Deleting":
+      return { availability: "Deleting" };
+    case "Failed":
+      return { availability: "Unavailable", message: "Azure reports provisioningState Failed" };
+    default:
+      return { availability: "Creating" };
+  }
 }
 
 /** Runs an SDK call, classifying its error. */

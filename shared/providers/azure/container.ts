@@ -18,6 +18,7 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
 import { azure, type BlobService, blobService, codeIs, isNotFound } from "./config.ts";
 import { eachPage } from "./network-client.ts";
 
@@ -227,13 +228,7 @@ class ContainerExternal implements ExternalClient<F, A> {
   }
 
   async delete(_mr: MR, name: string) {
-    await azure(async () => {
-      try {
-        await this.#container(name).delete();
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    });
+    await azure(() => deleted(() => this.#container(name).delete(), isNotFound));
   }
 }
 

@@ -1,7 +1,6 @@
 import type { Database } from "@azure/arm-postgresql-flexible";
 import { FlexibleServerDatabase } from "../../api/azure/dbforpostgresql.ts";
-import { serverChildProvider } from "./flexible-server-child.ts";
-import { defined } from "./postgresql-client.ts";
+import { defined, serverChildProvider } from "./postgresql-client.ts";
 
 export const flexibleServerDatabaseProvider = serverChildProvider({
   definition: FlexibleServerDatabase,
@@ -16,7 +15,6 @@ export const flexibleServerDatabaseProvider = serverChildProvider({
   mapping: {
     what: "database",
     // Charset and collation are all a database has, and Azure cannot change either.
-    updatable: false,
     observationOf: (_fp, parent, db) => ({
       resourceExists: true,
       observed: defined({
@@ -29,6 +27,6 @@ export const flexibleServerDatabaseProvider = serverChildProvider({
       availability: "Available",
       ...(db.name ? { connectionDetails: { database: db.name } } : {}),
     }),
-    bodyOf: ({ charset, collation }) => defined({ charset, collation }),
+    createBody: ({ charset, collation }) => defined({ charset, collation }),
   },
 });

@@ -1,7 +1,19 @@
 import type { FirewallRule } from "@azure/arm-postgresql-flexible";
 import { FlexibleServerFirewallRule } from "../../api/azure/dbforpostgresql.ts";
 import { InvalidSpecError } from "../../api/external.ts";
-import { serverChildProvider } from "./flexible-server-child.ts";
+import { serverChildProvider } from "./postgresql-client.ts";
+
+function bodyOf({
+  startIpAddress,
+  endIpAddress,
+}: {
+  startIpAddress?: string;
+  endIpAddress?: string;
+}): FirewallRule {
+  if (!startIpAddress || !endIpAddress)
+    throw new InvalidSpecError("spec.forProvider.startIpAddress and endIpAddress are required");
+  return { startIpAddress, endIpAddress };
+}
 
 export const flexibleServerFirewallRuleProvider = serverChildProvider({
   definition: FlexibleServerFirewallRule,
@@ -15,8 +27,6 @@ export const flexibleServerFirewallRuleProvider = serverChildProvider({
   }),
   mapping: {
     what: "firewall rule",
-    // A PUT of the same rule replaces its range.
-    updatable: true,
     observationOf: (_fp, parent, rule) => ({
       resourceExists: true,
       observed: {
@@ -28,10 +38,8 @@ export const flexibleServerFirewallRuleProvider = serverChildProvider({
       atProvider: rule.id ? { id: rule.id } : {},
       availability: "Available",
     }),
-    bodyOf: ({ startIpAddress, endIpAddress }) => {
-      if (!startIpAddress || !endIpAddress)
-        throw new InvalidSpecError("spec.forProvider.startIpAddress and endIpAddress are required");
-      return { startIpAddress, endIpAddress };
-    },
+    createBody: bodyOf,
+    // A PUT of the same rule replaces its range.
+    updateBody: bodyOf,
   },
 });

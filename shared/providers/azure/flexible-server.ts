@@ -21,9 +21,9 @@ import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { ConnectionPassword, PASSWORD_KEY } from "../connection-password.ts";
-import { azure, normaliseLocation } from "./config.ts";
+import { azure, isGone, normaliseLocation } from "./config.ts";
 import { listEach, nameInId } from "./network-client.ts";
-import { defined, isGone, onServer, postgresClient, sameId } from "./postgresql-client.ts";
+import { defined, onServer, postgresClient, sameId } from "./postgresql-client.ts";
 
 type F = z.infer<typeof FlexibleServerForProvider>;
 type A = z.infer<typeof FlexibleServerAtProvider>;

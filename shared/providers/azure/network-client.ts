@@ -1,47 +1,18 @@
-// The Azure network kinds' shared pieces: the NetworkManagementClient of a ProviderConfig (built on the
-// credential code in config.ts), availability from provisioningState, "still in use" errors, and the
-// page loop of the batched observes (every Azure kind's list calls use it).
+// The Azure network kinds' shared pieces: the NetworkManagementClient of a ProviderConfig, "still in use"
+// errors, and the page loop of the batched observes (every Azure kind's list calls use it).
 import { NetworkManagementClient } from "@azure/arm-network";
-import type { Availability, ConnectContext } from "../../api/external.ts";
+import type { ConnectContext } from "../../api/external.ts";
 import { DependentsExistError, ThrottledError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import {
-  armClientOptions,
-  azure,
-  azureCredential,
-  azureEndpoints,
-  ClientCache,
-  codeIs,
-  isNotFound,
-} from "./config.ts";
+import { armSdkClient, azure, ClientCache, codeIs, isGone } from "./config.ts";
 
 const networkClients = new ClientCache<NetworkManagementClient>();
 
 /** The Azure Resource Manager network client of a ProviderConfig, cached per credential and endpoint. */
-export async function networkClient(
+export const networkClient = (
   ctx: ConnectContext<AzureProviderConfigSpec>,
-): Promise<NetworkManagementClient> {
-  const spec = ctx.providerConfig.spec;
-  const { credential, cacheKey } = await azureCredential(ctx);
-  // The checked, normalised URL (endpoints.ts), never the raw text.
-  const endpoint = azureEndpoints(spec).resourceManager?.url;
-  return networkClients.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () => {
-    return new NetworkManagementClient(credential, spec.subscriptionID, armClientOptions(endpoint));
-  });
-}
-
-export function availabilityOf(state: string | undefined): { availability: Availability; message?: string } {
-  switch (state) {
-    case "Succeeded":
-      return { availability: "Available" };
-    case "Deleting":
-      return { availability: "Deleting" };
-    case "Failed":
-      return { availability: "Unavailable", message: "Azure reports provisioningState Failed" };
-    default:
-      return { availability: "Creating" };
-  }
-}
+): Promise<NetworkManagementClient> =>
+  armSdkClient(ctx, networkClients, (c, subscription, o) => new NetworkManagementClient(c, subscription, o));
 
 /** Azure refused a delete because something still uses the resource: deleting that first resolves it. */
 export class InUseError extends DependentsExistError {
@@ -119,7 +90,7 @@ export async function listEach<P, T extends { name?: string }>(
           }
         } catch (err) {
           // A missing subscription is a 404 too, but it is a configuration error, not an absent parent.
-          if (!isNotFound(err) || codeIs(err, "SubscriptionNotFound")) throw err;
+          if (!isGone(err)) throw err;
         }
       });
       out.set(key, children);

@@ -1,40 +1,26 @@
-// The Azure Database for PostgreSQL kinds' shared pieces: the flexible-server client of a ProviderConfig
-// and what the server's children (firewall rules, databases) do alike: where they live, "busy" answers.
+// The Azure Database for PostgreSQL kinds' shared pieces: the flexible-server client of a ProviderConfig,
+// "busy" answers, and the server's children (firewall rules, databases) as ARM child kinds.
 import { PostgreSQLManagementFlexibleServerClient } from "@azure/arm-postgresql-flexible";
+import type { z } from "zod";
+import { byResourceUri } from "../../api/cloud-events.ts";
 import type { ConnectContext } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import type { AnyObjectSchema, ManagedKindDef } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import {
-  armClientOptions,
-  azureCredential,
-  azureEndpoints,
-  ClientCache,
-  classifyAzureError,
-  codeIs,
-  isNotFound,
-} from "./config.ts";
+import { armChildProvider, type ChildCalls, type ChildMapping, type ChildParent } from "./arm-child.ts";
+import { armSdkClient, ClientCache, classifyAzureError, codeIs } from "./config.ts";
 
 const clients = new ClientCache<PostgreSQLManagementFlexibleServerClient>();
 
 /** The PostgreSQL flexible-server client of a ProviderConfig, cached per credential and endpoint. */
-export async function postgresClient(
+export const postgresClient = (
   ctx: ConnectContext<AzureProviderConfigSpec>,
-): Promise<PostgreSQLManagementFlexibleServerClient> {
-  const spec = ctx.providerConfig.spec;
-  const { credential, cacheKey } = await azureCredential(ctx);
-  // The checked, normalised URL (endpoints.ts), never the raw text.
-  const endpoint = azureEndpoints(spec).resourceManager?.url;
-  return clients.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () => {
-    return new PostgreSQLManagementFlexibleServerClient(
-      credential,
-      spec.subscriptionID,
-      armClientOptions(endpoint),
-    );
-  });
-}
-
-/** Something other than a missing resource that answers 404 (a missing subscription) is an error. */
-export const isGone = (err: unknown) => isNotFound(err) && !codeIs(err, "SubscriptionNotFound");
+): Promise<PostgreSQLManagementFlexibleServerClient> =>
+  armSdkClient(
+    ctx,
+    clients,
+    (c, subscription, o) => new PostgreSQLManagementFlexibleServerClient(c, subscription, o),
+  );
 
 // Answers while another operation runs on the server (create, scale, restart): wait, then send again.
 const BUSY = ["ServerBusy", "OperationInProgress", "AnotherOperationInProgress", "ServerIsBusy"];
@@ -67,23 +53,50 @@ export async function onServer<T>(server: string, call: () => Promise<T>): Promi
   }
 }
 
-/** Where a server's child lives; undefined until both names are known (set or resolved from references). */
-export function serverOf(fp: { resourceGroupName?: string; serverName?: string }) {
-  const { resourceGroupName: rg, serverName: server } = fp;
-  return rg && server ? { rg, server } : undefined;
-}
+type Parent = { rg: string; server: string };
 
-export const serverKey = (p: { rg: string; server: string }) => `${p.rg}/${p.server}`.toLowerCase();
-
-export const requireServer = (fp: { resourceGroupName?: string; serverName?: string }) => {
-  const parent = serverOf(fp);
-  if (!parent) {
-    throw new InvalidSpecError(
-      "spec.forProvider.resourceGroupName and serverName (or their Ref/Selector) are required",
-    );
-  }
-  return parent;
+/** Where a server's child lives: its server, once both names are known (set or resolved from references). */
+const SERVER: ChildParent<{ resourceGroupName?: string; serverName?: string }, Parent> = {
+  of: ({ resourceGroupName: rg, serverName: server }) => (rg && server ? { rg, server } : undefined),
+  key: (p) => `${p.rg}/${p.server}`.toLowerCase(),
+  missing: "spec.forProvider.resourceGroupName and serverName (or their Ref/Selector) are required",
 };
+
+/**
+ * A flexible server's child kind (firewall rule, database): its definition, ARM's name of its
+ * collection (the cloud events and the external name in a resource URI), its list call's name in
+ * Azure's REST reference, its SDK calls and its field mapping; its writes wait while the server is busy.
+ */
+export function serverChildProvider<
+  FS extends AnyObjectSchema,
+  AS extends AnyObjectSchema,
+  T extends { name?: string },
+>(o: {
+  definition: ManagedKindDef<FS, AS>;
+  collection: string;
+  listCall: string;
+  calls: (pg: PostgreSQLManagementFlexibleServerClient) => ChildCalls<Parent, T>;
+  mapping: ChildMapping<z.infer<FS>, z.infer<AS>, Parent, T>;
+}) {
+  const operation = `Microsoft.DBforPostgreSQL/flexibleServers/${o.collection}`;
+  return armChildProvider<FS, AS, PostgreSQLManagementFlexibleServerClient, Parent, T>({
+    definition: o.definition,
+    cloudEvents: {
+      azure: {
+        operations: [`${operation}/write`, `${operation}/delete`],
+        externalNames: byResourceUri(o.collection),
+      },
+    },
+    listCall: o.listCall,
+    client: postgresClient,
+    kind: (pg) => ({
+      parent: SERVER,
+      calls: o.calls(pg),
+      mapping: o.mapping,
+      writes: { guard: (p, call) => onServer(p.server, call) },
+    }),
+  });
+}
 
 /** Two ARM ids name the same resource (ARM ids are case-insensitive). */
 export const sameId = (a: string | undefined, b: string | undefined) =>

@@ -15,7 +15,8 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { armClient, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
+import { deleted } from "../deleted.ts";
+import { armClient, availabilityOf, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
 import { eachPage } from "./network-client.ts";
 
 type F = z.infer<typeof ResourceGroupForProvider>;
@@ -29,21 +30,6 @@ type CloudGroup = Awaited<ReturnType<ResourceManagementClient["resourceGroups"][
  * knob, $top, caps the results ("the number of results to return"), it does not page them.
  */
 const MAX_ITEMS = 1000;
-
-function availabilityOf(
-  state: string | undefined,
-): Pick<ExternalObservation<F, A>, "availability" | "message"> {
-  switch (state) {
-    case "Succeeded":
-      return { availability: "Available" };
-    case "Deleting":
-      return { availability: "Deleting" };
-    case "Failed":
-      return { availability: "Unavailable", message: "Azure reports provisioningState Failed" };
-    default:
-      return { availability: "Creating" };
-  }
-}
 
 /** What observe reports of a group as ARM returned it, by a GET or in a list page. */
 function observationOf(fp: F, rg: CloudGroup): Observation {
@@ -125,15 +111,9 @@ class ResourceGroupClient implements ExternalClient<F, A> {
   }
 
   async delete(_mr: MR, name: string) {
-    await azure(async () => {
-      try {
-        // Start the long-running delete and return: the engine requeues (Ready=False, Deleting) until
-        // observe no longer finds the group, so no worker waits minutes on a poll.
-        await this.#arm.resourceGroups.delete(name).submitted();
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    });
+    // Start the long-running delete and return: the engine requeues (Ready=False, Deleting) until
+    // observe no longer finds the group, so no worker waits minutes on a poll.
+    await azure(() => deleted(() => this.#arm.resourceGroups.delete(name).submitted(), isNotFound));
   }
 }
 

@@ -15,16 +15,15 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { azure, classifyAzureError, codeIs, isNotFound, normaliseLocation } from "./config.ts";
 import {
   availabilityOf,
-  InUseError,
-  isInUse,
-  listEach,
-  nameInId,
-  networkClient,
-  sameSet,
-} from "./network-client.ts";
+  azure,
+  classifyAzureError,
+  isGone,
+  isNotFound,
+  normaliseLocation,
+} from "./config.ts";
+import { InUseError, isInUse, listEach, nameInId, networkClient, sameSet } from "./network-client.ts";
 
 type F = z.infer<typeof VirtualNetworkForProvider>;
 type A = z.infer<typeof VirtualNetworkAtProvider>;
@@ -90,7 +89,7 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
         vnet = await this.#network.virtualNetworks.get(rg, name);
       } catch (err) {
         // A missing subscription is a 404 too, but it is a configuration error, not an absent network.
-        if (isNotFound(err) && !codeIs(err, "SubscriptionNotFound")) return { resourceExists: false };
+        if (isGone(err)) return { resourceExists: false };
         throw err;
       }
       const obs = observationOf(mr.spec.forProvider, rg, vnet);

@@ -1,9 +1,26 @@
-// What the Compute kinds share: a JSON client per configuration, and one global collection's calls —
-// including how an insert still running is told apart from "does not exist" (Compute shows a resource
-// only once its insert operation is done).
-import { DependentsExistError } from "../../api/external.ts";
-import { GcpClientCache, httpStatus } from "./config.ts";
-import { authFor, type GcpNetworkingConfig, GoogleHttpError, GoogleRestClient } from "./google-rest.ts";
+// The Compute family's template (Network, GlobalAddress): a JSON client per configuration, one global
+// collection's calls — including how an insert still running is told apart from "does not exist"
+// (Compute shows a resource only once its insert operation is done) — and the client every global
+// Compute kind is, read from its ComputeKind data.
+import type { z } from "zod";
+import { byResourceName } from "../../api/cloud-events.ts";
+import {
+  type ConnectContext,
+  DependentsExistError,
+  defineProvider,
+  type ExternalClient,
+  type ExternalObservation,
+} from "../../api/external.ts";
+import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
+import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { GcpClientCache, gcp, httpStatus } from "./config.ts";
+import {
+  authFor,
+  type GcpNetworkingConfig,
+  GoogleHttpError,
+  GoogleRestClient,
+  gcpNetworkingConfig,
+} from "./google-rest.ts";
 
 const computeClients = new GcpClientCache((c) => {
   const cfg = c as GcpNetworkingConfig;
@@ -94,4 +111,88 @@ export class GlobalCollection<T> {
       throw err;
     }
   }
+}
+
+/** One global Compute kind's facts: its collection, the body that inserts it and the change it needs. */
+export interface ComputeKind<F, A, T> {
+  collection: "networks" | "addresses";
+  /** "network", "address": for messages. */
+  what: string;
+  /** Its resource name in Cloud Audit Logs' method names (v1.compute.<events>.insert …). */
+  events: string;
+  /** The methods that change it (insert, delete and its update verbs). */
+  methods: readonly string[];
+  observationOf(cloud: T, fp: F): ExternalObservation<F, A>;
+  /** The insert body; throws InvalidSpecError for what is missing. */
+  insertBody(fp: F, name: string): Json;
+  /**
+   * What brings it to the spec: a PATCH body, or a custom verb's (`setLabels`); undefined: nothing.
+   * `cloud` is the resource as observe read it.
+   */
+  change(
+    fp: F,
+    obs: ExternalObservation<F, A>,
+    cloud: T | undefined,
+  ): { body: Json; verb?: string } | undefined;
+}
+
+class ComputeKindClient<F, A, T> implements ExternalClient<F, A> {
+  readonly #kind: ComputeKind<F, A, T>;
+  readonly #items: GlobalCollection<T>;
+  // The resource as observe() read it, handed to update() (the engine passes the very same observation).
+  readonly #read = new WeakMap<ExternalObservation<F, A>, T>();
+  constructor(kind: ComputeKind<F, A, T>, items: GlobalCollection<T>) {
+    this.#kind = kind;
+    this.#items = items;
+  }
+
+  async observe(mr: ManagedResource<F, A>, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    if (!name) return { resourceExists: false };
+    const found = await gcp(() => this.#items.find(name));
+    if (found === CREATING) return { resourceExists: true, availability: "Creating" };
+    if (!found) return { resourceExists: false };
+    const obs = this.#kind.observationOf(found, mr.spec.forProvider);
+    this.#read.set(obs, found);
+    return obs;
+  }
+
+  async create(mr: ManagedResource<F, A>, name: string | undefined) {
+    if (!name) throw new Error(`a ${this.#kind.what} needs a name (crossplane.io/external-name)`);
+    const body = this.#kind.insertBody(mr.spec.forProvider, name);
+    await gcp(() => this.#items.insert(body));
+    return {};
+  }
+
+  async update(mr: ManagedResource<F, A>, name: string, obs: ExternalObservation<F, A>) {
+    const change = this.#kind.change(mr.spec.forProvider, obs, this.#read.get(obs));
+    if (change) await gcp(() => this.#items.change(name, change.body, change.verb));
+    return {};
+  }
+
+  async delete(_mr: ManagedResource<F, A>, name: string) {
+    // Whatever still holds it (addresses or peerings of a network): the engine waits for them.
+    await gcp(() => this.#items.remove(name));
+  }
+}
+
+/** A global Compute kind's provider: its definition and its ComputeKind data. */
+export function computeProvider<FS extends AnyObjectSchema, AS extends AnyObjectSchema, T>(
+  definition: ManagedKindDef<FS, AS>,
+  kind: ComputeKind<z.infer<FS>, z.infer<AS>, T>,
+) {
+  return defineProvider({
+    definition,
+    limitsEachRequest: true,
+    cloudEvents: {
+      gcp: {
+        serviceName: "compute.googleapis.com",
+        methodNames: kind.methods.map((m) => `v1.compute.${kind.events}.${m}`),
+        externalNames: byResourceName(kind.collection),
+      },
+    },
+    async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
+      const cfg = await gcpNetworkingConfig(ctx);
+      return new ComputeKindClient(kind, new GlobalCollection<T>(cfg, kind.collection, ctx.rateLimit));
+    },
+  });
 }

@@ -16,6 +16,7 @@ import {
 } from "../../api/gcp/pubsub.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
 import { refusingOwnQueues } from "../own-queues.ts";
 import {
   durationProto,
@@ -279,13 +280,7 @@ class SubscriptionClient implements ExternalClient<F, A> {
   }
 
   async delete(_mr: MR, name: string) {
-    await this.#call(async () => {
-      try {
-        await this.#ps.subscription(name).delete();
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    });
+    await this.#call(() => deleted(() => this.#ps.subscription(name).delete(), isNotFound));
   }
 }
 

@@ -11,6 +11,7 @@ import { defineProvider } from "../../api/external.ts";
 import { Topic, type TopicAtProvider, type TopicForProvider } from "../../api/gcp/pubsub.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
 import { refusingOwnQueues } from "../own-queues.ts";
 import {
   durationProto,
@@ -172,13 +173,7 @@ class TopicClient implements ExternalClient<F, A> {
   }
 
   async delete(_mr: MR, name: string) {
-    await this.#call(async () => {
-      try {
-        await this.#ps.topic(name).delete();
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-    });
+    await this.#call(() => deleted(() => this.#ps.topic(name).delete(), isNotFound));
   }
 }
 

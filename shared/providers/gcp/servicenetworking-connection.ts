@@ -14,6 +14,7 @@ import {
 } from "../../api/gcp/servicenetworking.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
 import { GcpClientCache, gcp, httpStatus, observedSet } from "./config.ts";
 import { authFor, type GcpNetworkingConfig, GoogleRestClient, gcpNetworkingConfig } from "./google-rest.ts";
 
@@ -130,17 +131,14 @@ class ConnectionClient implements ExternalClient<F, A> {
   async delete(mr: MR, name: string) {
     const { network, service } = target(mr, name);
     if (!network) return;
-    await gcp(async () => {
-      try {
-        await this.#api.request(
-          "POST",
-          `/services/${encodeURIComponent(service)}/connections/servicenetworking-googleapis-com:deleteConnection`,
-          { body: { consumerNetwork: network }, rateLimit: this.#rateLimit },
-        );
-      } catch (err) {
-        if (httpStatus(err) !== 404) throw err;
-      }
-    });
+    const path = `/services/${encodeURIComponent(service)}/connections/servicenetworking-googleapis-com:deleteConnection`;
+    const body = { consumerNetwork: network };
+    await gcp(() =>
+      deleted(
+        () => this.#api.request("POST", path, { body, rateLimit: this.#rateLimit }),
+        (err) => httpStatus(err) === 404,
+      ),
+    );
   }
 }
 

@@ -3,9 +3,22 @@ import { SqlInstancesServiceClient } from "@google-cloud/sql/build/src/v1beta4/s
 import { SqlOperationsServiceClient } from "@google-cloud/sql/build/src/v1beta4/sql_operations_service_client.js";
 import { SqlUsersServiceClient } from "@google-cloud/sql/build/src/v1beta4/sql_users_service_client.js";
 import { GoogleAuth } from "google-auth-library";
+import type { z } from "zod";
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
-import { GcpClientCache, GrpcCode, grpcCode, httpStatus } from "./config.ts";
-import { authFor, type GcpNetworkingConfig } from "./google-rest.ts";
+import {
+  type ConnectContext,
+  defineProvider,
+  type ExternalClient,
+  type ExternalCreation,
+  type ExternalObservation,
+  type ExternalUpdate,
+  InvalidSpecError,
+} from "../../api/external.ts";
+import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
+import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
+import { GcpClientCache, GrpcCode, gcp, grpcCode, httpStatus } from "./config.ts";
+import { authFor, type GcpNetworkingConfig, gcpNetworkingConfig } from "./google-rest.ts";
 
 export interface SqlClients {
   instances: SqlInstancesServiceClient;
@@ -73,12 +86,101 @@ export async function onInstance<T>(instance: string, call: () => Promise<T>): P
 }
 
 /** A delete whose target is already gone has done its work. */
-export async function unlessGone(call: Promise<unknown>): Promise<void> {
-  try {
-    await call;
-  } catch (err) {
-    if (!isSqlNotFound(err)) throw err;
+export const unlessGone = (call: Promise<unknown>): Promise<void> => deleted(() => call, isSqlNotFound);
+
+type InstanceChild = { instance?: string };
+
+/**
+ * The template of a Cloud SQL instance's child (database, user): found in the instance the spec names
+ * (none named: nothing to find, nor was anything made), every write waits while another operation runs
+ * on the instance, and deleting what is gone (with its instance) has done its work. A kind supplies
+ * its read, insert, update and remove.
+ */
+export abstract class SqlChildClient<F extends InstanceChild, A> implements ExternalClient<F, A> {
+  protected readonly sql: SqlClients;
+  protected readonly project: string;
+  /** "database", "user": for messages. */
+  protected abstract readonly what: string;
+  constructor(sql: SqlClients, project: string) {
+    this.sql = sql;
+    this.project = project;
   }
+
+  /** The child's observation; throws Cloud SQL's not-found when it (or its instance) is missing. */
+  protected abstract read(
+    mr: ManagedResource<F, A>,
+    instance: string,
+    name: string,
+  ): Promise<ExternalObservation<F, A>>;
+  /** What observe reports when there is no child. */
+  protected async absent(_mr: ManagedResource<F, A>): Promise<ExternalObservation<F, A>> {
+    return { resourceExists: false };
+  }
+  /** Inserts the child through write(); an insert an earlier attempt made is adopted. */
+  protected abstract insert(
+    mr: ManagedResource<F, A>,
+    instance: string,
+    name: string,
+  ): Promise<ExternalCreation>;
+  protected abstract remove(instance: string, name: string): Promise<unknown>;
+  abstract update(
+    mr: ManagedResource<F, A>,
+    name: string,
+    obs: ExternalObservation<F, A>,
+  ): Promise<ExternalUpdate>;
+
+  /** Runs a write on the child's instance: errors classified, a running operation said to be a wait. */
+  protected write<T>(instance: string, call: () => Promise<T>): Promise<T> {
+    return gcp(() => onInstance(instance, call));
+  }
+
+  async observe(mr: ManagedResource<F, A>, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    const instance = mr.spec.forProvider.instance;
+    if (!name || !instance) return { resourceExists: false };
+    return gcp(async () => {
+      try {
+        return await this.read(mr, instance, name);
+      } catch (err) {
+        // The instance itself may be gone (404 instanceDoesNotExist): its children went with it.
+        if (isSqlNotFound(err)) return this.absent(mr);
+        throw err;
+      }
+    });
+  }
+
+  async create(mr: ManagedResource<F, A>, name: string | undefined) {
+    if (!name) throw new Error(`a ${this.what} needs a name (crossplane.io/external-name)`);
+    const instance = mr.spec.forProvider.instance;
+    if (!instance)
+      throw new InvalidSpecError(
+        `spec.forProvider.instance (or instanceRef) is required to create a ${this.what}`,
+      );
+    return this.insert(mr, instance, name);
+  }
+
+  async delete(mr: ManagedResource<F, A>, name: string) {
+    const instance = mr.spec.forProvider.instance;
+    if (!instance) return;
+    await this.write(instance, () => unlessGone(this.remove(instance, name)));
+  }
+}
+
+/** A Cloud SQL child kind's provider: its client, made on the ProviderConfig's Cloud SQL clients. */
+export function sqlChildProvider<FS extends AnyObjectSchema, AS extends AnyObjectSchema>(
+  definition: ManagedKindDef<FS, AS>,
+  client: (
+    sql: SqlClients,
+    project: string,
+    ctx: ConnectContext<GcpProviderConfigSpec>,
+  ) => SqlChildClient<z.infer<FS>, z.infer<AS>>,
+) {
+  return defineProvider({
+    definition,
+    async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
+      const cfg = await gcpNetworkingConfig(ctx);
+      return client(sqlClients(cfg), cfg.projectId, ctx);
+    },
+  });
 }
 
 /** A protobuf wrapper (`{value}`) or plain value as the REST client hands it over → the plain value. */

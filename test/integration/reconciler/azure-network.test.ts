@@ -371,3 +371,56 @@ describeManagedKind({
       expect((await vnetOf(RG, cloudName))?.tags).toEqual({ owner: "legacy" }),
   },
 });
+
+// Subnets of one network made directly with the SDK; each test's subnet takes the next /24 of it.
+const SUBNET_VNET = uniqueName("vnet-subnets");
+let nextSubnet = 0;
+const subnetForProvider = () => ({
+  resourceGroupName: RG,
+  virtualNetworkName: SUBNET_VNET,
+  addressPrefix: `10.90.${nextSubnet++}.0/24`,
+});
+
+describeManagedKind({
+  type: Subnet,
+  cloud: "an ARM fake that checks client secrets",
+  prefix: "snet",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: async () => {
+    if (!(await vnetOf(RG, SUBNET_VNET)))
+      await network.virtualNetworks
+        .createOrUpdate(RG, SUBNET_VNET, {
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.90.0.0/16"] },
+        })
+        .pollUntilDone();
+    return subnetForProvider();
+  },
+  exists: async (name) => (await subnetOf(RG, SUBNET_VNET, name)) !== undefined,
+  requests: { during: (fn) => armRequestsDuring(fake.url, fn), isRead: (k) => k.startsWith("GET ") },
+  inSyncRequests: { "GET Microsoft.Network/virtualNetworks/subnets": 1 },
+  settleDelete: (r, key) => reconcileUntil(r, key, done),
+  deleteRepeatsUntilGone: true,
+  invalidSpec: {
+    forProvider: { resourceGroupName: RG, virtualNetworkName: SUBNET_VNET, addressPrefix: "" },
+    field: "spec.forProvider.addressPrefix",
+  },
+  import: {
+    arrange: async (cloudName) => {
+      await network.subnets
+        .createOrUpdate(RG, SUBNET_VNET, cloudName, { addressPrefix: "10.90.200.0/24" })
+        .pollUntilDone();
+    },
+    forProvider: { resourceGroupName: RG, virtualNetworkName: SUBNET_VNET },
+    expectSpec: (forProvider) =>
+      expect(forProvider).toEqual({
+        resourceGroupName: RG,
+        virtualNetworkName: SUBNET_VNET,
+        addressPrefix: "10.90.200.0/24",
+      }),
+    change: { addressPrefix: "10.90.201.0/24" },
+    expectUnchanged: async (cloudName) =>
+      expect((await subnetOf(RG, SUBNET_VNET, cloudName))?.addressPrefix).toBe("10.90.200.0/24"),
+  },
+});

@@ -492,3 +492,91 @@ describeManagedKind({
   },
   invalidSpec: { forProvider: { version: "sixteen" }, field: "spec.forProvider.version" },
 });
+
+// The server the child kinds' conformance runs in, made directly with the SDK on first use.
+const CHILD_SERVER = uniqueName("pgchildren");
+async function childServer() {
+  if (!(await serverOf(RG, CHILD_SERVER)))
+    await pg.servers.beginCreateOrUpdateAndWait(RG, CHILD_SERVER, {
+      location: "westeurope",
+      sku: { name: "Standard_B1ms", tier: "Burstable" },
+      administratorLogin: "pgadmin",
+      administratorLoginPassword: "Children-Passw0rd",
+      version: "16",
+    });
+  return { resourceGroupName: RG, serverName: CHILD_SERVER };
+}
+const ruleOf = (name: string) => pg.firewallRules.get(RG, CHILD_SERVER, name).catch(notFound);
+const databaseOf = (name: string) => pg.databases.get(RG, CHILD_SERVER, name).catch(notFound);
+
+describeManagedKind({
+  type: FlexibleServerFirewallRule,
+  cloud: "an ARM fake that runs long-running operations",
+  prefix: "pgfw",
+  providerConfig: PC,
+  connectionSecret: false,
+  forProvider: async () => ({
+    ...(await childServer()),
+    startIpAddress: "203.0.113.1",
+    endIpAddress: "203.0.113.9",
+  }),
+  exists: async (name) => (await ruleOf(name)) !== undefined,
+  requests: { during: (fn) => armRequestsDuring(fake.url, fn), isRead: (k) => k.startsWith("GET ") },
+  inSyncRequests: { "GET Microsoft.DBforPostgreSQL/flexibleServers/firewallRules": 1 },
+  settleDelete: (r, key) => reconcileUntil(r, key, done),
+  deleteRepeatsUntilGone: true,
+  invalidSpec: { forProvider: { startIpAddress: "not-an-ip" }, field: "spec.forProvider.startIpAddress" },
+  import: {
+    arrange: async (cloudName) => {
+      await childServer();
+      await pg.firewallRules.beginCreateOrUpdateAndWait(RG, CHILD_SERVER, cloudName, {
+        startIpAddress: "198.51.100.0",
+        endIpAddress: "198.51.100.255",
+      });
+    },
+    forProvider: { resourceGroupName: RG, serverName: CHILD_SERVER },
+    expectSpec: (forProvider) =>
+      expect(forProvider).toEqual({
+        resourceGroupName: RG,
+        serverName: CHILD_SERVER,
+        startIpAddress: "198.51.100.0",
+        endIpAddress: "198.51.100.255",
+      }),
+    change: { endIpAddress: "198.51.100.1" },
+    expectUnchanged: async (cloudName) =>
+      expect((await ruleOf(cloudName))?.endIpAddress).toBe("198.51.100.255"),
+  },
+});
+
+describeManagedKind({
+  type: FlexibleServerDatabase,
+  cloud: "an ARM fake that runs long-running operations",
+  prefix: "pgdb",
+  providerConfig: PC,
+  connectionSecret: true,
+  forProvider: () => childServer(),
+  exists: async (name) => (await databaseOf(name)) !== undefined,
+  requests: { during: (fn) => armRequestsDuring(fake.url, fn), isRead: (k) => k.startsWith("GET ") },
+  inSyncRequests: { "GET Microsoft.DBforPostgreSQL/flexibleServers/databases": 1 },
+  settleDelete: (r, key) => reconcileUntil(r, key, done),
+  deleteRepeatsUntilGone: true,
+  import: {
+    arrange: async (cloudName) => {
+      await childServer();
+      await pg.databases.beginCreateAndWait(RG, CHILD_SERVER, cloudName, {
+        charset: "UTF8",
+        collation: "en_US.utf8",
+      });
+    },
+    forProvider: { resourceGroupName: RG, serverName: CHILD_SERVER },
+    expectSpec: (forProvider) =>
+      expect(forProvider).toEqual({
+        resourceGroupName: RG,
+        serverName: CHILD_SERVER,
+        charset: "UTF8",
+        collation: "en_US.utf8",
+      }),
+    change: { charset: "LATIN1" },
+    expectUnchanged: async (cloudName) => expect((await databaseOf(cloudName))?.charset).toBe("UTF8"),
+  },
+});
