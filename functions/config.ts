@@ -54,6 +54,13 @@ export const Config = z.object({
     .default("true")
     .transform((v) => v === "true")
     .describe("Send in-sync resources' drift checks as batch messages (default true)."),
+  DRIFTLESS_SWEEP_INDEX: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true")
+    .describe(
+      "Keep the sweep's index warm between runs: a run watches for changes and reads due slots instead of listing every object (default true).",
+    ),
   DRIFTLESS_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   DRIFTLESS_LABEL_SELECTOR: z
     .preprocess((v) => (v === "" ? undefined : v), z.string().optional())

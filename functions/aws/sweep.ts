@@ -4,7 +4,12 @@ import { SQSClient } from "@aws-sdk/client-sqs";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { type ProviderHealthSetup, sweepWithProviderHealth } from "../../shared/ops/provider-health.ts";
-import { logQueueEvents, perContainer, runScheduledSweep } from "../../shared/pipeline/functions.ts";
+import {
+  containerSweepIndex,
+  logQueueEvents,
+  perContainer,
+  runScheduledSweep,
+} from "../../shared/pipeline/functions.ts";
 import type { SweepResult } from "../../shared/pipeline/sweep.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
 import { sqsQueueDepth } from "../../shared/queue/sqs-depth.ts";
@@ -33,6 +38,8 @@ const health: Omit<ProviderHealthSetup, "kinds"> = {
   logger,
   ...(dlqUrl ? { deadLetters: () => sqsQueueDepth(sqs, dlqUrl) } : {}),
 };
+// Kept while the container is warm: a run then reads what changed and what is due (sweep-index.ts).
+const index = containerSweepIndex(cfg);
 const kube = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
@@ -48,7 +55,7 @@ export async function handler(event: ScheduledEvent = {}): Promise<SweepResult> 
   // What is served, read every sweep: a kind an activation policy names now is swept now (no rebuild).
   const { kinds } = await servedAwsKinds(await kube(), cfg.DRIFTLESS_ACTIVATE);
   const types = typesOf(kinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
-  return sweepWithProviderHealth(await kube(), { ...health, kinds }, (k) =>
+  return sweepWithProviderHealth(await kube(), { ...health, kinds }, (k, tally) =>
     runScheduledSweep({
       kube: k,
       types,
@@ -61,6 +68,8 @@ export async function handler(event: ScheduledEvent = {}): Promise<SweepResult> 
       logger,
       scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
       labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+      index,
+      observe: (t, items) => tally.observe(t, items, true),
     }),
   );
 }

@@ -63,6 +63,8 @@ const ENV_HELP: Record<string, string> = {
     "Adaptive polling: longest interval for a resource that stays unchanged (default 20m; equal to the poll interval: off).",
   DRIFTLESS_SWEEP_BATCH:
     "Batched drift checks of in-sync resources (default true; false: one message per key).",
+  DRIFTLESS_SWEEP_INDEX:
+    "Warm sweep index: a sweep watches for changes and reads due slots, not every object (default true).",
   DRIFTLESS_METRICS_PORT: "Port of /metrics, /healthz and /readyz of `driftless run` (default 9464).",
   DRIFTLESS_SECRET_REF_NAMESPACES:
     "Namespaces (comma list, * for any) a managed resource may read Secrets from besides its connection Secret's (default none).",

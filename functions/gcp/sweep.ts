@@ -5,7 +5,12 @@ import { PubSub } from "@google-cloud/pubsub";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { type ProviderHealthSetup, sweepWithProviderHealth } from "../../shared/ops/provider-health.ts";
-import { logQueueEvents, perContainer, runScheduledSweep } from "../../shared/pipeline/functions.ts";
+import {
+  containerSweepIndex,
+  logQueueEvents,
+  perContainer,
+  runScheduledSweep,
+} from "../../shared/pipeline/functions.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { typesOf } from "../../shared/worker/worker.ts";
 import { gcpClusterAccess } from "./cluster.ts";
@@ -27,6 +32,8 @@ const health: ProviderHealthSetup = {
   labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
   logger,
 };
+// Kept while the container is warm: a run then reads what changed and what is due (sweep-index.ts).
+const index = containerSweepIndex(cfg);
 const kube = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
@@ -39,7 +46,7 @@ await kube().catch((err: unknown) => {
 export async function sweep(event: CloudEvent<unknown>): Promise<void> {
   if (!producer) throw new Error("DRIFTLESS_PUBSUB_TOPIC is not set");
   const scheduledAt = event.time ? new Date(event.time) : undefined;
-  await sweepWithProviderHealth(await kube(), health, (k) =>
+  await sweepWithProviderHealth(await kube(), health, (k, tally) =>
     runScheduledSweep({
       kube: k,
       types,
@@ -52,6 +59,8 @@ export async function sweep(event: CloudEvent<unknown>): Promise<void> {
       logger,
       scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
       labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
+      index,
+      observe: (t, items) => tally.observe(t, items, true),
     }),
   );
 }

@@ -1,6 +1,7 @@
 // From a cloud's audit event to the keys of the managed resources it may have changed: the kinds that
 // declare the call (api/cloud-events.ts), their external names in it, and one label-selected LIST per
-// candidate kind (the external-key index label the engine writes). Only keys come out: the worker reads
+// candidate kind (the external-key index label the engine writes) — of one shape of a kind when it finds the
+// resource (see #resolve). Only keys come out: the worker reads
 // the truth itself (level-triggered), so a forged, late or duplicate event costs a reconcile, never harm.
 //
 // Dropped cheaply, before any LIST: driftless's own writes (the functions' own principals, derived at
@@ -75,6 +76,8 @@ export class CloudEventResolver {
   readonly #own: ReadonlySet<string>;
   readonly #rate: RateLimit;
   readonly #sources = new Map<string, TokenBucket>();
+  /** Per kind family, the shape whose LIST found the last event's resource (see #resolve). */
+  readonly #lastHit = new Map<string, number>();
 
   constructor(opts: CloudEventResolverOptions) {
     this.#kube = opts.kube;
@@ -163,27 +166,24 @@ export class CloudEventResolver {
     if (candidates.length === 0) return this.#drop(log, "no-kind");
     const keys: ResourceKey[] = [];
     let lists = 0;
-    for (const { provider, names } of candidates) {
-      const def = provider.definition;
-      const values = [...new Set(names.map((n) => externalKeyOf(def, n)))];
-      for (let at = 0; at < values.length; at += MAX_VALUES_PER_LIST) {
-        const chunk = values.slice(at, at + MAX_VALUES_PER_LIST);
-        const labelSelector =
-          chunk.length === 1
-            ? `${EXTERNAL_KEY_LABEL}=${chunk[0]}`
-            : `${EXTERNAL_KEY_LABEL} in (${chunk.join(",")})`;
-        this.#take(source);
-        lists++;
-        const page = await this.#kube.list<ManagedResource & { [k: string]: unknown }>(def, {
-          labelSelector,
-        });
-        for (const mr of page.items) {
-          keys.push({
-            apiVersion: def.apiVersion,
-            kind: def.kind,
-            name: mr.metadata.name,
-            ...(mr.metadata.namespace ? { namespace: mr.metadata.namespace } : {}),
-          });
+    // A kind's two shapes (cluster-scoped, namespaced) name the same cloud resources, and one managed
+    // resource manages a cloud resource: the shape that found this kind's last event is asked first and
+    // the other only when it finds nothing — one LIST per event once a container has seen one.
+    const families = new Map<string, Candidate[]>();
+    for (const c of candidates) {
+      const family = familyOf(c.provider.definition);
+      families.set(family, [...(families.get(family) ?? []), c]);
+    }
+    for (const [family, shapes] of families) {
+      const first = Math.min(this.#lastHit.get(family) ?? 0, shapes.length - 1);
+      for (const at of shapes.keys()) {
+        const shape = (first + at) % shapes.length;
+        const found = await this.#lookup(shapes[shape] as Candidate, source);
+        lists += found.lists;
+        keys.push(...found.keys);
+        if (found.keys.length > 0) {
+          this.#lastHit.set(family, shape);
+          break;
         }
       }
     }
@@ -195,4 +195,38 @@ export class CloudEventResolver {
     );
     return { keys, lists };
   }
+
+  /** The managed resources of one kind whose index label names one of `names`: a label-selected LIST. */
+  async #lookup(
+    { provider, names }: Candidate,
+    source: string,
+  ): Promise<{ keys: ResourceKey[]; lists: number }> {
+    const def = provider.definition;
+    const keys: ResourceKey[] = [];
+    let lists = 0;
+    const values = [...new Set(names.map((n) => externalKeyOf(def, n)))];
+    for (let at = 0; at < values.length; at += MAX_VALUES_PER_LIST) {
+      const chunk = values.slice(at, at + MAX_VALUES_PER_LIST);
+      const labelSelector =
+        chunk.length === 1
+          ? `${EXTERNAL_KEY_LABEL}=${chunk[0]}`
+          : `${EXTERNAL_KEY_LABEL} in (${chunk.join(",")})`;
+      this.#take(source);
+      lists++;
+      const page = await this.#kube.list<ManagedResource & { [k: string]: unknown }>(def, { labelSelector });
+      for (const mr of page.items) {
+        keys.push({
+          apiVersion: def.apiVersion,
+          kind: def.kind,
+          name: mr.metadata.name,
+          ...(mr.metadata.namespace ? { namespace: mr.metadata.namespace } : {}),
+        });
+      }
+    }
+    return { keys, lists };
+  }
 }
+
+/** What a kind's cluster-scoped and namespaced shapes share (their groups differ). */
+const familyOf = (def: { cloud: string; kind: string; plural: string; version: string }) =>
+  `${def.cloud}/${def.plural}/${def.version}/${def.kind}`;

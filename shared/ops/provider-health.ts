@@ -381,12 +381,13 @@ async function reportAll(
 export async function sweepWithProviderHealth<R>(
   kube: Kube,
   setup: ProviderHealthSetup,
-  sweep: (kube: Kube) => Promise<R>,
+  sweep: (kube: Kube, tally: ProviderHealthTally) => Promise<R>,
 ): Promise<R> {
   const tally = new ProviderHealthTally(setup);
   let result: R;
   try {
-    result = await sweep(tallyingKube(kube, tally));
+    // A warm sweep lists nothing: it hands the tally each kind's indexed objects itself.
+    result = await sweep(tallyingKube(kube, tally), tally);
   } catch (err) {
     await reportAll(kube, setup, tally, `drift sweep failed: ${(err as Error).message}`);
     throw err;

@@ -3,10 +3,11 @@
 // shared/worker/ (sqs.ts for Lambda on SQS, pubsub.ts for Cloud Functions on Pub/Sub, imported by file so
 // one cloud's SDK never lands in the other cloud's bundle). This file imports no queue SDK.
 import type { ResourceType } from "../api/meta.ts";
-import type { Kube } from "../kube/client.ts";
+import type { Kube, KubeObject } from "../kube/client.ts";
 import type { QueueEventSink, QueueProducer } from "../queue/port.ts";
 import type { Logger } from "./common.ts";
 import { type SweepResult, sweep } from "./sweep.ts";
+import { SweepIndex } from "./sweep-index.ts";
 
 export interface ScheduledSweepInput {
   kube: Kube;
@@ -29,6 +30,10 @@ export interface ScheduledSweepInput {
   scheduledAt?: Date | undefined;
   /** Only objects matching this label selector (several deployments sharing one cluster). */
   labelSelector?: string | undefined;
+  /** The container's index (sweep-index.ts): a warm run reads changes and due slots, not every object. */
+  index?: SweepIndex | undefined;
+  /** With an index: each kind's objects once up to date (the Provider's health tally). */
+  observe?: ((t: ResourceType, items: readonly KubeObject[]) => void) | undefined;
 }
 
 /**
@@ -48,7 +53,30 @@ export async function runScheduledSweep(input: ScheduledSweepInput): Promise<Swe
     batch: input.batch,
     logger: input.logger,
     ...(input.labelSelector ? { labelSelector: input.labelSelector } : {}),
+    index: input.index,
+    observe: input.observe,
   });
+}
+
+/** The sweep settings of the functions' configuration (functions/config.ts). */
+export interface SweepSettings {
+  DRIFTLESS_SWEEP_INDEX: boolean;
+  DRIFTLESS_SWEEP_INTERVAL: number;
+  DRIFTLESS_POLL_INTERVAL: number;
+  DRIFTLESS_MAX_POLL_INTERVAL?: number | undefined;
+  DRIFTLESS_MIN_POLL_INTERVAL?: number | undefined;
+}
+
+/** The container's sweep index (kept while it is warm), or none when the configuration turns it off. */
+export function containerSweepIndex(cfg: SweepSettings): SweepIndex | undefined {
+  return cfg.DRIFTLESS_SWEEP_INDEX
+    ? new SweepIndex({
+        scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
+        defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
+        maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
+        minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
+      })
+    : undefined;
 }
 
 /**

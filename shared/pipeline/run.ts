@@ -27,6 +27,7 @@ import { createWorker } from "../worker/worker.ts";
 import { Forwarder } from "./forwarder.ts";
 import { logQueueEvents } from "./functions.ts";
 import { sweep } from "./sweep.ts";
+import { SweepIndex } from "./sweep-index.ts";
 
 /** Due messages waiting this long with no reconcile finishing make /readyz fail (the queue is stuck). */
 export const DEFAULT_STUCK_AFTER_MS = 5 * 60_000;
@@ -49,6 +50,8 @@ export interface RunOptions {
   minPollIntervalMs?: number;
   /** Batched drift checks of in-sync resources (sweep.ts, worker/batch.ts); default false. */
   sweepBatch?: boolean;
+  /** Keep the sweep's index between sweeps (sweep-index.ts): each reads changes and due slots; default false. */
+  sweepIndex?: boolean;
   /** Cloud calls per ProviderConfig (one process: the whole limit); default DEFAULT_RATE_LIMIT. */
   rateLimit?: RateLimit;
   events?: EventRecorder;
@@ -238,6 +241,14 @@ export async function startRun(o: RunOptions): Promise<Running> {
   const pollIntervalMs = o.pollIntervalMs ?? 5 * 60_000;
   const sweepIntervalMs = o.sweepIntervalMs ?? 60_000;
   let sweeping: Promise<void> | undefined;
+  const index = o.sweepIndex
+    ? new SweepIndex({
+        scheduleMs: sweepIntervalMs,
+        defaultPollMs: pollIntervalMs,
+        maxPollMs: o.maxPollIntervalMs,
+        minPollMs: o.minPollIntervalMs,
+      })
+    : undefined;
   const sweepNow = (): Promise<void> => {
     // One sweep at a time: a slow sweep is not stacked on by the next tick.
     const current =
@@ -253,6 +264,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
         batch: o.sweepBatch ?? false,
         logger: o.logger,
         ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+        index,
       })
         .then((r: object) => o.logger.debug({ ...r }, "sweep done"))
         .catch((err: unknown) => o.logger.error({ error: (err as Error).message }, "sweep failed"))

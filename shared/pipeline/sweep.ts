@@ -27,21 +27,17 @@
 // interval, so the ticks of a longer interval are a subset of the shorter one's: lengthening never skips
 // a due check, and a change brings the object back to the default at its next tick.
 //
+// A warm process (the sweep function's container, `driftless run`) passes an index (sweep-index.ts): each
+// kind is then read with one watch from its last resourceVersion, not listed, and only the objects whose
+// poll falls in a window not yet handled — their due slots — plus the attention set are enqueued, with the
+// same rule (due.ts). Its batches select their objects by external key instead of naming a page.
+//
 // Batches (batch: true): due objects that look in sync (Ready and Synced True, an external name) go out
 // as batch messages — per page and ProviderConfig, as many keys with their resourceVersions as fit a
 // message — which the worker checks with one LIST of the same page and the kinds' list calls
 // (worker/batch.ts). Everything else is enqueued key by key, as without batches.
-import { createHash } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
-import type { Condition } from "../api/meta.ts";
-import {
-  Annotations,
-  apiVersionOf,
-  DEFAULT_MIN_POLL_INTERVAL_MS,
-  type ManagementAction,
-  type ResourceType,
-  reconcileRequestOf,
-} from "../api/meta.ts";
+import { apiVersionOf, type ResourceType } from "../api/meta.ts";
 import type { Kube, KubeObject } from "../kube/client.ts";
 import {
   BATCH_MESSAGE_BYTES,
@@ -52,8 +48,6 @@ import {
   makeMessage,
   type ReconcileMessage,
 } from "../queue/message.ts";
-import { parseDuration } from "../reconciler/compare.ts";
-import { resolvePolicies } from "../reconciler/policies.ts";
 import {
   crdName,
   errorMessage,
@@ -63,11 +57,32 @@ import {
   type MessageSink,
   noopLogger,
 } from "./common.ts";
+import { batchable, type SweepObject, sweepDecision, sweepWindowEnd } from "./due.ts";
+import { batchSelector, type IndexEntry, type SweepIndex } from "./sweep-index.ts";
+
+export {
+  adaptiveIntervalMs,
+  lastChangeMs,
+  pollDue,
+  pollPhase,
+  type SweepDecision,
+  type SweepObject,
+  specChangeUnseen,
+  sweepDecision,
+  sweepWindowEnd,
+} from "./due.ts";
 
 // A page is also what a batch message's worker reads again: larger pages mean fewer LISTs per checked object.
 export const DEFAULT_SWEEP_PAGE_SIZE = 1000;
 /** Kinds listed at once: enough to overlap round trips, few enough to be gentle on the API server. */
 export const DEFAULT_SWEEP_KIND_CONCURRENCY = 4;
+/** Messages handed to the sink at once (the sink batches them further: SQS 10, Pub/Sub its own). */
+const SEND_CHUNK = 1000;
+/**
+ * Objects one warm batch selects by external key: 200 keys make an 8 KiB selector, and one LIST per
+ * 200 checks keeps the API-server requests per check at 0.005.
+ */
+export const KEYS_PER_SELECTION = 200;
 
 export interface SweepOptions {
   kube: Kube | KubeConfig;
@@ -92,6 +107,17 @@ export interface SweepOptions {
   labelSelector?: string;
   kindConcurrency?: number;
   logger?: Logger;
+  /**
+   * A warm sweep process's index (sweep-index.ts), kept between runs: each kind is then read by one
+   * watch from its last resourceVersion (a paged list only when cold or after 410 Gone), and only its
+   * attention entries and due slots are enqueued. Made for the same schedule and poll settings.
+   */
+  index?: SweepIndex | undefined;
+  /**
+   * With an index: every kind's objects (name and conditions only) once it is up to date, for counts
+   * that used to ride on the pages (the Provider's health: ProviderHealthTally.observe).
+   */
+  observe?: ((t: ResourceType, items: readonly KubeObject[]) => void) | undefined;
 }
 
 export interface SweepResult {
@@ -113,6 +139,11 @@ export interface SweepResult {
   /** Batch messages among the enqueued, and the objects they carry. */
   batches: number;
   batched: number;
+  /** With an index: watches opened, change events applied, relists after 410 Gone, objects indexed. */
+  watches: number;
+  events: number;
+  relists: number;
+  indexed: number;
 }
 
 /** Some kinds could not be swept; the others were. `result` says what was done. */
@@ -127,156 +158,6 @@ export class SweepError extends Error {
     this.result = result;
     this.failures = failures;
   }
-}
-
-/** Why a sweep enqueues an object or leaves it. */
-export type SweepDecision = "paused" | "attention" | "due" | "later";
-
-/** End of the window a sweep at `nowMs` covers: `nowMs` rounded down to the schedule grid. */
-export function sweepWindowEnd(nowMs: number, scheduleMs: number): number {
-  return Math.floor(nowMs / scheduleMs) * scheduleMs;
-}
-
-/** Stable per-object offset in [0, intervalMs): the same uid polls at the same phase every interval. */
-export function pollPhase(uid: string, intervalMs: number): number {
-  // 48 bits of SHA-1: uniform for any interval up to thousands of years; not a security use.
-  const h = createHash("sha1").update(uid).digest().readUIntBE(0, 6);
-  return h % intervalMs;
-}
-
-/** Whether a tick `phase + k·interval` falls in the window (windowEnd − schedule, windowEnd]. */
-export function pollDue(
-  phaseMs: number,
-  intervalMs: number,
-  windowEndMs: number,
-  scheduleMs: number,
-): boolean {
-  if (intervalMs <= scheduleMs) return true;
-  // Distance back from the window's end to the latest tick at or before it.
-  const sinceTick = (((windowEndMs - phaseMs) % intervalMs) + intervalMs) % intervalMs;
-  return sinceTick < scheduleMs;
-}
-
-/** What the sweep reads of an object: metadata, management policies, conditions. */
-export interface SweepObject {
-  metadata: KubeObject["metadata"] & {
-    creationTimestamp?: string;
-    managedFields?: Array<{ time?: string; subresource?: string }>;
-  };
-  spec?: { managementPolicies?: unknown[]; forProvider?: unknown; providerConfigRef?: { name?: string } };
-  status?: {
-    conditions?: Condition[];
-    lastExternalUpdate?: { time?: string };
-    lastHandledReconcileAt?: string;
-  };
-}
-
-/** Epoch ms of an object's last change (see "Adaptive polling" above); 0 when nothing says. */
-export function lastChangeMs(o: SweepObject): number {
-  const times = [
-    o.metadata.creationTimestamp,
-    o.status?.lastExternalUpdate?.time,
-    ...(o.status?.conditions ?? [])
-      .filter((c) => c.type === "Ready" || c.type === "Synced")
-      .map((c) => c.lastTransitionTime),
-    ...(o.metadata.managedFields ?? []).filter((f) => f.subresource !== "status").map((f) => f.time),
-  ];
-  let latest = 0;
-  for (const t of times) {
-    const ms = t ? Date.parse(t) : Number.NaN;
-    if (ms > latest) latest = ms;
-  }
-  return latest;
-}
-
-/** The adaptive interval: the default doubled while it fits the unchanged time and the maximum. */
-export function adaptiveIntervalMs(
-  baseMs: number,
-  maxMs: number | undefined,
-  unchangedForMs: number,
-): number {
-  let interval = baseMs;
-  while (maxMs !== undefined && interval * 2 <= maxMs && interval * 2 <= unchangedForMs) interval *= 2;
-  return interval;
-}
-
-const conditionTrue = (o: SweepObject, type: string) =>
-  o.status?.conditions?.some((c) => c.type === type && c.status === "True") ?? false;
-
-/**
- * A spec change no reconcile has seen yet: Synced was written for an older generation. The event that
- * should have brought it (a watch, the doorbell) was lost — an endpoint down, a failed send — so the
- * next sweep brings it instead of the next poll tick.
- */
-export const specChangeUnseen = (o: SweepObject): boolean => {
-  const generation = o.metadata.generation;
-  const synced = o.status?.conditions?.find((c) => c.type === "Synced");
-  return (
-    typeof generation === "number" &&
-    typeof synced?.observedGeneration === "number" &&
-    synced.observedGeneration < generation
-  );
-};
-
-/**
- * An import (policies without Create) whose resource does not exist (Ready=False Unavailable): nothing
- * driftless does can change that, so it is looked at on its poll interval, not on every sweep.
- */
-const importWaiting = (o: SweepObject, policies: unknown[] | undefined) =>
-  Array.isArray(policies) &&
-  !resolvePolicies(policies as ManagementAction[], undefined).create &&
-  (o.status?.conditions?.some(
-    (c) => c.type === "Ready" && c.status === "False" && c.reason === "Unavailable",
-  ) ??
-    false);
-
-/** The sweep's verdict for one object; pure, so the window math is testable without a server. */
-export function sweepDecision(
-  o: SweepObject,
-  ctx: {
-    windowEndMs: number;
-    scheduleMs: number;
-    defaultPollMs: number;
-    maxPollMs?: number | undefined;
-    /** The least interval `crossplane.io/poll-interval` may set; default DEFAULT_MIN_POLL_INTERVAL_MS. */
-    minPollMs?: number | undefined;
-  },
-): SweepDecision {
-  const annotations = o.metadata.annotations ?? {};
-  const policies = o.spec?.managementPolicies;
-  if (annotations[Annotations.paused] === "true" || (Array.isArray(policies) && policies.length === 0)) {
-    return "paused";
-  }
-  const requested = reconcileRequestOf(annotations);
-  if (
-    o.metadata.deletionTimestamp ||
-    specChangeUnseen(o) ||
-    (requested !== undefined && requested !== o.status?.lastHandledReconcileAt) ||
-    ((!conditionTrue(o, "Ready") || !conditionTrue(o, "Synced")) && !importWaiting(o, policies))
-  ) {
-    return "attention";
-  }
-  const asked = parseDuration(annotations[Annotations.pollInterval]);
-  const annotated =
-    asked === undefined ? undefined : Math.max(asked, ctx.minPollMs ?? DEFAULT_MIN_POLL_INTERVAL_MS);
-  const intervalMs = Math.max(
-    1,
-    Math.round(
-      annotated ?? adaptiveIntervalMs(ctx.defaultPollMs, ctx.maxPollMs, ctx.windowEndMs - lastChangeMs(o)),
-    ),
-  );
-  const phase = pollPhase(o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`, intervalMs);
-  return pollDue(phase, intervalMs, ctx.windowEndMs, ctx.scheduleMs) ? "due" : "later";
-}
-
-/** Whether a due object goes into a batch: a managed resource that looks in sync and has an external name. */
-function batchable(o: SweepObject): boolean {
-  return (
-    o.spec?.forProvider !== undefined &&
-    conditionTrue(o, "Ready") &&
-    conditionTrue(o, "Synced") &&
-    Boolean(o.metadata.annotations?.[Annotations.externalName])
-  );
 }
 
 /** One page's due objects of one ProviderConfig as batch messages, each as full as the size limit allows. */
@@ -315,6 +196,60 @@ export function batchMessages(
   return out;
 }
 
+/**
+ * A warm sweep's messages for its due entries: in-sync managed resources with an external key as batch
+ * messages that select their objects by that key (one LIST from the watch cache per batch, whatever the
+ * kind's size), everything else key by key.
+ */
+export function indexedMessages(
+  t: ResourceType,
+  entries: readonly IndexEntry[],
+  o: { batch: boolean; labelSelector: string | undefined; at: Date },
+): { messages: ReconcileMessage[]; batches: number; batched: number } {
+  const apiVersion = apiVersionOf(t);
+  const messages: ReconcileMessage[] = [];
+  const groups = new Map<string, IndexEntry[]>();
+  for (const e of entries) {
+    if (o.batch && e.batchKey && !e.facts.attention && e.rv) {
+      const list = groups.get(e.providerConfig) ?? [];
+      list.push(e);
+      groups.set(e.providerConfig, list);
+      continue;
+    }
+    messages.push(
+      makeMessage({ apiVersion, kind: t.kind, namespace: e.namespace, name: e.name, uid: e.uid }, "drift", {
+        at: o.at,
+      }),
+    );
+  }
+  let batches = 0;
+  let batched = 0;
+  for (const [providerConfig, group] of groups) {
+    for (let at = 0; at < group.length; at += KEYS_PER_SELECTION) {
+      const chunk = group.slice(at, at + KEYS_PER_SELECTION);
+      const page: BatchPage = {
+        limit: chunk.length,
+        // "0": whatever the watch cache holds, at once. A kind's cache advances only with its own events,
+        // so the list's resourceVersion (etcd's, newer) could keep a read waiting until it times out; an
+        // object the cache has older than the sweep saw takes the full path (its rv differs), never harm.
+        resourceVersion: "0",
+        resourceVersionMatch: "NotOlderThan",
+        labelSelector: batchSelector(o.labelSelector, [...new Set(chunk.map((e) => e.batchKey as string))]),
+      };
+      const items: BatchItem[] = chunk.map((e) => ({
+        name: e.name,
+        ...(e.namespace ? { namespace: e.namespace } : {}),
+        rv: e.rv,
+      }));
+      const made = batchMessages(apiVersion, t.kind, providerConfig, page, items, o.at);
+      batches += made.length;
+      batched += items.length;
+      messages.push(...made);
+    }
+  }
+  return { messages, batches, batched };
+}
+
 /** Lists every kind page by page and enqueues the objects whose poll is due (see the rule above). */
 export async function sweep(opts: SweepOptions): Promise<SweepResult> {
   const started = performance.now();
@@ -343,6 +278,10 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
     missingKinds: [],
     batches: 0,
     batched: 0,
+    watches: 0,
+    events: 0,
+    relists: 0,
+    indexed: 0,
   };
   const failures: Array<{ kind: string; error: Error }> = [];
 
@@ -433,8 +372,58 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
       throw new Error(`cannot enqueue drift messages for ${t.kind}`, { cause: sendError });
   };
 
+  const send = async (t: ResourceType, messages: ReconcileMessage[]): Promise<boolean> => {
+    let ok = true;
+    for (let at = 0; at < messages.length; at += SEND_CHUNK) {
+      const res = await opts.sink.send(messages.slice(at, at + SEND_CHUNK));
+      result.enqueued += res.sent;
+      result.sendFailures += res.failed.length;
+      if (res.failed.length > 0) {
+        ok = false;
+        logger.warn(
+          { kind: t.kind, failed: res.failed.length, error: res.failed[0]?.error.message },
+          "sink refused some drift messages; they stay due for the next sweep",
+        );
+      }
+    }
+    return ok;
+  };
+
+  // With an index: bring the kind up to date, enqueue its attention entries and due slots, then file
+  // the sent ones under their next due window (what was refused stays due for the next run).
+  const sweepIndexed = async (t: ResourceType, index: SweepIndex) => {
+    const k = index.kind(t);
+    const refreshed = await index.refresh(kube, t, {
+      windowEndMs: ctx.windowEndMs,
+      pageSize,
+      labelSelector: opts.labelSelector,
+    });
+    result.pages += refreshed.pages;
+    result.listed += refreshed.listed;
+    result.watches += refreshed.watches;
+    result.events += refreshed.events;
+    result.relists += refreshed.relists;
+    result.indexed += k.size;
+    opts.observe?.(t, k.healthObjects());
+    result.paused += k.pausedCount();
+    const { attention, due } = k.due(ctx.windowEndMs);
+    result.attention += attention.length;
+    const messages = indexedMessages(t, [...attention, ...due], {
+      batch: opts.batch ?? false,
+      labelSelector: opts.labelSelector,
+      at: now,
+    });
+    result.batches += messages.batches;
+    result.batched += messages.batched;
+    if (await send(t, messages.messages)) k.settle(ctx.windowEndMs);
+  };
+
   const runKind = async (t: ResourceType) => {
     try {
+      if (opts.index) {
+        await sweepIndexed(t, opts.index);
+        return;
+      }
       await sweepKind(t).catch((err: unknown) => {
         // 410: the continue token outlived etcd compaction; list the kind again (duplicates are harmless).
         if (httpStatusOf(err) !== 410) throw err;
@@ -443,6 +432,7 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
       });
     } catch (err) {
       if (httpStatusOf(err) === 404) {
+        opts.index?.drop(t);
         result.missingKinds.push(t.kind);
         logger.warn({ kind: t.kind, crd: crdName(t) }, `CRD ${crdName(t)} not installed; skipped`);
         return;

@@ -66,6 +66,11 @@ export interface BatchPage {
   continue?: string;
   /** The list's resourceVersion, for the first page (read again with resourceVersionMatch=Exact). */
   resourceVersion?: string;
+  /**
+   * "NotOlderThan": not a page but a label selection (a warm sweep's batch, sweep-index.ts): read without
+   * `limit`, at `resourceVersion` ("0": any) or newer, which the API server answers from its watch cache.
+   */
+  resourceVersionMatch?: "NotOlderThan";
   labelSelector?: string;
 }
 
@@ -82,6 +87,9 @@ export interface DriftBatch {
   providerConfig: string;
   items: BatchItem[];
 }
+
+/** Longest label selector a batch carries: a warm sweep's selection of up to 200 external keys and its own. */
+export const MAX_BATCH_SELECTOR = 16 * 1024;
 
 /** Most items one batch message carries (the byte limit usually binds first). */
 export const MAX_BATCH_ITEMS = 1_000;
@@ -125,7 +133,9 @@ const messageSchema = z.object({
         limit: z.number().int().min(1).max(10_000),
         continue: z.string().max(4096).optional(),
         resourceVersion: z.string().max(64).regex(RESOURCE_VERSION, "must be a resourceVersion").optional(),
-        labelSelector: z.string().max(1024).optional(),
+        resourceVersionMatch: z.literal("NotOlderThan").optional(),
+        // A warm sweep's batch selects its objects by their external keys (41 characters each).
+        labelSelector: z.string().max(MAX_BATCH_SELECTOR).optional(),
       }),
       providerConfig: z.string().max(253).regex(DNS1123_SUBDOMAIN, "must be a DNS-1123 subdomain"),
       items: z
@@ -184,6 +194,7 @@ function canonical(m: SchemaOutput): ReconcileMessage {
         limit: p.limit,
         ...(p.continue !== undefined ? { continue: p.continue } : {}),
         ...(p.resourceVersion !== undefined ? { resourceVersion: p.resourceVersion } : {}),
+        ...(p.resourceVersionMatch !== undefined ? { resourceVersionMatch: p.resourceVersionMatch } : {}),
         ...(p.labelSelector !== undefined ? { labelSelector: p.labelSelector } : {}),
       },
       providerConfig: m.batch.providerConfig,

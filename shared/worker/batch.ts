@@ -99,14 +99,21 @@ export async function checkBatch(
   const onPage = new Map<string, ManagedResource>();
   if (def) {
     try {
+      const p = batch.page;
+      // A warm sweep's selection (no limit: served from the watch cache) or a page read again as it was.
+      const read = p.resourceVersionMatch
+        ? { resourceVersion: p.resourceVersion ?? "0", resourceVersionMatch: p.resourceVersionMatch }
+        : {
+            limit: p.limit,
+            ...(p.continue
+              ? { continue: p.continue }
+              : p.resourceVersion
+                ? { resourceVersion: p.resourceVersion, resourceVersionMatch: "Exact" as const }
+                : {}),
+          };
       const page = await deps.kube.list<ManagedResource & { [k: string]: unknown }>(def, {
-        limit: batch.page.limit,
-        ...(batch.page.continue
-          ? { continue: batch.page.continue }
-          : batch.page.resourceVersion
-            ? { resourceVersion: batch.page.resourceVersion, resourceVersionMatch: "Exact" as const }
-            : {}),
-        ...(batch.page.labelSelector ? { labelSelector: batch.page.labelSelector } : {}),
+        ...read,
+        ...(p.labelSelector ? { labelSelector: p.labelSelector } : {}),
       });
       for (const o of page.items) onPage.set(nameOf(o.metadata.namespace, o.metadata.name), o);
     } catch (err) {

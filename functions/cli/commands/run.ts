@@ -186,6 +186,7 @@ export function registerRun(program: Command, cli: CliContext): void {
             maxPollIntervalMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
             minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
             sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
+            sweepIndex: cfg.DRIFTLESS_SWEEP_INDEX,
             // One process: the whole limit, whatever DRIFTLESS_MAX_INSTANCES says.
             rateLimit: rateLimitOf(cfg).rateLimit,
             secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,

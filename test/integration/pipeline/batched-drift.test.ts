@@ -9,6 +9,7 @@ import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
 import { sweep } from "../../../shared/pipeline/sweep.ts";
+import { SweepIndex } from "../../../shared/pipeline/sweep-index.ts";
 import { awsKinds, awsProviderConfigKinds } from "../../../shared/providers/aws/kinds.ts";
 import type { ReconcileMessage } from "../../../shared/queue/message.ts";
 import { noopLogger } from "../../../shared/reconciler/contract.ts";
@@ -110,6 +111,36 @@ describe("batched drift check on the real API server and moto", () => {
     expect(stats).toMatchObject({ gets: 2, lists: 4, writes: 0 });
     // SQS has no list call returning a queue's attributes: one observe per queue.
     expect(w.engine.externalCalls).toMatchObject({ observe: N, observeMany: 0, update: 0, create: 0 });
+    expect(followUps.messages).toHaveLength(0);
+  });
+
+  it(`${N} in-sync queues from a warm sweep's index: one batch selecting them by external key, 1 selection LIST + 1 Secret LIST, no GET, no write`, async () => {
+    const index = new SweepIndex({ scheduleMs: 60_000, defaultPollMs: 60_000 });
+    const sweepOnce = async (now: Date) => {
+      const sink = new RecordingSink();
+      const result = await sweep({
+        kube,
+        types: [Queue],
+        sink,
+        now,
+        scheduleMs: 60_000,
+        defaultPollMs: 60_000,
+        pageSize: 100,
+        batch: true,
+        labelSelector: `${TEST_LABEL}=${label}`,
+        index,
+      });
+      return { result, messages: sink.messages };
+    };
+    const t0 = Date.now();
+    await sweepOnce(new Date(t0)); // cold: fills the index
+    const { result, messages } = await sweepOnce(new Date(t0 + 60_000)); // the next window, warm: a watch, no LIST
+    expect(result).toMatchObject({ pages: 0, watches: 1, batched: N, batches: 1 });
+    expect(messages[0]?.batch?.page.resourceVersionMatch).toBe("NotOlderThan");
+    const { results, stats } = await check(messages);
+    expect(results.every((r) => r.outcome.kind === "done")).toBe(true);
+    expect(stats).toMatchObject({ gets: 0, lists: 2, writes: 0 });
+    expect(w.engine.externalCalls.update).toBe(0);
     expect(followUps.messages).toHaveLength(0);
   });
 

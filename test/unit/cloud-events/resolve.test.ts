@@ -1,9 +1,12 @@
 // The parsers (documented samples) and the resolution of events to keys: which kinds are candidates,
 // what is dropped before any LIST, and that one label-selected LIST per candidate kind finds the resource.
 import { describe, expect, it } from "vitest";
+import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../../../shared/api/cloud-events.ts";
+import { Annotations } from "../../../shared/api/meta.ts";
 import { parseAuditLogData } from "../../../shared/cloud-events/audit-log.ts";
 import { type CloudTrailEvent, parseEventBridgeBody } from "../../../shared/cloud-events/cloudtrail.ts";
 import { CloudEventResolver } from "../../../shared/cloud-events/resolve.ts";
+import { MemoryApiServer } from "../../support/memory-apiserver.ts";
 import { clusterWith, fixture, kindOf } from "./support.ts";
 
 const queue = kindOf("Queue", "sqs.aws");
@@ -91,6 +94,43 @@ describe("CloudEventResolver", () => {
     expect(res.keys).toEqual([{ apiVersion: queue.definition.apiVersion, kind: "Queue", name: "orders" }]);
     expect(res.lists).toBe(1);
     expect(api.requests.filter((q) => q.method === "GET")).toHaveLength(1);
+  });
+
+  it("both shapes of Queue: one LIST per event once a container has found one (the shape that answered first)", async () => {
+    const nsQueue = kindOf("Queue", "sqs.aws.m");
+    const both = [queue, nsQueue];
+    // A namespaced queue: the first event asks the cluster-scoped shape (nothing) then the namespaced one.
+    const api = new MemoryApiServer();
+    const def = nsQueue.definition;
+    api.seed(def, {
+      apiVersion: def.apiVersion,
+      kind: def.kind,
+      metadata: {
+        name: "orders",
+        namespace: "shop",
+        annotations: { [Annotations.externalName]: "orders-queue" },
+        labels: { [EXTERNAL_KEY_LABEL]: externalKeyOf(def, "orders-queue") },
+      },
+      spec: { forProvider: {} },
+    });
+    const r = new CloudEventResolver({ kube: api.kube(), kinds: both });
+    const first = await r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"));
+    expect(first.keys).toEqual([
+      { apiVersion: def.apiVersion, kind: "Queue", name: "orders", namespace: "shop" },
+    ]);
+    expect(first.lists).toBe(2);
+    for (let i = 0; i < 3; i++) {
+      const next = await r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"));
+      expect(next.keys).toHaveLength(1);
+      expect(next.lists).toBe(1);
+    }
+    // A cluster-scoped queue with both shapes declared: found by the first LIST.
+    const cluster = clusterWith([{ kind: queue, name: "orders", externalName: "orders-queue" }]);
+    const res = await new CloudEventResolver({ kube: cluster.kube, kinds: both }).cloudTrail(
+      cloudTrail("aws-sqs-set-queue-attributes.json"),
+    );
+    expect(res.keys.map((k) => `${k.kind}/${k.name}`)).toEqual(["Queue/orders"]);
+    expect(res.lists).toBe(1);
   });
 
   it("ModifyVpcAttribute finds the VPC by its provider-chosen id", async () => {
