@@ -68,6 +68,7 @@ import {
   measureSqsSend,
   type ScalePoint,
 } from "./sections/scale.ts";
+import { measureWarmSweep } from "./sections/warm-sweep.ts";
 import { measureWork } from "./sections/work.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -89,7 +90,8 @@ const quick = values.quick ?? false;
 // --only activation: section 11 alone, API-server memory per CRD, without the stack (activation-only.json).
 // --only awscc: section 12 alone, generated AWS kinds — generation, CRDs on fresh API servers, bundle size
 // (awscc-only.json).
-const ONLY = ["batch", "forwarder", "cloud-events", "doorbell", "activation", "awscc"];
+// --only warm-sweep: section 13 alone, the warm sweep's index at 1k (quick) or 10k objects (warm-sweep-only.json).
+const ONLY = ["batch", "forwarder", "cloud-events", "doorbell", "activation", "awscc", "warm-sweep"];
 if (values.only !== undefined && !ONLY.includes(values.only))
   throw new Error(`unknown --only ${values.only}; known: ${ONLY.join(", ")}`);
 const forwarderOnly = values.only === "forwarder";
@@ -235,6 +237,15 @@ async function main() {
       writeFileSync(
         path.join(RESULTS, "forwarder-only.json"),
         `${JSON.stringify({ date: new Date().toISOString(), machine, sizes, ...only }, null, 2)}\n`,
+      );
+      return;
+    }
+    if (values.only === "warm-sweep") {
+      const warm = await measureWarmSweep(ctx, quick ? 1_000 : 10_000);
+      process.stdout.write(`\n${formatTable(warm.rows)}\n`);
+      writeFileSync(
+        path.join(RESULTS, "warm-sweep-only.json"),
+        `${JSON.stringify({ date: new Date().toISOString(), machine, ...warm.result }, null, 2)}\n`,
       );
       return;
     }

@@ -1,6 +1,7 @@
 // The batched drift check, the worker side of the sweep's batch messages: one message names many
 // objects of one kind and ProviderConfig with the resourceVersion the sweep saw and the LIST page it
-// read them from. The worker reads that page again (one LIST, the same snapshot while etcd keeps it),
+// read them from (a warm sweep's batch: a label selection by external key, read from the watch cache).
+// The worker reads that page again (one LIST, the same snapshot while etcd keeps it),
 // checks every object that looks in sync with the kind's list calls (ManagedReconciler.checkMany) and
 // writes nothing for those. Everything else — an object not on the page, changed since, drifted, failing,
 // being deleted — gets today's full reconcile through the router, which reads it fresh and guards every
