@@ -116,20 +116,11 @@ export class KindIndex {
     return this.#entries.size;
   }
 
-  /** Due slots in use (distinct window ends): at most the longest interval over the schedule. */
-  get slotCount(): number {
-    return this.#slots.size;
-  }
-
   /** Paused entries (never enqueued, still counted). */
   pausedCount(): number {
     let n = 0;
     for (const e of this.#entries.values()) if (e.facts.paused) n++;
     return n;
-  }
-
-  entry(key: string): IndexEntry | undefined {
-    return this.#entries.get(key);
   }
 
   /** Applies an object as the API server now has it; `afterMs` is the last window end already handled. */
@@ -250,13 +241,6 @@ export class SweepIndex {
   /** Forgets a kind (its CRD went away): a later run starts it cold. */
   drop(t: ResourceType): void {
     this.#kinds.delete(crdName(t));
-  }
-
-  /** Objects indexed over all kinds. */
-  get size(): number {
-    let n = 0;
-    for (const k of this.#kinds.values()) n += k.size;
-    return n;
   }
 
   /** Brings one kind up to date: a watch from its resourceVersion when warm, a paged list when cold or gone. */
