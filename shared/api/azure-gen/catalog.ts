@@ -76,3 +76,9 @@ export function activatedAzureEntries(
   if (!patterns || patterns.length === 0) return [];
   return catalog.kinds.filter((e) => patterns.some((p) => azureGenPatternMatches(p, e)));
 }
+
+/** The specs of the generated kinds an activation list selects (none without patterns). */
+export function azureGenSpecsFor(patterns: readonly string[], dir = azureGenDir()): AzureKindSpec[] {
+  if (patterns.length === 0) return [];
+  return activatedAzureEntries(patterns, loadAzureCatalog(dir)).map((e) => loadAzureSpec(e, dir));
+}
