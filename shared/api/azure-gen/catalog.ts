@@ -42,8 +42,16 @@ export const azureGenCrdNames = (e: { plural: string; group: string }) => [
   `${e.plural}.${e.group}.m.${API_DOMAIN}`,
 ];
 
-const globRe = (p: string) =>
-  new RegExp(`^${p.trim().toLowerCase().replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
+// Compiled once per pattern: an activation list is matched against every kind's two CRD names (a list of
+// 50 patterns over 1,930 kinds compiled 193,000 regular expressions, 1.5 s of a cold start).
+const globs = new Map<string, RegExp>();
+const globRe = (p: string) => {
+  const known = globs.get(p);
+  if (known) return known;
+  const re = new RegExp(`^${p.trim().toLowerCase().replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
+  globs.set(p, re);
+  return re;
+};
 
 /**
  * Whether an activation pattern selects a generated Azure kind's CRD. Generated kinds are never in
