@@ -51,8 +51,11 @@ const FUNCTIONS_FRAMEWORK = "@google-cloud/functions-framework";
  */
 export function copyAwsccData(dist = DIST): { dir: string; files: number; bytes: number } {
   generateAwscc(); // current already: nothing (a clone has it from `npm ci`)
-  const from = AWSCC_DIR;
-  const to = path.join(dist, "awscc");
+  return copyData(AWSCC_DIR, path.join(dist, "awscc"));
+}
+
+/** A generated directory copied whole to `to` (replaced), with what it holds. */
+function copyData(from: string, to: string): { dir: string; files: number; bytes: number } {
   rmSync(to, { recursive: true, force: true });
   cpSync(from, to, { recursive: true });
   let files = 0;
@@ -305,20 +308,7 @@ export function coldImport(
  * activation list is read at run time and only the activated kinds' files are read. Returns the bytes copied.
  */
 export function copyAzureKindsData(dir: string): number {
-  const from = path.join(ROOT, ".generated/azure");
-  const to = path.join(dir, "azure");
-  rmSync(to, { recursive: true, force: true });
-  cpSync(from, to, { recursive: true });
-  let bytes = 0;
-  const walk = (d: string): void => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else bytes += statSync(p).size;
-    }
-  };
-  walk(to);
-  return bytes;
+  return copyData(path.join(ROOT, ".generated/azure"), path.join(dir, "azure")).bytes;
 }
 
 /** dist/gcp: one source folder for every Cloud Function; index.mjs loads only the target's bundle. */
