@@ -45,6 +45,7 @@ import { WireProxy } from "./lib/wire.ts";
 import { UPJET_SIZING } from "./prices.ts";
 import { measureActivation, SYNTHETIC } from "./sections/activation.ts";
 import { AWSCC_KINDS, AWSCC_KINDS_FULL_RUN, measureAwscc } from "./sections/awscc.ts";
+import { measureAzure } from "./sections/azure.ts";
 import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
 import {
@@ -91,7 +92,9 @@ const quick = values.quick ?? false;
 // --only awscc: section 12 alone, generated AWS kinds — generation, CRDs on fresh API servers, bundle size
 // (awscc-only.json).
 // --only warm-sweep: section 13 alone, the warm sweep's index at 1k (quick) or 10k objects (warm-sweep-only.json).
-const ONLY = ["batch", "forwarder", "cloud-events", "doorbell", "activation", "awscc", "warm-sweep"];
+// --only azure: section 14 alone, the Azure reconcile bundle and its cold import with 0 and 50 generated
+// kinds activated at run time (azure-only.json).
+const ONLY = ["batch", "forwarder", "cloud-events", "doorbell", "activation", "awscc", "warm-sweep", "azure"];
 if (values.only !== undefined && !ONLY.includes(values.only))
   throw new Error(`unknown --only ${values.only}; known: ${ONLY.join(", ")}`);
 const forwarderOnly = values.only === "forwarder";
@@ -124,6 +127,17 @@ async function main() {
     writeFileSync(
       path.join(RESULTS, "activation-only.json"),
       `${JSON.stringify({ date: new Date().toISOString(), machine, ...act.result }, null, 2)}\n`,
+    );
+    return;
+  }
+  if (values.only === "azure") {
+    process.once("SIGINT", () => process.exit(130));
+    const azure = await measureAzure({ log, distDir: path.join(ROOT, "dist/bench") });
+    process.stdout.write(`\n${formatTable(azure.rows)}\n`);
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(
+      path.join(RESULTS, "azure-only.json"),
+      `${JSON.stringify({ date: new Date().toISOString(), machine, ...azure.result }, null, 2)}\n`,
     );
     return;
   }

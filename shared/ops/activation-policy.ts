@@ -9,6 +9,8 @@ import {
   isAwsccGroup,
 } from "../api/awscc/catalog.ts";
 import type { AwsccCatalog, AwsccKindSpec } from "../api/awscc/spec.ts";
+import { azureGenCrdNames, azureGenPatternSelects } from "../api/azure-gen/catalog.ts";
+import type { AzureCatalog } from "../api/azure-gen/spec.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { ResourceType } from "../api/meta.ts";
 import {
@@ -58,21 +60,41 @@ export async function readActivationPolicies(kube: Kube): Promise<ActivationPoli
   return { patterns: [...new Set(patterns.filter(Boolean))].sort(), own, crossplane };
 }
 
+/** The generated kinds' catalogs a policy may name: the AWS (Cloud Control) and the Azure (ARM) ones. */
+export interface GeneratedCatalogs {
+  awscc?: AwsccCatalog;
+  azure?: AzureCatalog;
+}
+
+/** Every generated CRD name of these catalogs, each with the rule of which patterns select it. */
+function generatedCrds(c: GeneratedCatalogs): Array<{ name: string; selectedBy: (p: string) => boolean }> {
+  return [
+    ...(c.awscc?.kinds ?? []).flatMap((e) =>
+      awsccCrdNames(e).map((name) => ({ name, selectedBy: (p: string) => awsccPatternSelects(p, name, e) })),
+    ),
+    ...(c.azure?.kinds ?? []).flatMap((e) =>
+      azureGenCrdNames(e).map((name) => ({
+        name,
+        selectedBy: (p: string) => azureGenPatternSelects(p, name, e),
+      })),
+    ),
+  ];
+}
+
 /** The CRD names a policy's patterns activate among the generated kinds, and the patterns that select none. */
 export function policyActivates(
   policy: ActivationPolicyObject,
-  catalog: AwsccCatalog,
+  catalogs: GeneratedCatalogs,
 ): { activated: string[]; unmatched: string[] } {
   const patterns = policy.spec?.activate ?? [];
   const activated = new Set<string>();
   const used = new Set<string>();
-  for (const e of catalog.kinds)
-    for (const name of awsccCrdNames(e))
-      for (const p of patterns)
-        if (awsccPatternSelects(p, name, e)) {
-          activated.add(name);
-          used.add(p);
-        }
+  for (const crd of generatedCrds(catalogs))
+    for (const p of patterns)
+      if (crd.selectedBy(p)) {
+        activated.add(crd.name);
+        used.add(p);
+      }
   return { activated: [...activated].sort(), unmatched: patterns.filter((p) => !used.has(p)) };
 }
 
@@ -83,10 +105,10 @@ export function policyActivates(
 export async function recordActivated(
   kube: Kube,
   own: readonly ActivationPolicyObject[],
-  catalog: AwsccCatalog,
+  catalogs: GeneratedCatalogs,
 ) {
   for (const p of own) {
-    const { activated, unmatched } = policyActivates(p, catalog);
+    const { activated, unmatched } = policyActivates(p, catalogs);
     const same = (a: readonly string[] | undefined, b: readonly string[]) =>
       JSON.stringify(a ?? []) === JSON.stringify(b);
     if (same(p.status?.activated, activated) && same(p.status?.unmatched, unmatched)) continue;
@@ -95,6 +117,11 @@ export async function recordActivated(
 }
 
 const PART_OF_DRIFTLESS = "app.kubernetes.io/part-of=driftless";
+/** A generated kind's group, either shape: `<service>.awscc…` (AWS) or `<rp>.azure.gen…` (Azure). */
+export const isGeneratedGroup = (group: string) => {
+  const [, cloud, gen] = group.split(".");
+  return isAwsccGroup(group) || (cloud === "azure" && gen === "gen");
+};
 
 /**
  * A Warning event on every object of a generated kind whose CRD is installed but that this process does
@@ -110,7 +137,7 @@ export async function warnUnserved(
   const crds = await kube.list<CrdObject>(CRD_TYPE, { labelSelector: PART_OF_DRIFTLESS });
   let told = 0;
   for (const crd of crds.items) {
-    if (!isAwsccGroup(crd.spec.group) || served.has(crd.metadata.name)) continue;
+    if (!isGeneratedGroup(crd.spec.group) || served.has(crd.metadata.name)) continue;
     const t = typeOfCrd(crd);
     const objects = await kube.list<KubeObject>(t, { limit: perKind }).catch(() => ({ items: [] }));
     const message = notActivatedMessage(crd.spec.names.kind, crd.spec.group, crd.metadata.name);
@@ -127,7 +154,8 @@ export const NOT_ACTIVATED = "KindNotActivated";
 
 /** What the Warning event says: the kind is not served, and the policy line that activates it. */
 export function notActivatedMessage(kind: string, group: string, crdName: string): string {
-  const alias = `${group.split(".")[0]}.${kind.toLowerCase()}`;
+  // The alias that activates it: `dynamodb.table`, or `azure:storage.storageaccount` for a generated Azure kind.
+  const alias = `${group.split(".")[1] === "azure" ? "azure:" : ""}${group.split(".")[0]}.${kind.toLowerCase()}`;
   return `${kind} (${crdName}) is not activated: driftless does not reconcile it. Activate it with a ManagedResourceActivationPolicy (pkg.driftless.dev/v1alpha1, spec.activate: ["${alias}"]), or DRIFTLESS_ACTIVATE=${alias}; it is served within one sweep`;
 }
 

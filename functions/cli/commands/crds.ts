@@ -1,6 +1,7 @@
 // `driftless crds print|apply`: the CRDs driftless serves, or only the activated managed kinds'.
 import type { Command } from "commander";
 import { stringify } from "yaml";
+import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { type CrdLike, planActivation, pruneInactive } from "../../../shared/ops/activation.ts";
 import { UsageError } from "../../../shared/ops/errors.ts";
@@ -9,7 +10,13 @@ import { Progress, stderr, stdout } from "../output.ts";
 
 /** A generated kind's CRD, with the rule of which activation patterns select it. */
 type GeneratedCrd = CrdLike & { selectedBy: (pattern: string) => boolean };
-const isGeneratedGroup = (g: string) => /\.(awscc|googleapis)(\.m)?\.driftless\.dev$/.test(g);
+const isGeneratedGroup = (g: string) => /\.(awscc|googleapis|azure\.gen)(\.m)?\.driftless\.dev$/.test(g);
+/**
+ * `azure:<rp>.<kind>` names generated Azure kinds only: for the hand-written CRDs' globs it becomes a glob no
+ * hand-written CRD name can match (they never say `azure.gen`), so it neither fails nor selects one.
+ */
+const handWrittenGlob = (p: string) =>
+  p.trim().toLowerCase().startsWith("azure:") ? `${p.trim().slice(6)}.azure.gen` : p;
 
 interface ActivationOpts {
   activate?: string[];
@@ -32,11 +39,16 @@ export async function activationPlan(opts: ActivationOpts) {
   const generated = [
     ...(await awsccCrds([...(patterns ?? []), ...(opts.policyPatterns ?? [])])),
     ...(await googleCrds(patterns)),
+    ...(await azureGenCrds([...(patterns ?? []), ...(opts.policyPatterns ?? [])])),
   ];
   const crds = ((await allCrds()) as unknown as CrdLike[]).filter((c) => !isGeneratedGroup(c.spec.group));
   try {
-    const plan = planActivation(crds, patterns, (c) => managed.has(c.metadata.name));
-    plan.unmatched = plan.unmatched.filter((p) => !generated.some((c) => c.selectedBy(p)));
+    const globs = patterns?.map(handWrittenGlob);
+    const plan = planActivation(crds, globs, (c) => managed.has(c.metadata.name));
+    const original = new Map(globs?.map((g, i) => [g, patterns?.[i] ?? g]));
+    plan.unmatched = plan.unmatched
+      .map((g) => original.get(g) ?? g)
+      .filter((p) => !generated.some((c) => c.selectedBy(p)));
     // The selection rule rode along only to match patterns: not printed or applied.
     for (const c of generated) {
       const { selectedBy: _, ...crd } = c;
@@ -50,14 +62,48 @@ export async function activationPlan(opts: ActivationOpts) {
   }
 }
 
+/**
+ * Both shapes' CRDs of the generated kinds the patterns select, each with its selection rule (one rule per
+ * generated cloud: `selects(pattern, crdName, entry)`).
+ */
+async function selectedCrds<E>(
+  patterns: readonly string[],
+  entries: readonly E[],
+  defOf: (e: E) => ManagedKindDef,
+  selects: (pattern: string, crdName: string, e: E) => boolean,
+): Promise<GeneratedCrd[]> {
+  const [{ managedCrd }, { namespacedVariantOf }] = await Promise.all([
+    import("../../../shared/api/crd.ts"),
+    import("../../../shared/api/managed.ts"),
+  ]);
+  return entries.flatMap((e) => {
+    const def = defOf(e);
+    return [def, namespacedVariantOf(def)]
+      .map((d) => managedCrd(d))
+      .filter((c) => patterns.some((p) => selects(p, c.metadata.name, e)))
+      .map((c) =>
+        Object.assign(c as unknown as CrdLike, {
+          selectedBy: (p: string) => selects(p, c.metadata.name, e),
+        }),
+      );
+  });
+}
+
+/** The catalog, or the UsageError that says how to generate it. */
+function loaded<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 /** The CRDs of the generated AWS kinds (either shape) the patterns select; none without patterns. */
 async function awsccCrds(patterns: readonly string[] | undefined): Promise<GeneratedCrd[]> {
   if (!patterns || patterns.length === 0) return [];
-  const [catalogs, { awsccKindOf }, { managedCrd }, { namespacedVariantOf }] = await Promise.all([
+  const [catalogs, { awsccKindOf }] = await Promise.all([
     import("../../../shared/api/awscc/catalog.ts"),
     import("../../../shared/api/awscc/kind.ts"),
-    import("../../../shared/api/crd.ts"),
-    import("../../../shared/api/managed.ts"),
   ]);
   let catalog: ReturnType<typeof catalogs.loadAwsccCatalog>;
   try {
@@ -67,51 +113,51 @@ async function awsccCrds(patterns: readonly string[] | undefined): Promise<Gener
     if (patterns.some((p) => p.toLowerCase().includes("awscc"))) throw new UsageError((err as Error).message);
     return [];
   }
-  return catalogs.activatedAwsccEntries(patterns, catalog).flatMap((e) => {
-    const def = awsccKindOf(catalogs.loadAwsccSpec(e));
-    return [def, namespacedVariantOf(def)]
-      .map((d) => managedCrd(d))
-      .filter((c) => patterns.some((p) => catalogs.awsccPatternSelects(p, c.metadata.name, e)))
-      .map((c) =>
-        Object.assign(c as unknown as CrdLike, {
-          selectedBy: (p: string) => catalogs.awsccPatternSelects(p, c.metadata.name, e),
-        }),
-      );
-  });
+  return selectedCrds(
+    patterns,
+    catalogs.activatedAwsccEntries(patterns, catalog),
+    (e) => awsccKindOf(catalogs.loadAwsccSpec(e)),
+    catalogs.awsccPatternSelects,
+  );
 }
 
 /** The CRDs of the generated Google kinds (either shape) the patterns select; none without patterns. */
 async function googleCrds(patterns: readonly string[] | undefined): Promise<GeneratedCrd[]> {
   if (!patterns?.some((p) => p.toLowerCase().includes("googleapis"))) return [];
-  const [catalogs, { googleKindOf }, { managedCrd }, { namespacedVariantOf }] = await Promise.all([
+  const [catalogs, { googleKindOf }] = await Promise.all([
     import("../../../shared/api/googleapis/catalog.ts"),
     import("../../../shared/api/googleapis/kind.ts"),
-    import("../../../shared/api/crd.ts"),
-    import("../../../shared/api/managed.ts"),
   ]);
-  let catalog: ReturnType<typeof catalogs.loadGoogleCatalog>;
-  try {
-    catalog = catalogs.loadGoogleCatalog();
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  return catalogs.activatedGoogleEntries(patterns, catalog).flatMap((e) => {
-    const def = googleKindOf(catalogs.loadGoogleSpec(e));
-    return [def, namespacedVariantOf(def)]
-      .map((d) => managedCrd(d))
-      .filter((c) => patterns.some((p) => catalogs.googlePatternSelects(p, c.metadata.name, e)))
-      .map((c) =>
-        Object.assign(c as unknown as CrdLike, {
-          selectedBy: (p: string) => catalogs.googlePatternSelects(p, c.metadata.name, e),
-        }),
-      );
-  });
+  const catalog = loaded(() => catalogs.loadGoogleCatalog());
+  return selectedCrds(
+    patterns,
+    catalogs.activatedGoogleEntries(patterns, catalog),
+    (e) => googleKindOf(catalogs.loadGoogleSpec(e)),
+    catalogs.googlePatternSelects,
+  );
+}
+
+/** The CRDs of the generated Azure kinds (either shape) the patterns select; none without patterns. */
+async function azureGenCrds(patterns: readonly string[]): Promise<GeneratedCrd[]> {
+  const named = (p: string) => p.toLowerCase().startsWith("azure:") || p.toLowerCase().includes("azure.gen");
+  if (!patterns.some(named)) return [];
+  const [catalogs, { azureGenKindOf }] = await Promise.all([
+    import("../../../shared/api/azure-gen/catalog.ts"),
+    import("../../../shared/api/azure-gen/kind.ts"),
+  ]);
+  const catalog = loaded(() => catalogs.loadAzureCatalog());
+  return selectedCrds(
+    patterns,
+    catalogs.activatedAzureEntries(patterns, catalog),
+    (e) => azureGenKindOf(catalogs.loadAzureSpec(e)),
+    catalogs.azureGenPatternSelects,
+  );
 }
 
 const activateOption = (c: Command) =>
   c.option(
     "--activate <glob>",
-    "install only the managed kinds whose CRD name matches (e.g. 'queues.sqs.aws.driftless.dev', '*.gcp.driftless.dev', generated AWS kinds by service: 'dynamodb.*', 'dynamodb.table' — see docs/awscc.md; generated Google kinds: 'run.googleapis.service', 'compute.googleapis.*' — see docs/gcp-generated.md); repeatable; default DRIFTLESS_ACTIVATE, else all. ProviderConfigs, claims and classes are always installed",
+    "install only the managed kinds whose CRD name matches (e.g. 'queues.sqs.aws.driftless.dev', '*.gcp.driftless.dev', generated AWS kinds by service: 'dynamodb.*', 'dynamodb.table' — see docs/awscc.md; generated Google kinds: 'run.googleapis.service', 'compute.googleapis.*' — see docs/gcp-generated.md; generated Azure kinds: 'azure:storage.storageaccount', 'azure:network.*' — see docs/azure-generated.md); repeatable; default DRIFTLESS_ACTIVATE, else all. ProviderConfigs, claims and classes are always installed",
     collect,
   );
 

@@ -39,7 +39,8 @@ export async function explainKind(ref: string): Promise<string> {
   }
   const generated = def ? undefined : await generatedKind(ref);
   def ??= generated?.def;
-  def ??= await generatedAzureKind(ref);
+  const azure = def ? undefined : await generatedAzureKind(ref);
+  def ??= azure?.def;
   if (!def) {
     if (notFound instanceof UsageError)
       throw new UsageError(
@@ -50,7 +51,12 @@ export async function explainKind(ref: string): Promise<string> {
   // One page shows both shapes: a namespaced kind is explained on its cluster-scoped kind's page.
   const page = def.scope === "Namespaced" ? clusterScopedOf(def, defs) : def;
   // The page without its "generated, do not edit" marker (that is for the files in docs/kinds/).
-  return `${managedKindPage(page).replace(/^<!--.*-->\n/, "")}\n`;
+  const text = managedKindPage(page).replace(/^<!--.*-->\n/, "");
+  // A generated Azure kind also says which Azure role actions its reconciles call (docs/azure-generated.md).
+  const roles = azure?.actions
+    ? `\n## Azure role actions\n\n${azure.actions.map((a) => `- \`${a}\``).join("\n")}\n`
+    : "";
+  return `${text}${roles}\n`;
 }
 
 function clusterScopedOf(def: ManagedKindDef, defs: readonly ManagedKindDef[]): ManagedKindDef {
@@ -85,14 +91,23 @@ async function generatedGoogleKind(ref: string): Promise<{ def?: ManagedKindDef;
 }
 
 /** A generated Azure kind by its alias (`azure:storage.storageaccount`) or CRD name (docs/azure-generated.md). */
-async function generatedAzureKind(ref: string): Promise<ManagedKindDef | undefined> {
+async function generatedAzureKind(
+  ref: string,
+): Promise<{ def: ManagedKindDef; actions: string[] } | undefined> {
   if (!/^azure:|azure\.gen/i.test(ref)) return undefined;
-  const [{ loadAzureCatalog, loadAzureSpec, azureGenPatternMatches }, { azureGenKindOf }] = await Promise.all(
-    [import("../../../shared/api/azure-gen/catalog.ts"), import("../../../shared/api/azure-gen/kind.ts")],
-  );
+  const [
+    { loadAzureCatalog, loadAzureSpec, azureGenPatternMatches },
+    { azureGenKindOf },
+    { azureRoleActions },
+  ] = await Promise.all([
+    import("../../../shared/api/azure-gen/catalog.ts"),
+    import("../../../shared/api/azure-gen/kind.ts"),
+    import("../../../shared/api/azure-gen/role.ts"),
+  ]);
   const hits = loadAzureCatalog().kinds.filter((e) => azureGenPatternMatches(ref, e));
   if (hits.length > 1) throw new UsageError(`"${ref}" names ${hits.length} generated Azure kinds`);
-  return hits[0] ? azureGenKindOf(loadAzureSpec(hits[0])) : undefined;
+  const spec = hits[0] ? loadAzureSpec(hits[0]) : undefined;
+  return spec ? { def: azureGenKindOf(spec), actions: azureRoleActions(spec) } : undefined;
 }
 
 /** A generated AWS kind by its alias (`dynamodb.table`) or CRD name, if `ref` names exactly one. */

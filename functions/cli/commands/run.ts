@@ -23,9 +23,6 @@ import { activationPlan } from "./crds.ts";
  */
 const CRD_WAIT_MS = 120_000;
 
-/** `<service>.awscc.driftless.dev` and its `.m.` shape: a generated kind's group. */
-const isAwsccGroup = (group: string) => group.split(".")[1] === "awscc";
-
 export function registerRun(program: Command, cli: CliContext): void {
   program
     .command("run")
@@ -111,8 +108,10 @@ export function registerRun(program: Command, cli: CliContext): void {
           { startRunProviders },
           policiesOps,
           { awsccProviders },
+          { azureGenProviders },
           { withNamespacedVariants },
           catalogs,
+          azureCatalogs,
           { KubeEventRecorder },
         ] = await Promise.all([
           registry(),
@@ -120,19 +119,20 @@ export function registerRun(program: Command, cli: CliContext): void {
           import("../../../shared/ops/provider-health.ts"),
           import("../../../shared/ops/activation-policy.ts"),
           import("../../../shared/providers/awscc/kinds.ts"),
+          import("../../../shared/providers/azure/arm-generic/kinds.ts"),
           import("../../../shared/api/external.ts"),
           import("../../../shared/api/awscc/catalog.ts"),
+          import("../../../shared/api/azure-gen/catalog.ts"),
           import("../../../shared/kube/events.ts"),
         ]);
         const kube = new Kube(kc);
-        const handWritten = managedKinds.filter((k) => !isAwsccGroup(k.definition.group));
-        const catalog = () => {
-          try {
-            return catalogs.loadAwsccCatalog();
-          } catch {
-            return undefined; // not generated: only hand-written kinds
-          }
-        };
+        const { isGeneratedGroup } = policiesOps;
+        const handWritten = managedKinds.filter((k) => !isGeneratedGroup(k.definition.group));
+        // Not generated: only hand-written kinds (and the other cloud's generated ones).
+        const generatedCatalogs = () => ({
+          awscc: attempt(() => catalogs.loadAwsccCatalog()),
+          azure: attempt(() => azureCatalogs.loadAzureCatalog()),
+        });
         /**
          * What this process serves: the activated hand-written kinds (DRIFTLESS_ACTIVATE; default all) and
          * the generated kinds DRIFTLESS_ACTIVATE or an activation policy in the cluster names. Read again
@@ -146,11 +146,16 @@ export function registerRun(program: Command, cli: CliContext): void {
           );
           const plan = await activationPlan({ policyPatterns: policies.patterns });
           const active = new Set(plan.install.map((c) => c.metadata.name));
-          const all = [...handWritten, ...withNamespacedVariants(awsccProviders(specs))];
+          const patterns = [...(cfg.DRIFTLESS_ACTIVATE ?? []), ...policies.patterns];
+          const azureSpecs = generatedCatalogs().azure ? azureCatalogs.azureGenSpecsFor(patterns) : [];
+          const all = [
+            ...handWritten,
+            ...withNamespacedVariants([...awsccProviders(specs), ...azureGenProviders(azureSpecs)]),
+          ];
           const kinds = all.filter((k) => active.has(`${k.definition.plural}.${k.definition.group}`));
           const generated = kinds
+            .filter((k) => isGeneratedGroup(k.definition.group))
             .map((k) => `${k.definition.plural}.${k.definition.group}`)
-            .filter((n) => isAwsccGroup(n.split(".").slice(1).join(".")))
             .sort();
           return {
             plan,
@@ -216,8 +221,7 @@ export function registerRun(program: Command, cli: CliContext): void {
         // the pipeline in this process (in-flight reconciles finish first), so it is served within a sweep.
         const activation = async () => {
           const next = await served();
-          const c = catalog();
-          if (c) await policiesOps.recordActivated(kube, next.policies.own, c);
+          await policiesOps.recordActivated(kube, next.policies.own, generatedCatalogs());
           if (next.generated.join() !== current.generated.join()) {
             if (opts.crds) await applyCrds(kc, next.plan.install);
             logger.info(
@@ -256,6 +260,15 @@ export function registerRun(program: Command, cli: CliContext): void {
         logger.info({}, "stopped");
       },
     );
+}
+
+/** The value, or undefined when it throws (a catalog not generated). */
+function attempt<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
 }
 
 /** The doorbell's files and address, checked before anything starts (a missing file is a usage error). */

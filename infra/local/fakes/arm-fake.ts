@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
-import { ArmGenericError, armGenericHandler, type GenericRequest } from "./arm-generic.ts";
+import { ArmGenericError, armBodyValidator, armGenericHandler, type GenericRequest } from "./arm-generic.ts";
 
 type GenericHandler = (g: GenericRequest) => Promise<void>;
 
@@ -166,6 +166,7 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     : undefined;
   const clients = opts.clients;
   const types = new Map([...PROVIDER_TYPES, ...(opts.resourceTypes ?? [])].map((t) => [t.toLowerCase(), t]));
+  const validateBody = armBodyValidator();
   const counterNames = new Map([...types, ...POSTGRES_TYPES.map((t) => [t.toLowerCase(), t] as const)]);
   let faults: InjectedFault[] = [];
   const resources = new Map<string, Resource>();
@@ -586,6 +587,12 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
         return send(res, 200, view(id, existing.doc));
       case "PUT": {
         const body = parseJson(await readBody(req));
+        // The same published type data the generic types are validated against (arm-generic.ts).
+        try {
+          validateBody(canonical, body);
+        } catch (e) {
+          throw e instanceof ArmGenericError ? new HttpError(e.status, e.code, e.message) : e;
+        }
         const location = normaliseLocation(body["location"]);
         if (!location && pairs.length === 2) {
           throw new HttpError(

@@ -229,6 +229,24 @@ function hideWriteOnly(spec: AzureKindSpec, doc: Json): Json {
   return doc;
 }
 
+/**
+ * The same member, type and read-only checks for the ARM fake's hand-routed types (arm-fake.ts), against the
+ * same data: `(type, body)` throws ArmGenericError for a PUT body ARM would refuse; a type without data passes.
+ */
+export function armBodyValidator(): (type: string, body: Json) => void {
+  generateAzure();
+  const byType = new Map(loadAzureCatalog().kinds.map((e) => [e.type.toLowerCase(), e]));
+  const specs = new Map<string, AzureKindSpec>();
+  return (type, body) => {
+    const key = type.toLowerCase();
+    const entry = byType.get(key);
+    if (!entry) return;
+    const spec = specs.get(key) ?? loadAzureSpec(entry);
+    specs.set(key, spec);
+    validate(spec, spec.body, spec.out, body, "");
+  };
+}
+
 /** The first required member missing, at any depth below the members the body has. */
 function missingRequired(
   spec: AzureKindSpec,

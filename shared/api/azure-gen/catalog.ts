@@ -42,8 +42,16 @@ export const azureGenCrdNames = (e: { plural: string; group: string }) => [
   `${e.plural}.${e.group}.m.${API_DOMAIN}`,
 ];
 
-const globRe = (p: string) =>
-  new RegExp(`^${p.trim().toLowerCase().replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
+// Compiled once per pattern: an activation list is matched against every kind's two CRD names (a list of
+// 50 patterns over 1,930 kinds compiled 193,000 regular expressions, 1.5 s of a cold start).
+const globs = new Map<string, RegExp>();
+const globRe = (p: string) => {
+  const known = globs.get(p);
+  if (known) return known;
+  const re = new RegExp(`^${p.trim().toLowerCase().replace(/\./g, "\\.").replace(/\*/g, ".*")}$`);
+  globs.set(p, re);
+  return re;
+};
 
 /**
  * Whether an activation pattern selects a generated Azure kind's CRD. Generated kinds are never in
@@ -75,4 +83,10 @@ export function activatedAzureEntries(
 ): AzureCatalogEntry[] {
   if (!patterns || patterns.length === 0) return [];
   return catalog.kinds.filter((e) => patterns.some((p) => azureGenPatternMatches(p, e)));
+}
+
+/** The specs of the generated kinds an activation list selects (none without patterns). */
+export function azureGenSpecsFor(patterns: readonly string[], dir = azureGenDir()): AzureKindSpec[] {
+  if (patterns.length === 0) return [];
+  return activatedAzureEntries(patterns, loadAzureCatalog(dir)).map((e) => loadAzureSpec(e, dir));
 }

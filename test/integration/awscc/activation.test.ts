@@ -6,12 +6,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ActivationPolicy, type ActivationPolicyObject } from "../../../shared/api/pkg/activation-policy.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
-import { NOT_ACTIVATED } from "../../../shared/ops/activation-policy.ts";
 import { awsccTestbed } from "../../support/awscc.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
 import { eventually, newKube, uniqueName } from "../../support/env.ts";
 import { getMr } from "../../support/reconcile.ts";
-import { CliProcess, label, TEST_LABEL } from "../cli/helpers.ts";
+import { CliProcess, label, notActivatedWarning, readyOnceServed, TEST_LABEL } from "../cli/helpers.ts";
 
 const kube = newKube();
 const TYPE = "AWS::ResourceGroups::Group";
@@ -52,16 +51,7 @@ describe("activation policies read by driftless run", { timeout: 180_000 }, () =
     );
 
     // Assess: told so, with the way to activate it; nothing reconciled it.
-    const warning = await eventually(
-      async () =>
-        (
-          await kube.listEvents<{ reason?: string; type?: string; message?: string }>(
-            "default",
-            `involvedObject.name=${name}`,
-          )
-        ).find((e) => e.reason === NOT_ACTIVATED),
-      { timeoutMs: 60_000, what: "the KindNotActivated Warning event" },
-    );
+    const warning = await notActivatedWarning(kube, name);
     expect(warning.type).toBe("Warning");
     expect(warning.message).toContain("groups.resourcegroups.awscc.driftless.dev");
     expect(warning.message).toContain('spec.activate: ["resourcegroups.group"]');
@@ -78,15 +68,7 @@ describe("activation policies read by driftless run", { timeout: 180_000 }, () =
 
     // Assess: the running process serves it (same process, never restarted), the object is Ready and the
     // Group exists in the cloud; the policy's status shows what it activates.
-    const ready = await eventually(
-      async () => {
-        const mr = await getMr(kube, def, name);
-        return mr?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
-          ? mr
-          : undefined;
-      },
-      { timeoutMs: 90_000, intervalMs: 500, what: `${name} Ready once activated` },
-    );
+    const ready = await readyOnceServed(kube, def, name);
     expectAvailable(ready);
     expect((await bed.fake.resources(TYPE)).map((r) => r.identifier)).toEqual([name]);
     expect(run.child.exitCode).toBeNull();

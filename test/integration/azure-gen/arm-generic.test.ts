@@ -1,15 +1,6 @@
-// Twenty generated Azure kinds across thirteen resource providers, reconciled by the engine on the real API
-// server against the generic ARM fake (driven by the same bicep-types-az data): create (the operation runs
-// asynchronously: Creating, then Ready), drift corrected, an immutable change refused, import by external
-// name (Observe), delete. Plus: a password from a Secret key never reaches spec, status or the fake's
-// answers; listKeys-style answers land in the connection Secret; ARM's own error bodies become Synced=False
-// with ARM's message.
-import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateAzure } from "../../../infra/gen-azure.ts";
-import { type FakeServer, startArmFake } from "../../../infra/local/fakes/arm-fake.ts";
-import { armGenericHandler } from "../../../infra/local/fakes/arm-generic.ts";
-import { ensureTls } from "../../../infra/local/tls.ts";
+import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
@@ -23,7 +14,7 @@ import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import { removeCrds } from "../../support/awscc.ts";
-import { armClient, createAzureProviderConfig } from "../../support/azure.ts";
+import { armClient, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
 import { connectionData, managedObject } from "../../support/conformance.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf } from "../../support/reconcile.ts";
@@ -218,13 +209,7 @@ beforeAll(async () => {
     ]),
   );
   defs = new Map([...specs].map(([t, s]) => [t, azureGenKindOf(s)]));
-  const tls = await ensureTls(dirname(env("DRIFTLESS_CA_FILE")));
-  fake = await startArmFake({
-    port: 0,
-    cert: tls.serverCert,
-    key: tls.serverKey,
-    generic: armGenericHandler(),
-  });
+  fake = await startGenericArmFake();
   await ensureCrds();
   await removeCrds(kube, [...defs.values()]);
   await applyCrds(

@@ -3,8 +3,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../../infra/local/stack.ts";
+import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import type { Kube } from "../../../shared/kube/client.ts";
 import { eventually } from "../../support/env.ts";
+import { getMr } from "../../support/reconcile.ts";
 
 export const CLI = join(REPO_ROOT, "functions/cli/main.ts");
 /** The label the objects of one test carry, so `run`, `forward` and `sweep` see only that test's objects. */
@@ -104,4 +106,30 @@ export async function label(
   value: string,
 ): Promise<void> {
   await kube.patch(type, name, { metadata: { labels: { [TEST_LABEL]: value } } });
+}
+
+/** The Warning event telling an object in `default` that its kind is not activated (waited for). */
+export async function notActivatedWarning(kube: Kube, name: string) {
+  const { NOT_ACTIVATED } = await import("../../../shared/ops/activation-policy.ts");
+  return eventually(
+    async () =>
+      (
+        await kube.listEvents<{ reason?: string; type?: string; message?: string }>(
+          "default",
+          `involvedObject.name=${name}`,
+        )
+      ).find((e) => e.reason === NOT_ACTIVATED),
+    { timeoutMs: 60_000, what: "the KindNotActivated Warning event" },
+  );
+}
+
+/** The object once a served process made it Ready (waited for, up to 90 s). */
+export async function readyOnceServed(kube: Kube, type: ManagedKindDef, name: string) {
+  return eventually(
+    async () => {
+      const mr = await getMr(kube, type, name);
+      return mr?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? mr : undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 500, what: `${name} Ready once activated` },
+  );
 }

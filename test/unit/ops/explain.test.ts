@@ -23,6 +23,14 @@ describe("driftless explain", () => {
     expect(await explainKind("tables.dynamodb.awscc.driftless.dev")).toBe(page);
   });
 
+  it("shows a generated Azure kind with the Azure role actions its reconciles call", async () => {
+    const page = await explainKind("azure:storage.storageaccount");
+    expect(page).toMatch(/^# StorageAccount — `storage\.azure\.gen\.driftless\.dev\/v1alpha1`/);
+    expect(page).toContain("## Azure role actions");
+    expect(page).toContain("- `Microsoft.Storage/storageAccounts/listKeys/action`");
+    expect(await explainKind("storageaccounts.storage.azure.gen.driftless.dev")).toBe(page);
+  });
+
   it("refuses a pattern and an unknown kind with a usage error that says what it takes", async () => {
     await expect(explainKind("dynamodb.*")).rejects.toBeInstanceOf(UsageError);
     await expect(explainKind("nothing.x")).rejects.toThrow(/generated AWS kind as <service>\.<kind>/);
