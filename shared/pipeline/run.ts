@@ -47,6 +47,8 @@ export interface RunOptions {
   maxPollIntervalMs?: number;
   /** The least interval `crossplane.io/poll-interval` may set; default 30 s. */
   minPollIntervalMs?: number;
+  /** Leave Crossplane's default tags off new resources (DRIFTLESS_SKIP_DEFAULT_TAGS). */
+  skipDefaultTags?: boolean;
   /** Batched drift checks of in-sync resources (sweep.ts, worker/batch.ts); default false. */
   sweepBatch?: boolean;
   /** Cloud calls per ProviderConfig (one process: the whole limit); default DEFAULT_RATE_LIMIT. */
@@ -150,6 +152,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
     logger: o.logger,
     pollIntervalMs: o.pollIntervalMs,
     minPollIntervalMs: o.minPollIntervalMs,
+    skipDefaultTags: o.skipDefaultTags,
     secretRefNamespaces: o.secretRefNamespaces,
     ambientIdentityNamespaces: o.ambientIdentityNamespaces,
     ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}),

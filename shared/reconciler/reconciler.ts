@@ -33,6 +33,7 @@ import {
 import { errorBackoff, Lifecycle, wrapErr } from "./lifecycle.ts";
 import {
   asCreated,
+  asSent,
   DEFAULT_UPDATE_LOOP_LIMIT,
   DEPENDENTS_REQUEUE_MS,
   type Failure,
@@ -100,6 +101,11 @@ export interface ReconcilerOptions extends ConnectorOptions {
   createPendingTimeoutMs?: number;
   /** Updates in a row that may find the same fields changed back before driftless stops updating; default 3. */
   updateLoopLimit?: number;
+  /**
+   * Crossplane's default external tags on every taggable resource (crossplane-kind, -name, -providerconfig,
+   * -namespace); false is provider-upjet's `--skip-default-tags`. Default true.
+   */
+  defaultTags?: boolean;
   logger?: ReconcileLogger;
   events?: EventRecorder;
   /** External calls; a standalone Reconciler also reports each reconcile (the router does, in the worker). */
@@ -198,6 +204,7 @@ export class ManagedReconciler implements Reconciles {
       creationGracePeriodMs: opts.creationGracePeriodMs ?? DEFAULT_CREATION_GRACE_MS,
       createPendingTimeoutMs: opts.createPendingTimeoutMs ?? DEFAULT_CREATE_PENDING_TIMEOUT_MS,
       updateLoopLimit: Math.max(1, opts.updateLoopLimit ?? DEFAULT_UPDATE_LOOP_LIMIT),
+      defaultTags: opts.defaultTags ?? true,
       logger: opts.logger ?? noopLogger,
       now: opts.now ?? (() => new Date()),
       random: opts.random ?? Math.random,
@@ -264,7 +271,7 @@ export class ManagedReconciler implements Reconciles {
       steps.push(...p.steps);
       if (p.verdict) {
         const observed = known.observation?.observed as Record<string, unknown> | undefined;
-        const created = asCreated(mr).spec.forProvider as Record<string, unknown>;
+        const created = asSent(ctx, mr, "create").spec.forProvider as Record<string, unknown>;
         const changes = steps.flatMap((step) =>
           step.do === "create"
             ? fieldChanges(ctx.fields, Object.keys(created), created, undefined)
@@ -668,7 +675,14 @@ export class ManagedReconciler implements Reconciles {
     let connectionDetails: Record<string, string> | undefined;
     try {
       const upd = await this.#external(run.provider.definition.kind, "update", () =>
-        client.update(run.mr, step.externalName, obs),
+        client.update(
+          asSent(this.#context(run.provider), run.mr, "update", {
+            observed: obs.observed,
+            drift: step.drift,
+          }),
+          step.externalName,
+          obs,
+        ),
       );
       connectionDetails = upd.connectionDetails;
       this.#changeLog(run.mr, "update", step.trigger, step.externalName, step.changes);
@@ -725,7 +739,7 @@ export class ManagedReconciler implements Reconciles {
     let created: Awaited<ReturnType<Client["create"]>>;
     try {
       // With spec.initProvider, the create sends it under forProvider; everything after reads forProvider alone.
-      const target = asCreated(run.mr);
+      const target = asSent(this.#context(run.provider), run.mr, "create");
       created = await this.#external(def.kind, "create", () => client.create(target, step.externalName));
     } catch (err) {
       try {
@@ -924,6 +938,7 @@ export class ManagedReconciler implements Reconciles {
       creationGracePeriodMs: o.creationGracePeriodMs,
       createPendingTimeoutMs: o.createPendingTimeoutMs,
       updateLoopLimit: o.updateLoopLimit,
+      defaultTags: o.defaultTags,
       jitter: (ms) => this.#jitter(ms),
     };
   }

@@ -185,6 +185,7 @@ export function registerRun(program: Command, cli: CliContext): void {
             sweepIntervalMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
             maxPollIntervalMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
             minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
+            skipDefaultTags: cfg.DRIFTLESS_SKIP_DEFAULT_TAGS,
             sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
             // One process: the whole limit, whatever DRIFTLESS_MAX_INSTANCES says.
             rateLimit: rateLimitOf(cfg).rateLimit,
