@@ -49,6 +49,13 @@ export const Config = z.object({
   DRIFTLESS_MAX_POLL_INTERVAL: Duration.default(20 * 60_000).describe(
     "Adaptive polling: the longest interval a resource that stays unchanged is checked at (default 20m; the poll interval turns it off).",
   ),
+  DRIFTLESS_SKIP_DEFAULT_TAGS: z
+    .enum(["true", "false"])
+    .default("false")
+    .transform((v) => v === "true")
+    .describe(
+      "Leave Crossplane's default tags (crossplane-kind, -name, -providerconfig, -namespace) off new resources, as provider-upjet's --skip-default-tags does (default false).",
+    ),
   DRIFTLESS_SWEEP_BATCH: z
     .enum(["true", "false"])
     .default("true")

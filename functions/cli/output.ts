@@ -1,5 +1,6 @@
 // Printing for the CLI: tables, JSON/YAML, `describe` text, doctor lines and a progress line.
 import { stringify } from "yaml";
+import { CHANGE_LOG_REASON } from "../../shared/api/change-log.ts";
 import type { DoctorCheck } from "../../shared/ops/doctor.ts";
 import type { Description, Row } from "../../shared/ops/inspect.ts";
 import { age } from "../../shared/ops/inspect.ts";
@@ -143,12 +144,34 @@ export function describeText(d: Description, now = Date.now()): string {
     }
   }
 
-  lines.push(`Events:${d.events.length === 0 ? " <none>" : ""}`);
-  if (d.events.length > 0) {
+  lines.push(`Change log:${d.changeLog.length === 0 ? " <none>" : ""}`);
+  if (d.changeLog.length > 0) {
     lines.push(
       indent(
         table(
-          d.events.map((e) => ({
+          d.changeLog.map((r) => ({
+            AGE: age(r.at, now),
+            VERB: r.verb,
+            TRIGGER: r.trigger,
+            "EXTERNAL NAME": r.externalName ?? "",
+            "REQUEST ID": (r.requestIds ?? []).join(" "),
+            CHANGES: (r.changes ?? [])
+              .map((c) => `${c.field}: ${JSON.stringify(c.before)} → ${JSON.stringify(c.after)}`)
+              .concat(r.fields ?? [])
+              .join("; "),
+          })),
+        ),
+      ),
+    );
+  }
+  // The change-log records are shown above, as records.
+  const events = d.events.filter((e) => e.reason !== CHANGE_LOG_REASON);
+  lines.push(`Events:${events.length === 0 ? " <none>" : ""}`);
+  if (events.length > 0) {
+    lines.push(
+      indent(
+        table(
+          events.map((e) => ({
             TYPE: e.type,
             REASON: e.reason,
             AGE: e.lastTimestamp

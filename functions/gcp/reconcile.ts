@@ -47,6 +47,7 @@ const workerFn = perContainer(async () => {
     logger,
     pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
     minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
+    skipDefaultTags: cfg.DRIFTLESS_SKIP_DEFAULT_TAGS,
     secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
     ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
     claims: cfg.DRIFTLESS_CLAIMS,

@@ -16,7 +16,11 @@ import { googleKindOf } from "../../shared/api/googleapis/kind.ts";
 import { GOOGLE_GROUP_SUFFIX } from "../../shared/api/googleapis/spec.ts";
 import { namespacedVariantOf } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
-import { ActivationPolicy, CrossplaneActivationPolicy } from "../../shared/api/pkg/activation-policy.ts";
+import {
+  ActivationPolicy,
+  CrossplaneActivationPolicy,
+  CrossplaneManagedResourceDefinition,
+} from "../../shared/api/pkg/activation-policy.ts";
 import { Provider } from "../../shared/api/pkg/provider.ts";
 import { usageTypes } from "../../shared/api/protection/usage.ts";
 import { type ClaimKinds, claimKindsOf } from "../../shared/claims/kinds.ts";
@@ -86,10 +90,13 @@ const READ_PATCH = ["get", "list", "watch", "patch"];
  * — by the reconcile functions (the revision) and the sweep (health). Never updated, listed or deleted.
  */
 /**
- * Activation policies (driftless's and Crossplane's): read by everything that decides what is served; the
+ * Activation policies (driftless's and Crossplane's) and Crossplane's ManagedResourceDefinitions: read by everything that decides what is served; the
  * status of driftless's own (what each activates) is written by `driftless run` and `driftless crds apply`.
  */
-const POLICY_READ = rulesFor([ActivationPolicy, CrossplaneActivationPolicy], ["get", "list", "watch"]);
+const POLICY_READ = rulesFor(
+  [ActivationPolicy, CrossplaneActivationPolicy, CrossplaneManagedResourceDefinition],
+  ["get", "list", "watch"],
+);
 const POLICY_STATUS = rulesFor([ActivationPolicy], ["patch"], "/status");
 /**
  * Usages: read (the engine, before deleting a managed resource), their finalizer, selected names and owner

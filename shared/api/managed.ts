@@ -80,6 +80,17 @@ export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObje
    * attributes): the engine does not update again for drift it sees within this time. Default 0.
    */
   updateSettleMs?: number;
+  /** Where the cloud keeps the resource's tags or labels: Crossplane's default external tags go there. */
+  tagging?: TagPlacement;
+}
+
+/**
+ * Where a taggable kind keeps its tags: a forProvider map of strings (top-level `field`), with AWS/Azure tag
+ * values (`tags`) or Google label values (`labels`: lowercase, [a-z0-9_-], at most 63 characters).
+ */
+export interface TagPlacement {
+  field: string;
+  format: "tags" | "labels";
 }
 
 export interface ManagedKindDef<
@@ -112,6 +123,8 @@ export interface ManagedKindDef<
   providerConfigKinds?: { ProviderConfig: ResourceType; ClusterProviderConfig: ResourceType };
   /** forProvider paths (dotted) holding a Secret key selector; in the namespaced shape they have no namespace. */
   secretRefPaths: string[];
+  /** Where the kind keeps its tags or labels; absent: the kind is not taggable. */
+  tagging?: TagPlacement;
 }
 
 export const ProviderConfigReference = z
@@ -306,6 +319,7 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     fields: o.fields ?? {},
     updateSettleMs: o.updateSettleMs ?? 0,
     ...(o.shortNames ? { shortNames: o.shortNames } : {}),
+    ...(o.tagging ? { tagging: o.tagging } : {}),
     scope: "Cluster",
     secretRefPaths: localizeSecretRefs(o.forProvider).paths,
   };

@@ -13,10 +13,13 @@ import { azureGenCrdNames, azureGenPatternSelects } from "../api/azure-gen/catal
 import type { AzureCatalog } from "../api/azure-gen/spec.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { ResourceType } from "../api/meta.ts";
+import { API_DOMAIN } from "../api/meta.ts";
 import {
   ActivationPolicy,
   type ActivationPolicyObject,
   CrossplaneActivationPolicy,
+  CrossplaneManagedResourceDefinition,
+  type ManagedResourceDefinitionObject,
 } from "../api/pkg/activation-policy.ts";
 import { type Kube, type KubeObject, statusOf } from "../kube/client.ts";
 import { CRD_TYPE, type CrdLike, typeOfCrd } from "./activation.ts";
@@ -28,15 +31,17 @@ export interface ActivationPolicies {
   own: ActivationPolicyObject[];
   /** Crossplane's policies, when its CRD is installed. */
   crossplane: ActivationPolicyObject[];
+  /** The driftless CRDs Crossplane's ManagedResourceDefinitions say are Active (their names are patterns too). */
+  definitions: string[];
 }
 
-/** Every object of a cluster-scoped policy type, page by page; none when its CRD is not installed. */
-async function listAll(kube: Kube, t: ResourceType): Promise<ActivationPolicyObject[]> {
-  const out: ActivationPolicyObject[] = [];
+/** Every object of a cluster-scoped type, page by page; none when its CRD is not installed. */
+async function listAll<T extends KubeObject>(kube: Kube, t: ResourceType): Promise<T[]> {
+  const out: T[] = [];
   let cont: string | undefined;
   do {
     try {
-      const page = await kube.list<ActivationPolicyObject>(t, {
+      const page = await kube.list<T>(t, {
         limit: 500,
         ...(cont ? { continue: cont } : {}),
       });
@@ -52,12 +57,19 @@ async function listAll(kube: Kube, t: ResourceType): Promise<ActivationPolicyObj
 }
 
 export async function readActivationPolicies(kube: Kube): Promise<ActivationPolicies> {
-  const [own, crossplane] = await Promise.all([
-    listAll(kube, ActivationPolicy),
-    listAll(kube, CrossplaneActivationPolicy),
+  const [own, crossplane, mrds] = await Promise.all([
+    listAll<ActivationPolicyObject & KubeObject>(kube, ActivationPolicy),
+    listAll<ActivationPolicyObject & KubeObject>(kube, CrossplaneActivationPolicy),
+    listAll<ManagedResourceDefinitionObject & KubeObject>(kube, CrossplaneManagedResourceDefinition),
   ]);
+  const definitions = activeDefinitions(mrds);
   const patterns = [...own, ...crossplane].flatMap((p) => p.spec?.activate ?? []).map((p) => p.trim());
-  return { patterns: [...new Set(patterns.filter(Boolean))].sort(), own, crossplane };
+  return {
+    patterns: [...new Set([...patterns.filter(Boolean), ...definitions])].sort(),
+    own,
+    crossplane,
+    definitions,
+  };
 }
 
 /** The generated kinds' catalogs a policy may name: the AWS (Cloud Control) and the Azure (ARM) ones. */
@@ -80,6 +92,13 @@ function generatedCrds(c: GeneratedCatalogs): Array<{ name: string; selectedBy: 
     ),
   ];
 }
+
+/** The names of the Active MRDs that name a driftless kind's CRD (Crossplane's own kinds are Crossplane's). */
+export const activeDefinitions = (mrds: readonly ManagedResourceDefinitionObject[]): string[] =>
+  mrds
+    .filter((d) => d.spec?.state === "Active" && d.metadata.name?.endsWith(`.${API_DOMAIN}`))
+    .map((d) => d.metadata.name as string)
+    .sort();
 
 /** The CRD names a policy's patterns activate among the generated kinds, and the patterns that select none. */
 export function policyActivates(

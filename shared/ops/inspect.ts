@@ -1,6 +1,7 @@
 // What `driftless get` and `driftless describe` show, assembled from the API server. Printing is the
 // CLI's job; this file decides what is shown. Connection Secrets are shown by name and KEYS only.
 import type { CoreV1Event } from "@kubernetes/client-node";
+import { CHANGE_LOG_REASON, type ChangeRecord, parseChangeRecord } from "../api/change-log.ts";
 import {
   type ManagedKindDef,
   type ManagedResource,
@@ -180,6 +181,11 @@ export interface Description {
   references: ReferenceState[];
   connectionSecret?: ConnectionSecretState;
   events: EventSummary[];
+  /**
+   * The recent change-log records (external create / update / delete), oldest first, from the object's
+   * ChangeLog Events: as long as the API server keeps Events (--event-ttl, 1 h by default).
+   */
+  changeLog: ChangeRecord[];
 }
 
 /** Annotations whose value is a copy of the whole object: shown by name only. */
@@ -217,6 +223,7 @@ export async function describeObject(
     conditions: o.status?.conditions ?? [],
     references: [],
     events: [],
+    changeLog: [],
   };
   if (isProviderConfigKind(type.kind)) {
     const pc = o as unknown as ProviderConfig<{
@@ -266,6 +273,12 @@ export async function describeObject(
     }
   }
   if (o.metadata.uid) d.events = await eventsFor(kube, o.metadata.uid, o.metadata.namespace);
+  d.changeLog = d.events
+    .flatMap((e) => {
+      const r = e.reason === CHANGE_LOG_REASON ? parseChangeRecord(e.message) : undefined;
+      return r ? [r] : [];
+    })
+    .sort((a, b) => a.at.localeCompare(b.at));
   return d;
 }
 

@@ -48,6 +48,8 @@ export interface RunOptions {
   maxPollIntervalMs?: number;
   /** The least interval `crossplane.io/poll-interval` may set; default 30 s. */
   minPollIntervalMs?: number;
+  /** Leave Crossplane's default tags off new resources (DRIFTLESS_SKIP_DEFAULT_TAGS). */
+  skipDefaultTags?: boolean;
   /** Batched drift checks of in-sync resources (sweep.ts, worker/batch.ts); default false. */
   sweepBatch?: boolean;
   /** Keep the sweep's index between sweeps (sweep-index.ts): each reads changes and due slots; default false. */
@@ -153,6 +155,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
     logger: o.logger,
     pollIntervalMs: o.pollIntervalMs,
     minPollIntervalMs: o.minPollIntervalMs,
+    skipDefaultTags: o.skipDefaultTags,
     secretRefNamespaces: o.secretRefNamespaces,
     ambientIdentityNamespaces: o.ambientIdentityNamespaces,
     ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}),

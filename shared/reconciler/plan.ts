@@ -5,6 +5,7 @@
 import type { V1Secret } from "@kubernetes/client-node";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ConnectionDetails, ExternalObservation, Home } from "../api/external.ts";
+import { DEFAULT_TAG_KEYS, defaultTagsOf } from "../api/external-tags.ts";
 import type { LastExternalUpdate, ManagedKindDef, ManagedResource } from "../api/managed.ts";
 import {
   Annotations,
@@ -209,6 +210,8 @@ export interface PlanContext {
   createPendingTimeoutMs: number;
   /** Updates in a row that may find the same fields changed back before driftless stops (update loop). */
   updateLoopLimit: number;
+  /** Whether creates (and updates of a spec's own tags) carry Crossplane's default tags (--skip-default-tags: false). */
+  defaultTags: boolean;
   /** Spreads a delay (the engine's jitter); a plan is deterministic for a deterministic jitter. */
   jitter(ms: number): number;
 }
@@ -455,7 +458,7 @@ function planExisting(
   const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
   const { def, fields, maps, now } = ctx;
   const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
-  const observed = obs.observed as Record<string, unknown> | undefined;
+  const observed = withoutDefaultTags(def, forProvider, obs.observed);
   // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite, and
   // never take over a field initProvider set (it is left to others after create).
   if (policies.lateInitialize && observed) {
@@ -780,6 +783,61 @@ export function createSpec(mr: ManagedResource): Record<string, unknown> {
 /** The resource as a create sees it (createSpec as its forProvider): where it is made, its home is read from. */
 export function asCreated(mr: ManagedResource): ManagedResource {
   return mr.spec.initProvider ? { ...mr, spec: { ...mr.spec, forProvider: createSpec(mr) } } : mr;
+}
+
+/**
+ * The resource as a create or an update sends it: for a create, spec.initProvider under forProvider; and
+ * Crossplane's default tags (api/external-tags.ts) under the user's own tags, whose value wins on a clash.
+ * Never written into the spec (GitOps tools see no diff). An update touches them only when the spec sets
+ * the tags itself (else the provider leaves the tags alone, and so do they): when the tags are being written
+ * anyway (they drifted), the default tags go with them; otherwise the update carries the default tags the
+ * cloud has as they are, so no update ever writes tags for the default tags alone and none is ever removed.
+ * Turned off (--skip-default-tags), none is added and none removed.
+ */
+export function asSent(
+  ctx: Pick<PlanContext, "def" | "defaultTags">,
+  mr: ManagedResource,
+  verb: "create" | "update",
+  update?: { observed: Record<string, unknown> | undefined; drift: readonly string[] },
+): ManagedResource {
+  const target = verb === "create" ? asCreated(mr) : mr;
+  const field = ctx.def.tagging?.field;
+  if (!field) return target;
+  const forProvider = (target.spec.forProvider ?? {}) as Record<string, unknown>;
+  const own = forProvider[field];
+  if (verb === "update" && own === undefined) return target;
+  const ours = ctx.defaultTags ? (defaultTagsOf(ctx.def, mr) ?? {}) : {};
+  const inCloud = isObject(update?.observed?.[field])
+    ? (update?.observed?.[field] as Record<string, unknown>)
+    : {};
+  const kept = Object.fromEntries(Object.entries(inCloud).filter(([k]) => DEFAULT_TAG_KEYS.includes(k)));
+  const tagsWritten =
+    verb === "create" || (update?.drift ?? []).some((p) => p === field || p.startsWith(`${field}.`));
+  const defaults = tagsWritten && ctx.defaultTags ? ours : kept;
+  if (Object.keys(defaults).length === 0) return target;
+  const tags = { ...defaults, ...(isObject(own) ? own : {}) };
+  return { ...target, spec: { ...target.spec, forProvider: { ...forProvider, [field]: tags } } };
+}
+
+/**
+ * What the cloud showed without the default tags the spec does not set itself: they are driftless's, never
+ * drift against the user's tags, and never late-initialized into the spec (also with default tags off, so
+ * turning them off removes none).
+ */
+function withoutDefaultTags(
+  def: ManagedKindDef,
+  forProvider: Record<string, unknown>,
+  observed: Record<string, unknown> | undefined,
+): Record<string, unknown> | undefined {
+  const field = def.tagging?.field;
+  const tags = field ? observed?.[field] : undefined;
+  if (!field || !observed || !isObject(tags)) return observed;
+  const own = isObject(forProvider[field]) ? forProvider[field] : {};
+  const kept = Object.fromEntries(
+    Object.entries(tags).filter(([k]) => !DEFAULT_TAG_KEYS.includes(k) || k in own),
+  );
+  const { [field]: _all, ...rest } = observed;
+  return Object.keys(kept).length > 0 || forProvider[field] !== undefined ? { ...rest, [field]: kept } : rest;
 }
 
 function mergeUnder(under: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {

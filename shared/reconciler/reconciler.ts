@@ -1,4 +1,5 @@
 import type { V1Secret } from "@kubernetes/client-node";
+import { CHANGE_LOG_REASON, type ChangeRecord, changeRecordMessage } from "../api/change-log.ts";
 import type {
   ExternalClient,
   ExternalObservation,
@@ -14,6 +15,7 @@ import {
   withOwnNamespace,
 } from "../api/managed.ts";
 import { Annotations, DEFAULT_MIN_POLL_INTERVAL_MS, MANAGED_FINALIZER } from "../api/meta.ts";
+import { withRequestIds } from "../api/request-ids.ts";
 import { ConflictError, type Kube, statusOf } from "../kube/client.ts";
 import { type FieldBehaviours, mapPaths } from "./compare.ts";
 import { creating, deleting, reconcileError, reconcileSuccess, updateFailed } from "./conditions.ts";
@@ -33,6 +35,7 @@ import {
 import { errorBackoff, Lifecycle, wrapErr } from "./lifecycle.ts";
 import {
   asCreated,
+  asSent,
   DEFAULT_UPDATE_LOOP_LIMIT,
   DEPENDENTS_REQUEUE_MS,
   type Failure,
@@ -100,6 +103,11 @@ export interface ReconcilerOptions extends ConnectorOptions {
   createPendingTimeoutMs?: number;
   /** Updates in a row that may find the same fields changed back before driftless stops updating; default 3. */
   updateLoopLimit?: number;
+  /**
+   * Crossplane's default external tags on every taggable resource (crossplane-kind, -name, -providerconfig,
+   * -namespace); false is provider-upjet's `--skip-default-tags`. Default true.
+   */
+  defaultTags?: boolean;
   logger?: ReconcileLogger;
   events?: EventRecorder;
   /** External calls; a standalone Reconciler also reports each reconcile (the router does, in the worker). */
@@ -198,6 +206,7 @@ export class ManagedReconciler implements Reconciles {
       creationGracePeriodMs: opts.creationGracePeriodMs ?? DEFAULT_CREATION_GRACE_MS,
       createPendingTimeoutMs: opts.createPendingTimeoutMs ?? DEFAULT_CREATE_PENDING_TIMEOUT_MS,
       updateLoopLimit: Math.max(1, opts.updateLoopLimit ?? DEFAULT_UPDATE_LOOP_LIMIT),
+      defaultTags: opts.defaultTags ?? true,
       logger: opts.logger ?? noopLogger,
       now: opts.now ?? (() => new Date()),
       random: opts.random ?? Math.random,
@@ -264,7 +273,7 @@ export class ManagedReconciler implements Reconciles {
       steps.push(...p.steps);
       if (p.verdict) {
         const observed = known.observation?.observed as Record<string, unknown> | undefined;
-        const created = asCreated(mr).spec.forProvider as Record<string, unknown>;
+        const created = asSent(ctx, mr, "create").spec.forProvider as Record<string, unknown>;
         const changes = steps.flatMap((step) =>
           step.do === "create"
             ? fieldChanges(ctx.fields, Object.keys(created), created, undefined)
@@ -667,11 +676,20 @@ export class ManagedReconciler implements Reconciles {
     const obs = run.obs as Observation;
     let connectionDetails: Record<string, string> | undefined;
     try {
-      const upd = await this.#external(run.provider.definition.kind, "update", () =>
-        client.update(run.mr, step.externalName, obs),
+      const { value: upd, requestIds } = await withRequestIds(() =>
+        this.#external(run.provider.definition.kind, "update", () =>
+          client.update(
+            asSent(this.#context(run.provider), run.mr, "update", {
+              observed: obs.observed,
+              drift: step.drift,
+            }),
+            step.externalName,
+            obs,
+          ),
+        ),
       );
       connectionDetails = upd.connectionDetails;
-      this.#changeLog(run.mr, "update", step.trigger, step.externalName, step.changes);
+      await this.#changeLog(run.mr, "update", step.trigger, step.externalName, requestIds, step.changes);
     } catch (err) {
       const error = wrapErr(Msg.update, err);
       return this.#fail(run, Reason.cannotUpdate, error, [step.ready, updateFailed(error.message)]);
@@ -687,8 +705,10 @@ export class ManagedReconciler implements Reconciles {
   async #delete(run: Run, externalName: string): Promise<ReconcileResult | undefined> {
     const client = run.client as Client;
     try {
-      await this.#external(run.provider.definition.kind, "delete", () => client.delete(run.mr, externalName));
-      this.#changeLog(run.mr, "delete", "managed resource deleted", externalName);
+      const { requestIds } = await withRequestIds(() =>
+        this.#external(run.provider.definition.kind, "delete", () => client.delete(run.mr, externalName)),
+      );
+      await this.#changeLog(run.mr, "delete", "managed resource deleted", externalName, requestIds);
     } catch (err) {
       if (err instanceof DependentsExistError) {
         // Not a failure: dependents are being deleted too. Say why, and look again soon.
@@ -723,10 +743,13 @@ export class ManagedReconciler implements Reconciles {
       return this.#fail(run, Reason.cannotPublish, wrapErr(Msg.publish, err), [creating()]);
     }
     let created: Awaited<ReturnType<Client["create"]>>;
+    let requestIds: string[] = [];
     try {
       // With spec.initProvider, the create sends it under forProvider; everything after reads forProvider alone.
-      const target = asCreated(run.mr);
-      created = await this.#external(def.kind, "create", () => client.create(target, step.externalName));
+      const target = asSent(this.#context(run.provider), run.mr, "create");
+      ({ value: created, requestIds } = await withRequestIds(() =>
+        this.#external(def.kind, "create", () => client.create(target, step.externalName)),
+      ));
     } catch (err) {
       try {
         run.mr = await this.#recordCreate(run.mr, {
@@ -758,7 +781,7 @@ export class ManagedReconciler implements Reconciles {
       }
       return this.#fail(run, Reason.cannotUpdateManaged, toError(err), [creating()]);
     }
-    this.#changeLog(run.mr, "create", "not found in the cloud", createdName);
+    await this.#changeLog(run.mr, "create", "not found in the cloud", createdName, requestIds);
     await this.#event(run.mr, "Normal", Reason.created, `Created external resource ${createdName ?? ""}`);
     // Deleted while this create was in flight: the deleting worker owns the status now (its "deletion
     // requested" must not be overwritten by Creating), and nothing is published for a resource on its way out.
@@ -791,14 +814,16 @@ export class ManagedReconciler implements Reconciles {
 
   /**
    * The change log: one structured line per external create, update and delete — the object, what started
-   * it, the external name and, for an update, each field cloud → spec (secret values already redacted).
+   * it, the external name, the cloud's request ids and each field before → after (secret values already
+   * redacted) — and the same record as a `ChangeLog` Event on the object, which `driftless describe` shows.
    */
-  #changeLog(
+  async #changeLog(
     mr: ManagedResource,
     verb: "create" | "update" | "delete",
     trigger: string,
     externalName: string | undefined,
-    changes?: Array<{ field: string; before: unknown; after: unknown }>,
+    requestIds: string[],
+    changes?: ChangeRecord["changes"],
   ) {
     const { apiVersion, kind, metadata } = mr;
     const object = {
@@ -807,18 +832,17 @@ export class ManagedReconciler implements Reconciles {
       name: metadata.name,
       ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
     };
-    this.#opts.logger.info(
-      {
-        changeLog: true,
-        object,
-        verb,
-        trigger,
-        externalName,
-        generation: metadata.generation,
-        ...(changes ? { changes } : {}),
-      },
-      "external change",
-    );
+    const record: ChangeRecord = {
+      at: this.#opts.now().toISOString(),
+      verb,
+      trigger,
+      ...(externalName ? { externalName } : {}),
+      ...(metadata.generation !== undefined ? { generation: metadata.generation } : {}),
+      ...(requestIds.length > 0 ? { requestIds } : {}),
+      ...(changes ? { changes } : {}),
+    };
+    this.#opts.logger.info({ changeLog: true, object, ...record }, "external change");
+    await this.#event(mr, "Normal", CHANGE_LOG_REASON, changeRecordMessage(record));
   }
 
   /** Counts one external call (and reports it to the metrics hook) around `call`. */
@@ -924,6 +948,7 @@ export class ManagedReconciler implements Reconciles {
       creationGracePeriodMs: o.creationGracePeriodMs,
       createPendingTimeoutMs: o.createPendingTimeoutMs,
       updateLoopLimit: o.updateLoopLimit,
+      defaultTags: o.defaultTags,
       jitter: (ms) => this.#jitter(ms),
     };
   }

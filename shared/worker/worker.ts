@@ -35,6 +35,8 @@ export interface WorkerSetup {
   pollIntervalMs?: number | undefined;
   /** The least interval `crossplane.io/poll-interval` may set (DRIFTLESS_MIN_POLL_INTERVAL). */
   minPollIntervalMs?: number | undefined;
+  /** Leave Crossplane's default tags off (DRIFTLESS_SKIP_DEFAULT_TAGS). */
+  skipDefaultTags?: boolean | undefined;
   /** Namespaces a managed resource may read Secrets from besides its connection Secret's (see Reconciler). */
   secretRefNamespaces?: readonly string[] | undefined;
   /** Namespaces whose namespaced ProviderConfigs may use InjectedIdentity (shared/reconciler/tenancy.ts). */
@@ -89,6 +91,7 @@ export function createWorker(setup: WorkerSetup): Worker {
     events,
     ...poll,
     ...(setup.minPollIntervalMs !== undefined ? { minPollIntervalMs: setup.minPollIntervalMs } : {}),
+    ...(setup.skipDefaultTags ? { defaultTags: false } : {}),
     ...(setup.metrics ? { metrics: setup.metrics } : {}),
     ...(setup.secretRefNamespaces ? { secretRefNamespaces: setup.secretRefNamespaces } : {}),
     ...(setup.rateLimit !== undefined ? { rateLimit: setup.rateLimit } : {}),

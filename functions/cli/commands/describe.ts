@@ -10,7 +10,7 @@ export function registerDescribe(program: Command, cli: CliContext): void {
   const describe = program
     .command("describe")
     .description(
-      "show one managed resource: conditions, Events, annotations, references (resolved or not), connection Secret keys",
+      "show one managed resource: conditions, recent change log, Events, annotations, references (resolved or not), connection Secret keys",
     )
     .argument(
       "<kind/name>",
@@ -20,7 +20,7 @@ export function registerDescribe(program: Command, cli: CliContext): void {
   namespaceOptions(describe)
     .addHelpText(
       "after",
-      "\nConnection Secrets are shown by name and keys only: values are never read out. A namespaced resource's\nSecret, references and Events are read from its own namespace.",
+      "\nConnection Secrets are shown by name and keys only: values are never read out. A namespaced resource's\nSecret, references and Events are read from its own namespace. The change log is the object's ChangeLog\nEvents (each external create / update / delete with the cloud's request ids): as long as the API server\nkeeps Events (--event-ttl, 1 h by default); the functions' log lines keep every record.",
     )
     .action(async (ref: string, opts: NamespaceFlags & { output: Output }) => {
       const { type, name } = await addressedObject(ref, opts);

@@ -190,6 +190,7 @@ export function registerRun(program: Command, cli: CliContext): void {
             sweepIntervalMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
             maxPollIntervalMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
             minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
+            skipDefaultTags: cfg.DRIFTLESS_SKIP_DEFAULT_TAGS,
             sweepBatch: cfg.DRIFTLESS_SWEEP_BATCH,
             sweepIndex: cfg.DRIFTLESS_SWEEP_INDEX,
             // One process: the whole limit, whatever DRIFTLESS_MAX_INSTANCES says.

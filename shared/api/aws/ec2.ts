@@ -45,6 +45,7 @@ export const VPCAtProvider = z.object({
 export const VPC = defineManagedKind({
   group: "ec2.aws",
   kind: "VPC",
+  tagging: { field: "tags", format: "tags" },
   plural: "vpcs",
   cloud: "aws",
   description:
@@ -90,6 +91,7 @@ export const SubnetAtProvider = z.object({
 export const Subnet = defineManagedKind({
   group: "ec2.aws",
   kind: "Subnet",
+  tagging: { field: "tags", format: "tags" },
   cloud: "aws",
   description:
     "An Amazon VPC subnet. AWS chooses its id: the external name is set to the subnet-… id on create. The connection Secret holds id, arn, cidrBlock and availabilityZone.",
@@ -187,6 +189,7 @@ export const SecurityGroupAtProvider = z.object({
 export const SecurityGroup = defineManagedKind({
   group: "ec2.aws",
   kind: "SecurityGroup",
+  tagging: { field: "tags", format: "tags" },
   cloud: "aws",
   description:
     "An Amazon VPC security group and its rules. AWS chooses its id: the external name is set to the sg-… id on create. The connection Secret holds id and arn.",

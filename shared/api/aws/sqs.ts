@@ -80,6 +80,7 @@ export const QueueAtProvider = z.object({
 export const Queue = defineManagedKind({
   group: "sqs.aws",
   kind: "Queue",
+  tagging: { field: "tags", format: "tags" },
   cloud: "aws",
   description: "An Amazon SQS queue. The external name is the queue name.",
   forProvider: QueueForProvider,

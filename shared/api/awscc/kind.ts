@@ -228,5 +228,7 @@ export function awsccKindOf(spec: AwsccKindSpec): ManagedKindDef {
     ownershipLookup: spec.externalName === "providerChosen",
     references: s.references,
     fields: s.fields,
+    // The registry schema's tagging.tagProperty (taggable types only), a {key: value} map in the spec.
+    ...(spec.tags ? { tagging: { field: spec.tags.field, format: "tags" as const } } : {}),
   });
 }

@@ -165,6 +165,8 @@ function zodOfOut(spec: AzureKindSpec, outSecrets: readonly string[], node: AzNo
   return z.object(shape);
 }
 
+const isStringMap = (n: AzNode | undefined) => n?.t === "map" && n.of.t === "string";
+
 /** The managed kind definition of a generated kind (cluster-scoped; withNamespacedVariants adds `.m.`). */
 export function azureGenKindOf(spec: AzureKindSpec): ManagedKindDef {
   const s = azureGenSchemas(spec);
@@ -183,5 +185,7 @@ export function azureGenKindOf(spec: AzureKindSpec): ManagedKindDef {
     externalName: "fromAnnotation",
     references: s.references,
     fields: s.fields,
+    // ARM's tags: a top-level map of strings on the types that have one (bicep-types' body).
+    ...(isStringMap(spec.body.tags?.s) ? { tagging: { field: "tags", format: "tags" as const } } : {}),
   });
 }

@@ -116,6 +116,7 @@ export const FlexibleServerAtProvider = z.object({
 export const FlexibleServer = defineManagedKind({
   group: "dbforpostgresql.azure",
   kind: "FlexibleServer",
+  tagging: { field: "tags", format: "tags" },
   cloud: "azure",
   description:
     "An Azure Database for PostgreSQL flexible server, with public access or private access in a delegated subnet. The external name is the server name (unique across Azure: it is the host name). The connection Secret holds host, port, username and password.",

@@ -57,6 +57,7 @@ export const VirtualNetworkAtProvider = z.object({
 export const VirtualNetwork = defineManagedKind({
   group: "network.azure",
   kind: "VirtualNetwork",
+  tagging: { field: "tags", format: "tags" },
   cloud: "azure",
   description:
     "An Azure virtual network. The external name is the network's name in its resource group. The connection Secret holds its resource id.",

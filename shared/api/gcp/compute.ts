@@ -113,6 +113,7 @@ export const GlobalAddressAtProvider = z.object({
 export const GlobalAddress = defineManagedKind({
   group: "compute.gcp",
   kind: "GlobalAddress",
+  tagging: { field: "labels", format: "labels" },
   plural: "globaladdresses",
   cloud: "gcp",
   description:

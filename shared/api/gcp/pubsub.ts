@@ -35,6 +35,7 @@ export const TopicAtProvider = z.object({
 export const Topic = defineManagedKind({
   group: "pubsub.gcp",
   kind: "Topic",
+  tagging: { field: "labels", format: "labels" },
   cloud: "gcp",
   description: "A Google Cloud Pub/Sub topic. The external name is the topic id.",
   forProvider: TopicForProvider,
@@ -115,6 +116,7 @@ export const SubscriptionAtProvider = z.object({
 export const Subscription = defineManagedKind({
   group: "pubsub.gcp",
   kind: "Subscription",
+  tagging: { field: "labels", format: "labels" },
   cloud: "gcp",
   description: "A Google Cloud Pub/Sub pull subscription. The external name is the subscription id.",
   forProvider: SubscriptionForProvider,

@@ -77,6 +77,7 @@ export const BucketAtProvider = z.object({
 export const Bucket = defineManagedKind({
   group: "storage.gcp",
   kind: "Bucket",
+  tagging: { field: "labels", format: "labels" },
   cloud: "gcp",
   description: "A Google Cloud Storage bucket. The external name is the bucket name (globally unique).",
   forProvider: BucketForProvider,

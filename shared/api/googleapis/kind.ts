@@ -119,5 +119,7 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
     externalName: spec.externalName,
     fields: s.fields,
     references: s.references,
+    // The protos' labels map, where the resource has one: Google's label value rules apply.
+    ...(g.labels ? { tagging: { field: g.labels, format: "labels" as const } } : {}),
   });
 }

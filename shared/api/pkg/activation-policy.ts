@@ -27,6 +27,26 @@ export const CrossplaneActivationPolicy: ResourceType = {
   namespaced: false,
 };
 
+/**
+ * Crossplane v2's per-kind ManagedResourceDefinition (named like the kind's CRD, `spec.state` Active or
+ * Inactive; Crossplane activates an MRD and never deactivates it): one whose state is Active and whose name is
+ * a driftless CRD activates that kind, as a policy naming it would. Read only, never written.
+ */
+export const CrossplaneManagedResourceDefinition: ResourceType = {
+  group: "apiextensions.crossplane.io",
+  version: "v1alpha1",
+  kind: "ManagedResourceDefinition",
+  plural: "managedresourcedefinitions",
+  namespaced: false,
+};
+
+/** An MRD as driftless reads it: its name (a CRD name) and its state. */
+export interface ManagedResourceDefinitionObject {
+  metadata: ObjectMeta;
+  spec?: { state?: "Active" | "Inactive" | string };
+  [field: string]: unknown;
+}
+
 /** Short name, for clusters where Crossplane's `managedresourceactivationpolicies` also exists. */
 export const ACTIVATION_POLICY_SHORT_NAME = "dlmrap";
 

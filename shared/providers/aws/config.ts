@@ -11,6 +11,7 @@ import {
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { noteRequestId } from "../../api/request-ids.ts";
 import { checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
 import { type AnswerStack, checkAwsAnswers } from "./answers.ts";
 
@@ -164,6 +165,20 @@ export class ClientCache<T extends WithMiddleware> {
     if (!client) {
       client = classifyingErrors(this.#make(c), this.#errors);
       checkAwsAnswers(client.middlewareStack, c);
+      // The change log's request id: every answer's $metadata.requestId (x-amzn-RequestId / x-amz-request-id).
+      client.middlewareStack.add(
+        (next) => async (args) => {
+          try {
+            const out = await next(args);
+            noteRequestId(requestIdOf(out.output));
+            return out;
+          } catch (err) {
+            noteRequestId(requestIdOf(err));
+            throw err;
+          }
+        },
+        { step: "initialize", priority: "high", name: "driftlessRequestId" },
+      );
       if (rateLimit) {
         // Inside the retry middleware (finalizeRequest, low priority): every attempt takes a token.
         client.middlewareStack.add(
@@ -185,6 +200,9 @@ export class ClientCache<T extends WithMiddleware> {
     return client;
   }
 }
+
+const requestIdOf = (o: unknown) =>
+  (o as { $metadata?: { requestId?: string } } | undefined)?.$metadata?.requestId;
 
 export const sdkOptions = (c: AwsClientConfig) => ({
   region: c.region,

@@ -1,6 +1,7 @@
 // Answers that are not Resource Manager's (an HTML page, a proxy's error page) as what they are, for every
 // ARM client: otherwise an HTML 404 would read as "resource not found" and an HTML 200 as an empty body.
 import type { RequestPolicyFactory } from "@azure/storage-blob";
+import { noteRequestId } from "../../api/request-ids.ts";
 import { endpointMismatch, isHtml } from "../answers.ts";
 
 const PUBLIC_ARM = "https://management.azure.com";
@@ -31,6 +32,8 @@ export function armAnswers(endpoint: string | undefined): ArmAnswersPolicy {
       name: "driftlessArmAnswers",
       async sendRequest(req, next) {
         const res = await next(req);
+        // The change log's request id (shared/api/request-ids.ts).
+        noteRequestId(res.headers.get("x-ms-request-id"));
         const contentType = res.headers.get("content-type");
         if ((contentType && isHtml({ contentType })) || isRedirect(res.status))
           throw endpointMismatch(

@@ -9,6 +9,7 @@ import { ClaimAnnotations } from "../../../shared/api/claims/meta.ts";
 import { Bucket as GcsBucket } from "../../../shared/api/gcp/storage.ts";
 import { createAwsProviderConfig, ensureCrds, motoS3 } from "../../support/aws.ts";
 import { azuriteBlob, createAzureProviderConfig, reconcileUntil } from "../../support/azure.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, fakeStorage } from "../../support/gcp.ts";
 import { newReconciler } from "../../support/reconcile.ts";
@@ -143,7 +144,7 @@ describe("Bucket claims on three clouds", () => {
       tags: { cost_center: "42", team: "web" },
     });
     expect(mr?.metadata.annotations?.[ClaimAnnotations.claimLabelKeys]).toBe("team");
-    expect(await tags()).toEqual({ cost_center: "42", team: "web" });
+    expect(await tags()).toEqual({ ...defaultTags(S3Bucket, name, AWS_PC), cost_center: "42", team: "web" });
     expect((await s3.send(new GetBucketVersioningCommand({ Bucket: name }))).Status).toBe("Suspended");
   });
 

@@ -3,11 +3,12 @@
 // with a growing count; no Event carries a secret. `driftless describe` shows them (and Secret keys only).
 import { beforeAll, describe, expect, it } from "vitest";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
+import { CHANGE_LOG_REASON, type ChangeRecord, parseChangeRecord } from "../../../shared/api/change-log.ts";
 import { KubeEventRecorder } from "../../../shared/kube/events.ts";
 import { type EventSummary, eventsFor } from "../../../shared/ops/inspect.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { eventually, newKube, uniqueName } from "../../support/env.ts";
-import { getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+import { captureLogger, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { cli } from "./helpers.ts";
 
 const kube = newKube();
@@ -139,5 +140,51 @@ describe("Events on managed resources (engine + KubeEventRecorder, real API serv
     const d = JSON.parse(json.stdout) as { connectionSecret: { keys: string[] }; events: EventSummary[] };
     expect(d.connectionSecret.keys).toEqual(["arn", "token", "url"]);
     expect(d.events.map((e) => e.reason)).toContain("CreatedExternalResource");
+  });
+
+  it("keeps a change log: each create, update and delete with the cloud's request id; describe shows the records", async () => {
+    // Prepare
+    const name = uniqueName("cli-ev-log");
+    const { lines, logger } = captureLogger();
+    const r = newReconciler(kube, { events: new KubeEventRecorder(kube), logger });
+    await kube.create(Queue, queue(name, { visibilityTimeoutSeconds: 30 }));
+
+    // Act: create, update
+    await settle(r, keyOf(Queue, name));
+    await kube.patch(Queue, name, { spec: { forProvider: { visibilityTimeoutSeconds: 60 } } });
+    await settle(r, keyOf(Queue, name));
+    const text = await cli(["describe", `queue/${name}`]);
+    const json = await cli(["describe", `queue/${name}`, "-o", "json"]);
+
+    // Assess: one log line and one record per change, each with moto's request id (x-amzn-RequestId)
+    const logged = lines
+      .map((l) => JSON.parse(l) as { changeLog?: boolean; verb?: string; requestIds?: string[] })
+      .filter((l) => l.changeLog);
+    expect(logged.map((l) => l.verb)).toEqual(["create", "update"]);
+    for (const l of logged) expect(l.requestIds?.length ?? 0).toBeGreaterThan(0);
+    const d = JSON.parse(json.stdout) as { changeLog: ChangeRecord[]; events: EventSummary[] };
+    expect(d.changeLog.map((c) => c.verb)).toEqual(["create", "update"]);
+    expect(d.changeLog[0]).toMatchObject({ trigger: "not found in the cloud", externalName: name });
+    expect(d.changeLog[0]?.requestIds).toEqual(logged[0]?.requestIds);
+    expect(d.changeLog[1]).toMatchObject({
+      trigger: "spec change",
+      changes: [{ field: "visibilityTimeoutSeconds", before: 30, after: 60 }],
+    });
+    expect(text.stdout).toMatch(/^Change log:$/m);
+    expect(text.stdout).toMatch(/update\s+spec change\s+\S+\s+\S+\s+visibilityTimeoutSeconds: 30 → 60/);
+    expect(text.stdout).toContain(logged[1]?.requestIds?.[0] ?? "no request id");
+
+    // Act: delete; the record outlives the object (as long as the API server keeps Events)
+    const uid = (await getMr(kube, Queue, name))?.metadata.uid ?? "";
+    await kube.delete(Queue, name);
+    await settle(r, keyOf(Queue, name));
+    const records = await eventually(async () => {
+      const list = (await eventsFor(kube, uid)).filter((e) => e.reason === CHANGE_LOG_REASON);
+      return list.length === 3 ? list : undefined;
+    });
+    const verbs = records
+      .map((e) => parseChangeRecord(e.message))
+      .sort((a, b) => (a?.at ?? "").localeCompare(b?.at ?? ""));
+    expect(verbs.map((c) => c?.verb)).toEqual(["create", "update", "delete"]);
   });
 });

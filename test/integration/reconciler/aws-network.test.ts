@@ -43,6 +43,7 @@ import {
   type MrOptions,
   managedObject,
 } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { MotoProxy } from "../../support/moto-proxy.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
@@ -128,7 +129,11 @@ describe("VPC field mapping and quirks against the real API server and moto", ()
     expect(id).toMatch(/^vpc-[0-9a-f]+$/);
     const vpc = await vpcOf(id);
     expect(vpc).toMatchObject({ CidrBlock: "10.10.0.0/16", InstanceTenancy: "default" });
-    expect(tagMap(vpc?.Tags)).toEqual({ team: "net", [OWNER_TAG]: mr?.metadata.uid });
+    expect(tagMap(vpc?.Tags)).toEqual({
+      ...defaultTags(VPC, name, PC),
+      team: "net",
+      [OWNER_TAG]: mr?.metadata.uid,
+    });
     const hostnames = await ec2.send(
       new DescribeVpcAttributeCommand({ VpcId: id, Attribute: "enableDnsHostnames" }),
     );
@@ -181,7 +186,12 @@ describe("VPC field mapping and quirks against the real API server and moto", ()
 
     expect((await attr("enableDnsHostnames")).EnableDnsHostnames?.Value).toBe(true);
     const tags = tagMap((await vpcOf(id))?.Tags);
-    expect(tags).toEqual({ a: "2", b: "3", [OWNER_TAG]: await uidOf(VPC, name) });
+    expect(tags).toEqual({
+      ...defaultTags(VPC, name, PC),
+      a: "2",
+      b: "3",
+      [OWNER_TAG]: await uidOf(VPC, name),
+    });
   });
 
   it("reports an immutable field change in Synced and leaves the cloud untouched", async () => {
@@ -298,8 +308,12 @@ describeManagedKind({
   adopt: {
     arrange: () => cloudVpc("10.16.0.0/16"),
     forProvider: { cidrBlock: "10.16.0.0/16", tags: { adopted: "yes" } },
-    check: async ({ cloudName }) =>
-      expect(tagMap((await vpcOf(cloudName))?.Tags)).toEqual({ adopted: "yes" }),
+    // Adopted without them, it gets Crossplane's default tags with the first write of its tags.
+    check: async ({ name, cloudName }) =>
+      expect(tagMap((await vpcOf(cloudName))?.Tags)).toEqual({
+        ...defaultTags(VPC, name, PC),
+        adopted: "yes",
+      }),
   },
   import: {
     arrange: async () => {
@@ -374,8 +388,12 @@ describeManagedKind({
   adopt: {
     arrange: async () => cloudSubnet(await subnetRowsVpc(), "10.40.100.0/24"),
     forProvider: { cidrBlock: "10.40.100.0/24", tags: { adopted: "yes" } },
-    check: async ({ cloudName }) =>
-      expect(tagMap((await subnetOf(cloudName))?.Tags)).toEqual({ adopted: "yes" }),
+    // Adopted without them, it gets Crossplane's default tags with the first write of its tags.
+    check: async ({ name, cloudName }) =>
+      expect(tagMap((await subnetOf(cloudName))?.Tags)).toEqual({
+        ...defaultTags(Subnet, name, PC),
+        adopted: "yes",
+      }),
   },
   import: {
     arrange: async () => cloudSubnet(await subnetRowsVpc(), "10.40.101.0/24"),
@@ -423,8 +441,12 @@ describeManagedKind({
         )
       ).GroupId ?? "",
     forProvider: { description: "adopted", tags: { adopted: "yes" } },
-    check: async ({ cloudName }) =>
-      expect(tagMap((await groupOf(cloudName))?.Tags)).toEqual({ adopted: "yes" }),
+    // Adopted without them, it gets Crossplane's default tags with the first write of its tags.
+    check: async ({ name, cloudName }) =>
+      expect(tagMap((await groupOf(cloudName))?.Tags)).toEqual({
+        ...defaultTags(SecurityGroup, name, PC),
+        adopted: "yes",
+      }),
   },
   ownTests: {
     crashRecovery: "provider-chosen ids: proved below for VPC, Subnet and SecurityGroup",
@@ -553,7 +575,11 @@ describe("Subnet against the real API server and moto", () => {
     });
     const subnet = await subnetOf(id);
     expect(subnet).toMatchObject({ VpcId: vpcId, CidrBlock: "10.30.1.0/24" });
-    expect(tagMap(subnet?.Tags)).toEqual({ tier: "private", [OWNER_TAG]: mr?.metadata.uid });
+    expect(tagMap(subnet?.Tags)).toEqual({
+      ...defaultTags(Subnet, name, PC),
+      tier: "private",
+      [OWNER_TAG]: mr?.metadata.uid,
+    });
     expect(Object.keys(await secretData(name)).sort()).toEqual([
       "arn",
       "availabilityZone",

@@ -24,6 +24,7 @@ import {
   type MrOptions,
   managedObject,
 } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
@@ -173,7 +174,7 @@ describe("Azure VirtualNetwork and Subnet field mapping and quirks against the r
     await resetArmStats(fake.url);
     await network.virtualNetworks.updateTags(RG, name, { tags: { a: "hacked" } });
     await settle(r, keyOf(VirtualNetwork, name));
-    expect((await vnetOf(RG, name))?.tags).toEqual({ a: "2" });
+    expect((await vnetOf(RG, name))?.tags).toEqual({ ...defaultTags(VirtualNetwork, name, PC), a: "2" });
     expect((await armStats(fake.url)).requests["PUT Microsoft.Network/virtualNetworks"]).toBeUndefined();
   });
 

@@ -23,6 +23,7 @@ import {
   type MrOptions,
   managedObject,
 } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
@@ -104,7 +105,11 @@ describe("Azure ResourceGroup field mapping and quirks against the real API serv
     const results = await settle(r, keyOf(ResourceGroup, name));
 
     expect(results.map((x) => x.outcome)).toContain("updated");
-    expect((await groupOf(name))?.tags).toEqual({ team: "b", env: "dev" });
+    expect((await groupOf(name))?.tags).toEqual({
+      ...defaultTags(ResourceGroup, name, PC),
+      team: "b",
+      env: "dev",
+    });
     expect(r.externalCalls.update).toBe(1);
   });
 
@@ -118,7 +123,7 @@ describe("Azure ResourceGroup field mapping and quirks against the real API serv
     const results = await settle(r, keyOf(ResourceGroup, name));
 
     expect(results.map((x) => x.outcome)).toContain("updated");
-    expect((await groupOf(name))?.tags).toEqual({ team: "a" });
+    expect((await groupOf(name))?.tags).toEqual({ ...defaultTags(ResourceGroup, name, PC), team: "a" });
   });
 
   it("late-initializes tags from the cloud and never overwrites the user's location", async () => {

@@ -8,6 +8,7 @@ import {
   managedObject,
   useProviderConfig,
 } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import {
   codeOf,
@@ -234,7 +235,7 @@ describe("Pub/Sub Subscription field mapping and quirks against the real API ser
     expect(res?.outcome).toBe("error");
     const synced = conditionOf(await getMr(kube, Subscription, name), "Synced");
     expect(synced?.message).toContain("labels is not a known Subscription field");
-    expect((await cloudSub(name)).labels).toEqual({ team: "a" });
+    expect((await cloudSub(name)).labels).toEqual({ ...defaultTags(Subscription, name, PC), team: "a" });
   });
 
   it("waits for a referenced Topic to be Ready before creating, then fills topic from it (topicRef)", async () => {

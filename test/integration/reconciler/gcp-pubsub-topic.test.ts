@@ -14,6 +14,7 @@ import {
   managedObject,
   useProviderConfig,
 } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import {
   codeOf,
@@ -87,7 +88,7 @@ describe("Pub/Sub Topic field mapping and quirks against the real API server and
     expectAvailable(mr, name);
     expect(mr?.status?.atProvider).toEqual({ name: fullName(name) });
     const cloud = await cloudTopic(name);
-    expect(cloud.labels).toEqual({ team: "a" });
+    expect(cloud.labels).toEqual({ ...defaultTags(Topic, name, PC), team: "a" });
     expect(cloud.messageRetentionDuration).toMatchObject({ seconds: "900" });
     const data = await connectionData(kube, name);
     expect(data).toEqual({ topic: fullName(name), projectID: gcpProject() });
@@ -128,7 +129,7 @@ describe("Pub/Sub Topic field mapping and quirks against the real API server and
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain("cannot update external resource");
     expect(synced?.message).toContain("labels is not a known Topic field");
-    expect((await cloudTopic(name)).labels).toEqual({ team: "a" });
+    expect((await cloudTopic(name)).labels).toEqual({ ...defaultTags(Topic, name, PC), team: "a" });
   });
 
   it("corrects an out-of-band change in the cloud on the next reconcile", async () => {

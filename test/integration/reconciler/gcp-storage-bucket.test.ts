@@ -10,6 +10,7 @@ import {
   managedObject,
   useProviderConfig,
 } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import {
   createGcpProviderConfig,
@@ -182,7 +183,7 @@ describe("Cloud Storage Bucket field mapping and quirks against the real API ser
       versioning: { enabled: true },
       labels: { keep: "z" },
     });
-    expect((await cloudBucket(name)).labels).toEqual({ keep: "z" });
+    expect((await cloudBucket(name)).labels).toEqual({ ...defaultTags(Bucket, name, PC), keep: "z" });
     expect(r.externalCalls.update).toBe(1);
   });
 
@@ -199,7 +200,7 @@ describe("Cloud Storage Bucket field mapping and quirks against the real API ser
 
     const cloud = await cloudBucket(name);
     expect(cloud.versioning).toEqual({ enabled: true });
-    expect(cloud.labels).toEqual({ env: "dev" });
+    expect(cloud.labels).toEqual({ ...defaultTags(Bucket, name, PC), env: "dev" });
   });
 
   it("late-initializes the cloud's defaults into the spec and never overwrites a user value", async () => {

@@ -27,6 +27,7 @@ import {
   managedObject,
   useProviderConfig,
 } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { MotoProxy, type ProxiedResponse, queryError } from "../../support/moto-proxy.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
@@ -139,6 +140,8 @@ const rdsError = (code: string, message: string) =>
 const rds = new RDSClient(motoOptions());
 const kube = newKube();
 const PC = useProviderConfig("aws", "pc-rds");
+const tagMapOf = (tags: Array<{ Key?: string; Value?: string }> | undefined) =>
+  Object.fromEntries((tags ?? []).map((t) => [t.Key, t.Value]));
 let wrapper: RdsLifecycle;
 
 /** A small postgres instance; skipFinalSnapshot keeps moto free of snapshots unless a test wants one. */
@@ -289,7 +292,7 @@ describe("RDS DBInstance field mapping and quirks against the real API server an
       DBName: "app",
       MasterUsername: "dbadmin",
     });
-    expect(db?.TagList).toEqual([{ Key: "team", Value: "a" }]);
+    expect(tagMapOf(db?.TagList)).toEqual({ ...defaultTags(DBInstance, name, PC), team: "a" });
 
     const data = await secretData(name);
     expect(Object.keys(data).sort()).toEqual(["endpoint", "password", "port", "username"]);
@@ -494,7 +497,8 @@ describe("RDS DBInstance field mapping and quirks against the real API server an
       PreferredBackupWindow: "03:00-03:30",
       PreferredMaintenanceWindow: "sun:05:00-sun:05:30",
     });
-    expect(Object.fromEntries((db?.TagList ?? []).map((t) => [t.Key, t.Value]))).toEqual({
+    expect(tagMapOf(db?.TagList)).toEqual({
+      ...defaultTags(DBInstance, name, PC),
       team: "b",
       env: "dev",
     });
@@ -570,7 +574,7 @@ describe("RDS DBInstance field mapping and quirks against the real API server an
 
     const db = await describeDb(name);
     expect(db).toMatchObject({ BackupRetentionPeriod: 5, DBInstanceClass: "db.t3.micro" });
-    expect(db?.TagList).toEqual([{ Key: "owner", Value: "me" }]);
+    expect(tagMapOf(db?.TagList)).toEqual({ ...defaultTags(DBInstance, name, PC), owner: "me" });
   });
 
   it("late-initializes cloud defaults into the spec and never overwrites a user value", async () => {

@@ -23,6 +23,7 @@ import {
   managedObject,
   useProviderConfig,
 } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { captureLogger, conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 
@@ -120,7 +121,7 @@ describe("S3 Bucket field mapping and quirks against the real API server and mot
     expectAvailable(mr, name);
     expect(mr?.status?.atProvider).toEqual({ arn: `arn:aws:s3:::${name}`, region: "us-east-1" });
     expect(await versioningOf(name)).toBe("Enabled");
-    expect(await tagsOf(name)).toEqual({ team: "a" });
+    expect(await tagsOf(name)).toEqual({ ...defaultTags(Bucket, name, PC), team: "a" });
     const data = await secretData(name);
     expect(data).toEqual({
       bucket: name,
@@ -153,7 +154,7 @@ describe("S3 Bucket field mapping and quirks against the real API server and mot
     expect(results.map((x) => x.outcome)).toContain("updated");
     expect(r.externalCalls.update).toBe(1);
     expect(await versioningOf(name)).toBe("Suspended");
-    expect(await tagsOf(name)).toEqual({ team: "b", env: "dev" });
+    expect(await tagsOf(name)).toEqual({ ...defaultTags(Bucket, name, PC), team: "b", env: "dev" });
     expect(await publicAccessBlockOf(name)).toEqual({
       BlockPublicAcls: true,
       IgnorePublicAcls: false,
@@ -187,7 +188,7 @@ describe("S3 Bucket field mapping and quirks against the real API server and mot
 
     expect(results.map((x) => x.outcome)).toContain("updated");
     expect(await versioningOf(name)).toBe("Enabled");
-    expect(await tagsOf(name)).toEqual({ team: "a" });
+    expect(await tagsOf(name)).toEqual({ ...defaultTags(Bucket, name, PC), team: "a" });
   });
 
   it("late-initializes what the cloud reports and never overwrites a user value", async () => {

@@ -25,6 +25,7 @@ import {
 } from "../../../api/external.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../../api/provider-config.ts";
+import { noteRequestId } from "../../../api/request-ids.ts";
 import { azureCredential, azureEndpoints, ClientCache, classifyAzureError } from "../config.ts";
 import {
   atProviderOf,
@@ -109,6 +110,7 @@ export class ArmRest {
     } catch (err) {
       throw classifyAzureError(err);
     }
+    noteRequestId(res.headers.get("x-ms-request-id"));
     const text = res.bodyAsText ?? "";
     let parsed: unknown;
     try {
