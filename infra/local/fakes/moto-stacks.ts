@@ -58,8 +58,22 @@ async function call(endpoint: string, params: Record<string, string>): Promise<s
   return text;
 }
 
+/**
+ * What moto's handler reads where it differs from the registry schema: AWS::SSM::Parameter's `Tags` is a
+ * string map in the schema (and in CloudFormation), but moto 5.2.1's handler iterates it as a list of
+ * {Key, Value} and answers 500 to a map. Only the stack template sent to moto is changed; the fake's model
+ * keeps the schema's shape.
+ */
+function motoProperties(type: string, properties: Json): Json {
+  const tags = properties.Tags;
+  if (type !== "AWS::SSM::Parameter" || !tags || typeof tags !== "object" || Array.isArray(tags))
+    return properties;
+  const list = Object.entries(tags as Record<string, string>).map(([Key, Value]) => ({ Key, Value }));
+  return { ...properties, Tags: list };
+}
+
 const template = (type: string, properties: Json) =>
-  JSON.stringify({ Resources: { R: { Type: type, Properties: properties } } });
+  JSON.stringify({ Resources: { R: { Type: type, Properties: motoProperties(type, properties) } } });
 
 /** Creates the one-resource stack; returns the resource's physical id (what the type's handler names it). */
 export async function createStack(endpoint: string, stack: string, type: string, properties: Json) {

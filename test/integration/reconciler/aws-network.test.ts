@@ -820,7 +820,7 @@ describe("DBSubnetGroup against the real API server and moto", () => {
     await rds.send(new AddTagsToResourceCommand({ ResourceName: arn, Tags: [{ Key: "team", Value: "x" }] }));
     await settle(r, keyOf(DBSubnetGroup, name));
     const tags = (await rds.send(new ListTagsForResourceCommand({ ResourceName: arn }))).TagList;
-    expect(tagMap(tags)).toEqual({ team: "data" });
+    expect(tagMap(tags)).toEqual({ ...defaultTags(DBSubnetGroup, name, PC), team: "data" });
     expect(proxy.callsOf("ModifyDBSubnetGroup", { DBSubnetGroupName: name })).toHaveLength(1);
 
     // Immutable: the region.
