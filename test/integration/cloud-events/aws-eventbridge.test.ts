@@ -124,9 +124,9 @@ describe("cloud events: CloudTrail via EventBridge on SQS", () => {
     expect(invocations).toHaveLength(1);
     expect(invocations[0]?.response.batchItemFailures).toEqual([]);
     expect(await visibility(managed)).toBe("30");
-    // The LISTs found it; the reconcile then read it (GET) like any message.
-    // One label-selected LIST per shape of the kind: cluster-scoped and namespaced (.m.).
-    expect(workerKube.stats.lists).toBe(2);
+    // The LIST found it; the reconcile then read it (GET) like any message.
+    // One label-selected LIST: the cluster-scoped shape finds it, so the namespaced (.m.) one is not asked.
+    expect(workerKube.stats.lists).toBe(1);
     expect(workerKube.stats.byOperation["get Queue"]).toBeGreaterThanOrEqual(1);
     expect(lines.some((l) => l.includes("cloud event: reconciling") && l.includes(managed))).toBe(true);
   });
