@@ -21,6 +21,7 @@ import { gcpHome } from "../../../shared/providers/gcp/home.ts";
 import { withHome } from "../../../shared/providers/home.ts";
 import type { ReconcileResult, ResourceKey } from "../../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
+import { defaultTags } from "../../support/default-tags.ts";
 import { MemoryApiServer } from "../../support/memory-apiserver.ts";
 import { Reconciler } from "../../support/routed.ts";
 
@@ -347,8 +348,13 @@ describe("generated Google Cloud kinds through the generic providers", () => {
         JSON.stringify(cond(d, name, "Synced")),
       ).toContain("updated");
       const after = fake.resource(where) as Json;
+      // Labels put back carry Crossplane's default labels beside the spec's (written with any labels write).
       for (const k of Object.keys(c.drift))
-        expect(after[k], JSON.stringify([fixed, cond(d, name, "Synced")])).toEqual(c.forProvider[k]);
+        expect(after[k], JSON.stringify([fixed, cond(d, name, "Synced")])).toEqual(
+          k === d.tagging?.field
+            ? { ...defaultTags(d, name, "default"), ...(c.forProvider[k] as Record<string, string>) }
+            : c.forProvider[k],
+        );
       const writes = Object.entries(fake.stats()).filter(
         ([k, n]) => /^(PATCH|PUT) /.test(k) && n > (before[k] ?? 0),
       );
