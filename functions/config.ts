@@ -176,3 +176,17 @@ export function rateLimitOf(c: Config): { rateLimit: RateLimit; rateLimitInstanc
     rateLimitInstances: c.DRIFTLESS_MAX_INSTANCES,
   };
 }
+
+/** The worker settings a function's environment decides, the same for every cloud's reconcile function. */
+export function workerSettingsOf(c: Config) {
+  return {
+    pollIntervalMs: c.DRIFTLESS_POLL_INTERVAL,
+    minPollIntervalMs: c.DRIFTLESS_MIN_POLL_INTERVAL,
+    skipDefaultTags: c.DRIFTLESS_SKIP_DEFAULT_TAGS,
+    secretRefNamespaces: c.DRIFTLESS_SECRET_REF_NAMESPACES,
+    ambientIdentityNamespaces: c.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
+    claims: c.DRIFTLESS_CLAIMS,
+    ownPrincipals: c.DRIFTLESS_OWN_PRINCIPALS,
+    ...rateLimitOf(c),
+  };
+}

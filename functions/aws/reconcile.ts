@@ -15,7 +15,7 @@ import { DEFAULT_DEADLINE_MARGIN_MS } from "../../shared/worker/constants.ts";
 import { type DeadLetterNote, deadLetterNote } from "../../shared/worker/dead-letter.ts";
 import { handleSqsBatch, type SqsBatchResponse, type SqsEvent } from "../../shared/worker/sqs.ts";
 import { createWorker } from "../../shared/worker/worker.ts";
-import { ownQueuesOf, rateLimitOf } from "../config.ts";
+import { ownQueuesOf, workerSettingsOf } from "../config.ts";
 import { awsClusterAccess } from "./cluster.ts";
 import { readAwsConfig } from "./config.ts";
 import { awsProviderConfigKinds, servedAwsKinds } from "./kinds.ts";
@@ -55,14 +55,7 @@ const servingFn = perContainer(async () => {
         kinds,
         providerConfigKinds: awsProviderConfigKinds,
         logger,
-        pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
-        minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
-        skipDefaultTags: cfg.DRIFTLESS_SKIP_DEFAULT_TAGS,
-        secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
-        ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
-        claims: cfg.DRIFTLESS_CLAIMS,
-        ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
-        ...rateLimitOf(cfg),
+        ...workerSettingsOf(cfg),
         metrics,
         events,
       });

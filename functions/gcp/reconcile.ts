@@ -11,7 +11,7 @@ import { setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
 import { createWorker } from "../../shared/worker/worker.ts";
-import { ownQueuesOf, rateLimitOf } from "../config.ts";
+import { ownQueuesOf, workerSettingsOf } from "../config.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
 import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
@@ -45,14 +45,7 @@ const workerFn = perContainer(async () => {
     kinds: gcpKinds,
     providerConfigKinds: gcpProviderConfigKinds,
     logger,
-    pollIntervalMs: cfg.DRIFTLESS_POLL_INTERVAL,
-    minPollIntervalMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
-    skipDefaultTags: cfg.DRIFTLESS_SKIP_DEFAULT_TAGS,
-    secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
-    ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
-    claims: cfg.DRIFTLESS_CLAIMS,
-    ownPrincipals: cfg.DRIFTLESS_OWN_PRINCIPALS,
-    ...rateLimitOf(cfg),
+    ...workerSettingsOf(cfg),
   });
 });
 await workerFn().catch((err: unknown) => {
