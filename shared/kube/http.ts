@@ -8,6 +8,7 @@
 import http from "node:http";
 import https from "node:https";
 import { HttpsProxyAgent } from "https-proxy-agent";
+import { guardedLookup } from "../api/addresses.ts";
 import { proxyFromEnvironment } from "./proxy.ts";
 
 /** What one request needs: credentials (refreshed as needed) and the connection pool to send it on. */
@@ -366,10 +367,12 @@ export type PoolTls = Pick<https.AgentOptions, "ca" | "cert" | "key" | "serverna
 /** The keep-alive connection pool for a server: https with the cluster's TLS material, or plain http. */
 export function keepAliveAgent(server: string, tls: PoolTls, proxyUrl?: string): http.Agent {
   const own = tlsOptions(tls);
+  // A name that resolves to a link-local address is refused when the socket connects (../api/addresses.ts).
+  const lookup = guardedLookup();
   // CONNECT through the proxy, then TLS (or plain http) to the API server over the tunnel.
-  if (proxyUrl) return new HttpsProxyAgent(proxyUrl, { keepAlive: true });
-  if (new URL(server).protocol !== "https:") return new http.Agent({ keepAlive: true });
-  return new https.Agent({ keepAlive: true, ...own });
+  if (proxyUrl) return new HttpsProxyAgent(proxyUrl, { keepAlive: true, lookup });
+  if (new URL(server).protocol !== "https:") return new http.Agent({ keepAlive: true, lookup });
+  return new https.Agent({ keepAlive: true, lookup, ...own });
 }
 
 /** Only the TLS fields that are set; `rejectUnauthorized` unset leaves Node's default (verify). */

@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
+import http from "node:http";
+import https from "node:https";
 import type { AwsCredentialIdentity, FinalizeRequestMiddleware, InitializeMiddleware } from "@smithy/types";
+import { guardedLookup } from "../../api/addresses.ts";
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
@@ -201,13 +204,25 @@ export class ClientCache<T extends WithMiddleware> {
   }
 }
 
+/**
+ * The connection pools for an endpoint override: the SDK's defaults (keep-alive, 50 sockets) with the
+ * lookup that refuses a host name resolving to a link-local address (../../api/addresses.ts).
+ */
+function overrideHandler() {
+  const lookup = guardedLookup();
+  return {
+    httpAgent: new http.Agent({ keepAlive: true, maxSockets: 50, lookup }),
+    httpsAgent: new https.Agent({ keepAlive: true, maxSockets: 50, lookup }),
+  };
+}
+
 const requestIdOf = (o: unknown) =>
   (o as { $metadata?: { requestId?: string } } | undefined)?.$metadata?.requestId;
 
 export const sdkOptions = (c: AwsClientConfig) => ({
   region: c.region,
   ...(c.credentials ? { credentials: c.credentials } : {}),
-  ...(c.endpoint ? { endpoint: c.endpoint } : {}),
+  ...(c.endpoint ? { endpoint: c.endpoint, requestHandler: overrideHandler() } : {}),
   maxAttempts: 3,
   // CloudTrail records it as the call's userAgent: the cloud-event path drops driftless's own writes by it.
   customUserAgent: DRIFTLESS_USER_AGENT,
