@@ -4,22 +4,24 @@
 // refused before a byte of the body is read (shared/doorbell/server.ts). Cloud Run terminates TLS and
 // sends plain HTTP to $PORT. It holds no cluster access: at start it reads its environment and opens a
 // Pub/Sub publisher, so a wrong-secret request costs the constant-time check and a 404.
-import { PubSub } from "@google-cloud/pubsub";
 import { createDoorbell } from "../../shared/doorbell/index.ts";
 import { startDoorbellServer } from "../../shared/doorbell/server.ts";
 import { createLogger } from "../../shared/log.ts";
 import { logQueueEvents } from "../../shared/pipeline/functions.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
+import { PubSubRestTopic } from "../../shared/queue/pubsub-rest.ts";
 import { typesOf } from "../../shared/worker/worker.ts";
 import { readGcpConfig } from "./config.ts";
 import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
 
 const cfg = readGcpConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-doorbell" });
-const pubsub = new PubSub(cfg.GCP_PROJECT_ID ? { projectId: cfg.GCP_PROJECT_ID } : {});
 // Without the work topic it has nowhere to ring: disabled (every request 404).
 const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
-  ? new PubSubProducer({ pubsub, topic: cfg.DRIFTLESS_PUBSUB_TOPIC, onEvent: logQueueEvents(logger) })
+  ? new PubSubProducer({
+      topic: new PubSubRestTopic({ topic: cfg.DRIFTLESS_PUBSUB_TOPIC, projectId: cfg.GCP_PROJECT_ID }),
+      onEvent: logQueueEvents(logger),
+    })
   : undefined;
 const handle = createDoorbell({
   secret: cfg.DRIFTLESS_DOORBELL_SECRET,

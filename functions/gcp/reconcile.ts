@@ -2,13 +2,13 @@
 // Thin adapter: config and clients once per instance, then shared/worker/pubsub.ts. Return =
 // 2xx (ack); throw = non-2xx (redelivered under the subscription's retry policy, then dead-lettered).
 import { type CloudEvent, cloudEvent } from "@google-cloud/functions-framework";
-import { PubSub } from "@google-cloud/pubsub";
 import { FIELD_MANAGER, Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { cloudFunctionsIdentity, registerProviderQuietly } from "../../shared/ops/provider.ts";
 import { logQueueEvents, perContainer } from "../../shared/pipeline/functions.ts";
 import { setOwnQueues } from "../../shared/providers/own-queues.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
+import { PubSubRestTopic } from "../../shared/queue/pubsub-rest.ts";
 import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
 import { createWorker } from "../../shared/worker/worker.ts";
 import { ownQueuesOf, workerSettingsOf } from "../config.ts";
@@ -19,12 +19,10 @@ import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
 const cfg = readGcpConfig();
 setOwnQueues(ownQueuesOf(cfg));
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-reconcile" });
-const pubsub = new PubSub(cfg.GCP_PROJECT_ID ? { projectId: cfg.GCP_PROJECT_ID } : {});
-const deadLetterTopic = cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC
-  ? pubsub.topic(cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC)
-  : undefined;
+const topic = (name: string) => new PubSubRestTopic({ topic: name, projectId: cfg.GCP_PROJECT_ID });
+const deadLetterTopic = cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC ? topic(cfg.DRIFTLESS_PUBSUB_DLQ_TOPIC) : undefined;
 const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
-  ? new PubSubProducer({ pubsub, topic: cfg.DRIFTLESS_PUBSUB_TOPIC, onEvent: logQueueEvents(logger) })
+  ? new PubSubProducer({ topic: topic(cfg.DRIFTLESS_PUBSUB_TOPIC), onEvent: logQueueEvents(logger) })
   : undefined;
 const workerFn = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);

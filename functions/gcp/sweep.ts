@@ -1,7 +1,6 @@
 // Cloud Functions (gen2) entry point: the drift sweep. Cloud Scheduler publishes a tick to a topic; this
 // CloudEvent function sweeps and publishes due keys to the work topic. Thin adapter over runScheduledSweep.
 import { type CloudEvent, cloudEvent } from "@google-cloud/functions-framework";
-import { PubSub } from "@google-cloud/pubsub";
 import { Kube } from "../../shared/kube/client.ts";
 import { createLogger } from "../../shared/log.ts";
 import { type ProviderHealthSetup, sweepWithProviderHealth } from "../../shared/ops/provider-health.ts";
@@ -12,6 +11,7 @@ import {
   runScheduledSweep,
 } from "../../shared/pipeline/functions.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
+import { PubSubRestTopic } from "../../shared/queue/pubsub-rest.ts";
 import { typesOf } from "../../shared/worker/worker.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
@@ -19,10 +19,12 @@ import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
 
 const cfg = readGcpConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-sweep" });
-const pubsub = new PubSub(cfg.GCP_PROJECT_ID ? { projectId: cfg.GCP_PROJECT_ID } : {});
 const types = typesOf(gcpKinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
 const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
-  ? new PubSubProducer({ pubsub, topic: cfg.DRIFTLESS_PUBSUB_TOPIC, onEvent: logQueueEvents(logger) })
+  ? new PubSubProducer({
+      topic: new PubSubRestTopic({ topic: cfg.DRIFTLESS_PUBSUB_TOPIC, projectId: cfg.GCP_PROJECT_ID }),
+      onEvent: logQueueEvents(logger),
+    })
   : undefined;
 // The Provider's health rides on the sweep's own pages. Pub/Sub cannot tell a dead-letter count cheaply:
 // the health leaves it out.

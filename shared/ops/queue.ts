@@ -43,24 +43,16 @@ export async function openProducer(s: QueueSettings, onEvent?: QueueEventSink): 
   }
   if (s.queue === "pubsub") {
     if (!s.pubsubTopic) throw new UsageError("DRIFTLESS_QUEUE=pubsub needs DRIFTLESS_PUBSUB_TOPIC");
-    const [{ PubSub }, { PubSubProducer }] = await Promise.all([
-      import("@google-cloud/pubsub"),
+    const [{ PubSubRestTopic }, { PubSubProducer }] = await Promise.all([
+      import("../queue/pubsub-rest.ts"),
       import("../queue/pubsub.ts"),
     ]);
-    const pubsub = new PubSub(s.gcpProjectId ? { projectId: s.gcpProjectId } : {});
     const producer = new PubSubProducer({
-      pubsub,
-      topic: s.pubsubTopic,
+      topic: new PubSubRestTopic({ topic: s.pubsubTopic, projectId: s.gcpProjectId }),
       ...(onEvent ? { onEvent } : {}),
     });
-    return {
-      producer,
-      target: `pubsub ${s.pubsubTopic}`,
-      close: async () => {
-        await producer.flush();
-        await pubsub.close();
-      },
-    };
+    // Each send is one request that has ended when it resolves: nothing is left to flush.
+    return { producer, target: `pubsub ${s.pubsubTopic}`, close: async () => {} };
   }
   throw new UsageError(
     "DRIFTLESS_QUEUE is memory: the memory queue lives inside `driftless run`; set DRIFTLESS_QUEUE=sqs (with DRIFTLESS_SQS_QUEUE_URL) or pubsub (with DRIFTLESS_PUBSUB_TOPIC) to use a shared queue",

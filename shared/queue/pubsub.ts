@@ -1,10 +1,11 @@
-// The Pub/Sub adapter: a batching, ordered producer (`send(…, { delayMs })` sets a `notBefore` attribute,
-// epoch ms) and the decoders the Cloud Functions entry point (push, CloudEvent) uses; Eventarc does the
+// The Pub/Sub adapter: an ordered producer, one REST publish per batch (pubsub-rest.ts; `send(…, { delayMs })`
+// sets a `notBefore` attribute, epoch ms) and the decoders the Cloud Functions entry point (push, CloudEvent) uses; Eventarc does the
 // delivery, and the subscription's retry and dead-letter policies the redelivery.
-import type { Message, PubSub, Topic } from "@google-cloud/pubsub";
+import type { Message } from "@google-cloud/pubsub";
 import { SendFailedError } from "./errors.ts";
 import { decodeMessage, encodeMessage, messageKey, type ReconcileMessage } from "./message.ts";
 import type { QueueEventSink, QueueProducer, ReceivedMessage, SendOptions, SendResult } from "./port.ts";
+import type { PubSubOutgoing, PubSubPublisher } from "./pubsub-rest.ts";
 
 /** Attribute carrying the earliest delivery time (epoch ms) of a delayed message. */
 export const PUBSUB_NOT_BEFORE_ATTRIBUTE = "notBefore";
@@ -13,27 +14,22 @@ export const PUBSUB_DLQ_ERROR_ATTRIBUTE = "driftless-error";
 export const PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE = "driftless-source-message-id";
 
 export interface PubSubProducerOptions {
-  pubsub: PubSub;
-  /** Topic name or full resource name. */
-  topic: string;
+  /** The work topic (pubsub-rest.ts). */
+  topic: PubSubPublisher;
   /** Publish with ordering key = messageKey (needs a subscription with message ordering). Default true. */
   ordering?: boolean;
-  batching?: { maxMessages?: number; maxMilliseconds?: number };
   onEvent?: QueueEventSink;
 }
 
 export class PubSubProducer implements QueueProducer {
-  readonly #topic: Topic;
+  readonly #topic: PubSubPublisher;
   readonly #ordering: boolean;
   readonly #onEvent: QueueEventSink | undefined;
 
   constructor(options: PubSubProducerOptions) {
     this.#ordering = options.ordering ?? true;
     this.#onEvent = options.onEvent;
-    this.#topic = options.pubsub.topic(options.topic, {
-      messageOrdering: this.#ordering,
-      batching: { maxMessages: 100, maxMilliseconds: 10, ...options.batching },
-    });
+    this.#topic = options.topic;
   }
 
   async send(messages: readonly ReconcileMessage[], opts: SendOptions = {}): Promise<SendResult> {
@@ -41,35 +37,27 @@ export class PubSubProducer implements QueueProducer {
     const delayMs = Math.max(0, opts.delayMs ?? 0);
     const attributes: Record<string, string> =
       delayMs > 0 ? { [PUBSUB_NOT_BEFORE_ATTRIBUTE]: String(Date.now() + delayMs) } : {};
-    // publishMessage batches underneath; awaiting them together sends one request per batch.
-    await Promise.all(
-      messages.map(async (message, index) => {
-        let data: Buffer;
-        try {
-          data = Buffer.from(encodeMessage(message), "utf8");
-        } catch (error) {
-          result.failed.push({ index, message, error: asError(error) });
-          return;
-        }
-        const key = messageKey(message);
-        try {
-          await this.#topic.publishMessage({
-            data,
-            attributes,
-            ...(this.#ordering ? { orderingKey: key } : {}),
-          });
-          result.sent++;
-        } catch (cause) {
-          // A failed ordered publish pauses its key until resumed; the caller decides about this message.
-          if (this.#ordering) this.#topic.resumePublishing(key);
-          result.failed.push({
-            index,
-            message,
-            error: new SendFailedError("cannot publish message to Pub/Sub", { cause }),
-          });
-        }
-      }),
-    );
+    const batch: Array<{ index: number; message: ReconcileMessage; out: PubSubOutgoing }> = [];
+    messages.forEach((message, index) => {
+      try {
+        const data = Buffer.from(encodeMessage(message), "utf8");
+        const out = { data, attributes, ...(this.#ordering ? { orderingKey: messageKey(message) } : {}) };
+        batch.push({ index, message, out });
+      } catch (error) {
+        result.failed.push({ index, message, error: asError(error) });
+      }
+    });
+    // One request per batch: the batch's messages are published, or fail, together.
+    try {
+      await this.#topic.publish(batch.map((b) => b.out));
+      result.sent = batch.length;
+    } catch (cause) {
+      const error =
+        cause instanceof SendFailedError
+          ? cause
+          : new SendFailedError("cannot publish message to Pub/Sub", { cause });
+      for (const { index, message } of batch) result.failed.push({ index, message, error });
+    }
     result.failed.sort((a, b) => a.index - b.index);
     if (result.failed.length > 0) {
       this.#onEvent?.({
@@ -79,11 +67,6 @@ export class PubSubProducer implements QueueProducer {
       });
     }
     return result;
-  }
-
-  /** Publishes whatever is still batched (call before the process exits). */
-  async flush(): Promise<void> {
-    await this.#topic.flush();
   }
 }
 
@@ -204,17 +187,19 @@ export interface PubSubDeadLetterInput {
 
 /** Copies a message that must not be retried (malformed) to the dead-letter topic, with why and whence. */
 export async function moveToPubSubDeadLetter(
-  topic: Pick<Topic, "publishMessage">,
+  topic: PubSubPublisher,
   input: PubSubDeadLetterInput,
 ): Promise<void> {
-  await topic.publishMessage({
-    data: input.data,
-    attributes: {
-      ...input.attributes,
-      [PUBSUB_DLQ_ERROR_ATTRIBUTE]: input.error.slice(0, 1024),
-      [PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE]: input.messageId ?? "unknown",
+  await topic.publish([
+    {
+      data: input.data,
+      attributes: {
+        ...input.attributes,
+        [PUBSUB_DLQ_ERROR_ATTRIBUTE]: input.error.slice(0, 1024),
+        [PUBSUB_DLQ_SOURCE_ID_ATTRIBUTE]: input.messageId ?? "unknown",
+      },
     },
-  });
+  ]);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

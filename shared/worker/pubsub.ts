@@ -16,11 +16,11 @@
 //   original acked instead: a resource that merely waits is never dead-lettered (the rule SQS's resend
 //   follows). Without `deliveryAttempt`, the drift sweep still enqueues every unready resource on each
 //   tick, so nothing waits forever. See docs/deploy-gcp.md for sizing maxDeliveryAttempts.
-import type { Topic } from "@google-cloud/pubsub";
 import type { CloudEventResolver } from "../cloud-events/resolve.ts";
 import { makeMessage, messageKey, type ReconcileMessage } from "../queue/message.ts";
 import type { QueueProducer } from "../queue/port.ts";
 import { decodePubSubPushEvent, moveToPubSubDeadLetter, rawPubSubPushMessage } from "../queue/pubsub.ts";
+import type { PubSubPublisher } from "../queue/pubsub-rest.ts";
 import type { ReconcileFn, ReconcileLogger, ResourceKey } from "../reconciler/contract.ts";
 import type { BatchCheckFn } from "./batch.ts";
 import {
@@ -38,7 +38,7 @@ export interface PubSubPushDeps {
   reconcile: ReconcileFn;
   logger: ReconcileLogger;
   /** The dead-letter topic malformed messages are copied to; without it they are nacked. */
-  deadLetterTopic?: Pick<Topic, "publishMessage"> | undefined;
+  deadLetterTopic?: PubSubPublisher | undefined;
   /** Publishes a fresh copy of a requeued message at its last delivery attempt (the work topic). */
   producer?: Pick<QueueProducer, "send"> | undefined;
   /** The subscription's maxDeliveryAttempts (5–100); enables the fresh copy at the last attempt. */

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ReconcileMessage } from "../../../shared/queue/message.ts";
 import type { SendResult } from "../../../shared/queue/port.ts";
 import { PUBSUB_DLQ_ERROR_ATTRIBUTE } from "../../../shared/queue/pubsub.ts";
+import type { PubSubOutgoing, PubSubPublisher } from "../../../shared/queue/pubsub-rest.ts";
 import { MalformedMessageError, ReconcileFailedError, RequeueError } from "../../../shared/worker/errors.ts";
 import { handlePubSubPush } from "../../../shared/worker/pubsub.ts";
 import { named, pushEvent, recordingLogger, scriptedReconcile } from "./factories.ts";
@@ -12,12 +13,13 @@ function recordingTopic(fail = false) {
   return {
     published,
     topic: {
-      publishMessage: async (m: { data?: Buffer | null; attributes?: Record<string, string> | null }) => {
+      publish: async (messages: readonly PubSubOutgoing[]) => {
         if (fail) throw new Error("PERMISSION_DENIED");
-        published.push({ data: Buffer.from(m.data ?? Buffer.alloc(0)), attributes: { ...m.attributes } });
-        return "dlq-1";
+        for (const m of messages)
+          published.push({ data: Buffer.from(m.data), attributes: { ...m.attributes } });
+        return messages.map((_, i) => `dlq-${i + 1}`);
       },
-    } as never,
+    } satisfies PubSubPublisher,
   };
 }
 
