@@ -9,9 +9,7 @@
 
 import type { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
-import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
-import { usageTypes } from "../shared/api/protection/usage.ts";
-import { claimTypes } from "../shared/claims/kinds.ts";
+import { apiVersionOf } from "../shared/api/meta.ts";
 import { Kube } from "../shared/kube/client.ts";
 import {
   defaultEndpoint,
@@ -24,7 +22,8 @@ import { createLogger } from "../shared/log.ts";
 import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
 import { Forwarder } from "../shared/pipeline/forwarder.ts";
 import { type Config, readConfig } from "./config.ts";
-import { type Cloud, managedTypes, providerConfigTypes } from "./forwarder-kinds.ts";
+import { type Cloud, managedTypes } from "./forwarder-kinds.ts";
+import { servedTypes } from "./served-types.ts";
 
 const CLOUDS = ["aws", "gcp", "azure"] as const satisfies readonly Cloud[];
 
@@ -59,19 +58,6 @@ export function readForwarderConfig(env: NodeJS.ProcessEnv = process.env): Forwa
     throw new Error(`invalid configuration: ${problems}`);
   }
   return { ...base, ...parsed.data };
-}
-
-/**
- * The kinds (and ProviderConfigs) of the given clouds, and with `claims` the claim and class kinds: what
- * the functions behind the queue serve (typesOf with the same options).
- */
-export function forwardedTypes(clouds: readonly Cloud[], opts: { claims?: boolean } = {}): ResourceType[] {
-  return [
-    ...definitions.filter((d) => clouds.includes(d.cloud)),
-    ...providerConfigTypes.filter((t) => clouds.includes(t.cloud)),
-    ...(opts.claims ? claimTypes() : []),
-    ...usageTypes(),
-  ];
 }
 
 /**
@@ -129,7 +115,7 @@ export interface RunningForwarder {
 
 export async function startForwarder(cfg: ForwarderConfig, logger: Logger): Promise<RunningForwarder> {
   const clouds = cfg.DRIFTLESS_CLOUDS ?? [cfg.DRIFTLESS_QUEUE === "pubsub" ? "gcp" : "aws"];
-  const types = forwardedTypes(clouds, { claims: cfg.DRIFTLESS_CLAIMS });
+  const types = servedTypes(clouds, { claims: cfg.DRIFTLESS_CLAIMS });
   const kube = await forwarderCluster(cfg);
   const sink = await openSink(cfg, logger);
   const forwarder = new Forwarder({

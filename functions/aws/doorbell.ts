@@ -3,6 +3,7 @@
 // and reads no secret store: at init it only reads its environment, so a request with a wrong path secret
 // costs the constant-time check and a 404 — no Secrets Manager read, no API-server or SQS call.
 import { SQSClient } from "@aws-sdk/client-sqs";
+import { awsccKindOf } from "../../shared/api/awscc/kind.ts";
 import { createDoorbell } from "../../shared/doorbell/index.ts";
 import {
   fromLambdaUrl,
@@ -11,10 +12,10 @@ import {
   toLambdaUrl,
 } from "../../shared/doorbell/platforms.ts";
 import { createLogger } from "../../shared/log.ts";
+import { activatedAwsccSpecs } from "../../shared/providers/awscc/activated.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
-import { typesOf } from "../../shared/worker/worker.ts";
+import { servedTypes } from "../served-types.ts";
 import { readAwsConfig } from "./config.ts";
-import { awsKinds, awsProviderConfigKinds } from "./kinds.ts";
 
 const cfg = readAwsConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-doorbell" });
@@ -24,7 +25,11 @@ const doorbell = createDoorbell({
   producer: cfg.DRIFTLESS_SQS_QUEUE_URL
     ? new SqsProducer({ client: new SQSClient({}), queueUrl: cfg.DRIFTLESS_SQS_QUEUE_URL })
     : undefined,
-  types: typesOf(awsKinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
+  // The kinds as data: the doorbell loads no provider and no cloud SDK but its queue's.
+  types: servedTypes(["aws"], {
+    claims: cfg.DRIFTLESS_CLAIMS,
+    generated: activatedAwsccSpecs().map(awsccKindOf),
+  }),
   logger,
   ignoreUsers: cfg.DRIFTLESS_DOORBELL_IGNORE_USERS,
 });

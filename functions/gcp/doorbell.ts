@@ -4,15 +4,17 @@
 // refused before a byte of the body is read (shared/doorbell/server.ts). Cloud Run terminates TLS and
 // sends plain HTTP to $PORT. It holds no cluster access: at start it reads its environment and opens a
 // Pub/Sub publisher, so a wrong-secret request costs the constant-time check and a 404.
+
+import { googleKindOf } from "../../shared/api/googleapis/kind.ts";
 import { createDoorbell } from "../../shared/doorbell/index.ts";
 import { startDoorbellServer } from "../../shared/doorbell/server.ts";
 import { createLogger } from "../../shared/log.ts";
 import { logQueueEvents } from "../../shared/pipeline/functions.ts";
+import { activatedGoogleSpecs } from "../../shared/providers/gcp/generic/activated.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { PubSubRestTopic } from "../../shared/queue/pubsub-rest.ts";
-import { typesOf } from "../../shared/worker/worker.ts";
+import { servedTypes } from "../served-types.ts";
 import { readGcpConfig } from "./config.ts";
-import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
 
 const cfg = readGcpConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-doorbell" });
@@ -26,7 +28,11 @@ const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
 const handle = createDoorbell({
   secret: cfg.DRIFTLESS_DOORBELL_SECRET,
   producer,
-  types: typesOf(gcpKinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS }),
+  // The kinds as data: the doorbell loads no provider and no cloud SDK.
+  types: servedTypes(["gcp"], {
+    claims: cfg.DRIFTLESS_CLAIMS,
+    generated: activatedGoogleSpecs().map(googleKindOf),
+  }),
   logger,
   ignoreUsers: cfg.DRIFTLESS_DOORBELL_IGNORE_USERS,
 });

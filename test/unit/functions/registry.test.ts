@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
 import { awsKinds as functionsAwsKinds } from "../../../functions/aws/kinds.ts";
-import { forwardedTypes } from "../../../functions/forwarder.ts";
 import { gcpKinds as functionsGcpKinds } from "../../../functions/gcp/kinds.ts";
+import { servedTypes } from "../../../functions/served-types.ts";
 import {
   FORWARDER_KINDS,
   generatedFiles,
@@ -206,7 +206,7 @@ describe("IAM statements merged by sid", () => {
   });
 
   it("forward the same kinds the registries list", () => {
-    expect(forwardedTypes(["aws", "gcp", "azure"]).map((t) => `${t.kind}.${t.group}`)).toEqual(
+    expect(servedTypes(["aws", "gcp", "azure"]).map((t) => `${t.kind}.${t.group}`)).toEqual(
       expect.arrayContaining(managedKinds.map((k) => `${k.definition.kind}.${k.definition.group}`)),
     );
   });
