@@ -82,7 +82,14 @@ export function activatedAzureEntries(
   catalog: AzureCatalog,
 ): AzureCatalogEntry[] {
   if (!patterns || patterns.length === 0) return [];
-  return catalog.kinds.filter((e) => patterns.some((p) => azureGenPatternMatches(p, e)));
+  // A pattern without `*` names one kind exactly: looked up, not matched against all 1,930 (cold start).
+  const globbed = patterns.filter((p) => p.includes("*"));
+  const exact = new Set(patterns.filter((p) => !p.includes("*")).map((p) => p.trim().toLowerCase()));
+  const named = (e: AzureCatalogEntry) =>
+    [...azureGenCrdNames(e), `azure:${azureGenAliasOf(e)}`].some((n) => exact.has(n.toLowerCase()));
+  return catalog.kinds.filter(
+    (e) => (exact.size > 0 && named(e)) || globbed.some((p) => azureGenPatternMatches(p, e)),
+  );
 }
 
 /** The specs of the generated kinds an activation list selects (none without patterns). */

@@ -1,8 +1,8 @@
 // The template of the Azure kinds that live inside a parent ARM resource (a subnet in its virtual
 // network, a firewall rule or database in its flexible server): found by the parent the spec names,
 // written with a PUT whose long-running operation is started and never waited for (observe follows it),
-// deleted likewise, batch-observed with one list per parent. Each kind supplies its parent, its SDK
-// calls, its field mapping and how its writes fail.
+// deleted likewise, batch-observed with one list per parent. Each kind supplies its parent, its ARM
+// calls (arm-rest.ts), its field mapping and how its writes fail.
 import type { z } from "zod";
 import type { CloudEventsDeclaration } from "../../api/cloud-events.ts";
 import {
@@ -15,16 +15,17 @@ import {
 } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { type ArmRest, armRest } from "./arm-rest.ts";
 import { azure, isGone } from "./config.ts";
 import { listEach } from "./network-client.ts";
 
 /** Children one batched observe covers (one list per parent; ARM chooses the page size). */
 const MAX_ITEMS = 1000;
 
-/** One child kind's SDK calls on its parent `P` (writes are started, none waited for). */
+/** One child kind's ARM calls on its parent `P` (writes are started, none waited for). */
 export interface ChildCalls<P, T> {
   get(p: P, name: string): Promise<T>;
-  list(p: P): AsyncIterator<T[] & { continuationToken?: string }>;
+  list(p: P): AsyncIterable<T[]>;
   put(p: P, name: string, body: T): Promise<unknown>;
   remove(p: P, name: string): Promise<unknown>;
 }
@@ -70,12 +71,10 @@ export interface ArmChildKind<F, A, P, T> {
 
 export class ArmChildClient<F, A, P, T extends { name?: string }> implements ExternalClient<F, A> {
   readonly #kind: ArmChildKind<F, A, P, T>;
-  readonly #rateLimit: (() => Promise<void>) | undefined;
   // The child as observe() read it, handed to update() (the engine passes the very same observation).
   readonly #read = new WeakMap<ExternalObservation<F, A>, T>();
-  constructor(kind: ArmChildKind<F, A, P, T>, rateLimit: (() => Promise<void>) | undefined) {
+  constructor(kind: ArmChildKind<F, A, P, T>) {
     this.#kind = kind;
-    this.#rateLimit = rateLimit;
   }
 
   #guard<R>(parent: P, call: () => Promise<R>): Promise<R> {
@@ -122,7 +121,7 @@ export class ArmChildClient<F, A, P, T extends { name?: string }> implements Ext
       const parent = where.of(mr.spec.forProvider);
       if (parent) parents.set(where.key(parent), parent);
     }
-    const lists = await listEach(parents, (p) => calls.list(p), this.#rateLimit);
+    const lists = await listEach(parents, (p) => calls.list(p));
     return items.map(({ mr, externalName }) => {
       const parent = where.of(mr.spec.forProvider);
       const children = parent ? lists.get(where.key(parent)) : undefined;
@@ -170,27 +169,25 @@ export class ArmChildClient<F, A, P, T extends { name?: string }> implements Ext
 
 /**
  * A child kind's provider: its definition, its cloud events, its list call's name in Azure's REST
- * reference (the batched observe), and its template data from the ProviderConfig's SDK client.
+ * reference (the batched observe), and its template data over the ProviderConfig's ARM access.
  */
 export function armChildProvider<
   FS extends AnyObjectSchema,
   AS extends AnyObjectSchema,
-  C,
   P,
   T extends { name?: string },
 >(o: {
   definition: ManagedKindDef<FS, AS>;
   cloudEvents: CloudEventsDeclaration;
   listCall: string;
-  client: (ctx: ConnectContext<AzureProviderConfigSpec>) => Promise<C>;
-  kind: (client: C) => ArmChildKind<z.infer<FS>, z.infer<AS>, P, T>;
+  kind: (arm: ArmRest) => ArmChildKind<z.infer<FS>, z.infer<AS>, P, T>;
 }) {
   return defineProvider({
     definition: o.definition,
     cloudEvents: o.cloudEvents,
     observeMany: { calls: o.listCall, maxItems: MAX_ITEMS },
     async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-      return new ArmChildClient(o.kind(await o.client(ctx)), ctx.rateLimit);
+      return new ArmChildClient(o.kind(await armRest(ctx)));
     },
   });
 }

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { ResourceManagementClient } from "@azure/arm-resources";
 import { ClientSecretCredential, DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { BlobServiceClient, newPipeline, StorageSharedKeyCredential } from "@azure/storage-blob";
 import {
@@ -11,7 +10,7 @@ import {
 } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { type CheckedEndpoint, checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
-import { armAnswers, blobAnswers } from "./answers.ts";
+import { blobAnswers } from "./answers.ts";
 
 type Ctx = ConnectContext<AzureProviderConfigSpec>;
 
@@ -31,7 +30,6 @@ export class ClientCache<T> {
 }
 
 const credentials = new ClientCache<TokenCredential>();
-const armClients = new ClientCache<ResourceManagementClient>();
 const blobClients = new ClientCache<BlobServiceClient>();
 
 const fingerprint = (...parts: unknown[]) =>
@@ -135,55 +133,11 @@ export async function azureCredential(ctx: Ctx): Promise<{ credential: TokenCred
 }
 
 /**
- * What an Azure SDK client is told about redirects: none is followed. The SDK already skips cross-origin
+ * What the Blob client is told about redirects: none is followed. The SDK already skips cross-origin
  * ones; a same-origin one would still take the request to a path nobody checked. The answer is refused
- * as not the API's (answers.ts).
+ * as not the API's (answers.ts). Resource Manager's pipeline has no redirect policy at all (arm-rest.ts).
  */
 export const NO_REDIRECTS = { maxRetries: 0 } as const;
-
-const audience = (scope: string, endpoint: string) => ({
-  endpoint,
-  credentials: { scopes: [scope] },
-  credentialScopes: [scope],
-});
-
-/** The options every Resource Manager client of a ProviderConfig is built with. */
-export function armClientOptions(endpoint: string | undefined) {
-  return {
-    // Tokens for another Resource Manager (sovereign clouds) are issued for that audience.
-    // arm-resources and arm-network read credentials.scopes, the older arm-postgresql-flexible credentialScopes.
-    ...(endpoint ? audience(`${new URL(endpoint).origin}/.default`, endpoint) : {}),
-    retryOptions: { maxRetries: 2 },
-    redirectOptions: NO_REDIRECTS,
-    additionalPolicies: [armAnswers(endpoint)],
-  };
-}
-
-/**
- * An ARM SDK client of a ProviderConfig, made once per credential, subscription and Resource Manager
- * (kept in the caller's `cache`) with armClientOptions.
- */
-export async function armSdkClient<C>(
-  ctx: Ctx,
-  cache: ClientCache<C>,
-  make: (
-    credential: TokenCredential,
-    subscriptionId: string,
-    options: ReturnType<typeof armClientOptions>,
-  ) => C,
-): Promise<C> {
-  const spec = ctx.providerConfig.spec;
-  const { credential, cacheKey } = await azureCredential(ctx);
-  // The checked, normalised URL (endpoints.ts), never the raw text.
-  const endpoint = azureEndpoints(spec).resourceManager?.url;
-  return cache.get(`${cacheKey}/${spec.subscriptionID}/${endpoint}`, () =>
-    make(credential, spec.subscriptionID, armClientOptions(endpoint)),
-  );
-}
-
-/** The Azure Resource Manager client of a ProviderConfig. */
-export const armClient = (ctx: Ctx): Promise<ResourceManagementClient> =>
-  armSdkClient(ctx, armClients, (c, subscription, o) => new ResourceManagementClient(c, subscription, o));
 
 export interface BlobService {
   client: BlobServiceClient;

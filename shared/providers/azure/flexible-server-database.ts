@@ -1,32 +1,32 @@
-import type { Database } from "@azure/arm-postgresql-flexible";
 import { FlexibleServerDatabase } from "../../api/azure/dbforpostgresql.ts";
 import { defined, serverChildProvider } from "./postgresql-client.ts";
+
+/** A database as ARM's REST API answers it. */
+interface Database {
+  id?: string;
+  name?: string;
+  properties?: { charset?: string; collation?: string };
+}
 
 export const flexibleServerDatabaseProvider = serverChildProvider({
   definition: FlexibleServerDatabase,
   collection: "databases",
   listCall: "Databases - List By Server",
-  calls: (pg) => ({
-    get: (p, name) => pg.databases.get(p.rg, p.server, name),
-    list: (p) => pg.databases.listByServer(p.rg, p.server).byPage(),
-    put: (p, name, body: Database) => pg.databases.beginCreate(p.rg, p.server, name, body),
-    remove: (p, name) => pg.databases.beginDelete(p.rg, p.server, name),
-  }),
   mapping: {
     what: "database",
     // Charset and collation are all a database has, and Azure cannot change either.
-    observationOf: (_fp, parent, db) => ({
+    observationOf: (_fp, parent, db: Database) => ({
       resourceExists: true,
       observed: defined({
         resourceGroupName: parent.rg,
         serverName: parent.server,
-        charset: db.charset,
-        collation: db.collation,
+        charset: db.properties?.charset,
+        collation: db.properties?.collation,
       }),
       atProvider: db.id ? { id: db.id } : {},
       availability: "Available",
       ...(db.name ? { connectionDetails: { database: db.name } } : {}),
     }),
-    createBody: ({ charset, collation }) => defined({ charset, collation }),
+    createBody: ({ charset, collation }): Database => ({ properties: defined({ charset, collation }) }),
   },
 });

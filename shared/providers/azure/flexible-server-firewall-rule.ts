@@ -1,7 +1,13 @@
-import type { FirewallRule } from "@azure/arm-postgresql-flexible";
 import { FlexibleServerFirewallRule } from "../../api/azure/dbforpostgresql.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import { serverChildProvider } from "./postgresql-client.ts";
+
+/** A firewall rule as ARM's REST API answers it. */
+interface FirewallRule {
+  id?: string;
+  name?: string;
+  properties?: { startIpAddress?: string; endIpAddress?: string };
+}
 
 function bodyOf({
   startIpAddress,
@@ -12,28 +18,22 @@ function bodyOf({
 }): FirewallRule {
   if (!startIpAddress || !endIpAddress)
     throw new InvalidSpecError("spec.forProvider.startIpAddress and endIpAddress are required");
-  return { startIpAddress, endIpAddress };
+  return { properties: { startIpAddress, endIpAddress } };
 }
 
 export const flexibleServerFirewallRuleProvider = serverChildProvider({
   definition: FlexibleServerFirewallRule,
   collection: "firewallRules",
   listCall: "Firewall Rules - List By Server",
-  calls: (pg) => ({
-    get: (p, name) => pg.firewallRules.get(p.rg, p.server, name),
-    list: (p) => pg.firewallRules.listByServer(p.rg, p.server).byPage(),
-    put: (p, name, body: FirewallRule) => pg.firewallRules.beginCreateOrUpdate(p.rg, p.server, name, body),
-    remove: (p, name) => pg.firewallRules.beginDelete(p.rg, p.server, name),
-  }),
   mapping: {
     what: "firewall rule",
-    observationOf: (_fp, parent, rule) => ({
+    observationOf: (_fp, parent, rule: FirewallRule) => ({
       resourceExists: true,
       observed: {
         resourceGroupName: parent.rg,
         serverName: parent.server,
-        startIpAddress: rule.startIpAddress,
-        endIpAddress: rule.endIpAddress,
+        startIpAddress: rule.properties?.startIpAddress,
+        endIpAddress: rule.properties?.endIpAddress,
       },
       atProvider: rule.id ? { id: rule.id } : {},
       availability: "Available",

@@ -1,8 +1,3 @@
-import type {
-  Server as CloudServer,
-  PostgreSQLManagementFlexibleServerClient,
-  ServerForPatch,
-} from "@azure/arm-postgresql-flexible";
 import type { z } from "zod";
 import {
   FlexibleServer,
@@ -21,14 +16,51 @@ import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { ConnectionPassword, PASSWORD_KEY } from "../connection-password.ts";
+import { type ArmRest, armRest } from "./arm-rest.ts";
 import { azure, isGone, normaliseLocation } from "./config.ts";
 import { listEach, nameInId } from "./network-client.ts";
-import { defined, onServer, postgresClient, sameId } from "./postgresql-client.ts";
+import { defined, onServer, POSTGRES_API, sameId, serverPath } from "./postgresql-client.ts";
 
 type F = z.infer<typeof FlexibleServerForProvider>;
 type A = z.infer<typeof FlexibleServerAtProvider>;
 type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
+
+/** A flexible server as ARM's REST API answers it (the members read here). */
+interface CloudServer {
+  id?: string;
+  name?: string;
+  location?: string;
+  tags?: Record<string, string>;
+  sku?: { name?: string; tier?: string };
+  properties?: {
+    administratorLogin?: string;
+    version?: string;
+    minorVersion?: string;
+    state?: string;
+    fullyQualifiedDomainName?: string;
+    availabilityZone?: string;
+    storage?: { storageSizeGB?: number };
+    backup?: { backupRetentionDays?: number; geoRedundantBackup?: string };
+    network?: {
+      publicNetworkAccess?: string;
+      delegatedSubnetResourceId?: string;
+      privateDnsZoneArmResourceId?: string;
+    };
+  };
+}
+
+/** The PATCH body of a server (Servers - Update): sku and tags beside, the rest under properties. */
+interface ServerPatch {
+  sku?: F["sku"];
+  tags?: F["tags"];
+  properties?: {
+    administratorLoginPassword?: string;
+    version?: string;
+    storage?: { storageSizeGB?: number };
+    backup?: { backupRetentionDays?: number };
+  };
+}
 
 /** The port every flexible server listens on. */
 const POSTGRES_PORT = "5432";
@@ -61,8 +93,9 @@ const asSpecified = (spec: string | undefined, cloud: string | undefined) =>
 /** What observe reports of a server as ARM returned it, by a GET or in a list page of group `rg`. */
 function observationOf(fp: F, rg: string, s: CloudServer): Observation {
   const tags = s.tags ?? {};
-  const state = s.state;
-  const host = s.fullyQualifiedDomainName;
+  const p = s.properties ?? {};
+  const state = p.state;
+  const host = p.fullyQualifiedDomainName;
   return {
     resourceExists: true,
     observed: defined({
@@ -70,36 +103,40 @@ function observationOf(fp: F, rg: string, s: CloudServer): Observation {
       // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
       location:
         fp.location && s.location && normaliseLocation(fp.location) === s.location ? fp.location : s.location,
-      administratorLogin: s.administratorLogin,
-      version: s.version,
-      sku: s.sku ? { name: s.sku.name, tier: s.sku.tier as NonNullable<F["sku"]>["tier"] } : undefined,
-      storageSizeGB: s.storage?.storageSizeGB,
-      backupRetentionDays: s.backup?.backupRetentionDays,
-      geoRedundantBackup: s.backup?.geoRedundantBackup as F["geoRedundantBackup"],
-      availabilityZone: s.availabilityZone,
-      publicNetworkAccess: s.network?.publicNetworkAccess as F["publicNetworkAccess"],
-      delegatedSubnetId: asSpecified(fp.delegatedSubnetId, s.network?.delegatedSubnetResourceId),
-      privateDnsZoneId: asSpecified(fp.privateDnsZoneId, s.network?.privateDnsZoneArmResourceId),
+      administratorLogin: p.administratorLogin,
+      version: p.version,
+      sku: s.sku?.name ? { name: s.sku.name, tier: s.sku.tier as NonNullable<F["sku"]>["tier"] } : undefined,
+      storageSizeGB: p.storage?.storageSizeGB,
+      backupRetentionDays: p.backup?.backupRetentionDays,
+      geoRedundantBackup: p.backup?.geoRedundantBackup as F["geoRedundantBackup"],
+      availabilityZone: p.availabilityZone,
+      publicNetworkAccess: p.network?.publicNetworkAccess as F["publicNetworkAccess"],
+      delegatedSubnetId: asSpecified(fp.delegatedSubnetId, p.network?.delegatedSubnetResourceId),
+      privateDnsZoneId: asSpecified(fp.privateDnsZoneId, p.network?.privateDnsZoneArmResourceId),
       tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
     }),
     atProvider: defined({
       id: s.id,
       state,
       fullyQualifiedDomainName: host,
-      minorVersion: s.minorVersion,
+      minorVersion: p.minorVersion,
     }),
     ...availabilityOf(state),
     connectionDetails: defined({
       host,
       port: POSTGRES_PORT,
-      username: s.administratorLogin,
+      username: p.administratorLogin,
     }) as Record<string, string>,
   };
 }
 
 /** The PATCH that brings the server to the spec: only what differs, so an in-sync field is never resent. */
-function patchOf(fp: F, observed: Partial<F>, name: string): ServerForPatch {
-  const patch: ServerForPatch = {};
+function patchOf(
+  fp: F,
+  observed: Partial<F>,
+  name: string,
+): NonNullable<ServerPatch["properties"]> & ServerPatch {
+  const patch: NonNullable<ServerPatch["properties"]> & ServerPatch = {};
   const differs = (a: unknown, b: unknown) => a !== undefined && JSON.stringify(a) !== JSON.stringify(b);
   if (differs(fp.sku, observed.sku)) patch.sku = fp.sku;
   if (differs(fp.version, observed.version)) {
@@ -125,17 +162,11 @@ function patchOf(fp: F, observed: Partial<F>, name: string): ServerForPatch {
 }
 
 class FlexibleServerClient implements ExternalClient<F, A> {
-  readonly #pg: PostgreSQLManagementFlexibleServerClient;
+  readonly #arm: ArmRest;
   readonly #password: ConnectionPassword<F, A>;
-  readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(
-    pg: PostgreSQLManagementFlexibleServerClient,
-    password: ConnectionPassword<F, A>,
-    rateLimit: (() => Promise<void>) | undefined,
-  ) {
-    this.#pg = pg;
+  constructor(arm: ArmRest, password: ConnectionPassword<F, A>) {
+    this.#arm = arm;
     this.#password = password;
-    this.#rateLimit = rateLimit;
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
@@ -143,7 +174,7 @@ class FlexibleServerClient implements ExternalClient<F, A> {
     if (!name || !rg) return { resourceExists: false };
     const server = await azure(async () => {
       try {
-        return await this.#pg.servers.get(rg, name);
+        return await this.#arm.call<CloudServer>("GET", serverPath(this.#arm, rg, name), POSTGRES_API);
       } catch (err) {
         if (isGone(err)) return undefined;
         throw err;
@@ -171,10 +202,8 @@ class FlexibleServerClient implements ExternalClient<F, A> {
       const rg = mr.spec.forProvider.resourceGroupName;
       if (rg) groups.set(rg.toLowerCase(), rg);
     }
-    const lists = await listEach(
-      groups,
-      (rg) => this.#pg.servers.listByResourceGroup(rg).byPage(),
-      this.#rateLimit,
+    const lists = await listEach(groups, (rg) =>
+      this.#arm.pages<CloudServer>(serverPath(this.#arm, rg), POSTGRES_API),
     );
     return Promise.all(
       items.map(async ({ mr, externalName }) => {
@@ -210,20 +239,23 @@ class FlexibleServerClient implements ExternalClient<F, A> {
       delegatedSubnetResourceId: fp.delegatedSubnetId,
       privateDnsZoneArmResourceId: fp.privateDnsZoneId,
     });
-    const server: CloudServer = {
+    const server = {
       location: fp.location ?? "",
       sku: fp.sku,
-      administratorLogin: fp.administratorLogin,
-      administratorLoginPassword: password,
-      createMode: "Create",
-      ...defined({ version: fp.version, availabilityZone: fp.availabilityZone, tags: fp.tags }),
-      ...(fp.storageSizeGB ? { storage: { storageSizeGB: fp.storageSizeGB } } : {}),
-      ...(Object.keys(backup).length ? { backup } : {}),
-      ...(Object.keys(network).length ? { network } : {}),
+      ...defined({ tags: fp.tags }),
+      properties: {
+        administratorLogin: fp.administratorLogin,
+        administratorLoginPassword: password,
+        createMode: "Create",
+        ...defined({ version: fp.version, availabilityZone: fp.availabilityZone }),
+        ...(fp.storageSizeGB ? { storage: { storageSizeGB: fp.storageSizeGB } } : {}),
+        ...(Object.keys(backup).length ? { backup } : {}),
+        ...(Object.keys(network).length ? { network } : {}),
+      },
     };
-    // The SDK sends the PUT and polls the operation once; the rest of the operation is not waited for:
-    // observe follows the server's state (Provisioning → Ready) on later reconciles.
-    await onServer(name, () => this.#pg.servers.beginCreateOrUpdate(rg, name, server));
+    // Only the PUT is sent; the operation is not waited for: observe follows the server's state
+    // (Provisioning → Ready) on later reconciles.
+    await onServer(name, () => this.#arm.call("PUT", serverPath(this.#arm, rg, name), POSTGRES_API, server));
     this.#password.wasSet(mr, password);
     return {
       connectionDetails: {
@@ -236,16 +268,20 @@ class FlexibleServerClient implements ExternalClient<F, A> {
   async update(mr: MR, name: string, obs: Observation) {
     const fp = mr.spec.forProvider;
     const rg = fp.resourceGroupName ?? "";
-    const patch = patchOf(fp, obs.observed ?? {}, name);
+    const { sku, tags, ...props } = patchOf(fp, obs.observed ?? {}, name);
     const password = this.#password.pending(obs);
-    if (password !== undefined) patch.administratorLoginPassword = password;
+    if (password !== undefined) props.administratorLoginPassword = password;
+    const patch: ServerPatch = {
+      ...defined({ sku, tags }),
+      ...(Object.keys(props).length > 0 ? { properties: props } : {}),
+    };
     if (Object.keys(patch).length === 0) return {};
     const state = obs.atProvider?.state;
     if (state && !CHANGEABLE.has(state)) {
       throw new Error(`flexible server ${name} is ${state}: the change is sent once it is Ready`);
     }
     // Started, not waited for: the server shows the change (state Updating) at once.
-    await onServer(name, () => this.#pg.servers.beginUpdate(rg, name, patch));
+    await onServer(name, () => this.#arm.call("PATCH", serverPath(this.#arm, rg, name), POSTGRES_API, patch));
     if (password === undefined) return {};
     this.#password.wasSet(mr, password);
     return { connectionDetails: { ...obs.connectionDetails, [PASSWORD_KEY]: password } };
@@ -256,7 +292,7 @@ class FlexibleServerClient implements ExternalClient<F, A> {
     if (!rg) return;
     try {
       // Started, never waited for: the engine requeues (Ready=False, Deleting) until observe finds no server.
-      await this.#pg.servers.beginDelete(rg, name);
+      await this.#arm.call("DELETE", serverPath(this.#arm, rg, name), POSTGRES_API);
     } catch (err) {
       if (isGone(err)) return;
       await onServer(name, () => Promise.reject(err));
@@ -284,6 +320,6 @@ export const flexibleServerProvider = defineProvider({
       (ref) => ctx.readSecretKey(ref),
       "administratorPasswordSecretRef",
     );
-    return new FlexibleServerClient(await postgresClient(ctx), password, ctx.rateLimit);
+    return new FlexibleServerClient(await armRest(ctx), password);
   },
 });

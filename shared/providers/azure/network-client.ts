@@ -1,18 +1,11 @@
-// The Azure network kinds' shared pieces: the NetworkManagementClient of a ProviderConfig, "still in use"
-// errors, and the page loop of the batched observes (every Azure kind's list calls use it).
-import { NetworkManagementClient } from "@azure/arm-network";
-import type { ConnectContext } from "../../api/external.ts";
+// The Azure network kinds' shared pieces: Microsoft.Network's api-version, "still in use" errors, the
+// read-only members a PUT must not send back, and the page loops of the batched observes (every Azure
+// kind's list calls use them).
 import { DependentsExistError, ThrottledError } from "../../api/external.ts";
-import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { armSdkClient, azure, ClientCache, codeIs, isGone } from "./config.ts";
+import { azure, codeIs, isGone } from "./config.ts";
 
-const networkClients = new ClientCache<NetworkManagementClient>();
-
-/** The Azure Resource Manager network client of a ProviderConfig, cached per credential and endpoint. */
-export const networkClient = (
-  ctx: ConnectContext<AzureProviderConfigSpec>,
-): Promise<NetworkManagementClient> =>
-  armSdkClient(ctx, networkClients, (c, subscription, o) => new NetworkManagementClient(c, subscription, o));
+/** The Microsoft.Network api-version the hand-written network kinds speak. */
+export const NETWORK_API = "2025-09-01";
 
 /** Azure refused a delete because something still uses the resource: deleting that first resolves it. */
 export class InUseError extends DependentsExistError {
@@ -76,8 +69,7 @@ export async function* eachPage<P extends { continuationToken?: string }>(
  */
 export async function listEach<P, T extends { name?: string }>(
   parents: ReadonlyMap<string, P>,
-  list: (parent: P) => AsyncIterator<T[] & { continuationToken?: string }>,
-  rateLimit: (() => Promise<void>) | undefined,
+  list: (parent: P) => AsyncIterable<T[]>,
 ): Promise<Map<string, Map<string, T> | Error>> {
   const out = new Map<string, Map<string, T> | Error>();
   for (const [key, parent] of parents) {
@@ -85,7 +77,7 @@ export async function listEach<P, T extends { name?: string }>(
     try {
       await azure(async () => {
         try {
-          for await (const page of eachPage(list(parent), rateLimit)) {
+          for await (const page of list(parent)) {
             for (const child of page) if (child.name) children.set(child.name.toLowerCase(), child);
           }
         } catch (err) {
@@ -100,4 +92,95 @@ export async function listEach<P, T extends { name?: string }>(
     }
   }
   return out;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+const pick = (o: unknown, keys: readonly string[]): Json =>
+  isObject(o) ? Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) : {};
+const each = (v: unknown, f: (x: unknown) => Json) => (Array.isArray(v) ? v.map(f) : undefined);
+/** A reference to another resource: its id is all a PUT sends (the rest is that resource's, read-only here). */
+const ref = (v: unknown) => (isObject(v) ? pick(v, ["id"]) : undefined);
+
+// The writable members of Microsoft.Network's published type data (bicep-types-az, the api-version above):
+// a PUT sends back only these, as the SDK's serializer did; what ARM sets (provisioningState, etag, ip
+// configurations…) is read-only and refused.
+const VNET_WRITABLE = [
+  "addressSpace",
+  "dhcpOptions",
+  "flowTimeoutInMinutes",
+  "enableDdosProtection",
+  "enableVmProtection",
+  "encryption",
+  "privateEndpointVNetPolicies",
+  "summarizedGatewayPrefixes",
+] as const;
+const SUBNET_WRITABLE = [
+  "addressPrefix",
+  "addressPrefixes",
+  "privateEndpointNetworkPolicies",
+  "privateLinkServiceNetworkPolicies",
+  "sharingScope",
+  "defaultOutboundAccess",
+  "ipamPoolPrefixAllocations",
+] as const;
+const SUBNET_REFS = ["networkSecurityGroup", "routeTable", "natGateway", "serviceGateway"] as const;
+const PEERING_WRITABLE = [
+  "allowVirtualNetworkAccess",
+  "allowForwardedTraffic",
+  "allowGatewayTransit",
+  "useRemoteGateways",
+  "remoteVirtualNetwork",
+  "localAddressSpace",
+  "localVirtualNetworkAddressSpace",
+  "remoteAddressSpace",
+  "remoteVirtualNetworkAddressSpace",
+  "remoteBgpCommunities",
+  "doNotVerifyRemoteGateways",
+  "peerCompleteVnets",
+  "enableOnlyIPv6Peering",
+  "localSubnetNames",
+  "remoteSubnetNames",
+] as const;
+
+/** A subnet's properties as a PUT sends them back: its writable members, references as ids. */
+export function writableSubnetProperties(p: unknown): Json {
+  if (!isObject(p)) return {};
+  const out: Json = pick(p, SUBNET_WRITABLE);
+  for (const k of SUBNET_REFS) if (isObject(p[k])) out[k] = ref(p[k]);
+  const lists: Record<string, unknown[] | undefined> = {
+    serviceEndpoints: each(p.serviceEndpoints, (e) => pick(e, ["service", "networkIdentifier", "locations"])),
+    serviceEndpointPolicies: each(p.serviceEndpointPolicies, (x) => ref(x) ?? {}),
+    ipAllocations: each(p.ipAllocations, (x) => ref(x) ?? {}),
+    applicationGatewayIPConfigurations: each(p.applicationGatewayIPConfigurations, (x) =>
+      pick(x, ["id", "name", "properties"]),
+    ),
+    delegations: each(p.delegations, (d) => ({
+      ...pick(d, ["name", "id"]),
+      properties: pick(isObject(d) ? d.properties : undefined, ["serviceName"]),
+    })),
+  };
+  for (const [k, v] of Object.entries(lists)) if (v) out[k] = v;
+  return out;
+}
+
+/** A virtual network as a PUT sends it back: its writable members, its subnets and peerings kept. */
+export function writableNetwork(vnet: Json): Json {
+  const p = isObject(vnet.properties) ? vnet.properties : {};
+  const props: Json = pick(p, VNET_WRITABLE);
+  if (isObject(p.ddosProtectionPlan)) props.ddosProtectionPlan = ref(p.ddosProtectionPlan);
+  if (isObject(p.bgpCommunities)) props.bgpCommunities = pick(p.bgpCommunities, ["virtualNetworkCommunity"]);
+  const ipAllocations = each(p.ipAllocations, (x) => ref(x) ?? {});
+  if (ipAllocations) props.ipAllocations = ipAllocations;
+  const subnets = each(p.subnets, (s) => ({
+    ...pick(s, ["name", "id"]),
+    properties: writableSubnetProperties(isObject(s) ? s.properties : undefined),
+  }));
+  if (subnets) props.subnets = subnets;
+  const peerings = each(p.virtualNetworkPeerings, (x) => ({
+    ...pick(x, ["name", "id"]),
+    properties: pick(isObject(x) ? x.properties : undefined, PEERING_WRITABLE),
+  }));
+  if (peerings) props.virtualNetworkPeerings = peerings;
+  return { ...pick(vnet, ["location", "tags", "extendedLocation"]), properties: props };
 }

@@ -1,25 +1,20 @@
-// The Azure Database for PostgreSQL kinds' shared pieces: the flexible-server client of a ProviderConfig,
+// The Azure Database for PostgreSQL kinds' shared pieces: the flexible servers' api-version and paths,
 // "busy" answers, and the server's children (firewall rules, databases) as ARM child kinds.
-import { PostgreSQLManagementFlexibleServerClient } from "@azure/arm-postgresql-flexible";
 import type { z } from "zod";
 import { byResourceUri } from "../../api/cloud-events.ts";
-import type { ConnectContext } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef } from "../../api/managed.ts";
-import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { armChildProvider, type ChildCalls, type ChildMapping, type ChildParent } from "./arm-child.ts";
-import { armSdkClient, ClientCache, classifyAzureError, codeIs } from "./config.ts";
+import { armChildProvider, type ChildMapping, type ChildParent } from "./arm-child.ts";
+import type { ArmRest } from "./arm-rest.ts";
+import { classifyAzureError, codeIs } from "./config.ts";
 
-const clients = new ClientCache<PostgreSQLManagementFlexibleServerClient>();
+/** The Microsoft.DBforPostgreSQL api-version the hand-written PostgreSQL kinds speak. */
+export const POSTGRES_API = "2025-08-01";
 
-/** The PostgreSQL flexible-server client of a ProviderConfig, cached per credential and endpoint. */
-export const postgresClient = (
-  ctx: ConnectContext<AzureProviderConfigSpec>,
-): Promise<PostgreSQLManagementFlexibleServerClient> =>
-  armSdkClient(
-    ctx,
-    clients,
-    (c, subscription, o) => new PostgreSQLManagementFlexibleServerClient(c, subscription, o),
+/** The path of the flexible servers of group `rg`, or of server `name`. */
+export const serverPath = (arm: ArmRest, rg: string, name?: string) =>
+  arm.sub(
+    `/resourceGroups/${encodeURIComponent(rg)}/providers/Microsoft.DBforPostgreSQL/flexibleServers${name === undefined ? "" : `/${encodeURIComponent(name)}`}`,
   );
 
 // Answers while another operation runs on the server (create, scale, restart): wait, then send again.
@@ -64,8 +59,8 @@ const SERVER: ChildParent<{ resourceGroupName?: string; serverName?: string }, P
 
 /**
  * A flexible server's child kind (firewall rule, database): its definition, ARM's name of its
- * collection (the cloud events and the external name in a resource URI), its list call's name in
- * Azure's REST reference, its SDK calls and its field mapping; its writes wait while the server is busy.
+ * collection (the cloud events, the external name in a resource URI and its path under the server), its
+ * list call's name in Azure's REST reference and its field mapping; its writes wait while the server is busy.
  */
 export function serverChildProvider<
   FS extends AnyObjectSchema,
@@ -75,11 +70,10 @@ export function serverChildProvider<
   definition: ManagedKindDef<FS, AS>;
   collection: string;
   listCall: string;
-  calls: (pg: PostgreSQLManagementFlexibleServerClient) => ChildCalls<Parent, T>;
   mapping: ChildMapping<z.infer<FS>, z.infer<AS>, Parent, T>;
 }) {
   const operation = `Microsoft.DBforPostgreSQL/flexibleServers/${o.collection}`;
-  return armChildProvider<FS, AS, PostgreSQLManagementFlexibleServerClient, Parent, T>({
+  return armChildProvider<FS, AS, Parent, T>({
     definition: o.definition,
     cloudEvents: {
       azure: {
@@ -88,13 +82,21 @@ export function serverChildProvider<
       },
     },
     listCall: o.listCall,
-    client: postgresClient,
-    kind: (pg) => ({
-      parent: SERVER,
-      calls: o.calls(pg),
-      mapping: o.mapping,
-      writes: { guard: (p, call) => onServer(p.server, call) },
-    }),
+    kind: (arm) => {
+      const path = (p: Parent, name?: string) =>
+        `${serverPath(arm, p.rg, p.server)}/${o.collection}${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;
+      return {
+        parent: SERVER,
+        calls: {
+          get: (p, name) => arm.call<T>("GET", path(p, name), POSTGRES_API),
+          list: (p) => arm.pages<T>(path(p), POSTGRES_API),
+          put: (p, name, body) => arm.call("PUT", path(p, name), POSTGRES_API, body),
+          remove: (p, name) => arm.call("DELETE", path(p, name), POSTGRES_API),
+        },
+        mapping: o.mapping,
+        writes: { guard: (p, call) => onServer(p.server, call) },
+      };
+    },
   });
 }
 

@@ -1,4 +1,3 @@
-import type { ResourceManagementClient } from "@azure/arm-resources";
 import type { z } from "zod";
 import {
   ResourceGroup,
@@ -16,14 +15,24 @@ import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
-import { armClient, availabilityOf, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
-import { eachPage } from "./network-client.ts";
+import { type ArmRest, armRest } from "./arm-rest.ts";
+import { availabilityOf, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
+
+/** The Microsoft.Resources api-version of resource groups. */
+const RESOURCES_API = "2025-04-01";
 
 type F = z.infer<typeof ResourceGroupForProvider>;
 type A = z.infer<typeof ResourceGroupAtProvider>;
 type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
-type CloudGroup = Awaited<ReturnType<ResourceManagementClient["resourceGroups"]["get"]>>;
+/** A resource group as ARM's REST API answers it. */
+interface CloudGroup {
+  id?: string;
+  name?: string;
+  location?: string;
+  tags?: Record<string, string>;
+  properties?: { provisioningState?: string };
+}
 
 /**
  * Resource groups one batched observe covers. ARM chooses the size of a list page: the list's only size
@@ -52,11 +61,13 @@ function observationOf(fp: F, rg: CloudGroup): Observation {
 }
 
 class ResourceGroupClient implements ExternalClient<F, A> {
-  readonly #arm: ResourceManagementClient;
-  readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(arm: ResourceManagementClient, rateLimit: (() => Promise<void>) | undefined) {
+  readonly #arm: ArmRest;
+  constructor(arm: ArmRest) {
     this.#arm = arm;
-    this.#rateLimit = rateLimit;
+  }
+
+  #path(name?: string) {
+    return this.#arm.sub(`/resourcegroups${name === undefined ? "" : `/${encodeURIComponent(name)}`}`);
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
@@ -64,7 +75,7 @@ class ResourceGroupClient implements ExternalClient<F, A> {
     return azure(async () => {
       let rg: CloudGroup;
       try {
-        rg = await this.#arm.resourceGroups.get(name);
+        rg = await this.#arm.call<CloudGroup>("GET", this.#path(name), RESOURCES_API);
       } catch (err) {
         // A missing subscription is a 404 too, but it is a configuration error, not an absent group.
         if (isNotFound(err) && !codeIs(err, "SubscriptionNotFound")) return { resourceExists: false };
@@ -78,7 +89,7 @@ class ResourceGroupClient implements ExternalClient<F, A> {
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Observation[]> {
     const listed = new Map<string, CloudGroup>();
     await azure(async () => {
-      for await (const page of eachPage(this.#arm.resourceGroups.list().byPage(), this.#rateLimit)) {
+      for await (const page of this.#arm.pages<CloudGroup>(this.#path(), RESOURCES_API)) {
         for (const rg of page) if (rg.name) listed.set(rg.name.toLowerCase(), rg);
       }
     });
@@ -95,7 +106,7 @@ class ResourceGroupClient implements ExternalClient<F, A> {
       throw new InvalidSpecError("spec.forProvider.location is required to create a resource group");
     const location = fp.location;
     await azure(() =>
-      this.#arm.resourceGroups.createOrUpdate(name, {
+      this.#arm.call("PUT", this.#path(name), RESOURCES_API, {
         location,
         ...(fp.tags !== undefined ? { tags: fp.tags } : {}),
       }),
@@ -106,14 +117,15 @@ class ResourceGroupClient implements ExternalClient<F, A> {
   async update(mr: MR, name: string) {
     const tags = mr.spec.forProvider.tags;
     // Location is immutable (the engine refuses it); tags are the one thing a PATCH changes, replaced whole.
-    if (tags !== undefined) await azure(() => this.#arm.resourceGroups.update(name, { tags }));
+    if (tags !== undefined)
+      await azure(() => this.#arm.call("PATCH", this.#path(name), RESOURCES_API, { tags }));
     return {};
   }
 
   async delete(_mr: MR, name: string) {
     // Start the long-running delete and return: the engine requeues (Ready=False, Deleting) until
     // observe no longer finds the group, so no worker waits minutes on a poll.
-    await azure(() => deleted(() => this.#arm.resourceGroups.delete(name).submitted(), isNotFound));
+    await azure(() => deleted(() => this.#arm.call("DELETE", this.#path(name), RESOURCES_API), isNotFound));
   }
 }
 
@@ -133,6 +145,6 @@ export const resourceGroupProvider = defineProvider({
     maxItems: MAX_ITEMS,
   },
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    return new ResourceGroupClient(await armClient(ctx), ctx.rateLimit);
+    return new ResourceGroupClient(await armRest(ctx));
   },
 });

@@ -1,12 +1,29 @@
-import type { Subnet as CloudSubnet } from "@azure/arm-network";
 import { Subnet } from "../../api/azure/network.ts";
 import { byResourceUri } from "../../api/cloud-events.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import { armChildProvider } from "./arm-child.ts";
 import { availabilityOf } from "./config.ts";
-import { InUseError, isInUse, nameInId, networkClient } from "./network-client.ts";
+import { InUseError, isInUse, NETWORK_API, nameInId, writableSubnetProperties } from "./network-client.ts";
 
 type Parent = { rg: string; vnet: string };
+
+/** A subnet as ARM's REST API answers it (the members read here). */
+interface CloudSubnet {
+  id?: string;
+  name?: string;
+  properties?: {
+    [member: string]: unknown;
+    addressPrefix?: string;
+    addressPrefixes?: string[];
+    delegations?: Array<{ name?: string; properties?: { serviceName?: string } }>;
+    provisioningState?: string;
+  };
+}
+
+type Delegations = Array<{ name: string; serviceName: string }>;
+/** The spec's delegations as ARM nests them. */
+const delegationsBody = (ds: Delegations) =>
+  ds.map((d) => ({ name: d.name, properties: { serviceName: d.serviceName } }));
 
 export const azureSubnetProvider = armChildProvider({
   definition: Subnet,
@@ -20,76 +37,90 @@ export const azureSubnetProvider = armChildProvider({
     },
   },
   listCall: "Subnets - List per virtual network",
-  client: networkClient,
-  kind: (network) => ({
-    parent: {
-      of: ({ resourceGroupName: rg, virtualNetworkName: vnet }): Parent | undefined =>
-        rg && vnet ? { rg, vnet } : undefined,
-      key: (p) => `${p.rg}/${p.vnet}`.toLowerCase(),
-      missing:
-        "spec.forProvider.resourceGroupName and virtualNetworkName (or their Ref/Selector) are required",
-    },
-    calls: {
-      get: (p, name) => network.subnets.get(p.rg, p.vnet, name),
-      list: (p) => network.subnets.list(p.rg, p.vnet).byPage(),
-      put: (p, name, body: CloudSubnet) =>
-        network.subnets.createOrUpdate(p.rg, p.vnet, name, body).submitted(),
-      remove: (p, name) => network.subnets.delete(p.rg, p.vnet, name).submitted(),
-    },
-    mapping: {
-      what: "subnet",
-      observationOf: (_fp, parent, subnet) => {
-        const state = subnet.provisioningState;
-        const addressPrefix = subnet.addressPrefix ?? subnet.addressPrefixes?.[0];
-        return {
-          resourceExists: true,
-          observed: {
-            // Found in the network and group it was asked for; its id says so in ARM's own words.
-            resourceGroupName: nameInId(subnet.id, "resourceGroups", parent.rg) ?? parent.rg,
-            virtualNetworkName: nameInId(subnet.id, "virtualNetworks", parent.vnet) ?? parent.vnet,
-            ...(addressPrefix ? { addressPrefix } : {}),
-            ...(subnet.delegations?.length
-              ? {
-                  delegations: subnet.delegations.map((d) => ({
-                    name: d.name ?? "",
-                    serviceName: d.serviceName ?? "",
-                  })),
-                }
-              : {}),
-          },
-          atProvider: {
-            ...(subnet.id ? { id: subnet.id } : {}),
-            ...(state ? { provisioningState: state } : {}),
-          },
-          ...availabilityOf(state),
-          ...(subnet.id ? { connectionDetails: { id: subnet.id } } : {}),
-        };
+  kind: (arm) => {
+    const path = (p: Parent, name?: string) =>
+      arm.sub(
+        `/resourceGroups/${encodeURIComponent(p.rg)}/providers/Microsoft.Network/virtualNetworks/${encodeURIComponent(p.vnet)}/subnets${name === undefined ? "" : `/${encodeURIComponent(name)}`}`,
+      );
+    return {
+      parent: {
+        of: ({ resourceGroupName: rg, virtualNetworkName: vnet }): Parent | undefined =>
+          rg && vnet ? { rg, vnet } : undefined,
+        key: (p) => `${p.rg}/${p.vnet}`.toLowerCase(),
+        missing:
+          "spec.forProvider.resourceGroupName and virtualNetworkName (or their Ref/Selector) are required",
       },
-      createBody: ({ addressPrefix, delegations }) => {
-        if (!addressPrefix)
-          throw new InvalidSpecError("spec.forProvider.addressPrefix is required to create a subnet");
-        return { addressPrefix, ...(delegations ? { delegations } : {}) };
+      calls: {
+        get: (p, name) => arm.call<CloudSubnet>("GET", path(p, name), NETWORK_API),
+        list: (p) => arm.pages<CloudSubnet>(path(p), NETWORK_API),
+        put: (p, name, body: CloudSubnet) => arm.call("PUT", path(p, name), NETWORK_API, body),
+        remove: (p, name) => arm.call("DELETE", path(p, name), NETWORK_API),
       },
-      updateBody: async ({ addressPrefix, delegations }, current) => {
-        if (!addressPrefix && !delegations) return undefined;
-        // A PUT replaces the whole subnet: send back what Azure has (security group, route table…) with
-        // only the managed fields changed.
-        const { addressPrefixes: many, ...rest } = await current();
-        return {
-          ...rest,
-          addressPrefix: addressPrefix ?? rest.addressPrefix ?? many?.[0],
-          ...(delegations ? { delegations } : {}),
-        };
+      mapping: {
+        what: "subnet",
+        observationOf: (_fp, parent, subnet) => {
+          const props = subnet.properties ?? {};
+          const state = props.provisioningState;
+          const addressPrefix = props.addressPrefix ?? props.addressPrefixes?.[0];
+          return {
+            resourceExists: true,
+            observed: {
+              // Found in the network and group it was asked for; its id says so in ARM's own words.
+              resourceGroupName: nameInId(subnet.id, "resourceGroups", parent.rg) ?? parent.rg,
+              virtualNetworkName: nameInId(subnet.id, "virtualNetworks", parent.vnet) ?? parent.vnet,
+              ...(addressPrefix ? { addressPrefix } : {}),
+              ...(props.delegations?.length
+                ? {
+                    delegations: props.delegations.map((d) => ({
+                      name: d.name ?? "",
+                      serviceName: d.properties?.serviceName ?? "",
+                    })),
+                  }
+                : {}),
+            },
+            atProvider: {
+              ...(subnet.id ? { id: subnet.id } : {}),
+              ...(state ? { provisioningState: state } : {}),
+            },
+            ...availabilityOf(state),
+            ...(subnet.id ? { connectionDetails: { id: subnet.id } } : {}),
+          };
+        },
+        createBody: ({ addressPrefix, delegations }) => {
+          if (!addressPrefix)
+            throw new InvalidSpecError("spec.forProvider.addressPrefix is required to create a subnet");
+          return {
+            properties: {
+              addressPrefix,
+              ...(delegations ? { delegations: delegationsBody(delegations) } : {}),
+            },
+          };
+        },
+        updateBody: async ({ addressPrefix, delegations }, current) => {
+          if (!addressPrefix && !delegations) return undefined;
+          // A PUT replaces the whole subnet: send back what Azure has (security group, route table…) with
+          // only the managed fields changed.
+          const { addressPrefixes: many, ...rest } = writableSubnetProperties(
+            (await current()).properties,
+          ) as NonNullable<CloudSubnet["properties"]>;
+          return {
+            properties: {
+              ...rest,
+              addressPrefix: addressPrefix ?? rest.addressPrefix ?? many?.[0],
+              ...(delegations ? { delegations: delegationsBody(delegations) } : {}),
+            },
+          };
+        },
       },
-    },
-    writes: {
-      refusedDelete: (name, err) =>
-        isInUse(err)
-          ? new InUseError(
-              `subnet ${name} is still in use, retrying until what uses it is deleted (${(err as { code?: string }).code}: ${(err as Error).message})`,
-              { cause: err },
-            )
-          : err,
-    },
-  }),
+      writes: {
+        refusedDelete: (name, err) =>
+          isInUse(err)
+            ? new InUseError(
+                `subnet ${name} is still in use, retrying until what uses it is deleted (${(err as { code?: string }).code}: ${(err as Error).message})`,
+                { cause: err },
+              )
+            : err,
+      },
+    };
+  },
 });

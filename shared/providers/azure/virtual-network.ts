@@ -1,4 +1,3 @@
-import type { VirtualNetwork as CloudNetwork, NetworkManagementClient } from "@azure/arm-network";
 import type { z } from "zod";
 import {
   VirtualNetwork,
@@ -15,6 +14,7 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { type ArmRest, armRest } from "./arm-rest.ts";
 import {
   availabilityOf,
   azure,
@@ -23,12 +23,35 @@ import {
   isNotFound,
   normaliseLocation,
 } from "./config.ts";
-import { InUseError, isInUse, listEach, nameInId, networkClient, sameSet } from "./network-client.ts";
+import {
+  InUseError,
+  isInUse,
+  listEach,
+  NETWORK_API,
+  nameInId,
+  sameSet,
+  writableNetwork,
+} from "./network-client.ts";
 
 type F = z.infer<typeof VirtualNetworkForProvider>;
 type A = z.infer<typeof VirtualNetworkAtProvider>;
 type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
+
+/** A virtual network as ARM's REST API answers it (the members read here). */
+interface CloudNetwork {
+  [member: string]: unknown;
+  id?: string;
+  name?: string;
+  location?: string;
+  tags?: Record<string, string>;
+  properties?: {
+    addressSpace?: { addressPrefixes?: string[] };
+    dhcpOptions?: { dnsServers?: string[] };
+    provisioningState?: string;
+    resourceGuid?: string;
+  };
+}
 
 // The network as observe() read it, handed to update() (the engine passes the very same observation).
 const networkOf = new WeakMap<Observation, CloudNetwork>();
@@ -41,11 +64,12 @@ const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
 
 /** What observe reports of a network as ARM returned it, by a GET or in a list page of group `rg`. */
 function observationOf(fp: F, rg: string, vnet: CloudNetwork): Observation {
-  const prefixes = vnet.addressSpace?.addressPrefixes ?? [];
+  const props = vnet.properties ?? {};
+  const prefixes = props.addressSpace?.addressPrefixes ?? [];
   const specPrefixes = fp.addressSpace?.addressPrefixes;
   const tags = vnet.tags ?? {};
-  const dnsServers = vnet.dhcpOptions?.dnsServers ?? [];
-  const state = vnet.provisioningState;
+  const dnsServers = props.dhcpOptions?.dnsServers ?? [];
+  const state = props.provisioningState;
   return {
     resourceExists: true,
     observed: defined({
@@ -65,18 +89,25 @@ function observationOf(fp: F, rg: string, vnet: CloudNetwork): Observation {
       dnsServers: fp.dnsServers !== undefined || dnsServers.length > 0 ? dnsServers : undefined,
       tags: fp.tags !== undefined || Object.keys(tags).length > 0 ? tags : undefined,
     }),
-    atProvider: defined({ id: vnet.id, provisioningState: state, resourceGuid: vnet.resourceGuid }),
+    atProvider: defined({ id: vnet.id, provisioningState: state, resourceGuid: props.resourceGuid }),
     ...availabilityOf(state),
     ...(vnet.id ? { connectionDetails: { id: vnet.id } } : {}),
   };
 }
 
 class VirtualNetworkClient implements ExternalClient<F, A> {
-  readonly #network: NetworkManagementClient;
-  readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(network: NetworkManagementClient, rateLimit: (() => Promise<void>) | undefined) {
-    this.#network = network;
-    this.#rateLimit = rateLimit;
+  readonly #arm: ArmRest;
+  constructor(arm: ArmRest) {
+    this.#arm = arm;
+  }
+
+  #path(rg: string, name?: string) {
+    const group = `/resourceGroups/${encodeURIComponent(rg)}/providers/Microsoft.Network/virtualNetworks`;
+    return this.#arm.sub(name === undefined ? group : `${group}/${encodeURIComponent(name)}`);
+  }
+
+  #get(rg: string, name: string) {
+    return this.#arm.call<CloudNetwork>("GET", this.#path(rg, name), NETWORK_API);
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
@@ -86,7 +117,7 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
     return azure(async () => {
       let vnet: CloudNetwork;
       try {
-        vnet = await this.#network.virtualNetworks.get(rg, name);
+        vnet = await this.#get(rg, name);
       } catch (err) {
         // A missing subscription is a 404 too, but it is a configuration error, not an absent network.
         if (isGone(err)) return { resourceExists: false };
@@ -108,11 +139,7 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
       const rg = mr.spec.forProvider.resourceGroupName;
       if (rg) groups.set(rg.toLowerCase(), rg);
     }
-    const lists = await listEach(
-      groups,
-      (rg) => this.#network.virtualNetworks.list(rg).byPage(),
-      this.#rateLimit,
-    );
+    const lists = await listEach(groups, (rg) => this.#arm.pages<CloudNetwork>(this.#path(rg), NETWORK_API));
     return items.map(({ mr, externalName }) => {
       const rg = mr.spec.forProvider.resourceGroupName;
       const networks = rg ? lists.get(rg.toLowerCase()) : undefined;
@@ -137,14 +164,14 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
       throw new InvalidSpecError("spec.forProvider.addressSpace is required to create a virtual network");
     // Only the request is awaited, never the long-running operation: observe follows provisioningState.
     await azure(() =>
-      this.#network.virtualNetworks
-        .createOrUpdate(rg, name, {
-          location,
+      this.#arm.call("PUT", this.#path(rg, name), NETWORK_API, {
+        location,
+        ...(tags !== undefined ? { tags } : {}),
+        properties: {
           addressSpace,
           ...(dnsServers !== undefined ? { dhcpOptions: { dnsServers } } : {}),
-          ...(tags !== undefined ? { tags } : {}),
-        })
-        .submitted(),
+        },
+      }),
     );
     return {};
   }
@@ -164,25 +191,27 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
       if (prefixesDrifted || dnsDrifted) {
         // A PUT replaces the whole network: send back what Azure has (its subnets, DNS servers, peerings…)
         // with only the managed fields changed, or Azure would drop what the request leaves out.
-        const current = networkOf.get(obs) ?? (await this.#network.virtualNetworks.get(rg, name));
-        await this.#network.virtualNetworks
-          .createOrUpdate(rg, name, {
-            ...current,
+        const current = writableNetwork(networkOf.get(obs) ?? (await this.#get(rg, name)));
+        const props = (current.properties ?? {}) as NonNullable<CloudNetwork["properties"]>;
+        await this.#arm.call("PUT", this.#path(rg, name), NETWORK_API, {
+          ...current,
+          ...(fp.tags !== undefined ? { tags: fp.tags } : {}),
+          properties: {
+            ...props,
             ...(prefixesDrifted
               ? {
                   addressSpace: {
-                    ...current.addressSpace,
+                    ...props.addressSpace,
                     addressPrefixes: fp.addressSpace?.addressPrefixes ?? [],
                   },
                 }
               : {}),
-            ...(dnsDrifted ? { dhcpOptions: { ...current.dhcpOptions, dnsServers: fp.dnsServers } } : {}),
-            ...(fp.tags !== undefined ? { tags: fp.tags } : {}),
-          })
-          .submitted();
+            ...(dnsDrifted ? { dhcpOptions: { ...props.dhcpOptions, dnsServers: fp.dnsServers } } : {}),
+          },
+        });
       } else if (fp.tags !== undefined) {
         // Tags alone: a PATCH, which touches nothing else.
-        await this.#network.virtualNetworks.updateTags(rg, name, { tags: fp.tags });
+        await this.#arm.call("PATCH", this.#path(rg, name), NETWORK_API, { tags: fp.tags });
       }
     });
     return {};
@@ -194,7 +223,7 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
     try {
       // Start the long-running delete and return: the engine requeues (Ready=False, Deleting) until
       // observe no longer finds the network, so no worker waits on a poll.
-      await this.#network.virtualNetworks.delete(rg, name).submitted();
+      await this.#arm.call("DELETE", this.#path(rg, name), NETWORK_API);
     } catch (err) {
       if (isNotFound(err)) return;
       if (isInUse(err)) {
@@ -221,6 +250,6 @@ export const virtualNetworkProvider = defineProvider({
     maxItems: MAX_ITEMS,
   },
   async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    return new VirtualNetworkClient(await networkClient(ctx), ctx.rateLimit);
+    return new VirtualNetworkClient(await armRest(ctx));
   },
 });

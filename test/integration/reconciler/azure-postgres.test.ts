@@ -134,12 +134,12 @@ describe("Azure PostgreSQL flexible server against the real API server and the A
     expect(blocked?.outcome).toBe("error");
     await settle(r, keyOf(ResourceGroup, rg));
 
-    // One reconcile sends the PUT (and the SDK's one poll of the operation); it never waits for the operation.
+    // One reconcile sends the PUT alone: it never polls or waits for the operation (observe follows the state).
     const created = await r.reconcile(keyOf(FlexibleServer, server));
     expect(created.requeueAfterMs).toBeDefined();
     const stats = (await armStats(fake.url)).requests;
     expect(stats["PUT Microsoft.DBforPostgreSQL/flexibleServers"]).toBe(1);
-    expect(stats["GET Microsoft.DBforPostgreSQL/operations"]).toBe(1);
+    expect(stats["GET Microsoft.DBforPostgreSQL/operations"]).toBeUndefined();
     // The next one observes the server still provisioning: Ready=False Creating.
     await r.reconcile(keyOf(FlexibleServer, server));
     let mr = await getMr<Record<string, unknown>>(kube, FlexibleServer, server);

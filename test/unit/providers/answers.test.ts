@@ -3,13 +3,13 @@
 // 404 must never read as "not found", nor an HTML 200 as "exists".
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ServiceClient } from "@azure/core-client";
-import { createPipelineRequest } from "@azure/core-rest-pipeline";
+import { createDefaultHttpClient, createPipelineRequest } from "@azure/core-rest-pipeline";
 import { PassThroughClient } from "google-auth-library";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EndpointMismatchError } from "../../../shared/providers/answers.ts";
 import { armAnswers } from "../../../shared/providers/azure/answers.ts";
-import { armClientOptions, blobService } from "../../../shared/providers/azure/config.ts";
+import { armPipeline } from "../../../shared/providers/azure/arm-rest.ts";
+import { blobService } from "../../../shared/providers/azure/config.ts";
 import { newPubSub, newStorage, pubsubCall } from "../../../shared/providers/gcp/config.ts";
 import { GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
 
@@ -164,13 +164,17 @@ describe("a redirect from a tenant's endpoint is never followed", () => {
   });
 
   it.each([false, true])(
-    "Azure Resource Manager clients (their shared options): a 307 (same origin: %s) is an EndpointMismatchError, 0 requests elsewhere",
+    "Azure Resource Manager (the one pipeline of every Azure kind): a 307 (same origin: %s) is an EndpointMismatchError, 0 requests elsewhere",
     async (same) => {
       hits = 0;
       sameOrigin = same;
-      const client = new ServiceClient(armClientOptions(from));
-      const err = await client
+      const token = { getToken: async () => ({ token: "t", expiresOnTimestamp: Date.now() + 3_600_000 }) };
+      const pipeline = armPipeline(token, from);
+      // The bearer policy refuses plain http before anything is sent: this redirector speaks http.
+      pipeline.removePolicy({ name: "bearerTokenAuthenticationPolicy" });
+      const err = await pipeline
         .sendRequest(
+          createDefaultHttpClient(),
           createPipelineRequest({
             url: `${from}/subscriptions/s/resourcegroups/rg`,
             allowInsecureConnection: true,

@@ -12,7 +12,8 @@ import type {
   ProviderConfig,
 } from "../../../shared/api/provider-config.ts";
 import { awsClientConfig } from "../../../shared/providers/aws/config.ts";
-import { armClient, azureCredential, blobService } from "../../../shared/providers/azure/config.ts";
+import { armRest } from "../../../shared/providers/azure/arm-rest.ts";
+import { azureCredential, blobService } from "../../../shared/providers/azure/config.ts";
 import { checkEndpoint } from "../../../shared/providers/endpoints.ts";
 import {
   gcpClientConfig,
@@ -173,7 +174,7 @@ describe("Azure endpoint overrides", () => {
   );
 
   it.each(bypasses("management.azure.com"))("refuses resourceManager %j", async (url) => {
-    await expect(armClient(azure({ resourceManager: url }))).rejects.toBeInstanceOf(CredentialsError);
+    await expect(armRest(azure({ resourceManager: url }))).rejects.toBeInstanceOf(CredentialsError);
   });
 
   it.each(bypasses("unitaccount.blob.core.windows.net"))(
@@ -195,7 +196,7 @@ describe("Azure endpoint overrides", () => {
     await expect(azureCredential(azure({ authorityHost: local }, "InjectedIdentity"))).rejects.toThrow(
       /InjectedIdentity/,
     );
-    await expect(armClient(azure({ resourceManager: local }, "InjectedIdentity"))).rejects.toThrow(
+    await expect(armRest(azure({ resourceManager: local }, "InjectedIdentity"))).rejects.toThrow(
       /InjectedIdentity/,
     );
     await expect(
@@ -208,9 +209,7 @@ describe("Azure endpoint overrides", () => {
       azureCredential(azure({ authorityHost: "https://login.microsoftonline.us" }, "InjectedIdentity")),
     ).resolves.toBeDefined();
     await expect(
-      armClient(
-        azure({ resourceManager: "https://127.0.0.1:8443/", authorityHost: "https://127.0.0.1:8443" }),
-      ),
+      armRest(azure({ resourceManager: "https://127.0.0.1:8443/", authorityHost: "https://127.0.0.1:8443" })),
     ).resolves.toBeDefined();
     const keyed = await blobService(
       azure({ blob: "http://127.0.0.1:10000/devstoreaccount1/" }, "InjectedIdentity", {

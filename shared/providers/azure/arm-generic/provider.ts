@@ -1,32 +1,21 @@
 // The one provider of every generated Azure kind: Azure Resource Manager driven by resource id and the
-// kind's api-version — PUT (create or update), GET, DELETE, POST `{id}/list*` — through the Azure SDK's
-// HTTP pipeline (@azure/core-rest-pipeline with an @azure/identity token), not `GenericResource`, whose
-// serializer drops top-level members (zones, etag). Long-running operations are never waited on: a
+// kind's api-version — PUT (create or update), GET, DELETE, POST `{id}/list*` — over ARM's REST API
+// (../arm-rest.ts, the one pipeline of every Azure kind), not `GenericResource`, whose serializer drops
+// top-level members (zones, etag). Long-running operations are never waited on: a
 // PUT or DELETE returns once ARM accepted it, and the next observe reads the resource's provisioningState.
 // Decisions: docs/adr/0008-azure-generated-kinds.md.
-import {
-  bearerTokenAuthenticationPolicy,
-  createDefaultHttpClient,
-  createEmptyPipeline,
-  createHttpHeaders,
-  createPipelineRequest,
-  type HttpClient,
-  type Pipeline,
-} from "@azure/core-rest-pipeline";
 import { azureGenKindOf } from "../../../api/azure-gen/kind.ts";
 import type { AzureKindSpec } from "../../../api/azure-gen/spec.ts";
 import {
   type ConnectContext,
   type ExternalClient,
-  ExternalError,
   type ExternalObservation,
   InvalidSpecError,
   type ManagedKindProvider,
 } from "../../../api/external.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../../api/provider-config.ts";
-import { noteRequestId } from "../../../api/request-ids.ts";
-import { azureCredential, azureEndpoints, ClientCache, classifyAzureError } from "../config.ts";
+import { type ArmRest, armError, armRest } from "../arm-rest.ts";
 import {
   atProviderOf,
   desiredBody,
@@ -40,103 +29,9 @@ type Json = Record<string, unknown>;
 type MR = ManagedResource<Json, Json>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-const PUBLIC_ARM = "https://management.azure.com";
 /** The provider's own annotation: the last accepted operation's Azure-AsyncOperation URL, read when it failed. */
 export const OPERATION_ANNOTATION = "azure.gen.driftless.dev/operation";
 const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
-
-export interface ArmAnswer {
-  status: number;
-  headers: { get(name: string): string | undefined };
-  body: unknown;
-}
-
-/** ARM's error body, as a classified error whose message is ARM's own code and message (and Retry-After). */
-export function armError(answer: ArmAnswer, what: string): Error {
-  const e = (isObject(answer.body) && isObject(answer.body.error) ? answer.body.error : {}) as {
-    code?: string;
-    message?: string;
-  };
-  const retry = answer.headers.get("retry-after");
-  const message = `${e.message ?? `HTTP ${answer.status}`}${retry ? ` (Retry-After ${retry} s)` : ""}`;
-  const classified = classifyAzureError({ statusCode: answer.status, code: e.code, message });
-  if (classified instanceof Error && classified.constructor !== Error) return classified;
-  return new ExternalError(`${what}: ${e.code ?? answer.status}: ${message}`);
-}
-
-/** One ProviderConfig's raw ARM access: a pipeline with the bearer token, the endpoint and subscription. */
-export class ArmRest {
-  readonly #pipeline: Pipeline;
-  readonly #http: HttpClient;
-  readonly endpoint: string;
-  readonly subscription: string;
-  readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(
-    pipeline: Pipeline,
-    http: HttpClient,
-    endpoint: string,
-    subscription: string,
-    rateLimit?: () => Promise<void>,
-  ) {
-    this.#pipeline = pipeline;
-    this.#http = http;
-    this.endpoint = endpoint.replace(/\/$/, "");
-    this.subscription = subscription;
-    this.#rateLimit = rateLimit;
-  }
-
-  async send(
-    method: "GET" | "PUT" | "DELETE" | "POST",
-    pathOrUrl: string,
-    apiVersion?: string,
-    body?: unknown,
-  ): Promise<ArmAnswer> {
-    await this.#rateLimit?.();
-    const url = pathOrUrl.startsWith("https://")
-      ? pathOrUrl
-      : `${this.endpoint}${pathOrUrl}${apiVersion ? `?api-version=${apiVersion}` : ""}`;
-    const req = createPipelineRequest({
-      url,
-      method,
-      headers: createHttpHeaders({
-        accept: "application/json",
-        ...(body !== undefined ? { "content-type": "application/json" } : {}),
-      }),
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    let res: Awaited<ReturnType<Pipeline["sendRequest"]>>;
-    try {
-      res = await this.#pipeline.sendRequest(this.#http, req);
-    } catch (err) {
-      throw classifyAzureError(err);
-    }
-    noteRequestId(res.headers.get("x-ms-request-id"));
-    const text = res.bodyAsText ?? "";
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: { get: (n) => res.headers.get(n) }, body: parsed };
-  }
-}
-
-const pipelines = new ClientCache<{ pipeline: Pipeline; http: HttpClient }>();
-
-export async function armRest(ctx: ConnectContext<AzureProviderConfigSpec>): Promise<ArmRest> {
-  const spec = ctx.providerConfig.spec;
-  const { credential, cacheKey } = await azureCredential(ctx);
-  const endpoint = azureEndpoints(spec).resourceManager?.url ?? PUBLIC_ARM;
-  const { pipeline, http } = pipelines.get(`${cacheKey}/${endpoint}`, () => {
-    const p = createEmptyPipeline();
-    p.addPolicy(
-      bearerTokenAuthenticationPolicy({ credential, scopes: `${new URL(endpoint).origin}/.default` }),
-    );
-    return { pipeline: p, http: createDefaultHttpClient() };
-  });
-  return new ArmRest(pipeline, http, endpoint, spec.subscriptionID, ctx.rateLimit);
-}
 
 /** The resource id of a generated kind's resource: home, parents and name, as ARM spells the type. */
 export function resourceIdOf(spec: AzureKindSpec, subscription: string, fp: Json, name: string): string {
