@@ -32,12 +32,30 @@ async function upsert(kube: Kube, cloud: keyof typeof providerConfigs, spec: Rec
   }
 }
 
+/** The CRDs localProviderConfigs writes to: every cloud's ProviderConfig and ClusterProviderConfig. */
+export function localProviderConfigCrds(): string[] {
+  const clouds = Object.keys(providerConfigs) as (keyof typeof providerConfigs)[];
+  return clouds
+    .flatMap((c) => [providerConfigs[c].type, v2ProviderConfigs[c].cluster.type])
+    .map((t) => `${t.plural}.${t.group}`);
+}
+
 export async function localProviderConfigs(kube: Kube, env: StackEnv): Promise<void> {
   try {
     await coreApi(kube).createNamespace({ body: { metadata: { name: NAMESPACE } } });
   } catch (err) {
     if ((err as { code?: number }).code !== 409) throw err;
   }
+  // The three clouds at once: right after the CRD install the API server answers slowly (seconds a write).
+  await Promise.all([
+    localAwsProviderConfig(kube, env),
+    localAzureProviderConfig(kube, env),
+    localGcpProviderConfig(kube, env),
+  ]);
+}
+
+/** AWS: moto, with its test credentials in a Secret. */
+async function localAwsProviderConfig(kube: Kube, env: StackEnv): Promise<void> {
   await upsertSecret(kube, "aws-credentials", {
     credentials: `[default]\naws_access_key_id = ${env.AWS_ACCESS_KEY_ID}\naws_secret_access_key = ${env.AWS_SECRET_ACCESS_KEY}\n`,
   });
@@ -49,8 +67,6 @@ export async function localProviderConfigs(kube: Kube, env: StackEnv): Promise<v
     region: env.AWS_REGION,
     endpoint: { url: env.AWS_ENDPOINT_URL },
   });
-  await localAzureProviderConfig(kube, env);
-  await localGcpProviderConfig(kube, env);
 }
 
 /** Azure: the ARM fake (also the token endpoint) and Azurite's well-known development account. */

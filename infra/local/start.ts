@@ -5,18 +5,18 @@
 // DRIFTLESS_LABEL_SELECTOR (e.g. driftless.dev/example=true, the label every example carries) is handed
 // to `driftless run`, so on a cluster shared with other work it reconciles the examples only.
 import { type ChildProcess, spawn } from "node:child_process";
-import { openSync, readdirSync, readFileSync } from "node:fs";
+import { openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import type { ManagedKindDef, ManagedResource } from "../../shared/api/managed.ts";
 import { Annotations } from "../../shared/api/meta.ts";
 import { allCrds } from "../../shared/crds.ts";
 import { isConflict, Kube, type KubeObject } from "../../shared/kube/client.ts";
 import { coreApi } from "../../shared/kube/core.ts";
-import { applyCrds } from "../../shared/kube/crds.ts";
+import { waitForCrds, writeCrds } from "../../shared/kube/crds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
-import { localProviderConfigs } from "./provider-configs.ts";
+import { localProviderConfigCrds, localProviderConfigs } from "./provider-configs.ts";
 import { down, REPO_ROOT, STACK_DIR, type StackEnv, up } from "./stack.ts";
 
 const once = process.argv.includes("--once");
@@ -35,6 +35,8 @@ interface Example {
   /** When it was applied and when first seen Ready (ms since epoch): the TIMES column, the critical path. */
   appliedAt?: number;
   readyAt?: number;
+  /** The object and its connection Secret as last read, and when. */
+  seen?: { mr: ManagedResource | undefined; secret: V1Secret | undefined; at: number };
 }
 
 function readExamples(): Example[] {
@@ -121,6 +123,12 @@ function render(rows: string[][]): string {
     .join("\n");
 }
 
+/** How often a row already Ready is read again while the table is shown. */
+const READY_ROW_REFRESH_MS = 5_000;
+
+const isReady = (mr: ManagedResource | undefined) =>
+  ["Ready", "Synced"].every((t) => mr?.status?.conditions?.find((x) => x.type === t)?.status === "True");
+
 /** One row per example; MESSAGE says what a not-yet-Ready one waits for. */
 async function table(
   kube: Kube,
@@ -132,22 +140,26 @@ async function table(
   ];
   const at = (t: number | undefined) => (t === undefined ? "" : `${((t - t0) / 1000).toFixed(1)}`);
   const ready = new Set<string>();
+  const now = Date.now();
   const observed = await Promise.all(
     examples.map(async (e) => {
-      const mr = e.applied
-        ? await kube.get<ManagedResource & KubeObject>(e.def, e.obj.metadata.name, e.namespace)
-        : undefined;
       // A namespaced object's connection Secret is in its own namespace.
       const to = e.obj.spec.writeConnectionSecretToRef;
       const ref = to ? { name: to.name, namespace: e.namespace ?? to.namespace } : undefined;
-      const secret = ref && mr ? await kube.getSecret(ref.namespace, ref.name) : undefined;
-      return { e, mr, ref, secret };
+      // Rows still moving are read every round; Ready ones now and then (the API server has work to do).
+      const fresh = e.seen && isReady(e.seen.mr) && now - e.seen.at < READY_ROW_REFRESH_MS;
+      if (e.applied && !fresh) {
+        const mr = await kube.get<ManagedResource & KubeObject>(e.def, e.obj.metadata.name, e.namespace);
+        const secret = ref && mr ? await kube.getSecret(ref.namespace, ref.name) : undefined;
+        e.seen = { mr, secret, at: now };
+      }
+      return { e, mr: e.seen?.mr, ref, secret: e.seen?.secret };
     }),
   );
   for (const { e, mr, ref, secret } of observed) {
     const key = keyOf(e.def.kind, e.obj.metadata.name, e.namespace);
     const c = (t: string) => mr?.status?.conditions?.find((x) => x.type === t);
-    if (c("Ready")?.status === "True" && c("Synced")?.status === "True") {
+    if (isReady(mr)) {
       ready.add(key);
       e.readyAt ??= Date.now();
     }
@@ -185,7 +197,26 @@ function waitingFor(e: Example, mr: ManagedResource | undefined, ready: Set<stri
   return "";
 }
 
-const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+/**
+ * Where the time went, for whoever asks why a start was slow: each phase's end and each example's applied
+ * and Ready times (ISO), in .stack/logs/start-timeline.json, beside the stack's and driftless run's logs.
+ */
+function writeTimeline(phases: Record<string, number>, examples: Example[]): void {
+  const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+  const timeline = {
+    phases: Object.fromEntries(Object.entries(phases).map(([k, t]) => [k, iso(t)])),
+    examples: examples.map((e) => ({
+      key: keyOf(e.def.kind, e.obj.metadata.name, e.namespace),
+      needs: e.needs.map((n) => keyOf(n.kind, n.name, n.namespace)),
+      applied: iso(e.appliedAt),
+      ready: iso(e.readyAt),
+    })),
+  };
+  writeFileSync(join(STACK_DIR, "logs", "start-timeline.json"), `${JSON.stringify(timeline, null, 2)}\n`);
+}
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const seconds = (since: number) => secs(Date.now() - since);
 
 async function main() {
   const tStart = Date.now();
@@ -220,16 +251,38 @@ async function main() {
     `driftless run started (pid ${child.pid}${selector ? `, objects matching ${selector}` : ""}); logs: ${logFile}\n` +
       "installing CRDs and local ProviderConfigs …\n",
   );
-  // A busy machine's API server can take over a minute to serve 68 new CRDs; the default 30 s is for tests.
-  await applyCrds(kc, allCrds(), 120_000);
+  const crds = allCrds();
+  await writeCrds(kube, crds);
+  const tWritten = Date.now();
+  // A busy machine's API server can take over a minute to serve 70 new CRDs; the default 30 s is for tests.
+  const established = async (names: string[]) => {
+    const missing = await waitForCrds(kube, names, 120_000);
+    if (missing.length > 0) throw new Error(`CRD ${missing[0]} not established after 120 s`);
+  };
+  // The ProviderConfigs go in as soon as their own CRDs are served, while the API server establishes the rest.
+  const configs = established(localProviderConfigCrds()).then(async () => {
+    await localProviderConfigs(kube, env);
+    return Date.now();
+  });
+  configs.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+  await established(crds.map((c) => c.metadata.name));
   const tCrds = Date.now();
-  await localProviderConfigs(kube, env);
+  const tConfigs = Math.max(tCrds, await configs);
   if (stopping) return;
   process.stdout.write(
-    `CRDs installed in ${((tCrds - tStack) / 1000).toFixed(1)} s\n` +
+    `${crds.length} CRDs installed in ${secs(tCrds - tStack)} (written ${secs(tWritten - tStack)}, ` +
+      `established ${secs(tCrds - tWritten)}); ProviderConfigs done ${secs(tConfigs - tCrds)} later\n` +
       "applying examples/ — each one as soon as what it refers to is Ready\n\n",
   );
 
+  const phases = () => ({
+    start: tStart,
+    stack: tStack,
+    crdsWritten: tWritten,
+    crds: tCrds,
+    providerConfigs: tConfigs,
+    now: Date.now(),
+  });
   const examples = readExamples();
   const t0 = Date.now();
   let announced = false;
@@ -257,16 +310,18 @@ async function main() {
       );
     if (ready.size === examples.length && !announced) {
       announced = true;
+      writeTimeline(phases(), examples);
       if (!tty) process.stdout.write(`${shown.text}\n`);
       process.stdout.write(
         `\nall ${examples.length} example resources are Ready after ${seconds(t0)} ` +
-          `(${seconds(tStart)} since npm start: stack ${((tStack - tStart) / 1000).toFixed(1)} s, ` +
-          `CRDs ${((tCrds - tStack) / 1000).toFixed(1)} s).\n` +
+          `(${seconds(tStart)} since npm start: stack ${secs(tStack - tStart)}, ` +
+          `CRDs ${secs(tCrds - tStack)}, ProviderConfigs ${secs(tConfigs - tCrds)}).\n` +
           `Try: source ${join(STACK_DIR, "env.sh")} && npm run driftless -- get\n`,
       );
       if (once) return stop(0, "all Ready");
     }
     if (once && Date.now() - t0 > timeoutMs) {
+      writeTimeline(phases(), examples);
       process.stderr.write(`not all resources Ready after ${timeoutMs} ms:\n${shown.text}\n`);
       return stop(1, "timed out");
     }

@@ -261,6 +261,15 @@ export class Kube {
     });
   }
 
+  /** Replaces the whole object (PUT); its metadata.resourceVersion guards the write (stale → ConflictError). */
+  replace<T extends KubeObject>(t: ResourceType, obj: T): Promise<T> {
+    return this.#call<T>("writes", `replace ${t.kind}`, {
+      method: "PUT",
+      path: objectPath(t, obj.metadata.namespace, obj.metadata.name),
+      body: obj,
+    });
+  }
+
   /**
    * JSON merge patch of the main resource. With `resourceVersion` the write is guarded: if the object
    * changed since it was read, the server answers 409 and this throws ConflictError.
