@@ -34,6 +34,7 @@ import { Bucket as GcsBucket } from "../api/gcp/storage.ts";
 import { type ManagedKindDef, namespacedVariantOf } from "../api/managed.ts";
 import { Annotations, API_DOMAIN } from "../api/meta.ts";
 import { providerConfigs } from "../api/provider-config.ts";
+import type { GeneratedKinds, GeneratedTarget } from "./migrate-generated.ts";
 import {
   checkReferences,
   driftlessProviderConfigCloud,
@@ -45,7 +46,6 @@ import {
   type ProviderConfigKindName,
   v2ProviderConfigObject,
 } from "./migrate-namespaced.ts";
-
 import type { DriftlessObject, IssueSeverity, MigratedObject, MigrateIssue } from "./migrate-types.ts";
 import { isUsage, type KindTarget, migrateUsage } from "./migrate-usages.ts";
 
@@ -61,6 +61,8 @@ export interface MigrateResult {
   refused: string[];
   /** driftless cluster-scoped managed resources converted to their namespaced variants (planSteps). */
   moved: Array<{ def: ManagedKindDef; name: string }>;
+  /** The generated kinds (cluster-scoped defs) Upjet objects were written as. */
+  generated: ManagedKindDef[];
 }
 
 export interface MigrateOptions {
@@ -75,6 +77,11 @@ export interface MigrateOptions {
    * cloud SDK); default the kinds Crossplane's map to.
    */
   kinds?: readonly ManagedKindDef[];
+  /**
+   * Upjet kinds without a hand-written twin → driftless's generated kinds (migrate-generated.ts, from the
+   * facts in infra/migrate); without it such objects are refused as having no equivalent.
+   */
+  generated?: GeneratedKinds;
 }
 
 type Obj = Record<string, unknown>;
@@ -98,7 +105,9 @@ type FieldRule =
    * A reference or selector to a kind driftless does not have, resolved against the input's objects of
    * that kind (same namespace) into driftless's fields.
    */
-  | { peer: (value: unknown, peers: readonly Peer[], report: Report) => Obj | undefined };
+  | { peer: (value: unknown, peers: readonly Peer[], report: Report) => Obj | undefined }
+  /** Carried under a container of the target (Azure's `properties`), with the same name. */
+  | { under: string };
 
 /** An input object others may reference or select: the Upjet kind, where it is, and what it names. */
 interface Peer {
@@ -126,6 +135,8 @@ interface KindMapping {
    * reports what it did. Undefined: the object is found without one.
    */
   externalName?: (value: string | undefined, forProvider: Obj, report: Report) => string | undefined;
+  /** Terraform's single-element block lists become the target's objects wherever its schema has an object. */
+  unwrapBlocks?: true;
 }
 
 const firstBlock = (value: unknown, report: Report): unknown => {
@@ -816,7 +827,14 @@ function normaliseExternalName(value: string, report: Report): string {
 /** Converts parsed YAML documents (Crossplane managed resources) into driftless objects. */
 /** Converts parsed YAML documents (Crossplane or driftless cluster-scoped managed resources) into driftless objects. */
 export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): MigrateResult {
-  const result: MigrateResult = { objects: [], issues: [], skipped: 0, refused: [], moved: [] };
+  const result: MigrateResult = {
+    objects: [],
+    issues: [],
+    skipped: 0,
+    refused: [],
+    moved: [],
+    generated: [],
+  };
   const folds: Array<{ source: string; fold: Fold; namespace?: string; fp: Obj; report: Report }> = [];
   // A List (as `kubectl get -o yaml` writes) stands for its items.
   const flat = docs.flatMap((d) =>
@@ -945,7 +963,26 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
       });
       return;
     }
-    const mapping = MAPPINGS.find((m) => m.group === group && m.kind === kind);
+    const generated =
+      group.endsWith(UPJET_SUFFIX) && !MAPPINGS.some((m) => m.group === group && m.kind === kind)
+        ? opts.generated?.(group, kind)
+        : undefined;
+    if (generated && "unmapped" in generated) {
+      skip(
+        `driftless has no equivalent of ${kind} (${apiVersion}): ${generated.unmapped}; it was not migrated`,
+      );
+      return;
+    }
+    if (generated) {
+      issue(
+        "note",
+        `${kind} → generated kind ${generated.def.kind}.${generated.def.group} (${generated.via})`,
+      );
+      if (!result.generated.includes(generated.def)) result.generated.push(generated.def);
+    }
+    const mapping = generated
+      ? generatedMapping(group, kind, generated)
+      : MAPPINGS.find((m) => m.group === group && m.kind === kind);
     if (!mapping) {
       const apiGroup = apiVersion.split("/")[0] ?? "";
       skip(
@@ -968,8 +1005,59 @@ export function migrate(docs: readonly unknown[], opts: MigrateOptions = {}): Mi
 
   for (const f of folds) foldInto(result, f);
   fillServerResourceGroups(result);
-  result.issues.push(...checkReferences(result.objects, [...MIGRATABLE_KINDS, ...(opts.kinds ?? [])]));
+  result.issues.push(
+    ...checkReferences(result.objects, [...MIGRATABLE_KINDS, ...result.generated, ...(opts.kinds ?? [])]),
+  );
   return result;
+}
+
+/** The mapping of an Upjet kind onto its generated kind: same field names, nested ones where the target nests them. */
+function generatedMapping(group: string, kind: string, target: GeneratedTarget): KindMapping {
+  const { def } = target;
+  const top = new Set(Object.keys((def.forProvider as ZodObject).shape));
+  const fields: Record<string, FieldRule> = {};
+  for (const [field, under] of Object.entries(target.nested)) if (!top.has(field)) fields[field] = { under };
+  const rule = target.externalName;
+  const nameFields = [...target.identifierFields, ...("carry" in rule && rule.field ? [rule.field] : [])];
+  for (const f of nameFields)
+    if (!top.has(f))
+      fields[f] = {
+        note: `it is the external name of driftless's ${def.kind} (crossplane.io/external-name)`,
+      };
+  return {
+    group,
+    kind,
+    to: def,
+    fields,
+    unwrapBlocks: true,
+    externalName: (value, fp, report) => {
+      if ("refuse" in rule) {
+        report("error", `${rule.refuse}; not migrated`);
+        return undefined;
+      }
+      const fromField = rule.field ? fp[rule.field] : undefined;
+      const name = value ?? (typeof fromField === "string" && fromField ? fromField : undefined);
+      if (!name) {
+        if (def.externalName === "fromAnnotation")
+          report(
+            "note",
+            `no ${Annotations.externalName} annotation: driftless uses metadata.name, as Upjet did`,
+          );
+        else
+          report(
+            "error",
+            `no ${Annotations.externalName} annotation: ${def.kind} ids are chosen by the cloud, so driftless cannot find the existing resource; set the annotation and convert it again; not migrated`,
+          );
+        return undefined;
+      }
+      if (rule.onlyIf && !rule.onlyIf.test(name)) {
+        report("error", `${rule.otherwise ?? "the external name has another format"}; not migrated`);
+        return undefined;
+      }
+      report(rule.severity, `external name ${JSON.stringify(name)} carried: ${rule.carry}`);
+      return name;
+    },
+  };
 }
 
 /** What a kind a Usage names becomes: an Upjet kind's driftless kind, or a driftless kind itself. */
@@ -1178,6 +1266,15 @@ function mapFields(
       mapFields(block as Obj, rule.block, `${path}.`, to);
       continue;
     }
+    if (rule && "under" in rule) {
+      const box = out[rule.under];
+      const into: Obj = box && typeof box === "object" && !Array.isArray(box) ? (box as Obj) : {};
+      into[field] = structuredClone(value);
+      out[rule.under] = into;
+      origins[`${rule.under}.${field}`] = path;
+      issue("note", `${section}.${path} → ${section}.${rule.under}.${field}`);
+      continue;
+    }
     if (rule && ("into" in rule || "peer" in rule)) {
       const parts = ("into" in rule ? rule.into(value, report) : rule.peer(value, to.peers, report)) ?? {};
       Object.assign(out, structuredClone(parts));
@@ -1240,7 +1337,17 @@ function validated(
   section: "forProvider" | "initProvider" = "forProvider",
 ): Obj {
   const input = structuredClone(mapped);
+  // A field carried into a container (`properties.x`) is named by its own origin, and removed alone.
+  const nestedKey = (path: readonly PropertyKey[]) => {
+    const two = path.slice(0, 2).map(String).join(".");
+    return path.length >= 2 && origins[two] !== undefined ? two : undefined;
+  };
   const where = (path: readonly PropertyKey[]) => {
+    const two = nestedKey(path);
+    if (two) {
+      const from = origins[two] ?? two;
+      return { top: two, field: from, shown: [from, ...path.slice(2).map(String)].join(".") };
+    }
     const [top = "", ...rest] = path.map(String);
     const from = origins[top] ?? top;
     return { top, field: from, shown: [from, ...rest].join(".") };
@@ -1260,9 +1367,9 @@ function validated(
       }
       return out;
     }
-    const tops = new Set(parsed.error.issues.map((i) => String(i.path[0] ?? "")));
+    const tops = new Set(parsed.error.issues.map((i) => nestedKey(i.path) ?? String(i.path[0] ?? "")));
     // A required field the input lacks cannot be left out: the API server would reject the object.
-    const missing = [...tops].filter((t) => t !== "" && !Object.hasOwn(input, t));
+    const missing = [...tops].filter((t) => t !== "" && !t.includes(".") && !Object.hasOwn(input, t));
     if (missing.length > 0) {
       for (const t of missing)
         issue(
@@ -1276,10 +1383,89 @@ function validated(
       const w = where(i.path);
       issue("dropped", `${section}.${w.shown}: ${i.message}; left out`, w.field);
     }
-    for (const top of tops) delete input[top];
+    for (const top of tops) {
+      const [box = "", member] = top.split(".");
+      if (member === undefined) {
+        // Members carried into this container by their own origin go with it: each is named.
+        const inner = input[top];
+        for (const [key, from] of Object.entries(origins))
+          if (
+            key.startsWith(`${top}.`) &&
+            inner &&
+            typeof inner === "object" &&
+            Object.hasOwn(inner, key.slice(top.length + 1))
+          )
+            issue(
+              "dropped",
+              `${section}.${from} left out with ${section}.${top}, which the schema refused`,
+              from,
+            );
+        delete input[top];
+      } else {
+        const inner = input[box] as Obj;
+        delete inner[member];
+        if (Object.keys(inner).length === 0) delete input[box];
+      }
+    }
     // Each round removes at least one top-level field; an issue without a path cannot be fixed by removing one.
     if (tops.has("") || attempt > Object.keys(mapped).length) return {};
   }
+}
+
+/** A zod schema without its optional / nullable / default wrappers. */
+function bare(schema: ZodType): ZodType {
+  let at = schema as ZodType & { def: { type: string; innerType?: ZodType } };
+  while (["optional", "nullable", "default", "prefault"].includes(at.def.type) && at.def.innerType)
+    at = at.def.innerType as typeof at;
+  return at;
+}
+
+/**
+ * Upjet renders each Terraform block as a list (one element where the block is single): where the target's
+ * schema has an object, a one-element list of an object becomes that object (noted by the Upjet field it came
+ * from); a longer list stays as it is, so the schema refuses it and it is reported.
+ */
+function unwrapBlocks(
+  schema: ZodType,
+  value: unknown,
+  origins: Record<string, string>,
+  section: "forProvider" | "initProvider",
+  issue: Report,
+  path: string[] = [],
+): unknown {
+  const s = bare(schema) as ZodType & { def: { type: string; element?: ZodType; valueType?: ZodType } };
+  const type = s.def.type;
+  if (
+    type === "object" &&
+    Array.isArray(value) &&
+    value.length === 1 &&
+    value[0] &&
+    typeof value[0] === "object" &&
+    !Array.isArray(value[0])
+  ) {
+    const two = path.slice(0, 2).join(".");
+    const [top = "", ...rest] = origins[two] !== undefined ? [two, ...path.slice(2)] : path;
+    const from = [origins[top] ?? top, ...rest].join(".");
+    issue("note", `${section}.${from}: its one block is the object driftless's field holds`);
+    return unwrapBlocks(schema, value[0], origins, section, issue, path);
+  }
+  if (type === "object" && value && typeof value === "object" && !Array.isArray(value)) {
+    const shape = (s as unknown as ZodObject).shape as Record<string, ZodType>;
+    const out: Obj = {};
+    for (const [k, v] of Object.entries(value as Obj))
+      out[k] = shape[k] ? unwrapBlocks(shape[k], v, origins, section, issue, [...path, k]) : v;
+    return out;
+  }
+  if (type === "array" && Array.isArray(value) && s.def.element)
+    return value.map((v) => unwrapBlocks(s.def.element as ZodType, v, origins, section, issue, path));
+  if (type === "record" && value && typeof value === "object" && !Array.isArray(value) && s.def.valueType)
+    return Object.fromEntries(
+      Object.entries(value as Obj).map(([k, v]) => [
+        k,
+        unwrapBlocks(s.def.valueType as ZodType, v, origins, section, issue, [...path, k]),
+      ]),
+    );
+  return value;
 }
 
 /** Paths of the leaves (scalars, empty objects and lists) of a JSON value; list elements by index. */
@@ -1439,6 +1625,17 @@ function migrateManaged(
   const labels = meta.labels as Record<string, string> | undefined;
   const type = namespace ? namespacedVariantOf(def) : def;
   // After the namespaced shape has moved Secret and reference namespaces (with their own reports).
+  if (mapping.unwrapBlocks) {
+    outSpec.forProvider = unwrapBlocks(type.forProvider, outSpec.forProvider, origins, "forProvider", issue);
+    if (init)
+      outSpec.initProvider = unwrapBlocks(
+        type.forProvider,
+        outSpec.initProvider,
+        init.origins,
+        "initProvider",
+        initIssue,
+      );
+  }
   outSpec.forProvider = validated(type.forProvider, outSpec.forProvider as Obj, origins, issue);
   if (init) {
     // As the CRD keeps it: forProvider's schema with nothing required (crd.ts initProviderSchema).
@@ -1578,6 +1775,10 @@ export const supportedSources = (): Array<{ from: string; to: string }> => [
   {
     from: "SecurityGroupRule, SecurityGroupIngressRule, SecurityGroupEgressRule .ec2.aws.upbound.io (and .ec2.aws.m.upbound.io)",
     to: "SecurityGroup (folded into spec.forProvider.ingress, .egress)",
+  },
+  {
+    from: "every other Upjet kind of *.aws|azure|gcp.upbound.io (and .m.) whose type the Upjet facts give (infra/migrate)",
+    to: "its generated kind: <service>.awscc, <rp>.azure.gen, <api>.googleapis .driftless.dev (and .m.); same-named fields carried",
   },
   {
     from: "ProviderConfig.aws.upbound.io, ProviderConfig.gcp.upbound.io",

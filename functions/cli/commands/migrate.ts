@@ -10,7 +10,9 @@ import {
   migrate,
   supportedSources,
 } from "../../../shared/ops/migrate.ts";
+import { generatedKinds } from "../../../shared/ops/migrate-generated.ts";
 import { type ProviderConfigKindName, planSteps } from "../../../shared/ops/migrate-namespaced.ts";
+import { loadUpjetFacts, upjetFactsFile } from "../../../shared/ops/migrate-upjet-facts.ts";
 import { EXIT, expandPaths, managedTypes, outputOption } from "../common.ts";
 import { Progress, stderr, stdout } from "../output.ts";
 
@@ -72,6 +74,9 @@ export function registerMigrate(program: Command): void {
           : opts.namespace
             ? { defaultNamespace: opts.namespace }
             : {};
+        // Upjet kinds without a hand-written twin → the generated kinds, where the facts say which.
+        const factsFile = upjetFactsFile();
+        if (factsFile) migrateOpts.generated = generatedKinds(loadUpjetFacts(factsFile));
         const files = expandPaths(paths);
         const progress = new Progress();
         const docs: unknown[] = [];
