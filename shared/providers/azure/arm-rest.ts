@@ -3,6 +3,9 @@
 // answers check, no redirects followed), requests by resource id and api-version, list pages followed by
 // `nextLink`. No per-service management SDK: ARM is uniform, and those SDKs were most of the Azure bundle.
 // Decisions: docs/adr/0008-azure-generated-kinds.md.
+
+import http from "node:http";
+import https from "node:https";
 import {
   bearerTokenAuthenticationPolicy,
   createDefaultHttpClient,
@@ -13,6 +16,7 @@ import {
   type Pipeline,
 } from "@azure/core-rest-pipeline";
 import type { TokenCredential } from "@azure/identity";
+import { guardedLookup } from "../../api/addresses.ts";
 import { type ConnectContext, ExternalError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { armAnswers } from "./answers.ts";
@@ -22,6 +26,18 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export const PUBLIC_ARM = "https://management.azure.com";
+
+/**
+ * The connection pools every ARM request goes through: keep-alive, with the lookup that refuses a host
+ * name resolving to a link-local or metadata address (../../api/addresses.ts) — an endpoint override's
+ * name is checked as text, this checks what it resolves to when the socket connects.
+ */
+const lookup = guardedLookup();
+export const ARM_AGENTS = {
+  "https:": new https.Agent({ keepAlive: true, lookup }),
+  "http:": new http.Agent({ keepAlive: true, lookup }),
+} as const;
+const agentFor = (url: string) => ARM_AGENTS[new URL(url).protocol as keyof typeof ARM_AGENTS];
 
 export interface ArmAnswer {
   status: number;
@@ -112,6 +128,7 @@ export class ArmRest {
     const req = createPipelineRequest({
       url,
       method,
+      agent: agentFor(url),
       headers: createHttpHeaders({
         accept: "application/json",
         ...(body !== undefined ? { "content-type": "application/json" } : {}),
