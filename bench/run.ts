@@ -45,6 +45,7 @@ import { WireProxy } from "./lib/wire.ts";
 import { UPJET_SIZING } from "./prices.ts";
 import { measureActivation, SYNTHETIC } from "./sections/activation.ts";
 import { AWSCC_KINDS, AWSCC_KINDS_FULL_RUN, measureAwscc } from "./sections/awscc.ts";
+import { measureAwsccBatch } from "./sections/awscc-batch.ts";
 import { measureAzure } from "./sections/azure.ts";
 import { measureCloudEvents } from "./sections/cloud-events.ts";
 import { buildAll, measureColdStart } from "./sections/coldstart.ts";
@@ -91,10 +92,21 @@ const quick = values.quick ?? false;
 // --only activation: section 11 alone, API-server memory per CRD, without the stack (activation-only.json).
 // --only awscc: section 12 alone, generated AWS kinds — generation, CRDs on fresh API servers, bundle size
 // (awscc-only.json).
+// --only awscc-batch: setup and section 15 alone, generated kinds' batched drift check (awscc-batch-only.json).
 // --only warm-sweep: section 13 alone, the warm sweep's index at 1k (quick) or 10k objects (warm-sweep-only.json).
 // --only azure: section 14 alone, the Azure reconcile bundle and its cold import with 0 and 50 generated
 // kinds activated at run time (azure-only.json).
-const ONLY = ["batch", "forwarder", "cloud-events", "doorbell", "activation", "awscc", "warm-sweep", "azure"];
+const ONLY = [
+  "batch",
+  "awscc-batch",
+  "forwarder",
+  "cloud-events",
+  "doorbell",
+  "activation",
+  "awscc",
+  "warm-sweep",
+  "azure",
+];
 if (values.only !== undefined && !ONLY.includes(values.only))
   throw new Error(`unknown --only ${values.only}; known: ${ONLY.join(", ")}`);
 const forwarderOnly = values.only === "forwarder";
@@ -254,6 +266,15 @@ async function main() {
       );
       return;
     }
+    if (values.only === "awscc-batch") {
+      const ab = await measureAwsccBatch(ctx);
+      process.stdout.write(`\n${formatTable(ab.rows)}\n`);
+      writeFileSync(
+        path.join(RESULTS, "awscc-batch-only.json"),
+        `${JSON.stringify({ date: new Date().toISOString(), machine, sizes, ...ab.result }, null, 2)}\n`,
+      );
+      return;
+    }
     if (values.only === "warm-sweep") {
       const warm = await measureWarmSweep(ctx, quick ? 1_000 : 10_000);
       process.stdout.write(`\n${formatTable(warm.rows)}\n`);
@@ -314,8 +335,10 @@ async function main() {
     log(`setup: bundles built, ${n1} scale objects created`);
 
     const batch = await measureDriftBatch(ctx);
-    sections.batch = batch.rows;
+    const awsccBatch = await measureAwsccBatch(ctx);
+    sections.batch = [...batch.rows, ...awsccBatch.rows];
     results.batch = batch.result;
+    results.awsccBatch = awsccBatch.result;
     if (values.only === "batch") {
       const table = formatTable(batch.rows);
       process.stdout.write(`\n${table}\n`);

@@ -9,8 +9,8 @@
 
 import type { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
-import { apiVersionOf } from "../shared/api/meta.ts";
-import { Kube } from "../shared/kube/client.ts";
+import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
+import { Kube, type KubeObject } from "../shared/kube/client.ts";
 import {
   defaultEndpoint,
   endpointFromKubeconfig,
@@ -19,6 +19,8 @@ import {
   readKubeconfigFiles,
 } from "../shared/kube/kubeconfig.ts";
 import { createLogger } from "../shared/log.ts";
+import { CRD_TYPE, type CrdLike, typeOfCrd } from "../shared/ops/activation.ts";
+import { isGeneratedGroup } from "../shared/ops/activation-policy.ts";
 import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
 import { Forwarder } from "../shared/pipeline/forwarder.ts";
 import { type Config, readConfig } from "./config.ts";
@@ -58,6 +60,23 @@ export function readForwarderConfig(env: NodeJS.ProcessEnv = process.env): Forwa
     throw new Error(`invalid configuration: ${problems}`);
   }
   return { ...base, ...parsed.data };
+}
+
+/** The cloud of a generated kind's group: `<service>.awscc…` is AWS, `<rp>.azure.gen…` Azure. */
+const cloudOfGenerated = (group: string): Cloud => (group.split(".")[1] === "azure" ? "azure" : "aws");
+
+/**
+ * The generated kinds of these clouds whose CRDs are installed (driftless's CRDs, labelled part-of): one
+ * LIST. `crds apply --activate` and activation policies install exactly the activated ones; an installed
+ * kind no policy names any more is watched too, and the function tells its objects so (KindNotActivated).
+ */
+export async function generatedTypesIn(kube: Kube, clouds: readonly Cloud[]): Promise<ResourceType[]> {
+  const crds = await kube.list<CrdLike & KubeObject>(CRD_TYPE, {
+    labelSelector: "app.kubernetes.io/part-of=driftless",
+  });
+  return crds.items
+    .filter((c) => isGeneratedGroup(c.spec.group) && clouds.includes(cloudOfGenerated(c.spec.group)))
+    .map(typeOfCrd);
 }
 
 /**
@@ -131,9 +150,25 @@ export async function startForwarder(cfg: ForwarderConfig, logger: Logger): Prom
     { queue: cfg.DRIFTLESS_QUEUE, clouds, kinds: types.map((t) => `${t.kind}.${apiVersionOf(t)}`) },
     "forwarding",
   );
+  // Generated kinds are activated at run time: their CRDs are read now and every sweep interval after.
+  const crds = kube instanceof Kube ? kube : new Kube(kube);
+  const refresh = async () => {
+    try {
+      await forwarder.watch(await generatedTypesIn(crds, clouds));
+    } catch (err) {
+      logger.warn(
+        { err: (err as Error).message },
+        "cannot read the generated kinds' CRDs; trying again later",
+      );
+    }
+  };
+  await refresh();
+  const timer = setInterval(() => void refresh(), cfg.DRIFTLESS_SWEEP_INTERVAL);
+  timer.unref();
   return {
     forwarder,
     async stop() {
+      clearInterval(timer);
       await forwarder.stop();
       await sink.close();
     },

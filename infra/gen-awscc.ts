@@ -391,6 +391,9 @@ export function kindSpecOf(
   const inForProvider = (path: string) => properties[path.split(".")[0] ?? ""] !== undefined;
   const identifierField = id.identifierField ? camelOf(id.identifierField) : undefined;
   const handlers = (["create", "read", "update", "delete", "list"] as const).filter((h) => reg.handlers?.[h]);
+  const listNeeds = (reg.handlers?.list?.handlerSchema?.required ?? []).map(
+    (n) => Object.entries(properties).find(([, p]) => p.n === n)?.[0] ?? camelOf(n),
+  );
   // No update handler: the registry's IMMUTABLE provisioning type, every property is fixed at create.
   const createOnly = reg.handlers && !reg.handlers.update ? Object.keys(properties) : facts.createOnly;
   const intro = shortDoc(r.documentation, 400) ?? r.cloudFormationType;
@@ -415,6 +418,7 @@ export function kindSpecOf(
     attributeSecrets,
     permissions: permissionsOf(reg),
     handlers: handlers as HandlerName[],
+    ...(listNeeds.length > 0 ? { listNeeds } : {}),
   };
 }
 

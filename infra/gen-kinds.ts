@@ -241,6 +241,10 @@ function wrap(paragraph: string, prefix: string): string[] {
   return lines;
 }
 
+/** A condition value's `{region}` placeholder as serverless.yml writes it: the stage's region. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a Serverless variable, resolved at package time
+const regionOf = (v: string) => v.replaceAll("{region}", "${self:custom.stage.region}");
+
 export function statementYaml(s: IamStatement, indent = IAM_INDENT): string[] {
   const i2 = `${indent}  `;
   const out = (s.comment ?? "").split("\n").flatMap((paragraph) => wrap(paragraph, `${indent}# `));
@@ -254,7 +258,9 @@ export function statementYaml(s: IamStatement, indent = IAM_INDENT): string[] {
     for (const [op, keys] of Object.entries(s.condition)) {
       out.push(`${i2}  ${scalar(op)}:`);
       for (const [k, v] of Object.entries(keys))
-        out.push(`${i2}    ${k}: ${typeof v === "string" ? `"${v}"` : `[${v.join(", ")}]`}`);
+        out.push(
+          `${i2}    ${k}: ${typeof v === "string" ? `"${regionOf(v)}"` : `[${v.map(regionOf).join(", ")}]`}`,
+        );
     }
   }
   return out;

@@ -8,7 +8,8 @@
 //       a directory of schema files as AWS publishes them (CloudformationSchema.zip, extracted, or one
 //       `aws cloudformation describe-type --query Schema` answer per file): these keep handler permissions
 //   npm run refresh:awscc-schemas -- --handlers-from GITDIR [--rev REV]
-//       only the facts cfn-lint drops (handlers: permissions, timeouts; tagging), into handler-facts.json.gz,
+//       only the facts cfn-lint drops (handlers: permissions, timeouts, the list handler's required
+//       ResourceModel properties; tagging), into handler-facts.json.gz,
 //       from a clone of hashicorp/terraform-provider-awscc (its copy of every us-east-1 schema Cloud Control
 //       provisions: internal/service/cloudformation/schemas/, listed by the newest
 //       internal/provider/generators/allschemas/available_schemas.<date>.hcl); combinable with the above
@@ -79,6 +80,10 @@ export function handlerFactsFromTerraform(gitDir: string, rev = "HEAD"): Handler
       handlers[h as keyof typeof handlers] = {
         permissions: [...(v?.permissions ?? [])],
         ...(v?.timeoutInMinutes ? { timeoutInMinutes: v.timeoutInMinutes } : {}),
+        // Only what a ListResources call needs: the properties its ResourceModel must carry.
+        ...(v?.handlerSchema?.required?.length
+          ? { handlerSchema: { required: [...v.handlerSchema.required] } }
+          : {}),
       };
     types[typeName] = { handlers, ...(schema.tagging ? { tagging: schema.tagging } : {}) };
   }

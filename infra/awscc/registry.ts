@@ -31,7 +31,17 @@ export interface RegistrySchema {
   createOnlyProperties?: string[];
   primaryIdentifier?: string[];
   tagging?: { taggable?: boolean; tagProperty?: string; permissions?: string[] };
-  handlers?: Partial<Record<HandlerName, { permissions?: string[]; timeoutInMinutes?: number }>>;
+  handlers?: Partial<
+    Record<
+      HandlerName,
+      {
+        permissions?: string[];
+        timeoutInMinutes?: number;
+        /** The list handler's handlerSchema: the properties a ListResources ResourceModel must carry. */
+        handlerSchema?: { required?: string[] };
+      }
+    >
+  >;
   [other: string]: unknown;
 }
 

@@ -99,6 +99,7 @@ export class Forwarder {
   readonly #counters = newWatchCounters();
   readonly #outbox: Outbox;
   readonly #watchers: KindWatcher[];
+  readonly #watcherOf: (type: ResourceType) => KindWatcher;
   #running = false;
   #stop = new AbortController();
   #loops: Promise<void>[] = [];
@@ -135,6 +136,7 @@ export class Forwarder {
       });
       return watcher;
     };
+    this.#watcherOf = (type) => watcherOf(type);
     this.#watchers = opts.types.map((type) => watcherOf(type));
     if (opts.connectionSecrets) this.#watchers.push(watcherOf(CONNECTION_SECRETS, true));
   }
@@ -150,18 +152,42 @@ export class Forwarder {
     this.#stop = new AbortController();
     this.#outbox.start();
     const firstAttempts: Promise<void>[] = [];
-    this.#loops = this.#watchers.map((w) => {
-      let resolve = () => {};
-      firstAttempts.push(
-        new Promise<void>((r) => {
-          resolve = r;
-        }),
-      );
-      // The signal, not #running: a loop that outlived stop()'s grace period must not rejoin a restart.
-      return w.run(this.#stop.signal, resolve).finally(resolve);
-    });
+    this.#loops = this.#watchers.map((w) => this.#runWatcher(w, firstAttempts));
     this.#logger.info({ kinds: this.#watchers.length }, "forwarder started");
     await Promise.all(firstAttempts);
+  }
+
+  #runWatcher(w: KindWatcher, firstAttempts: Promise<void>[]): Promise<void> {
+    let resolve = () => {};
+    firstAttempts.push(
+      new Promise<void>((r) => {
+        resolve = r;
+      }),
+    );
+    // The signal, not #running: a loop that outlived stop()'s grace period must not rejoin a restart.
+    return w.run(this.#stop.signal, resolve).finally(resolve);
+  }
+
+  /**
+   * Watches these kinds too, from now on (a kind activated while the forwarder runs): the ones not watched
+   * yet start at once when running, else with the next `start()`. Resolves after their first list attempt;
+   * returns the types added.
+   */
+  async watch(types: readonly ResourceType[]): Promise<ResourceType[]> {
+    const added = types.filter(
+      (t) =>
+        !this.#watchers.some((w) => !w.everyChange && w.type.group === t.group && w.type.plural === t.plural),
+    );
+    const firstAttempts: Promise<void>[] = [];
+    for (const t of added) {
+      const w = this.#watcherOf(t);
+      this.#watchers.push(w);
+      if (this.#running) this.#loops.push(this.#runWatcher(w, firstAttempts));
+    }
+    if (added.length > 0)
+      this.#logger.info({ kinds: added.map((t) => crdName(t)) }, "forwarder watches more kinds");
+    await Promise.all(firstAttempts);
+    return added;
   }
 
   /** Closes every watch, sends what is still waiting, and leaves no timer or socket behind. */

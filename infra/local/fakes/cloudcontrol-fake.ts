@@ -6,8 +6,10 @@
 // Requests progress by polls (IN_PROGRESS until GetResourceRequestStatus was called `pollsToComplete`
 // times); ClientTokens are idempotent. Resources live per account and region, as in AWS: the region is the
 // SigV4 credential scope's, the account the access key's (`AKIA` + 12 digits names it, else ACCOUNT),
-// which STS GetCallerIdentity on the same endpoint reports. Test controls under /__fake/: throttle, fail,
-// config, requests, resources.
+// which STS GetCallerIdentity on the same endpoint reports. ListResources pages with NextToken (MaxResults
+// 1–100), answers the readable model (or, for types configured so, only the primary identifier: list
+// handlers differ) and refuses a child type's list without its handlerSchema's ResourceModel properties.
+// Test controls under /__fake/: throttle, fail, config, requests, resources.
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -263,6 +265,8 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
     pollsToComplete: 1,
     throttle: 0,
     fail: [] as Array<{ operation: string; errorCode: string; message: string }>,
+    /** Types whose list handler returns only the primary identifier (the rest: the whole model). */
+    listIdentifiersOnly: new Set<string>(),
   };
 
   const specOf = (type: unknown, action: string): AwsccKindSpec => {
@@ -364,6 +368,24 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
     return Object.fromEntries(Object.entries(model).filter(([k]) => wire.has(k)));
   };
 
+  /** A resource as it is now: where the service's own API can say, it decides (deleted there is gone). */
+  const current = async (spec: AwsccKindSpec, key: string): Promise<Resource | undefined> => {
+    const r = resources.get(key);
+    const reader = r?.stack ? MOTO_READERS[spec.typeName] : undefined;
+    const observed = r && reader ? await reader(moto as string, r.model) : {};
+    if (r && observed === undefined) resources.delete(key);
+    if (!r || observed === undefined) return undefined;
+    const drifted = Object.entries(observed).some(
+      ([k, v]) => JSON.stringify(r.model[k]) !== JSON.stringify(v),
+    );
+    Object.assign(r.model, observed);
+    // moto's UpdateStack applies only what differs from the stack's last template: align the template with
+    // what the service now holds, so an update that puts the spec's value back is applied.
+    if (drifted && r.stack)
+      await updateStack(moto as string, r.stack, spec.typeName, writableOf(spec, r.model));
+    return r;
+  };
+
   const ops: Record<string, (b: Json, at: Scope) => Json | Promise<Json>> = {
     async CreateResource(b, at) {
       const spec = specOf(b.TypeName, "CREATE");
@@ -421,24 +443,12 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
     async GetResource(b, at) {
       const spec = specOf(b.TypeName, "READ");
       const key = keyOf(at, spec.typeName, String(b.Identifier ?? ""));
-      const r = resources.get(key);
-      const reader = r?.stack ? MOTO_READERS[spec.typeName] : undefined;
-      // Where the service's own API can say, it decides: deleted there is gone, changed there is drift.
-      const observed = r && reader ? await reader(moto as string, r.model) : {};
-      if (r && observed === undefined) resources.delete(key);
-      if (!r || observed === undefined)
+      const r = await current(spec, key);
+      if (!r)
         throw new ApiError(
           "ResourceNotFoundException",
           `Resource of type '${spec.typeName}' with identifier '${b.Identifier}' was not found.`,
         );
-      const drifted = Object.entries(observed).some(
-        ([k, v]) => JSON.stringify(r.model[k]) !== JSON.stringify(v),
-      );
-      Object.assign(r.model, observed);
-      // moto's UpdateStack applies only what differs from the stack's last template: align the template with
-      // what the service now holds, so an update that puts the spec's value back is applied.
-      if (drifted && r.stack)
-        await updateStack(moto as string, r.stack, spec.typeName, writableOf(spec, r.model));
       return {
         TypeName: spec.typeName,
         ResourceDescription: {
@@ -545,22 +555,56 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
       if (req.polls >= control.pollsToComplete) settle(req);
       return { ProgressEvent: req.event };
     },
-    ListResources(b, at) {
+    async ListResources(b, at) {
       const spec = specOf(b.TypeName, "LIST");
-      const all = [...resources.values()]
-        .filter((r) => r.type === spec.typeName && r.account === at.account && r.region === at.region)
-        .sort((x, y) => x.identifier.localeCompare(y.identifier));
-      const from = Number(b.NextToken ?? 0);
-      const max = Number(b.MaxResults ?? 20);
-      const page = all.slice(from, from + max);
+      const max = b.MaxResults === undefined ? 20 : Number(b.MaxResults);
+      if (!Number.isInteger(max) || max < 1 || max > 100)
+        throw new ApiError("ValidationException", `MaxResults ${b.MaxResults} is not in 1..100`);
+      // A child type's list handler lists one parent: its handlerSchema's properties in the ResourceModel.
+      let filter: Json = {};
+      if (spec.listNeeds?.length) {
+        try {
+          filter = JSON.parse(String(b.ResourceModel ?? "{}")) as Json;
+        } catch {
+          throw new ApiError("ValidationException", "ResourceModel is not valid JSON");
+        }
+        const wire = spec.listNeeds.map((k) => spec.properties[k]?.n ?? k);
+        const absent = wire.filter((n) => filter[n] === undefined);
+        if (absent.length > 0)
+          throw new ApiError(
+            "InvalidRequestException",
+            `Missing or invalid ResourceModel property in AWS::${spec.typeName.split("::").slice(1).join("::")} list handler request input. Required property: [${absent.join(", ")}]`,
+          );
+      }
+      const keys = [...resources.values()]
+        .filter(
+          (r) =>
+            r.type === spec.typeName &&
+            r.account === at.account &&
+            r.region === at.region &&
+            Object.entries(filter).every(([k, v]) => JSON.stringify(r.model[k]) === JSON.stringify(v)),
+        )
+        .sort((x, y) => x.identifier.localeCompare(y.identifier))
+        .map((r) => keyOf(at, spec.typeName, r.identifier));
+      const from = b.NextToken === undefined ? 0 : Number(b.NextToken);
+      if (!Number.isInteger(from) || from < 0)
+        throw new ApiError("ValidationException", `NextToken ${b.NextToken} is not valid`);
+      const page = (await Promise.all(keys.slice(from, from + max).map((k) => current(spec, k)))).filter(
+        (r): r is Resource => r !== undefined,
+      );
+      // What the list handler returns: the whole readable model, or (a type configured so) its identifier.
       const ids = new Set(spec.primaryIdentifier);
+      const shown = (r: Resource) =>
+        control.listIdentifiersOnly.has(spec.typeName)
+          ? Object.fromEntries(Object.entries(r.model).filter(([k]) => ids.has(k)))
+          : readable(spec, r.model);
       return {
         TypeName: spec.typeName,
         ResourceDescriptions: page.map((r) => ({
           Identifier: r.identifier,
-          Properties: JSON.stringify(Object.fromEntries(Object.entries(r.model).filter(([k]) => ids.has(k)))),
+          Properties: JSON.stringify(shown(r)),
         })),
-        ...(from + max < all.length ? { NextToken: String(from + max) } : {}),
+        ...(from + max < keys.length ? { NextToken: String(from + max) } : {}),
       };
     },
   };
@@ -597,7 +641,17 @@ export async function startCloudControlFake(opts: CloudControlFakeOptions): Prom
           return send(res, 200, {}, "application/json");
         case "/__fake/config":
           if (body.pollsToComplete !== undefined) control.pollsToComplete = Number(body.pollsToComplete);
-          return send(res, 200, { pollsToComplete: control.pollsToComplete }, "application/json");
+          if (Array.isArray(body.listIdentifiersOnly))
+            control.listIdentifiersOnly = new Set(body.listIdentifiersOnly.map(String));
+          return send(
+            res,
+            200,
+            {
+              pollsToComplete: control.pollsToComplete,
+              listIdentifiersOnly: [...control.listIdentifiersOnly],
+            },
+            "application/json",
+          );
         case "/__fake/requests":
           return send(res, 200, counts, "application/json");
         case "/__fake/resources":

@@ -91,6 +91,13 @@ export interface AwsccKindSpec {
    * create-only); `list` is what a batched drift check through ListResources needs.
    */
   handlers?: Array<"create" | "read" | "update" | "delete" | "list">;
+  /**
+   * The properties (camelCase) the list handler's handlerSchema requires in a ListResources ResourceModel
+   * (a child type listed per parent, e.g. an API Gateway Resource per `restApiId`). A type with `list` and
+   * without this is listed per account and region: its batched drift check is ListResources
+   * (docs/adr/0012-awscc-batched-drift-checks.md); with it, or without `list`, one GetResource each.
+   */
+  listNeeds?: string[];
 }
 
 /** `a.b` is `path` or lies below it. */

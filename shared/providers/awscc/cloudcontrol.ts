@@ -8,6 +8,7 @@ import {
   DeleteResourceCommand,
   GetResourceCommand,
   GetResourceRequestStatusCommand,
+  ListResourcesCommand,
   type ProgressEvent,
   UpdateResourceCommand,
 } from "@aws-sdk/client-cloudcontrol";
@@ -24,12 +25,14 @@ import {
   type IamStatement,
   InvalidSpecError,
   type ManagedKindProvider,
+  type ObserveManyItem,
   ThrottledError,
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import { Annotations, type SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
+import { IN_STAGE_REGION, isGlobalAction } from "../aws/global-services.ts";
 import { awsHome } from "../aws/home.ts";
 import {
   atProviderOf,
@@ -64,6 +67,65 @@ export interface CloudControlOptions {
 }
 
 const DEFAULT_POLL_DELAYS_MS = [250, 500, 1000, 2000, 4000];
+/** ListResources' largest page (its MaxResults is 1–100). */
+const LIST_PAGE_SIZE = 100;
+/** Resources one batched check takes: its pages stop as soon as every one of them was seen. */
+const LIST_MAX_ITEMS = 1000;
+/** GetResources in flight at once for the resources a batched check reads alone. */
+const READ_CONCURRENCY = 8;
+
+/**
+ * Types whose ListResources answer was seen, in this process, to leave out what GetResource returns for a
+ * property the plan compares, or to be refused: read per resource from then on (why, per type).
+ */
+const listFallbacks = new Map<string, string>();
+
+/**
+ * How a batched drift check reads this type, from the spec data (the registry's list handler and what its
+ * handlerSchema requires) and what was seen at run time: `"ListResources"`, or why it is one GetResource
+ * per resource. Decisions: docs/adr/0012-awscc-batched-drift-checks.md.
+ */
+export function batchedReadOf(spec: AwsccKindSpec): "ListResources" | string {
+  if (spec.primaryIdentifier.length === 0) return "no primary identifier";
+  if (!spec.handlers?.includes("list")) return "the registry publishes no list handler";
+  if (spec.listNeeds?.length)
+    return `the list handler needs a ResourceModel with ${spec.listNeeds.join(", ")} (listed per parent)`;
+  return listFallbacks.get(spec.typeName) ?? "ListResources";
+}
+
+/**
+ * The paths (`a.b`, `atProvider.c`) of what the plan compares for `mr` — its forProvider's set properties at
+ * any depth and the attributes its status holds — that `obs` lacks.
+ */
+function uncarried(spec: AwsccKindSpec, mr: MR, obs: ExternalObservation<Json, Json>): string[] {
+  const out: string[] = [];
+  const walk = (want: unknown, have: unknown, at: string) => {
+    if (have === undefined || have === null) return void out.push(at);
+    if (!isPlainObject(want) || !isPlainObject(have)) return;
+    for (const [k, v] of Object.entries(want))
+      if (v !== undefined && !/(Ref|Refs|Selector)$/.test(k)) walk(v, have[k], `${at}.${k}`);
+  };
+  const observed = obs.observed ?? {};
+  for (const [k, v] of Object.entries(mr.spec.forProvider))
+    if (v !== undefined && spec.properties[k] && k !== spec.identifierField) walk(v, observed[k], k);
+  const atProvider = obs.atProvider ?? {};
+  for (const k of Object.keys(mr.status?.atProvider ?? {}))
+    if (atProvider[k] === undefined) out.push(`atProvider.${k}`);
+  return out;
+}
+
+const isPlainObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Runs `f` over `items`, `n` at a time, results in order. */
+async function lanes<T, R>(items: readonly T[], n: number, f: (x: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await f(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, lane));
+  return out;
+}
 const clients = new ClientCache((c) => new CloudControlClient(sdkOptions(c)));
 
 const NOT_FOUND = new Set(["ResourceNotFoundException", "NotFound"]);
@@ -272,6 +334,75 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     };
   }
 
+  /**
+   * The batched drift check: ListResources page by page (stopping once every resource asked about was seen,
+   * or when the pages cost as much as reading the rest alone), each listed model observed as GetResource's
+   * would be. A resource the list does not show, or shows without something the plan compares, is read
+   * alone with observe: an absence or a difference is only ever concluded from GetResource. When that read
+   * carries what the list left out, the type is read per resource from then on (batchedReadOf says why).
+   */
+  async observeMany(
+    items: ReadonlyArray<ObserveManyItem<Json, Json>>,
+  ): Promise<Array<ExternalObservation<Json, Json> | Error>> {
+    const type = this.#spec.typeName;
+    let listed = new Map<string, Json>();
+    if (batchedReadOf(this.#spec) === "ListResources") {
+      try {
+        listed = await this.#list(new Set(items.map((i) => i.externalName)));
+      } catch (err) {
+        // A list the handler refuses (it wants a ResourceModel, or is unsupported) is this type's answer.
+        if (!(err instanceof InvalidSpecError)) throw err;
+        listFallbacks.set(type, `ListResources was refused: ${err.message}`);
+      }
+    }
+    return lanes(items, READ_CONCURRENCY, async ({ mr, externalName }) => {
+      try {
+        const model = listed.get(externalName);
+        const fromList = model ? this.#found(mr as MR, model) : undefined;
+        const missing = fromList ? uncarried(this.#spec, mr as MR, fromList) : [];
+        if (fromList && missing.length === 0) return fromList;
+        const read = await this.observe(mr as MR, externalName);
+        if (fromList && read.resourceExists) {
+          const still = new Set(uncarried(this.#spec, mr as MR, read));
+          const omitted = missing.filter((m) => !still.has(m));
+          if (omitted.length > 0)
+            listFallbacks.set(
+              type,
+              `ListResources left out ${omitted.slice(0, 3).join(", ")}, which GetResource returns`,
+            );
+        }
+        return read;
+      } catch (err) {
+        return err instanceof Error ? err : new Error(String(err));
+      }
+    });
+  }
+
+  /** What ListResources shows of `wanted` (identifiers) here, by identifier. */
+  async #list(wanted: ReadonlySet<string>): Promise<Map<string, Json>> {
+    const found = new Map<string, Json>();
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      const next = token;
+      const out = await this.#call(() =>
+        this.#cc.send(
+          new ListResourcesCommand({
+            TypeName: this.#spec.typeName,
+            MaxResults: LIST_PAGE_SIZE,
+            ...(next ? { NextToken: next } : {}),
+          }),
+        ),
+      );
+      pages++;
+      for (const d of out.ResourceDescriptions ?? [])
+        if (d.Identifier && wanted.has(d.Identifier))
+          found.set(d.Identifier, JSON.parse(d.Properties ?? "{}") as Json);
+      token = out.NextToken || undefined;
+    } while (token && found.size < wanted.size && pages < wanted.size - found.size);
+    return found;
+  }
+
   /** forProvider with its secrets read from their Secret keys, at any depth: for one request only. */
   async #resolved(mr: MR): Promise<Json> {
     return resolveSecrets(this.#spec, mr.spec.forProvider, async ({ at, ref }) => {
@@ -384,28 +515,50 @@ const CLOUD_CONTROL_IAM: IamStatement = {
     "cloudformation:UpdateResource",
     "cloudformation:DeleteResource",
     "cloudformation:GetResourceRequestStatus",
+    "cloudformation:ListResources",
   ],
   resources: ["*"],
-  comment: "Cloud Control calls; each generated kind's service calls follow in its Awscc<service> statement.",
+  condition: IN_STAGE_REGION,
+  comment:
+    "Cloud Control calls, in the stage's region; each generated kind's service calls follow in its Awscc<service> statement.",
 };
 
 /**
  * What Cloud Control's handlers call as the caller for this type (the registry schema's
  * handlers.*.permissions), one statement per service: kinds of one service merge into it by sid, so the
- * role grows with the services activated, not with the kinds. The schemas name actions, not resources.
+ * role grows with the services activated, not with the kinds. The schemas name actions, not resources:
+ * the statements hold to the stage's region (`aws:RequestedRegion`), except a global service's actions
+ * (GLOBAL_SERVICES), which go to a `…Global` statement of their own without it.
  */
 export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
   const actions = [...new Set(Object.values(spec.permissions).flat())].sort();
   if (actions.length === 0) return [];
   const service = spec.group.split(".")[0] ?? "";
   const sid = `Awscc${service.charAt(0).toUpperCase()}${service.slice(1)}`.replace(/[^A-Za-z0-9]/g, "");
+  const regional = actions.filter((a) => !isGlobalAction(a));
+  const global = actions.filter(isGlobalAction);
   return [
-    {
-      sid,
-      actions,
-      resources: ["*"],
-      comment: `The service calls Cloud Control makes for the activated ${service} kinds (registry schemas' handler permissions).`,
-    },
+    ...(regional.length > 0
+      ? [
+          {
+            sid,
+            actions: regional,
+            resources: ["*"],
+            condition: IN_STAGE_REGION,
+            comment: `The service calls Cloud Control makes for the activated ${service} kinds (registry schemas' handler permissions), in the stage's region.`,
+          },
+        ]
+      : []),
+    ...(global.length > 0
+      ? [
+          {
+            sid: `${sid}Global`,
+            actions: global,
+            resources: ["*"],
+            comment: `The calls to global services (IAM, Route 53, CloudFront…: no region) Cloud Control makes for the activated ${service} kinds.`,
+          },
+        ]
+      : []),
   ];
 }
 
@@ -415,21 +568,63 @@ export function cloudControlProvider(
   opts: CloudControlOptions = {},
 ): ManagedKindProvider {
   const delays = opts.pollDelaysMs ?? DEFAULT_POLL_DELAYS_MS;
+  const listable = batchedReadOf(spec) === "ListResources";
   return {
     definition: awsccKindOf(spec),
     limitsEachRequest: true,
     iam: [CLOUD_CONTROL_IAM, ...handlerIam(spec)],
+    ...(listable
+      ? {
+          observeMany: {
+            calls: `ListResources, ${LIST_PAGE_SIZE} a page (a GetResource for one it does not show whole)`,
+            maxItems: LIST_MAX_ITEMS,
+          },
+        }
+      : {}),
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
       const regionOf = (mr: MR) => (mr.spec.forProvider.region as string | undefined) ?? undefined;
-      return perResource<Json, Json>(
-        async (mr) => {
-          const cfg = await awsClientConfig(ctx, regionOf(mr));
-          return new CloudControlExternal(clients.get(cfg), spec, cfg.region, delays, (ref) =>
-            ctx.readSecretKey(ref),
-          );
+      const external = async (mr: MR) => {
+        const cfg = await awsClientConfig(ctx, regionOf(mr));
+        return new CloudControlExternal(clients.get(cfg), spec, cfg.region, delays, (ref) =>
+          ctx.readSecretKey(ref),
+        );
+      };
+      const client = perResource<Json, Json>(external, (mr) => awsHome(ctx, regionOf(mr)));
+      if (!listable) return client;
+      return {
+        ...client,
+        // One region's client lists its resources; the results go back in order.
+        async observeMany(items: ReadonlyArray<ObserveManyItem<Json, Json>>) {
+          const groups = new Map<string, { at: number[]; external: Promise<CloudControlExternal | Error> }>();
+          for (const [i, { mr }] of items.entries()) {
+            const region = regionOf(mr as MR) ?? "";
+            const g = groups.get(region) ?? {
+              at: [],
+              external: external(mr as MR).catch((err: unknown) =>
+                err instanceof Error ? err : new Error(String(err)),
+              ),
+            };
+            g.at.push(i);
+            groups.set(region, g);
+          }
+          const out: Array<ExternalObservation<Json, Json> | Error> = new Array(items.length);
+          for (const g of groups.values()) {
+            let results: Array<ExternalObservation<Json, Json> | Error>;
+            try {
+              const one = await g.external;
+              if (one instanceof Error) throw one;
+              results = await one.observeMany(g.at.map((i) => items[i] as ObserveManyItem<Json, Json>));
+            } catch (err) {
+              if (groups.size === 1 || err instanceof ThrottledError) throw err;
+              results = g.at.map(() => (err instanceof Error ? err : new Error(String(err))));
+            }
+            g.at.forEach((i, n) => {
+              out[i] = results[n] ?? new Error("the batched observe returned no result for this resource");
+            });
+          }
+          return out;
         },
-        (mr) => awsHome(ctx, regionOf(mr)),
-      );
+      };
     },
   };
 }

@@ -9,11 +9,12 @@ import {
   type RegistrySchema,
 } from "../../../infra/awscc/registry.ts";
 import { generateAwscc } from "../../../infra/gen-awscc.ts";
-import { mergedStatements } from "../../../infra/gen-kinds.ts";
+import { mergedStatements, statementYaml } from "../../../infra/gen-kinds.ts";
 import { awsccRbacObjects, rbacObjects } from "../../../infra/k8s/gen-rbac.ts";
 import { activatedAwsccEntries, loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
+import { GLOBAL_SERVICES } from "../../../shared/providers/aws/global-services.ts";
 import { handlerIam } from "../../../shared/providers/awscc/cloudcontrol.ts";
 import { awsccProviders } from "../../../shared/providers/awscc/kinds.ts";
 
@@ -56,6 +57,7 @@ describe("IAM of generated kinds", () => {
         sid: "AwsccDynamodb",
         actions: ["dynamodb:CreateTable", "dynamodb:DeleteTable", "kms:DescribeKey"],
         resources: ["*"],
+        condition: { StringEquals: { "aws:RequestedRegion": "{region}" } },
       }),
     ]);
     const statements = mergedStatements({
@@ -140,7 +142,9 @@ describe("handler facts of every generated kind", () => {
     expect(spec.createOnly.sort()).toEqual(Object.keys(spec.properties).sort());
   });
 
-  it("every kind's generated IAM (the serverless.yml statements) covers all its handlers' permissions", () => {
+  it("every kind's generated IAM (the serverless.yml statements) covers all its handlers' permissions", {
+    timeout: 300_000,
+  }, () => {
     const specs = catalog().kinds.map((e) => loadAwsccSpec(e));
     const statements = mergedStatements({
       kinds: withNamespacedVariants(awsccProviders(specs)),
@@ -157,6 +161,43 @@ describe("handler facts of every generated kind", () => {
     expect(allowed.has("cloudformation:CreateResource")).toBe(true);
     expect(allowed.has("dynamodb:CreateTable")).toBe(true);
   });
+
+  it("holds every regional service's actions to the stage's region, and never a global service's", () => {
+    const regional = { StringEquals: { "aws:RequestedRegion": "{region}" } };
+    const specs = catalog().kinds.map((e) => loadAwsccSpec(e));
+    const statements = mergedStatements({
+      kinds: withNamespacedVariants(awsccProviders(specs)),
+      providerConfigKinds: [],
+    });
+    const globalPrefixes = ["iam", "route53", "cloudfront", "organizations"];
+    const isGlobal = (a: string) => GLOBAL_SERVICES.has(a.split(":")[0] ?? "");
+    for (const s of statements) {
+      if (s.actions.some(isGlobal)) {
+        expect(s.actions.every(isGlobal), s.sid).toBe(true);
+        expect(s.condition, s.sid).toBeUndefined();
+      } else expect(s.condition, s.sid).toEqual(regional);
+    }
+    const conditioned = new Set(statements.filter((s) => s.condition).flatMap((s) => s.actions));
+    const unconditioned = new Set(statements.filter((s) => !s.condition).flatMap((s) => s.actions));
+    for (const p of globalPrefixes) {
+      expect(
+        [...unconditioned].some((a) => a.startsWith(`${p}:`)),
+        p,
+      ).toBe(true);
+      expect(
+        [...conditioned].some((a) => a.startsWith(`${p}:`)),
+        p,
+      ).toBe(false);
+    }
+    expect(conditioned.has("dynamodb:CreateTable")).toBe(true);
+    expect(conditioned.has("cloudformation:ListResources")).toBe(true);
+    // serverless.yml writes the stage's region into the condition.
+    const yaml = statementYaml(
+      statements.find((s) => s.sid === "CloudControl") as (typeof statements)[number],
+    );
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the Serverless variable serverless.yml holds
+    expect(yaml.join("\n")).toContain('aws:RequestedRegion: "${self:custom.stage.region}"');
+  }, 300_000);
 });
 
 describe("RBAC of generated kinds", () => {
