@@ -8,7 +8,12 @@ import type { QueueEventSink, QueueProducer } from "../queue/port.ts";
 import type { Logger } from "./common.ts";
 import { emptySweepResult, type SweepResult, sweep, sweepWindowEnd } from "./sweep.ts";
 import { SweepIndex } from "./sweep-index.ts";
-import { claimSweepWindow, finishSweepWindow, type SweepLeaseRef } from "./sweep-lease.ts";
+import {
+  claimSweepWindow,
+  finishSweepWindow,
+  type SweepLeaseRef,
+  type SweepLeaseState,
+} from "./sweep-lease.ts";
 
 export interface ScheduledSweepInput {
   kube: Kube;
@@ -71,6 +76,9 @@ export interface SweepClaimInput {
   ttlMs?: number | undefined;
 }
 
+/** The Lease as this container last wrote it, per lease: a warm container's next claim skips the read. */
+const lastWritten = new WeakMap<SweepLeaseRef, SweepLeaseState>();
+
 /**
  * Runs `run` only if this container wins its window's Lease (sweep-lease.ts): two sweep containers never
  * both send one window. A losing sweep returns at once with `skipped`; the winner's window is then recorded
@@ -82,7 +90,10 @@ export async function claimedSweep(
   run: (handledUpTo: number | undefined) => Promise<SweepResult>,
 ): Promise<SweepResult> {
   const windowEndMs = sweepWindowEnd((input.scheduledAt ?? new Date()).getTime(), input.scheduleMs);
-  const claim = await claimSweepWindow(kube, input.lease, windowEndMs, { ttlMs: input.ttlMs });
+  const claim = await claimSweepWindow(kube, input.lease, windowEndMs, {
+    ttlMs: input.ttlMs,
+    known: lastWritten.get(input.lease),
+  });
   if (!claim.won) {
     input.logger.info(
       { windowEnd: new Date(windowEndMs).toISOString(), reason: claim.reason },
@@ -96,10 +107,16 @@ export async function claimedSweep(
     sentInFull = result.sendFailures === 0;
     return result;
   } finally {
-    await finishSweepWindow(kube, input.lease, claim, sentInFull).catch((err: unknown) => {
-      // The window is sent either way; a later sweep may send some of it again, never less.
-      input.logger.warn({ error: (err as Error).message }, "cannot record the sweep's window in its Lease");
-    });
+    await finishSweepWindow(kube, input.lease, claim, sentInFull).then(
+      (state) => {
+        if (state) lastWritten.set(input.lease, state);
+      },
+      (err: unknown) => {
+        lastWritten.delete(input.lease);
+        // The window is sent either way; a later sweep may send some of it again, never less.
+        input.logger.warn({ error: (err as Error).message }, "cannot record the sweep's window in its Lease");
+      },
+    );
   }
 }
 

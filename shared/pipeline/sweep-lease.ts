@@ -77,6 +77,8 @@ export type SweepClaim =
       handledUpTo: number | undefined;
       /** The claim this one replaced, put back if this sweep fails (so a retry of the tick may run). */
       previousClaim: number | undefined;
+      /** The Lease as this claim wrote it. */
+      state: SweepLeaseState;
     }
   | { won: false; windowEndMs: number; reason: Exclude<SweepClaimDecision, "claim"> };
 
@@ -115,39 +117,52 @@ export async function readSweepLease(kube: Kube, ref: SweepLeaseRef): Promise<Sw
   return lease ? stateOf(lease) : undefined;
 }
 
-/** Claims window `windowEndMs` for `holder`, or says why not. */
+/**
+ * Claims window `windowEndMs` for `holder`, or says why not. `known`: the Lease as this container last
+ * wrote it; when it allows the claim, the guarded write is tried without a read first (one request when no
+ * other container wrote since). Anything else is decided on a fresh read.
+ */
 export async function claimSweepWindow(
   kube: Kube,
   ref: SweepLeaseRef & { holder: string },
   windowEndMs: number,
-  opts: { ttlMs?: number; nowMs?: () => number } = {},
+  opts: { ttlMs?: number | undefined; nowMs?: () => number; known?: SweepLeaseState | undefined } = {},
 ): Promise<SweepClaim> {
   const now = opts.nowMs ?? Date.now;
   const ttlS = Math.ceil((opts.ttlMs ?? DEFAULT_SWEEP_LEASE_TTL_MS) / 1000);
+  let known = opts.known;
   for (let attempt = 1; ; attempt++) {
-    const state = await readSweepLease(kube, ref);
+    const state =
+      known && sweepClaimDecision(known, windowEndMs, now()) === "claim"
+        ? known
+        : await readSweepLease(kube, ref);
+    known = undefined;
     const decision = sweepClaimDecision(state, windowEndMs, now());
     if (decision !== "claim") return { won: false, windowEndMs, reason: decision };
     const at = microTime(now());
     const spec = { holderIdentity: ref.holder, leaseDurationSeconds: ttlS, acquireTime: at, renewTime: at };
     const annotations = { [CLAIMED]: String(windowEndMs) };
     try {
-      if (!state) {
-        await kube.create<LeaseObject>(LEASE, {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name: ref.name, namespace: ref.namespace, annotations },
-          spec,
-        });
-      } else {
-        await kube.patch(
-          LEASE,
-          ref.name,
-          { metadata: { annotations }, spec },
-          { resourceVersion: state.resourceVersion, namespace: ref.namespace },
-        );
-      }
-      return { won: true, windowEndMs, handledUpTo: state?.doneUpTo, previousClaim: state?.claimedUpTo };
+      const written = !state
+        ? await kube.create<LeaseObject>(LEASE, {
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            metadata: { name: ref.name, namespace: ref.namespace, annotations },
+            spec,
+          })
+        : await kube.patch<LeaseObject>(
+            LEASE,
+            ref.name,
+            { metadata: { annotations }, spec },
+            { resourceVersion: state.resourceVersion, namespace: ref.namespace },
+          );
+      return {
+        won: true,
+        windowEndMs,
+        handledUpTo: state?.doneUpTo,
+        previousClaim: state?.claimedUpTo,
+        state: stateOf(written),
+      };
     } catch (err) {
       // Another sweep wrote first (409: changed since read, or created meanwhile): read again and decide.
       if (!isConflict(err) || attempt >= ATTEMPTS) throw err;
@@ -157,36 +172,40 @@ export async function claimSweepWindow(
 
 /**
  * After the claimed sweep: sent in full, the window is recorded as done; otherwise the claim is put back,
- * so the platform's retry of the same tick may claim it again.
+ * so the platform's retry of the same tick may claim it again. Written over the claim's own state first
+ * (one request), read again only when another sweep wrote meanwhile. Returns the Lease as written.
  */
 export async function finishSweepWindow(
   kube: Kube,
   ref: SweepLeaseRef & { holder: string },
   claim: Extract<SweepClaim, { won: true }>,
   sentInFull: boolean,
-): Promise<void> {
+): Promise<SweepLeaseState | undefined> {
+  let state: SweepLeaseState | undefined = claim.state;
   for (let attempt = 1; ; attempt++) {
-    const state = await readSweepLease(kube, ref);
-    if (!state) return;
+    state ??= await readSweepLease(kube, ref);
+    if (!state) return undefined;
     let annotations: Record<string, string | null>;
     if (sentInFull) {
-      if ((state.doneUpTo ?? -Infinity) >= claim.windowEndMs) return;
+      if ((state.doneUpTo ?? -Infinity) >= claim.windowEndMs) return state;
       annotations = { [DONE]: String(claim.windowEndMs) };
     } else {
       // Someone claimed since (a later tick, or this window after the claim expired): theirs stands.
-      if (state.claimedUpTo !== claim.windowEndMs || state.holder !== ref.holder) return;
+      if (state.claimedUpTo !== claim.windowEndMs || state.holder !== ref.holder) return state;
       annotations = { [CLAIMED]: claim.previousClaim === undefined ? null : String(claim.previousClaim) };
     }
     try {
-      await kube.patch(
-        LEASE,
-        ref.name,
-        { metadata: { annotations } },
-        { resourceVersion: state.resourceVersion, namespace: ref.namespace },
+      return stateOf(
+        await kube.patch<LeaseObject>(
+          LEASE,
+          ref.name,
+          { metadata: { annotations } },
+          { resourceVersion: state.resourceVersion, namespace: ref.namespace },
+        ),
       );
-      return;
     } catch (err) {
       if (!isConflict(err) || attempt >= ATTEMPTS) throw err;
+      state = undefined;
     }
   }
 }

@@ -34,16 +34,19 @@ afterAll(async () => {
   await cleanup(kube, names);
   await kube.delete(LEASE, `${label}-a`, "default");
   await kube.delete(LEASE, `${label}-b`, "default");
+  await kube.delete(LEASE, `${label}-c`, "default");
 });
 
 /** One container: its own index, its own holder name, one shared queue. */
 function container(holder: string, leaseName: string, sink: RecordingSink) {
   const index = new SweepIndex(ctx);
+  // Made once per container, as the functions do: the container's last write is kept per lease.
+  const lease = { namespace: "default", name: leaseName, holder };
   return (at: number) =>
     claimedSweep(
       kube,
       {
-        lease: { namespace: "default", name: leaseName, holder },
+        lease,
         scheduleMs: SCHEDULE,
         scheduledAt: new Date(at),
         logger: noLog,
@@ -101,5 +104,15 @@ describe("two sweep containers against the real API server", () => {
     }
     // Ten windows are two poll intervals: each object exactly twice.
     expect(counts(sink)).toEqual(names.map(() => 2));
+  });
+
+  it("one warm container alone: two Lease requests per sweep (claim and done), no read", async () => {
+    const a = container("a", `${label}-c`, new RecordingSink());
+    const start = T0 + 20 * POLL;
+    await a(start + 1_000);
+    kube.resetStats();
+    for (let i = 1; i <= 3; i++) await a(start + i * SCHEDULE + 1_000);
+    const ops = kube.stats.byOperation;
+    expect([ops["get Lease"] ?? 0, ops["patch Lease"] ?? 0, ops["create Lease"] ?? 0]).toEqual([0, 6, 0]);
   });
 });
