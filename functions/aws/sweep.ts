@@ -6,11 +6,12 @@ import { createLogger } from "../../shared/log.ts";
 import { type ProviderHealthSetup, sweepWithProviderHealth } from "../../shared/ops/provider-health.ts";
 import {
   containerSweepIndex,
+  functionSweep,
   logQueueEvents,
   perContainer,
-  runScheduledSweep,
 } from "../../shared/pipeline/functions.ts";
 import type { SweepResult } from "../../shared/pipeline/sweep.ts";
+import { sweepLeaseOf } from "../../shared/pipeline/sweep-lease.ts";
 import { SqsProducer } from "../../shared/queue/sqs.ts";
 import { sqsQueueDepth } from "../../shared/queue/sqs-depth.ts";
 import { typesOf } from "../../shared/worker/worker.ts";
@@ -40,6 +41,8 @@ const health: Omit<ProviderHealthSetup, "kinds"> = {
 };
 // Kept while the container is warm: a run then reads what changed and what is due (sweep-index.ts).
 const index = containerSweepIndex(cfg);
+// One sweep per window however many containers run (sweep-lease.ts).
+const lease = sweepLeaseOf(cfg.DRIFTLESS_LABEL_SELECTOR);
 const kube = perContainer(async () => {
   const access = await awsClusterAccess(cfg, sqs.config.credentials);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
@@ -55,21 +58,11 @@ export async function handler(event: ScheduledEvent = {}): Promise<SweepResult> 
   // What is served, read every sweep: a kind an activation policy names now is swept now (no rebuild).
   const { kinds } = await servedAwsKinds(await kube(), cfg.DRIFTLESS_ACTIVATE);
   const types = typesOf(kinds, awsProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
-  return sweepWithProviderHealth(await kube(), { ...health, kinds }, (k, tally) =>
-    runScheduledSweep({
-      kube: k,
-      types,
-      producer,
-      scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
-      defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
-      maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
-      minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
-      batch: cfg.DRIFTLESS_SWEEP_BATCH,
-      logger,
-      scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
-      labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
-      index,
-      observe: (t, items) => tally.observe(t, items, true),
-    }),
+  const at = scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined;
+  const k0 = await kube();
+  return functionSweep(k0, cfg, { types, producer, logger, index, lease, scheduledAt: at }, (run) =>
+    sweepWithProviderHealth(k0, { ...health, kinds }, (k, tally) =>
+      run(k, (t, items) => tally.observe(t, items, true)),
+    ),
   );
 }

@@ -6,10 +6,11 @@ import { createLogger } from "../../shared/log.ts";
 import { type ProviderHealthSetup, sweepWithProviderHealth } from "../../shared/ops/provider-health.ts";
 import {
   containerSweepIndex,
+  functionSweep,
   logQueueEvents,
   perContainer,
-  runScheduledSweep,
 } from "../../shared/pipeline/functions.ts";
+import { sweepLeaseOf } from "../../shared/pipeline/sweep-lease.ts";
 import { PubSubProducer } from "../../shared/queue/pubsub.ts";
 import { PubSubRestTopic } from "../../shared/queue/pubsub-rest.ts";
 import { typesOf } from "../../shared/worker/worker.ts";
@@ -36,6 +37,8 @@ const health: ProviderHealthSetup = {
 };
 // Kept while the container is warm: a run then reads what changed and what is due (sweep-index.ts).
 const index = containerSweepIndex(cfg);
+// One sweep per window however many containers run (sweep-lease.ts).
+const lease = sweepLeaseOf(cfg.DRIFTLESS_LABEL_SELECTOR);
 const kube = perContainer(async () => {
   const access = await gcpClusterAccess(cfg);
   logger.info({ source: access.source, replacedUsers: access.replacedUsers }, "cluster access loaded");
@@ -48,22 +51,10 @@ await kube().catch((err: unknown) => {
 export async function sweep(event: CloudEvent<unknown>): Promise<void> {
   if (!producer) throw new Error("DRIFTLESS_PUBSUB_TOPIC is not set");
   const scheduledAt = event.time ? new Date(event.time) : undefined;
-  await sweepWithProviderHealth(await kube(), health, (k, tally) =>
-    runScheduledSweep({
-      kube: k,
-      types,
-      producer,
-      scheduleMs: cfg.DRIFTLESS_SWEEP_INTERVAL,
-      defaultPollMs: cfg.DRIFTLESS_POLL_INTERVAL,
-      maxPollMs: cfg.DRIFTLESS_MAX_POLL_INTERVAL,
-      minPollMs: cfg.DRIFTLESS_MIN_POLL_INTERVAL,
-      batch: cfg.DRIFTLESS_SWEEP_BATCH,
-      logger,
-      scheduledAt: scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined,
-      labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
-      index,
-      observe: (t, items) => tally.observe(t, items, true),
-    }),
+  const at = scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined;
+  const k0 = await kube();
+  await functionSweep(k0, cfg, { types, producer, logger, index, lease, scheduledAt: at }, (run) =>
+    sweepWithProviderHealth(k0, health, (k, tally) => run(k, (t, items) => tally.observe(t, items, true))),
   );
 }
 

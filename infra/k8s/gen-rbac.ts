@@ -233,6 +233,22 @@ export function rbacObjects(
       // The sweep reads with the forwarder's role; GKE: bind the sweep's Google service account too.
       subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: SWEEP_USER }],
     },
+    // The sweep's Lease (shared/pipeline/sweep-lease.ts): one sweep per window however many containers run.
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: SWEEP_USER, namespace: NAMESPACE, labels },
+      rules: [
+        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: SWEEP_USER, namespace: NAMESPACE, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: SWEEP_USER },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: SWEEP_USER }],
+    },
     ...secretRoles,
     {
       apiVersion: "rbac.authorization.k8s.io/v1",

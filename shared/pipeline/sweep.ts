@@ -118,6 +118,11 @@ export interface SweepOptions {
    * that used to ride on the pages (the Provider's health: ProviderHealthTally.observe).
    */
   observe?: ((t: ResourceType, items: readonly KubeObject[]) => void) | undefined;
+  /**
+   * With an index: the last window end that sweeps in other containers sent in full (sweep-lease.ts). A
+   * kind whose index last ran before it files the slots up to it as handled instead of sending them again.
+   */
+  handledUpTo?: number | undefined;
 }
 
 export interface SweepResult {
@@ -144,6 +149,28 @@ export interface SweepResult {
   events: number;
   relists: number;
   indexed: number;
+  /** Set when this sweep sent nothing because another sweep has its window (sweep-lease.ts). */
+  skipped?: "done" | "held" | "newer";
+}
+
+/** A sweep's result before it has done anything. */
+export function emptySweepResult(): SweepResult {
+  return {
+    listed: 0,
+    enqueued: 0,
+    pages: 0,
+    durationMs: 0,
+    paused: 0,
+    attention: 0,
+    sendFailures: 0,
+    missingKinds: [],
+    batches: 0,
+    batched: 0,
+    watches: 0,
+    events: 0,
+    relists: 0,
+    indexed: 0,
+  };
 }
 
 /** Some kinds could not be swept; the others were. `result` says what was done. */
@@ -267,22 +294,7 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
     minPollMs: opts.minPollMs,
   };
   const pageSize = opts.pageSize ?? DEFAULT_SWEEP_PAGE_SIZE;
-  const result: SweepResult = {
-    listed: 0,
-    enqueued: 0,
-    pages: 0,
-    durationMs: 0,
-    paused: 0,
-    attention: 0,
-    sendFailures: 0,
-    missingKinds: [],
-    batches: 0,
-    batched: 0,
-    watches: 0,
-    events: 0,
-    relists: 0,
-    indexed: 0,
-  };
+  const result = emptySweepResult();
   const failures: Array<{ kind: string; error: Error }> = [];
 
   const sweepKind = async (t: ResourceType) => {
@@ -393,6 +405,9 @@ export async function sweep(opts: SweepOptions): Promise<SweepResult> {
   // the sent ones under their next due window (what was refused stays due for the next run).
   const sweepIndexed = async (t: ResourceType, index: SweepIndex) => {
     const k = index.kind(t);
+    // Windows another container sent in full since this index last ran: their slots are not sent again.
+    if (opts.handledUpTo !== undefined && k.processedUpTo !== undefined && opts.handledUpTo > k.processedUpTo)
+      k.settle(opts.handledUpTo);
     const refreshed = await index.refresh(kube, t, {
       windowEndMs: ctx.windowEndMs,
       pageSize,
