@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { guardedLookup, RefusedAddressError } from "../../../shared/api/addresses.ts";
 import { keepAliveAgent } from "../../../shared/kube/http.ts";
 import { sdkOptions } from "../../../shared/providers/aws/config.ts";
+import { ARM_AGENTS } from "../../../shared/providers/azure/arm-rest.ts";
 
 /** A resolver that answers every name with the given address (a record the tenant controls). */
 const answering =
@@ -115,6 +116,15 @@ describe("connections through a guarded agent", () => {
         RefusedAddressError,
       );
       agent.destroy();
+    }
+  });
+
+  it("every Resource Manager request's pools use the guarded lookup", async () => {
+    for (const agent of Object.values(ARM_AGENTS)) {
+      const fn = (agent as unknown as { options: { lookup?: LookupFunction } }).options.lookup;
+      await expect(resolve(fn as LookupFunction, "169.254.169.254", false)).rejects.toBeInstanceOf(
+        RefusedAddressError,
+      );
     }
   });
 
