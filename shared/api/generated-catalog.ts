@@ -79,3 +79,19 @@ export function noneIfNotGenerated<Spec>(notGenerated: new (m: string) => Error,
     throw err;
   }
 }
+
+type KindName = { group: string; kind: string; plural: string };
+
+/** A pattern selects a generated kind when it selects either of its CRD names. */
+export const eitherShape =
+  (selects: (pattern: string, crdName: string, e: KindName) => boolean) =>
+  (pattern: string, e: KindName): boolean =>
+    generatedCrdNames(e).some((n) => selects(pattern, n, e));
+
+/** The entries of a catalog an activation list selects (none without patterns). */
+export const entriesSelected =
+  <E extends KindName>(matches: (pattern: string, e: E) => boolean) =>
+  (patterns: readonly string[] | undefined, catalog: { kinds: E[] }): E[] =>
+    !patterns || patterns.length === 0
+      ? []
+      : catalog.kinds.filter((e) => patterns.some((p) => matches(p, e)));

@@ -1,7 +1,7 @@
 // Where the generated kinds are read from, and which of them an activation list selects. The specs are
 // data generated at install time (infra/gen-awscc.ts → .generated/awscc/); a function bundle never
 // reads them from disk: infra/build/build.ts bakes the activated ones in (providers/awscc/activated.ts).
-import { activationGlob, generatedCatalog, generatedCrdNames } from "../generated-catalog.ts";
+import { activationGlob, eitherShape, generatedCatalog, generatedCrdNames } from "../generated-catalog.ts";
 import {
   AWSCC_GROUP_SUFFIX,
   type AwsccCatalog,
@@ -26,9 +26,6 @@ const store = generatedCatalog<AwsccCatalog, AwsccCatalogEntry, AwsccKindSpec>({
 export const awsccDir = store.dir;
 export const loadAwsccCatalog = store.catalog;
 export const loadAwsccSpec = store.spec;
-
-/** The CRD names of a generated kind: its cluster-scoped and namespaced (`.m.`) shapes. */
-export const awsccCrdNames = generatedCrdNames;
 
 /** Whether an API group is a generated AWS kind's (`dynamodb.awscc.driftless.dev`, `dynamodb.awscc.m.…`). */
 export const isAwsccGroup = (group: string) => group.split(".")[1] === AWSCC_GROUP_SUFFIX;
@@ -55,15 +52,14 @@ export function awsccPatternSelects(
 function patternMatcher(pattern: string): (e: { group: string; kind: string; plural: string }) => boolean {
   const p = pattern.trim().toLowerCase();
   const re = activationGlob(p);
-  if (p.includes("awscc")) return (e) => awsccCrdNames(e).some((n) => re.test(n));
+  if (p.includes("awscc")) return (e) => generatedCrdNames(e).some((n) => re.test(n));
   const first = p.split(".")[0] ?? "";
   if (!first || first.includes("*")) return () => false;
   return (e) => re.test(awsccAliasOf(e));
 }
 
 /** Whether a pattern selects either shape of a generated kind. */
-export const awsccPatternMatches = (pattern: string, e: { group: string; kind: string; plural: string }) =>
-  awsccCrdNames(e).some((n) => awsccPatternSelects(pattern, n, e));
+export const awsccPatternMatches = eitherShape(awsccPatternSelects);
 
 /** The generated kinds an activation list selects (none without patterns). */
 export function activatedAwsccEntries(

@@ -1,6 +1,6 @@
 // Where the generated Azure kinds are read from, and which of them an activation list selects. The specs
 // are data generated from the committed type data (infra/gen-azure.ts → .generated/azure/).
-import { activationGlob, generatedCatalog, generatedCrdNames } from "../generated-catalog.ts";
+import { activationGlob, eitherShape, generatedCatalog, generatedCrdNames } from "../generated-catalog.ts";
 import { type AzureCatalog, type AzureCatalogEntry, type AzureKindSpec, azureGenAliasOf } from "./spec.ts";
 
 export class AzureGenNotGeneratedError extends Error {
@@ -17,9 +17,6 @@ const store = generatedCatalog<AzureCatalog, AzureCatalogEntry, AzureKindSpec>({
 export const azureGenDir = store.dir;
 export const loadAzureCatalog = store.catalog;
 export const loadAzureSpec = store.spec;
-
-/** The CRD names of a generated kind: its cluster-scoped and namespaced (`.m.`) shapes. */
-export const azureGenCrdNames = generatedCrdNames;
 
 /**
  * Whether an activation pattern selects a generated Azure kind's CRD. Generated kinds are never in
@@ -41,8 +38,7 @@ export function azureGenPatternSelects(
   return activationGlob(alias).test(azureGenAliasOf(e));
 }
 
-export const azureGenPatternMatches = (pattern: string, e: { group: string; kind: string; plural: string }) =>
-  azureGenCrdNames(e).some((n) => azureGenPatternSelects(pattern, n, e));
+export const azureGenPatternMatches = eitherShape(azureGenPatternSelects);
 
 /** The generated kinds an activation list selects (none without patterns). */
 export function activatedAzureEntries(
@@ -54,7 +50,7 @@ export function activatedAzureEntries(
   const globbed = patterns.filter((p) => p.includes("*"));
   const exact = new Set(patterns.filter((p) => !p.includes("*")).map((p) => p.trim().toLowerCase()));
   const named = (e: AzureCatalogEntry) =>
-    [...azureGenCrdNames(e), `azure:${azureGenAliasOf(e)}`].some((n) => exact.has(n.toLowerCase()));
+    [...generatedCrdNames(e), `azure:${azureGenAliasOf(e)}`].some((n) => exact.has(n.toLowerCase()));
   return catalog.kinds.filter(
     (e) => (exact.size > 0 && named(e)) || globbed.some((p) => azureGenPatternMatches(p, e)),
   );

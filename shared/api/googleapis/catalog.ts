@@ -1,7 +1,7 @@
 // Where the generated Google kinds are read from, and which of them an activation list selects. The
 // specs are data generated at install time (infra/gen-gcp.ts → .generated/gcp/); a function bundle gets
 // the activated ones baked in, as with the generated AWS kinds.
-import { activationGlob, generatedCatalog, generatedCrdNames } from "../generated-catalog.ts";
+import { activationGlob, eitherShape, entriesSelected, generatedCatalog } from "../generated-catalog.ts";
 import { type GoogleCatalog, type GoogleCatalogEntry, type GoogleKindSpec, googleAliasOf } from "./spec.ts";
 
 export class GoogleNotGeneratedError extends Error {
@@ -21,9 +21,6 @@ export const googleDir = store.dir;
 export const loadGoogleCatalog = store.catalog;
 export const loadGoogleSpec = store.spec;
 
-/** The CRD names of a generated kind: its cluster-scoped and namespaced (`.m.`) shapes. */
-export const googleCrdNames = generatedCrdNames;
-
 /**
  * Whether an activation pattern selects a generated Google kind's CRD. Like the generated AWS kinds they
  * are never in "everything": a pattern names them, and says `googleapis` — the alias
@@ -42,16 +39,10 @@ export function googlePatternSelects(
   return Boolean(first) && !first.includes("*") && activationGlob(p).test(googleAliasOf(e));
 }
 
-export const googlePatternMatches = (pattern: string, e: { group: string; kind: string; plural: string }) =>
-  googleCrdNames(e).some((n) => googlePatternSelects(pattern, n, e));
+export const googlePatternMatches = eitherShape(googlePatternSelects);
 
-export function activatedGoogleEntries(
-  patterns: readonly string[] | undefined,
-  catalog: GoogleCatalog,
-): GoogleCatalogEntry[] {
-  if (!patterns || patterns.length === 0) return [];
-  return catalog.kinds.filter((e) => patterns.some((p) => googlePatternMatches(p, e)));
-}
+/** The generated kinds an activation list selects (none without patterns). */
+export const activatedGoogleEntries = entriesSelected<GoogleCatalogEntry>(googlePatternMatches);
 
 /** The specs of the generated kinds an activation list selects (none without patterns). */
 export const googleSpecsFor = (patterns: readonly string[], dir?: string): GoogleKindSpec[] =>
