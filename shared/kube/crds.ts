@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   ApiextensionsV1Api,
   CustomObjectsApi,
@@ -13,6 +14,16 @@ const CRDS = { group: "apiextensions.k8s.io", version: "v1", plural: "customreso
 
 const DRIFTLESS_DOMAIN = ".driftless.dev";
 const PART_OF = "app.kubernetes.io/part-of";
+/**
+ * The digest of the CRD as driftless last wrote it: a CRD that carries the digest of what would be written
+ * and is Established is left alone (no PUT the API server must validate, no wait). Every process start and
+ * test file applies the same CRDs; only a changed CRD is written.
+ */
+const DIGEST = "driftless.dev/crd-digest";
+
+const digestOf = (crd: object) => createHash("sha256").update(JSON.stringify(crd)).digest("hex").slice(0, 32);
+const established = (crd: V1CustomResourceDefinition | undefined) =>
+  crd?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,9 +43,14 @@ async function eachLimited<T>(items: readonly T[], limit: number, fn: (item: T) 
 export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 30_000): Promise<void> {
   const api = config.makeApiClient(ApiextensionsV1Api);
   const raw = config.makeApiClient(CustomObjectsApi);
-  const list = crds as V1CustomResourceDefinition[];
-  await eachLimited(list, CRD_CONCURRENCY, async (crd) => {
-    const name = crd.metadata?.name ?? "";
+  const toWait: string[] = [];
+  await eachLimited(crds as V1CustomResourceDefinition[], CRD_CONCURRENCY, async (given) => {
+    const name = given.metadata?.name ?? "";
+    const digest = digestOf(given);
+    const crd = {
+      ...given,
+      metadata: { ...given.metadata, annotations: { ...given.metadata?.annotations, [DIGEST]: digest } },
+    };
     for (let attempt = 0; ; attempt++) {
       try {
         const current = await api.readCustomResourceDefinition({ name });
@@ -42,8 +58,12 @@ export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 
         if (
           !crd.metadata?.name?.endsWith(DRIFTLESS_DOMAIN) &&
           current.metadata?.labels?.[PART_OF] !== "driftless"
-        )
+        ) {
+          toWait.push(name);
           return;
+        }
+        if (current.metadata?.annotations?.[DIGEST] === digest && established(current)) return;
+        toWait.push(name);
         await raw.replaceClusterCustomObject({
           ...CRDS,
           name,
@@ -56,6 +76,7 @@ export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 
       } catch (err) {
         if (isNotFound(err)) {
           try {
+            toWait.push(name);
             await raw.createClusterCustomObject({ ...CRDS, body: crd });
             return;
           } catch (createErr) {
@@ -67,11 +88,7 @@ export async function applyCrds(config: KubeConfig, crds: object[], timeoutMs = 
       }
     }
   });
-  const missing = await waitForCrds(
-    config,
-    list.map((c) => c.metadata?.name ?? ""),
-    timeoutMs,
-  );
+  const missing = await waitForCrds(config, [...new Set(toWait)], timeoutMs);
   if (missing.length > 0) throw new Error(`CRD ${missing[0]} not established after ${timeoutMs} ms`);
 }
 
@@ -89,7 +106,7 @@ export async function waitForCrds(config: KubeConfig, names: string[], timeoutMs
         if (isNotFound(err)) return undefined;
         throw err;
       });
-      if (current?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return;
+      if (established(current)) return;
       if (Date.now() > deadline) {
         missing.push(name);
         return;
