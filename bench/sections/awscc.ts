@@ -16,8 +16,9 @@ import path from "node:path";
 import { activationPlan } from "../../functions/cli/commands/crds.ts";
 import { AWS_RECONCILE_BUDGET_BYTES, BUNDLES, buildBundle, copyAwsccData } from "../../infra/build/build.ts";
 import { awsccIsCurrent, generateAwscc } from "../../infra/gen-awscc.ts";
-import { awsccCrdNames, loadAwsccCatalog } from "../../shared/api/awscc/catalog.ts";
+import { loadAwsccCatalog } from "../../shared/api/awscc/catalog.ts";
 import { type AwsccCatalogEntry, awsccAliasOf } from "../../shared/api/awscc/spec.ts";
+import { generatedCrdNames } from "../../shared/api/generated-catalog.ts";
 import type { ActivationPoint } from "../lib/fresh-apiserver.ts";
 import { measureCrdLoad } from "../lib/fresh-apiserver.ts";
 import { mb, ms, type Row, range } from "../lib/report.ts";
@@ -119,7 +120,7 @@ export async function measureAwscc(
     const t = performance.now();
     // No list would mean every hand-written kind: the 0 point plans one generated kind and drops it,
     // which leaves the CRDs that are always installed.
-    const names = (n > 0 ? entries : spreadSample(sorted, 1)).map((e) => awsccCrdNames(e)[0] as string);
+    const names = (n > 0 ? entries : spreadSample(sorted, 1)).map((e) => generatedCrdNames(e)[0] as string);
     const planned = (await activationPlan({ activate: names })).install;
     const install = n > 0 ? planned : planned.filter((c) => !GROUP.test(c.spec.group));
     const planMs = performance.now() - t;

@@ -7,7 +7,7 @@ import {
   namespacedVariantOf,
 } from "./managed.ts";
 import type { SecretKeySelector } from "./meta.ts";
-import type { ProviderConfig } from "./provider-config.ts";
+import { type ProviderConfig, providerConfigs, v2ProviderConfigs } from "./provider-config.ts";
 
 /** Connection details as published to the connection Secret: key → value. */
 export type ConnectionDetails = Record<string, string>;
@@ -225,16 +225,20 @@ export interface ProviderConfigKind {
 /**
  * A cloud's three ProviderConfig kinds: the cluster-scoped one of the v1 shape (`<cloud>.driftless.dev`)
  * and, for the namespaced kinds, the namespaced ProviderConfig and the ClusterProviderConfig
- * (`<cloud>.m.driftless.dev`), all checked the same way.
+ * (`<cloud>.m.driftless.dev`), all checked the same way. The check is typed by the cloud's ProviderConfig
+ * spec: the engine passes it only ProviderConfigs of that cloud, validated against that spec.
  */
-export function providerConfigKindsOf(
-  kind: ProviderConfigKind,
-  v2: {
-    namespaced: { type: import("./meta.ts").ResourceType };
-    cluster: { type: import("./meta.ts").ResourceType };
-  },
+export function providerConfigKindsOf<S>(
+  cloud: keyof typeof providerConfigs,
+  check: (ctx: ConnectContext<S>) => Promise<string>,
+  iam?: readonly IamStatement[],
 ): ProviderConfigKind[] {
-  return [kind, { ...kind, type: v2.namespaced.type }, { ...kind, type: v2.cluster.type }];
+  const kind = { cloud, check: check as unknown as CredentialCheck, ...(iam ? { iam } : {}) };
+  const v2 = v2ProviderConfigs[cloud];
+  return [providerConfigs[cloud].type, v2.namespaced.type, v2.cluster.type].map((type) => ({
+    ...kind,
+    type,
+  }));
 }
 
 /**
@@ -243,12 +247,4 @@ export function providerConfigKindsOf(
  */
 export function withNamespacedVariants(providers: readonly ManagedKindProvider[]): ManagedKindProvider[] {
   return [...providers, ...providers.map((p) => ({ ...p, definition: namespacedVariantOf(p.definition) }))];
-}
-
-/** A cloud's ProviderConfig kind, its check typed by the cloud's ProviderConfig spec. */
-export function defineProviderConfigKind<S>(
-  kind: Omit<ProviderConfigKind, "check"> & { check: (ctx: ConnectContext<S>) => Promise<string> },
-): ProviderConfigKind {
-  // The engine passes each cloud's check only ProviderConfigs of that cloud, validated against its spec.
-  return kind as unknown as ProviderConfigKind;
 }

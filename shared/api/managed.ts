@@ -57,8 +57,11 @@ export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObje
   version?: string;
   plural?: string;
   shortNames?: string[];
-  /** Cloud name for the CRD category and the ProviderConfig group: aws, gcp, azure. */
-  cloud: "aws" | "gcp" | "azure";
+  /**
+   * Cloud name for the CRD category and the ProviderConfig group: aws, gcp, azure. Default: the group's
+   * last part (`ec2.aws` → aws); a group that does not end in the cloud's name says it here.
+   */
+  cloud?: "aws" | "gcp" | "azure";
   description: string;
   forProvider: F;
   atProvider: A;
@@ -292,11 +295,22 @@ function localize(schema: z.ZodType, path: string): Wrapped {
   return { schema, paths: [] };
 }
 
+const CLOUDS = ["aws", "gcp", "azure"] as const;
+
+/** The cloud a kind's group ends in (`ec2.aws` → aws). */
+function cloudOfGroup(group: string): (typeof CLOUDS)[number] {
+  const last = group.slice(group.lastIndexOf(".") + 1);
+  const cloud = CLOUDS.find((c) => c === last);
+  if (!cloud) throw new Error(`group ${group} does not end in a cloud (${CLOUDS.join(", ")}): say cloud`);
+  return cloud;
+}
+
 export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObjectSchema>(
   o: ManagedKindOptions<F, A>,
 ): ManagedKindDef<F, A> {
   const group = `${o.group}.${API_DOMAIN}`;
   const version = o.version ?? "v1alpha1";
+  const cloud = o.cloud ?? cloudOfGroup(o.group);
   return {
     group,
     version,
@@ -304,7 +318,7 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     plural: o.plural ?? `${o.kind.toLowerCase()}s`,
     namespaced: false,
     apiVersion: `${group}/${version}`,
-    cloud: o.cloud,
+    cloud,
     description: o.description,
     forProvider: o.forProvider,
     atProvider: o.atProvider,
@@ -313,7 +327,7 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     immutable: (o.immutable ?? []) as string[],
     connectionKeys: o.connectionKeys ?? [],
     externalName: o.externalName ?? "fromAnnotation",
-    providerConfig: providerConfigType(o.cloud),
+    providerConfig: providerConfigType(cloud),
     ownershipLookup: o.ownershipLookup ?? false,
     references: o.references ?? [],
     fields: o.fields ?? {},

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { ResourceType } from "../api/meta.ts";
 import { isConflict, Kube, type KubeObject } from "./client.ts";
@@ -18,6 +19,13 @@ interface StoredCrd extends KubeObject {
 
 const DRIFTLESS_DOMAIN = ".driftless.dev";
 const PART_OF = "app.kubernetes.io/part-of";
+/**
+ * The digest of the CRD as driftless last wrote it: a CRD that carries the digest of what would be written
+ * and is Established is left alone (no PUT the API server must validate and establish again). Every process
+ * start and test file applies the same CRDs; only a changed CRD is written.
+ */
+const DIGEST = "driftless.dev/crd-digest";
+const digestOf = (crd: object) => createHash("sha256").update(JSON.stringify(crd)).digest("hex").slice(0, 32);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -44,17 +52,24 @@ const nameOf = (crd: object) => (crd as { metadata?: { name?: string } }).metada
  */
 export async function writeCrds(config: KubeConfig | Kube, crds: object[]): Promise<void> {
   const kube = kubeOf(config);
-  await eachLimited(crds, CRD_CONCURRENCY, async (crd) => {
-    const name = nameOf(crd);
+  await eachLimited(crds, CRD_CONCURRENCY, async (given) => {
+    const name = nameOf(given);
+    const g = given as KubeObject;
+    const digest = digestOf(given);
+    const crd = {
+      ...g,
+      metadata: { ...g.metadata, annotations: { ...g.metadata.annotations, [DIGEST]: digest } },
+    };
     for (let attempt = 0; ; attempt++) {
       try {
         const current = await kube.get<StoredCrd>(CRD, name);
         if (!current) {
-          await kube.create(CRD, crd as KubeObject);
+          await kube.create(CRD, crd);
           return;
         }
         if (!name.endsWith(DRIFTLESS_DOMAIN) && current.metadata.labels?.[PART_OF] !== "driftless") return;
-        const c = crd as KubeObject;
+        if (current.metadata.annotations?.[DIGEST] === digest && established(current)) return;
+        const c = crd;
         await kube.replace(CRD, {
           ...c,
           metadata: { ...c.metadata, resourceVersion: current.metadata.resourceVersion ?? "" },

@@ -3,14 +3,14 @@
 // to what DRIFTLESS_ACTIVATE activates; the hand-written kinds keep DRIFTLESS_ACTIVATE's rule (default all).
 import {
   AwsccNotGeneratedError,
-  awsccCrdNames,
   awsccPatternSelects,
   awsccSpecsFor,
   isAwsccGroup,
 } from "../api/awscc/catalog.ts";
 import type { AwsccCatalog, AwsccKindSpec } from "../api/awscc/spec.ts";
-import { azureGenCrdNames, azureGenPatternSelects } from "../api/azure-gen/catalog.ts";
+import { azureGenPatternSelects } from "../api/azure-gen/catalog.ts";
 import type { AzureCatalog } from "../api/azure-gen/spec.ts";
+import { generatedCrdNames } from "../api/generated-catalog.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { ResourceType } from "../api/meta.ts";
 import { API_DOMAIN } from "../api/meta.ts";
@@ -82,10 +82,13 @@ export interface GeneratedCatalogs {
 function generatedCrds(c: GeneratedCatalogs): Array<{ name: string; selectedBy: (p: string) => boolean }> {
   return [
     ...(c.awscc?.kinds ?? []).flatMap((e) =>
-      awsccCrdNames(e).map((name) => ({ name, selectedBy: (p: string) => awsccPatternSelects(p, name, e) })),
+      generatedCrdNames(e).map((name) => ({
+        name,
+        selectedBy: (p: string) => awsccPatternSelects(p, name, e),
+      })),
     ),
     ...(c.azure?.kinds ?? []).flatMap((e) =>
-      azureGenCrdNames(e).map((name) => ({
+      generatedCrdNames(e).map((name) => ({
         name,
         selectedBy: (p: string) => azureGenPatternSelects(p, name, e),
       })),

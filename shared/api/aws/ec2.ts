@@ -47,7 +47,6 @@ export const VPC = defineManagedKind({
   kind: "VPC",
   tagging: { field: "tags", format: "tags" },
   plural: "vpcs",
-  cloud: "aws",
   description:
     "An Amazon VPC. AWS chooses its id: the external name is set to the vpc-… id on create. The connection Secret holds id, arn and cidrBlock.",
   forProvider: VPCForProvider,
@@ -92,7 +91,6 @@ export const Subnet = defineManagedKind({
   group: "ec2.aws",
   kind: "Subnet",
   tagging: { field: "tags", format: "tags" },
-  cloud: "aws",
   description:
     "An Amazon VPC subnet. AWS chooses its id: the external name is set to the subnet-… id on create. The connection Secret holds id, arn, cidrBlock and availabilityZone.",
   forProvider: SubnetForProvider,
@@ -190,7 +188,6 @@ export const SecurityGroup = defineManagedKind({
   group: "ec2.aws",
   kind: "SecurityGroup",
   tagging: { field: "tags", format: "tags" },
-  cloud: "aws",
   description:
     "An Amazon VPC security group and its rules. AWS chooses its id: the external name is set to the sg-… id on create. The connection Secret holds id and arn.",
   forProvider: SecurityGroupForProvider,

@@ -34,7 +34,6 @@ export const DBSubnetGroup = defineManagedKind({
   group: "rds.aws",
   kind: "DBSubnetGroup",
   tagging: { field: "tags", format: "tags" },
-  cloud: "aws",
   description:
     "An Amazon RDS DB subnet group: the subnets a DB instance may be placed in. The external name is the group name (RDS stores it in lower case).",
   forProvider: DBSubnetGroupForProvider,
@@ -183,7 +182,6 @@ export const DBInstance = defineManagedKind({
   group: "rds.aws",
   kind: "DBInstance",
   tagging: { field: "tags", format: "tags" },
-  cloud: "aws",
   description:
     "An Amazon RDS DB instance. The external name is the DB instance identifier. The connection Secret holds endpoint, port, username and password.",
   forProvider: DBInstanceForProvider,

@@ -32,7 +32,6 @@ export const Bucket = defineManagedKind({
   group: "s3.aws",
   kind: "Bucket",
   tagging: { field: "tags", format: "tags" },
-  cloud: "aws",
   description: "An Amazon S3 bucket. The external name is the bucket name (globally unique).",
   forProvider: BucketForProvider,
   atProvider: BucketAtProvider,

@@ -81,7 +81,6 @@ export const Queue = defineManagedKind({
   group: "sqs.aws",
   kind: "Queue",
   tagging: { field: "tags", format: "tags" },
-  cloud: "aws",
   description: "An Amazon SQS queue. The external name is the queue name.",
   forProvider: QueueForProvider,
   atProvider: QueueAtProvider,

@@ -117,7 +117,6 @@ export const FlexibleServer = defineManagedKind({
   group: "dbforpostgresql.azure",
   kind: "FlexibleServer",
   tagging: { field: "tags", format: "tags" },
-  cloud: "azure",
   description:
     "An Azure Database for PostgreSQL flexible server, with public access or private access in a delegated subnet. The external name is the server name (unique across Azure: it is the host name). The connection Secret holds host, port, username and password.",
   forProvider: FlexibleServerForProvider,
@@ -173,7 +172,6 @@ export const FlexibleServerFirewallRuleAtProvider = z.object({
 export const FlexibleServerFirewallRule = defineManagedKind({
   group: "dbforpostgresql.azure",
   kind: "FlexibleServerFirewallRule",
-  cloud: "azure",
   description:
     "A firewall rule of an Azure Database for PostgreSQL flexible server with public access: an IPv4 range allowed to connect. The external name is the rule's name on its server.",
   forProvider: FlexibleServerFirewallRuleForProvider,
@@ -204,7 +202,6 @@ export const FlexibleServerDatabaseAtProvider = z.object({
 export const FlexibleServerDatabase = defineManagedKind({
   group: "dbforpostgresql.azure",
   kind: "FlexibleServerDatabase",
-  cloud: "azure",
   description:
     "A database on an Azure Database for PostgreSQL flexible server. The external name is the database name. The connection Secret holds the database name.",
   forProvider: FlexibleServerDatabaseForProvider,

@@ -58,7 +58,6 @@ export const VirtualNetwork = defineManagedKind({
   group: "network.azure",
   kind: "VirtualNetwork",
   tagging: { field: "tags", format: "tags" },
-  cloud: "azure",
   description:
     "An Azure virtual network. The external name is the network's name in its resource group. The connection Secret holds its resource id.",
   forProvider: VirtualNetworkForProvider,
@@ -109,7 +108,6 @@ export const SubnetAtProvider = z.object({
 export const Subnet = defineManagedKind({
   group: "network.azure",
   kind: "Subnet",
-  cloud: "azure",
   description:
     "A subnet of an Azure virtual network. The external name is the subnet's name in its network. The connection Secret holds its resource id.",
   forProvider: SubnetForProvider,

@@ -28,7 +28,6 @@ export const ResourceGroup = defineManagedKind({
   group: "resources.azure",
   kind: "ResourceGroup",
   tagging: { field: "tags", format: "tags" },
-  cloud: "azure",
   description: "An Azure resource group. The external name is the resource group name.",
   forProvider: ResourceGroupForProvider,
   atProvider: ResourceGroupAtProvider,

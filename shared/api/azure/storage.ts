@@ -46,7 +46,6 @@ export const ContainerAtProvider = z.object({
 export const Container = defineManagedKind({
   group: "storage.azure",
   kind: "Container",
-  cloud: "azure",
   description:
     "An Azure Blob Storage container in the ProviderConfig's storage account. The external name is the container name (3–63 lowercase letters, digits and hyphens).",
   forProvider: ContainerForProvider,

@@ -49,7 +49,6 @@ export const NetworkAtProvider = z.object({
 export const Network = defineManagedKind({
   group: "compute.gcp",
   kind: "Network",
-  cloud: "gcp",
   description:
     "A Google Cloud VPC network. The external name is the network name. An existing network is adopted with only crossplane.io/external-name and an empty forProvider; its settings are then late-initialized.",
   forProvider: NetworkForProvider,
@@ -115,7 +114,6 @@ export const GlobalAddress = defineManagedKind({
   kind: "GlobalAddress",
   tagging: { field: "labels", format: "labels" },
   plural: "globaladdresses",
-  cloud: "gcp",
   description:
     "A Google Cloud global internal address range (purpose VPC_PEERING) reserved in a network for private services access. The external name is the address name.",
   forProvider: GlobalAddressForProvider,

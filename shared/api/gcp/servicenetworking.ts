@@ -34,7 +34,6 @@ export const ConnectionAtProvider = z.object({
 export const Connection = defineManagedKind({
   group: "servicenetworking.gcp",
   kind: "Connection",
-  cloud: "gcp",
   description:
     "A private services connection: peers a network with Google's service producers (Cloud SQL private IP) over reserved ranges. One per network and service; its external name is <network path>:<service>, recorded on create, and an existing connection of the network is adopted.",
   forProvider: ConnectionForProvider,

@@ -89,7 +89,6 @@ export const DatabaseInstanceAtProvider = z.object({
 export const DatabaseInstance = defineManagedKind({
   group: "sql.gcp",
   kind: "DatabaseInstance",
-  cloud: "gcp",
   description:
     "A Cloud SQL for PostgreSQL instance. The external name is the instance name (Google keeps a deleted name reserved for a while). The connection Secret holds privateIP, publicIP, port, username (postgres), password, serverCACertificate and connectionName.",
   forProvider: DatabaseInstanceForProvider,
@@ -135,7 +134,6 @@ export const DatabaseAtProvider = z.object({
 export const Database = defineManagedKind({
   group: "sql.gcp",
   kind: "Database",
-  cloud: "gcp",
   description: "A database in a Cloud SQL instance. The external name is the database name.",
   forProvider: DatabaseForProvider,
   atProvider: DatabaseAtProvider,
@@ -158,7 +156,6 @@ export const UserAtProvider = z.object({
 export const User = defineManagedKind({
   group: "sql.gcp",
   kind: "User",
-  cloud: "gcp",
   description:
     "A built-in PostgreSQL user of a Cloud SQL instance. The external name is the user name. The connection Secret holds username and password.",
   forProvider: UserForProvider,

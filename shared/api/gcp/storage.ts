@@ -78,7 +78,6 @@ export const Bucket = defineManagedKind({
   group: "storage.gcp",
   kind: "Bucket",
   tagging: { field: "labels", format: "labels" },
-  cloud: "gcp",
   description: "A Google Cloud Storage bucket. The external name is the bucket name (globally unique).",
   forProvider: BucketForProvider,
   atProvider: BucketAtProvider,

@@ -2,14 +2,7 @@
 // `npm run gen:kinds` then regenerates what derives from this list (forwarder kinds, README table,
 // serverless.yml IAM). The AWS functions import this file, never shared/providers/index.ts, so their
 // bundles carry the AWS SDK only.
-import {
-  defineProviderConfigKind,
-  type ManagedKindProvider,
-  type ProviderConfigKind,
-  providerConfigKindsOf,
-  withNamespacedVariants,
-} from "../../api/external.ts";
-import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
+import { providerConfigKindsOf, withNamespacedVariants } from "../../api/external.ts";
 import { activatedAwsccKinds } from "../awscc/kinds.ts";
 import { checkAwsCredentials } from "./config.ts";
 import { securityGroupProvider } from "./ec2-securitygroup.ts";
@@ -20,7 +13,7 @@ import { dbSubnetGroupProvider } from "./rds-dbsubnetgroup.ts";
 import { bucketProvider } from "./s3-bucket.ts";
 import { queueProvider } from "./sqs-queue.ts";
 
-export const awsKinds: ManagedKindProvider[] = withNamespacedVariants([
+export const awsKinds = withNamespacedVariants([
   queueProvider,
   bucketProvider,
   dbInstanceProvider,
@@ -32,12 +25,6 @@ export const awsKinds: ManagedKindProvider[] = withNamespacedVariants([
   ...activatedAwsccKinds(),
 ]);
 
-export const awsProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(
-  defineProviderConfigKind({
-    cloud: "aws",
-    type: providerConfigs.aws.type,
-    check: checkAwsCredentials,
-    iam: [{ sid: "WhoAmI", actions: ["sts:GetCallerIdentity"], resources: ["*"] }],
-  }),
-  v2ProviderConfigs.aws,
-);
+export const awsProviderConfigKinds = providerConfigKindsOf("aws", checkAwsCredentials, [
+  { sid: "WhoAmI", actions: ["sts:GetCallerIdentity"], resources: ["*"] },
+]);

@@ -34,6 +34,7 @@ import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
 import { IN_STAGE_REGION, isGlobalAction } from "../aws/global-services.ts";
 import { awsHome } from "../aws/home.ts";
+import { secretReader } from "../secret-refs.ts";
 import {
   atProviderOf,
   desiredModel,
@@ -404,18 +405,8 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
   }
 
   /** forProvider with its secrets read from their Secret keys, at any depth: for one request only. */
-  async #resolved(mr: MR): Promise<Json> {
-    return resolveSecrets(this.#spec, mr.spec.forProvider, async ({ at, ref }) => {
-      try {
-        return await this.#readSecret(ref);
-      } catch (err) {
-        throw new InvalidSpecError(
-          // The cause names the Secret and why (namespace rule, missing key), never a value.
-          `cannot read spec.forProvider.${at} from Secret ${ref.namespace}/${ref.name} key "${ref.key}": ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
-    });
+  #resolved(mr: MR): Promise<Json> {
+    return resolveSecrets(this.#spec, mr.spec.forProvider, secretReader(this.#readSecret));
   }
 
   #supported() {

@@ -6,6 +6,7 @@
 import { childPath, expandsAt, secretRefFieldOf } from "../../api/awscc/kind.ts";
 import type { AwsccKindSpec, AwsccNode, AwsccProp } from "../../api/awscc/spec.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
+import type { SecretUse } from "../secret-refs.ts";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -106,12 +107,6 @@ const hidden = (spec: AwsccKindSpec, path: string) =>
 
 const mapValues = (o: Json, f: (v: unknown) => unknown): Json =>
   Object.fromEntries(Object.entries(o).map(([k, v]) => [k, f(v)]));
-
-/** Where a secret is read from: its field path with list indexes (for messages) and its Secret key. */
-export interface SecretUse {
-  at: string;
-  ref: SecretKeySelector;
-}
 
 /**
  * forProvider with every `…SecretRef(s)` replaced by the secret's value under the property's own name,

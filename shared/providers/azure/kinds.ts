@@ -1,13 +1,6 @@
 // The Azure kinds: a new one is its schema in shared/api/azure/, its provider file here and one line
 // below; `npm run gen:kinds` then regenerates what derives from this list.
-import {
-  defineProviderConfigKind,
-  type ManagedKindProvider,
-  type ProviderConfigKind,
-  providerConfigKindsOf,
-  withNamespacedVariants,
-} from "../../api/external.ts";
-import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
+import { providerConfigKindsOf, withNamespacedVariants } from "../../api/external.ts";
 import { withHome } from "../home.ts";
 import { activatedAzureGenKinds } from "./arm-generic/kinds.ts";
 import { checkAzureCredentials } from "./config.ts";
@@ -20,7 +13,7 @@ import { resourceGroupProvider } from "./resource-group.ts";
 import { azureSubnetProvider } from "./subnet.ts";
 import { virtualNetworkProvider } from "./virtual-network.ts";
 
-export const azureKinds: ManagedKindProvider[] = withNamespacedVariants([
+export const azureKinds = withNamespacedVariants([
   withHome(resourceGroupProvider, azureHome),
   // A Blob container lives in the ProviderConfig's storage account, not in a resource group's location.
   withHome(containerProvider, azureBlobHome),
@@ -33,11 +26,4 @@ export const azureKinds: ManagedKindProvider[] = withNamespacedVariants([
   ...activatedAzureGenKinds(),
 ]);
 
-export const azureProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(
-  defineProviderConfigKind({
-    cloud: "azure",
-    type: providerConfigs.azure.type,
-    check: checkAzureCredentials,
-  }),
-  v2ProviderConfigs.azure,
-);
+export const azureProviderConfigKinds = providerConfigKindsOf("azure", checkAzureCredentials);

@@ -1,14 +1,7 @@
 // The GCP kinds: a new one is its schema in shared/api/gcp/, its provider file here and one line below;
 // `npm run gen:kinds` then regenerates what derives from this list. The GCP functions import this file,
 // never shared/providers/index.ts, so their bundles carry Google's SDKs only.
-import {
-  defineProviderConfigKind,
-  type ManagedKindProvider,
-  type ProviderConfigKind,
-  providerConfigKindsOf,
-  withNamespacedVariants,
-} from "../../api/external.ts";
-import { providerConfigs, v2ProviderConfigs } from "../../api/provider-config.ts";
+import { providerConfigKindsOf, withNamespacedVariants } from "../../api/external.ts";
 import { withHome } from "../home.ts";
 import { globalAddressProvider } from "./compute-globaladdress.ts";
 import { computeNetworkProvider } from "./compute-network.ts";
@@ -23,7 +16,7 @@ import { sqlInstanceProvider } from "./sql-instance.ts";
 import { sqlUserProvider } from "./sql-user.ts";
 import { gcsBucketProvider } from "./storage-bucket.ts";
 
-export const gcpKinds: ManagedKindProvider[] = withNamespacedVariants(
+export const gcpKinds = withNamespacedVariants(
   [
     topicProvider,
     subscriptionProvider,
@@ -39,7 +32,4 @@ export const gcpKinds: ManagedKindProvider[] = withNamespacedVariants(
   ].map((p) => withHome(p, gcpHome)),
 );
 
-export const gcpProviderConfigKinds: ProviderConfigKind[] = providerConfigKindsOf(
-  defineProviderConfigKind({ cloud: "gcp", type: providerConfigs.gcp.type, check: checkGcpCredentials }),
-  v2ProviderConfigs.gcp,
-);
+export const gcpProviderConfigKinds = providerConfigKindsOf("gcp", checkGcpCredentials);

@@ -7,8 +7,9 @@
 // of this file's own (the shared one is spared a hundred CRDs), stopped at the end.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activationPlan } from "../../../functions/cli/commands/crds.ts";
-import { awsccCrdNames, loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
+import { loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import type { AwsccCatalogEntry } from "../../../shared/api/awscc/spec.ts";
+import { generatedCrdNames } from "../../../shared/api/generated-catalog.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { Kube, type KubeObject } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
@@ -73,7 +74,7 @@ function pickSample(kinds: readonly AwsccCatalogEntry[]): Sampled[] {
   const sorted = [...kinds].sort((a, b) => a.typeName.localeCompare(b.typeName));
   const picked = sorted.filter((e, i) => i % EVERY_NTH === 0 || RECONCILED.includes(e.typeName));
   return picked.map((entry, i) => {
-    const [cluster, namespaced] = awsccCrdNames(entry);
+    const [cluster, namespaced] = generatedCrdNames(entry);
     return { entry, crdName: (i % 2 === 0 ? cluster : namespaced) as string, namespaced: i % 2 === 1 };
   });
 }

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activationPlan } from "../../../functions/cli/commands/crds.ts";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
-import { googleCrdNames, loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import { generatedCrdNames } from "../../../shared/api/generated-catalog.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { modelOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleCatalogEntry } from "../../../shared/api/googleapis/spec.ts";
 import { Kube, type KubeObject } from "../../../shared/kube/client.ts";
@@ -72,7 +73,7 @@ beforeAll(async () => {
   sample = sorted
     .filter((e, i) => i % EVERY_NTH === 0 || RECONCILED.includes(`${e.group}/${e.kind}`))
     .map((entry, i) => {
-      const [cluster, namespaced] = googleCrdNames(entry);
+      const [cluster, namespaced] = generatedCrdNames(entry);
       return { entry, crdName: (i % 2 === 0 ? cluster : namespaced) as string, namespaced: i % 2 === 1 };
     });
   const { install } = await activationPlan({ activate: sample.map((s) => s.crdName) });

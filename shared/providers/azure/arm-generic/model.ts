@@ -5,6 +5,7 @@
 import { childPath, secretRefFieldOf } from "../../../api/azure-gen/kind.ts";
 import type { AzNode, AzProp, AzureKindSpec } from "../../../api/azure-gen/spec.ts";
 import type { SecretKeySelector } from "../../../api/meta.ts";
+import type { SecretUse } from "../../secret-refs.ts";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -16,12 +17,6 @@ const isArmId = (s: string) => /^\/subscriptions\//i.test(s);
 /** A secret or a write-only input: never read back from the cloud or compared. */
 const hidden = (spec: AzureKindSpec, path: string) =>
   spec.secrets.includes(path) || spec.writeOnly.includes(path);
-
-/** Where a secret is read from: its place (for messages) and its Secret key. */
-export interface SecretUse {
-  at: string;
-  ref: SecretKeySelector;
-}
 
 /** The PUT body: forProvider's body members with every `…SecretRef(s)` replaced by the secret's value. */
 export async function desiredBody(

@@ -15,6 +15,7 @@ import {
 } from "../../../api/external.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../../api/provider-config.ts";
+import { secretReader } from "../../secret-refs.ts";
 import { type ArmRest, armError, armRest } from "../arm-rest.ts";
 import {
   atProviderOf,
@@ -151,7 +152,7 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
 
   async #put(mr: MR, name: string) {
     const spec = this.#spec;
-    const body = await desiredBody(spec, mr.spec.forProvider, ({ ref }) => this.#read(ref));
+    const body = await desiredBody(spec, mr.spec.forProvider, secretReader(this.#read));
     return this.#arm.send("PUT", this.#id(mr, name), spec.apiVersion, body);
   }
 

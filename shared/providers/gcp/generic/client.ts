@@ -28,6 +28,7 @@ import {
   secretAttributesOf,
 } from "../../awscc/model.ts";
 import { checkEndpoint } from "../../endpoints.ts";
+import { secretReader } from "../../secret-refs.ts";
 import { gcpClientConfig, type ServiceAccountKey } from "../config.ts";
 import { authFor, GoogleHttpError, GoogleRestClient } from "../google-rest.ts";
 import { classifyGoogle, operationError } from "./errors.ts";
@@ -416,18 +417,8 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return resource ? this.#found(mr, resource) : { resourceExists: false };
   }
 
-  async #resolved(mr: MR): Promise<Json> {
-    return resolveSecrets(modelOf(this.#spec), mr.spec.forProvider, async ({ at, ref }) => {
-      try {
-        return await this.#readSecret(ref);
-      } catch (err) {
-        throw new InvalidSpecError(
-          // The cause names the Secret and why (namespace rule, missing key), never a value.
-          `cannot read spec.forProvider.${at} from Secret ${ref.namespace}/${ref.name} key "${ref.key}": ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
-    });
+  #resolved(mr: MR): Promise<Json> {
+    return resolveSecrets(modelOf(this.#spec), mr.spec.forProvider, secretReader(this.#readSecret));
   }
 
   async create(mr: MR, externalName: string | undefined): Promise<ExternalCreation> {
