@@ -16,6 +16,7 @@ import { registerForward } from "./commands/forward.ts";
 import { registerGet } from "./commands/get.ts";
 import { registerImport } from "./commands/import.ts";
 import { registerMigrate } from "./commands/migrate.ts";
+import { registerOrphans } from "./commands/orphans.ts";
 import { registerPlan } from "./commands/plan.ts";
 import { registerRun } from "./commands/run.ts";
 import { registerSweep } from "./commands/sweep.ts";
@@ -44,6 +45,7 @@ const COMMANDS: RegisterCommand[] = [
   registerDoctor,
   registerMigrate,
   registerImport,
+  registerOrphans,
 ];
 
 /** Help for variables whose schema in functions/config.ts has no description. */

@@ -11,6 +11,9 @@ export const DefaultTagKey = {
   providerConfig: "crossplane-providerconfig",
   namespace: "crossplane-namespace",
 } as const;
+/** driftless's own ownership tag on provider-chosen kinds (EC2): the managed resource's uid, written at create. */
+export const OWNERSHIP_TAG = "driftless.dev/managed-resource-uid";
+
 export const DEFAULT_TAG_KEYS: readonly string[] = Object.values(DefaultTagKey);
 
 /** Google's label value rules (cloud.google.com/compute/docs/labeling-resources#requirements): at most 63 characters. */

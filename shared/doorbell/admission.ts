@@ -1,6 +1,6 @@
 // The admission doorbell: the API server calls the reconcile function's HTTPS endpoint for every write
 // of a served kind (a ValidatingWebhookConfiguration, webhook.ts) and the function enqueues the key —
-// no always-on forwarder. It always allows: it never refuses or holds up a user's write beyond the
+// no always-on forwarder. It always allows (the in-use guard, in-use.ts, is a separate route): it never refuses or holds up a user's write beyond the
 // webhook's timeout (and `failurePolicy: Ignore` lets writes through when it cannot be reached).
 //
 // Admission runs *before* the write is stored, and the write may still fail after it. The message
@@ -64,7 +64,8 @@ const objectMeta = z
   .loose();
 const kubeObject = z.object({ metadata: objectMeta.optional(), spec: z.unknown().optional() }).loose();
 
-const reviewSchema = z.object({
+/** An admission.k8s.io/v1 AdmissionReview request, as the API server sends it (in-use.ts reads it too). */
+export const reviewSchema = z.object({
   apiVersion: z.literal(ADMISSION_API_VERSION),
   kind: z.literal("AdmissionReview"),
   request: z.object({
@@ -79,7 +80,10 @@ const reviewSchema = z.object({
     object: kubeObject.nullish(),
     oldObject: kubeObject.nullish(),
     dryRun: z.boolean().optional(),
-    options: z.object({ fieldManager: z.string().optional() }).loose().nullish(),
+    options: z
+      .object({ fieldManager: z.string().optional(), propagationPolicy: z.string().optional() })
+      .loose()
+      .nullish(),
   }),
 });
 type Request = z.output<typeof reviewSchema>["request"];
@@ -119,10 +123,7 @@ export async function handleAdmissionReview(deps: AdmissionDeps, body: unknown):
   const parsed = reviewSchema.safeParse(body);
   if (!parsed.success) {
     // Issue paths only: a request's objects may hold anything, they are never logged.
-    const why = parsed.error.issues
-      .slice(0, 3)
-      .map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`)
-      .join("; ");
+    const why = reviewProblem(parsed.error);
     deps.logger.warn({ error: why }, "doorbell: not an admission.k8s.io/v1 AdmissionReview");
     return { status: 400, body: { error: `not an admission.k8s.io/v1 AdmissionReview: ${why}` } };
   }
@@ -171,6 +172,13 @@ export async function handleAdmissionReview(deps: AdmissionDeps, body: unknown):
   );
   return enqueue(deps, req, answer, message, 0);
 }
+
+/** Where a body fails to be an AdmissionReview, by issue paths only (its objects may hold anything). */
+export const reviewProblem = (error: z.ZodError) =>
+  error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`)
+    .join("; ");
 
 /** Extra delay of a connection Secret's owner: its message says nothing about which write to wait for. */
 export const CONNECTION_SECRET_DELAY_MS = 1_000;

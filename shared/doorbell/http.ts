@@ -4,6 +4,7 @@
 //
 // Routes, each behind a secret path segment (webhook URLs may carry a path but no query string):
 //   POST /<secret>/admit          AdmissionReview from the API server (admission.ts)
+//   POST /<secret>/in-use         AdmissionReview of a DELETE of an in-use resource (in-use.ts), when served
 //   POST /<secret>/events/azure   Event Grid deliveries (cloud events, when configured)
 // Anything else — a wrong or missing secret included — is a bare 404, the same for every path, so the
 // endpoint tells a prober nothing. The secret is compared in constant time.
@@ -33,6 +34,8 @@ export interface DoorbellRoutes {
   /** The path secret; without one (or one too short) every request is refused. */
   secret: string | undefined;
   admit: JsonHandler;
+  /** The in-use guard (in-use.ts), where the doorbell reaches the cluster. */
+  inUse?: JsonHandler | undefined;
   /** Event Grid deliveries (shared/cloud-events/event-grid.ts), when cloud events are on. */
   eventsAzure?: JsonHandler | undefined;
   /** The CloudEvents 1.0 webhook handshake (HTTP OPTIONS): response headers for a request origin. */
@@ -79,7 +82,13 @@ export function routeOf(
   const secretOk = secretProblem(routes.secret) === undefined && routes.secret !== undefined;
   if (!secretOk || !timingSafeEqual(digest(given), digest(routes.secret as string))) return undefined;
   const handler =
-    route === "admit" ? routes.admit : route === "events/azure" ? routes.eventsAzure : undefined;
+    route === "admit"
+      ? routes.admit
+      : route === "in-use"
+        ? routes.inUse
+        : route === "events/azure"
+          ? routes.eventsAzure
+          : undefined;
   if (!handler) return undefined;
   // Each route's own limit, before the body is parsed: Event Grid never sends more than 1 MiB.
   return { route, handler, limit: handler === routes.eventsAzure ? MAX_EVENT_GRID_BYTES : MAX_BODY_BYTES };
@@ -117,4 +126,5 @@ export async function handleDoorbellHttp(
 }
 
 /** The URL path of a route for a secret: what the webhook configuration and Event Grid are given. */
-export const doorbellPath = (secret: string, route: "admit" | "events/azure") => `/${secret}/${route}`;
+export const doorbellPath = (secret: string, route: "admit" | "in-use" | "events/azure") =>
+  `/${secret}/${route}`;

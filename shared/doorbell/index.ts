@@ -4,6 +4,7 @@
 import type { ResourceType } from "../api/meta.ts";
 import { cloudEventsHandshakeHeaders, handleEventGridRequest } from "../cloud-events/event-grid.ts";
 import type { CloudEventResolver } from "../cloud-events/resolve.ts";
+import type { Kube } from "../kube/client.ts";
 import type { Logger } from "../pipeline/common.ts";
 import type { QueueProducer } from "../queue/port.ts";
 import { type AdmissionVerdict, handleAdmissionReview } from "./admission.ts";
@@ -14,6 +15,7 @@ import {
   routeOf,
   secretProblem,
 } from "./http.ts";
+import { handleInUseReview } from "./in-use.ts";
 import { KeyRateLimiter } from "./rate-limit.ts";
 
 export interface DoorbellSetup {
@@ -28,6 +30,8 @@ export interface DoorbellSetup {
   /** Event Grid deliveries are resolved to keys with it (cloud events on). */
   resolver?: Pick<CloudEventResolver, "armResource"> | undefined;
   limiter?: KeyRateLimiter | undefined;
+  /** With the cluster at hand (`driftless run`), the in-use guard is served too (/<secret>/in-use). */
+  kube?: Kube | undefined;
 }
 
 export type Doorbell = ((req: DoorbellRequest) => Promise<DoorbellResponse>) & {
@@ -67,6 +71,12 @@ export function createDoorbell(setup: DoorbellSetup): Doorbell {
       if (out.verdict) counts[out.verdict] = (counts[out.verdict] ?? 0) + 1;
       return out;
     },
+    ...(setup.kube
+      ? {
+          inUse: (body: unknown) =>
+            handleInUseReview({ kube: setup.kube as Kube, types: setup.types, logger: setup.logger }, body),
+        }
+      : {}),
     ...(resolver
       ? {
           eventsAzure: (body: unknown) =>

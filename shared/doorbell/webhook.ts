@@ -2,6 +2,7 @@
 // (managed kinds, ProviderConfigs, claims and classes), create/update/delete of the main resource only
 // (status writes are driftless's own), never failing or blocking a write.
 import type { ResourceType } from "../api/meta.ts";
+import { IN_USE_LABEL } from "../api/protection/usage.ts";
 import type { Kube } from "../kube/client.ts";
 
 export const WEBHOOK_CONFIGURATION_TYPE: ResourceType = {
@@ -34,6 +35,12 @@ export interface WebhookOptions {
    * deployment (a Secret does not carry its owner's labels).
    */
   connectionSecrets?: boolean | undefined;
+  /**
+   * The in-use guard's URL (`…/<secret>/in-use`): a DELETE of a served object labelled
+   * `crossplane.io/in-use` is asked about there and refused while a Usage holds it (in-use.ts). It fails
+   * closed, as Crossplane's does: an in-use object is not deleted while the guard cannot be asked.
+   */
+  inUseUrl?: string | undefined;
 }
 
 /** The label driftless puts on the connection Secrets it writes (reconciler/connection.ts). */
@@ -114,6 +121,11 @@ export function doorbellWebhookConfiguration(o: WebhookOptions): Record<string, 
     admissionReviewVersions: ["v1"],
   };
   const secrets = o.connectionSecrets ?? !o.labelSelector;
+  if (o.inUseUrl) {
+    const p = webhookUrlProblem(o.inUseUrl);
+    if (p) throw new Error(`in-use guard: ${p}`);
+  }
+  const selected = o.labelSelector ? parseEqualitySelector(o.labelSelector) : {};
   return {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingWebhookConfiguration",
@@ -126,10 +138,21 @@ export function doorbellWebhookConfiguration(o: WebhookOptions): Record<string, 
         name: "doorbell.driftless.dev",
         ...common,
         rules,
-        ...(o.labelSelector
-          ? { objectSelector: { matchLabels: parseEqualitySelector(o.labelSelector) } }
-          : {}),
+        ...(o.labelSelector ? { objectSelector: { matchLabels: selected } } : {}),
       },
+      ...(o.inUseUrl
+        ? [
+            {
+              name: "in-use.doorbell.driftless.dev",
+              ...common,
+              clientConfig: { ...clientConfig, url: o.inUseUrl },
+              // Crossplane's no-usages webhook fails closed too: an in-use object waits for the guard.
+              failurePolicy: "Fail",
+              rules: rules.map((r) => ({ ...r, operations: ["DELETE"] })),
+              objectSelector: { matchLabels: { ...selected, [IN_USE_LABEL]: "true" } },
+            },
+          ]
+        : []),
       ...(secrets
         ? [
             {

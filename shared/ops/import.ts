@@ -5,7 +5,7 @@
 import { type ExternalListing, type ManagedKindProvider, NotListableError } from "../api/external.ts";
 import { globMatcher } from "../api/glob.ts";
 import { type ManagedResource, namespacedVariantOf } from "../api/managed.ts";
-import { Annotations } from "../api/meta.ts";
+import { Annotations, type ResourceType } from "../api/meta.ts";
 import { isNotFound, type Kube } from "../kube/client.ts";
 import { type ConnectorOptions, ProviderConnector } from "../reconciler/connect.ts";
 import type { DriftlessObject } from "./migrate-types.ts";
@@ -100,25 +100,31 @@ export async function discover(
 /** The external names managed resources of a kind (either shape, any namespace) already hold. */
 async function managedNames(kube: Kube, provider: ManagedKindProvider): Promise<Set<string>> {
   const names = new Set<string>();
-  for (const t of [provider.definition, namespacedVariantOf(provider.definition)]) {
-    let cont: string | undefined;
-    do {
-      let page: Awaited<ReturnType<typeof kube.list<ManagedResource & { [k: string]: unknown }>>>;
-      try {
-        page = await kube.list<ManagedResource & { [k: string]: unknown }>(t, {
-          limit: 500,
-          ...(cont ? { continue: cont } : {}),
-        });
-      } catch (err) {
-        if (isNotFound(err)) break; // that shape's CRD is not installed: none of it
-        throw err;
-      }
-      for (const mr of page.items) {
-        const name = mr.metadata.annotations?.[Annotations.externalName];
-        if (name) names.add(name);
-      }
-      cont = page.continue;
-    } while (cont);
-  }
+  for (const t of [provider.definition, namespacedVariantOf(provider.definition)])
+    for (const mr of await listManaged(kube, t)) {
+      const name = mr.metadata.annotations?.[Annotations.externalName];
+      if (name) names.add(name);
+    }
   return names;
+}
+
+/** Every managed resource of one shape of a kind, in any namespace (none when its CRD is not installed). */
+export async function listManaged(kube: Kube, t: ResourceType): Promise<ManagedResource[]> {
+  const out: ManagedResource[] = [];
+  let cont: string | undefined;
+  do {
+    let page: Awaited<ReturnType<typeof kube.list<ManagedResource & { [k: string]: unknown }>>>;
+    try {
+      page = await kube.list<ManagedResource & { [k: string]: unknown }>(t, {
+        limit: 500,
+        ...(cont ? { continue: cont } : {}),
+      });
+    } catch (err) {
+      if (isNotFound(err)) break; // that shape's CRD is not installed: none of it
+      throw err;
+    }
+    out.push(...page.items);
+    cont = page.continue;
+  } while (cont);
+  return out;
 }

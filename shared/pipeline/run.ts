@@ -205,11 +205,15 @@ export async function startRun(o: RunOptions): Promise<Running> {
         types,
         logger: o.logger,
         resolver: worker.cloudEvents,
+        kube,
       }),
     });
     if (d.webhook) {
+      const url = d.webhook.url ?? `${doorbell.baseUrl}${doorbellPath(d.secret, "admit")}`;
       const config = doorbellWebhookConfiguration({
-        url: d.webhook.url ?? `${doorbell.baseUrl}${doorbellPath(d.secret, "admit")}`,
+        url,
+        // The in-use guard beside the admit route: the same server, the same secret.
+        inUseUrl: url.endsWith("/admit") ? `${url.slice(0, -"admit".length)}in-use` : undefined,
         types,
         caBundlePem: d.webhook.caBundlePem,
         name: d.webhook.name,

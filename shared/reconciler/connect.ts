@@ -2,6 +2,7 @@
 // misses share one GET), the secret-namespace rule for Secrets a managed resource names, and the
 // per-ProviderConfig rate limit around the client a provider returns.
 import {
+  type ConnectContext,
   CredentialsError,
   type ExternalClient,
   InvalidSpecError,
@@ -67,11 +68,32 @@ export class ProviderConnector {
   }
 
   /** The provider's client for this resource, rate-limited per ProviderConfig; CredentialsError when it cannot. */
-  async connect(
+  connect(
     provider: ManagedKindProvider,
     mr: ManagedResource,
   ): Promise<ExternalClient<Record<string, unknown>, Record<string, unknown>>> {
-    const target = providerConfigOf(provider.definition, mr);
+    return this.session(
+      provider.definition,
+      mr,
+      (ctx) => provider.connect(ctx),
+      (client, rateLimit) =>
+        rateLimit && !provider.limitsEachRequest ? limitOperations(client, rateLimit) : client,
+    );
+  }
+
+  /**
+   * What `make` builds from the connect context of the ProviderConfig `mr` names (a kind's client, or a
+   * cloud-wide call such as `driftless orphans`' tag search, which awaits `ctx.rateLimit` per request),
+   * with the same credential cache, Secret rules and rate limit as every client.
+   */
+  async session<T>(
+    def: ManagedKindProvider["definition"],
+    mr: ManagedResource,
+    // biome-ignore lint/suspicious/noExplicitAny: each cloud's ProviderConfig spec type differs
+    make: (ctx: ConnectContext<any>) => Promise<T>,
+    finish: (made: T, rateLimit: (() => Promise<void>) | undefined) => T = (made) => made,
+  ): Promise<T> {
+    const target = providerConfigOf(def, mr);
     const { name, type: pcType } = target;
     const cacheKey = providerConfigKey(target);
     const cached = this.#providerConfigs.get(cacheKey);
@@ -90,7 +112,7 @@ export class ProviderConnector {
       const pcSecretRefs = secretRefsIn(providerConfig.spec);
       const pcSecrets = new Set([...pcSecretRefs].map((k) => k.slice(0, k.lastIndexOf("/"))));
       const namedByResource = secretsNamedIn(mr.spec, mr.metadata.namespace);
-      const client = await provider.connect({
+      const made = await make({
         providerConfig,
         ...(rateLimit ? { rateLimit } : {}),
         readSecretKey: async (ref) => {
@@ -119,7 +141,7 @@ export class ProviderConnector {
           return found.value;
         },
       });
-      return rateLimit && !provider.limitsEachRequest ? limitOperations(client, rateLimit) : client;
+      return finish(made, rateLimit);
     } catch (err) {
       this.#providerConfigs.delete(cacheKey);
       throw err instanceof CredentialsError

@@ -3,7 +3,8 @@
 // `crossplane.io/in-use`, binds the Usage to its user (an ownerReference, so the garbage collector — or this
 // reconciler, where none runs — removes it once the user is gone), and reports Ready. The protection itself
 // is the managed engine's: a resource held by a Usage keeps its external resource and finalizer
-// (shared/reconciler/usages.ts), so it needs no admission webhook.
+// (shared/reconciler/usages.ts), with the doorbell's in-use guard (doorbell/in-use.ts) refusing the DELETE
+// first where it is registered.
 import type { ObjectMeta, ResourceType } from "../api/meta.ts";
 import {
   ClusterUsageType,

@@ -27,6 +27,7 @@ import {
   NotListableError,
   ThrottledError,
 } from "../../api/external.ts";
+import { OWNERSHIP_TAG } from "../../api/external-tags.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import {
@@ -41,7 +42,7 @@ import {
 import { awsHome } from "./home.ts";
 
 /** The tag every resource driftless creates carries: the managed resource's uid. */
-export const OWNER_TAG = "driftless.dev/managed-resource-uid";
+export const OWNER_TAG = OWNERSHIP_TAG;
 
 // EC2's "can never succeed as specified" codes, beyond the AWS-wide ones in config.ts.
 const EC2_INVALID = new Set([

@@ -21,9 +21,10 @@ import {
   doorbellWebhookConfiguration,
 } from "../../../shared/doorbell/webhook.ts";
 import { createLogger } from "../../../shared/log.ts";
-import { type Running, startRun } from "../../../shared/pipeline/run.ts";
+import type { Running } from "../../../shared/pipeline/run.ts";
 import { typesOf } from "../../../shared/worker/worker.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
+import { startDoorbellRun, untilRinging } from "../../support/doorbell-run.ts";
 import { env, eventually, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr } from "../../support/reconcile.ts";
 import { RecordingSink, TEST_LABEL } from "../pipeline/helpers.ts";
@@ -61,39 +62,10 @@ const answered = () => Object.values(run.doorbell?.stats() ?? {}).reduce((a, b) 
 beforeAll(async () => {
   await ensureCrds();
   await createAwsProviderConfig(kube, PC);
-  const tls = await ensureTls(dirname(env("DRIFTLESS_CA_FILE")), { name: "doorbell" });
-  caPem = await readFile(tls.caCert, "utf8");
-  run = await startRun({
-    kubeConfig: kube.kubeConfig("doorbell test"),
-    logger: createLogger({
-      level: (process.env.DOORBELL_TEST_LOG as "info") ?? "warn",
-      name: "doorbell-test",
-    }),
-    kinds: awsKinds,
-    providerConfigKinds: awsProviderConfigKinds,
-    labelSelector: `${TEST_LABEL}=${label}`,
-    // No periodic sweep during the test: only the doorbell brings changes (the sweep runs once at start,
-    // before any object of this test exists, and once on purpose below).
-    sweepIntervalMs: 3_600_000,
-    workers: 4,
-    doorbell: {
-      secret,
-      cert: await readFile(tls.serverCert),
-      key: await readFile(tls.serverKey),
-      webhook: { caBundlePem: caPem, name: webhookName },
-    },
-  });
-  // The API server picks new webhook configurations up asynchronously: touch a paused probe until it rings.
+  ({ run, caPem } = await startDoorbellRun(kube, { label, secret, webhookName, name: "doorbell-test" }));
   const probe = uniqueName("doorbell-probe");
   names.push(probe);
-  await kube.create(Queue, queueObject(probe, {}, { "crossplane.io/paused": "true" }));
-  await eventually(
-    async () => {
-      await kube.patch(Queue, probe, { metadata: { annotations: { "test/touch": String(Date.now()) } } });
-      return answered() > 0;
-    },
-    { timeoutMs: 30_000, intervalMs: 300, what: "the API server calling the doorbell" },
-  );
+  await untilRinging(kube, run, { name: probe, label, providerConfig: PC });
 }, 120_000);
 
 afterAll(async () => {

@@ -2,9 +2,11 @@
 // behind the path secret, the webhook configuration and the platform edges.
 import { describe, expect, it } from "vitest";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
+import type { UsageObject } from "../../../shared/api/protection/usage.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
 import { type AdmissionDeps, handleAdmissionReview } from "../../../shared/doorbell/admission.ts";
 import { doorbellPath, handleDoorbellHttp } from "../../../shared/doorbell/http.ts";
+import { inUseMessage } from "../../../shared/doorbell/in-use.ts";
 import { createDoorbell } from "../../../shared/doorbell/index.ts";
 import { fromLambdaUrl, isLambdaUrlEvent } from "../../../shared/doorbell/platforms.ts";
 import { KeyRateLimiter } from "../../../shared/doorbell/rate-limit.ts";
@@ -353,6 +355,25 @@ describe("handleDoorbellHttp", () => {
   });
 });
 
+describe("inUseMessage", () => {
+  const usage = (name: string, spec: Record<string, unknown>, namespace?: string) =>
+    ({
+      kind: namespace ? "Usage" : "ClusterUsage",
+      metadata: { name, ...(namespace ? { namespace } : {}) },
+      spec: { of: { apiVersion: "v", kind: "VPC", resourceRef: { name: "a" } }, ...spec },
+    }) as unknown as UsageObject;
+
+  it("says what Crossplane's webhook says, naming the first Usage and its user or reason, and what to do", () => {
+    const by = { apiVersion: "v", kind: "Subnet", resourceRef: { name: "s" } };
+    expect(inUseMessage([usage("u", { by }, "team-a"), usage("v", { reason: "x" })])).toBe(
+      'This resource is in-use by 2 usage(s), including the Usage "u" (in namespace "team-a") by resource Subnet/s. Delete the usage(s) first.',
+    );
+    expect(inUseMessage([usage("c", { reason: "prod data", replayDeletion: true })])).toBe(
+      'This resource is in-use by 1 usage(s), including the ClusterUsage "c" with reason: "prod data". Delete the usage(s) first; the deletion is made again when the last of them goes (replayDeletion).',
+    );
+  });
+});
+
 describe("doorbellWebhookConfiguration", () => {
   const url = `https://abc.lambda-url.eu-west-1.on.aws${doorbellPath(SECRET, "admit")}`;
 
@@ -417,6 +438,27 @@ describe("doorbellWebhookConfiguration", () => {
       objectSelector: { matchLabels: { "app.kubernetes.io/managed-by": "driftless" } },
       rules: [{ apiGroups: [""], resources: ["secrets"], operations: ["UPDATE", "DELETE"] }],
     });
+  });
+
+  it("with the in-use guard, a third webhook asks about DELETEs of in-use objects only, and fails closed", () => {
+    const inUseUrl = url.replace(/admit$/, "in-use");
+    const c = doorbellWebhookConfiguration({ url, types: [Queue], labelSelector: "team=a", inUseUrl }) as {
+      webhooks: Array<Record<string, unknown>>;
+    };
+    expect(c.webhooks.map((w) => w.name)).toEqual([
+      "doorbell.driftless.dev",
+      "in-use.doorbell.driftless.dev",
+    ]);
+    expect(c.webhooks[1]).toMatchObject({
+      failurePolicy: "Fail",
+      sideEffects: "NoneOnDryRun",
+      clientConfig: { url: inUseUrl },
+      objectSelector: { matchLabels: { team: "a", "crossplane.io/in-use": "true" } },
+      rules: [{ apiGroups: ["sqs.aws.driftless.dev"], resources: ["queues"], operations: ["DELETE"] }],
+    });
+    expect(() => doorbellWebhookConfiguration({ url, types: [Queue], inUseUrl: "http://x/in-use" })).toThrow(
+      /in-use guard: .*https/,
+    );
   });
 
   it("refuses URLs the API server would refuse or that leak the secret elsewhere", () => {
