@@ -1,54 +1,6 @@
-// Answers that are not the Google API's (an HTML page, a proxy's error page) as what they are, for the SDK
-// clients that do not go through GoogleRestClient: the Cloud Storage client (an HTML 200 would read as "the
-// bucket exists", an HTML 404 as "it does not") and the Pub/Sub client (gRPC, which an HTTP/1 page answers
-// only with a transport error).
-import type { Storage } from "@google-cloud/storage";
-import { type Answer, endpointMismatch, isHtml } from "../answers.ts";
-
-type Make = Storage["makeAuthenticatedRequest"];
-type Callback = (err: Error | null, body?: unknown, res?: unknown) => void;
-
-const STORAGE_API = "Cloud Storage JSON API";
-const STORAGE_POINT_TO =
-  "the ProviderConfig's spec.endpoint.storage must point to a server of that API, or be removed to reach Google itself";
-
-/** The status, content type and body of what an SDK callback got (its response, or the error's). */
-function answerOf(err: Error | null, body: unknown, res: unknown): Answer {
-  const r = (res ?? (err as { response?: unknown } | null)?.response) as
-    | { statusCode?: number; headers?: Record<string, string | string[] | undefined>; body?: unknown }
-    | undefined;
-  const header = r?.headers?.["content-type"];
-  return {
-    status: r?.statusCode,
-    contentType: Array.isArray(header) ? header[0] : header,
-    body: typeof body === "string" ? body : r?.body,
-  };
-}
-
-/**
- * Makes every JSON call of this Cloud Storage client refuse an HTML answer with an EndpointMismatchError
- * naming the endpoint. The SDK sends each call through its `makeAuthenticatedRequest` with a callback
- * (streams, which buckets never use, pass through untouched).
- */
-export function refuseForeignStorageAnswers(storage: Storage, endpoint: string): Storage {
-  const make = storage.makeAuthenticatedRequest;
-  const checked = ((reqOpts: Parameters<Make>[0], optionsOrCallback?: unknown) => {
-    if (typeof optionsOrCallback !== "function")
-      return (make as (o: unknown, p?: unknown) => unknown)(reqOpts, optionsOrCallback);
-    const callback = optionsOrCallback as Callback;
-    return make(reqOpts, ((err: Error | null, body?: unknown, res?: unknown) => {
-      const answer = answerOf(err, body, res);
-      if (answer.contentType && isHtml({ contentType: answer.contentType }))
-        return callback(endpointMismatch(endpoint, STORAGE_API, answer, STORAGE_POINT_TO), undefined, res);
-      return callback(err, body, res);
-    }) as Parameters<Make>[1] & Callback);
-  }) as unknown as Make;
-  storage.makeAuthenticatedRequest = Object.assign(checked, {
-    getCredentials: make.getCredentials,
-    authClient: make.authClient,
-  });
-  return storage;
-}
+// Answers that are not the Google API's, for the SDK client that does not go through GoogleRestClient: the
+// Pub/Sub client (gRPC, which an HTTP/1 page answers only with a transport error).
+import { type Answer, endpointMismatch } from "../answers.ts";
 
 const PUBSUB_POINT_TO =
   "the ProviderConfig's spec.endpoint.pubsub must point to a Pub/Sub gRPC server (or the emulator's host:port), or be removed to reach Google itself";

@@ -1,6 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, sign, verify } from "node:crypto";
 import { PubSub } from "@google-cloud/pubsub";
-import { Storage } from "@google-cloud/storage";
 import { GoogleAuth, JWT } from "google-auth-library";
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import type { ExternalObservation, ObserveManyItem } from "../../api/external.ts";
@@ -12,7 +11,7 @@ import {
 } from "../../api/external.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { checkEndpoint, NO_EXTRA_HOSTS } from "../endpoints.ts";
-import { foreignPubSubAnswer, refuseForeignStorageAnswers } from "./answers.ts";
+import { foreignPubSubAnswer } from "./answers.ts";
 
 /** The two fields of a service-account key the SDKs need to sign their tokens. */
 export interface ServiceAccountKey {
@@ -91,8 +90,8 @@ export async function gcpClientConfig(ctx: ConnectContext<GcpProviderConfigSpec>
     credentials = parseServiceAccountKey(text);
     secretPrint = fingerprint(text);
   }
-  // Checked before use: only Google's own hosts get a token (see newPubSub, newStorage); anything else
-  // must be loopback or listed by the platform, and the SDKs get the normalised text that was checked.
+  // Checked before use: only Google's own hosts get a token (see newPubSub, and authFor in google-rest.ts);
+  // anything else must be loopback or listed by the platform, and the clients get the normalised text.
   const pubsubEndpoint = spec.endpoint?.pubsub
     ? checkEndpoint("gcp", "spec.endpoint.pubsub", spec.endpoint.pubsub, { hostPort: true }).url
     : undefined;
@@ -154,22 +153,6 @@ export function isGoogleEndpoint(endpoint: string | undefined): boolean {
   }
 }
 
-/** A Cloud Storage client for one configuration; bounded retries so one reconcile never hangs for minutes. */
-export function newStorage(c: GcpClientConfig): Storage {
-  const storage = new Storage({
-    projectId: c.projectId,
-    ...(c.storageEndpoint
-      ? { apiEndpoint: c.storageEndpoint, useAuthWithCustomEndpoint: isGoogleEndpoint(c.storageEndpoint) }
-      : {}),
-    ...(c.credentials
-      ? { credentials: { client_email: c.credentials.client_email, private_key: c.credentials.private_key } }
-      : {}),
-    retryOptions: { maxRetries: 2, totalTimeout: 30 },
-    userAgent: DRIFTLESS_USER_AGENT,
-  });
-  return refuseForeignStorageAnswers(storage, c.storageEndpoint ?? "https://storage.googleapis.com");
-}
-
 /** SDK clients are made once per container and configuration, as Cloud Functions guidance says. */
 export class GcpClientCache<T> {
   readonly #clients = new Map<string, T>();
@@ -225,7 +208,7 @@ export function grpcCode(err: unknown): number | undefined {
   return typeof e?.code === "number" && e.code >= 0 && e.code <= 16 ? e.code : undefined;
 }
 
-/** The HTTP status of a Cloud Storage (ApiError / GaxiosError) error. */
+/** The HTTP status of a Google JSON API error (GoogleHttpError's `code`, a GaxiosError's `status`). */
 export function httpStatus(err: unknown): number | undefined {
   const e = err as GoogleErrorShape;
   for (const v of [e?.code, e?.status, e?.response?.status])
@@ -257,7 +240,9 @@ export function classifyGcpError(err: unknown): Error {
   const status = code === undefined ? httpStatus(err) : undefined;
   const message = messageOf(err);
   const text =
-    status !== undefined && !message.startsWith(String(status)) ? `HTTP ${status}: ${message}` : message;
+    status !== undefined && !message.startsWith(String(status)) && !message.startsWith(`HTTP ${status}`)
+      ? `HTTP ${status}: ${message}`
+      : message;
   if (code === GrpcCode.RESOURCE_EXHAUSTED || status === 429 || status === 503) {
     return new ThrottledError(`throttled by Google Cloud (${text})`, { cause: err });
   }

@@ -1,7 +1,7 @@
-// The private-networking kinds' way to Google: where the Cloud SQL Admin, Compute Engine and Service
-// Networking calls go (the ProviderConfig's endpoint overrides, checked), with which identity, and a small
-// JSON-over-HTTPS client for Compute and Service Networking (docs/adr/0002-gcp-rest-clients.md says why
-// not their Node clients).
+// The Google JSON APIs' way to Google: where the Cloud SQL Admin, Compute Engine and Service Networking
+// calls go (the ProviderConfig's endpoint overrides, checked), with which identity, and a small
+// JSON-over-HTTPS client for Compute, Service Networking, Cloud Storage and the generic kinds
+// (docs/adr/0002-gcp-rest-clients.md says why not their Node clients).
 import { type AuthClient, GoogleAuth, JWT, PassThroughClient } from "google-auth-library";
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import type { ConnectContext } from "../../api/external.ts";
@@ -13,6 +13,7 @@ import { type GcpClientConfig, gcpClientConfig, isGoogleEndpoint, type ServiceAc
 export const SQL_PRODUCTION_ENDPOINT = "https://sqladmin.googleapis.com";
 export const COMPUTE_PRODUCTION_ENDPOINT = "https://compute.googleapis.com";
 export const SERVICE_NETWORKING_PRODUCTION_ENDPOINT = "https://servicenetworking.googleapis.com";
+export const STORAGE_PRODUCTION_ENDPOINT = "https://storage.googleapis.com";
 const CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform";
 
 /** A GCP client configuration plus the base URLs of the APIs private networking uses. */
@@ -148,21 +149,36 @@ function errorOf(status: number, contentType: string | undefined, text: string, 
   );
 }
 
+/** What a client's errors call its API and the ProviderConfig field that points to it. */
+export interface GoogleRestOptions {
+  /** The API an endpoint that answers otherwise does not speak ("Cloud Storage JSON API"). */
+  api?: string;
+  /** The field to fix ("spec.endpoint.storage"). */
+  field?: string;
+  timeoutMs?: number;
+}
+
 /**
  * JSON over HTTP(S) to one Google API: a path under the base URL, an optional body, the auth client's
  * headers, and a rate-limit token per request. Bounded by a timeout, so a silent endpoint cannot hang a
  * reconcile. Redirects are not followed; an answer's body reaches an error only when Google sent it.
  */
 export class GoogleRestClient {
-  readonly #base: string;
-  readonly #auth: AuthClient | GoogleAuth;
+  /** Where every path goes, without a trailing slash. */
+  readonly base: string;
+  /** Who signs the requests (authFor): PassThroughClient sends no credentials. */
+  readonly auth: AuthClient | GoogleAuth;
   readonly #timeoutMs: number;
   readonly #google: boolean;
-  constructor(base: string, auth: AuthClient | GoogleAuth, timeoutMs = 30_000) {
-    this.#base = base.replace(/\/+$/, "");
-    this.#google = isGoogleEndpoint(this.#base);
-    this.#auth = auth;
-    this.#timeoutMs = timeoutMs;
+  readonly #api: string;
+  readonly #field: string;
+  constructor(base: string, auth: AuthClient | GoogleAuth, opts: GoogleRestOptions = {}) {
+    this.base = base.replace(/\/+$/, "");
+    this.#google = isGoogleEndpoint(this.base);
+    this.auth = auth;
+    this.#timeoutMs = opts.timeoutMs ?? 30_000;
+    this.#api = opts.api ?? "Google Cloud REST API";
+    this.#field = opts.field ?? "spec.endpoint (sql, compute, serviceNetworking)";
   }
 
   async request<T = Json>(
@@ -176,10 +192,10 @@ export class GoogleRestClient {
   ): Promise<T> {
     await opts.rateLimit?.();
     const query = opts.query ? `?${new URLSearchParams(opts.query).toString()}` : "";
-    const url = `${this.#base}${path}${query}`;
+    const url = `${this.base}${path}${query}`;
     const headers = new Headers({ "user-agent": DRIFTLESS_USER_AGENT, accept: "application/json" });
-    if (!(this.#auth instanceof PassThroughClient)) {
-      const auth = await this.#auth.getRequestHeaders(url);
+    if (!(this.auth instanceof PassThroughClient)) {
+      const auth = await this.auth.getRequestHeaders(url);
       for (const [k, v] of auth) headers.set(k, v);
     }
     if (opts.body !== undefined) headers.set("content-type", "application/json");
@@ -196,15 +212,15 @@ export class GoogleRestClient {
     // An HTML page (a web server, another emulator) is never Google's answer: a 404 of it is no "not found".
     if (contentType && isHtml({ contentType }))
       throw endpointMismatch(
-        this.#base,
-        "Google Cloud REST API",
+        this.base,
+        this.#api,
         { status: res.status, contentType, body: text },
-        "the ProviderConfig's spec.endpoint (sql, compute, serviceNetworking) must point to a server of that API, or be removed to reach Google itself",
+        `the ProviderConfig's ${this.#field} must point to a server of that API, or be removed to reach Google itself`,
       );
     if (res.status >= 300 && res.status < 400)
       throw new GoogleHttpError(
         res.status,
-        `the endpoint ${this.#base} answered a redirect (HTTP ${res.status}, ${contentType ? `Content-Type ${contentType}` : "no Content-Type"}), which is not followed: the ProviderConfig's spec.endpoint must name the API's server itself`,
+        `the endpoint ${this.base} answered a redirect (HTTP ${res.status}, ${contentType ? `Content-Type ${contentType}` : "no Content-Type"}), which is not followed: the ProviderConfig's ${this.#field} must name the API's server itself`,
         undefined,
       );
     if (!res.ok) throw errorOf(res.status, contentType, text, this.#google);

@@ -1,5 +1,7 @@
+// Cloud Storage buckets over the Cloud Storage JSON API (storage/v1) with the project's GoogleRestClient,
+// not the Storage library: that library's HTTP layer follows redirects and cannot be told not to
+// (docs/adr/0002-gcp-rest-clients.md).
 import { isDeepStrictEqual } from "node:util";
-import type { BucketMetadata, Storage } from "@google-cloud/storage";
 import type { z } from "zod";
 import { byResourceName } from "../../api/cloud-events.ts";
 import {
@@ -21,21 +23,51 @@ import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import {
   GcpClientCache,
+  type GcpClientConfig,
   gcp,
   gcpClientConfig,
   httpStatus,
   isNotFound,
-  newStorage,
   observedLabels,
   sameLabels,
 } from "./config.ts";
+import { authFor, GoogleRestClient, STORAGE_PRODUCTION_ENDPOINT } from "./google-rest.ts";
 
 type F = z.infer<typeof BucketForProvider>;
 type A = z.infer<typeof BucketAtProvider>;
 type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 
-const clients = new GcpClientCache(newStorage);
+/** A bucket resource of the JSON API (storage/v1 `Bucket`): the fields this kind reads or writes. */
+interface BucketResource {
+  name?: string;
+  location?: string;
+  locationType?: string;
+  storageClass?: string;
+  versioning?: { enabled?: boolean };
+  labels?: Record<string, string | null>;
+  iamConfiguration?: { uniformBucketLevelAccess?: { enabled?: boolean } };
+  cors?: CorsLike[];
+  website?: { mainPageSuffix?: string; notFoundPage?: string };
+  selfLink?: string;
+  projectNumber?: string | number;
+}
+
+/**
+ * The Cloud Storage JSON API client of one configuration: the ProviderConfig's endpoint (checked) or
+ * Google's; the key or the ambient identity only for Google's own hosts (authFor).
+ */
+export function storageApi(c: GcpClientConfig): GoogleRestClient {
+  const endpoint = c.storageEndpoint ?? STORAGE_PRODUCTION_ENDPOINT;
+  return new GoogleRestClient(endpoint, authFor(endpoint, c.credentials), {
+    api: "Cloud Storage JSON API",
+    field: "spec.endpoint.storage",
+  });
+}
+
+const clients = new GcpClientCache(storageApi);
+
+const bucketPath = (name: string) => `/storage/v1/b/${encodeURIComponent(name)}`;
 
 /** Buckets per buckets.list page: the most GCS returns in one response (maxResults caps at 1,000). */
 const LIST_PAGE_SIZE = 1000;
@@ -44,7 +76,7 @@ const LIST_PAGE_SIZE = 1000;
 const locationAsSpec = (spec: string | undefined, cloud: string) =>
   spec !== undefined && spec.toUpperCase() === cloud.toUpperCase() ? spec : cloud;
 
-function observedOf(fp: F, meta: BucketMetadata): Partial<F> {
+function observedOf(fp: F, meta: BucketResource): Partial<F> {
   const o: Partial<F> = {
     // GCS reports no versioning block for a bucket that never had it: that is "disabled".
     versioning: { enabled: meta.versioning?.enabled === true },
@@ -88,7 +120,7 @@ function corsOf(rules: readonly CorsLike[] | undefined): Cors {
 }
 
 /** What a create or a PATCH sends for the settings GCS keeps in blocks of their own. */
-function blocksOf(fp: F): Pick<BucketMetadata, "iamConfiguration" | "cors" | "website"> {
+function blocksOf(fp: F): Pick<BucketResource, "iamConfiguration" | "cors" | "website"> {
   return {
     ...(fp.uniformBucketLevelAccess !== undefined
       ? { iamConfiguration: { uniformBucketLevelAccess: { enabled: fp.uniformBucketLevelAccess } } }
@@ -105,12 +137,12 @@ function websiteOf(w: NonNullable<F["website"]>): { mainPageSuffix?: string; not
   };
 }
 
-function detailsOf(name: string, meta: BucketMetadata) {
+function detailsOf(name: string, meta: BucketResource) {
   return { bucket: name, url: `gs://${name}`, ...(meta.selfLink ? { selfLink: meta.selfLink } : {}) };
 }
 
 /** What observe reports of a bucket as the cloud returned it, by buckets.get or in a buckets.list page. */
-function observationOf(fp: F, name: string, meta: BucketMetadata): Observation {
+function observationOf(fp: F, name: string, meta: BucketResource): Observation {
   return {
     resourceExists: true,
     observed: observedOf(fp, meta),
@@ -139,19 +171,46 @@ function ownFailure(err: Error): Error {
 }
 
 class BucketClient implements ExternalClient<F, A> {
-  readonly #gcs: Storage;
+  readonly #api: GoogleRestClient;
+  readonly #project: string;
   readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(gcs: Storage, rateLimit: (() => Promise<void>) | undefined) {
-    this.#gcs = gcs;
+  constructor(api: GoogleRestClient, project: string, rateLimit: (() => Promise<void>) | undefined) {
+    this.#api = api;
+    this.#project = project;
     this.#rateLimit = rateLimit;
+  }
+
+  /**
+   * buckets.list of the ProviderConfig's project by name prefix, every page (one rate-limit token each);
+   * `found` sees each page's buckets and may end the listing early by returning true.
+   */
+  async #list(prefix: string, found: (buckets: BucketResource[]) => boolean): Promise<void> {
+    let pageToken: string | undefined;
+    do {
+      const page = await this.#api.request<{ items?: BucketResource[]; nextPageToken?: string }>(
+        "GET",
+        "/storage/v1/b",
+        {
+          query: {
+            project: this.#project,
+            maxResults: String(LIST_PAGE_SIZE),
+            ...(prefix ? { prefix } : {}),
+            ...(pageToken ? { pageToken } : {}),
+          },
+          rateLimit: this.#rateLimit,
+        },
+      );
+      if (found(page.items ?? [])) return;
+      pageToken = page.nextPageToken || undefined;
+    } while (pageToken);
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
     return gcp(async () => {
-      let meta: BucketMetadata;
+      let meta: BucketResource;
       try {
-        [meta] = await this.#gcs.bucket(name).getMetadata();
+        meta = await this.#api.request<BucketResource>("GET", bucketPath(name));
       } catch (err) {
         if (isNotFound(err)) return { resourceExists: false };
         if (httpStatus(err) === 403) {
@@ -171,22 +230,14 @@ class BucketClient implements ExternalClient<F, A> {
    * imported bucket of another project is no less there (or may answer 403) for being absent from ours.
    */
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    const listed = new Map<string, BucketMetadata>();
+    const listed = new Map<string, BucketResource>();
     const prefix = commonPrefix(items.map((i) => i.externalName));
-    await gcp(async () => {
-      let pageToken: string | undefined;
-      do {
-        await this.#rateLimit?.();
-        const [buckets, , page] = await this.#gcs.getBuckets({
-          maxResults: LIST_PAGE_SIZE,
-          autoPaginate: false,
-          ...(prefix ? { prefix } : {}),
-          ...(pageToken ? { pageToken } : {}),
-        });
-        for (const b of buckets) if (b.metadata.name) listed.set(b.metadata.name, b.metadata);
-        pageToken = (page as { nextPageToken?: string } | undefined)?.nextPageToken || undefined;
-      } while (pageToken);
-    });
+    await gcp(() =>
+      this.#list(prefix, (buckets) => {
+        for (const b of buckets) if (b.name) listed.set(b.name, b);
+        return false;
+      }),
+    );
     const out: Array<Observation | Error> = [];
     for (const { mr, externalName } of items) {
       const meta = listed.get(externalName);
@@ -205,18 +256,24 @@ class BucketClient implements ExternalClient<F, A> {
     const fp = mr.spec.forProvider;
     return gcp(async () => {
       try {
-        const [, meta] = await this.#gcs.createBucket(name, {
+        const body: BucketResource = {
+          name,
           ...(fp.location ? { location: fp.location } : {}),
           ...(fp.storageClass ? { storageClass: fp.storageClass } : {}),
           ...(fp.versioning ? { versioning: { enabled: fp.versioning.enabled } } : {}),
           ...(fp.labels && Object.keys(fp.labels).length > 0 ? { labels: fp.labels } : {}),
           ...blocksOf(fp),
+        };
+        const meta = await this.#api.request<BucketResource>("POST", "/storage/v1/b", {
+          query: { project: this.#project },
+          body,
         });
-        return { connectionDetails: detailsOf(name, meta as BucketMetadata) };
+        return { connectionDetails: detailsOf(name, meta) };
       } catch (err) {
         if (httpStatus(err) !== 409) throw err;
-        // GCS says which 409 it is: a retried create of ours (carry on), or a name taken elsewhere.
-        if (/already own it/i.test((err as Error).message)) {
+        // Which 409 it is, from a fact rather than Google's wording (kept only for Google's own hosts): a
+        // bucket of our project is a retried create of ours (carry on); any other is a name taken elsewhere.
+        if (await this.#inProject(name)) {
           return { connectionDetails: { bucket: name, url: `gs://${name}` } };
         }
         const why = `bucket name "${name}" is taken by another project (bucket names are global): choose another name`;
@@ -225,10 +282,20 @@ class BucketClient implements ExternalClient<F, A> {
     });
   }
 
+  /** Whether the ProviderConfig's project's buckets.list holds this bucket. */
+  async #inProject(name: string): Promise<boolean> {
+    let mine = false;
+    await this.#list(name, (buckets) => {
+      mine = buckets.some((b) => b.name === name);
+      return mine;
+    });
+    return mine;
+  }
+
   async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
     const fp = mr.spec.forProvider;
     const seen = obs.observed ?? {};
-    const patch: BucketMetadata = {};
+    const patch: BucketResource = {};
     if (fp.storageClass !== undefined && fp.storageClass !== seen.storageClass) {
       patch.storageClass = fp.storageClass;
     }
@@ -251,14 +318,15 @@ class BucketClient implements ExternalClient<F, A> {
     // PATCH replaces the website block whole: a field the spec dropped goes with it.
     if (fp.website !== undefined && !isDeepStrictEqual(fp.website, seen.website ?? {}))
       patch.website = fp.website;
-    if (Object.keys(patch).length > 0) await gcp(() => this.#gcs.bucket(name).setMetadata(patch));
+    if (Object.keys(patch).length > 0)
+      await gcp(() => this.#api.request("PATCH", bucketPath(name), { body: patch }));
     return {};
   }
 
   async delete(_mr: MR, name: string) {
     await gcp(async () => {
       try {
-        await this.#gcs.bucket(name).delete();
+        await this.#api.request("DELETE", bucketPath(name));
       } catch (err) {
         if (isNotFound(err)) return;
         if (httpStatus(err) === 409) {
@@ -285,6 +353,7 @@ export const gcsBucketProvider = defineProvider({
     maxItems: LIST_PAGE_SIZE,
   },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
-    return new BucketClient(clients.get(await gcpClientConfig(ctx)), ctx.rateLimit);
+    const cfg = await gcpClientConfig(ctx);
+    return new BucketClient(clients.get(cfg), cfg.projectId, ctx.rateLimit);
   },
 });

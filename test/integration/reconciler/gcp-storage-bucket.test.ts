@@ -253,7 +253,11 @@ describe("Cloud Storage Bucket field mapping and quirks against the real API ser
     const synced = conditionOf(mr, "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain("cannot create external resource");
-    expect(synced?.message).toContain("Invalid bucket name");
+    // The fake is not Google's host: its status and reason code are kept, its wording is not (only
+    // Google's own hosts' messages reach a condition; test/unit/providers/google-rest-boundary.test.ts).
+    expect(synced?.message).toContain("HTTP 400 (Content-Type application/json");
+    expect(synced?.message).toMatch(/: invalid$/);
+    expect(synced?.message).not.toContain(bad);
     expect(mr?.metadata.annotations?.[Annotations.createFailed]).toBeDefined();
   });
 

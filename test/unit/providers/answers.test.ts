@@ -6,12 +6,14 @@ import type { AddressInfo } from "node:net";
 import { createDefaultHttpClient, createPipelineRequest } from "@azure/core-rest-pipeline";
 import { PassThroughClient } from "google-auth-library";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ManagedResource } from "../../../shared/api/managed.ts";
 import { EndpointMismatchError } from "../../../shared/providers/answers.ts";
 import { armAnswers } from "../../../shared/providers/azure/answers.ts";
 import { armPipeline } from "../../../shared/providers/azure/arm-rest.ts";
 import { blobService } from "../../../shared/providers/azure/config.ts";
-import { newPubSub, newStorage, pubsubCall } from "../../../shared/providers/gcp/config.ts";
+import { newPubSub, pubsubCall } from "../../../shared/providers/gcp/config.ts";
 import { GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
+import { gcsBucketProvider } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 /** A Blob ProviderConfig with an account key (shared-key signing works over plain http) at `endpoint`. */
 const blobContext = (endpoint: string, generation: number) => ({
@@ -100,11 +102,17 @@ describe("an endpoint that does not speak the API", () => {
     "Cloud Storage: an HTML %i never reads as a bucket missing or present",
     async (code) => {
       status = code;
-      const gcs = newStorage({ projectId: "p", storageEndpoint: url, cacheKey: "k" });
-      const err = await gcs
-        .bucket("b")
-        .getMetadata()
-        .catch((e: Error) => e);
+      const client = await gcsBucketProvider.connect({
+        providerConfig: {
+          apiVersion: "gcp.driftless.dev/v1alpha1",
+          kind: "ProviderConfig",
+          metadata: { name: "pc", uid: "u", generation: code },
+          spec: { projectID: "p", credentials: { source: "InjectedIdentity" }, endpoint: { storage: url } },
+        },
+        readSecretKey: () => Promise.reject(new Error("no Secret is read")),
+      });
+      const bucket = { metadata: { name: "b" }, spec: { forProvider: {} } } as ManagedResource;
+      const err = await client.observe(bucket, "b").catch((e: Error) => e);
       expect(err).toBeInstanceOf(EndpointMismatchError);
       expect((err as Error).message).toContain(
         `the endpoint ${url} does not speak the Cloud Storage JSON API`,

@@ -3,6 +3,7 @@
 // like a cloud host while naming another one is refused, and the ambient identity never leaves the
 // cloud's own hosts. Loopback stays allowed by default (the local stack's emulators and fakes).
 import { generateKeyPairSync } from "node:crypto";
+import { GoogleAuth, JWT, PassThroughClient } from "google-auth-library";
 import { describe, expect, it } from "vitest";
 import { CredentialsError } from "../../../shared/api/external.ts";
 import type {
@@ -15,12 +16,8 @@ import { awsClientConfig } from "../../../shared/providers/aws/config.ts";
 import { armRest } from "../../../shared/providers/azure/arm-rest.ts";
 import { azureCredential, blobService } from "../../../shared/providers/azure/config.ts";
 import { checkEndpoint } from "../../../shared/providers/endpoints.ts";
-import {
-  gcpClientConfig,
-  isGoogleEndpoint,
-  newPubSub,
-  newStorage,
-} from "../../../shared/providers/gcp/config.ts";
+import { gcpClientConfig, isGoogleEndpoint, newPubSub } from "../../../shared/providers/gcp/config.ts";
+import { storageApi } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,
@@ -132,10 +129,13 @@ describe("GCP endpoint overrides", () => {
       "https://storage.googleapis.com.",
       "https://storage.europe-west3.rep.googleapis.com/",
     ]) {
-      const cfg = await gcpClientConfig(gcp({ storage: url }));
-      const s = newStorage(cfg) as unknown as { apiEndpoint: string; useAuthWithCustomEndpoint?: boolean };
-      expect(s.useAuthWithCustomEndpoint).toBe(true);
-      expect(s.apiEndpoint).toBe(url.toLowerCase().replace(/\.$/, "").replace(/\/$/, ""));
+      const normalised = url.toLowerCase().replace(/\.$/, "").replace(/\/$/, "");
+      const s = storageApi(await gcpClientConfig(gcp({ storage: url })));
+      expect(s.auth).toBeInstanceOf(JWT);
+      expect(s.base).toBe(normalised);
+      const ambient = storageApi(await gcpClientConfig(gcp({ storage: url }, "InjectedIdentity")));
+      expect(ambient.auth).toBeInstanceOf(GoogleAuth);
+      expect(ambient.base).toBe(normalised);
     }
   });
 
@@ -144,9 +144,9 @@ describe("GCP endpoint overrides", () => {
       const cfg = await gcpClientConfig(
         gcp({ storage: "http://127.0.0.1:4443", pubsub: "127.0.0.1:8085" }, source),
       );
-      const s = newStorage(cfg) as unknown as { apiEndpoint: string; useAuthWithCustomEndpoint?: boolean };
-      expect(s.apiEndpoint).toBe("http://127.0.0.1:4443");
-      expect(s.useAuthWithCustomEndpoint).toBe(false);
+      const s = storageApi(cfg);
+      expect(s.base).toBe("http://127.0.0.1:4443");
+      expect(s.auth).toBeInstanceOf(PassThroughClient);
       const ps = newPubSub(cfg);
       expect(ps.isEmulator).toBe(true);
       expect(ps.options).toMatchObject({ servicePath: "127.0.0.1", port: 8085 });

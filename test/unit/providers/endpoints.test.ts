@@ -1,5 +1,6 @@
 // The platform's endpoint policy (shared/providers/endpoints.ts): which hosts besides each cloud's own
 // an override may name, read from the environment the platform gives the process.
+import { PassThroughClient } from "google-auth-library";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { isLoopbackHost } from "../../../shared/api/addresses.ts";
 import { CredentialsError } from "../../../shared/api/external.ts";
@@ -13,7 +14,8 @@ import {
   endpointPolicyFromEnv,
   NO_EXTRA_HOSTS,
 } from "../../../shared/providers/endpoints.ts";
-import { gcpClientConfig, newStorage } from "../../../shared/providers/gcp/config.ts";
+import { gcpClientConfig } from "../../../shared/providers/gcp/config.ts";
+import { storageApi } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 afterEach(() => vi.unstubAllEnvs());
 
@@ -106,10 +108,9 @@ describe("endpoint policy", () => {
         endpoint: { storage: "http://gcs.emulator.internal:4443" },
       }),
     );
-    // A listed host that is not Google's is an emulator to the Storage SDK: no token.
-    expect(
-      (newStorage(cfg) as unknown as { useAuthWithCustomEndpoint?: boolean }).useAuthWithCustomEndpoint,
-    ).toBe(false);
+    // A listed host that is not Google's is an emulator to the Storage client: no token.
+    expect(storageApi(cfg).auth).toBeInstanceOf(PassThroughClient);
+    expect(storageApi(cfg).base).toBe("http://gcs.emulator.internal:4443");
     await expect(
       gcpClientConfig(
         pc<GcpProviderConfigSpec>({

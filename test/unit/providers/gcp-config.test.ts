@@ -1,7 +1,8 @@
 import { generateKeyPairSync, verify } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JWT, PassThroughClient } from "google-auth-library";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { CredentialsError, InvalidSpecError, ThrottledError } from "../../../shared/api/external.ts";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
 import type { GcpProviderConfigSpec, ProviderConfig } from "../../../shared/api/provider-config.ts";
@@ -14,11 +15,11 @@ import {
   gcpClientConfig,
   isGoogleEndpoint,
   newPubSub,
-  newStorage,
   observedDuration,
   parseServiceAccountKey,
 } from "../../../shared/providers/gcp/config.ts";
-import { gcsBucketProvider } from "../../../shared/providers/gcp/storage-bucket.ts";
+import type { GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
+import { gcsBucketProvider, storageApi } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 const { privateKey, publicKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,
@@ -151,24 +152,60 @@ describe("GCP client configuration", () => {
     await ps.close();
   });
 
-  it("hands the service-account key to the Storage SDK, which signs with it; emulators get no credentials", async () => {
-    const fake = newStorage(
+  it("hands the service-account key to the Storage client, which signs with it; emulators get no credentials", async () => {
+    /** The URL and Authorization header of the one request a bucket read sends (fetch stubbed: no network). */
+    const sent = async (api: GoogleRestClient) => {
+      const seen: Array<{ url: string; authorization: string | null }> = [];
+      vi.stubGlobal("fetch", async (url: string, init: RequestInit) => {
+        seen.push({ url, authorization: new Headers(init.headers).get("authorization") });
+        return new Response(JSON.stringify({ name: "b" }), {
+          headers: { "content-type": "application/json" },
+        });
+      });
+      try {
+        await api.request("GET", "/storage/v1/b/b");
+      } finally {
+        vi.unstubAllGlobals();
+      }
+      expect(seen).toHaveLength(1);
+      return seen[0] as { url: string; authorization: string | null };
+    };
+    const fake = storageApi(
       await gcpClientConfig(ctxOf({ endpoint: { storage: "http://127.0.0.1:1" } }, keyJson())),
     );
-    expect((await fake.authClient.getCredentials()).client_email).toBe(EMAIL);
-    expect(verifies(await fake.authClient.sign("payload"))).toBe(true);
-    expect(fake.apiEndpoint).toBe("http://127.0.0.1:1");
-    const s = fake as unknown as { customEndpoint: boolean; useAuthWithCustomEndpoint?: boolean };
-    expect(s.customEndpoint).toBe(true);
-    expect(s.useAuthWithCustomEndpoint).toBe(false);
-    const regional = newStorage(
+    expect(fake.base).toBe("http://127.0.0.1:1");
+    expect(fake.auth).toBeInstanceOf(PassThroughClient);
+    expect(await sent(fake)).toEqual({ url: "http://127.0.0.1:1/storage/v1/b/b", authorization: null });
+
+    const regional = storageApi(
       await gcpClientConfig(
         ctxOf({ endpoint: { storage: "https://storage.europe-west3.rep.googleapis.com" } }, keyJson()),
       ),
     );
-    expect((regional as unknown as { useAuthWithCustomEndpoint?: boolean }).useAuthWithCustomEndpoint).toBe(
-      true,
-    );
+    expect(regional.base).toBe("https://storage.europe-west3.rep.googleapis.com");
+    expect(regional.auth).toBeInstanceOf(JWT);
+    const jwt = regional.auth as JWT;
+    expect(jwt.email).toBe(EMAIL);
+    // A self-signed JWT instead of a token exchange, so the key's own signature reaches the stubbed wire.
+    jwt.useJWTAccessWithScope = true;
+    const { url, authorization } = await sent(regional);
+    expect(url).toBe("https://storage.europe-west3.rep.googleapis.com/storage/v1/b/b");
+    const [header, claims, signature] = (authorization ?? "").replace(/^Bearer /, "").split(".");
+    expect(JSON.parse(Buffer.from(header ?? "", "base64url").toString())).toMatchObject({ kid: "k1" });
+    expect(JSON.parse(Buffer.from(claims ?? "", "base64url").toString())).toMatchObject({ iss: EMAIL });
+    expect(
+      verify(
+        "sha256",
+        Buffer.from(`${header}.${claims}`),
+        publicKey,
+        Buffer.from(signature ?? "", "base64url"),
+      ),
+    ).toBe(true);
+
+    // No endpoint: Google's own, with the key.
+    const prod = storageApi(await gcpClientConfig(ctxOf({}, keyJson())));
+    expect(prod.base).toBe("https://storage.googleapis.com");
+    expect(prod.auth).toBeInstanceOf(JWT);
   });
 
   it("tells Google's own hosts from emulators", () => {
@@ -260,6 +297,9 @@ describe("GCP error classification", () => {
 
   it("prefixes HTTP errors with their status", () => {
     expect(classifyGcpError(http(400, "Invalid bucket name")).message).toBe("HTTP 400: Invalid bucket name");
+    // The REST client's own text for a host that is not Google's already starts with it: not twice.
+    const plain = "HTTP 400 (Content-Type application/json): invalid";
+    expect(classifyGcpError(http(400, plain)).message).toBe(plain);
   });
 });
 
@@ -284,8 +324,9 @@ describe("durations", () => {
 
 describe("GCS answers the fake cannot give", () => {
   // The GCS fake has no caller identity, so it can neither refuse a read of another project's bucket
-  // (403) nor tell "taken elsewhere" from "already yours" on a create a test reaches: a stub server can.
+  // (403) nor make a create of a name taken elsewhere answer 409: a stub server can.
   let server: Server;
+  const lists: Array<Record<string, string>> = [];
   let url = "";
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -295,6 +336,14 @@ describe("GCS answers the fake cannot give", () => {
         return res.end(
           JSON.stringify({ error: { code: 403, message: "x does not have storage.buckets.get access" } }),
         );
+      }
+      if (req.method === "GET" && req.url?.startsWith("/storage/v1/b?")) {
+        // buckets.list of the ProviderConfig's project: our earlier create left "mine-1" in it.
+        const q = new URL(req.url, "http://x").searchParams;
+        lists.push(Object.fromEntries(q));
+        const ours = q.get("project") === "unit-project" ? ["mine-1", "mine-10"] : [];
+        const items = ours.filter((n) => n.startsWith(q.get("prefix") ?? "")).map((name) => ({ name }));
+        return res.end(JSON.stringify({ kind: "storage#buckets", items }));
       }
       if (req.method === "GET") {
         res.statusCode = 404;
@@ -308,11 +357,12 @@ describe("GCS answers the fake cannot give", () => {
       });
       req.on("end", () => {
         res.statusCode = 409;
+        // Google's two wordings: the client must not need them (a host that is not Google's keeps none).
         const mine = !JSON.parse(body).name.includes("taken");
         const message = mine
           ? "Your previous request to create the named bucket succeeded and you already own it."
           : "The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.";
-        res.end(JSON.stringify({ error: { code: 409, message } }));
+        res.end(JSON.stringify({ error: { code: 409, message, errors: [{ reason: "conflict" }] } }));
       });
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -331,10 +381,21 @@ describe("GCS answers the fake cannot give", () => {
   it("explains a name taken by another project, and treats our own earlier create as done", async () => {
     const client = await gcsBucketProvider.connect(ctxOf({ endpoint: { storage: url } }, keyJson()));
     expect((await client.observe(mr("taken-1"), "taken-1")).resourceExists).toBe(false);
+    lists.length = 0;
     await expect(client.create(mr("taken-1"), "taken-1")).rejects.toThrow(/taken by another project/);
     await expect(client.create(mr("mine-1"), "mine-1")).resolves.toMatchObject({
       connectionDetails: { bucket: "mine-1", url: "gs://mine-1" },
     });
+    // Decided by the project's own list, narrowed to the name: never by the 409's wording.
+    expect(lists).toEqual([
+      { project: "unit-project", maxResults: "1000", prefix: "taken-1" },
+      { project: "unit-project", maxResults: "1000", prefix: "mine-1" },
+    ]);
+  });
+
+  it("does not take a bucket that merely shares the name's prefix for ours", async () => {
+    const client = await gcsBucketProvider.connect(ctxOf({ endpoint: { storage: url } }, keyJson()));
+    await expect(client.create(mr("mine"), "mine")).rejects.toThrow(/taken by another project/);
   });
 
   it("reports a bucket it may not read as a credentials problem that mentions global names", async () => {

@@ -5,7 +5,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PassThroughClient } from "google-auth-library";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ManagedResource } from "../../../shared/api/managed.ts";
+import type { GcpProviderConfigSpec, ProviderConfig } from "../../../shared/api/provider-config.ts";
 import { GoogleHttpError, GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
+import { gcsBucketProvider } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 const INTERNAL = "internal-admin-page: db password hunter2";
 let target: Server;
@@ -26,7 +29,7 @@ beforeAll(async () => {
   });
   const targetUrl = await listen(target);
   endpoint = createServer((req, res) => {
-    if (req.url?.startsWith("/redirect")) {
+    if (req.url?.startsWith("/redirect") || req.url?.startsWith("/storage/v1/b/")) {
       res.writeHead(302, { location: `${targetUrl}/computeMetadata/v1/`, "content-type": "text/plain" });
       res.end(`moved to ${INTERNAL}`);
     } else if (req.url?.startsWith("/text")) {
@@ -113,5 +116,34 @@ describe("Google REST client boundary", () => {
     const err = await failure("/badstatus");
     expect((err as GoogleHttpError).status).toBeUndefined();
     expect((err as Error).message).not.toContain("hunter2");
+  });
+});
+
+describe("Cloud Storage bucket boundary", () => {
+  const providerConfig = (storage: string): ProviderConfig<GcpProviderConfigSpec> => ({
+    apiVersion: "gcp.driftless.dev/v1alpha1",
+    kind: "ProviderConfig",
+    metadata: { name: "redirecting", uid: "uid-redirect", generation: 1 },
+    spec: { projectID: "p", credentials: { source: "InjectedIdentity" }, endpoint: { storage } },
+  });
+  const bucket = {
+    apiVersion: "storage.gcp.driftless.dev/v1alpha1",
+    kind: "Bucket",
+    metadata: { name: "b" },
+    spec: { forProvider: {} },
+  } as ManagedResource;
+
+  it("attack: a Storage endpoint that redirects the bucket read elsewhere is not followed", async () => {
+    targetHits = 0;
+    const client = await gcsBucketProvider.connect({
+      providerConfig: providerConfig(endpointUrl),
+      readSecretKey: () => Promise.reject(new Error("no Secret is read")),
+    });
+    const err = await client.observe(bucket, "redirected-bucket").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(/answered a redirect \(HTTP 302.*which is not followed/);
+    expect((err as Error).message).toContain("spec.endpoint.storage");
+    expect((err as Error).message).not.toContain("hunter2");
+    expect(targetHits).toBe(0);
   });
 });
