@@ -46,6 +46,13 @@ export async function gcpNetworkingConfig(
 }
 
 /**
+ * What the auth clients' own HTTP layer (gaxios) is told: follow no redirect. Cloud SQL's client sends its
+ * REST calls through it (`auth.fetch`); a 3xx answer is then the endpoint's answer, an error, and the
+ * request never reaches where the redirect points (as GoogleRestClient's `redirect: "manual"`).
+ */
+const NO_REDIRECTS = { transporterOptions: { redirect: "manual" as const, maxRedirects: 0 } };
+
+/**
  * Who signs requests to a base URL: nobody for a host that is not Google's (an emulator or fake never
  * sees the key or the ambient token, as with Pub/Sub and Storage), else the key or the ambient identity.
  */
@@ -53,15 +60,16 @@ export function authFor(
   endpoint: string,
   credentials: ServiceAccountKey | undefined,
 ): AuthClient | GoogleAuth {
-  if (!isGoogleEndpoint(endpoint)) return new PassThroughClient();
+  if (!isGoogleEndpoint(endpoint)) return new PassThroughClient(NO_REDIRECTS);
   if (credentials)
     return new JWT({
       email: credentials.client_email,
       key: credentials.private_key,
       ...(credentials.private_key_id ? { keyId: credentials.private_key_id } : {}),
       scopes: [CLOUD_PLATFORM_SCOPE],
+      ...NO_REDIRECTS,
     });
-  return new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE] });
+  return new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE], clientOptions: NO_REDIRECTS });
 }
 
 /** google.rpc.Code's names: the only `error.status` an answer's status is kept as (never other text). */

@@ -17,8 +17,8 @@ import {
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
-import { GcpClientCache, GrpcCode, gcp, grpcCode, httpStatus } from "./config.ts";
-import { authFor, type GcpNetworkingConfig, gcpNetworkingConfig } from "./google-rest.ts";
+import { GcpClientCache, GrpcCode, gcp, grpcCode, httpStatus, isGoogleEndpoint } from "./config.ts";
+import { authFor, type GcpNetworkingConfig, GOOGLE_RPC_CODES, gcpNetworkingConfig } from "./google-rest.ts";
 
 export interface SqlClients {
   instances: SqlInstancesServiceClient;
@@ -42,13 +42,65 @@ function sqlOptions(c: GcpNetworkingConfig) {
   };
 }
 
+/** A reason Google's error may carry: an identifier (instanceDoesNotExist), nothing longer. */
+const REASON = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
+
+/**
+ * An error of a Cloud SQL call to a host that is not Google's (an endpoint a ProviderConfig author chose):
+ * a redirect, or an answer gax cannot decode (it quotes a web server's or a redirect's body), keeps its
+ * HTTP status, gRPC code and reason, never its text: the error ends in the resource's status, which
+ * everyone who reads the resource sees.
+ */
+function withoutForeignText(err: unknown, endpoint: string): unknown {
+  if (!(err instanceof Error)) return err;
+  const { code, reason, httpStatusCode } = err as Error & {
+    code?: unknown;
+    reason?: unknown;
+    httpStatusCode?: unknown;
+  };
+  const redirected = typeof httpStatusCode === "number" && httpStatusCode >= 300 && httpStatusCode < 400;
+  // gax says so when an answer was not Google's JSON error document, and quotes it: that text never passes.
+  // A JSON error's own `message` (an emulator's, or a fake's, words in Google's error shape) does.
+  if (!redirected && !/could not be decoded/.test(err.message)) return err;
+  const rpc = typeof code === "number" ? (GOOGLE_RPC_CODES[code - 1] ?? `code ${code}`) : "an error";
+  const http = typeof httpStatusCode === "number" ? `HTTP ${httpStatusCode}, ` : "";
+  const known = typeof reason === "string" && REASON.test(reason) ? reason : undefined;
+  const redirect = redirected
+    ? ": a redirect, which is not followed; spec.endpoint.sql must name the API's server itself"
+    : "";
+  const safe = new Error(
+    `the Cloud SQL endpoint ${endpoint} answered ${http}${rpc}${known ? ` (${known})` : ""}${redirect}`,
+  );
+  return Object.assign(safe, { code, ...(known ? { reason: known } : {}) });
+}
+
+/** A client whose calls' errors carry no text of a host that is not Google's (Google's own keep theirs). */
+function foreignSafe<C extends object>(client: C, endpoint: string): C {
+  if (isGoogleEndpoint(endpoint)) return client;
+  return new Proxy(client, {
+    get(target, key, receiver) {
+      const v = Reflect.get(target, key, receiver) as unknown;
+      if (typeof v !== "function") return v;
+      return (...args: unknown[]) => {
+        const out = (v as (...a: unknown[]) => unknown).apply(target, args);
+        return out instanceof Promise
+          ? out.catch((err: unknown) => {
+              throw withoutForeignText(err, endpoint);
+            })
+          : out;
+      };
+    },
+  });
+}
+
 const clients = new GcpClientCache<SqlClients>((c) => {
-  const o = sqlOptions(c as GcpNetworkingConfig);
+  const cfg = c as GcpNetworkingConfig;
+  const o = sqlOptions(cfg);
   return {
-    instances: new SqlInstancesServiceClient(o),
-    databases: new SqlDatabasesServiceClient(o),
-    users: new SqlUsersServiceClient(o),
-    operations: new SqlOperationsServiceClient(o),
+    instances: foreignSafe(new SqlInstancesServiceClient(o), cfg.sqlEndpoint),
+    databases: foreignSafe(new SqlDatabasesServiceClient(o), cfg.sqlEndpoint),
+    users: foreignSafe(new SqlUsersServiceClient(o), cfg.sqlEndpoint),
+    operations: foreignSafe(new SqlOperationsServiceClient(o), cfg.sqlEndpoint),
   };
 });
 

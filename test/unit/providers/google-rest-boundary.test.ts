@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
 import type { GcpProviderConfigSpec, ProviderConfig } from "../../../shared/api/provider-config.ts";
 import { GoogleHttpError, GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
+import { sqlInstanceProvider } from "../../../shared/providers/gcp/sql-instance.ts";
 import { gcsBucketProvider } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 const INTERNAL = "internal-admin-page: db password hunter2";
@@ -29,7 +30,11 @@ beforeAll(async () => {
   });
   const targetUrl = await listen(target);
   endpoint = createServer((req, res) => {
-    if (req.url?.startsWith("/redirect") || req.url?.startsWith("/storage/v1/b/")) {
+    if (
+      req.url?.startsWith("/redirect") ||
+      req.url?.startsWith("/storage/v1/b/") ||
+      req.url?.startsWith("/sql/")
+    ) {
       res.writeHead(302, { location: `${targetUrl}/computeMetadata/v1/`, "content-type": "text/plain" });
       res.end(`moved to ${INTERNAL}`);
     } else if (req.url?.startsWith("/text")) {
@@ -143,6 +148,33 @@ describe("Cloud Storage bucket boundary", () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/answered a redirect \(HTTP 302.*which is not followed/);
     expect((err as Error).message).toContain("spec.endpoint.storage");
+    expect((err as Error).message).not.toContain("hunter2");
+    expect(targetHits).toBe(0);
+  });
+});
+
+describe("Cloud SQL boundary", () => {
+  it("attack: a Cloud SQL endpoint that redirects the instance read elsewhere is not followed", async () => {
+    targetHits = 0;
+    const client = await sqlInstanceProvider.connect({
+      providerConfig: {
+        apiVersion: "gcp.driftless.dev/v1alpha1",
+        kind: "ProviderConfig",
+        metadata: { name: "redirecting-sql", uid: "uid-redirect-sql", generation: 1 },
+        spec: { projectID: "p", credentials: { source: "InjectedIdentity" }, endpoint: { sql: endpointUrl } },
+      },
+      readSecretKey: () => Promise.reject(new Error("no Secret is read")),
+    });
+    const instance = {
+      apiVersion: "sql.gcp.driftless.dev/v1alpha1",
+      kind: "DatabaseInstance",
+      metadata: { name: "i" },
+      spec: { forProvider: { region: "europe-west1", databaseVersion: "POSTGRES_16", tier: "db-f1-micro" } },
+    } as ManagedResource;
+    const err = await client.observe(instance, "redirected-instance").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain("HTTP 302");
+    expect((err as Error).message).toContain("not followed");
     expect((err as Error).message).not.toContain("hunter2");
     expect(targetHits).toBe(0);
   });
