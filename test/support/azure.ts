@@ -129,9 +129,12 @@ export async function startGenericArmFake(): Promise<FakeServer> {
 }
 
 /** A second ARM fake on a free port that knows its clients (checks secrets, accepts only its own tokens). */
-export async function startPrivateArmFake(clients: Record<string, string>): Promise<FakeServer> {
+export async function startPrivateArmFake(
+  clients: Record<string, string>,
+  opts: { listPageSize?: number } = {},
+): Promise<FakeServer> {
   const tls = await ensureTls(dirname(env("DRIFTLESS_CA_FILE")));
-  return startArmFake({ port: 0, cert: tls.serverCert, key: tls.serverKey, clients, lroMs: 500 });
+  return startArmFake({ port: 0, cert: tls.serverCert, key: tls.serverKey, clients, lroMs: 500, ...opts });
 }
 
 export interface ArmStats {

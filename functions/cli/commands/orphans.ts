@@ -32,7 +32,9 @@ export function registerOrphans(program: Command, cli: CliContext): void {
 Searches what the ProviderConfig's credentials reach for resources carrying Crossplane's default tags
 (crossplane-providerconfig=<name>, with crossplane-kind, crossplane-name, crossplane-namespace) or
 driftless's ownership tag (driftless.dev/managed-resource-uid), by the cloud's tag search: AWS the Resource
-Groups Tagging API (GetResources, one region); Azure and Google ProviderConfigs cannot be searched yet.
+Groups Tagging API (GetResources, one region); Azure Resource Manager's Resource Groups - List and
+Resources - List of the ProviderConfig's subscription, filtered by tag (each resource's tags read with Tags -
+Get At Scope); Google ProviderConfigs cannot be searched yet.
 A resource whose managed resource (kind, name, namespace; or uid) does not exist in
 this cluster is listed; tags of kinds driftless does not serve are counted, not judged. Nothing is deleted:
 each row says how to adopt the resource (driftless import writes it as an Observe-only managed resource;
@@ -76,5 +78,6 @@ Exit code 1 when orphans are found, 0 when none.`,
 /** A cloud's tag search, loaded with the command (its SDK is heavy); undefined where there is none yet. */
 async function tagSearchOf(cloud: Cloud): Promise<TagSearch | undefined> {
   if (cloud === "aws") return (await import("../../../shared/providers/aws/tagged.ts")).searchAwsTags;
+  if (cloud === "azure") return (await import("../../../shared/providers/azure/tagged.ts")).searchAzureTags;
   return undefined;
 }

@@ -68,6 +68,28 @@ const POSTGRES_TYPES = [
 // (a child left out of the body is deleted), so clients must send back what they read.
 const EMBEDDED_CHILDREN: Record<string, string> = { "microsoft.network/virtualnetworks": "subnets" };
 const RG_TYPE = "Microsoft.Resources/resourceGroups";
+// Microsoft.Resources api-versions of Resources - List and Tags (azure-rest-api-specs, resources/stable).
+const RESOURCES_API_VERSIONS = new Set([
+  "2019-10-01",
+  "2020-06-01",
+  "2020-10-01",
+  "2021-01-01",
+  "2021-04-01",
+  "2022-09-01",
+  "2023-07-01",
+  "2024-03-01",
+  "2024-07-01",
+  "2024-11-01",
+  "2025-03-01",
+  "2025-04-01",
+]);
+const invalidApiVersion = (v: string, type: string) =>
+  new HttpError(
+    400,
+    "InvalidApiVersionParameter",
+    `The api-version '${v}' is invalid. The supported versions are '${[...RESOURCES_API_VERSIONS].join(",")}'. (resource type '${type}' in namespace 'Microsoft.Resources')`,
+  );
+
 const RG_NAME = /^[-\w._()\p{L}]{1,90}$/u;
 const TOKEN_TTL_S = 3599;
 
@@ -304,6 +326,74 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     return body;
   };
 
+  /**
+   * The tag part of the `$filter` grammar of Resources - List and Resource Groups - List (2021-04-01):
+   * `tagName eq '…'`, optionally `and tagValue eq '…'`, OData quotes doubled. Anything else is answered as
+   * ARM answers a filter it cannot read (400 InvalidFilterInQueryString), never with an unfiltered list.
+   */
+  const tagFilter = (url: URL): { matches: (doc: Json) => boolean; withValue: boolean } | undefined => {
+    const filter = url.searchParams.get("$filter");
+    if (filter === null) return undefined;
+    const quoted = "'((?:[^']|'')*)'";
+    const m = new RegExp(`^tagName eq ${quoted}(?: and tagValue eq ${quoted})?$`, "i").exec(filter.trim());
+    if (!m)
+      throw new HttpError(
+        400,
+        "InvalidFilterInQueryString",
+        `Invalid $filter '${filter}' specified in the query string.`,
+      );
+    const unquote = (v: string | undefined) => v?.replaceAll("''", "'");
+    const tagName = unquote(m[1]) ?? "";
+    const tagValue = unquote(m[2]);
+    return {
+      withValue: tagValue !== undefined,
+      matches: (doc) => {
+        const tags = (doc["tags"] ?? {}) as Record<string, string>;
+        // ARM compares tag names case-insensitively, values exactly.
+        const key = Object.keys(tags).find((k) => k.toLowerCase() === tagName.toLowerCase());
+        return key !== undefined && (tagValue === undefined || tags[key] === tagValue);
+      },
+    };
+  };
+
+  // Resources - List (GET /subscriptions/{s}/resources): every provider resource of the subscription (not the
+  // groups themselves, as ARM), this fake's own types (the generic handler's resources are not listed).
+  // Filtered by tag name and value, ARM leaves each resource's tags out of the answer (the REST reference's
+  // note on $filter): the fake does the same for any tag filter, so a client must read them per resource.
+  const listResources = (res: ServerResponse, url: URL, base: string, sub: string) => {
+    const apiVersion = url.searchParams.get("api-version") ?? "";
+    if (!RESOURCES_API_VERSIONS.has(apiVersion)) throw invalidApiVersion(apiVersion, "resources");
+    const tag = tagFilter(url);
+    const prefix = `/subscriptions/${sub}/resourcegroups/`.toLowerCase();
+    const items = [...resources.entries()]
+      .filter(([id, r]) => id.startsWith(prefix) && r.rg !== id && (!tag || tag.matches(r.doc)))
+      .map(([, r]) => {
+        const { id, name, type, location, tags } = r.doc;
+        return { id, name, type, ...(location ? { location } : {}), ...(tag || !tags ? {} : { tags }) };
+      });
+    const top = Number(url.searchParams.get("$top") ?? 0) || listPageSize || items.length;
+    return send(res, 200, page(items, url, base, top));
+  };
+
+  // Tags - Get At Scope (GET {scope}/providers/Microsoft.Resources/tags/default): a resource's or a group's tags.
+  const tagsAtScope = (res: ServerResponse, url: URL, scope: string) => {
+    const apiVersion = url.searchParams.get("api-version") ?? "";
+    if (!RESOURCES_API_VERSIONS.has(apiVersion)) throw invalidApiVersion(apiVersion, "tags");
+    const r = resources.get(scope.toLowerCase());
+    if (!r)
+      throw new HttpError(
+        404,
+        "ResourceNotFound",
+        `The Resource '${scope}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
+      );
+    return send(res, 200, {
+      id: `${r.doc["id"] as string}/providers/Microsoft.Resources/tags/default`,
+      name: "default",
+      type: "Microsoft.Resources/tags",
+      properties: { tags: { ...((r.doc["tags"] ?? {}) as Json) } },
+    });
+  };
+
   const checkSubscription = (sub: string) => {
     if (subscriptions && !subscriptions.has(sub.toLowerCase())) {
       throw new HttpError(404, "SubscriptionNotFound", `The subscription '${sub}' could not be found.`);
@@ -411,17 +501,8 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
       let groups = [...resources.entries()]
         .filter(([id, r]) => id.startsWith(prefix) && r.rg === id)
         .map(([, r]) => r.doc);
-      const filter = url.searchParams.get("$filter");
-      if (filter) {
-        const m = /^tagName eq '([^']*)'(?: and tagValue eq '([^']*)')?$/i.exec(filter.trim());
-        if (!m)
-          throw new HttpError(400, "InvalidFilter", `The filter '${filter}' is not supported by the fake.`);
-        const [, tagName = "", tagValue] = m;
-        groups = groups.filter((g) => {
-          const tags = (g["tags"] ?? {}) as Record<string, string>;
-          return tagName in tags && (tagValue === undefined || tags[tagName] === tagValue);
-        });
-      }
+      const tag = tagFilter(url);
+      if (tag) groups = groups.filter((g) => tag.matches(g));
       const top = Number(url.searchParams.get("$top") ?? 0) || listPageSize || groups.length;
       return send(res, 200, page(groups, url, base, top));
     }
@@ -722,10 +803,13 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
         : undefined;
     const postgresOperation =
       lower[2] === "providers" && lower[3] === POSTGRES_NAMESPACE && lower[4] === "locations";
+    const tagsRequest = lower.slice(-4).join("/") === "providers/microsoft.resources/tags/default";
     count(
       postgresOperation
         ? `${method} Microsoft.DBforPostgreSQL/operations`
-        : `${method} ${providerType ? (counterNames.get(providerType) ?? providerType) : (lower[2] ?? "subscriptions")}`,
+        : tagsRequest
+          ? `${method} Microsoft.Resources/tags`
+          : `${method} ${providerType ? (counterNames.get(providerType) ?? providerType) : (lower[2] ?? "subscriptions")}`,
     );
     authenticate(req);
     const fault = injectedFault(method, url.pathname);
@@ -755,6 +839,9 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     if (postgresOperation && seg[6] && seg.length === 8) {
       return postgres.operation(res, base, sub, lower[6] ?? "", seg[7] ?? "", apiVersion);
     }
+    if (lower[2] === "resources" && seg.length === 3 && method === "GET")
+      return listResources(res, url, base, sub);
+    if (tagsRequest && method === "GET") return tagsAtScope(res, url, `/${seg.slice(0, -4).join("/")}`);
     if (lower[2] === "resourcegroups" && seg.length <= 4) return resourceGroups(req, res, url, sub, seg[3]);
     if (
       lower[2] === "resourcegroups" &&
