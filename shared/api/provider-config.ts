@@ -76,6 +76,10 @@ export const GcpProviderConfigSpec = z
         sql: z.string().optional().describe("Cloud SQL Admin API base URL."),
         compute: z.string().optional().describe("Compute Engine API base URL."),
         serviceNetworking: z.string().optional().describe("Service Networking API base URL."),
+        cloudAsset: z
+          .string()
+          .optional()
+          .describe("Cloud Asset Inventory API base URL (driftless orphans searches labels with it)."),
         apis: z
           .string()
           .optional()

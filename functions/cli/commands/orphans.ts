@@ -34,7 +34,8 @@ Searches what the ProviderConfig's credentials reach for resources carrying Cros
 driftless's ownership tag (driftless.dev/managed-resource-uid), by the cloud's tag search: AWS the Resource
 Groups Tagging API (GetResources, one region); Azure Resource Manager's Resource Groups - List and
 Resources - List of the ProviderConfig's subscription, filtered by tag (each resource's tags read with Tags -
-Get At Scope); Google ProviderConfigs cannot be searched yet.
+Get At Scope); Google Cloud Asset Inventory's searchAllResources in the ProviderConfig's project (labels;
+its index follows writes within minutes; spec.endpoint.cloudAsset overrides its URL).
 A resource whose managed resource (kind, name, namespace; or uid) does not exist in
 this cluster is listed; tags of kinds driftless does not serve are counted, not judged. Nothing is deleted:
 each row says how to adopt the resource (driftless import writes it as an Observe-only managed resource;
@@ -48,13 +49,18 @@ Exit code 1 when orphans are found, 0 when none.`,
       // The ProviderConfig first: a wrong name is told before every cloud's SDK is loaded.
       const cloud = await cloudOf(kube, opts.providerConfig, opts.cloud);
       const [{ managedKinds }, search] = await Promise.all([registry(), tagSearchOf(cloud)]);
-      const report = await findOrphans(kube, managedKinds, search ? { [cloud]: search } : {}, {
-        providerConfig: opts.providerConfig,
-        cloud,
-        region: opts.region,
-        secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
-        tenancy: { ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES },
-      });
+      const report = await findOrphans(
+        kube,
+        managedKinds,
+        { [cloud]: search },
+        {
+          providerConfig: opts.providerConfig,
+          cloud,
+          region: opts.region,
+          secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
+          tenancy: { ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES },
+        },
+      );
       if (opts.output === "table") {
         if (report.orphans.length > 0)
           stdout.write(
@@ -75,9 +81,9 @@ Exit code 1 when orphans are found, 0 when none.`,
     });
 }
 
-/** A cloud's tag search, loaded with the command (its SDK is heavy); undefined where there is none yet. */
-async function tagSearchOf(cloud: Cloud): Promise<TagSearch | undefined> {
+/** A cloud's tag search, loaded with the command (its SDK is heavy). */
+async function tagSearchOf(cloud: Cloud): Promise<TagSearch> {
   if (cloud === "aws") return (await import("../../../shared/providers/aws/tagged.ts")).searchAwsTags;
   if (cloud === "azure") return (await import("../../../shared/providers/azure/tagged.ts")).searchAzureTags;
-  return undefined;
+  return (await import("../../../shared/providers/gcp/tagged.ts")).searchGcpTags;
 }

@@ -37,6 +37,8 @@ interface Operation {
 export interface ComputeFake extends FakeHttpServer {
   network(project: string, name: string): Json | undefined;
   address(project: string, name: string): Json | undefined;
+  /** The project's networks and addresses as they stand, for the Cloud Asset fake's index. */
+  list(project: string): Array<{ collection: "networks" | "addresses"; doc: Json }>;
   /** Makes a network behind driftless's back (as if made in the console), at once. */
   seedNetwork(project: string, name: string, body?: Json): Json;
   /** Adds or removes a peering on a network (the service networking fake's side of a connection). */
@@ -357,6 +359,13 @@ export async function startComputeFake(opts: ComputeFakeOptions = {}): Promise<C
   return Object.assign(server, {
     network: (p: string, n: string) => networks.get(k(p, n)),
     address: (p: string, n: string) => addresses.get(k(p, n)),
+    list: (p: string) =>
+      [
+        ...[...networks].map(([key, doc]) => ({ key, collection: "networks" as const, doc })),
+        ...[...addresses].map(([key, doc]) => ({ key, collection: "addresses" as const, doc })),
+      ]
+        .filter((x) => x.key.startsWith(`${p}/`))
+        .map(({ collection, doc }) => ({ collection, doc })),
     seedNetwork(p: string, n: string, body: Json = {}) {
       const doc = networkDoc(p, { ...body, name: n });
       networks.set(k(p, n), doc);
