@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 import { ArmGenericError, armBodyValidator, armGenericHandler, type GenericRequest } from "./arm-generic.ts";
 
-type GenericHandler = (g: GenericRequest) => Promise<void>;
+type GenericHandler = ((g: GenericRequest) => Promise<void>) & { documents?: () => Json[] };
 
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
@@ -357,7 +357,7 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
   };
 
   // Resources - List (GET /subscriptions/{s}/resources): every provider resource of the subscription (not the
-  // groups themselves, as ARM), this fake's own types (the generic handler's resources are not listed).
+  // groups themselves, as ARM), this fake's own types and the generic handler's (generated kinds).
   // Filtered by tag name and value, ARM leaves each resource's tags out of the answer (the REST reference's
   // note on $filter): the fake does the same for any tag filter, so a client must read them per resource.
   const listResources = (res: ServerResponse, url: URL, base: string, sub: string) => {
@@ -365,10 +365,15 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     if (!RESOURCES_API_VERSIONS.has(apiVersion)) throw invalidApiVersion(apiVersion, "resources");
     const tag = tagFilter(url);
     const prefix = `/subscriptions/${sub}/resourcegroups/`.toLowerCase();
-    const items = [...resources.entries()]
-      .filter(([id, r]) => id.startsWith(prefix) && r.rg !== id && (!tag || tag.matches(r.doc)))
-      .map(([, r]) => {
-        const { id, name, type, location, tags } = r.doc;
+    const items = [
+      ...[...resources.entries()]
+        .filter(([id, r]) => id.startsWith(prefix) && r.rg !== id)
+        .map(([, r]) => r.doc),
+      ...(opts.generic?.documents?.() ?? []).filter((d) => String(d["id"]).toLowerCase().startsWith(prefix)),
+    ]
+      .filter((doc) => !tag || tag.matches(doc))
+      .map((doc) => {
+        const { id, name, type, location, tags } = doc;
         return { id, name, type, ...(location ? { location } : {}), ...(tag || !tags ? {} : { tags }) };
       });
     const top = Number(url.searchParams.get("$top") ?? 0) || listPageSize || items.length;
@@ -379,18 +384,20 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
   const tagsAtScope = (res: ServerResponse, url: URL, scope: string) => {
     const apiVersion = url.searchParams.get("api-version") ?? "";
     if (!RESOURCES_API_VERSIONS.has(apiVersion)) throw invalidApiVersion(apiVersion, "tags");
-    const r = resources.get(scope.toLowerCase());
-    if (!r)
+    const doc =
+      resources.get(scope.toLowerCase())?.doc ??
+      opts.generic?.documents?.().find((d) => String(d["id"]).toLowerCase() === scope.toLowerCase());
+    if (!doc)
       throw new HttpError(
         404,
         "ResourceNotFound",
         `The Resource '${scope}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
       );
     return send(res, 200, {
-      id: `${r.doc["id"] as string}/providers/Microsoft.Resources/tags/default`,
+      id: `${doc["id"] as string}/providers/Microsoft.Resources/tags/default`,
       name: "default",
       type: "Microsoft.Resources/tags",
-      properties: { tags: { ...((r.doc["tags"] ?? {}) as Json) } },
+      properties: { tags: { ...((doc["tags"] ?? {}) as Json) } },
     });
   };
 

@@ -76,7 +76,7 @@ export function armGenericHandler(opts: { looks?: number } = {}) {
     }
   };
 
-  return async function handle(g: GenericRequest): Promise<void> {
+  const handle = async (g: GenericRequest): Promise<void> => {
     const method = g.req.method ?? "GET";
     const [ns = "", ...pairs] = g.rest;
     const apiVersion = g.url.searchParams.get("api-version") ?? "";
@@ -207,6 +207,8 @@ export function armGenericHandler(opts: { looks?: number } = {}) {
         throw new ArmGenericError(405, "MethodNotAllowed", `The method '${method}' is not allowed.`);
     }
   };
+  // The documents it holds, for the subscription-wide lists (Resources - List, Tags) of arm-fake.ts.
+  return Object.assign(handle, { documents: () => [...resources.values()].map((r) => r.doc) });
 }
 
 const get = (o: unknown, path: string) =>

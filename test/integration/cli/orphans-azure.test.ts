@@ -12,6 +12,7 @@ import { parse } from "yaml";
 import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { VirtualNetwork } from "../../../shared/api/azure/network.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
+import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
 import type { OrphanReport } from "../../../shared/ops/orphans.ts";
 import { ensureCrds } from "../../support/aws.ts";
@@ -22,6 +23,7 @@ import {
   armRequestsDuring,
   createAzureProviderConfig,
   networkClient,
+  startGenericArmFake,
   startPrivateArmFake,
 } from "../../support/azure.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
@@ -176,5 +178,52 @@ describe("driftless orphans (Azure)", () => {
     expect(((await version.json()) as { error: { code: string } }).error.code).toBe(
       "InvalidApiVersionParameter",
     );
+  }, 60_000);
+
+  it("the ARM fake lists the generated kinds' resources too (its generic handler's), tags left out, and reads their tags", async () => {
+    const generic = await startGenericArmFake();
+    try {
+      const type = "Microsoft.Network/applicationSecurityGroups";
+      const entry = loadAzureCatalog().kinds.find((k) => k.type === type);
+      if (!entry) throw new Error(`${type} is not in the Azure catalog`);
+      const sub = `${generic.url}/subscriptions/${env("AZURE_SUBSCRIPTION_ID")}`;
+      const call = (method: string, url: string, body?: unknown) =>
+        fetch(url, {
+          method,
+          headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
+      const rg = uniqueName("rg-orphans-gen");
+      expect(
+        (await call("PUT", `${sub}/resourcegroups/${rg}?api-version=2021-04-01`, { location: "westeurope" }))
+          .ok,
+      ).toBe(true);
+      const id = `/subscriptions/${env("AZURE_SUBSCRIPTION_ID")}/resourceGroups/${rg}/providers/${type}/asg1`;
+      const put = await call("PUT", `${generic.url}${id}?api-version=${loadAzureSpec(entry).apiVersion}`, {
+        location: "westeurope",
+        tags: { "crossplane-providerconfig": "pc-x", "crossplane-name": "asg1" },
+      });
+      expect(put.status, await put.text()).toBeLessThan(300);
+      const filter = encodeURIComponent("tagName eq 'crossplane-providerconfig' and tagValue eq 'pc-x'");
+      const list = (await (
+        await call("GET", `${sub}/resources?$filter=${filter}&api-version=2021-04-01`)
+      ).json()) as {
+        value: Array<Record<string, unknown>>;
+      };
+      expect(list.value).toEqual([expect.objectContaining({ id, type })]);
+      expect(list.value[0]).not.toHaveProperty("tags");
+      const tags = (await (
+        await call(
+          "GET",
+          `${generic.url}${id}/providers/Microsoft.Resources/tags/default?api-version=2021-04-01`,
+        )
+      ).json()) as { properties: { tags: Record<string, string> } };
+      expect(tags.properties.tags).toEqual({
+        "crossplane-providerconfig": "pc-x",
+        "crossplane-name": "asg1",
+      });
+    } finally {
+      await generic.close();
+    }
   }, 60_000);
 });
