@@ -7,8 +7,10 @@
 //   `//compute.googleapis.com/…`, assetType, project, displayName, location, labels), `nextPageToken`.
 // - `pageSize` default 100, capped at 500 (a larger one is not an error), negative refused; a page token is bound to
 //   its query and scope, another one answered 400 INVALID_ARGUMENT.
-// - The query: only `labels.<key>:<value>` and `labels.<key>:*` (what the finder sends); any other query is
-//   answered 400 INVALID_ARGUMENT in Google's error body, never with an unfiltered list.
+// - The query: one label comparison, as the search query syntax has it — `labels.<key>=<value>` (exact,
+//   case-sensitive), `labels.<key>:<value>` (the value's words, tokenized on characters other than letters,
+//   digits, `_` and `&`, case-folded, found in order and consecutive) and `labels.<key>:*` (has the label).
+//   Any other query is answered 400 INVALID_ARGUMENT in Google's error body, never with an unfiltered list.
 import type { ComputeFake } from "./gcp-compute-fake.ts";
 import {
   type FakeHttpServer,
@@ -28,7 +30,17 @@ const ASSET_TYPES = {
   networks: "compute.googleapis.com/Network",
   addresses: "compute.googleapis.com/GlobalAddress",
 };
-const QUERY = /^labels\.([a-z][a-z0-9_-]{0,62}):(\*|[a-z0-9_-]{0,63}|"(?:[^"\\]|\\.)*")$/;
+const QUERY = /^labels\.([a-z][a-z0-9_-]{0,62})([:=])([A-Za-z0-9_-]{1,63}|\*|"(?:[^"\\]|\\.)*")$/;
+const words = (v: string) =>
+  v
+    .split(/[^A-Za-z0-9_&]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
+/** The has operator: the query's words appear in the value's, in order and consecutive. */
+const has = (value: string, query: string) => {
+  const [v, q] = [words(value), words(query)];
+  return q.length > 0 && v.some((_, i) => q.every((w, j) => v[i + j] === w));
+};
 
 const invalid = (message: string) => new GoogleApiError(400, "badRequest", message, "INVALID_ARGUMENT");
 
@@ -45,10 +57,14 @@ export async function startCloudAssetFake(
     const q = QUERY.exec(query);
     if (!q)
       throw invalid(
-        `Invalid query: '${query}'. The fake answers labels.<key>:<value> and labels.<key>:* only.`,
+        `Invalid query: '${query}'. The fake answers one labels.<key>=<value>, labels.<key>:<value> or labels.<key>:* only.`,
       );
-    const [, key = "", rawValue = ""] = q;
+    const [, key = "", op, rawValue = ""] = q;
+    if (op === "=" && rawValue === "*")
+      throw invalid(`Invalid query: '${query}'. An exact match cannot hold a wildcard.`);
     const value = rawValue.startsWith('"') ? (JSON.parse(rawValue) as string) : rawValue;
+    const matches = (v: string | undefined) =>
+      v !== undefined && (op === "=" ? v === value : value === "*" || has(v, value));
     const size = Number(req.query.get("pageSize") ?? 0);
     if (!Number.isInteger(size) || size < 0) throw invalid(`Invalid page size: ${req.query.get("pageSize")}`);
     const pageSize = Math.min(size || 100, opts.maxPageSize ?? 500);
@@ -65,7 +81,7 @@ export async function startCloudAssetFake(
       .list(project)
       .filter(({ doc }) => {
         const labels = (doc.labels ?? {}) as Record<string, string>;
-        return key in labels && (value === "*" || labels[key] === value);
+        return matches(labels[key]);
       })
       .map(({ collection, doc }) => ({
         name: `//compute.googleapis.com/projects/${project}/global/${collection}/${String(doc.name)}`,

@@ -1,5 +1,5 @@
 // Google's label search for `driftless orphans`: Cloud Asset Inventory's searchAllResources over the
-// ProviderConfig's project (`labels.<key>:<value>`, 500 per page, followed by pageToken), through the
+// ProviderConfig's project (`labels.<key>=<value>`, 500 per page, followed by pageToken), through the
 // project's GoogleRestClient to the checked `spec.endpoint.cloudAsset` (default Google's own). It sees what
 // Cloud Asset indexes (most resource types with labels; the index follows writes within minutes) and needs
 // cloudasset.assets.searchAllResources on the project. Labels are Google's tag format: lower-case keys of
@@ -20,7 +20,7 @@ interface SearchPage {
   nextPageToken?: string;
 }
 
-/** A Cloud Asset query string literal: quoted when it holds more than letters, digits, `-` and `_`. */
+/** A Cloud Asset query value: bare when it holds only letters, digits, `-` and `_` (every label value), else quoted. */
 const term = (v: string) => (/^[a-z0-9_-]+$/.test(v) ? v : JSON.stringify(v));
 
 export const searchGcpTags: TagSearch = async (ctx, filters) => {
@@ -33,7 +33,8 @@ export const searchGcpTags: TagSearch = async (ctx, filters) => {
   const found = new Map<string, TaggedResource>();
   for (const f of filters) {
     if (!LABEL_KEY.test(f.key)) continue;
-    const query = `labels.${f.key}:${f.value !== undefined ? term(f.value) : "*"}`;
+    // `=` is the exact, case-sensitive match; `:` would match words of the value (pc-a finds pc-a-b too).
+    const query = f.value !== undefined ? `labels.${f.key}=${term(f.value)}` : `labels.${f.key}:*`;
     let token: string | undefined;
     do {
       const page: SearchPage = await gcp(() =>

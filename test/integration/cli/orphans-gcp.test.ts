@@ -164,5 +164,14 @@ describe("driftless orphans (Google)", () => {
     expect(first.nextPageToken).toBeDefined();
     const other = await search({ query: "labels.other:x", pageToken: first.nextPageToken ?? "" });
     expect(other.status).toBe(400);
+    // `:` matches words of the value (what the finder does not send for a value), `=` the whole value.
+    const page = async (query: string) =>
+      (await (await search({ query })).json()) as { results?: unknown[]; nextPageToken?: string };
+    expect(await page("labels.crossplane-providerconfig:pc-orphans-gcp")).toMatchObject({
+      results: [expect.anything()],
+      nextPageToken: expect.any(String),
+    });
+    expect((await page("labels.crossplane-providerconfig=pc-orphans-gcp")).results).toEqual([]);
+    expect((await page(`labels.crossplane-providerconfig=${PC}`)).results).toHaveLength(1);
   }, 60_000);
 });
