@@ -29,7 +29,10 @@ export const searchGcpTags: TagSearch = async (ctx, filters) => {
   const base = raw
     ? checkEndpoint("gcp", "spec.endpoint.cloudAsset", raw).url
     : CLOUD_ASSET_PRODUCTION_ENDPOINT;
-  const client = new GoogleRestClient(`${base}/v1`, authFor(base, cfg.credentials));
+  const client = new GoogleRestClient(`${base}/v1`, authFor(base, cfg.credentials), {
+    api: "Cloud Asset Inventory API",
+    field: "spec.endpoint.cloudAsset",
+  });
   const found = new Map<string, TaggedResource>();
   for (const f of filters) {
     if (!LABEL_KEY.test(f.key)) continue;
