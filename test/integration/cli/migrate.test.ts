@@ -17,10 +17,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
 import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
-import { namespacedVariantOf } from "../../../shared/api/managed.ts";
+import { managedCrd } from "../../../shared/api/crd.ts";
+import { type ManagedKindDef, namespacedVariantOf } from "../../../shared/api/managed.ts";
 import type { ResourceType } from "../../../shared/api/meta.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../../shared/api/provider-config.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
+import { applyCrds } from "../../../shared/kube/crds.ts";
+import { migrate } from "../../../shared/ops/migrate.ts";
+import { generatedKinds } from "../../../shared/ops/migrate-generated.ts";
+import { loadUpjetFacts, UPJET_FACTS_FILE } from "../../../shared/ops/migrate-upjet-facts.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace, motoSqs } from "../../support/aws.ts";
 import { eventually, newKube, uniqueName } from "../../support/env.ts";
@@ -124,15 +129,24 @@ describe("driftless migrate", { timeout: 180_000 }, () => {
   it("reports unknown kinds and fields it cannot carry over, still writes the rest, and exits 1", async () => {
     const res = await cli(["migrate", join(FIXTURES, "unsupported.yaml")]);
     expect(res.code).toBe(1);
+    // An Upjet kind with no hand-written twin goes to its generated kind; what it cannot carry is reported.
     expect(res.stderr).toMatch(
-      /^ERROR +Role\.iam\.aws\.upbound\.io\/app-role: driftless has no equivalent of Role/m,
+      /^note +Role\.iam\.aws\.upbound\.io\/app-role: Role → generated kind Role\.iam\.awscc\.driftless\.dev/m,
+    );
+    expect(res.stderr).toMatch(
+      /^DROPPED +Role\.iam\.aws\.upbound\.io\/app-role: forProvider\.assumeRolePolicy /m,
     );
     expect(res.stderr).toMatch(/^ERROR +XPostgreSQLInstance\.example\.org\/composite-db: /m);
     expect(res.stderr).toMatch(
       /^DROPPED +Queue\.sqs\.aws\.upbound\.io\/with-policy: forProvider\.fifoThroughputLimit /m,
     );
-    expect(res.stderr).toContain("migrated 1 object(s); 2 not migrated, 1 field(s) left out");
-    const [queue] = parseAllDocuments(res.stdout).map((d) => d.toJS() as KubeObject);
+    expect(res.stderr).toContain("migrated 2 object(s); 1 not migrated, 2 field(s) left out");
+    const written = parseAllDocuments(res.stdout).map((d) => d.toJS() as KubeObject);
+    expect(written.map((o) => `${o.kind}.${String(o.apiVersion)}`).sort()).toEqual([
+      "Queue.sqs.aws.driftless.dev/v1alpha1",
+      "Role.iam.awscc.driftless.dev/v1alpha1",
+    ]);
+    const queue = written.find((o) => o.kind === "Queue");
     expect(queue).toMatchObject({
       kind: "Queue",
       metadata: { name: "with-policy" },
@@ -180,9 +194,10 @@ describe("driftless migrate", { timeout: 180_000 }, () => {
 });
 
 /** The type of a converted object, by apiVersion and kind: a managed kind or a ProviderConfig kind. */
-function typeOf(o: KubeObject): ResourceType {
+function typeOf(o: KubeObject, generated: readonly ManagedKindDef[] = []): ResourceType {
   const types: Array<ResourceType & { apiVersion?: string }> = [
     ...managedKinds.map((k) => k.definition),
+    ...generated.flatMap((d) => [d, namespacedVariantOf(d)]),
     ...Object.values(v2ProviderConfigs).flatMap((pc) => [pc.namespaced.type, pc.cluster.type]),
     ...Object.values(providerConfigs).map((pc) => pc.type),
   ];
@@ -229,8 +244,23 @@ describe("driftless migrate: the namespaced shape", { timeout: 180_000 }, () => 
     expect(res.stderr).toMatch(/^ERROR +VPC\.ec2\.aws\.m\.upbound\.io\/.*not migrated$/m);
     expect(res.stderr).toMatch(/^ERROR +Subnet\.ec2\.aws\.m\.upbound\.io\/.*not migrated$/m);
     const objects = JSON.parse(res.stdout) as KubeObject[];
+    // An Upjet kind with no hand-written twin (the storage Account) goes to its generated kind: its CRDs,
+    // as `driftless crds apply --activate` would install them.
+    const docs = parseAllDocuments(readFileSync(input, "utf8")).map((d) => d.toJS() as KubeObject);
+    const { generated } = migrate(docs, {
+      defaultNamespace: ns,
+      generated: generatedKinds(loadUpjetFacts(UPJET_FACTS_FILE)),
+    });
+    expect(generated.map((d) => `${d.kind}.${d.group}`)).toEqual([
+      "StorageAccount.storage.azure.gen.driftless.dev",
+    ]);
+    await applyCrds(
+      kube,
+      generated.flatMap((d) => [managedCrd(d), managedCrd(namespacedVariantOf(d))]),
+      120_000,
+    );
     const created = [];
-    for (const o of objects) created.push(await kube.create(typeOf(o), o));
+    for (const o of objects) created.push(await kube.create(typeOf(o, generated), o));
 
     // Assess: every object stored with all it was written with (nothing pruned), in the namespace
     expect(created.map((o) => `${o.kind}.${String(o.apiVersion).split("/")[0]}`).sort()).toEqual(
@@ -247,6 +277,7 @@ describe("driftless migrate: the namespaced shape", { timeout: 180_000 }, () => 
         "VirtualNetwork.network.azure.m.driftless.dev",
         "Subnet.network.azure.m.driftless.dev",
         "Container.storage.azure.m.driftless.dev",
+        "StorageAccount.storage.azure.gen.m.driftless.dev",
       ]),
     );
     expect(objects.filter((o) => o.kind === "VPC" || String(o.apiVersion).startsWith("ec2."))).toEqual([]);
