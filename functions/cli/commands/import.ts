@@ -57,6 +57,6 @@ yet is named on standard error. Nothing is created in the cluster or the cloud.`
       }
       for (const k of result.kinds)
         stdout.write(`${k.kind}: ${k.found} found, ${k.imported} written, ${k.managed} already managed\n`);
-      for (const k of result.unsupported) process.stderr.write(`${k}: cannot be listed yet (not imported)\n`);
+      for (const k of result.unsupported) process.stderr.write(`${k.kind}: not imported: ${k.reason}\n`);
     });
 }

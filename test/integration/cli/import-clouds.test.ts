@@ -1,0 +1,254 @@
+// `driftless import` beyond EC2, on the local stack and the real kube-apiserver: a generated AWS kind
+// (Cloud Control ListResources, paged with NextToken; a child type is named and skipped), a hand-written
+// AWS kind (SQS ListQueues on moto), an Azure kind (Resource Groups - List on the ARM fake) and a Google
+// kind (Pub/Sub ListTopics on the emulator). Each run writes what exists as Observe-only managed
+// resources, skips what a managed resource already names, and the written files apply as they are and
+// become Ready in Observe while nothing in the cloud changes.
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CreateResourceCommand } from "@aws-sdk/client-cloudcontrol";
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { Queue } from "../../../shared/api/aws/sqs.ts";
+import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
+import { Topic } from "../../../shared/api/gcp/pubsub.ts";
+import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
+import { Annotations } from "../../../shared/api/meta.ts";
+import type { KubeObject } from "../../../shared/kube/client.ts";
+import { createAwsProviderConfig, ensureCrds, motoOptions } from "../../support/aws.ts";
+import { awsccTestbed, requestDone } from "../../support/awscc.ts";
+import { armClient, createAzureProviderConfig } from "../../support/azure.ts";
+import { managedObject } from "../../support/conformance.ts";
+import { newKube, uniqueName } from "../../support/env.ts";
+import { createGcpProviderConfig, emulatorPubSub } from "../../support/gcp.ts";
+import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+import { cli } from "./helpers.ts";
+
+type Written = ManagedResource & KubeObject;
+const LOGS = "AWS::Logs::LogGroup";
+/** A child type: its list handler needs the parent's restApiId in the request. */
+const CHILD = "AWS::ApiGateway::Resource";
+/** Log groups made by hand: more than one ListResources page (100). */
+const HAND_MADE = 101;
+const SLOW = 300_000;
+
+const kube = newKube();
+
+beforeAll(async () => {
+  await ensureCrds();
+}, 120_000);
+
+/** Runs the import of `kinds` into a fresh directory: its counts line per kind and the written objects. */
+async function runImport(pc: string, kinds: string, env: Record<string, string> = {}) {
+  const out = mkdtempSync(join(tmpdir(), "driftless-import-"));
+  const res = await cli(["import", "--provider-config", pc, "--kinds", kinds, "-o", out], { env });
+  expect(res.code, res.stderr).toBe(0);
+  const counts = (alias: string) => {
+    const m = new RegExp(
+      `^${alias.replace(".", "\\.")}: (\\d+) found, (\\d+) written, (\\d+) already managed$`,
+      "m",
+    ).exec(res.stdout);
+    expect(m, res.stdout).not.toBeNull();
+    const [found, written, managed] = (m ?? []).slice(1).map(Number) as [number, number, number];
+    return { found, written, managed };
+  };
+  const objects = readdirSync(out).map((f) => parse(readFileSync(join(out, f), "utf8")) as Written);
+  const byExt = (name: string) =>
+    objects.find((o) => o.metadata.annotations?.[Annotations.externalName] === name);
+  return { res, counts, objects, byExt };
+}
+
+/** Applies a written object as it is (after removing the test's earlier copy) and settles it: Ready in Observe. */
+async function appliesReady(r: ReturnType<typeof newReconciler>, def: ManagedKindDef, o: Written) {
+  await kube.delete(def, o.metadata.name);
+  await kube.create(def, o as KubeObject);
+  await settle(r, keyOf(def, o.metadata.name));
+  const mr = await getMr(kube, def, o.metadata.name);
+  expect(conditionOf(mr, "Ready")?.status, JSON.stringify(mr?.status)).toBe("True");
+  expect(conditionOf(mr, "Synced")?.status, JSON.stringify(mr?.status)).toBe("True");
+  return mr;
+}
+
+describe("driftless import: generated AWS kinds (Cloud Control)", () => {
+  const PC = uniqueName("pc-import-cc");
+  let bed: Awaited<ReturnType<typeof awsccTestbed>>;
+  beforeAll(async () => {
+    bed = await awsccTestbed(kube, PC, [LOGS, CHILD]);
+  }, 120_000);
+  afterAll(async () => {
+    await bed?.close();
+  });
+
+  it(
+    "pages ListResources, writes the log groups no managed resource names, skips the managed one and names the child type",
+    async () => {
+      const def = bed.defs.get(LOGS) as ManagedKindDef;
+      const cc = bed.fake.client();
+      const prefix = uniqueName("lg-import");
+      for (let i = 0; i < HAND_MADE; i++) {
+        const out = await cc.send(
+          new CreateResourceCommand({
+            TypeName: LOGS,
+            DesiredState: JSON.stringify({ LogGroupName: `${prefix}-${String(i).padStart(3, "0")}` }),
+          }),
+        );
+        await requestDone(cc, out.ProgressEvent);
+      }
+      const managed = uniqueName("lg-managed");
+      await kube.create(def, managedObject(def, managed, PC, { forProvider: {}, connectionSecret: false }));
+      await settle(bed.reconciler, keyOf(def, managed));
+      const managedId = (await getMr(kube, def, managed))?.metadata.annotations?.[Annotations.externalName];
+      expect(managedId).toBeTruthy();
+
+      const before = await bed.fake.requests();
+      const activate = [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(",");
+      const childAlias = `${(bed.defs.get(CHILD) as ManagedKindDef).group.split(".")[0]}.resource`;
+      const { res, counts, objects, byExt } = await runImport(PC, `logs.loggroup,${childAlias}`, {
+        DRIFTLESS_ACTIVATE: activate,
+      });
+      const total = (await bed.fake.resources(LOGS)).length;
+      expect(counts("logs.loggroup")).toEqual({ found: total, written: total - 1, managed: 1 });
+      expect(total).toBeGreaterThan(100);
+      expect(res.stderr).toMatch(new RegExp(`${childAlias}: not imported: .*restApiId`));
+      expect(byExt(managedId as string)).toBeUndefined();
+      const first = `${prefix}-000`;
+      expect(byExt(first)).toEqual({
+        apiVersion: def.apiVersion,
+        kind: def.kind,
+        metadata: { name: first, annotations: { [Annotations.externalName]: first } },
+        spec: {
+          managementPolicies: ["Observe"],
+          providerConfigRef: { name: PC },
+          forProvider: { region: "us-east-1" },
+        },
+      });
+      expect(objects.filter((o) => o.kind === def.kind)).toHaveLength(total - 1);
+
+      const mr = await appliesReady(bed.reconciler, def, byExt(first) as Written);
+      expect(mr?.status?.atProvider).toBeDefined();
+      // Reads only: no request that writes reached Cloud Control during the import and the observe.
+      const after = await bed.fake.requests();
+      for (const op of ["CreateResource", "UpdateResource", "DeleteResource"])
+        expect(after[op] ?? 0, op).toBe(before[op] ?? 0);
+    },
+    SLOW,
+  );
+});
+
+/** A hand-written kind's case: its ProviderConfig, a resource made by hand (and how to see and remove it). */
+interface Case {
+  cloud: string;
+  def: ManagedKindDef;
+  alias: string;
+  providerConfig: (pc: string) => Promise<void>;
+  /** Spec fields the managed resource needs to be created. */
+  managedForProvider: Record<string, unknown>;
+  /** Makes one by hand (not through driftless): its external name. */
+  byHand: () => Promise<string>;
+  /** The forProvider the import writes for it (its home fields). */
+  home: Record<string, unknown>;
+  exists: (name: string) => Promise<boolean>;
+  remove: (name: string) => Promise<void>;
+}
+
+const sqs = new SQSClient(motoOptions());
+const arm = armClient();
+const ps = emulatorPubSub();
+const queueUrls = new Map<string, string>();
+const CASES: Case[] = [
+  {
+    cloud: "AWS (SQS ListQueues)",
+    def: Queue,
+    alias: "sqs.queue",
+    providerConfig: (pc) => createAwsProviderConfig(kube, pc),
+    managedForProvider: {},
+    byHand: async () => {
+      const name = uniqueName("q-by-hand");
+      queueUrls.set(name, (await sqs.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string);
+      return name;
+    },
+    home: { region: "us-east-1" },
+    exists: async (name) => !!(await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl,
+    remove: async (name) => {
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrls.get(name) }));
+    },
+  },
+  {
+    cloud: "Azure (Resource Groups - List)",
+    def: ResourceGroup,
+    alias: "resources.resourcegroup",
+    providerConfig: (pc) => createAzureProviderConfig(kube, pc),
+    managedForProvider: { location: "westeurope" },
+    byHand: async () => {
+      const name = uniqueName("rg-by-hand");
+      await arm.resourceGroups.createOrUpdate(name, { location: "westeurope" });
+      return name;
+    },
+    home: { location: "westeurope" },
+    exists: async (name) => (await arm.resourceGroups.checkExistence(name)).body,
+    remove: async (name) => {
+      await arm.resourceGroups.beginDeleteAndWait(name);
+    },
+  },
+  {
+    cloud: "Google (Pub/Sub ListTopics)",
+    def: Topic,
+    alias: "pubsub.topic",
+    providerConfig: (pc) => createGcpProviderConfig(kube, pc),
+    managedForProvider: {},
+    byHand: async () => {
+      const name = uniqueName("topic-by-hand");
+      await ps.createTopic(name);
+      return name;
+    },
+    home: {},
+    exists: async (name) => (await ps.topic(name).exists())[0],
+    remove: async (name) => {
+      await ps.topic(name).delete();
+    },
+  },
+];
+
+describe.each(CASES)("driftless import: $cloud", (c) => {
+  const PC = uniqueName("pc-import");
+  beforeAll(async () => {
+    await c.providerConfig(PC);
+  });
+
+  it(`writes what the list names, skips the managed one; the written ${c.def.kind} becomes Ready in Observe`, async () => {
+    const manual = await c.byHand();
+    const managed = uniqueName(`${c.def.kind.toLowerCase()}-managed`);
+    await kube.create(
+      c.def,
+      managedObject(c.def, managed, PC, { forProvider: c.managedForProvider, connectionSecret: false }),
+    );
+    await settle(newReconciler(kube), keyOf(c.def, managed));
+    expect(conditionOf(await getMr(kube, c.def, managed), "Ready")?.status).toBe("True");
+
+    const { counts, byExt } = await runImport(PC, c.alias);
+    // Other suites' resources share the stack's account: every one is either written or already managed.
+    const n = counts(c.alias);
+    expect(n.written + n.managed).toBe(n.found);
+    expect(n.managed).toBeGreaterThanOrEqual(1);
+    expect(byExt(managed)).toBeUndefined();
+    const written = byExt(manual) as Written;
+    expect(written).toEqual({
+      apiVersion: c.def.apiVersion,
+      kind: c.def.kind,
+      metadata: { name: manual, annotations: { [Annotations.externalName]: manual } },
+      spec: { managementPolicies: ["Observe"], providerConfigRef: { name: PC }, forProvider: c.home },
+    });
+
+    // Applied as written: Ready in Observe; deleted again, it leaves the cloud as it was.
+    const r = newReconciler(kube);
+    await appliesReady(r, c.def, written);
+    await kube.delete(c.def, written.metadata.name);
+    await settle(r, keyOf(c.def, written.metadata.name));
+    expect(await getMr(kube, c.def, written.metadata.name)).toBeUndefined();
+    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
+    expect(await c.exists(manual)).toBe(true);
+    await c.remove(manual);
+  });
+});
