@@ -11,19 +11,32 @@ import { CreateResourceCommand } from "@aws-sdk/client-cloudcontrol";
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { generateGcp } from "../../../infra/gen-gcp.ts";
+import {
+  type GoogleGenericFake,
+  startGoogleGenericFake,
+} from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
+import { managedCrd } from "../../../shared/api/crd.ts";
+import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { Topic } from "../../../shared/api/gcp/pubsub.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
+import { applyCrds } from "../../../shared/kube/crds.ts";
+import { googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
+import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { createAwsProviderConfig, ensureCrds, motoOptions } from "../../support/aws.ts";
-import { awsccTestbed, requestDone } from "../../support/awscc.ts";
+import { awsccTestbed, removeCrds, requestDone } from "../../support/awscc.ts";
 import { armClient, createAzureProviderConfig } from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { newKube, uniqueName } from "../../support/env.ts";
-import { createGcpProviderConfig, emulatorPubSub } from "../../support/gcp.ts";
+import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { createGcpProviderConfig, emulatorPubSub, gcpProject } from "../../support/gcp.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+import { Reconciler } from "../../support/routed.ts";
 import { cli } from "./helpers.ts";
 
 type Written = ManagedResource & KubeObject;
@@ -61,7 +74,7 @@ async function runImport(pc: string, kinds: string, env: Record<string, string> 
 }
 
 /** Applies a written object as it is (after removing the test's earlier copy) and settles it: Ready in Observe. */
-async function appliesReady(r: ReturnType<typeof newReconciler>, def: ManagedKindDef, o: Written) {
+async function appliesReady(r: Reconciler, def: ManagedKindDef, o: Written) {
   await kube.delete(def, o.metadata.name);
   await kube.create(def, o as KubeObject);
   await settle(r, keyOf(def, o.metadata.name));
@@ -250,5 +263,73 @@ describe.each(CASES)("driftless import: $cloud", (c) => {
     expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
     expect(await c.exists(manual)).toBe(true);
     await c.remove(manual);
+  });
+});
+
+describe("driftless import: generated Google kinds (their list methods)", () => {
+  const PC = uniqueName("pc-import-gcpgen");
+  const TYPE = "secretmanager.googleapis.com/Secret";
+  let fake: GoogleGenericFake;
+  let def: ManagedKindDef;
+  let r: Reconciler;
+  beforeAll(async () => {
+    generateGcp();
+    fake = await startGoogleGenericFake({ opPolls: 0 });
+    const spec = loadGoogleSpec(loadGoogleCatalog().kinds.find((k) => k.typeName === TYPE) as never);
+    def = googleKindOf(spec);
+    await removeCrds(kube, [def]);
+    await applyCrds(kubeConfig(), [managedCrd(def)]);
+    await createGcpProviderConfig(kube, PC, {
+      credentials: "InjectedIdentity",
+      endpoint: { apis: `${fake.url}/{api}` },
+    });
+    r = new Reconciler(
+      kube,
+      new KindRegistry(withNamespacedVariants(googleProviders([spec], { pollDelaysMs: [] }))),
+      {
+        creationGracePeriodMs: 0,
+      },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await removeCrds(kube, [def]);
+    await fake?.close();
+  });
+
+  it("writes the secrets the list method names, skips the managed one; the written Secret becomes Ready in Observe", async () => {
+    const manual = uniqueName("secret-by-hand");
+    const made = await fetch(
+      `${fake.url}/secretmanager/v1/projects/${gcpProject()}/secrets?secretId=${manual}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ replication: { automatic: {} } }),
+      },
+    );
+    expect(made.status, await made.text()).toBe(200);
+    const managed = uniqueName("secret-managed");
+    await kube.create(
+      def,
+      managedObject(def, managed, PC, {
+        forProvider: { replication: { automatic: {} } },
+        connectionSecret: false,
+      }),
+    );
+    await settle(r, keyOf(def, managed));
+    expect(conditionOf(await getMr(kube, def, managed), "Ready")?.status).toBe("True");
+
+    const { counts, byExt } = await runImport(PC, "secretmanager.secret", {
+      DRIFTLESS_ACTIVATE: `${def.plural}.${def.group}`,
+    });
+    expect(counts("secretmanager.secret")).toEqual({ found: 2, written: 1, managed: 1 });
+    const written = byExt(manual) as Written;
+    expect(written.spec).toEqual({
+      managementPolicies: ["Observe"],
+      providerConfigRef: { name: PC },
+      forProvider: {},
+    });
+    const creates = r.externalCalls.create;
+    await appliesReady(r, def, written);
+    expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
   });
 });
