@@ -11,13 +11,18 @@ import { CreateResourceCommand } from "@aws-sdk/client-cloudcontrol";
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { generateAzure } from "../../../infra/gen-azure.ts";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
+import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
+import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
+import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
+import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
 import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { Topic } from "../../../shared/api/gcp/pubsub.ts";
@@ -27,13 +32,15 @@ import type { ManagedKindDef, ManagedResource } from "../../../shared/api/manage
 import { Annotations } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
 import { applyCrds } from "../../../shared/kube/crds.ts";
+import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
 import { googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
+import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { createAwsProviderConfig, ensureCrds, motoOptions } from "../../support/aws.ts";
 import { awsccTestbed, removeCrds, requestDone } from "../../support/awscc.ts";
-import { armClient, createAzureProviderConfig } from "../../support/azure.ts";
+import { armClient, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, emulatorPubSub, gcpProject } from "../../support/gcp.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
@@ -330,6 +337,83 @@ describe("driftless import: generated Google kinds (their list methods)", () => 
     });
     const creates = r.externalCalls.create;
     await appliesReady(r, def, written);
+    expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
+  });
+});
+
+describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", () => {
+  const PC = uniqueName("pc-import-azgen");
+  const TYPE = "Microsoft.Network/applicationSecurityGroups";
+  const GROUPS = [uniqueName("rg-import-a"), uniqueName("rg-import-b")];
+  /** Per resource group: more than one list page (the fake links pages of 2 with nextLink). */
+  const PER_GROUP = 3;
+  let fake: FakeServer;
+  let spec: AzureKindSpec;
+  let def: ManagedKindDef;
+  let r: Reconciler;
+  const put = async (group: string, name: string) => {
+    const [ns, type] = spec.type.split("/");
+    const res = await fetch(
+      `${fake.url}/subscriptions/${env("AZURE_SUBSCRIPTION_ID")}/resourceGroups/${group}/providers/${ns}/${type}/${name}?api-version=${spec.apiVersion}`,
+      {
+        method: "PUT",
+        headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
+        body: JSON.stringify({ location: "westeurope" }),
+      },
+    );
+    expect(res.status, await res.text()).toBeLessThan(300);
+  };
+  beforeAll(async () => {
+    generateAzure();
+    spec = loadAzureSpec(loadAzureCatalog().kinds.find((k) => k.type === TYPE) as never);
+    def = azureGenKindOf(spec);
+    fake = await startGenericArmFake({ listPageSize: 2 });
+    await removeCrds(kube, [def]);
+    await applyCrds(kubeConfig(), [managedCrd(def)]);
+    await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
+    for (const g of GROUPS)
+      await armClient(fake.url).resourceGroups.createOrUpdate(g, { location: "westeurope" });
+    r = new Reconciler(
+      kube,
+      new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([spec]))]),
+      { creationGracePeriodMs: 0 },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await removeCrds(kube, [def]);
+    await fake?.close();
+  });
+
+  it("lists every resource group's page by page, skips the managed one; the written object becomes Ready in Observe", async () => {
+    const byHand = GROUPS.flatMap((g) =>
+      Array.from({ length: PER_GROUP }, (_, i) => ({ group: g, name: `asg-${g}-${i}` })),
+    );
+    for (const { group, name } of byHand) await put(group, name);
+    const managed = uniqueName("asg-managed");
+    await kube.create(
+      def,
+      managedObject(def, managed, PC, {
+        forProvider: { location: "westeurope", resourceGroupName: GROUPS[0] },
+        connectionSecret: false,
+      }),
+    );
+    for (let i = 0; i < 4; i++) await r.reconcile(keyOf(def, managed));
+    expect(conditionOf(await getMr(kube, def, managed), "Ready")?.status).toBe("True");
+
+    const alias = `${def.group.split(".")[0]}.${def.kind.toLowerCase()}`;
+    const { counts, byExt } = await runImport(PC, alias, {
+      DRIFTLESS_ACTIVATE: `${def.plural}.${def.group}`,
+    });
+    expect(counts(alias)).toEqual({ found: byHand.length + 1, written: byHand.length, managed: 1 });
+    for (const { group, name } of byHand)
+      expect(byExt(name)?.spec.forProvider, name).toEqual({
+        resourceGroupName: group,
+        location: "westeurope",
+      });
+
+    const first = byExt(byHand[0]?.name as string) as Written;
+    const creates = r.externalCalls.create;
+    await appliesReady(r, def, first);
     expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
   });
 });
