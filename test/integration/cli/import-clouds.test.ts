@@ -1,13 +1,22 @@
 // `driftless import` beyond EC2, on the local stack and the real kube-apiserver: a generated AWS kind
-// (Cloud Control ListResources, paged with NextToken; a child type is named and skipped), a hand-written
-// AWS kind (SQS ListQueues on moto), an Azure kind (Resource Groups - List on the ARM fake) and a Google
-// kind (Pub/Sub ListTopics on the emulator). Each run writes what exists as Observe-only managed
-// resources, skips what a managed resource already names, and the written files apply as they are and
-// become Ready in Observe while nothing in the cloud changes.
+// (Cloud Control ListResources, paged with NextToken; a child type is named and skipped), hand-written AWS
+// kinds (SQS ListQueues, S3 ListBuckets, RDS DescribeDBSubnetGroups on moto), Azure (Resource Groups - List
+// on the ARM fake; a generated kind listed group by group in nextLink pages), Google (Pub/Sub ListTopics on
+// the emulator; a generated kind's list method on the generic fake). Each run writes what exists as
+// Observe-only managed resources, skips what a managed resource already names, and the written files apply
+// as they are and become Ready in Observe while nothing in the cloud changes.
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CreateResourceCommand } from "@aws-sdk/client-cloudcontrol";
+import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from "@aws-sdk/client-ec2";
+import {
+  CreateDBSubnetGroupCommand,
+  DeleteDBSubnetGroupCommand,
+  DescribeDBSubnetGroupsCommand,
+  RDSClient,
+} from "@aws-sdk/client-rds";
+import { CreateBucketCommand, DeleteBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -18,6 +27,8 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
+import { DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
+import { Bucket } from "../../../shared/api/aws/s3.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
@@ -36,7 +47,7 @@ import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/k
 import { googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { createAwsProviderConfig, ensureCrds, motoOptions } from "../../support/aws.ts";
+import { createAwsProviderConfig, ensureCrds, motoOptions, motoS3 } from "../../support/aws.ts";
 import { awsccTestbed, removeCrds, requestDone } from "../../support/awscc.ts";
 import { armClient, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
@@ -164,7 +175,7 @@ interface Case {
   alias: string;
   providerConfig: (pc: string) => Promise<void>;
   /** Spec fields the managed resource needs to be created. */
-  managedForProvider: Record<string, unknown>;
+  managedForProvider: Record<string, unknown> | (() => Promise<Record<string, unknown>>);
   /** Makes one by hand (not through driftless): its external name. */
   byHand: () => Promise<string>;
   /** The forProvider the import writes for it (its home fields). */
@@ -174,6 +185,23 @@ interface Case {
 }
 
 const sqs = new SQSClient(motoOptions());
+const s3 = motoS3();
+const rds = new RDSClient(motoOptions());
+const ec2 = new EC2Client(motoOptions());
+/** Two subnets of a new VPC in two availability zones, as a DB subnet group needs. */
+async function twoSubnets(): Promise<string[]> {
+  const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: "10.93.0.0/16" }))).Vpc?.VpcId;
+  const ids: string[] = [];
+  for (const [i, az] of ["us-east-1a", "us-east-1b"].entries())
+    ids.push(
+      (
+        await ec2.send(
+          new CreateSubnetCommand({ VpcId: vpc, CidrBlock: `10.93.${i + 1}.0/24`, AvailabilityZone: az }),
+        )
+      ).Subnet?.SubnetId as string,
+    );
+  return ids;
+}
 const arm = armClient();
 const ps = emulatorPubSub();
 const queueUrls = new Map<string, string>();
@@ -193,6 +221,54 @@ const CASES: Case[] = [
     exists: async (name) => !!(await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl,
     remove: async (name) => {
       await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrls.get(name) }));
+    },
+  },
+  {
+    cloud: "AWS (S3 ListBuckets)",
+    def: Bucket,
+    alias: "s3.bucket",
+    providerConfig: (pc) => createAwsProviderConfig(kube, pc),
+    managedForProvider: {},
+    byHand: async () => {
+      const name = uniqueName("bucket-by-hand");
+      await s3.send(new CreateBucketCommand({ Bucket: name }));
+      return name;
+    },
+    home: { region: "us-east-1" },
+    exists: async (name) =>
+      s3.send(new HeadBucketCommand({ Bucket: name })).then(
+        () => true,
+        () => false,
+      ),
+    remove: async (name) => {
+      await s3.send(new DeleteBucketCommand({ Bucket: name }));
+    },
+  },
+  {
+    cloud: "AWS (RDS DescribeDBSubnetGroups)",
+    def: DBSubnetGroup,
+    alias: "rds.dbsubnetgroup",
+    providerConfig: (pc) => createAwsProviderConfig(kube, pc),
+    managedForProvider: async () => ({ subnetIds: await twoSubnets() }),
+    byHand: async () => {
+      const name = uniqueName("dbsg-by-hand");
+      await rds.send(
+        new CreateDBSubnetGroupCommand({
+          DBSubnetGroupName: name,
+          DBSubnetGroupDescription: "by hand",
+          SubnetIds: await twoSubnets(),
+        }),
+      );
+      return name;
+    },
+    home: { region: "us-east-1" },
+    exists: async (name) =>
+      rds.send(new DescribeDBSubnetGroupsCommand({ DBSubnetGroupName: name })).then(
+        (o) => (o.DBSubnetGroups ?? []).length === 1,
+        () => false,
+      ),
+    remove: async (name) => {
+      await rds.send(new DeleteDBSubnetGroupCommand({ DBSubnetGroupName: name }));
     },
   },
   {
@@ -242,7 +318,11 @@ describe.each(CASES)("driftless import: $cloud", (c) => {
     const managed = uniqueName(`${c.def.kind.toLowerCase()}-managed`);
     await kube.create(
       c.def,
-      managedObject(c.def, managed, PC, { forProvider: c.managedForProvider, connectionSecret: false }),
+      managedObject(c.def, managed, PC, {
+        forProvider:
+          typeof c.managedForProvider === "function" ? await c.managedForProvider() : c.managedForProvider,
+        connectionSecret: false,
+      }),
     );
     await settle(newReconciler(kube), keyOf(c.def, managed));
     expect(conditionOf(await getMr(kube, c.def, managed), "Ready")?.status).toBe("True");
