@@ -605,6 +605,8 @@ export function cloudControlProvider(
         ...perResource<Json, Json>(external, (mr) => awsHome(ctx, regionOf(mr))),
         // `driftless import`: what exists in the ProviderConfig's region; a child type is listed per parent.
         async list() {
+          if (spec.primaryIdentifier.length === 0)
+            throw new NotListableError("its schema has no primary identifier to name what it lists");
           if (spec.listNeeds?.length)
             throw new NotListableError(
               `its list handler needs ${spec.listNeeds.join(", ")} of a parent in the request`,

@@ -30,6 +30,7 @@ import {
 import { DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
 import { Bucket } from "../../../shared/api/aws/s3.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
+import { VirtualNetwork } from "../../../shared/api/azure/network.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
@@ -49,7 +50,12 @@ import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { createAwsProviderConfig, ensureCrds, motoOptions, motoS3 } from "../../support/aws.ts";
 import { awsccTestbed, removeCrds, requestDone } from "../../support/awscc.ts";
-import { armClient, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
+import {
+  armClient,
+  createAzureProviderConfig,
+  networkClient,
+  startGenericArmFake,
+} from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, emulatorPubSub, gcpProject } from "../../support/gcp.ts";
@@ -203,6 +209,8 @@ async function twoSubnets(): Promise<string[]> {
   return ids;
 }
 const arm = armClient();
+const network = networkClient();
+const VNET_RG = uniqueName("rg-import-vnet");
 const ps = emulatorPubSub();
 const queueUrls = new Map<string, string>();
 const CASES: Case[] = [
@@ -286,6 +294,39 @@ const CASES: Case[] = [
     exists: async (name) => (await arm.resourceGroups.checkExistence(name)).body,
     remove: async (name) => {
       await arm.resourceGroups.beginDeleteAndWait(name);
+    },
+  },
+  {
+    cloud: "Azure (Virtual Networks - List, group by group)",
+    def: VirtualNetwork,
+    alias: "network.virtualnetwork",
+    providerConfig: async (pc) => {
+      await createAzureProviderConfig(kube, pc);
+      await arm.resourceGroups.createOrUpdate(VNET_RG, { location: "westeurope" });
+    },
+    managedForProvider: {
+      resourceGroupName: VNET_RG,
+      location: "westeurope",
+      addressSpace: { addressPrefixes: ["10.95.0.0/16"] },
+    },
+    byHand: async () => {
+      const name = uniqueName("vnet-by-hand");
+      await network.virtualNetworks
+        .createOrUpdate(VNET_RG, name, {
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.96.0.0/16"] },
+        })
+        .submitted();
+      return name;
+    },
+    home: { resourceGroupName: VNET_RG, location: "westeurope" },
+    exists: async (name) =>
+      network.virtualNetworks.get(VNET_RG, name).then(
+        () => true,
+        () => false,
+      ),
+    remove: async (name) => {
+      await network.virtualNetworks.delete(VNET_RG, name).submitted();
     },
   },
   {
