@@ -21,8 +21,8 @@ export interface ImportResult {
   objects: DriftlessObject[];
   /** Per kind: how many were found, imported and skipped as already managed. */
   kinds: Array<{ kind: string; found: number; imported: number; managed: number }>;
-  /** Selected kinds that cannot be listed yet (no `list` in their provider), by alias. */
-  unsupported: string[];
+  /** Selected kinds that cannot be listed (no `list` in their provider, or a child type), and why. */
+  unsupported: Array<{ kind: string; reason: string }>;
 }
 
 /** `<service>.<kind>` of a kind, lower-case: ec2.vpc, sqs.queue, pubsub.topic. */
@@ -61,11 +61,11 @@ export async function discover(
     const client = await connector.connect(provider, probe);
     let found: ExternalListing[];
     try {
-      if (!client.list) throw new NotListableError("no list");
+      if (!client.list) throw new NotListableError("cannot be listed yet");
       found = await client.list();
     } catch (err) {
       if (!(err instanceof NotListableError)) throw err;
-      result.unsupported.push(kindAlias(def));
+      result.unsupported.push({ kind: kindAlias(def), reason: err.message });
       continue;
     }
     const managed = await managedNames(kube, provider);

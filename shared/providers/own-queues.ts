@@ -45,7 +45,7 @@ export function refusingOwnQueues<F, A>(
   cloud: QueueCloud,
   client: ExternalClient<F, A>,
 ): ExternalClient<F, A> {
-  const { observeMany, home } = client;
+  const { observeMany, home, list } = client;
   const checked = async <T>(name: string | undefined, call: () => Promise<T>): Promise<T> => {
     refuse(cloud, name);
     return call();
@@ -56,6 +56,10 @@ export function refusingOwnQueues<F, A>(
     update: (mr, name, obs) => checked(name, () => client.update(mr, name, obs)),
     delete: (mr, name) => checked(name, () => client.delete(mr, name)),
     ...(home ? { home: (mr) => home.call(client, mr) } : {}),
+    // `driftless import` never offers one of them.
+    ...(list
+      ? { list: async () => (await list.call(client)).filter((l) => !ownQueueNamed(cloud, l.externalName)) }
+      : {}),
     ...(observeMany
       ? {
           // Own names get their refusal alone; the rest are observed together as before.

@@ -121,11 +121,20 @@ export const azuriteBlob = () =>
     new StorageSharedKeyCredential(env("AZURITE_ACCOUNT_NAME"), env("AZURITE_ACCOUNT_KEY")),
   );
 
-/** An ARM fake of the test's own, with the generic handler for every generated type (arm-generic.ts). */
-export async function startGenericArmFake(): Promise<FakeServer> {
+/**
+ * An ARM fake of the test's own, with the generic handler for every generated type (arm-generic.ts);
+ * `listPageSize`: items per list page (linked with nextLink).
+ */
+export async function startGenericArmFake(opts: { listPageSize?: number } = {}): Promise<FakeServer> {
   const { armGenericHandler } = await import("../../infra/local/fakes/arm-generic.ts");
   const tls = await ensureTls(dirname(env("DRIFTLESS_CA_FILE")));
-  return startArmFake({ port: 0, cert: tls.serverCert, key: tls.serverKey, generic: armGenericHandler() });
+  return startArmFake({
+    port: 0,
+    cert: tls.serverCert,
+    key: tls.serverKey,
+    generic: armGenericHandler(),
+    ...opts,
+  });
 }
 
 /** A second ARM fake on a free port that knows its clients (checks secrets, accepts only its own tokens). */

@@ -15,21 +15,28 @@ export function registerImport(program: Command, cli: CliContext): void {
     .description(
       "list what exists in the cloud a ProviderConfig reaches and write it as Observe-only managed resources, skipping what driftless already manages",
     )
-    .requiredOption("--provider-config <name>", "the (cluster-scoped) ProviderConfig whose account is listed")
+    .requiredOption(
+      "--provider-config <name>",
+      "the (cluster-scoped) ProviderConfig whose account, subscription or project is listed",
+    )
     .requiredOption(
       "--kinds <patterns>",
-      "comma-separated <service>.<kind> globs, e.g. 'ec2.*', 'sqs.queue,ec2.vpc'",
+      "comma-separated <service>.<kind> globs, e.g. 'ec2.*', 'sqs.queue,s3.bucket', 'resources.resourcegroup', 'pubsub.topic', 'logs.loggroup'",
     )
     .requiredOption("-o, --out <dir>", "directory to write one YAML file per resource into")
     .addHelpText(
       "after",
       `
-Each selected kind is listed with the cloud's own list calls (EC2 Describe*: VPC, Subnet, SecurityGroup);
-a resource whose external name a managed resource of that kind already holds (either shape, any namespace)
-is skipped. The rest is written to <dir>/<kind>-<name>.yaml with managementPolicies: ["Observe"], the
-crossplane.io/external-name annotation and the fields that say where it lives (region): applied, driftless
-only reads it (Ready, atProvider); widen the policies to manage it. A selected kind that cannot be listed
-yet is named on standard error. Nothing is created in the cluster or the cloud.`,
+Each selected kind is listed with the cloud's own list calls: EC2 Describe* (VPC, Subnet, SecurityGroup),
+SQS ListQueues, S3 ListBuckets, RDS DescribeDBInstances / DescribeDBSubnetGroups, Cloud Control
+ListResources (generated AWS kinds, as DRIFTLESS_ACTIVATE selects them), Azure Resource Manager lists
+(ResourceGroup, VirtualNetwork, generated Azure kinds, resource group by resource group), Pub/Sub ListTopics
+and the generated Google kinds' list methods. A resource whose external name a managed resource of that
+kind already holds (either shape, any namespace) is skipped. The rest is written to <dir>/<kind>-<name>.yaml
+with managementPolicies: ["Observe"], the crossplane.io/external-name annotation and the fields that say
+where it lives (region, location, resource group): applied, driftless only reads it (Ready, atProvider);
+widen the policies to manage it. A selected kind that cannot be listed (a child type whose list needs its
+parent, a kind without a list yet) is named on standard error with why. Nothing is created in the cluster or the cloud.`,
     )
     .action(async (opts: { providerConfig: string; kinds: string; out: string }) => {
       const kinds = opts.kinds
@@ -57,6 +64,6 @@ yet is named on standard error. Nothing is created in the cluster or the cloud.`
       }
       for (const k of result.kinds)
         stdout.write(`${k.kind}: ${k.found} found, ${k.imported} written, ${k.managed} already managed\n`);
-      for (const k of result.unsupported) process.stderr.write(`${k}: cannot be listed yet (not imported)\n`);
+      for (const k of result.unsupported) process.stderr.write(`${k.kind}: not imported: ${k.reason}\n`);
     });
 }

@@ -595,11 +595,20 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
       const g = opts.generic;
       const rgId = group(sub, rgName).doc["id"] as string;
       const body = await readBody(req);
-      return g({ req, res, url, base: `https://${req.headers.host}`, rgId, rest, body, send }).catch(
-        (e: unknown) => {
-          throw e instanceof ArmGenericError ? new HttpError(e.status, e.code, e.message) : e;
-        },
-      );
+      const pageOf = (items: Json[], u: URL, b: string) => page(items, u, b, listPageSize ?? items.length);
+      return g({
+        req,
+        res,
+        url,
+        base: `https://${req.headers.host}`,
+        rgId,
+        rest,
+        body,
+        send,
+        page: pageOf,
+      }).catch((e: unknown) => {
+        throw e instanceof ArmGenericError ? new HttpError(e.status, e.code, e.message) : e;
+      });
     }
     if (!canonical) {
       throw new HttpError(

@@ -4,7 +4,8 @@
 // type — unknown member, wrong type, read-only member sent, create-only member changed, required member
 // missing — with ARM's error bodies (InvalidRequestContent, PropertyChangeNotAllowed…), runs writes
 // asynchronously (201 + Azure-AsyncOperation; provisioningState Creating until the next look), deletes with
-// 202 + Location, and answers `list*` functions with values shaped by the function's output type.
+// 202 + Location, answers `list*` functions with values shaped by the function's output type, and lists a
+// collection (`{parent}/{type}`) in the ARM fake's pages, linked with nextLink.
 // Throttling, conflict and quota errors on demand: the ARM fake's `POST /__fake/fail`.
 import { randomBytes, randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -40,6 +41,8 @@ export interface GenericRequest {
   rest: string[];
   body: string;
   send(res: ServerResponse, status: number, body?: unknown, headers?: Record<string, string>): void;
+  /** One page of a list as the ARM fake pages them (its listPageSize), the next linked with nextLink. */
+  page(items: Json[], url: URL, base: string): Json;
 }
 
 interface Stored {
@@ -99,6 +102,14 @@ export function armGenericHandler(opts: { looks?: number } = {}) {
     const typeSegs = own.filter((_, i) => i % 2 === 0);
     const typeKey = `${ns}/${typeSegs.join("/")}`.toLowerCase();
     const spec = specOf(typeKey);
+    if (spec && own.length % 2 === 1 && method === "GET" && apiVersion === spec.apiVersion) {
+      // A collection's list (`{parent}/{type}`): the resources directly below, page by page.
+      const prefix = `${g.rgId}/providers/${[ns, ...own].join("/")}/`.toLowerCase();
+      const items = [...resources.entries()]
+        .filter(([k]) => k.startsWith(prefix) && !k.slice(prefix.length).includes("/"))
+        .map(([, r]) => hideWriteOnly(spec, structuredClone(r.doc)));
+      return g.send(g.res, 200, g.page(items, g.url, g.base));
+    }
     if (!spec || own.length % 2 === 1)
       throw new ArmGenericError(
         404,

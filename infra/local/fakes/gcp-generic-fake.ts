@@ -362,7 +362,7 @@ export async function startGoogleGenericFake(
   };
 
   /**
-   * A list page (AIP-132): the parent's resources of this kind under the collection's name (Compute:
+   * A list page (AIP-132; AIP-159's `-` for every location): the parent's resources of this kind under the collection's name (Compute:
    * `items`), `pageSize` / `maxResults` and `pageToken` honoured, `nextPageToken` while more remain.
    */
   const list = (s: GoogleKindSpec, vals: Record<string, string>, req: FakeRequest): Json => {
@@ -371,8 +371,15 @@ export async function startGoogleGenericFake(
     const prefix = compute
       ? `${(g.list?.p ?? "").replace(/\{(\w+)\}/g, (_, v: string) => vals[v] ?? "")}/`
       : `${decodeURIComponent(vals.parent ?? "")}/${g.collection}/`;
+    // AIP-159: a `-` segment of the parent reads as every value of it (every location).
+    const under = new RegExp(
+      `^${prefix
+        .split("/")
+        .map((seg) => (seg === "-" ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+        .join("/")}[^/]+$`,
+    );
     const all = [...store.entries()]
-      .filter(([k, v]) => v.spec === s && k.startsWith(prefix) && !k.slice(prefix.length).includes("/"))
+      .filter(([k, v]) => v.spec === s && under.test(k))
       .map(([, v]) => structuredClone(v.resource));
     const size = Number(req.query.get(compute ? "maxResults" : "pageSize") || 0) || 50;
     const from = Number(req.query.get("pageToken") || 0);

@@ -474,7 +474,7 @@ export function perRegion<F extends RegionSpec, A extends { arn?: string }>(
     // `driftless import`: what exists in the ProviderConfig's region.
     async list() {
       const client = make(await awsClientConfig(ctx, undefined));
-      if (!client.list) throw new NotListableError("this kind cannot be listed yet");
+      if (!client.list) throw new NotListableError("cannot be listed yet");
       return client.list();
     },
     async observeMany(items) {

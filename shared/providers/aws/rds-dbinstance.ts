@@ -15,6 +15,7 @@ import {
   type ConnectionDetails,
   CredentialsError,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
   InvalidSpecError,
   type ObserveManyItem,
@@ -319,6 +320,22 @@ class DBInstanceClient implements ExternalClient<F, A> {
       } while (marker);
     }
     return found;
+  }
+
+  /** Every DB instance of the region, page by page (`driftless import`). */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    let marker: string | undefined;
+    do {
+      const page = await this.#rds.send(
+        new DescribeDBInstancesCommand({ MaxRecords: MAX_RECORDS, ...(marker ? { Marker: marker } : {}) }),
+      );
+      for (const db of page.DBInstances ?? [])
+        if (db.DBInstanceIdentifier)
+          out.push({ externalName: db.DBInstanceIdentifier, forProvider: { region: this.#region } });
+      marker = page.Marker || undefined;
+    } while (marker);
+    return out;
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {

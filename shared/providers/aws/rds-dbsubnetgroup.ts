@@ -12,7 +12,12 @@ import {
   type DBSubnetGroupAtProvider,
   type DBSubnetGroupForProvider,
 } from "../../api/aws/rds.ts";
-import type { ExternalClient, ExternalObservation, ObserveManyItem } from "../../api/external.ts";
+import type {
+  ExternalClient,
+  ExternalListing,
+  ExternalObservation,
+  ObserveManyItem,
+} from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import { awsErrorCode, regionOfArn } from "./config.ts";
@@ -74,6 +79,15 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
       marker = out.Marker || undefined;
     } while (marker);
     return found;
+  }
+
+  /** Every subnet group of the region (`driftless import`). */
+  async list(): Promise<ExternalListing[]> {
+    return [...(await this.#listAll()).values()].flatMap((g) =>
+      g.DBSubnetGroupName
+        ? [{ externalName: g.DBSubnetGroupName, forProvider: { region: this.#region } }]
+        : [],
+    );
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   GetBucketVersioningCommand,
   GetPublicAccessBlockCommand,
   HeadBucketCommand,
+  ListBucketsCommand,
   PutBucketTaggingCommand,
   PutBucketVersioningCommand,
   PutPublicAccessBlockCommand,
@@ -16,7 +17,12 @@ import {
 import type { z } from "zod";
 import { Bucket, type BucketAtProvider, type BucketForProvider } from "../../api/aws/s3.ts";
 import { firstName, stringAt } from "../../api/cloud-events.ts";
-import type { ConnectContext, ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type {
+  ConnectContext,
+  ExternalClient,
+  ExternalListing,
+  ExternalObservation,
+} from "../../api/external.ts";
 import { defineProvider } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
@@ -242,6 +248,25 @@ export const bucketProvider = defineProvider({
       const cfg = await awsClientConfig(ctx, mr.status?.atProvider?.region ?? mr.spec.forProvider.region);
       return new BucketClient(clients.get(cfg), cfg.region, cfg.endpoint);
     };
-    return perResource(clientFor, (mr) => awsHome(ctx, mr.spec.forProvider.region));
+    return {
+      ...perResource(clientFor, (mr) => awsHome(ctx, mr.spec.forProvider.region)),
+      // `driftless import`: ListBuckets names every bucket of the account, each with its own region.
+      async list(): Promise<ExternalListing[]> {
+        const cfg = await awsClientConfig(ctx, undefined);
+        const s3 = clients.get(cfg);
+        const out: ExternalListing[] = [];
+        let ContinuationToken: string | undefined;
+        do {
+          const page = await s3.send(
+            new ListBucketsCommand({ MaxBuckets: 1000, ...(ContinuationToken ? { ContinuationToken } : {}) }),
+          );
+          for (const b of page.Buckets ?? [])
+            if (b.Name)
+              out.push({ externalName: b.Name, forProvider: { region: b.BucketRegion ?? cfg.region } });
+          ContinuationToken = page.ContinuationToken || undefined;
+        } while (ContinuationToken);
+        return out;
+      },
+    };
   },
 });

@@ -3,6 +3,7 @@ import {
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  ListQueuesCommand,
   ListQueueTagsCommand,
   type QueueAttributeName,
   SetQueueAttributesCommand,
@@ -17,6 +18,7 @@ import {
   type ConnectContext,
   defineProvider,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
   InvalidSpecError,
 } from "../../api/external.ts";
@@ -134,8 +136,9 @@ interface Regional {
  * then calls the SDK itself: the engine reaches the SDK through this one file.
  */
 class QueueClient implements ExternalClient<F, A> {
-  readonly #clientFor: (mr: MR) => Promise<Regional>;
-  constructor(clientFor: (mr: MR) => Promise<Regional>) {
+  /** The client of a queue's region; without a queue, of the ProviderConfig's region. */
+  readonly #clientFor: (mr: MR | undefined) => Promise<Regional>;
+  constructor(clientFor: (mr: MR | undefined) => Promise<Regional>) {
     this.#clientFor = clientFor;
   }
 
@@ -149,6 +152,22 @@ class QueueClient implements ExternalClient<F, A> {
       if (isMissing(err)) return undefined;
       throw err;
     }
+  }
+
+  /** Every queue of the ProviderConfig's region, page by page (`driftless import`): its name, from its URL. */
+  async list(): Promise<ExternalListing[]> {
+    const { sqs, region } = await this.#clientFor(undefined);
+    const out: ExternalListing[] = [];
+    let NextToken: string | undefined;
+    do {
+      const page = await sqs.send(
+        new ListQueuesCommand({ MaxResults: 1000, ...(NextToken ? { NextToken } : {}) }),
+      );
+      for (const url of page.QueueUrls ?? [])
+        out.push({ externalName: url.slice(url.lastIndexOf("/") + 1), forProvider: { region } });
+      NextToken = page.NextToken || undefined;
+    } while (NextToken);
+    return out;
   }
 
   async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<F, A>> {
@@ -264,7 +283,7 @@ export const queueProvider = defineProvider({
     const client = new QueueClient(async (mr) => {
       const cfg = await awsClientConfig(
         ctx,
-        regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region,
+        mr && (regionOfArn(mr.status?.atProvider?.arn) ?? mr.spec.forProvider.region),
       );
       return { sqs: clients.get(cfg), region: cfg.region };
     });

@@ -21,10 +21,12 @@ import {
   type ExternalClient,
   type ExternalCreation,
   ExternalError,
+  type ExternalListing,
   type ExternalObservation,
   type IamStatement,
   InvalidSpecError,
   type ManagedKindProvider,
+  NotListableError,
   type ObserveManyItem,
   ThrottledError,
 } from "../../api/external.ts";
@@ -379,11 +381,9 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     });
   }
 
-  /** What ListResources shows of `wanted` (identifiers) here, by identifier. */
-  async #list(wanted: ReadonlySet<string>): Promise<Map<string, Json>> {
-    const found = new Map<string, Json>();
+  /** ListResources' pages here: each page's models by identifier. */
+  async *#pages(): AsyncGenerator<Map<string, Json>> {
     let token: string | undefined;
-    let pages = 0;
     do {
       const next = token;
       const out = await this.#call(() =>
@@ -395,13 +395,33 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
           }),
         ),
       );
-      pages++;
+      const page = new Map<string, Json>();
       for (const d of out.ResourceDescriptions ?? [])
-        if (d.Identifier && wanted.has(d.Identifier))
-          found.set(d.Identifier, JSON.parse(d.Properties ?? "{}") as Json);
+        if (d.Identifier) page.set(d.Identifier, JSON.parse(d.Properties ?? "{}") as Json);
+      yield page;
       token = out.NextToken || undefined;
-    } while (token && found.size < wanted.size && pages < wanted.size - found.size);
+    } while (token);
+  }
+
+  /** What ListResources shows of `wanted` (identifiers) here, by identifier. */
+  async #list(wanted: ReadonlySet<string>): Promise<Map<string, Json>> {
+    const found = new Map<string, Json>();
+    let pages = 0;
+    for await (const page of this.#pages()) {
+      pages++;
+      for (const [id, model] of page) if (wanted.has(id)) found.set(id, model);
+      if (found.size >= wanted.size || pages >= wanted.size - found.size) break;
+    }
     return found;
+  }
+
+  /** Every resource of the type in this region (`driftless import`): its primary identifier and region. */
+  async list(): Promise<ExternalListing[]> {
+    this.#supported();
+    const out: ExternalListing[] = [];
+    for await (const page of this.#pages())
+      for (const id of page.keys()) out.push({ externalName: id, forProvider: { region: this.#region } });
+    return out;
   }
 
   /** forProvider with its secrets read from their Secret keys, at any depth: for one request only. */
@@ -574,13 +594,26 @@ export function cloudControlProvider(
       : {}),
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
       const regionOf = (mr: MR) => (mr.spec.forProvider.region as string | undefined) ?? undefined;
-      const external = async (mr: MR) => {
-        const cfg = await awsClientConfig(ctx, regionOf(mr));
+      const inRegion = async (region: string | undefined) => {
+        const cfg = await awsClientConfig(ctx, region);
         return new CloudControlExternal(clients.get(cfg), spec, cfg.region, delays, (ref) =>
           ctx.readSecretKey(ref),
         );
       };
-      const client = perResource<Json, Json>(external, (mr) => awsHome(ctx, regionOf(mr)));
+      const external = (mr: MR) => inRegion(regionOf(mr));
+      const client: ExternalClient<Json, Json> = {
+        ...perResource<Json, Json>(external, (mr) => awsHome(ctx, regionOf(mr))),
+        // `driftless import`: what exists in the ProviderConfig's region; a child type is listed per parent.
+        async list() {
+          if (spec.primaryIdentifier.length === 0)
+            throw new NotListableError("its schema has no primary identifier to name what it lists");
+          if (spec.listNeeds?.length)
+            throw new NotListableError(
+              `its list handler needs ${spec.listNeeds.join(", ")} of a parent in the request`,
+            );
+          return (await inRegion(undefined)).list();
+        },
+      };
       if (!listable) return client;
       return {
         ...client,

@@ -26,6 +26,8 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export const PUBLIC_ARM = "https://management.azure.com";
+/** The Microsoft.Resources api-version of resource groups. */
+export const RESOURCE_GROUPS_API = "2025-04-01";
 
 /**
  * The connection pools every ARM request goes through: keep-alive, with the lookup that refuses a host
@@ -183,6 +185,25 @@ export class ArmRest {
           `Resource Manager answered a nextLink to another host (${new URL(next).origin})`,
         );
     }
+  }
+
+  /**
+   * Every item of a resource-group collection (`collection(group)`) in each resource group of the
+   * subscription, with its group (`driftless import`): Resource Groups - List, then each group's list.
+   */
+  async *eachInGroups<T>(
+    collection: (group: string) => string,
+    apiVersion: string,
+  ): AsyncGenerator<{ group: string; item: T }> {
+    for await (const groups of this.pages<{ name?: string }>(
+      this.sub("/resourcegroups"),
+      RESOURCE_GROUPS_API,
+    ))
+      for (const { name } of groups) {
+        if (!name) continue;
+        for await (const page of this.pages<T>(collection(name), apiVersion))
+          for (const item of page) yield { group: name, item };
+      }
   }
 }
 

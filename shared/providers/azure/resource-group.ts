@@ -8,6 +8,7 @@ import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
+  ExternalListing,
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
@@ -15,11 +16,8 @@ import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
-import { type ArmRest, armRest } from "./arm-rest.ts";
+import { type ArmRest, armRest, RESOURCE_GROUPS_API as RESOURCES_API } from "./arm-rest.ts";
 import { availabilityOf, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
-
-/** The Microsoft.Resources api-version of resource groups. */
-const RESOURCES_API = "2025-04-01";
 
 type F = z.infer<typeof ResourceGroupForProvider>;
 type A = z.infer<typeof ResourceGroupAtProvider>;
@@ -97,6 +95,18 @@ class ResourceGroupClient implements ExternalClient<F, A> {
       const rg = listed.get(externalName.toLowerCase());
       return rg ? observationOf(mr.spec.forProvider, rg) : { resourceExists: false };
     });
+  }
+
+  /** Every resource group of the subscription, with its location (`driftless import`). */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    await azure(async () => {
+      for await (const page of this.#arm.pages<CloudGroup>(this.#path(), RESOURCES_API))
+        for (const rg of page)
+          if (rg.name)
+            out.push({ externalName: rg.name, forProvider: rg.location ? { location: rg.location } : {} });
+    });
+    return out;
   }
 
   async create(mr: MR, name: string | undefined) {

@@ -8,6 +8,7 @@ import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
+  ExternalListing,
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
@@ -127,6 +128,23 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
       networkOf.set(obs, vnet);
       return obs;
     });
+  }
+
+  /** Every virtual network of the subscription, resource group by resource group (`driftless import`). */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    await azure(async () => {
+      for await (const { group, item } of this.#arm.eachInGroups<CloudNetwork>(
+        (rg) => this.#path(rg),
+        NETWORK_API,
+      ))
+        if (item.name)
+          out.push({
+            externalName: item.name,
+            forProvider: { resourceGroupName: group, ...(item.location ? { location: item.location } : {}) },
+          });
+    });
+    return out;
   }
 
   /**

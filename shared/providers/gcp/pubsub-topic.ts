@@ -4,6 +4,7 @@ import { byResourceName } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ExternalClient,
+  ExternalListing,
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
@@ -141,6 +142,28 @@ class TopicClient implements ExternalClient<F, A> {
       observation: (mr, meta, fullName) => observationOf(mr.spec.forProvider, meta, fullName),
       observeOne: (mr, name) => this.observe(mr, name),
     });
+  }
+
+  /** Every topic of the ProviderConfig's project, page by page (`driftless import`): its topic id. */
+  async list(): Promise<ExternalListing[]> {
+    const prefix = `projects/${this.#ps.projectId}/topics/`;
+    const out: ExternalListing[] = [];
+    await this.#call(async () => {
+      let pageToken: string | undefined;
+      do {
+        await this.#rateLimit?.();
+        const [found, , page] = await this.#ps.getTopics({
+          pageSize: PUBSUB_LIST_PAGE_SIZE,
+          autoPaginate: false,
+          ...(pageToken ? { pageToken } : {}),
+        });
+        for (const t of found)
+          if (t.name.startsWith(prefix))
+            out.push({ externalName: t.name.slice(prefix.length), forProvider: {} });
+        pageToken = page?.nextPageToken || undefined;
+      } while (pageToken);
+    });
+    return out;
   }
 
   async create(mr: MR, name: string | undefined) {

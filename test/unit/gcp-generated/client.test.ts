@@ -167,6 +167,44 @@ describe("import by full name", () => {
   });
 });
 
+describe("driftless import: a kind's list", () => {
+  const connect = (spec: GoogleKindSpec) =>
+    googleProvider(spec, { pollDelaysMs: [] }).connect({
+      providerConfig: {
+        apiVersion: "gcp.driftless.dev/v1alpha1",
+        kind: "ProviderConfig",
+        metadata: { name: "default", uid: "u" },
+        spec: {
+          projectID: "imp",
+          credentials: { source: "InjectedIdentity" },
+          endpoint: { apis: `${fake.url}/{api}` },
+        },
+      },
+      readSecretKey: async () => "",
+    } as never);
+  const made = (location: string, name: string) =>
+    fetch(`${fake.url}/workflows/v1/projects/imp/locations/${location}/workflows?workflowId=${name}`, {
+      method: "POST",
+      body: JSON.stringify({ sourceContents: "main: {}" }),
+    }).then((r) => r.status);
+
+  it("lists every location with `-` and reads each resource's home fields back from its name", async () => {
+    expect(await made("us-east1", "a")).toBe(200);
+    expect(await made("europe-west1", "b")).toBe(200);
+    const client = await connect(specOf("workflows.googleapis.com/Workflow"));
+    const listed = await client.list?.();
+    expect(listed?.sort((x, y) => x.externalName.localeCompare(y.externalName))).toEqual([
+      { externalName: "a", forProvider: { location: "us-east1" } },
+      { externalName: "b", forProvider: { location: "europe-west1" } },
+    ]);
+  });
+
+  it("names a kind it cannot list in one call (a regional Compute kind) with why", async () => {
+    const client = await connect(specOf("compute.googleapis.com/Subnetwork"));
+    await expect(client.list?.()).rejects.toThrow(/regional or zonal Compute kind/);
+  });
+});
+
 describe("the generic fake answers as Google does, from the same definitions", () => {
   const post = (path: string, body: unknown, method = "POST") =>
     fetch(`${fake.url}${path}`, { method, body: JSON.stringify(body) }).then(async (r) => ({

@@ -27,6 +27,14 @@ function recording() {
     update: async (_mr, name) => seen(`update ${name}`, {}),
     delete: async (_mr, name) => seen(`delete ${name}`, undefined),
     observeMany: async (items) => items.map((i) => seen(`many ${i.externalName}`, { resourceExists: false })),
+    list: async () =>
+      seen(
+        "list",
+        ["orders", "driftless-prod-reconcile", "driftless-prod-reconcile-dlq"].map((externalName) => ({
+          externalName,
+          forProvider: {},
+        })),
+      ),
   };
   return { calls, client };
 }
@@ -78,6 +86,13 @@ describe("refusingOwnQueues", () => {
       "InvalidSpecError",
     ]);
     expect(calls).toEqual(["many a", "many b"]);
+  });
+
+  it("`driftless import` never offers an own queue", async () => {
+    setOwnQueues({ aws: ["arn:aws:sqs:eu-west-1:000000000000:driftless-prod-reconcile-dlq"] });
+    const { client } = recording();
+    const listed = await refusingOwnQueues("aws", client).list?.();
+    expect(listed?.map((l) => l.externalName)).toEqual(["orders", "driftless-prod-reconcile"]);
   });
 
   it("with no own queues configured nothing is refused", async () => {

@@ -9,14 +9,17 @@ import type { AzureKindSpec } from "../../../api/azure-gen/spec.ts";
 import {
   type ConnectContext,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
   InvalidSpecError,
   type ManagedKindProvider,
+  NotListableError,
 } from "../../../api/external.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../../api/provider-config.ts";
 import { secretReader } from "../../secret-refs.ts";
 import { type ArmRest, armError, armRest } from "../arm-rest.ts";
+import { azure } from "../config.ts";
 import {
   atProviderOf,
   desiredBody,
@@ -147,6 +150,47 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
       if (a.status >= 300) throw armError(a, `${this.#spec.type} ${fn}`);
       flattenSecrets(a.body, "", out);
     }
+    return out;
+  }
+
+  /**
+   * Every resource of the type in the subscription (`driftless import`): a resource-group type group by
+   * group, a subscription one in one list. A child type is listed per parent (not yet).
+   */
+  async list(): Promise<ExternalListing[]> {
+    const spec = this.#spec;
+    if (spec.parents.length > 0 || spec.fixedName)
+      throw new NotListableError(
+        `a child of ${spec.parents.map((p) => p.segment).join("/") || "its parent"}: listed per parent`,
+      );
+    const listing = (item: Json, group?: string): ExternalListing[] => {
+      if (typeof item.name !== "string") return [];
+      const location =
+        "location" in spec.body && typeof item.location === "string" ? item.location : undefined;
+      return [
+        {
+          externalName: item.name,
+          forProvider: { ...(group ? { resourceGroupName: group } : {}), ...(location ? { location } : {}) },
+        },
+      ];
+    };
+    const out: ExternalListing[] = [];
+    const arm = this.#arm;
+    await azure(async () => {
+      if (
+        spec.scope === "resourceGroup" &&
+        spec.type.toLowerCase() !== "microsoft.resources/resourcegroups"
+      ) {
+        const collection = (g: string) =>
+          arm.sub(`/resourceGroups/${encodeURIComponent(g)}/providers/${spec.type}`);
+        for await (const { group, item } of arm.eachInGroups<Json>(collection, spec.apiVersion))
+          out.push(...listing(item, group));
+      } else {
+        const path = resourceIdOf(spec, arm.subscription, {}, "").replace(/\/[^/]*$/, "");
+        for await (const page of arm.pages<Json>(path, spec.apiVersion))
+          for (const item of page) out.push(...listing(item));
+      }
+    });
     return out;
   }
 

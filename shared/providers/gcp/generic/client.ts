@@ -8,11 +8,12 @@ import type {
   ConnectContext,
   ExternalClient,
   ExternalCreation,
+  ExternalListing,
   ExternalObservation,
   ManagedKindProvider,
   ObserveManyItem,
 } from "../../../api/external.ts";
-import { ExternalError, InvalidSpecError } from "../../../api/external.ts";
+import { ExternalError, InvalidSpecError, NotListableError } from "../../../api/external.ts";
 import { googleKindOf, modelOf } from "../../../api/googleapis/kind.ts";
 import type { GoogleHttp, GoogleKindSpec } from "../../../api/googleapis/spec.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
@@ -369,6 +370,40 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         }
       }),
     );
+  }
+
+  /**
+   * Every resource of the kind in the ProviderConfig's project (`driftless import`), with one list call:
+   * resource-oriented kinds under their parent with `-` for each home segment (AIP-159, every location),
+   * each listed resource's home fields read back from its name; Compute's global kinds. A kind whose parent
+   * is an explicit field, or a regional or zonal Compute kind, is listed per parent or location (not yet).
+   */
+  async list(): Promise<ExternalListing[]> {
+    const g = this.#spec.google;
+    if (!g.list) throw new NotListableError("no list method in its API");
+    if (this.#compute) {
+      if (/\{(region|zone)\}/.test(g.list.p))
+        throw new NotListableError("a regional or zonal Compute kind: listed per region or zone");
+      const listed = await this.#listAll(fillPath(g.list.p, { project: this.#project }), "");
+      return [...listed.keys()].map((name) => ({ externalName: name, forProvider: {} }));
+    }
+    if (g.parent.explicit) throw new NotListableError(`its parent (${g.parent.template}) is a spec field`);
+    const parent = this.#parent({});
+    const listed = await this.#listAll(fillPath(g.list.p, { parent }), "");
+    const template = g.parent.template.split("/");
+    return [...listed.keys()].flatMap((name) => {
+      // projects/{project}/locations/{location}/<collection>/{id}: the project, then the home fields.
+      const segs = name.split("/");
+      if (segs.length !== template.length + 2 || segs[template.length] !== g.collection) return [];
+      const stars = template.flatMap((t, i) => (t === "*" ? [segs[i] as string] : t === segs[i] ? [] : [""]));
+      if (stars.includes("") || stars[0] !== this.#project) return [];
+      return [
+        {
+          externalName: segs.at(-1) as string,
+          forProvider: Object.fromEntries(g.parent.home.map((h, i) => [h, stars[i + 1]])),
+        },
+      ];
+    });
   }
 
   /** Every resource of one list, by full name (Compute: by name), page by page. */

@@ -1,0 +1,540 @@
+// `driftless import` beyond EC2, on the local stack and the real kube-apiserver: a generated AWS kind
+// (Cloud Control ListResources, paged with NextToken; a child type is named and skipped), hand-written AWS
+// kinds (SQS ListQueues, S3 ListBuckets, RDS DescribeDBSubnetGroups on moto), Azure (Resource Groups - List
+// on the ARM fake; a generated kind listed group by group in nextLink pages), Google (Pub/Sub ListTopics on
+// the emulator; a generated kind's list method on the generic fake). Each run writes what exists as
+// Observe-only managed resources, skips what a managed resource already names, and the written files apply
+// as they are and become Ready in Observe while nothing in the cloud changes.
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CreateResourceCommand } from "@aws-sdk/client-cloudcontrol";
+import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from "@aws-sdk/client-ec2";
+import {
+  CreateDBSubnetGroupCommand,
+  DeleteDBSubnetGroupCommand,
+  DescribeDBSubnetGroupsCommand,
+  RDSClient,
+} from "@aws-sdk/client-rds";
+import { CreateBucketCommand, DeleteBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
+import { CreateQueueCommand, DeleteQueueCommand, GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { generateAzure } from "../../../infra/gen-azure.ts";
+import { generateGcp } from "../../../infra/gen-gcp.ts";
+import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
+import {
+  type GoogleGenericFake,
+  startGoogleGenericFake,
+} from "../../../infra/local/fakes/gcp-generic-fake.ts";
+import { DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
+import { Bucket } from "../../../shared/api/aws/s3.ts";
+import { Queue } from "../../../shared/api/aws/sqs.ts";
+import { VirtualNetwork } from "../../../shared/api/azure/network.ts";
+import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
+import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
+import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
+import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
+import { managedCrd } from "../../../shared/api/crd.ts";
+import { withNamespacedVariants } from "../../../shared/api/external.ts";
+import { Topic } from "../../../shared/api/gcp/pubsub.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
+import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
+import { Annotations } from "../../../shared/api/meta.ts";
+import type { KubeObject } from "../../../shared/kube/client.ts";
+import { applyCrds } from "../../../shared/kube/crds.ts";
+import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
+import { googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
+import { managedKinds } from "../../../shared/providers/index.ts";
+import { KindRegistry } from "../../../shared/reconciler/registry.ts";
+import { createAwsProviderConfig, ensureCrds, motoOptions, motoS3 } from "../../support/aws.ts";
+import { awsccTestbed, removeCrds, requestDone } from "../../support/awscc.ts";
+import {
+  armClient,
+  createAzureProviderConfig,
+  networkClient,
+  startGenericArmFake,
+} from "../../support/azure.ts";
+import { managedObject } from "../../support/conformance.ts";
+import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { createGcpProviderConfig, emulatorPubSub, gcpProject } from "../../support/gcp.ts";
+import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
+import { Reconciler } from "../../support/routed.ts";
+import { cli } from "./helpers.ts";
+
+type Written = ManagedResource & KubeObject;
+const LOGS = "AWS::Logs::LogGroup";
+/** A child type: its list handler needs the parent's restApiId in the request. */
+const CHILD = "AWS::ApiGateway::Resource";
+/** Log groups made by hand: more than one ListResources page (100). */
+const HAND_MADE = 101;
+const SLOW = 300_000;
+
+const kube = newKube();
+
+beforeAll(async () => {
+  await ensureCrds();
+}, 120_000);
+
+/** Runs the import of `kinds` into a fresh directory: its counts line per kind and the written objects. */
+async function runImport(pc: string, kinds: string, env: Record<string, string> = {}) {
+  const out = mkdtempSync(join(tmpdir(), "driftless-import-"));
+  const res = await cli(["import", "--provider-config", pc, "--kinds", kinds, "-o", out], { env });
+  expect(res.code, res.stderr).toBe(0);
+  const counts = (alias: string) => {
+    const m = new RegExp(
+      `^${alias.replace(".", "\\.")}: (\\d+) found, (\\d+) written, (\\d+) already managed$`,
+      "m",
+    ).exec(res.stdout);
+    expect(m, res.stdout).not.toBeNull();
+    const [found, written, managed] = (m ?? []).slice(1).map(Number) as [number, number, number];
+    return { found, written, managed };
+  };
+  const objects = readdirSync(out).map((f) => parse(readFileSync(join(out, f), "utf8")) as Written);
+  const byExt = (name: string) =>
+    objects.find((o) => o.metadata.annotations?.[Annotations.externalName] === name);
+  return { res, counts, objects, byExt };
+}
+
+/** Applies a written object as it is (after removing the test's earlier copy) and settles it: Ready in Observe. */
+async function appliesReady(r: Reconciler, def: ManagedKindDef, o: Written) {
+  await kube.delete(def, o.metadata.name);
+  await kube.create(def, o as KubeObject);
+  await settle(r, keyOf(def, o.metadata.name));
+  const mr = await getMr(kube, def, o.metadata.name);
+  expect(conditionOf(mr, "Ready")?.status, JSON.stringify(mr?.status)).toBe("True");
+  expect(conditionOf(mr, "Synced")?.status, JSON.stringify(mr?.status)).toBe("True");
+  return mr;
+}
+
+describe("driftless import: generated AWS kinds (Cloud Control)", () => {
+  const PC = uniqueName("pc-import-cc");
+  let bed: Awaited<ReturnType<typeof awsccTestbed>>;
+  beforeAll(async () => {
+    bed = await awsccTestbed(kube, PC, [LOGS, CHILD]);
+  }, 120_000);
+  afterAll(async () => {
+    await bed?.close();
+  });
+
+  it(
+    "pages ListResources, writes the log groups no managed resource names, skips the managed one and names the child type",
+    async () => {
+      const def = bed.defs.get(LOGS) as ManagedKindDef;
+      const cc = bed.fake.client();
+      const prefix = uniqueName("lg-import");
+      for (let i = 0; i < HAND_MADE; i++) {
+        const out = await cc.send(
+          new CreateResourceCommand({
+            TypeName: LOGS,
+            DesiredState: JSON.stringify({ LogGroupName: `${prefix}-${String(i).padStart(3, "0")}` }),
+          }),
+        );
+        await requestDone(cc, out.ProgressEvent);
+      }
+      const managed = uniqueName("lg-managed");
+      await kube.create(def, managedObject(def, managed, PC, { forProvider: {}, connectionSecret: false }));
+      await settle(bed.reconciler, keyOf(def, managed));
+      const managedId = (await getMr(kube, def, managed))?.metadata.annotations?.[Annotations.externalName];
+      expect(managedId).toBeTruthy();
+
+      const before = await bed.fake.requests();
+      const activate = [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(",");
+      const childAlias = `${(bed.defs.get(CHILD) as ManagedKindDef).group.split(".")[0]}.resource`;
+      const { res, counts, objects, byExt } = await runImport(PC, `logs.loggroup,${childAlias}`, {
+        DRIFTLESS_ACTIVATE: activate,
+      });
+      const total = (await bed.fake.resources(LOGS)).length;
+      expect(counts("logs.loggroup")).toEqual({ found: total, written: total - 1, managed: 1 });
+      expect(total).toBeGreaterThan(100);
+      expect(res.stderr).toMatch(new RegExp(`${childAlias}: not imported: .*restApiId`));
+      expect(byExt(managedId as string)).toBeUndefined();
+      const first = `${prefix}-000`;
+      expect(byExt(first)).toEqual({
+        apiVersion: def.apiVersion,
+        kind: def.kind,
+        metadata: { name: first, annotations: { [Annotations.externalName]: first } },
+        spec: {
+          managementPolicies: ["Observe"],
+          providerConfigRef: { name: PC },
+          forProvider: { region: "us-east-1" },
+        },
+      });
+      expect(objects.filter((o) => o.kind === def.kind)).toHaveLength(total - 1);
+
+      const mr = await appliesReady(bed.reconciler, def, byExt(first) as Written);
+      expect(mr?.status?.atProvider).toBeDefined();
+      // Reads only: no request that writes reached Cloud Control during the import and the observe.
+      const after = await bed.fake.requests();
+      for (const op of ["CreateResource", "UpdateResource", "DeleteResource"])
+        expect(after[op] ?? 0, op).toBe(before[op] ?? 0);
+    },
+    SLOW,
+  );
+});
+
+/** A hand-written kind's case: its ProviderConfig, a resource made by hand (and how to see and remove it). */
+interface Case {
+  cloud: string;
+  def: ManagedKindDef;
+  alias: string;
+  providerConfig: (pc: string) => Promise<void>;
+  /** Spec fields the managed resource needs to be created. */
+  managedForProvider: Record<string, unknown> | (() => Promise<Record<string, unknown>>);
+  /** Makes one by hand (not through driftless): its external name. */
+  byHand: () => Promise<string>;
+  /** The forProvider the import writes for it (its home fields). */
+  home: Record<string, unknown>;
+  exists: (name: string) => Promise<boolean>;
+  remove: (name: string) => Promise<void>;
+}
+
+const sqs = new SQSClient(motoOptions());
+const s3 = motoS3();
+const rds = new RDSClient(motoOptions());
+const ec2 = new EC2Client(motoOptions());
+/** Two subnets of a new VPC in two availability zones, as a DB subnet group needs. */
+async function twoSubnets(): Promise<string[]> {
+  const vpc = (await ec2.send(new CreateVpcCommand({ CidrBlock: "10.93.0.0/16" }))).Vpc?.VpcId;
+  const ids: string[] = [];
+  for (const [i, az] of ["us-east-1a", "us-east-1b"].entries())
+    ids.push(
+      (
+        await ec2.send(
+          new CreateSubnetCommand({ VpcId: vpc, CidrBlock: `10.93.${i + 1}.0/24`, AvailabilityZone: az }),
+        )
+      ).Subnet?.SubnetId as string,
+    );
+  return ids;
+}
+const arm = armClient();
+const network = networkClient();
+const VNET_RG = uniqueName("rg-import-vnet");
+const ps = emulatorPubSub();
+const queueUrls = new Map<string, string>();
+const CASES: Case[] = [
+  {
+    cloud: "AWS (SQS ListQueues)",
+    def: Queue,
+    alias: "sqs.queue",
+    providerConfig: (pc) => createAwsProviderConfig(kube, pc),
+    managedForProvider: {},
+    byHand: async () => {
+      const name = uniqueName("q-by-hand");
+      queueUrls.set(name, (await sqs.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl as string);
+      return name;
+    },
+    home: { region: "us-east-1" },
+    exists: async (name) => !!(await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl,
+    remove: async (name) => {
+      await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrls.get(name) }));
+    },
+  },
+  {
+    cloud: "AWS (S3 ListBuckets)",
+    def: Bucket,
+    alias: "s3.bucket",
+    providerConfig: (pc) => createAwsProviderConfig(kube, pc),
+    managedForProvider: {},
+    byHand: async () => {
+      const name = uniqueName("bucket-by-hand");
+      await s3.send(new CreateBucketCommand({ Bucket: name }));
+      return name;
+    },
+    home: { region: "us-east-1" },
+    exists: async (name) =>
+      s3.send(new HeadBucketCommand({ Bucket: name })).then(
+        () => true,
+        () => false,
+      ),
+    remove: async (name) => {
+      await s3.send(new DeleteBucketCommand({ Bucket: name }));
+    },
+  },
+  {
+    cloud: "AWS (RDS DescribeDBSubnetGroups)",
+    def: DBSubnetGroup,
+    alias: "rds.dbsubnetgroup",
+    providerConfig: (pc) => createAwsProviderConfig(kube, pc),
+    managedForProvider: async () => ({ subnetIds: await twoSubnets() }),
+    byHand: async () => {
+      const name = uniqueName("dbsg-by-hand");
+      await rds.send(
+        new CreateDBSubnetGroupCommand({
+          DBSubnetGroupName: name,
+          DBSubnetGroupDescription: "by hand",
+          SubnetIds: await twoSubnets(),
+        }),
+      );
+      return name;
+    },
+    home: { region: "us-east-1" },
+    exists: async (name) =>
+      rds.send(new DescribeDBSubnetGroupsCommand({ DBSubnetGroupName: name })).then(
+        (o) => (o.DBSubnetGroups ?? []).length === 1,
+        () => false,
+      ),
+    remove: async (name) => {
+      await rds.send(new DeleteDBSubnetGroupCommand({ DBSubnetGroupName: name }));
+    },
+  },
+  {
+    cloud: "Azure (Resource Groups - List)",
+    def: ResourceGroup,
+    alias: "resources.resourcegroup",
+    providerConfig: (pc) => createAzureProviderConfig(kube, pc),
+    managedForProvider: { location: "westeurope" },
+    byHand: async () => {
+      const name = uniqueName("rg-by-hand");
+      await arm.resourceGroups.createOrUpdate(name, { location: "westeurope" });
+      return name;
+    },
+    home: { location: "westeurope" },
+    exists: async (name) => (await arm.resourceGroups.checkExistence(name)).body,
+    remove: async (name) => {
+      await arm.resourceGroups.beginDeleteAndWait(name);
+    },
+  },
+  {
+    cloud: "Azure (Virtual Networks - List, group by group)",
+    def: VirtualNetwork,
+    alias: "network.virtualnetwork",
+    providerConfig: async (pc) => {
+      await createAzureProviderConfig(kube, pc);
+      await arm.resourceGroups.createOrUpdate(VNET_RG, { location: "westeurope" });
+    },
+    managedForProvider: {
+      resourceGroupName: VNET_RG,
+      location: "westeurope",
+      addressSpace: { addressPrefixes: ["10.95.0.0/16"] },
+    },
+    byHand: async () => {
+      const name = uniqueName("vnet-by-hand");
+      await network.virtualNetworks
+        .createOrUpdate(VNET_RG, name, {
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.96.0.0/16"] },
+        })
+        .submitted();
+      return name;
+    },
+    home: { resourceGroupName: VNET_RG, location: "westeurope" },
+    exists: async (name) =>
+      network.virtualNetworks.get(VNET_RG, name).then(
+        () => true,
+        () => false,
+      ),
+    remove: async (name) => {
+      await network.virtualNetworks.delete(VNET_RG, name).submitted();
+    },
+  },
+  {
+    cloud: "Google (Pub/Sub ListTopics)",
+    def: Topic,
+    alias: "pubsub.topic",
+    providerConfig: (pc) => createGcpProviderConfig(kube, pc),
+    managedForProvider: {},
+    byHand: async () => {
+      const name = uniqueName("topic-by-hand");
+      await ps.createTopic(name);
+      return name;
+    },
+    home: {},
+    exists: async (name) => (await ps.topic(name).exists())[0],
+    remove: async (name) => {
+      await ps.topic(name).delete();
+    },
+  },
+];
+
+describe.each(CASES)("driftless import: $cloud", (c) => {
+  const PC = uniqueName("pc-import");
+  beforeAll(async () => {
+    await c.providerConfig(PC);
+  });
+
+  it(`writes what the list names, skips the managed one; the written ${c.def.kind} becomes Ready in Observe`, async () => {
+    const manual = await c.byHand();
+    const managed = uniqueName(`${c.def.kind.toLowerCase()}-managed`);
+    await kube.create(
+      c.def,
+      managedObject(c.def, managed, PC, {
+        forProvider:
+          typeof c.managedForProvider === "function" ? await c.managedForProvider() : c.managedForProvider,
+        connectionSecret: false,
+      }),
+    );
+    await settle(newReconciler(kube), keyOf(c.def, managed));
+    expect(conditionOf(await getMr(kube, c.def, managed), "Ready")?.status).toBe("True");
+
+    const { counts, byExt } = await runImport(PC, c.alias);
+    // Other suites' resources share the stack's account: every one is either written or already managed.
+    const n = counts(c.alias);
+    expect(n.written + n.managed).toBe(n.found);
+    expect(n.managed).toBeGreaterThanOrEqual(1);
+    expect(byExt(managed)).toBeUndefined();
+    const written = byExt(manual) as Written;
+    expect(written).toEqual({
+      apiVersion: c.def.apiVersion,
+      kind: c.def.kind,
+      metadata: { name: manual, annotations: { [Annotations.externalName]: manual } },
+      spec: { managementPolicies: ["Observe"], providerConfigRef: { name: PC }, forProvider: c.home },
+    });
+
+    // Applied as written: Ready in Observe; deleted again, it leaves the cloud as it was.
+    const r = newReconciler(kube);
+    await appliesReady(r, c.def, written);
+    await kube.delete(c.def, written.metadata.name);
+    await settle(r, keyOf(c.def, written.metadata.name));
+    expect(await getMr(kube, c.def, written.metadata.name)).toBeUndefined();
+    expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
+    expect(await c.exists(manual)).toBe(true);
+    await c.remove(manual);
+  });
+});
+
+describe("driftless import: generated Google kinds (their list methods)", () => {
+  const PC = uniqueName("pc-import-gcpgen");
+  const TYPE = "secretmanager.googleapis.com/Secret";
+  let fake: GoogleGenericFake;
+  let def: ManagedKindDef;
+  let r: Reconciler;
+  beforeAll(async () => {
+    generateGcp();
+    fake = await startGoogleGenericFake({ opPolls: 0 });
+    const spec = loadGoogleSpec(loadGoogleCatalog().kinds.find((k) => k.typeName === TYPE) as never);
+    def = googleKindOf(spec);
+    await removeCrds(kube, [def]);
+    await applyCrds(kubeConfig(), [managedCrd(def)]);
+    await createGcpProviderConfig(kube, PC, {
+      credentials: "InjectedIdentity",
+      endpoint: { apis: `${fake.url}/{api}` },
+    });
+    r = new Reconciler(
+      kube,
+      new KindRegistry(withNamespacedVariants(googleProviders([spec], { pollDelaysMs: [] }))),
+      {
+        creationGracePeriodMs: 0,
+      },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await removeCrds(kube, [def]);
+    await fake?.close();
+  });
+
+  it("writes the secrets the list method names, skips the managed one; the written Secret becomes Ready in Observe", async () => {
+    const manual = uniqueName("secret-by-hand");
+    const made = await fetch(
+      `${fake.url}/secretmanager/v1/projects/${gcpProject()}/secrets?secretId=${manual}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ replication: { automatic: {} } }),
+      },
+    );
+    expect(made.status, await made.text()).toBe(200);
+    const managed = uniqueName("secret-managed");
+    await kube.create(
+      def,
+      managedObject(def, managed, PC, {
+        forProvider: { replication: { automatic: {} } },
+        connectionSecret: false,
+      }),
+    );
+    await settle(r, keyOf(def, managed));
+    expect(conditionOf(await getMr(kube, def, managed), "Ready")?.status).toBe("True");
+
+    const { counts, byExt } = await runImport(PC, "secretmanager.secret", {
+      DRIFTLESS_ACTIVATE: `${def.plural}.${def.group}`,
+    });
+    expect(counts("secretmanager.secret")).toEqual({ found: 2, written: 1, managed: 1 });
+    const written = byExt(manual) as Written;
+    expect(written.spec).toEqual({
+      managementPolicies: ["Observe"],
+      providerConfigRef: { name: PC },
+      forProvider: {},
+    });
+    const creates = r.externalCalls.create;
+    await appliesReady(r, def, written);
+    expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
+  });
+});
+
+describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", () => {
+  const PC = uniqueName("pc-import-azgen");
+  const TYPE = "Microsoft.Network/applicationSecurityGroups";
+  const GROUPS = [uniqueName("rg-import-a"), uniqueName("rg-import-b")];
+  /** Per resource group: more than one list page (the fake links pages of 2 with nextLink). */
+  const PER_GROUP = 3;
+  let fake: FakeServer;
+  let spec: AzureKindSpec;
+  let def: ManagedKindDef;
+  let r: Reconciler;
+  const put = async (group: string, name: string) => {
+    const [ns, type] = spec.type.split("/");
+    const res = await fetch(
+      `${fake.url}/subscriptions/${env("AZURE_SUBSCRIPTION_ID")}/resourceGroups/${group}/providers/${ns}/${type}/${name}?api-version=${spec.apiVersion}`,
+      {
+        method: "PUT",
+        headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
+        body: JSON.stringify({ location: "westeurope" }),
+      },
+    );
+    expect(res.status, await res.text()).toBeLessThan(300);
+  };
+  beforeAll(async () => {
+    generateAzure();
+    spec = loadAzureSpec(loadAzureCatalog().kinds.find((k) => k.type === TYPE) as never);
+    def = azureGenKindOf(spec);
+    fake = await startGenericArmFake({ listPageSize: 2 });
+    await removeCrds(kube, [def]);
+    await applyCrds(kubeConfig(), [managedCrd(def)]);
+    await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
+    for (const g of GROUPS)
+      await armClient(fake.url).resourceGroups.createOrUpdate(g, { location: "westeurope" });
+    r = new Reconciler(
+      kube,
+      new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([spec]))]),
+      { creationGracePeriodMs: 0 },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await removeCrds(kube, [def]);
+    await fake?.close();
+  });
+
+  it("lists every resource group's page by page, skips the managed one; the written object becomes Ready in Observe", async () => {
+    const byHand = GROUPS.flatMap((g) =>
+      Array.from({ length: PER_GROUP }, (_, i) => ({ group: g, name: `asg-${g}-${i}` })),
+    );
+    for (const { group, name } of byHand) await put(group, name);
+    const managed = uniqueName("asg-managed");
+    await kube.create(
+      def,
+      managedObject(def, managed, PC, {
+        forProvider: { location: "westeurope", resourceGroupName: GROUPS[0] },
+        connectionSecret: false,
+      }),
+    );
+    for (let i = 0; i < 4; i++) await r.reconcile(keyOf(def, managed));
+    expect(conditionOf(await getMr(kube, def, managed), "Ready")?.status).toBe("True");
+
+    const alias = `${def.group.split(".")[0]}.${def.kind.toLowerCase()}`;
+    const { counts, byExt } = await runImport(PC, alias, {
+      DRIFTLESS_ACTIVATE: `${def.plural}.${def.group}`,
+    });
+    expect(counts(alias)).toEqual({ found: byHand.length + 1, written: byHand.length, managed: 1 });
+    for (const { group, name } of byHand)
+      expect(byExt(name)?.spec.forProvider, name).toEqual({
+        resourceGroupName: group,
+        location: "westeurope",
+      });
+
+    const first = byExt(byHand[0]?.name as string) as Written;
+    const creates = r.externalCalls.create;
+    await appliesReady(r, def, first);
+    expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
+  });
+});
