@@ -5,6 +5,7 @@
 // Then malformed queue messages through the memory queue and the Pub/Sub push core:
 // each is dead-lettered (or refused at send) with one clear log line and no crash. Last, a
 // fast-check fuzz of the whole Lambda SQS core's input.
+
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
@@ -20,6 +21,7 @@ import { startRun } from "../../shared/pipeline/run.ts";
 import { MemoryQueue } from "../../shared/queue/memory.ts";
 import { encodeMessage, makeMessage, type ReconcileMessage } from "../../shared/queue/message.ts";
 import type { QueueEvent } from "../../shared/queue/port.ts";
+import type { PubSubPublisher } from "../../shared/queue/pubsub-rest.ts";
 import { MalformedMessageError, ReconcileFailedError } from "../../shared/worker/errors.ts";
 import { reconcileHandler } from "../../shared/worker/memory.ts";
 import { handlePubSubPush } from "../../shared/worker/pubsub.ts";
@@ -269,10 +271,10 @@ describe.concurrent("bad input", () => {
     const mine = tally.scope("bad-input#4");
     const valid = makeMessage({ apiVersion: Queue.apiVersion, kind: Queue.kind, name: "x" }, "watch");
     const published: Array<{ data: Buffer; attributes: Record<string, string> }> = [];
-    const deadLetterTopic = {
-      publishMessage: async (m: { data: Buffer; attributes: Record<string, string> }) => {
-        published.push(m);
-        return "dlq-id";
+    const deadLetterTopic: PubSubPublisher = {
+      publish: async (messages) => {
+        for (const m of messages) published.push({ data: m.data, attributes: m.attributes ?? {} });
+        return messages.map(() => "dlq-id");
       },
     };
     const reconcile = async () => ({
@@ -292,10 +294,9 @@ describe.concurrent("bad input", () => {
     for (const [label, event] of cases) {
       const { logger, lines } = recordingLogger();
       const before = published.length;
-      const out = await handlePubSubPush(
-        { reconcile, logger, deadLetterTopic: deadLetterTopic as never },
-        event,
-      ).catch((e: Error) => e);
+      const out = await handlePubSubPush({ reconcile, logger, deadLetterTopic }, event).catch(
+        (e: Error) => e,
+      );
       const dlq = published.slice(before)[0];
       mine.record(
         `Pub/Sub push: ${label}`,
