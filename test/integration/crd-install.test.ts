@@ -1,10 +1,10 @@
 // The CRD installer on the real API server: what it costs the server. `npm start` installs ~70 CRDs while
 // `driftless run --no-crds` waits for them; both used to GET every CRD every 100 ms until Established, load
 // that landed on the API server while it was establishing them. Now: one read and one write per CRD, and
-// one watch for the wait.
+// one watch for the wait; a CRD already Established as it would be written is not written again.
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { Kube } from "../../shared/kube/client.ts";
+import { Kube, type KubeObject } from "../../shared/kube/client.ts";
 import { applyCrds, waitForCrds } from "../../shared/kube/crds.ts";
 import { kubeConfig } from "../support/env.ts";
 
@@ -62,7 +62,7 @@ describe("applyCrds", () => {
     });
   });
 
-  it("updates CRDs that exist with one read and one write each, and the wait sees them at once", async () => {
+  it("leaves CRDs that are Established as written alone: one read each, no write", async () => {
     const kube = new Kube(kubeConfig());
     await applyCrds(kube, crds);
     kube.resetStats();
@@ -71,9 +71,28 @@ describe("applyCrds", () => {
 
     expect(kube.stats.byOperation).toEqual({
       "get CustomResourceDefinition": 3,
+      "watch CustomResourceDefinition": 1,
+    });
+  });
+
+  it("updates CRDs that changed with one read and one write each, and the wait sees them at once", async () => {
+    const kube = new Kube(kubeConfig());
+    await applyCrds(kube, crds);
+    kube.resetStats();
+    const changed = crds.map((c) => ({
+      ...c,
+      metadata: { ...c.metadata, labels: { ...c.metadata.labels, "crd-install-test": "changed" } },
+    }));
+
+    await applyCrds(kube, changed);
+
+    expect(kube.stats.byOperation).toEqual({
+      "get CustomResourceDefinition": 3,
       "replace CustomResourceDefinition": 3,
       "watch CustomResourceDefinition": 1,
     });
+    const stored = await kube.get<KubeObject>(CRD_TYPE, crds[0]?.metadata.name ?? "");
+    expect(stored?.metadata.labels?.["crd-install-test"]).toBe("changed");
   });
 });
 
