@@ -74,7 +74,7 @@ function withoutForeignText(err: unknown, endpoint: string): unknown {
   return Object.assign(safe, { code, ...(known ? { reason: known } : {}) });
 }
 
-/** A client whose calls' errors carry no text of a host that is not Google's (Google's own keep theirs). */
+/** A client whose calls' errors quote no redirect or undecodable answer of a host that is not Google's. */
 function foreignSafe<C extends object>(client: C, endpoint: string): C {
   if (isGoogleEndpoint(endpoint)) return client;
   return new Proxy(client, {
