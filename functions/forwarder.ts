@@ -9,6 +9,7 @@
 
 import type { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
+import { generatedCloudOf } from "../shared/api/generated-catalog.ts";
 import { apiVersionOf, type ResourceType } from "../shared/api/meta.ts";
 import { Kube, type KubeObject } from "../shared/kube/client.ts";
 import {
@@ -20,7 +21,6 @@ import {
 } from "../shared/kube/kubeconfig.ts";
 import { createLogger } from "../shared/log.ts";
 import { CRD_TYPE, type CrdLike, typeOfCrd } from "../shared/ops/activation.ts";
-import { isGeneratedGroup } from "../shared/ops/activation-policy.ts";
 import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
 import { Forwarder } from "../shared/pipeline/forwarder.ts";
 import { type Config, readConfig } from "./config.ts";
@@ -62,9 +62,6 @@ export function readForwarderConfig(env: NodeJS.ProcessEnv = process.env): Forwa
   return { ...base, ...parsed.data };
 }
 
-/** The cloud of a generated kind's group: `<service>.awscc…` is AWS, `<rp>.azure.gen…` Azure. */
-const cloudOfGenerated = (group: string): Cloud => (group.split(".")[1] === "azure" ? "azure" : "aws");
-
 /**
  * The generated kinds of these clouds whose CRDs are installed (driftless's CRDs, labelled part-of): one
  * LIST. `crds apply --activate` and activation policies install exactly the activated ones; an installed
@@ -75,7 +72,10 @@ export async function generatedTypesIn(kube: Kube, clouds: readonly Cloud[]): Pr
     labelSelector: "app.kubernetes.io/part-of=driftless",
   });
   return crds.items
-    .filter((c) => isGeneratedGroup(c.spec.group) && clouds.includes(cloudOfGenerated(c.spec.group)))
+    .filter((c) => {
+      const cloud = generatedCloudOf(c.spec.group);
+      return cloud !== undefined && clouds.includes(cloud);
+    })
     .map(typeOfCrd);
 }
 

@@ -16,11 +16,10 @@ import { PubSubRestTopic } from "../../shared/queue/pubsub-rest.ts";
 import { typesOf } from "../../shared/worker/worker.ts";
 import { gcpClusterAccess } from "./cluster.ts";
 import { readGcpConfig } from "./config.ts";
-import { gcpKinds, gcpProviderConfigKinds } from "./kinds.ts";
+import { gcpProviderConfigKinds, servedGcpKinds } from "./kinds.ts";
 
 const cfg = readGcpConfig();
 const logger = createLogger({ level: cfg.LOG_LEVEL, name: "driftless-sweep" });
-const types = typesOf(gcpKinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
 const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
   ? new PubSubProducer({
       topic: new PubSubRestTopic({ topic: cfg.DRIFTLESS_PUBSUB_TOPIC, projectId: cfg.GCP_PROJECT_ID }),
@@ -29,8 +28,7 @@ const producer = cfg.DRIFTLESS_PUBSUB_TOPIC
   : undefined;
 // The Provider's health rides on the sweep's own pages. Pub/Sub cannot tell a dead-letter count cheaply:
 // the health leaves it out.
-const health: ProviderHealthSetup = {
-  kinds: gcpKinds,
+const health: Omit<ProviderHealthSetup, "kinds"> = {
   providerConfigKinds: gcpProviderConfigKinds,
   labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR,
   logger,
@@ -53,8 +51,13 @@ export async function sweep(event: CloudEvent<unknown>): Promise<void> {
   const scheduledAt = event.time ? new Date(event.time) : undefined;
   const at = scheduledAt && !Number.isNaN(scheduledAt.getTime()) ? scheduledAt : undefined;
   const k0 = await kube();
+  // What is served, read every sweep: a kind an activation policy names now is swept now (no rebuild).
+  const { kinds } = await servedGcpKinds(k0, cfg.DRIFTLESS_ACTIVATE);
+  const types = typesOf(kinds, gcpProviderConfigKinds, { claims: cfg.DRIFTLESS_CLAIMS });
   await functionSweep(k0, cfg, { types, producer, logger, index, lease, scheduledAt: at }, (run) =>
-    sweepWithProviderHealth(k0, health, (k, tally) => run(k, (t, items) => tally.observe(t, items, true))),
+    sweepWithProviderHealth(k0, { ...health, kinds }, (k, tally) =>
+      run(k, (t, items) => tally.observe(t, items, true)),
+    ),
   );
 }
 

@@ -14,8 +14,9 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFi
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { build, type Metafile, type Plugin } from "esbuild";
+import { build, type Metafile } from "esbuild";
 import { AWSCC_DIR, generateAwscc } from "../gen-awscc.ts";
+import { GCP_GEN_DIR, generateGcp } from "../gen-gcp.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const DIST = path.join(ROOT, "dist");
@@ -37,6 +38,8 @@ interface BundleSpec {
   split?: boolean;
   /** Serves the generated AWS kinds: dist/awscc is copied beside it (copyAwsccData). */
   awsccData?: boolean;
+  /** Serves the generated Google kinds: dist/gcp-kinds is copied beside it (copyGoogleData). */
+  googleData?: boolean;
 }
 
 // Cloud Functions loads the function through its own copy of the framework: registering with a bundled
@@ -74,21 +77,14 @@ function copyData(from: string, to: string): { dir: string; files: number; bytes
   return { dir: to, files, bytes };
 }
 
-/** The same for the generated Google kinds (shared/providers/gcp/generic/activated.ts, docs/gcp-generated.md). */
-function googleActivationPlugin(): Plugin {
-  return {
-    name: "driftless-googleapis-activation",
-    setup(b) {
-      b.onLoad({ filter: /shared[\\/]providers[\\/]gcp[\\/]generic[\\/]activated\.ts$/ }, async () => {
-        const { activatedGoogleSpecs } = await import("../../shared/providers/gcp/generic/activated.ts");
-        const specs = activatedGoogleSpecs();
-        return {
-          loader: "ts",
-          contents: `// Baked by infra/build/build.ts: ${specs.length} generated kinds.\nexport function activatedGoogleSpecs() { return ${JSON.stringify(specs)}; }\n`,
-        };
-      });
-    },
-  };
+/**
+ * The generated Google kinds as data beside the bundles that serve Google Cloud (dist/gcp-kinds: the catalog
+ * and one spec per kind; dist/gcp is the Cloud Functions source folder, which gets its own copy): like the
+ * AWS kinds, the activated ones are chosen at run time (DRIFTLESS_ACTIVATE, the activation policies).
+ */
+export function copyGoogleData(dist = DIST): { dir: string; files: number; bytes: number } {
+  generateGcp(); // current already: nothing (a clone has it from `npm ci`)
+  return copyData(GCP_GEN_DIR, path.join(dist, "gcp-kinds"));
 }
 
 export const BUNDLES: BundleSpec[] = [
@@ -100,10 +96,17 @@ export const BUNDLES: BundleSpec[] = [
     entry: "functions/gcp/reconcile.ts",
     platform: "gcp",
     external: [FUNCTIONS_FRAMEWORK],
+    googleData: true,
   },
-  { name: "gcp-sweep", entry: "functions/gcp/sweep.ts", platform: "gcp", external: [FUNCTIONS_FRAMEWORK] },
+  {
+    name: "gcp-sweep",
+    entry: "functions/gcp/sweep.ts",
+    platform: "gcp",
+    external: [FUNCTIONS_FRAMEWORK],
+    googleData: true,
+  },
   // Its own server on Cloud Run (no Functions Framework: it would read every body before our code runs).
-  { name: "gcp-doorbell", entry: "functions/gcp/doorbell.ts", platform: "gcp" },
+  { name: "gcp-doorbell", entry: "functions/gcp/doorbell.ts", platform: "gcp", googleData: true },
   { name: "forwarder", entry: "functions/forwarder.ts", platform: "any", split: true },
   { name: "cli", entry: "functions/cli/main.ts", platform: "any" },
 ];
@@ -205,9 +208,8 @@ export async function buildBundle(spec: BundleSpec, outfile: string): Promise<Bu
     logLevel: "warning",
     absWorkingDir: ROOT,
     banner: { js: BANNER },
-    // The generated Google kinds a function serves are baked in at build time (docs/gcp-generated.md); the
-    // generated AWS kinds are data beside the bundle, chosen at run time (copyAwsccData).
-    plugins: [googleActivationPlugin()],
+    // The generated kinds a function serves are data beside the bundle, chosen at run time
+    // (copyAwsccData, copyGoogleData): no spec is bundled.
     external: spec.external ?? [],
     // Prefer ES module builds (tree-shaking), as Node would resolve them for an import.
     mainFields: ["module", "main"],
@@ -354,6 +356,7 @@ export function assembleGcpPackage(built: BuiltBundle[]): string {
   ].join("\n");
   writeFileSync(path.join(dir, "index.mjs"), index);
   writeFileSync(path.join(dir, ".gcloudignore"), "node_modules/\n");
+  copyGoogleData(dir);
   return dir;
 }
 
@@ -396,6 +399,12 @@ async function main(): Promise<void> {
     const data = copyAwsccData();
     process.stdout.write(
       `generated AWS kinds' data: ${path.relative(ROOT, data.dir)}/ (${data.files} files, ${formatBytes(data.bytes)})\n`,
+    );
+  }
+  if (specs.some((s) => s.googleData)) {
+    const data = copyGoogleData();
+    process.stdout.write(
+      `generated Google kinds' data: ${path.relative(ROOT, data.dir)}/ (${data.files} files, ${formatBytes(data.bytes)})\n`,
     );
   }
   if (values["gcp-package"]) {

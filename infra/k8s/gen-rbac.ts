@@ -10,10 +10,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { awsccKindOf } from "../../shared/api/awscc/kind.ts";
-import { AWSCC_GROUP_SUFFIX } from "../../shared/api/awscc/spec.ts";
 import { azureGenKindOf } from "../../shared/api/azure-gen/kind.ts";
+import { isGeneratedGroup } from "../../shared/api/generated-catalog.ts";
 import { googleKindOf } from "../../shared/api/googleapis/kind.ts";
-import { GOOGLE_GROUP_SUFFIX } from "../../shared/api/googleapis/spec.ts";
 import { namespacedVariantOf } from "../../shared/api/managed.ts";
 import type { ResourceType } from "../../shared/api/meta.ts";
 import {
@@ -261,17 +260,6 @@ export function rbacObjects(
     },
   ];
 }
-
-/**
- * `<service>.awscc.driftless.dev`, `<api>.googleapis.driftless.dev`, `<rp>.azure.gen.driftless.dev` and their
- * `.m.` shape: a generated kind's group.
- */
-const isGeneratedGroup = (group: string) => {
-  const [, family, gen] = group.split(".");
-  return (
-    [AWSCC_GROUP_SUFFIX, GOOGLE_GROUP_SUFFIX].includes(family ?? "") || (family === "azure" && gen === "gen")
-  );
-};
 
 /** The ClusterRoles of the activated generated AWS kinds: beside rbac.yaml's, for the same identities. */
 export const AWSCC_FORWARDER = `${FORWARDER}-awscc`;

@@ -3,11 +3,16 @@
 // the activation patterns' globs. What differs is data: the folder, its variable, the missing-data error.
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { AWSCC_GROUP_SUFFIX } from "./awscc/spec.ts";
+import { AZURE_GEN_GROUP_SUFFIX } from "./azure-gen/spec.ts";
+import { GOOGLE_GROUP_SUFFIX } from "./googleapis/spec.ts";
 import { API_DOMAIN } from "./meta.ts";
 
 export interface GeneratedCatalogSource {
-  /** The folder under the repository's .generated/ and beside a bundle (dist/<folder>). */
+  /** The folder under the repository's .generated/, and beside a bundle (dist/<folder>) unless `beside` says. */
   folder: string;
+  /** The folder beside a bundle, where it is not `folder` (that name is taken in dist/). */
+  beside?: string;
   /** The variable that points elsewhere (tests, a custom build). */
   env: string;
   /** The error when the catalog is missing, told where the catalog was looked for. */
@@ -21,7 +26,7 @@ export function generatedCatalog<Catalog, Entry extends { file: string }, Spec>(
     if (set) return set;
     const here = import.meta.dirname ?? ".";
     // In the repository this file is shared/api/; a bundle is one file with its data folders beside it.
-    const candidates = [resolve(here, "../../.generated", src.folder), join(here, src.folder)];
+    const candidates = [resolve(here, "../../.generated", src.folder), join(here, src.beside ?? src.folder)];
     return candidates.find((d) => existsSync(join(d, "catalog.json"))) ?? (candidates[0] as string);
   };
   const catalogs = new Map<string, Catalog>();
@@ -44,6 +49,21 @@ export function generatedCatalog<Catalog, Entry extends { file: string }, Spec>(
   ): Spec[] => (patterns.length === 0 ? [] : select(patterns, catalog(at)).map((e) => spec(e, at)));
   return { dir, catalog, spec, specsFor };
 }
+
+/**
+ * Which cloud a generated kind's group belongs to — `<service>.awscc`, `<rp>.azure.gen`, `<api>.googleapis`,
+ * in either shape (`.m.`), with or without the API domain — or undefined for a hand-written kind's group.
+ * The one place that tells generated kinds from hand-written ones.
+ */
+export function generatedCloudOf(group: string): "aws" | "azure" | "gcp" | undefined {
+  const [, family, gen] = group.split(".");
+  if (family === AWSCC_GROUP_SUFFIX) return "aws";
+  if (family === GOOGLE_GROUP_SUFFIX) return "gcp";
+  if (`${family}.${gen}` === AZURE_GEN_GROUP_SUFFIX) return "azure";
+  return undefined;
+}
+
+export const isGeneratedGroup = (group: string): boolean => generatedCloudOf(group) !== undefined;
 
 /** The CRD names of a generated kind: its cluster-scoped and namespaced (`.m.`) shapes. */
 export const generatedCrdNames = (e: { plural: string; group: string }) => [

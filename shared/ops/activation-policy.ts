@@ -1,16 +1,13 @@
 // The activation policies in the cluster (shared/api/pkg/activation-policy.ts): read by `driftless run` (each
 // sweep), `driftless crds apply`, the drift sweep and the functions (at cold start). They add generated kinds
 // to what DRIFTLESS_ACTIVATE activates; the hand-written kinds keep DRIFTLESS_ACTIVATE's rule (default all).
-import {
-  AwsccNotGeneratedError,
-  awsccPatternSelects,
-  awsccSpecsFor,
-  isAwsccGroup,
-} from "../api/awscc/catalog.ts";
-import type { AwsccCatalog, AwsccKindSpec } from "../api/awscc/spec.ts";
+import { awsccPatternSelects } from "../api/awscc/catalog.ts";
+import type { AwsccCatalog } from "../api/awscc/spec.ts";
 import { azureGenPatternSelects } from "../api/azure-gen/catalog.ts";
 import type { AzureCatalog } from "../api/azure-gen/spec.ts";
-import { generatedCrdNames } from "../api/generated-catalog.ts";
+import { generatedCloudOf, generatedCrdNames, isGeneratedGroup } from "../api/generated-catalog.ts";
+import { googlePatternSelects } from "../api/googleapis/catalog.ts";
+import type { GoogleCatalog } from "../api/googleapis/spec.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { ResourceType } from "../api/meta.ts";
 import { API_DOMAIN } from "../api/meta.ts";
@@ -72,10 +69,11 @@ export async function readActivationPolicies(kube: Kube): Promise<ActivationPoli
   };
 }
 
-/** The generated kinds' catalogs a policy may name: the AWS (Cloud Control) and the Azure (ARM) ones. */
+/** The generated kinds' catalogs a policy may name: AWS (Cloud Control), Azure (ARM), Google (the protos). */
 export interface GeneratedCatalogs {
   awscc?: AwsccCatalog;
   azure?: AzureCatalog;
+  google?: GoogleCatalog;
 }
 
 /** Every generated CRD name of these catalogs, each with the rule of which patterns select it. */
@@ -91,6 +89,12 @@ function generatedCrds(c: GeneratedCatalogs): Array<{ name: string; selectedBy: 
       generatedCrdNames(e).map((name) => ({
         name,
         selectedBy: (p: string) => azureGenPatternSelects(p, name, e),
+      })),
+    ),
+    ...(c.google?.kinds ?? []).flatMap((e) =>
+      generatedCrdNames(e).map((name) => ({
+        name,
+        selectedBy: (p: string) => googlePatternSelects(p, name, e),
       })),
     ),
   ];
@@ -139,11 +143,6 @@ export async function recordActivated(
 }
 
 const PART_OF_DRIFTLESS = "app.kubernetes.io/part-of=driftless";
-/** A generated kind's group, either shape: `<service>.awscc…` (AWS) or `<rp>.azure.gen…` (Azure). */
-export const isGeneratedGroup = (group: string) => {
-  const [, cloud, gen] = group.split(".");
-  return isAwsccGroup(group) || (cloud === "azure" && gen === "gen");
-};
 
 /**
  * A Warning event on every object of a generated kind whose CRD is installed but that this process does
@@ -176,28 +175,15 @@ export const NOT_ACTIVATED = "KindNotActivated";
 
 /** What the Warning event says: the kind is not served, and the policy line that activates it. */
 export function notActivatedMessage(kind: string, group: string, crdName: string): string {
-  // The alias that activates it: `dynamodb.table`, or `azure:storage.storageaccount` for a generated Azure kind.
-  const alias = `${group.split(".")[1] === "azure" ? "azure:" : ""}${group.split(".")[0]}.${kind.toLowerCase()}`;
+  // The alias that activates it: `dynamodb.table`, `azure:storage.storageaccount` for a generated Azure
+  // kind, `run.googleapis.service` for a generated Google one.
+  const [service] = group.split(".");
+  const cloud = generatedCloudOf(group);
+  const alias =
+    cloud === "gcp"
+      ? `${service}.googleapis.${kind.toLowerCase()}`
+      : `${cloud === "azure" ? "azure:" : ""}${service}.${kind.toLowerCase()}`;
   return `${kind} (${crdName}) is not activated: driftless does not reconcile it. Activate it with a ManagedResourceActivationPolicy (pkg.driftless.dev/v1alpha1, spec.activate: ["${alias}"]), or DRIFTLESS_ACTIVATE=${alias}; it is served within one sweep`;
-}
-
-/**
- * The specs of the generated kinds the activation list (DRIFTLESS_ACTIVATE) and the cluster's policies
- * select, read from the generated directory (beside a function bundle: dist/awscc); none where the kinds
- * are not generated. What `driftless run` serves each sweep and the functions at cold start.
- */
-export async function activatedAwsccSpecsIn(
-  kube: Kube,
-  envPatterns: readonly string[],
-  dir?: string,
-): Promise<{ specs: AwsccKindSpec[]; policies: ActivationPolicies }> {
-  const policies = await readActivationPolicies(kube);
-  try {
-    return { specs: awsccSpecsFor([...envPatterns, ...policies.patterns], dir), policies };
-  } catch (err) {
-    if (err instanceof AwsccNotGeneratedError) return { specs: [], policies };
-    throw err;
-  }
 }
 
 type CrdObject = CrdLike & KubeObject;

@@ -1,10 +1,13 @@
 // What a serverless function serves, decided at run time: the hand-written kinds it was built with and the
-// generated AWS kinds DRIFTLESS_ACTIVATE or the cluster's activation policies name, built from the specs
-// shipped as data beside the bundle (dist/awscc). Read at cold start and again once `refreshMs` has passed
-// (the sweep: every invocation), so a kind activated later is served without a rebuild or a redeploy.
-import { isAwsccGroup, loadAwsccCatalog } from "../api/awscc/catalog.ts";
-import type { AwsccKindSpec } from "../api/awscc/spec.ts";
+// generated kinds (AWS, Google) DRIFTLESS_ACTIVATE or the cluster's activation policies name, built from the
+// specs shipped as data beside the bundle (dist/awscc, dist/gcp-kinds). Read at cold start and again once
+// `refreshMs` has passed (the sweep: every invocation), so a kind activated later is served without a
+// rebuild or a redeploy.
+import { loadAwsccCatalog } from "../api/awscc/catalog.ts";
+import { loadAzureCatalog } from "../api/azure-gen/catalog.ts";
 import type { ManagedKindProvider } from "../api/external.ts";
+import { generatedCloudOf, isGeneratedGroup } from "../api/generated-catalog.ts";
+import { loadGoogleCatalog } from "../api/googleapis/catalog.ts";
 import { API_DOMAIN, apiVersionOf } from "../api/meta.ts";
 import type { Kube, KubeObject } from "../kube/client.ts";
 import type {
@@ -14,7 +17,7 @@ import type {
   ReconcileLogger,
   ResourceKey,
 } from "../reconciler/contract.ts";
-import { activatedAwsccSpecsIn, NOT_ACTIVATED, notActivatedMessage } from "./activation-policy.ts";
+import { NOT_ACTIVATED, notActivatedMessage, readActivationPolicies } from "./activation-policy.ts";
 
 export interface Served {
   kinds: readonly ManagedKindProvider[];
@@ -28,25 +31,26 @@ export interface ServedSetup {
   handWritten: readonly ManagedKindProvider[];
   /** DRIFTLESS_ACTIVATE at run time. */
   envPatterns: readonly string[];
-  /** The providers of the activated generated kinds (both shapes): providers/awscc, passed in by the entry point. */
-  generatedProviders(specs: readonly AwsccKindSpec[]): ManagedKindProvider[];
-  /** The generated kinds' directory (default: awsccDir(), dist/awscc beside a bundle). */
-  dir?: string;
+  /**
+   * The providers (both shapes) of the generated kinds these activation patterns select — DRIFTLESS_ACTIVATE's
+   * and the policies' —, from the entry point: its cloud's generic provider over its catalog.
+   */
+  generatedFor(patterns: readonly string[]): ManagedKindProvider[];
 }
 
 const crdNameOf = (k: ManagedKindProvider) => `${k.definition.plural}.${k.definition.group}`;
 
-/** What is served now: one read of the activation policies (two LISTs) and the activated kinds' specs. */
+/** What is served now: one read of the activation policies (three LISTs) and the activated kinds' specs. */
 export async function readServed(setup: ServedSetup): Promise<Served> {
-  const { specs } = await activatedAwsccSpecsIn(setup.kube, setup.envPatterns, setup.dir);
+  const policies = await readActivationPolicies(setup.kube);
   const kinds = [
-    ...setup.handWritten.filter((k) => !isAwsccGroup(k.definition.group)),
-    ...setup.generatedProviders(specs),
+    ...setup.handWritten.filter((k) => !isGeneratedGroup(k.definition.group)),
+    ...setup.generatedFor([...setup.envPatterns, ...policies.patterns]),
   ];
   return {
     kinds,
     generated: kinds
-      .filter((k) => isAwsccGroup(k.definition.group))
+      .filter((k) => isGeneratedGroup(k.definition.group))
       .map(crdNameOf)
       .sort(),
   };
@@ -103,7 +107,7 @@ export class ServedKinds<W> {
 /** Whether a key is of a generated kind the served kinds do not include. */
 export function unservedGenerated(served: Served, key: ResourceKey): boolean {
   const group = key.apiVersion.split("/")[0] ?? "";
-  if (!isAwsccGroup(group)) return false;
+  if (!isGeneratedGroup(group)) return false;
   return !served.kinds.some(
     (k) => apiVersionOf(k.definition) === key.apiVersion && k.definition.kind === key.kind,
   );
@@ -117,7 +121,6 @@ export interface ServedReconcileSetup<W extends { reconcile: ReconcileFn }> {
   /** A key of an unserved generated kind reads the policies again, at most this often (it may just have been activated). */
   recheckMs: number;
   now?: () => number;
-  dir?: string;
 }
 
 /**
@@ -142,16 +145,18 @@ export function servedReconcile<W extends { reconcile: ReconcileFn }>(
 
 /** The Warning event on the key's object (read for its uid; without it when the function may not read it). */
 async function tellNotActivated(
-  setup: Pick<ServedReconcileSetup<never>, "kube" | "events" | "logger" | "dir">,
+  setup: Pick<ServedReconcileSetup<never>, "kube" | "events" | "logger">,
   key: ResourceKey,
 ): Promise<void> {
   const [group = "", version = ""] = key.apiVersion.split("/");
   const base = group.slice(0, -`.${API_DOMAIN}`.length).replace(/\.m$/, "");
   let plural = `${key.kind.toLowerCase()}s`;
   try {
-    plural =
-      loadAwsccCatalog(setup.dir).kinds.find((e) => e.group === base && e.kind === key.kind)?.plural ??
-      plural;
+    const cloud = generatedCloudOf(group);
+    const catalog =
+      cloud === "aws" ? loadAwsccCatalog() : cloud === "gcp" ? loadGoogleCatalog() : loadAzureCatalog();
+    const kinds: ReadonlyArray<{ group: string; kind: string; plural: string }> = catalog.kinds;
+    plural = kinds.find((e) => e.group === base && e.kind === key.kind)?.plural ?? plural;
   } catch {
     // not generated here: the kind's plural as Kubernetes would guess it
   }

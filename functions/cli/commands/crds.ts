@@ -1,6 +1,7 @@
 // `driftless crds print|apply`: the CRDs driftless serves, or only the activated managed kinds'.
 import type { Command } from "commander";
 import { stringify } from "yaml";
+import { isGeneratedGroup } from "../../../shared/api/generated-catalog.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { type CrdLike, planActivation, pruneInactive } from "../../../shared/ops/activation.ts";
@@ -10,7 +11,6 @@ import { Progress, stderr, stdout } from "../output.ts";
 
 /** A generated kind's CRD, with the rule of which activation patterns select it. */
 type GeneratedCrd = CrdLike & { selectedBy: (pattern: string) => boolean };
-const isGeneratedGroup = (g: string) => /\.(awscc|googleapis|azure\.gen)(\.m)?\.driftless\.dev$/.test(g);
 /**
  * `azure:<rp>.<kind>` names generated Azure kinds only: for the hand-written CRDs' globs it becomes a glob no
  * hand-written CRD name can match (they never say `azure.gen`), so it neither fails nor selects one.
@@ -32,14 +32,14 @@ export async function activationPlan(opts: ActivationOpts) {
   const patterns = opts.activate ?? config().DRIFTLESS_ACTIVATE;
   const { managedKinds } = await registry();
   const managed = new Set(managedKinds.map((k) => `${k.definition.plural}.${k.definition.group}`));
-  // Generated AWS kinds (Cloud Control) are never in allCrds(): only those the patterns name are built.
-  // Generated AWS kinds (Cloud Control) follow their own rule (never in "everything"): planned apart.
-  // Generated Google kinds (docs/gcp-generated.md) likewise. The cluster's activation policies add
-  // generated AWS kinds (shared/ops/activation-policy.ts).
+  // Generated kinds (Cloud Control, Google's protos, ARM) are never in allCrds() nor in "everything": only
+  // those the patterns name are built, the list's and the cluster's activation policies' together
+  // (shared/ops/activation-policy.ts).
+  const named = [...(patterns ?? []), ...(opts.policyPatterns ?? [])];
   const generated = [
-    ...(await awsccCrds([...(patterns ?? []), ...(opts.policyPatterns ?? [])])),
-    ...(await googleCrds(patterns)),
-    ...(await azureGenCrds([...(patterns ?? []), ...(opts.policyPatterns ?? [])])),
+    ...(await awsccCrds(named)),
+    ...(await googleCrds(named)),
+    ...(await azureGenCrds(named)),
   ];
   const crds = ((await allCrds()) as unknown as CrdLike[]).filter((c) => !isGeneratedGroup(c.spec.group));
   try {
@@ -122,8 +122,8 @@ async function awsccCrds(patterns: readonly string[] | undefined): Promise<Gener
 }
 
 /** The CRDs of the generated Google kinds (either shape) the patterns select; none without patterns. */
-async function googleCrds(patterns: readonly string[] | undefined): Promise<GeneratedCrd[]> {
-  if (!patterns?.some((p) => p.toLowerCase().includes("googleapis"))) return [];
+async function googleCrds(patterns: readonly string[]): Promise<GeneratedCrd[]> {
+  if (!patterns.some((p) => p.toLowerCase().includes("googleapis"))) return [];
   const [catalogs, { googleKindOf }] = await Promise.all([
     import("../../../shared/api/googleapis/catalog.ts"),
     import("../../../shared/api/googleapis/kind.ts"),

@@ -1,6 +1,7 @@
 // `driftless run`: forwarder, in-memory queue, workers and drift sweep in one process.
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
+import { isGeneratedGroup } from "../../../shared/api/generated-catalog.ts";
 import { Kube } from "../../../shared/kube/client.ts";
 import { createLogger } from "../../../shared/log.ts";
 import { UsageError } from "../../../shared/ops/errors.ts";
@@ -107,62 +108,40 @@ export function registerRun(program: Command, cli: CliContext): void {
           { startRun },
           { startRunProviders },
           policiesOps,
-          { awsccProviders },
-          { azureGenProviders },
-          { withNamespacedVariants },
-          catalogs,
-          azureCatalogs,
+          generated,
           { KubeEventRecorder },
         ] = await Promise.all([
           registry(),
           import("../../../shared/pipeline/run.ts"),
           import("../../../shared/ops/provider-health.ts"),
           import("../../../shared/ops/activation-policy.ts"),
-          import("../../../shared/providers/awscc/kinds.ts"),
-          import("../../../shared/providers/azure/arm-generic/kinds.ts"),
-          import("../../../shared/api/external.ts"),
-          import("../../../shared/api/awscc/catalog.ts"),
-          import("../../../shared/api/azure-gen/catalog.ts"),
+          import("../../../shared/providers/generated.ts"),
           import("../../../shared/kube/events.ts"),
         ]);
         const kube = new Kube(kc);
-        const { isGeneratedGroup } = policiesOps;
         const handWritten = managedKinds.filter((k) => !isGeneratedGroup(k.definition.group));
-        // Not generated: only hand-written kinds (and the other cloud's generated ones).
-        const generatedCatalogs = () => ({
-          awscc: attempt(() => catalogs.loadAwsccCatalog()),
-          azure: attempt(() => azureCatalogs.loadAzureCatalog()),
-        });
         /**
          * What this process serves: the activated hand-written kinds (DRIFTLESS_ACTIVATE; default all) and
-         * the generated kinds DRIFTLESS_ACTIVATE or an activation policy in the cluster names. Read again
-         * every sweep interval: a kind activated later is served without a restart.
+         * the generated kinds (AWS, Azure, Google) DRIFTLESS_ACTIVATE or an activation policy in the
+         * cluster names. Read again every sweep interval: a kind activated later is served without a restart.
          */
         const served = async () => {
-          // The same read as the functions' (shared/ops/served-kinds.ts).
-          const { specs, policies } = await policiesOps.activatedAwsccSpecsIn(
-            kube,
-            cfg.DRIFTLESS_ACTIVATE ?? [],
-          );
+          const policies = await policiesOps.readActivationPolicies(kube);
           const plan = await activationPlan({ policyPatterns: policies.patterns });
           const active = new Set(plan.install.map((c) => c.metadata.name));
           const patterns = [...(cfg.DRIFTLESS_ACTIVATE ?? []), ...policies.patterns];
-          const azureSpecs = generatedCatalogs().azure ? azureCatalogs.azureGenSpecsFor(patterns) : [];
-          const all = [
-            ...handWritten,
-            ...withNamespacedVariants([...awsccProviders(specs), ...azureGenProviders(azureSpecs)]),
-          ];
+          const all = [...handWritten, ...generated.generatedProvidersFor(patterns)];
           const kinds = all.filter((k) => active.has(`${k.definition.plural}.${k.definition.group}`));
-          const generated = kinds
-            .filter((k) => isGeneratedGroup(k.definition.group))
-            .map((k) => `${k.definition.plural}.${k.definition.group}`)
-            .sort();
+          const names = kinds.map((k) => `${k.definition.plural}.${k.definition.group}`);
           return {
             plan,
             kinds,
             policies,
-            generated,
-            names: new Set(kinds.map((k) => `${k.definition.plural}.${k.definition.group}`)),
+            generated: kinds
+              .filter((k) => isGeneratedGroup(k.definition.group))
+              .map((k) => `${k.definition.plural}.${k.definition.group}`)
+              .sort(),
+            names: new Set(names),
           };
         };
         let current = await served();
@@ -222,7 +201,7 @@ export function registerRun(program: Command, cli: CliContext): void {
         // the pipeline in this process (in-flight reconciles finish first), so it is served within a sweep.
         const activation = async () => {
           const next = await served();
-          await policiesOps.recordActivated(kube, next.policies.own, generatedCatalogs());
+          await policiesOps.recordActivated(kube, next.policies.own, generated.generatedCatalogs());
           if (next.generated.join() !== current.generated.join()) {
             if (opts.crds) await applyCrds(kc, next.plan.install);
             logger.info(
@@ -261,15 +240,6 @@ export function registerRun(program: Command, cli: CliContext): void {
         logger.info({}, "stopped");
       },
     );
-}
-
-/** The value, or undefined when it throws (a catalog not generated). */
-function attempt<T>(f: () => T): T | undefined {
-  try {
-    return f();
-  } catch {
-    return undefined;
-  }
 }
 
 /** The doorbell's files and address, checked before anything starts (a missing file is a usage error). */

@@ -1,6 +1,6 @@
 // Where the generated Google kinds are read from, and which of them an activation list selects. The
-// specs are data generated at install time (infra/gen-gcp.ts → .generated/gcp/); a function bundle gets
-// the activated ones baked in, as with the generated AWS kinds.
+// specs are data generated at install time (infra/gen-gcp.ts → .generated/gcp/); a function bundle has
+// them as data beside it (gcp-kinds/: dist/gcp is the Cloud Functions source folder), read at run time.
 import { activationGlob, eitherShape, entriesSelected, generatedCatalog } from "../generated-catalog.ts";
 import { type GoogleCatalog, type GoogleCatalogEntry, type GoogleKindSpec, googleAliasOf } from "./spec.ts";
 
@@ -10,13 +10,14 @@ export class GoogleNotGeneratedError extends Error {
 
 const store = generatedCatalog<GoogleCatalog, GoogleCatalogEntry, GoogleKindSpec>({
   folder: "gcp",
+  beside: "gcp-kinds",
   env: "DRIFTLESS_GCP_GEN_DIR",
   missing: (file) =>
     new GoogleNotGeneratedError(
       `the generated Google Cloud kinds are missing (${file}): run npm run gen:gcp (npm ci runs it too)`,
     ),
 });
-/** The generated directory: DRIFTLESS_GCP_GEN_DIR, the repository's .generated/gcp, or dist/gcp. */
+/** The generated directory: DRIFTLESS_GCP_GEN_DIR, the repository's .generated/gcp, or gcp-kinds/ beside a bundle. */
 export const googleDir = store.dir;
 export const loadGoogleCatalog = store.catalog;
 export const loadGoogleSpec = store.spec;

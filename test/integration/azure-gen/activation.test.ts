@@ -19,7 +19,14 @@ import { armClient, createAzureProviderConfig } from "../../support/azure.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
 import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { getMr } from "../../support/reconcile.ts";
-import { CliProcess, label, notActivatedWarning, readyOnceServed, TEST_LABEL } from "../cli/helpers.ts";
+import {
+  CliProcess,
+  expectActivatedWithoutRestart,
+  label,
+  notActivatedWarning,
+  readyOnceServed,
+  TEST_LABEL,
+} from "../cli/helpers.ts";
 
 const kube = newKube();
 const TYPE = "Microsoft.Network/applicationSecurityGroups";
@@ -105,21 +112,8 @@ describe("activation policies read by driftless run: generated Azure kinds", { t
     const ready = await readyOnceServed(kube, def, name);
     expectAvailable(ready);
     expect(await inCloud(name)).toBe(true);
-    expect(run.child.exitCode).toBeNull();
-    expect(run.logs().filter((l) => l.msg === "driftless run started").length).toBe(2);
     const shapes = [CRD, CRD.replace(".azure.gen.", ".azure.gen.m.")];
-    const changed = run
-      .logs()
-      .find((l) => l.msg === "activation changed: serving the generated kinds now activated");
-    expect(changed?.activated).toEqual(shapes);
-    const policy = await eventually(
-      async () => {
-        const p = await kube.get<ActivationPolicyObject>(ActivationPolicy, POLICY);
-        return p?.status?.activated?.length ? p : undefined;
-      },
-      { what: "the policy's status.activated" },
-    );
-    expect(policy.status?.activated).toEqual(shapes);
+    const policy = await expectActivatedWithoutRestart(run, kube, POLICY, shapes);
     expect(policy.status?.unmatched).toEqual(["azure:nosuchrp.*"]);
 
     // Cleanup through the same process: deleted while still activated.

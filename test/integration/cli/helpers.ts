@@ -2,8 +2,10 @@
 // environment, the way an operator runs it.
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
+import { ActivationPolicy, type ActivationPolicyObject } from "../../../shared/api/pkg/activation-policy.ts";
 import type { Kube } from "../../../shared/kube/client.ts";
 import { eventually } from "../../support/env.ts";
 import { getMr } from "../../support/reconcile.ts";
@@ -132,4 +134,32 @@ export async function readyOnceServed(kube: Kube, type: ManagedKindDef, name: st
     },
     { timeoutMs: 90_000, intervalMs: 500, what: `${name} Ready once activated` },
   );
+}
+
+/**
+ * What a running `driftless run` shows once a policy activated generated kinds: it started again in the
+ * same process (never restarted), logged the CRDs now activated, and the policy's status lists them.
+ * Returns the policy as stored.
+ */
+export async function expectActivatedWithoutRestart(
+  run: CliProcess,
+  kube: Kube,
+  policyName: string,
+  crds: readonly string[],
+) {
+  expect(run.child.exitCode).toBeNull();
+  expect(run.logs().filter((l) => l.msg === "driftless run started").length).toBe(2);
+  const changed = run
+    .logs()
+    .find((l) => l.msg === "activation changed: serving the generated kinds now activated");
+  expect(changed?.activated).toEqual(crds);
+  const policy = await eventually(
+    async () => {
+      const p = await kube.get<ActivationPolicyObject>(ActivationPolicy, policyName);
+      return p?.status?.activated?.length ? p : undefined;
+    },
+    { what: "the policy's status.activated" },
+  );
+  expect(policy.status?.activated).toEqual(crds);
+  return policy;
 }

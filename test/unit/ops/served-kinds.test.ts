@@ -3,9 +3,10 @@
 // not served reads the policies again (rate-limited) before it is told KindNotActivated.
 import { describe, expect, it } from "vitest";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
+import { generatedCloudOf, isGeneratedGroup } from "../../../shared/api/generated-catalog.ts";
 import { apiVersionOf } from "../../../shared/api/meta.ts";
 import type { Kube } from "../../../shared/kube/client.ts";
-import { NOT_ACTIVATED } from "../../../shared/ops/activation-policy.ts";
+import { NOT_ACTIVATED, notActivatedMessage } from "../../../shared/ops/activation-policy.ts";
 import {
   type Served,
   ServedKinds,
@@ -74,6 +75,55 @@ describe("ServedKinds", () => {
     expect(
       unservedGenerated(served(false), { apiVersion: apiVersionOf(queue), kind: queue.kind, name: "q" }),
     ).toBe(false);
+    // A generated Google or Azure kind not served is told too (each cloud's generated group, both shapes).
+    for (const apiVersion of [
+      "secretmanager.googleapis.driftless.dev/v1alpha1",
+      "secretmanager.googleapis.m.driftless.dev/v1alpha1",
+      "storage.azure.gen.driftless.dev/v1alpha1",
+    ])
+      expect(unservedGenerated(served(true), { apiVersion, kind: "Secret", name: "s" }), apiVersion).toBe(
+        true,
+      );
+  });
+});
+
+describe("a generated kind's group", () => {
+  it("is told from a hand-written one's by one rule, with its cloud, in either shape and form", () => {
+    const rows: Array<[string, string | undefined]> = [
+      ["dynamodb.awscc", "aws"],
+      ["dynamodb.awscc.m.driftless.dev", "aws"],
+      ["storage.azure.gen.driftless.dev", "azure"],
+      ["storage.azure.gen.m", "azure"],
+      ["run.googleapis.driftless.dev", "gcp"],
+      ["run.googleapis.m.driftless.dev", "gcp"],
+      ["sqs.aws.driftless.dev", undefined],
+      ["resources.azure.driftless.dev", undefined],
+      ["pubsub.gcp.m.driftless.dev", undefined],
+    ];
+    for (const [group, cloud] of rows) {
+      expect(generatedCloudOf(group), group).toBe(cloud);
+      expect(isGeneratedGroup(group), group).toBe(cloud !== undefined);
+    }
+  });
+
+  it("names the pattern that activates it, per cloud", () => {
+    expect(
+      notActivatedMessage("Table", "dynamodb.awscc.driftless.dev", "tables.dynamodb.awscc.driftless.dev"),
+    ).toContain('spec.activate: ["dynamodb.table"]');
+    expect(
+      notActivatedMessage(
+        "StorageAccount",
+        "storage.azure.gen.driftless.dev",
+        "storageaccounts.storage.azure.gen.driftless.dev",
+      ),
+    ).toContain('spec.activate: ["azure:storage.storageaccount"]');
+    expect(
+      notActivatedMessage(
+        "Secret",
+        "secretmanager.googleapis.m.driftless.dev",
+        "secrets.secretmanager.googleapis.m.driftless.dev",
+      ),
+    ).toContain('spec.activate: ["secretmanager.googleapis.secret"]');
   });
 });
 
