@@ -327,7 +327,7 @@ export abstract class SqlChildClient<F extends InstanceChild, A> implements Exte
   /**
    * Every child of the project's running PostgreSQL instances (`driftless import`), instance by instance:
    * its name, and its instance as the parent (a name is unique only within one instance). An instance
-   * gone or stopped between the two lists has none to show.
+   * gone between the two lists has none to show.
    */
   async list(): Promise<ExternalListing[]> {
     return gcp(async () => {
@@ -336,7 +336,7 @@ export abstract class SqlChildClient<F extends InstanceChild, A> implements Exte
         if (!inst.name || !isPostgresPrimary(inst) || inst.state !== "RUNNABLE") continue;
         const instance = inst.name;
         const names = await this.names(instance).catch((err: unknown) => {
-          if (isSqlNotFound(err) || httpStatus(err) === 400) return [];
+          if (isSqlNotFound(err)) return [];
           throw err;
         });
         for (const externalName of names)
