@@ -108,6 +108,11 @@ export interface ExternalListing {
   externalName: string;
   /** The forProvider fields an Observe-only managed resource needs to find it (its home fields). */
   forProvider: Record<string, unknown>;
+  /**
+   * A child's forProvider field naming its parent (a Cloud SQL database's `instance`), when the external
+   * name is unique only within that parent.
+   */
+  parent?: string;
 }
 
 /** One resource of a batched observe: the managed resource and its (recorded) external name. */

@@ -68,16 +68,19 @@ export async function discover(
       result.unsupported.push({ kind: kindAlias(def), reason: err.message });
       continue;
     }
-    const managed = await managedNames(kube, provider);
+    const managed = await managedNames(kube, provider, found.find((i) => i.parent)?.parent);
     let imported = 0;
     for (const item of found) {
-      if (managed.has(item.externalName)) continue;
+      if (managed.has(identityOf(item.externalName, item.forProvider, item.parent))) continue;
       imported++;
+      const parent = item.parent ? item.forProvider[item.parent] : undefined;
       result.objects.push({
         apiVersion: def.apiVersion,
         kind: def.kind,
         metadata: {
-          name: objectNameOf(item.externalName),
+          name: objectNameOf(
+            typeof parent === "string" ? `${parent}-${item.externalName}` : item.externalName,
+          ),
           annotations: { [Annotations.externalName]: item.externalName },
         },
         spec: {
@@ -97,13 +100,27 @@ export async function discover(
   return result;
 }
 
-/** The external names managed resources of a kind (either shape, any namespace) already hold. */
-async function managedNames(kube: Kube, provider: ManagedKindProvider): Promise<Set<string>> {
+/** What tells one listed resource from another: its external name, within its parent for a child. */
+const identityOf = (
+  externalName: string,
+  forProvider: Record<string, unknown>,
+  parent: string | undefined,
+) => (parent ? `${String(forProvider[parent] ?? "")}/${externalName}` : externalName);
+
+/**
+ * What managed resources of a kind (either shape, any namespace) already hold: their external names,
+ * within the parent their forProvider names when the kind's resources are children.
+ */
+async function managedNames(
+  kube: Kube,
+  provider: ManagedKindProvider,
+  parent: string | undefined,
+): Promise<Set<string>> {
   const names = new Set<string>();
   for (const t of [provider.definition, namespacedVariantOf(provider.definition)])
     for (const mr of await listManaged(kube, t)) {
       const name = mr.metadata.annotations?.[Annotations.externalName];
-      if (name) names.add(name);
+      if (name) names.add(identityOf(name, (mr.spec.forProvider ?? {}) as Record<string, unknown>, parent));
     }
   return names;
 }

@@ -1,5 +1,6 @@
 // The doorbells know the kinds as data (functions/served-types.ts): built, their bundles carry no cloud SDK
 // but the one their queue needs: no Pub/Sub gRPC client, no Cloud SQL or Storage client, no AWS service client.
+// The GCP functions reach Cloud SQL and Cloud Storage over their REST APIs: neither client is in them.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -32,4 +33,13 @@ describe("the doorbell bundles", () => {
     const packages = await packagesOf("aws-doorbell");
     expect(packages.filter((p) => CLOUD_SDK.test(p))).toEqual(["@aws-sdk/client-sqs"]);
   }, 120_000);
+});
+
+describe("the GCP function bundles", () => {
+  for (const name of ["gcp-reconcile", "gcp-sweep"])
+    it(`${name}: carries neither the Cloud SQL nor the Storage client (both kinds speak REST through GoogleRestClient)`, async () => {
+      const packages = await packagesOf(name);
+      expect(packages).toContain("google-auth-library");
+      expect(packages.filter((p) => /^@google-cloud\/(sql|storage)$/.test(p))).toEqual([]);
+    }, 120_000);
 });

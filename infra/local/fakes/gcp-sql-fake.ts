@@ -1,6 +1,6 @@
-// Wire-protocol fake of the Cloud SQL Admin API v1beta4 (instances, databases, users, operations), so the
-// real @google-cloud/sql client (REST transport) runs against it unchanged. No emulator of Cloud SQL
-// exists. What it keeps of the real API:
+// Wire-protocol fake of the Cloud SQL Admin API v1beta4 (instances, databases, users, operations), so
+// driftless's REST calls (and @google-cloud/sql's REST transport, enums as numbers) run against it
+// unchanged. No emulator of Cloud SQL exists. What it keeps of the real API:
 // - URL shapes `/sql/v1beta4/projects/{p}/instances[/{i}[/databases|users]]`, `/operations/{op}` (also
 //   under `/v1/`), and `$alt=json;enum-encoding=int`: enum fields arrive as numbers and are read with the
 //   published API definition (the client's own protos.json); answers use enum names, which it accepts.

@@ -1,6 +1,6 @@
 // The Google JSON APIs' way to Google: where the Cloud SQL Admin, Compute Engine and Service Networking
 // calls go (the ProviderConfig's endpoint overrides, checked), with which identity, and a small
-// JSON-over-HTTPS client for Compute, Service Networking, Cloud Storage and the generic kinds
+// JSON-over-HTTPS client for Cloud SQL, Compute, Service Networking, Cloud Storage and the generic kinds
 // (docs/adr/0002-gcp-rest-clients.md says why not their Node clients).
 import { type AuthClient, GoogleAuth, JWT, PassThroughClient } from "google-auth-library";
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
@@ -46,13 +46,6 @@ export async function gcpNetworkingConfig(
 }
 
 /**
- * What the auth clients' own HTTP layer (gaxios) is told: follow no redirect. Cloud SQL's client sends its
- * REST calls through it (`auth.fetch`); a 3xx answer is then the endpoint's answer, an error, and the
- * request never reaches where the redirect points (as GoogleRestClient's `redirect: "manual"`).
- */
-const NO_REDIRECTS = { transporterOptions: { redirect: "manual" as const, maxRedirects: 0 } };
-
-/**
  * Who signs requests to a base URL: nobody for a host that is not Google's (an emulator or fake never
  * sees the key or the ambient token, as with Pub/Sub and Storage), else the key or the ambient identity.
  */
@@ -60,16 +53,15 @@ export function authFor(
   endpoint: string,
   credentials: ServiceAccountKey | undefined,
 ): AuthClient | GoogleAuth {
-  if (!isGoogleEndpoint(endpoint)) return new PassThroughClient(NO_REDIRECTS);
+  if (!isGoogleEndpoint(endpoint)) return new PassThroughClient();
   if (credentials)
     return new JWT({
       email: credentials.client_email,
       key: credentials.private_key,
       ...(credentials.private_key_id ? { keyId: credentials.private_key_id } : {}),
       scopes: [CLOUD_PLATFORM_SCOPE],
-      ...NO_REDIRECTS,
     });
-  return new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE], clientOptions: NO_REDIRECTS });
+  return new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE] });
 }
 
 /** google.rpc.Code's names: the only `error.status` an answer's status is kept as (never other text). */
@@ -131,7 +123,13 @@ interface ErrorBody {
  * own hosts; the body of any other host (an endpoint a ProviderConfig author chose) is never copied, since
  * the error ends in the resource's status, which everyone who reads the resource sees.
  */
-function errorOf(status: number, contentType: string | undefined, text: string, google: boolean) {
+function errorOf(
+  status: number,
+  contentType: string | undefined,
+  text: string,
+  google: boolean,
+  phrases: readonly string[],
+) {
   let message: unknown;
   let reason: unknown;
   let rpc: unknown;
@@ -148,7 +146,9 @@ function errorOf(status: number, contentType: string | undefined, text: string, 
   const known = typeof reason === "string" && REASON.test(reason) ? reason : undefined;
   const canonical = isRpcCode(rpc) ? rpc : undefined;
   const said = [canonical, known].filter(Boolean).join(", ");
-  const plain = `HTTP ${status} (${contentType ? `Content-Type ${contentType}` : "no Content-Type"})${said ? `: ${said}` : ""}`;
+  // The API's own fixed phrases found in the text, never the text around them.
+  const quoted = typeof message === "string" ? phrases.filter((p) => message.includes(p)) : [];
+  const plain = `HTTP ${status} (${contentType ? `Content-Type ${contentType}` : "no Content-Type"})${said ? `: ${said}` : ""}${quoted.length ? `; it says ${quoted.join(", ")}` : ""}`;
   return new GoogleHttpError(
     status,
     google && typeof message === "string" ? message : plain,
@@ -164,6 +164,11 @@ export interface GoogleRestOptions {
   /** The field to fix ("spec.endpoint.storage"). */
   field?: string;
   timeoutMs?: number;
+  /**
+   * Fixed phrases the API is known to put in an error's message that a caller explains (Cloud SQL's
+   * NETWORK_NOT_PEERED): from a host that is not Google's, those found pass into the error, nothing else.
+   */
+  knownPhrases?: readonly string[];
 }
 
 /**
@@ -180,6 +185,7 @@ export class GoogleRestClient {
   readonly #google: boolean;
   readonly #api: string;
   readonly #field: string;
+  readonly #phrases: readonly string[];
   constructor(base: string, auth: AuthClient | GoogleAuth, opts: GoogleRestOptions = {}) {
     this.base = base.replace(/\/+$/, "");
     this.#google = isGoogleEndpoint(this.base);
@@ -187,10 +193,11 @@ export class GoogleRestClient {
     this.#timeoutMs = opts.timeoutMs ?? 30_000;
     this.#api = opts.api ?? "Google Cloud REST API";
     this.#field = opts.field ?? "spec.endpoint (sql, compute, serviceNetworking)";
+    this.#phrases = opts.knownPhrases ?? [];
   }
 
   async request<T = Json>(
-    method: "GET" | "POST" | "PATCH" | "DELETE",
+    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
     path: string,
     opts: {
       query?: Record<string, string>;
@@ -231,7 +238,7 @@ export class GoogleRestClient {
         `the endpoint ${this.base} answered a redirect (HTTP ${res.status}, ${contentType ? `Content-Type ${contentType}` : "no Content-Type"}), which is not followed: the ProviderConfig's ${this.#field} must name the API's server itself`,
         undefined,
       );
-    if (!res.ok) throw errorOf(res.status, contentType, text, this.#google);
+    if (!res.ok) throw errorOf(res.status, contentType, text, this.#google, this.#phrases);
     return (text ? JSON.parse(text) : {}) as T;
   }
 }

@@ -1,15 +1,16 @@
-import { SqlDatabasesServiceClient } from "@google-cloud/sql/build/src/v1beta4/sql_databases_service_client.js";
-import { SqlInstancesServiceClient } from "@google-cloud/sql/build/src/v1beta4/sql_instances_service_client.js";
-import { SqlOperationsServiceClient } from "@google-cloud/sql/build/src/v1beta4/sql_operations_service_client.js";
-import { SqlUsersServiceClient } from "@google-cloud/sql/build/src/v1beta4/sql_users_service_client.js";
-import { GoogleAuth } from "google-auth-library";
+// Cloud SQL over the Cloud SQL Admin API (sqladmin v1beta4) with the project's GoogleRestClient, not
+// @google-cloud/sql: no redirect is followed, and an error names only the endpoint, the HTTP status and
+// Google's code, with Google's own message only from Google's hosts (docs/adr/0002-gcp-rest-clients.md).
+// Every write answers a `sql#operation`; Cloud SQL runs one at a time per instance. Nothing waits for
+// one here: the next observe reads the instance (its state, and its latest operation's error when it
+// FAILED), so a reconcile never holds the function while Cloud SQL works.
 import type { z } from "zod";
-import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   defineProvider,
   type ExternalClient,
   type ExternalCreation,
+  type ExternalListing,
   type ExternalObservation,
   type ExternalUpdate,
   InvalidSpecError,
@@ -17,107 +18,216 @@ import {
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
-import { GcpClientCache, GrpcCode, gcp, grpcCode, httpStatus, isGoogleEndpoint } from "./config.ts";
-import { authFor, type GcpNetworkingConfig, GOOGLE_RPC_CODES, gcpNetworkingConfig } from "./google-rest.ts";
-
-export interface SqlClients {
-  instances: SqlInstancesServiceClient;
-  databases: SqlDatabasesServiceClient;
-  users: SqlUsersServiceClient;
-  operations: SqlOperationsServiceClient;
-}
-
-/** The client options of one base URL: REST (`fallback`), host, port and scheme from the checked URL. */
-function sqlOptions(c: GcpNetworkingConfig) {
-  const url = new URL(c.sqlEndpoint);
-  const https = url.protocol === "https:";
-  const auth = authFor(c.sqlEndpoint, c.credentials);
-  return {
-    fallback: true,
-    apiEndpoint: url.hostname,
-    port: Number(url.port || (https ? 443 : 80)),
-    protocol: https ? "https" : "http",
-    projectId: c.projectId,
-    ...(auth instanceof GoogleAuth ? { auth } : { authClient: auth }),
-  };
-}
-
-/** A reason Google's error may carry: an identifier (instanceDoesNotExist), nothing longer. */
-const REASON = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
+import { GcpClientCache, gcp, httpStatus, isAlreadyExists } from "./config.ts";
+import {
+  authFor,
+  type GcpNetworkingConfig,
+  GoogleHttpError,
+  GoogleRestClient,
+  gcpNetworkingConfig,
+} from "./google-rest.ts";
 
 /**
- * An error of a Cloud SQL call to a host that is not Google's (an endpoint a ProviderConfig author chose):
- * a redirect, or an answer gax cannot decode (it quotes a web server's or a redirect's body), keeps its
- * HTTP status, gRPC code and reason, never its text: the error ends in the resource's status, which
- * everyone who reads the resource sees.
+ * Cloud SQL's words for a private IP in a network not peered with service networking (yet): the one
+ * refusal a kind explains, so these phrases pass even from a host that is not Google's (the fake's).
  */
-function withoutForeignText(err: unknown, endpoint: string): unknown {
-  if (!(err instanceof Error)) return err;
-  const { code, reason, httpStatusCode } = err as Error & {
-    code?: unknown;
-    reason?: unknown;
-    httpStatusCode?: unknown;
-  };
-  const redirected = typeof httpStatusCode === "number" && httpStatusCode >= 300 && httpStatusCode < 400;
-  // gax says so when an answer was not Google's JSON error document, and quotes it: that text never passes.
-  // A JSON error's own `message` (an emulator's, or a fake's, words in Google's error shape) does.
-  if (!redirected && !/could not be decoded/.test(err.message)) return err;
-  const rpc = typeof code === "number" ? (GOOGLE_RPC_CODES[code - 1] ?? `code ${code}`) : "an error";
-  const http = typeof httpStatusCode === "number" ? `HTTP ${httpStatusCode}, ` : "";
-  const known = typeof reason === "string" && REASON.test(reason) ? reason : undefined;
-  const redirect = redirected
-    ? ": a redirect, which is not followed; spec.endpoint.sql must name the API's server itself"
-    : "";
-  const safe = new Error(
-    `the Cloud SQL endpoint ${endpoint} answered ${http}${rpc}${known ? ` (${known})` : ""}${redirect}`,
-  );
-  return Object.assign(safe, { code, ...(known ? { reason: known } : {}) });
+export const NOT_PEERED_PHRASES = [
+  "Incorrect Service Networking config",
+  "NETWORK_NOT_PEERED",
+  "SERVICE_NETWORKING_NOT_ENABLED",
+] as const;
+
+/** A `sql#operation`: what every write answers. */
+export interface SqlOperation {
+  name?: string;
+  operationType?: string;
+  status?: string;
+  error?: { errors?: Array<{ code?: string; message?: string }> };
 }
 
-/** A client whose calls' errors quote no redirect or undecodable answer of a host that is not Google's. */
-function foreignSafe<C extends object>(client: C, endpoint: string): C {
-  if (isGoogleEndpoint(endpoint)) return client;
-  return new Proxy(client, {
-    get(target, key, receiver) {
-      const v = Reflect.get(target, key, receiver) as unknown;
-      if (typeof v !== "function") return v;
-      return (...args: unknown[]) => {
-        const out = (v as (...a: unknown[]) => unknown).apply(target, args);
-        return out instanceof Promise
-          ? out.catch((err: unknown) => {
-              throw withoutForeignText(err, endpoint);
-            })
-          : out;
-      };
-    },
-  });
+/** A `sql#instance` (v1beta4 DatabaseInstance): the fields the kinds read or write. */
+export interface SqlInstance {
+  name?: string;
+  region?: string;
+  databaseVersion?: string;
+  databaseInstalledVersion?: string;
+  instanceType?: string;
+  state?: string;
+  connectionName?: string;
+  selfLink?: string;
+  gceZone?: string;
+  serviceAccountEmailAddress?: string;
+  ipAddresses?: Array<{ type?: string; ipAddress?: string }>;
+  serverCaCert?: { cert?: string };
+  settings?: SqlSettings;
 }
 
-const clients = new GcpClientCache<SqlClients>((c) => {
+/** A `sql#settings` block. JSON carries int64 as a string and protobuf wrappers as their plain value. */
+export interface SqlSettings {
+  tier?: string;
+  dataDiskSizeGb?: string | number;
+  dataDiskType?: string;
+  storageAutoResize?: boolean;
+  availabilityType?: string;
+  activationPolicy?: string;
+  deletionProtectionEnabled?: boolean;
+  userLabels?: Record<string, string>;
+  ipConfiguration?: { ipv4Enabled?: boolean; privateNetwork?: string; sslMode?: string };
+}
+
+export interface SqlDatabase {
+  name?: string;
+  charset?: string;
+  collation?: string;
+  selfLink?: string;
+}
+
+export interface SqlUser {
+  name?: string;
+  host?: string;
+  type?: string;
+  password?: string;
+}
+
+/** Instances per instances.list page: the API's maximum (maxResults caps at 1,000). */
+const LIST_PAGE_SIZE = 1000;
+
+/**
+ * The Cloud SQL Admin API of one project: instances, their databases and users, and their operations,
+ * one request each. PostgreSQL users live on host "" (the host is MySQL's).
+ */
+export class SqlApi {
+  readonly #api: GoogleRestClient;
+  readonly project: string;
+  constructor(api: GoogleRestClient, project: string) {
+    this.#api = api;
+    this.project = project;
+  }
+
+  #instance(name: string) {
+    return `/projects/${encodeURIComponent(this.project)}/instances/${encodeURIComponent(name)}`;
+  }
+
+  getInstance(name: string) {
+    return this.#api.request<SqlInstance>("GET", this.#instance(name));
+  }
+  /** Every instance of the project, page by page. */
+  async listInstances(): Promise<SqlInstance[]> {
+    const out: SqlInstance[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await this.#api.request<{ items?: SqlInstance[]; nextPageToken?: string }>(
+        "GET",
+        `/projects/${encodeURIComponent(this.project)}/instances`,
+        { query: { maxResults: String(LIST_PAGE_SIZE), ...(pageToken ? { pageToken } : {}) } },
+      );
+      out.push(...(page.items ?? []));
+      pageToken = page.nextPageToken || undefined;
+    } while (pageToken);
+    return out;
+  }
+  insertInstance(body: SqlInstance & { rootPassword?: string }) {
+    return this.#api.request<SqlOperation>(
+      "POST",
+      `/projects/${encodeURIComponent(this.project)}/instances`,
+      {
+        body,
+      },
+    );
+  }
+  patchInstance(name: string, body: SqlInstance) {
+    return this.#api.request<SqlOperation>("PATCH", this.#instance(name), { body });
+  }
+  deleteInstance(name: string) {
+    return this.#api.request<SqlOperation>("DELETE", this.#instance(name));
+  }
+  /** The instance's latest operation (operations.list, newest first). */
+  async latestOperation(instance: string): Promise<SqlOperation | undefined> {
+    const list = await this.#api.request<{ items?: SqlOperation[] }>(
+      "GET",
+      `/projects/${encodeURIComponent(this.project)}/operations`,
+      { query: { instance, maxResults: "1" } },
+    );
+    return list.items?.[0];
+  }
+
+  getDatabase(instance: string, name: string) {
+    return this.#api.request<SqlDatabase>(
+      "GET",
+      `${this.#instance(instance)}/databases/${encodeURIComponent(name)}`,
+    );
+  }
+  async listDatabases(instance: string): Promise<SqlDatabase[]> {
+    const list = await this.#api.request<{ items?: SqlDatabase[] }>(
+      "GET",
+      `${this.#instance(instance)}/databases`,
+    );
+    return list.items ?? [];
+  }
+  insertDatabase(instance: string, body: SqlDatabase) {
+    return this.#api.request<SqlOperation>("POST", `${this.#instance(instance)}/databases`, { body });
+  }
+  deleteDatabase(instance: string, name: string) {
+    return this.#api.request<SqlOperation>(
+      "DELETE",
+      `${this.#instance(instance)}/databases/${encodeURIComponent(name)}`,
+    );
+  }
+
+  getUser(instance: string, name: string) {
+    return this.#api.request<SqlUser>(
+      "GET",
+      `${this.#instance(instance)}/users/${encodeURIComponent(name)}`,
+      {
+        query: { host: "" },
+      },
+    );
+  }
+  async listUsers(instance: string): Promise<SqlUser[]> {
+    const list = await this.#api.request<{ items?: SqlUser[] }>("GET", `${this.#instance(instance)}/users`);
+    return list.items ?? [];
+  }
+  insertUser(instance: string, body: SqlUser) {
+    return this.#api.request<SqlOperation>("POST", `${this.#instance(instance)}/users`, { body });
+  }
+  /** users.update: the user named in the query (name, host), its new password in the body. */
+  updateUser(instance: string, name: string, body: SqlUser) {
+    return this.#api.request<SqlOperation>("PUT", `${this.#instance(instance)}/users`, {
+      query: { name, host: "" },
+      body,
+    });
+  }
+  deleteUser(instance: string, name: string) {
+    return this.#api.request<SqlOperation>("DELETE", `${this.#instance(instance)}/users`, {
+      query: { name, host: "" },
+    });
+  }
+}
+
+const clients = new GcpClientCache((c) => {
   const cfg = c as GcpNetworkingConfig;
-  const o = sqlOptions(cfg);
-  return {
-    instances: foreignSafe(new SqlInstancesServiceClient(o), cfg.sqlEndpoint),
-    databases: foreignSafe(new SqlDatabasesServiceClient(o), cfg.sqlEndpoint),
-    users: foreignSafe(new SqlUsersServiceClient(o), cfg.sqlEndpoint),
-    operations: foreignSafe(new SqlOperationsServiceClient(o), cfg.sqlEndpoint),
-  };
+  return new GoogleRestClient(`${cfg.sqlEndpoint}/sql/v1beta4`, authFor(cfg.sqlEndpoint, cfg.credentials), {
+    api: "Cloud SQL Admin API",
+    field: "spec.endpoint.sql",
+    knownPhrases: NOT_PEERED_PHRASES,
+  });
 });
 
-export const sqlClients = (c: GcpNetworkingConfig): SqlClients => clients.get(c);
-
-/**
- * Call options of every write: the user agent Cloud Audit Logs record (callerSuppliedUserAgent), by which
- * the cloud-event path drops driftless's own writes (docs/cloud-events.md).
- */
-export const WRITE = { otherArgs: { headers: { "User-Agent": DRIFTLESS_USER_AGENT } } };
+/** The Cloud SQL Admin API of a configuration's project (one HTTP client per configuration). */
+export const sqlApi = (c: GcpNetworkingConfig): SqlApi => new SqlApi(clients.get(c), c.projectId);
 
 /** Cloud SQL's not-found (404 instanceDoesNotExist, notFound). */
-export const isSqlNotFound = (err: unknown) =>
-  grpcCode(err) === GrpcCode.NOT_FOUND || httpStatus(err) === 404;
-/** Another write runs on the instance (409 operationInProgress): not a failure, a wait. */
+export const isSqlNotFound = (err: unknown) => httpStatus(err) === 404;
+/** Another write runs on the instance (409 operationInProgress, ABORTED): not a failure, a wait. */
 export const isOperationInProgress = (err: unknown) =>
-  grpcCode(err) === 10 /* ABORTED */ || /operation.*in progress/i.test((err as Error)?.message ?? "");
+  err instanceof GoogleHttpError && (err.reason === "operationInProgress" || err.status === "ABORTED");
+/** A 409 that says the name is taken (alreadyExists, instanceAlreadyExists), not that an operation runs. */
+export const isSqlAlreadyExists = (err: unknown) => isAlreadyExists(err) && !isOperationInProgress(err);
+
+/** An instance the DatabaseInstance kind manages: a PostgreSQL primary (no replica, no MySQL or SQL Server). */
+export const isPostgresPrimary = (inst: SqlInstance) =>
+  /^POSTGRES_/.test(inst.databaseVersion ?? "") &&
+  (inst.instanceType === undefined || inst.instanceType === "CLOUD_SQL_INSTANCE");
 
 /**
  * Runs a write on an instance (or its databases or users). Cloud SQL runs one operation per instance at a
@@ -130,9 +240,7 @@ export async function onInstance<T>(instance: string, call: () => Promise<T>): P
     if (!isOperationInProgress(err)) throw err;
     throw new Error(
       `an operation is running on Cloud SQL instance ${instance}; the change is sent once it is done`,
-      {
-        cause: err,
-      },
+      { cause: err },
     );
   }
 }
@@ -149,13 +257,11 @@ type InstanceChild = { instance?: string };
  * its read, insert, update and remove.
  */
 export abstract class SqlChildClient<F extends InstanceChild, A> implements ExternalClient<F, A> {
-  protected readonly sql: SqlClients;
-  protected readonly project: string;
+  protected readonly sql: SqlApi;
   /** "database", "user": for messages. */
   protected abstract readonly what: string;
-  constructor(sql: SqlClients, project: string) {
+  constructor(sql: SqlApi) {
     this.sql = sql;
-    this.project = project;
   }
 
   /** The child's observation; throws Cloud SQL's not-found when it (or its instance) is missing. */
@@ -175,6 +281,8 @@ export abstract class SqlChildClient<F extends InstanceChild, A> implements Exte
     name: string,
   ): Promise<ExternalCreation>;
   protected abstract remove(instance: string, name: string): Promise<unknown>;
+  /** The names of the instance's children this kind manages (databases.list, users.list). */
+  protected abstract names(instance: string): Promise<string[]>;
   abstract update(
     mr: ManagedResource<F, A>,
     name: string,
@@ -215,14 +323,35 @@ export abstract class SqlChildClient<F extends InstanceChild, A> implements Exte
     if (!instance) return;
     await this.write(instance, () => unlessGone(this.remove(instance, name)));
   }
+
+  /**
+   * Every child of the project's running PostgreSQL instances (`driftless import`), instance by instance:
+   * its name, and its instance as the parent (a name is unique only within one instance). An instance
+   * gone between the two lists has none to show.
+   */
+  async list(): Promise<ExternalListing[]> {
+    return gcp(async () => {
+      const out: ExternalListing[] = [];
+      for (const inst of await this.sql.listInstances()) {
+        if (!inst.name || !isPostgresPrimary(inst) || inst.state !== "RUNNABLE") continue;
+        const instance = inst.name;
+        const names = await this.names(instance).catch((err: unknown) => {
+          if (isSqlNotFound(err)) return [];
+          throw err;
+        });
+        for (const externalName of names)
+          out.push({ externalName, forProvider: { instance }, parent: "instance" });
+      }
+      return out;
+    });
+  }
 }
 
 /** A Cloud SQL child kind's provider: its client, made on the ProviderConfig's Cloud SQL clients. */
 export function sqlChildProvider<FS extends AnyObjectSchema, AS extends AnyObjectSchema>(
   definition: ManagedKindDef<FS, AS>,
   client: (
-    sql: SqlClients,
-    project: string,
+    sql: SqlApi,
     ctx: ConnectContext<GcpProviderConfigSpec>,
   ) => SqlChildClient<z.infer<FS>, z.infer<AS>>,
 ) {
@@ -230,20 +359,12 @@ export function sqlChildProvider<FS extends AnyObjectSchema, AS extends AnyObjec
     definition,
     async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
       const cfg = await gcpNetworkingConfig(ctx);
-      return client(sqlClients(cfg), cfg.projectId, ctx);
+      return client(sqlApi(cfg), ctx);
     },
   });
 }
 
-/** A protobuf wrapper (`{value}`) or plain value as the REST client hands it over → the plain value. */
-export function unwrap<T>(v: T | { value?: T | null } | null | undefined): T | undefined {
-  if (v === null || v === undefined) return undefined;
-  if (typeof v === "object" && v !== null && "value" in (v as object))
-    return ((v as { value?: T | null }).value ?? undefined) as T | undefined;
-  return v as T;
-}
-
-/** A non-empty string, or undefined (the client fills unset strings with ""). */
+/** A non-empty string, or undefined (an API may answer "" for a field not set). */
 export const text = (v: string | null | undefined) => (v ? v : undefined);
 
 export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>

@@ -2,8 +2,7 @@ import type { z } from "zod";
 import type { ExternalObservation } from "../../api/external.ts";
 import { Database, type DatabaseAtProvider, type DatabaseForProvider } from "../../api/gcp/sql.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import { isAlreadyExists } from "./config.ts";
-import { defined, SqlChildClient, sqlChildProvider, text, WRITE } from "./sql-common.ts";
+import { defined, isSqlAlreadyExists, SqlChildClient, sqlChildProvider, text } from "./sql-common.ts";
 
 type F = z.infer<typeof DatabaseForProvider>;
 type A = z.infer<typeof DatabaseAtProvider>;
@@ -12,7 +11,7 @@ class DatabaseClient extends SqlChildClient<F, A> {
   protected readonly what = "database";
 
   protected async read(_mr: ManagedResource<F, A>, instance: string, name: string) {
-    const [db] = await this.sql.databases.get({ project: this.project, instance, database: name });
+    const db = await this.sql.getDatabase(instance, name);
     return {
       resourceExists: true,
       observed: defined({ instance, charset: text(db.charset), collation: text(db.collation) }),
@@ -27,10 +26,10 @@ class DatabaseClient extends SqlChildClient<F, A> {
     const body = { name, ...defined({ charset, collation }) };
     await this.write(instance, async () => {
       try {
-        await this.sql.databases.insert({ project: this.project, instance, body }, WRITE);
+        await this.sql.insertDatabase(instance, body);
       } catch (err) {
         // Created by an earlier attempt whose result was lost: it is ours to adopt (same name).
-        if (!isAlreadyExists(err)) throw err;
+        if (!isSqlAlreadyExists(err)) throw err;
       }
     });
     return { connectionDetails: { database: name } };
@@ -42,11 +41,12 @@ class DatabaseClient extends SqlChildClient<F, A> {
   }
 
   protected remove(instance: string, name: string) {
-    return this.sql.databases.delete({ project: this.project, instance, database: name }, WRITE);
+    return this.sql.deleteDatabase(instance, name);
+  }
+
+  protected async names(instance: string) {
+    return (await this.sql.listDatabases(instance)).flatMap((d) => (d.name ? [d.name] : []));
   }
 }
 
-export const sqlDatabaseProvider = sqlChildProvider(
-  Database,
-  (sql, project) => new DatabaseClient(sql, project),
-);
+export const sqlDatabaseProvider = sqlChildProvider(Database, (sql) => new DatabaseClient(sql));

@@ -1,4 +1,3 @@
-import type { protos } from "@google-cloud/sql";
 import type { z } from "zod";
 import { byResourceName } from "../../api/cloud-events.ts";
 import {
@@ -7,6 +6,7 @@ import {
   type ConnectionDetails,
   defineProvider,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
   InvalidSpecError,
 } from "../../api/external.ts";
@@ -18,33 +18,36 @@ import {
 } from "../../api/gcp/sql.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
-import { gcp, isAlreadyExists, observedLabels, sameLabels } from "./config.ts";
+import { gcp, observedLabels, sameLabels } from "./config.ts";
 import { gcpNetworkingConfig } from "./google-rest.ts";
 import {
   ConnectionPassword,
   defined,
+  isPostgresPrimary,
+  isSqlAlreadyExists,
   isSqlNotFound,
+  NOT_PEERED_PHRASES,
   onInstance,
   PASSWORD_KEY,
-  type SqlClients,
-  sqlClients,
+  type SqlApi,
+  type SqlInstance,
+  type SqlSettings,
+  sqlApi,
   text,
   unlessGone,
-  unwrap,
-  WRITE,
 } from "./sql-common.ts";
 
 type F = z.infer<typeof DatabaseInstanceForProvider>;
 type A = z.infer<typeof DatabaseInstanceAtProvider>;
 type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
-type CloudInstance = protos.google.cloud.sql.v1beta4.IDatabaseInstance;
+type CloudInstance = SqlInstance;
 
 /** PostgreSQL's superuser on Cloud SQL: rootPassword on insert sets its password. */
 const ROOT_USER = "postgres";
 const POSTGRES_PORT = "5432";
 /** Cloud SQL's refusal of a private IP in a network not peered with service networking (yet). */
-const NOT_PEERED = /Incorrect Service Networking config|NETWORK_NOT_PEERED|SERVICE_NETWORKING_NOT_ENABLED/;
+const notPeered = (message: string | undefined) => NOT_PEERED_PHRASES.some((p) => message?.includes(p));
 
 function availabilityOf(state: string | undefined): { availability: Availability; message?: string } {
   switch (state) {
@@ -60,37 +63,36 @@ function availabilityOf(state: string | undefined): { availability: Availability
 }
 
 const ipOf = (inst: CloudInstance, type: string) =>
-  text(inst.ipAddresses?.find((a) => String(a.type) === type)?.ipAddress);
+  text(inst.ipAddresses?.find((a) => a.type === type)?.ipAddress);
 
 /** The cloud's settings in forProvider's shape; the spec's spelling kept where both mean the same. */
 function observedOf(inst: CloudInstance, fp: F): Partial<F> {
   const s = inst.settings ?? {};
   const ip = s.ipConfiguration ?? {};
-  const autoresize = unwrap(s.storageAutoResize) ?? undefined;
-  const disk = unwrap(s.dataDiskSizeGb);
-  const diskSize = disk === undefined || disk === null ? undefined : Number(disk);
+  const autoresize = s.storageAutoResize;
+  const diskSize = s.dataDiskSizeGb === undefined ? undefined : Number(s.dataDiskSizeGb);
   const network = text(ip.privateNetwork);
   return defined({
     region: text(inst.region),
-    databaseVersion: text(String(inst.databaseVersion ?? "")),
+    databaseVersion: text(inst.databaseVersion),
     tier: text(s.tier),
     // A disk grown by autoresize beyond the spec is what the spec asked for, not drift to undo.
     diskSize:
       autoresize && fp.diskSize !== undefined && diskSize !== undefined && diskSize > fp.diskSize
         ? fp.diskSize
         : diskSize,
-    diskType: text(String(s.dataDiskType ?? "")) as F["diskType"],
-    diskAutoresize: autoresize ?? undefined,
-    availabilityType: text(String(s.availabilityType ?? "")) as F["availabilityType"],
-    activationPolicy: text(String(s.activationPolicy ?? "")) as F["activationPolicy"],
-    ipv4Enabled: unwrap(ip.ipv4Enabled) ?? undefined,
+    diskType: text(s.dataDiskType) as F["diskType"],
+    diskAutoresize: autoresize,
+    availabilityType: text(s.availabilityType) as F["availabilityType"],
+    activationPolicy: text(s.activationPolicy) as F["activationPolicy"],
+    ipv4Enabled: ip.ipv4Enabled,
     privateNetwork:
       network && fp.privateNetwork && networkPathOf(fp.privateNetwork) === networkPathOf(network)
         ? fp.privateNetwork
         : network,
-    sslMode: text(String(ip.sslMode ?? "")) as F["sslMode"],
-    deletionProtectionEnabled: unwrap(s.deletionProtectionEnabled) ?? undefined,
-    userLabels: observedLabels(fp.userLabels, s.userLabels as Record<string, string> | undefined),
+    sslMode: text(ip.sslMode) as F["sslMode"],
+    deletionProtectionEnabled: s.deletionProtectionEnabled,
+    userLabels: observedLabels(fp.userLabels, s.userLabels),
   });
 }
 
@@ -108,19 +110,16 @@ function connectionOf(inst: CloudInstance): ConnectionDetails {
 const blank = (v: string | null | undefined) => (v && !v.endsWith("_UNSPECIFIED") ? v : undefined);
 
 class DatabaseInstanceClient implements ExternalClient<F, A> {
-  readonly #sql: SqlClients;
-  readonly #project: string;
+  readonly #sql: SqlApi;
   readonly #password: ConnectionPassword<F, A>;
-  constructor(sql: SqlClients, project: string, password: ConnectionPassword<F, A>) {
+  constructor(sql: SqlApi, password: ConnectionPassword<F, A>) {
     this.#sql = sql;
-    this.#project = project;
     this.#password = password;
   }
 
   async #get(name: string): Promise<CloudInstance | undefined> {
     try {
-      const [inst] = await this.#sql.instances.get({ project: this.#project, instance: name });
-      return inst;
+      return await this.#sql.getInstance(name);
     } catch (err) {
       if (isSqlNotFound(err)) return undefined;
       throw err;
@@ -129,8 +128,7 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
 
   /** Why a FAILED instance failed: the error of its latest operation (one more read, only then). */
   async #lastError(name: string): Promise<string | undefined> {
-    const [list] = await this.#sql.operations.list({ project: this.#project, instance: name, maxResults: 1 });
-    const err = list.items?.[0]?.error?.errors?.[0];
+    const err = (await this.#sql.latestOperation(name))?.error?.errors?.[0];
     return err ? `${err.code ?? "error"}: ${err.message ?? ""}` : undefined;
   }
 
@@ -143,7 +141,7 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
         const details = await this.#password.absent(mr, fp.rootPasswordSecretRef);
         return { resourceExists: false, ...(details ? { connectionDetails: details } : {}) };
       }
-      const state = blank(String(inst.state ?? ""));
+      const state = blank(inst.state);
       const ready = availabilityOf(state);
       const why = state === "FAILED" ? await this.#lastError(name) : undefined;
       const obs: Observation = {
@@ -180,30 +178,24 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
     const password = await this.#password.forCreate(mr, fp.rootPasswordSecretRef);
     await gcp(async () => {
       try {
-        await this.#sql.instances.insert(
-          {
-            project: this.#project,
-            body: {
-              name,
-              databaseVersion: fp.databaseVersion as CloudInstance["databaseVersion"],
-              rootPassword: password,
-              ...defined({ region: fp.region }),
-              settings: settingsOf(fp),
-            },
-          },
-          WRITE,
-        );
+        await this.#sql.insertInstance({
+          name,
+          databaseVersion: fp.databaseVersion,
+          rootPassword: password,
+          ...defined({ region: fp.region }),
+          settings: settingsOf(fp),
+        });
       } catch (err) {
-        if (NOT_PEERED.test((err as Error).message ?? "")) {
+        if (notPeered((err as Error).message)) {
           // The private services connection is usually still being made: a wait, not a bad spec.
           throw new Error(
             `the network ${fp.privateNetwork} has no private services connection yet (a servicenetworking Connection over a VPC_PEERING GlobalAddress); Cloud SQL said: ${(err as Error).message}`,
             { cause: err },
           );
         }
-        if (!isAlreadyExists(err)) throw err;
+        if (!isSqlAlreadyExists(err)) throw err;
         throw new Error(
-          `Cloud SQL instance name "${name}" is taken in project ${this.#project} (Google keeps a deleted instance's name reserved for up to a week): choose another name, or set crossplane.io/external-name to adopt an instance`,
+          `Cloud SQL instance name "${name}" is taken in project ${this.#sql.project} (Google keeps a deleted instance's name reserved for up to a week): choose another name, or set crossplane.io/external-name to adopt an instance`,
           { cause: err },
         );
       }
@@ -230,30 +222,12 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
     // One operation per reconcile: Cloud SQL refuses a second while the first runs. The password, if it
     // also changed, is still out of date at the next observe and set then.
     if (Object.keys(changed).length > 0) {
-      await gcp(() =>
-        onInstance(name, () =>
-          this.#sql.instances.patch(
-            { project: this.#project, instance: name, body: { settings: changed } },
-            WRITE,
-          ),
-        ),
-      );
+      await gcp(() => onInstance(name, () => this.#sql.patchInstance(name, { settings: changed })));
       return {};
     }
     if (password === undefined) return {};
     await gcp(() =>
-      onInstance(name, () =>
-        this.#sql.users.update(
-          {
-            project: this.#project,
-            instance: name,
-            name: ROOT_USER,
-            host: "",
-            body: { name: ROOT_USER, password },
-          },
-          WRITE,
-        ),
-      ),
+      onInstance(name, () => this.#sql.updateUser(name, ROOT_USER, { name: ROOT_USER, password })),
     );
     this.#password.wasSet(mr, password);
     return { connectionDetails: { ...obs.connectionDetails, [PASSWORD_KEY]: password } };
@@ -263,39 +237,48 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
     await gcp(async () => {
       const inst = await this.#get(name);
       // Gone, or already being deleted: the engine observes until it is gone.
-      if (!inst || String(inst.state) === "PENDING_DELETE") return;
-      await onInstance(name, () =>
-        unlessGone(this.#sql.instances.delete({ project: this.#project, instance: name }, WRITE)),
-      );
+      if (!inst || inst.state === "PENDING_DELETE") return;
+      await onInstance(name, () => unlessGone(this.#sql.deleteInstance(name)));
     });
+  }
+
+  /**
+   * The project's PostgreSQL primaries (`driftless import`), page by page: the kind manages no replica,
+   * nor MySQL or SQL Server. Their region is their home.
+   */
+  async list(): Promise<ExternalListing[]> {
+    const instances = await gcp(() => this.#sql.listInstances());
+    return instances.flatMap((inst) =>
+      inst.name && isPostgresPrimary(inst)
+        ? [{ externalName: inst.name, forProvider: defined({ region: text(inst.region) }) }]
+        : [],
+    );
   }
 }
 
-type Settings = protos.google.cloud.sql.v1beta4.ISettings;
+type Settings = SqlSettings;
 
 /**
  * The settings block for insert (every field the spec sets), or for patch (only those that differ from
- * `seen`). Wrapper fields go as `{value}`, as the client's message types want them.
+ * `seen`). JSON carries protobuf wrappers (BoolValue, Int64Value) as their plain value.
  */
 function settingsOf(fp: F, seen?: Partial<F>): Settings {
   const differs = <K extends keyof F>(k: K) =>
     fp[k] !== undefined && (!seen || JSON.stringify(fp[k]) !== JSON.stringify(seen[k]));
   const s: Settings = {};
-  if (differs("tier")) s.tier = fp.tier ?? null;
-  if (differs("diskSize")) s.dataDiskSizeGb = { value: fp.diskSize ?? null };
-  if (differs("diskType")) s.dataDiskType = fp.diskType as Settings["dataDiskType"];
-  if (differs("diskAutoresize")) s.storageAutoResize = { value: fp.diskAutoresize ?? null };
-  if (differs("availabilityType")) s.availabilityType = fp.availabilityType as Settings["availabilityType"];
-  if (differs("activationPolicy")) s.activationPolicy = fp.activationPolicy as Settings["activationPolicy"];
-  if (differs("deletionProtectionEnabled"))
-    s.deletionProtectionEnabled = { value: fp.deletionProtectionEnabled ?? null };
+  if (differs("tier")) s.tier = fp.tier;
+  if (differs("diskSize")) s.dataDiskSizeGb = String(fp.diskSize);
+  if (differs("diskType")) s.dataDiskType = fp.diskType;
+  if (differs("diskAutoresize")) s.storageAutoResize = fp.diskAutoresize;
+  if (differs("availabilityType")) s.availabilityType = fp.availabilityType;
+  if (differs("activationPolicy")) s.activationPolicy = fp.activationPolicy;
+  if (differs("deletionProtectionEnabled")) s.deletionProtectionEnabled = fp.deletionProtectionEnabled;
   if (fp.userLabels !== undefined && (!seen || !sameLabels(fp.userLabels, seen.userLabels)))
     s.userLabels = fp.userLabels;
   const ip: NonNullable<Settings["ipConfiguration"]> = {};
-  if (differs("ipv4Enabled")) ip.ipv4Enabled = { value: fp.ipv4Enabled ?? null };
-  if (differs("privateNetwork"))
-    ip.privateNetwork = networkPathOf(fp.privateNetwork) ?? fp.privateNetwork ?? null;
-  if (differs("sslMode")) ip.sslMode = fp.sslMode as NonNullable<Settings["ipConfiguration"]>["sslMode"];
+  if (differs("ipv4Enabled")) ip.ipv4Enabled = fp.ipv4Enabled;
+  if (differs("privateNetwork")) ip.privateNetwork = networkPathOf(fp.privateNetwork) ?? fp.privateNetwork;
+  if (differs("sslMode")) ip.sslMode = fp.sslMode;
   if (Object.keys(ip).length > 0) s.ipConfiguration = ip;
   return s;
 }
@@ -312,6 +295,6 @@ export const sqlInstanceProvider = defineProvider({
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     const cfg = await gcpNetworkingConfig(ctx);
     const password = new ConnectionPassword<F, A>((ref) => ctx.readSecretKey(ref), "rootPasswordSecretRef");
-    return new DatabaseInstanceClient(sqlClients(cfg), cfg.projectId, password);
+    return new DatabaseInstanceClient(sqlApi(cfg), password);
   },
 });

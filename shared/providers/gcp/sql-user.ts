@@ -2,16 +2,15 @@ import type { z } from "zod";
 import type { ExternalObservation } from "../../api/external.ts";
 import { User, type UserAtProvider, type UserForProvider } from "../../api/gcp/sql.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import { isAlreadyExists } from "./config.ts";
 import {
   ConnectionPassword,
   defined,
+  isSqlAlreadyExists,
   PASSWORD_KEY,
+  type SqlApi,
   SqlChildClient,
-  type SqlClients,
   sqlChildProvider,
   text,
-  WRITE,
 } from "./sql-common.ts";
 
 type F = z.infer<typeof UserForProvider>;
@@ -22,17 +21,17 @@ type Observation = ExternalObservation<F, A>;
 class UserClient extends SqlChildClient<F, A> {
   protected readonly what = "user";
   readonly #password: ConnectionPassword<F, A>;
-  constructor(sql: SqlClients, project: string, password: ConnectionPassword<F, A>) {
-    super(sql, project);
+  constructor(sql: SqlApi, password: ConnectionPassword<F, A>) {
+    super(sql);
     this.#password = password;
   }
 
   protected async read(mr: MR, instance: string, name: string) {
-    const [user] = await this.sql.users.get({ project: this.project, instance, name, host: "" });
+    const user = await this.sql.getUser(instance, name);
     const obs: Observation = {
       resourceExists: true,
       observed: { instance },
-      atProvider: defined({ type: text(String(user.type ?? "")) }),
+      atProvider: defined({ type: text(user.type) }),
       availability: "Available",
       connectionDetails: { username: name },
     };
@@ -46,17 +45,16 @@ class UserClient extends SqlChildClient<F, A> {
   }
 
   #setPassword(instance: string, name: string, password: string) {
-    const body = { name, password };
-    return this.sql.users.update({ project: this.project, instance, name, host: "", body }, WRITE);
+    return this.sql.updateUser(instance, name, { name, password });
   }
 
   protected async insert(mr: MR, instance: string, name: string) {
     const password = await this.#password.forCreate(mr, mr.spec.forProvider.passwordSecretRef);
     await this.write(instance, async () => {
       try {
-        await this.sql.users.insert({ project: this.project, instance, body: { name, password } }, WRITE);
+        await this.sql.insertUser(instance, { name, password });
       } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
+        if (!isSqlAlreadyExists(err)) throw err;
         // Made by an earlier attempt whose result was lost: set the password we hold, the one published.
         await this.#setPassword(instance, name, password);
       }
@@ -75,11 +73,18 @@ class UserClient extends SqlChildClient<F, A> {
   }
 
   protected remove(instance: string, name: string) {
-    return this.sql.users.delete({ project: this.project, instance, name, host: "" }, WRITE);
+    return this.sql.deleteUser(instance, name);
+  }
+
+  /** Built-in users only: the kind manages no IAM users or groups (their names are principals). */
+  protected async names(instance: string) {
+    return (await this.sql.listUsers(instance)).flatMap((u) =>
+      u.name && (u.type === undefined || u.type === "" || u.type === "BUILT_IN") ? [u.name] : [],
+    );
   }
 }
 
-export const sqlUserProvider = sqlChildProvider(User, (sql, project, ctx) => {
+export const sqlUserProvider = sqlChildProvider(User, (sql, ctx) => {
   const password = new ConnectionPassword<F, A>((ref) => ctx.readSecretKey(ref), "passwordSecretRef");
-  return new UserClient(sql, project, password);
+  return new UserClient(sql, password);
 });

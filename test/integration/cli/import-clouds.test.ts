@@ -27,6 +27,7 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
+import { type SqlFake, startSqlFake } from "../../../infra/local/fakes/gcp-sql-fake.ts";
 import { DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
 import { Bucket } from "../../../shared/api/aws/s3.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
@@ -38,6 +39,7 @@ import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
 import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { Topic } from "../../../shared/api/gcp/pubsub.ts";
+import { Database, DatabaseInstance, User } from "../../../shared/api/gcp/sql.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
@@ -57,7 +59,7 @@ import {
   startGenericArmFake,
 } from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, emulatorPubSub, gcpProject } from "../../support/gcp.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
@@ -460,6 +462,132 @@ describe("driftless import: generated Google kinds (their list methods)", () => 
     await appliesReady(r, def, written);
     expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
   });
+});
+
+describe("driftless import: Cloud SQL (instances, and their databases and users instance by instance)", () => {
+  const PC = uniqueName("pc-import-sql");
+  const project = gcpProject();
+  let sql: SqlFake;
+  beforeAll(async () => {
+    // The suite's own fake: the counts below are exact.
+    sql = await startSqlFake();
+    await createGcpProviderConfig(kube, PC, { credentials: "InjectedIdentity", endpoint: { sql: sql.url } });
+  });
+  afterAll(async () => {
+    await sql?.close();
+  });
+
+  /** A write made by hand on the fake (not through driftless), its operation read until DONE. */
+  async function byHand(path: string, body: Record<string, unknown>) {
+    const res = await fetch(`${sql.url}/sql/v1beta4/projects/${project}/${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const op = (await res.json()) as { selfLink?: string; status?: string };
+    expect(res.status, JSON.stringify(op)).toBe(200);
+    await eventually(
+      async () =>
+        ((await (await fetch(String(op.selfLink))).json()) as { status?: string }).status === "DONE",
+    );
+  }
+  const writes = () =>
+    Object.entries(sql.stats())
+      .filter(([k]) => !k.startsWith("GET "))
+      .reduce((n, [, v]) => n + v, 0);
+
+  it(
+    "writes the PostgreSQL primaries, their databases and built-in users the lists name, within their instance; skips the managed ones; the written objects become Ready in Observe; 0 cloud writes",
+    async () => {
+      const manual = uniqueName("pg-by-hand");
+      sql.seedInstance(project, manual, {
+        databaseVersion: "POSTGRES_16",
+        settings: { tier: "db-f1-micro" },
+      });
+      // Not the kind's: a MySQL instance is never listed, nor its databases.
+      sql.seedInstance(project, uniqueName("mysql-by-hand"), {
+        databaseVersion: "MYSQL_8_0",
+        settings: { tier: "db-f1-micro" },
+      });
+      await byHand(`instances/${manual}/databases`, { name: "app" });
+      await byHand(`instances/${manual}/users`, { name: "reporter", password: "by-hand-Passw0rd" });
+      // Not the kind's: an IAM user (its name is a principal).
+      await byHand(`instances/${manual}/users`, { name: "ops@example.com", type: "CLOUD_IAM_USER" });
+
+      // Managed: an instance, and a database named "app" in it — the same name as the one by hand.
+      const r = newReconciler(kube);
+      const managed = uniqueName("pg-managed");
+      await kube.create(
+        DatabaseInstance,
+        managedObject(DatabaseInstance, managed, PC, {
+          forProvider: { databaseVersion: "POSTGRES_16", tier: "db-f1-micro" },
+        }),
+      );
+      const managedDb = uniqueName("app-managed");
+      await kube.create(
+        Database,
+        managedObject(Database, managedDb, PC, {
+          forProvider: { instance: managed },
+          annotations: { [Annotations.externalName]: "app" },
+          connectionSecret: false,
+        }),
+      );
+      for (const [def, name] of [
+        [DatabaseInstance, managed],
+        [Database, managedDb],
+      ] as const)
+        await eventually(
+          async () => {
+            await settle(r, keyOf(def, name));
+            return conditionOf(await getMr(kube, def, name), "Ready")?.status === "True";
+          },
+          { what: `${def.kind} ${name} Ready` },
+        );
+
+      const before = writes();
+      const { counts, objects, byExt } = await runImport(PC, "sql.databaseinstance,sql.database,sql.user");
+      const of = (def: ManagedKindDef, name: string) =>
+        objects.find((o) => o.kind === def.kind && o.metadata.name === name) as Written;
+      const names = (def: ManagedKindDef) =>
+        objects
+          .filter((o) => o.kind === def.kind)
+          .map((o) => o.metadata.name)
+          .sort();
+      expect(counts("sql.databaseinstance")).toEqual({ found: 2, written: 1, managed: 1 });
+      expect(byExt(manual)?.spec).toEqual({
+        managementPolicies: ["Observe"],
+        providerConfigRef: { name: PC },
+        forProvider: { region: "us-central1" },
+      });
+
+      // postgres and app in each instance; the managed instance's app is the managed one.
+      expect(counts("sql.database")).toEqual({ found: 4, written: 3, managed: 1 });
+      expect(names(Database)).toEqual([`${managed}-postgres`, `${manual}-app`, `${manual}-postgres`].sort());
+      const app = of(Database, `${manual}-app`);
+      expect(app.metadata.annotations?.[Annotations.externalName]).toBe("app");
+      expect(app.spec.forProvider).toEqual({ instance: manual });
+
+      expect(counts("sql.user")).toEqual({ found: 3, written: 3, managed: 0 });
+      expect(names(User)).toEqual([`${managed}-postgres`, `${manual}-postgres`, `${manual}-reporter`].sort());
+      const reporter = of(User, `${manual}-reporter`);
+      expect(reporter.spec.forProvider).toEqual({ instance: manual });
+      expect(writes()).toBe(before);
+
+      // Applied as written: Ready in Observe, and nothing in the cloud changes.
+      const calls = { ...r.externalCalls };
+      await appliesReady(r, DatabaseInstance, byExt(manual) as Written);
+      await appliesReady(r, Database, app);
+      await appliesReady(r, User, reporter);
+      expect(r.externalCalls).toMatchObject({
+        create: calls.create,
+        update: calls.update,
+        delete: calls.delete,
+      });
+      expect(writes()).toBe(before);
+      expect(sql.passwordOf(project, manual, "reporter")).toBe("by-hand-Passw0rd");
+    },
+    SLOW,
+  );
 });
 
 describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", () => {

@@ -1,5 +1,5 @@
-// Cloud SQL with a private IP, end to end through the real engine and the real clients (@google-cloud/sql
-// REST transport; the Compute and Service Networking JSON clients) against the project's wire fakes,
+// Cloud SQL with a private IP, end to end through the real engine and the real clients (the Cloud SQL
+// Admin, Compute and Service Networking JSON clients) against the project's wire fakes,
 // started in-process, with the in-memory API server: Network → GlobalAddress → Connection →
 // DatabaseInstance → Database and User, then updates, refusals and deletes. Operations progress by
 // polls, so the whole file runs in about a second.

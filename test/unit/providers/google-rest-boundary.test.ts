@@ -30,7 +30,13 @@ beforeAll(async () => {
   });
   const targetUrl = await listen(target);
   endpoint = createServer((req, res) => {
-    if (
+    if (req.url?.startsWith("/peered") || (req.method === "POST" && req.url?.startsWith("/sql/"))) {
+      // Cloud SQL's refusal of an unpeered network, in a message that also carries what must not pass.
+      const message = `${INTERNAL}: Incorrect Service Networking config for instance: p:i:NETWORK_NOT_PEERED.`;
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { code: 400, message, errors: [{ reason: "invalid" }] } }));
+    } else if (
       req.url?.startsWith("/redirect") ||
       req.url?.startsWith("/storage/v1/b/") ||
       req.url?.startsWith("/sql/")
@@ -117,6 +123,19 @@ describe("Google REST client boundary", () => {
     expect((err as Error).message).not.toContain("hunter2");
   });
 
+  it("attack: of a host that is not Google's, only the API's known phrases pass, not the text around them", async () => {
+    const err = await new GoogleRestClient(endpointUrl, new PassThroughClient(), {
+      knownPhrases: ["NETWORK_NOT_PEERED", "SERVICE_NETWORKING_NOT_ENABLED"],
+    })
+      .request("GET", "/peered")
+      .catch((e: Error) => e);
+    expect((err as GoogleHttpError).code).toBe(400);
+    expect((err as Error).message).toContain("it says NETWORK_NOT_PEERED");
+    expect((err as Error).message).not.toContain("SERVICE_NETWORKING_NOT_ENABLED");
+    expect((err as Error).message).not.toContain("hunter2");
+    expect((err as Error).message).not.toContain("p:i");
+  });
+
   it("attack: a status that is not one of google.rpc.Code's names is not copied", async () => {
     const err = await failure("/badstatus");
     expect((err as GoogleHttpError).status).toBeUndefined();
@@ -154,28 +173,48 @@ describe("Cloud Storage bucket boundary", () => {
 });
 
 describe("Cloud SQL boundary", () => {
-  it("attack: a Cloud SQL endpoint that redirects the instance read elsewhere is not followed", async () => {
-    targetHits = 0;
-    const client = await sqlInstanceProvider.connect({
+  /** The DatabaseInstance client of a ProviderConfig whose spec.endpoint.sql is the test's endpoint. */
+  const sqlClient = (name: string) =>
+    sqlInstanceProvider.connect({
       providerConfig: {
         apiVersion: "gcp.driftless.dev/v1alpha1",
         kind: "ProviderConfig",
-        metadata: { name: "redirecting-sql", uid: "uid-redirect-sql", generation: 1 },
+        metadata: { name, uid: `uid-${name}`, generation: 1 },
         spec: { projectID: "p", credentials: { source: "InjectedIdentity" }, endpoint: { sql: endpointUrl } },
       },
-      readSecretKey: () => Promise.reject(new Error("no Secret is read")),
+      // The root password a spec names (rootPasswordSecretRef): the only Secret read.
+      readSecretKey: () => Promise.resolve("a-Root-passw0rd"),
     });
-    const instance = {
+  const instance = (forProvider: Record<string, unknown>) =>
+    ({
       apiVersion: "sql.gcp.driftless.dev/v1alpha1",
       kind: "DatabaseInstance",
-      metadata: { name: "i" },
-      spec: { forProvider: { region: "europe-west1", databaseVersion: "POSTGRES_16", tier: "db-f1-micro" } },
-    } as ManagedResource;
-    const err = await client.observe(instance, "redirected-instance").catch((e: unknown) => e);
+      metadata: { name: "i", annotations: {} },
+      spec: { forProvider: { databaseVersion: "POSTGRES_16", tier: "db-f1-micro", ...forProvider } },
+    }) as ManagedResource;
+
+  it("attack: a Cloud SQL endpoint that redirects the instance read elsewhere is not followed", async () => {
+    targetHits = 0;
+    const client = await sqlClient("redirecting-sql");
+    const err = await client
+      .observe(instance({ region: "europe-west1" }), "redirected-instance")
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain("HTTP 302");
     expect((err as Error).message).toContain("not followed");
     expect((err as Error).message).not.toContain("hunter2");
     expect(targetHits).toBe(0);
+  });
+
+  it("attack: a Cloud SQL endpoint's error text is not copied; Cloud SQL's own refusal of an unpeered network is still explained", async () => {
+    const client = await sqlClient("foreign-sql");
+    const unpeered = instance({
+      rootPasswordSecretRef: { name: "root", namespace: "default", key: "password" },
+      privateNetwork: "projects/p/global/networks/n",
+    });
+    const err = await client.create(unpeered, "i").catch((e: unknown) => e);
+    expect((err as Error).message).toContain("has no private services connection yet");
+    expect((err as Error).message).toContain("NETWORK_NOT_PEERED");
+    expect((err as Error).message).not.toContain("hunter2");
   });
 });
