@@ -59,7 +59,12 @@ export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
       if (mine.length === 0) continue;
       const resources = mine.flatMap((a) => {
         const at = spec.iam?.actions[a];
-        return Array.isArray(at) ? at.map((i) => spec.iam?.arns[i] ?? "*") : ["*"];
+        if (!Array.isArray(at)) return ["*"];
+        return at.map((i) => {
+          const arn = spec.iam?.arns[i];
+          if (!arn) throw new Error(`${spec.typeName}: ${a} names ARN ${i}, which its spec lacks`);
+          return arn;
+        });
       });
       const keys = {
         ...(global ? {} : IN_STAGE_REGION.StringEquals),
