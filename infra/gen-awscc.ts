@@ -27,6 +27,13 @@ import {
   pluralOf,
 } from "../shared/api/awscc/spec.ts";
 import {
+  actionIndex,
+  IAM_FACTS_FILE,
+  type IamFactsBundle,
+  iamScopeOf,
+  loadIamFacts,
+} from "./awscc/iam-facts.ts";
+import {
   HANDLER_FACTS_FILE,
   type HandlerName,
   loadHandlerFacts,
@@ -357,6 +364,7 @@ export function kindSpecOf(
   reg: RegistrySchema,
   typeDefs: Map<string, RawTypeDef>,
   byType: Map<string, RawResource>,
+  iam?: { facts: IamFactsBundle; index: ReturnType<typeof actionIndex> },
 ): AwsccKindSpec {
   const b = new KindBuilder(typeDefs);
   const { kind } = partsOf(r.cloudFormationType);
@@ -396,6 +404,7 @@ export function kindSpecOf(
   );
   // No update handler: the registry's IMMUTABLE provisioning type, every property is fixed at create.
   const createOnly = reg.handlers && !reg.handlers.update ? Object.keys(properties) : facts.createOnly;
+  const permissions = permissionsOf(reg);
   const intro = shortDoc(r.documentation, 400) ?? r.cloudFormationType;
   return {
     v: AWSCC_SPEC_VERSION,
@@ -416,7 +425,18 @@ export function kindSpecOf(
     writeOnly: facts.writeOnly.filter(inForProvider),
     secrets: facts.secrets.filter((p) => inForProvider(p) && p !== identifierField),
     attributeSecrets,
-    permissions: permissionsOf(reg),
+    permissions,
+    ...(iam
+      ? {
+          iam: iamScopeOf(
+            r.cloudFormationType,
+            permissions,
+            tagField !== undefined && reg.tagging?.tagUpdatable !== false,
+            iam.facts,
+            iam.index,
+          ),
+        }
+      : {}),
     handlers: handlers as HandlerName[],
     ...(listNeeds.length > 0 ? { listNeeds } : {}),
   };
@@ -437,6 +457,8 @@ function stampOf(version: string): string {
     join(ROOT, "infra/awscc/registry.ts"),
     REGISTRY_BUNDLE_FILE,
     HANDLER_FACTS_FILE,
+    join(ROOT, "infra/awscc/iam-facts.ts"),
+    IAM_FACTS_FILE,
   ].map((f) => readFileSync(f));
   const hash = createHash("sha256");
   for (const b of inputs) hash.update(b).update("\0");
@@ -463,6 +485,8 @@ export function generateAwscc(opts: { dir?: string; force?: boolean } = {}): Gen
   const pkg = specPackage();
   const { bundle } = loadRegistryBundle();
   const facts = loadHandlerFacts();
+  const iamFacts = loadIamFacts();
+  const iam = { facts: iamFacts, index: actionIndex(iamFacts) };
   const db = JSON.parse(gunzipSync(readFileSync(pkg.db)).toString("utf8")) as RawDb;
   const typeDefs = new Map(db.schema.typeDefinition.entities.map((t) => [t.$id, t]));
   const resources = db.schema.resource.entities.filter((r) => !r.cloudFormationTransform);
@@ -490,7 +514,7 @@ export function generateAwscc(opts: { dir?: string; force?: boolean } = {}): Gen
     const schema = bundle.schemas[r.cloudFormationType];
     const reg = schema && provisionableSchema(schema, facts);
     if (!reg) continue;
-    const spec = kindSpecOf(r, reg, typeDefs, byType);
+    const spec = kindSpecOf(r, reg, typeDefs, byType, iam);
     const crdName = `${spec.plural}.${spec.group}`;
     if (names.has(crdName)) throw new Error(`two CloudFormation types make the CRD ${crdName}`);
     names.add(crdName);

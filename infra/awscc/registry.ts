@@ -30,7 +30,13 @@ export interface RegistrySchema {
   writeOnlyProperties?: string[];
   createOnlyProperties?: string[];
   primaryIdentifier?: string[];
-  tagging?: { taggable?: boolean; tagProperty?: string; permissions?: string[] };
+  tagging?: {
+    taggable?: boolean;
+    tagOnCreate?: boolean;
+    tagUpdatable?: boolean;
+    tagProperty?: string;
+    permissions?: string[];
+  };
   handlers?: Partial<
     Record<
       HandlerName,

@@ -87,6 +87,11 @@ export interface AwsccKindSpec {
   /** IAM actions of the type's handlers (tagging's own with create and update), as the registry lists them. */
   permissions: Partial<Record<"create" | "read" | "update" | "delete" | "list", string[]>>;
   /**
+   * What AWS's Service Authorization Reference says each of those actions acts on
+   * (infra/awscc/iam-facts.json.gz): the IAM statements scope by it. Absent: every action is `unlisted`.
+   */
+  iam?: AwsccIamScope;
+  /**
    * The handlers the registry publishes for the type: no `update` is an IMMUTABLE type (every property is
    * create-only); `list` is what a batched drift check through ListResources needs.
    */
@@ -98,6 +103,20 @@ export interface AwsccKindSpec {
    * (docs/adr/0012-awscc-batched-drift-checks.md); with it, or without `list`, one GetResource each.
    */
   listNeeds?: string[];
+}
+
+/**
+ * The handler actions' IAM scope, from AWS's Service Authorization Reference. `arns`: Resource patterns
+ * (placeholders `{partition}`, `{account}`, as IamStatement has them; region and names `*`), each once.
+ * `actions`: per action, the indexes in `arns` of the resource types it acts on; `any`: it has no
+ * resource-level permissions (only `"Resource": "*"` matches); `unlisted`: a wildcard or an action the
+ * reference does not list. `owned`: actions only the delete handler makes, on this kind's own resource type
+ * only, which supports `aws:ResourceTag`: held to resources carrying the kind's default tag.
+ */
+export interface AwsccIamScope {
+  arns: string[];
+  actions: Record<string, number[] | "any" | "unlisted">;
+  owned?: string[];
 }
 
 /** `a.b` is `path` or lies below it. */

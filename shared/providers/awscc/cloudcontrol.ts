@@ -34,9 +34,10 @@ import type { ManagedResource } from "../../api/managed.ts";
 import { Annotations, type SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
-import { IN_STAGE_REGION, isGlobalAction } from "../aws/global-services.ts";
+import { IN_STAGE_REGION } from "../aws/global-services.ts";
 import { awsHome } from "../aws/home.ts";
 import { secretReader } from "../secret-refs.ts";
+import { handlerIam } from "./handler-iam.ts";
 import {
   atProviderOf,
   desiredModel,
@@ -533,45 +534,6 @@ const CLOUD_CONTROL_IAM: IamStatement = {
   comment:
     "Cloud Control calls, in the stage's region; each generated kind's service calls follow in its Awscc<service> statement.",
 };
-
-/**
- * What Cloud Control's handlers call as the caller for this type (the registry schema's
- * handlers.*.permissions), one statement per service: kinds of one service merge into it by sid, so the
- * role grows with the services activated, not with the kinds. The schemas name actions, not resources:
- * the statements hold to the stage's region (`aws:RequestedRegion`), except a global service's actions
- * (GLOBAL_SERVICES), which go to a `…Global` statement of their own without it.
- */
-export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
-  const actions = [...new Set(Object.values(spec.permissions).flat())].sort();
-  if (actions.length === 0) return [];
-  const service = spec.group.split(".")[0] ?? "";
-  const sid = `Awscc${service.charAt(0).toUpperCase()}${service.slice(1)}`.replace(/[^A-Za-z0-9]/g, "");
-  const regional = actions.filter((a) => !isGlobalAction(a));
-  const global = actions.filter(isGlobalAction);
-  return [
-    ...(regional.length > 0
-      ? [
-          {
-            sid,
-            actions: regional,
-            resources: ["*"],
-            condition: IN_STAGE_REGION,
-            comment: `The service calls Cloud Control makes for the activated ${service} kinds (registry schemas' handler permissions), in the stage's region.`,
-          },
-        ]
-      : []),
-    ...(global.length > 0
-      ? [
-          {
-            sid: `${sid}Global`,
-            actions: global,
-            resources: ["*"],
-            comment: `The calls to global services (IAM, Route 53, CloudFront…: no region) Cloud Control makes for the activated ${service} kinds.`,
-          },
-        ]
-      : []),
-  ];
-}
 
 /** The provider of one generated kind. */
 export function cloudControlProvider(

@@ -15,7 +15,7 @@ import { activatedAwsccEntries, loadAwsccCatalog, loadAwsccSpec } from "../../..
 import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { GLOBAL_SERVICES } from "../../../shared/providers/aws/global-services.ts";
-import { handlerIam } from "../../../shared/providers/awscc/cloudcontrol.ts";
+import { handlerIam } from "../../../shared/providers/awscc/handler-iam.ts";
 import { awsccProviders } from "../../../shared/providers/awscc/kinds.ts";
 
 beforeAll(() => {
@@ -42,7 +42,7 @@ describe("IAM of generated kinds", () => {
     expect(permissionsOf({ typeName: "AWS::Example::Bare" })).toEqual({});
   });
 
-  it("makes one statement per service of the handlers' actions, merged across that service's kinds", () => {
+  it("makes one statement per service and scope of the handlers' actions, merged across that service's kinds", () => {
     const table = {
       ...specOf("AWS::DynamoDB::Table"),
       permissions: { create: ["dynamodb:CreateTable", "kms:DescribeKey"], delete: ["dynamodb:DeleteTable"] },
@@ -55,20 +55,25 @@ describe("IAM of generated kinds", () => {
     expect(handlerIam(table)).toEqual([
       expect.objectContaining({
         sid: "AwsccDynamodb",
-        actions: ["dynamodb:CreateTable", "dynamodb:DeleteTable", "kms:DescribeKey"],
-        resources: ["*"],
+        actions: ["dynamodb:CreateTable", "kms:DescribeKey"],
+        resources: ["arn:{partition}:dynamodb:*:{account}:table/*", "arn:{partition}:kms:*:{account}:key/*"],
         condition: { StringEquals: { "aws:RequestedRegion": "{region}" } },
       }),
+      expect.objectContaining({ sid: "AwsccDynamodbOwned", actions: ["dynamodb:DeleteTable"] }),
     ]);
     const statements = mergedStatements({
       kinds: withNamespacedVariants(awsccProviders([table, global, topic])),
       providerConfigKinds: [],
     });
-    expect(statements.map((s) => s.sid)).toEqual(["CloudControl", "AwsccDynamodb", "AwsccSns"]);
+    expect(statements.map((s) => s.sid)).toEqual([
+      "CloudControl",
+      "AwsccDynamodb",
+      "AwsccDynamodbOwned",
+      "AwsccSns",
+    ]);
     expect(statements.find((s) => s.sid === "AwsccDynamodb")?.actions.sort()).toEqual([
       "dynamodb:CreateTable",
       "dynamodb:CreateTableReplica",
-      "dynamodb:DeleteTable",
       "kms:DescribeKey",
     ]);
   });
@@ -174,11 +179,12 @@ describe("handler facts of every generated kind", () => {
     for (const s of statements) {
       if (s.actions.some(isGlobal)) {
         expect(s.actions.every(isGlobal), s.sid).toBe(true);
-        expect(s.condition, s.sid).toBeUndefined();
-      } else expect(s.condition, s.sid).toEqual(regional);
+        expect(s.condition?.StringEquals?.["aws:RequestedRegion"], s.sid).toBeUndefined();
+      } else expect(s.condition?.StringEquals, s.sid).toMatchObject(regional.StringEquals);
     }
-    const conditioned = new Set(statements.filter((s) => s.condition).flatMap((s) => s.actions));
-    const unconditioned = new Set(statements.filter((s) => !s.condition).flatMap((s) => s.actions));
+    const inRegion = (s: (typeof statements)[number]) => s.condition?.StringEquals?.["aws:RequestedRegion"];
+    const conditioned = new Set(statements.filter(inRegion).flatMap((s) => s.actions));
+    const unconditioned = new Set(statements.filter((s) => !inRegion(s)).flatMap((s) => s.actions));
     for (const p of globalPrefixes) {
       expect(
         [...unconditioned].some((a) => a.startsWith(`${p}:`)),

@@ -1,0 +1,82 @@
+// The IAM statements of a generated kind: the service calls Cloud Control's handlers make as the caller
+// (the registry schema's handlers.*.permissions), scoped by what AWS's Service Authorization Reference
+// says each action acts on (the kind spec's `iam`, from infra/awscc/iam-facts.json.gz).
+import type { AwsccIamScope, AwsccKindSpec } from "../../api/awscc/spec.ts";
+import type { IamStatement } from "../../api/external.ts";
+import { DefaultTagKey } from "../../api/external-tags.ts";
+import { namespacedGroupOf } from "../../api/managed.ts";
+import { API_DOMAIN } from "../../api/meta.ts";
+import { IN_STAGE_REGION, isGlobalAction } from "../aws/global-services.ts";
+
+/** How one action's statement is shaped: by resource ARNs, by those and the default tag, or `*`. */
+export type ScopeClass = "scoped" | "owned" | "any" | "unlisted";
+
+/** An action's class in a kind's scope; a spec without one (older data) leaves every action `unlisted`. */
+export function scopeClassOf(scope: AwsccIamScope | undefined, action: string): ScopeClass {
+  const s = scope?.actions[action];
+  if (s === undefined || s === "unlisted") return "unlisted";
+  if (s === "any") return "any";
+  return scope?.owned?.includes(action) ? "owned" : "scoped";
+}
+
+const CLASSES: readonly ScopeClass[] = ["scoped", "owned", "any", "unlisted"];
+const SUFFIX: Record<ScopeClass, string> = { scoped: "", owned: "Owned", any: "Any", unlisted: "Unlisted" };
+
+const COMMENT: Record<ScopeClass, (service: string) => string> = {
+  scoped: (s) =>
+    `The service calls Cloud Control makes for the activated ${s} kinds (registry schemas' handler permissions), ` +
+    "on the resource types the Service Authorization Reference names for each, in the stage's account.",
+  owned: (s) =>
+    `The ${s} kinds' delete calls, on their own resource type only, and only on resources carrying the ` +
+    `default tag ${DefaultTagKey.kind} of a driftless kind (every resource they create carries it; an ` +
+    "imported one gets it on its first update).",
+  any: (s) =>
+    `The ${s} kinds' calls that have no resource-level permissions (Service Authorization Reference): ` +
+    'only "Resource": "*" matches them.',
+  unlisted: (s) =>
+    `The ${s} kinds' handler permissions the Service Authorization Reference snapshot does not name as one ` +
+    'action (a wildcard such as ec2:Describe*, or an action it does not list): "*", as the registry asks.',
+};
+
+/**
+ * One statement per service and shape: `Awscc<Service>` (scoped to the actions' resource ARNs),
+ * `…Owned` (those ARNs and the default tag), `…Any` and `…Unlisted` (`*`); kinds of one service merge into
+ * them by sid, so the role grows with the services activated, not with the kinds. Regional statements
+ * hold to the stage's region (`aws:RequestedRegion`); a global service's actions (GLOBAL_SERVICES) go to
+ * `…Global` statements without it. Every action is in exactly one statement.
+ */
+export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
+  const actions = [...new Set(Object.values(spec.permissions).flat())].sort();
+  const service = spec.group.split(".")[0] ?? "";
+  const base = `Awscc${service.charAt(0).toUpperCase()}${service.slice(1)}`.replace(/[^A-Za-z0-9]/g, "");
+  const group = `${spec.group}.${API_DOMAIN}`;
+  // The value defaultTagsOf writes for this kind, in both shapes.
+  const kindTag = [group, namespacedGroupOf(group)].map((g) => `${spec.kind}.${g}`.toLowerCase());
+  const statements: IamStatement[] = [];
+  for (const cls of CLASSES)
+    for (const global of [false, true]) {
+      const mine = actions.filter((a) => scopeClassOf(spec.iam, a) === cls && isGlobalAction(a) === global);
+      if (mine.length === 0) continue;
+      const resources = mine.flatMap((a) => {
+        const at = spec.iam?.actions[a];
+        if (!Array.isArray(at)) return ["*"];
+        return at.map((i) => {
+          const arn = spec.iam?.arns[i];
+          if (!arn) throw new Error(`${spec.typeName}: ${a} names ARN ${i}, which its spec lacks`);
+          return arn;
+        });
+      });
+      const keys = {
+        ...(global ? {} : IN_STAGE_REGION.StringEquals),
+        ...(cls === "owned" ? { [`aws:ResourceTag/${DefaultTagKey.kind}`]: kindTag } : {}),
+      };
+      statements.push({
+        sid: `${base}${SUFFIX[cls]}${global ? "Global" : ""}`,
+        actions: mine,
+        resources: [...new Set(resources)].sort(),
+        ...(Object.keys(keys).length > 0 ? { condition: { StringEquals: keys } } : {}),
+        comment: `${COMMENT[cls](service)}${global ? " A global service: no region condition." : ""}`,
+      });
+    }
+  return statements;
+}
