@@ -16,12 +16,39 @@ const readyOf = (mr: ManagedResource) =>
 const defaultExtract = (t: ManagedResource) => t.metadata.annotations?.[Annotations.externalName];
 
 /**
+ * The objects that hold a reference's fields, with their place for messages: forProvider itself, or (a
+ * nested reference) every object at `at`, each item of a list on the way on its own (`subnetworks[1].`).
+ */
+export function holdersOf(fp: Spec, at: string | undefined): Array<{ holder: Spec; where: string }> {
+  let out = [{ holder: fp, where: "" }];
+  for (const part of at ? at.split(".") : []) {
+    const next: typeof out = [];
+    for (const { holder, where } of out) {
+      const v = holder[part];
+      if (Array.isArray(v))
+        v.forEach((x, i) => {
+          if (isObject(x)) next.push({ holder: x, where: `${where}${part}[${i}].` });
+        });
+      else if (isObject(v)) next.push({ holder: v, where: `${where}${part}.` });
+    }
+    out = next;
+  }
+  return out;
+}
+
+const isObject = (v: unknown): v is Spec => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
  * Whether resolveReferences would find nothing to do without reading anything: every reference's
  * field is set and none asks to be resolved again each time (policy Always).
  */
 export function referencesResolved(def: ManagedKindDef, mr: ManagedResource): boolean {
-  const fp = (mr.spec.forProvider ?? {}) as Spec;
-  return def.references.every((ref) => {
+  const top = (mr.spec.forProvider ?? {}) as Spec;
+  return def.references.every((ref) => holdersOf(top, ref.at).every(({ holder }) => resolvedIn(ref, holder)));
+}
+
+function resolvedIn(ref: ReferenceDef, fp: Spec): boolean {
+  {
     const refValue = fp[ref.refField] as Reference | Reference[] | undefined;
     const selector = fp[ref.selectorField] as Selector | undefined;
     const policies = [
@@ -30,7 +57,7 @@ export function referencesResolved(def: ManagedKindDef, mr: ManagedResource): bo
     ];
     if (policies.some((p) => p?.resolve === "Always")) return false;
     return !isEmpty(fp[ref.field]) || (isEmpty(refValue) && !selector);
-  });
+  }
 }
 
 /**
@@ -43,9 +70,24 @@ export async function resolveReferences(
   mr: ManagedResource,
 ): Promise<Spec | undefined> {
   if (def.references.length === 0) return undefined;
-  const fp: Spec = structuredClone((mr.spec.forProvider ?? {}) as Spec);
+  const top: Spec = structuredClone((mr.spec.forProvider ?? {}) as Spec);
   let changed = false;
-  for (const ref of def.references) {
+  for (const ref of def.references)
+    for (const { holder, where } of holdersOf(top, ref.at))
+      if (await resolveIn(kube, ref, holder, where, mr)) changed = true;
+  return changed ? top : undefined;
+}
+
+/** Resolves one reference in the object holding its fields (`where` names that object in messages). */
+async function resolveIn(
+  kube: Kube,
+  ref: ReferenceDef,
+  fp: Spec,
+  where: string,
+  mr: ManagedResource,
+): Promise<boolean> {
+  let changed = false;
+  {
     const refValue = fp[ref.refField] as Reference | Reference[] | undefined;
     const selector = fp[ref.selectorField] as Selector | undefined;
     // A selector whose policy is Always chooses again every time (the recorded choice is not reused).
@@ -55,8 +97,8 @@ export async function resolveReferences(
       : ((Array.isArray(refValue) ? refValue[0]?.policy : refValue?.policy) ?? selector?.policy);
     const always = policy?.resolve === "Always";
     const optional = policy?.resolution === "Optional";
-    if (!isEmpty(fp[ref.field]) && !always) continue;
-    if (isEmpty(refValue) && !selector) continue;
+    if (!isEmpty(fp[ref.field]) && !always) return false;
+    if (isEmpty(refValue) && !selector) return false;
 
     let names: string[];
     if (!isEmpty(refValue) && !reselect) {
@@ -64,9 +106,9 @@ export async function resolveReferences(
     } else {
       names = await select(kube, ref, selector as Selector, mr);
       if (names.length === 0) {
-        if (optional) continue;
+        if (optional) return changed;
         throw new ReferenceNotReadyError(
-          `no ${ref.to.kind} matches ${ref.selectorField}${describeSelector(selector as Selector)}: referenced resource may not yet exist`,
+          `no ${ref.to.kind} matches ${where}${ref.selectorField}${describeSelector(selector as Selector)}: referenced resource may not yet exist`,
         );
       }
       names = ref.list ? names : names.slice(0, 1);
@@ -92,19 +134,19 @@ export async function resolveReferences(
         if (optional) continue;
         const why = !target ? "does not exist" : !readyOf(target) ? "is not Ready" : "has no value yet";
         throw new ReferenceNotReadyError(
-          `referenced ${ref.to.kind} "${name}" ${why} (${ref.refField}): referenced resource may not yet be ready; creation waits for it`,
+          `referenced ${ref.to.kind} "${name}" ${why} (${where}${ref.refField}): referenced resource may not yet be ready; creation waits for it`,
         );
       }
       values.push(value as string);
     }
-    if (values.length === 0) continue;
+    if (values.length === 0) return changed;
     const resolved = ref.list ? values : values[0];
     if (JSON.stringify(fp[ref.field]) !== JSON.stringify(resolved)) {
       fp[ref.field] = resolved;
       changed = true;
     }
   }
-  return changed ? fp : undefined;
+  return changed;
 }
 
 async function select(
