@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadRefs } from "../../../infra/gcp/facts.ts";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
+import { startGoogleGenericFake } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf, modelOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec, GoogleRef } from "../../../shared/api/googleapis/spec.ts";
@@ -87,6 +88,39 @@ describe("Compute references from Config Connector's service mappings", () => {
     });
     expect(pick("Instance", "subnetwork", "networkInterfaces")).toMatchObject({ kind: "Subnetwork" });
     expect(pick("Address", "subnetwork")).toMatchObject({ kind: "Subnetwork" });
+  });
+});
+
+describe("the Compute fake, on reference fields", () => {
+  it("accepts a full URL and a partial one, refuses anything else with Compute's message, and refuses networkRef", async () => {
+    const fake = await startGoogleGenericFake({ opPolls: 0 });
+    try {
+      const insert = (body: Json) =>
+        fetch(`${fake.url}/compute/compute/v1/projects/p/global/firewalls`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const full = "https://www.googleapis.com/compute/v1/projects/p/global/networks/n";
+      for (const [name, network] of [
+        ["fw-full", full],
+        ["fw-partial", "projects/p/global/networks/n"],
+        ["fw-short", "global/networks/n"],
+      ])
+        expect((await insert({ name, network })).status, network).toBe(200);
+      const bad = await insert({ name: "fw-bad", network: "n" });
+      expect(bad.status).toBe(400);
+      expect(await bad.text()).toContain(
+        "Invalid value for field 'resource.network': 'n'. The URL is malformed.",
+      );
+      const ref = await insert({ name: "fw-ref", network: full, networkRef: { name: "n" } });
+      expect(ref.status).toBe(400);
+      expect(((await ref.json()) as { error: { message: string } }).error.message).toContain(
+        'Unknown name "networkRef"',
+      );
+    } finally {
+      await fake.close();
+    }
   });
 });
 
