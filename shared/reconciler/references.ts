@@ -1,5 +1,6 @@
 import type { ManagedKindDef, ManagedResource, ReferenceDef } from "../api/managed.ts";
 import { Annotations, type Reference, type Selector } from "../api/meta.ts";
+import { holdersOf } from "../api/reference.ts";
 import type { Kube } from "../kube/client.ts";
 
 /** A reference cannot be resolved yet (target missing, not Ready, or empty): wait, never create without it. */
@@ -14,29 +15,6 @@ const isEmpty = (v: unknown) =>
 const readyOf = (mr: ManagedResource) =>
   mr.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 const defaultExtract = (t: ManagedResource) => t.metadata.annotations?.[Annotations.externalName];
-
-/**
- * The objects that hold a reference's fields, with their place for messages: forProvider itself, or (a
- * nested reference) every object at `at`, each item of a list on the way on its own (`subnetworks[1].`).
- */
-export function holdersOf(fp: Spec, at: string | undefined): Array<{ holder: Spec; where: string }> {
-  let out = [{ holder: fp, where: "" }];
-  for (const part of at ? at.split(".") : []) {
-    const next: typeof out = [];
-    for (const { holder, where } of out) {
-      const v = holder[part];
-      if (Array.isArray(v))
-        v.forEach((x, i) => {
-          if (isObject(x)) next.push({ holder: x, where: `${where}${part}[${i}].` });
-        });
-      else if (isObject(v)) next.push({ holder: v, where: `${where}${part}.` });
-    }
-    out = next;
-  }
-  return out;
-}
-
-const isObject = (v: unknown): v is Spec => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * Whether resolveReferences would find nothing to do without reading anything: every reference's
