@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { AWSCC_MAX_DEPTH } from "../shared/api/awscc/kind.ts";
 import type { AwsccNode, AwsccObjectDef, AwsccProp } from "../shared/api/awscc/spec.ts";
 import { pluralOf } from "../shared/api/awscc/spec.ts";
 import {
@@ -18,6 +19,7 @@ import {
   type GoogleRef,
   googleGroupOf,
 } from "../shared/api/googleapis/spec.ts";
+import { computeRefsOf } from "./gcp/compute-refs.ts";
 import {
   FACTS_FILE,
   type FactField,
@@ -26,13 +28,15 @@ import {
   IAM_FILE,
   loadFacts,
   loadIam,
+  loadRefs,
+  REFS_FILE,
 } from "./gcp/facts.ts";
 import { secretNamed } from "./gen-awscc.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 4;
+export const GENERATOR_VERSION = 5;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -120,6 +124,10 @@ class SpecBuilder {
     return key;
   }
 
+  isMessage(t: string): boolean {
+    return Boolean(this.#facts.messages[t]);
+  }
+
   fieldsOf(message: string): FactField[] {
     return this.#facts.messages[message]?.fields ?? [];
   }
@@ -157,11 +165,14 @@ export type KindsByType = ReadonlyMap<string, Omit<GoogleRef, "field" | "list" |
 const templateOfPattern = (pattern: string) => pattern.replace(/\{[^}]+\}/g, "*");
 
 /**
- * The references of a kind: its top-level string fields with a `google.api.resource_reference` to a type a
- * generated kind serves, and an explicit `parent` whose template exactly one generated kind's pattern is.
+ * The references of a kind: its string fields with a `google.api.resource_reference` to a type a generated
+ * kind serves — at the top, or below it in the same nested position (through objects and lists of them,
+ * within the CRD's object depth, never through a map or a recursive type) — and an explicit `parent` whose
+ * template exactly one generated kind's pattern is.
  */
 function refsOf(
-  fields: readonly FactField[],
+  b: SpecBuilder,
+  message: string,
   properties: Record<string, AwsccProp>,
   parent: GoogleParent,
   byType: KindsByType,
@@ -169,21 +180,34 @@ function refsOf(
   secrets: readonly string[],
 ): GoogleRef[] {
   const out: GoogleRef[] = [];
-  const taken = new Set(Object.keys(properties));
-  const add = (field: string, type: string, list: boolean) => {
+  const takenAt = new Map<string, Set<string>>();
+  const add = (at: string, siblings: readonly string[], field: string, type: string, list: boolean) => {
     const to = byType.get(type);
     if (!to) return;
+    const taken = takenAt.get(at) ?? new Set(siblings);
+    takenAt.set(at, taken);
     const base = list ? field.replace(/s$/, "") : field;
     const [ref, sel] = [list ? `${base}Refs` : `${base}Ref`, `${base}Selector`];
     if (taken.has(ref) || taken.has(sel)) return;
     taken.add(ref).add(sel);
-    out.push({ field, ...(list ? { list: true } : {}), type, ...to });
+    out.push({ field, ...(at ? { at } : {}), ...(list ? { list: true } : {}), type, ...to });
   };
-  for (const f of fields)
-    if (f.ref && properties[f.j] && !f.map && !secrets.includes(f.j)) add(f.j, f.ref, Boolean(f.rep));
+  const top = Object.keys(properties);
+  const walk = (msg: string, at: string, depth: number, seen: readonly string[]) => {
+    const fields = b.fieldsOf(msg).filter((f) => (at ? !isOutput(f) : top.includes(f.j)));
+    const siblings = fields.map((f) => f.j);
+    for (const f of fields) {
+      const path = at ? `${at}.${f.j}` : f.j;
+      if (f.ref && stringy(f) && !secrets.includes(path)) add(at, siblings, f.j, f.ref, Boolean(f.rep));
+      // Below: only where the CRD has a structural object (api/awscc/kind.ts expandsAt), never in a map.
+      if (b.isMessage(f.t) && !f.map && depth < AWSCC_MAX_DEPTH && !seen.includes(f.t))
+        walk(f.t, path, depth + 1, [...seen, f.t]);
+    }
+  };
+  walk(message, "", 0, []);
   if (parent.explicit) {
     const types = byTemplate.get(parent.template) ?? [];
-    if (types.length === 1) add("parent", types[0] as string, false);
+    if (types.length === 1) add("", top, "parent", types[0] as string, false);
   }
   return out;
 }
@@ -258,6 +282,7 @@ export function kindSpecOf(
   byType: KindsByType = new Map(),
   byTemplate: ReadonlyMap<string, string[]> = new Map(),
   known: ReadonlySet<string> = new Set(),
+  moreRefs: readonly GoogleRef[] = [],
 ): GoogleKindSpec | { why: string } {
   const where = parentOf(r);
   if ("why" in where) return where;
@@ -297,7 +322,10 @@ export function kindSpecOf(
   const labels = fields.find((f) => f.j === "labels" && f.map && f.t === "string" && !isOutput(f));
   const idParam = r.create.idParam;
   const externalName = compute || idParam ? "fromAnnotation" : "providerChosen";
-  const refs = refsOf(fields, properties, where.parent, byType, byTemplate, secrets);
+  const refs = [
+    ...refsOf(b, r.message, properties, where.parent, byType, byTemplate, secrets),
+    ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
+  ];
   const iam = permissionsOf(r, where.collection, known);
   return {
     v: GOOGLE_SPEC_VERSION,
@@ -387,8 +415,10 @@ function stampOf(): string {
     import.meta.filename,
     join(ROOT, "shared/api/googleapis/spec.ts"),
     join(ROOT, "infra/gen-awscc.ts"),
+    join(ROOT, "infra/gcp/compute-refs.ts"),
     FACTS_FILE,
     IAM_FILE,
+    REFS_FILE,
   ].map((f) => readFileSync(f));
   const hash = createHash("sha256");
   for (const x of inputs) hash.update(x).update("\0");
@@ -467,8 +497,22 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
       if (!byTemplate.get(t)?.includes(r.type)) byTemplate.set(t, [...(byTemplate.get(t) ?? []), r.type]);
     }
   }
+  // Compute's protos name no references: Config Connector's service mappings do (infra/gcp/compute-refs.ts).
+  const refsBundle = loadRefs();
+  const computeRefs = computeRefsOf({
+    refs: refsBundle,
+    facts,
+    named,
+    maxDepth: AWSCC_MAX_DEPTH,
+    inForProvider: (_, path) =>
+      path.every((f) => !isOutput(f)) &&
+      !(path.length === 1 && (FINGERPRINT.test(path[0]?.j ?? "") || path[0]?.j === "name")),
+  });
+  catalog.refsSource = refsBundle.origin;
+  catalog.unmappedRefs = computeRefs.unmapped;
   for (const { r, group, kind } of named) {
-    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known);
+    const more = computeRefs.byKind.get(`${group}/${kind}`) ?? [];
+    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known, more);
     if ("why" in spec) {
       catalog.skipped.push({ typeName: r.type, why: spec.why });
       continue;

@@ -103,19 +103,23 @@ export function loadFacts(file = FACTS_FILE): FactsBundle {
   return bundle;
 }
 
+/** Where a data file was extracted from: repository, files, commit and its date, the day, the licence. */
+export interface DataOrigin {
+  source: string;
+  path: string;
+  commit: string;
+  committed: string;
+  retrieved: string;
+  licence: string;
+}
+
 export const IAM_FORMAT = 1;
 export const IAM_FILE = resolve(import.meta.dirname, "google-iam-permissions.json.gz");
 
 /** Every permission Google's predefined IAM roles include (infra/gcp/refresh-iam.ts). */
 export interface IamBundle {
   format: typeof IAM_FORMAT;
-  origin: {
-    source: string;
-    path: string;
-    commit: string;
-    committed: string;
-    retrieved: string;
-    licence: string;
+  origin: DataOrigin & {
     /** How many predefined roles the names were read from. */
     roles: number;
   };
@@ -126,5 +130,49 @@ export function loadIam(file = IAM_FILE): IamBundle {
   const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as IamBundle;
   if (bundle.format !== IAM_FORMAT)
     throw new Error(`${file}: IAM format ${bundle.format}, expected ${IAM_FORMAT}`);
+  return bundle;
+}
+
+export const REFS_FORMAT = 1;
+export const REFS_FILE = resolve(import.meta.dirname, "compute-references.json.gz");
+
+/** One type a reference may name (Config Connector's TypeConfig): a KCC kind and the value taken from it. */
+export interface RefTarget {
+  /** Config Connector's kind (ComputeNetwork, KMSCryptoKey). */
+  kind: string;
+  /** The Terraform field of the target whose value fills the field (self_link, email); absent: its id. */
+  targetField?: string;
+  /** How the value is written (`projects/{{project}}/locations/{{location}}/certificates/{{value}}`). */
+  valueTemplate?: string;
+}
+
+/** A field of a Compute resource that names another resource (Config Connector's ReferenceConfig). */
+export interface RefFact {
+  /** The Terraform field path, dotted through objects and lists (`network`, `backend.group`). */
+  tfField: string;
+  targets: RefTarget[];
+}
+
+/**
+ * Which field of which Compute resource names which resource type, as Google's Config Connector states it
+ * (config/servicemappings/compute.yaml `resourceReferences`), and where each KCC kind comes from (every
+ * service mapping's Terraform resource name and API host), so a target maps onto a generated kind.
+ */
+export interface RefsBundle {
+  format: typeof REFS_FORMAT;
+  origin: DataOrigin;
+  /** Per Terraform resource (google_compute_network): its KCC kind and reference fields. */
+  resources: Array<{ tf: string; kind: string; refs: RefFact[] }>;
+  /**
+   * Per KCC kind: its Terraform resources (google_kms_crypto_key; ComputeURLMap: google_compute_url_map and
+   * google_compute_region_url_map) and API host (cloudkms.googleapis.com).
+   */
+  kinds: Record<string, { tf: string[]; host: string }>;
+}
+
+export function loadRefs(file = REFS_FILE): RefsBundle {
+  const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as RefsBundle;
+  if (bundle.format !== REFS_FORMAT)
+    throw new Error(`${file}: references format ${bundle.format}, expected ${REFS_FORMAT}`);
   return bundle;
 }

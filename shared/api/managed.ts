@@ -31,6 +31,11 @@ export interface ReferenceDef {
   extract?: (target: ManagedResource) => string | undefined;
   /** A list reference: field is string[], refField is Reference[]. */
   list?: boolean;
+  /**
+   * A nested reference: the path of the forProvider object(s) holding field, refField and selectorField
+   * (field names joined by `.`; every item of a list on the way is resolved on its own). Absent: the top.
+   */
+  at?: string;
 }
 
 /** How the engine treats one forProvider field (a dotted path) when comparing and late-initializing. */

@@ -52,3 +52,27 @@ function definition(
 ): ReferenceDef {
   return { field, refField, selectorField, to, ...(o.extract ? { extract: o.extract } : {}) };
 }
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The objects that hold a reference's fields, with their place for messages: forProvider itself, or (a
+ * nested reference) every object at `at`, each item of a list on the way on its own (`subnetworks[1].`).
+ */
+export function holdersOf(fp: Obj, at: string | undefined): Array<{ holder: Obj; where: string }> {
+  let out = [{ holder: fp, where: "" }];
+  for (const part of at ? at.split(".") : []) {
+    const next: typeof out = [];
+    for (const { holder, where } of out) {
+      const v = holder[part];
+      if (Array.isArray(v))
+        v.forEach((x, i) => {
+          if (isObject(x)) next.push({ holder: x, where: `${where}${part}[${i}].` });
+        });
+      else if (isObject(v)) next.push({ holder: v, where: `${where}${part}.` });
+    }
+    out = next;
+  }
+  return out;
+}

@@ -10,6 +10,7 @@ import {
 } from "../api/managed.ts";
 import { Annotations, type Condition, DEFAULT_PROVIDER_CONFIG, type ResourceType } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { holdersOf } from "../api/reference.ts";
 import type { Kube, KubeObject } from "../kube/client.ts";
 import { NotFoundError } from "./errors.ts";
 
@@ -317,14 +318,23 @@ const isEmpty = (v: unknown) =>
   v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0);
 
 async function referenceStates(kube: Kube, def: ManagedKindDef, mr: AnyObject): Promise<ReferenceState[]> {
-  const fp = (mr.spec?.forProvider ?? {}) as Record<string, unknown>;
+  const top = (mr.spec?.forProvider ?? {}) as Record<string, unknown>;
   const out: ReferenceState[] = [];
-  for (const ref of def.references ?? []) {
+  // A nested reference is shown once per object holding it (`networkInterfaces[0].network`).
+  for (const ref of def.references ?? [])
+    for (const { holder: fp, where } of holdersOf(top, ref.at)) out.push(...(await stateOf(ref, fp, where)));
+  return out;
+
+  async function stateOf(
+    ref: ManagedKindDef["references"][number],
+    fp: Record<string, unknown>,
+    where: string,
+  ): Promise<ReferenceState[]> {
     const refValue = fp[ref.refField] as { name: string } | Array<{ name: string }> | undefined;
     const selector = fp[ref.selectorField] as
       | { matchLabels?: Record<string, string>; matchControllerRef?: boolean }
       | undefined;
-    if (isEmpty(refValue) && !selector) continue;
+    if (isEmpty(refValue) && !selector) return [];
     const names = isEmpty(refValue)
       ? []
       : (Array.isArray(refValue) ? refValue : [refValue]).map((r) => r?.name);
@@ -343,23 +353,24 @@ async function referenceStates(kube: Kube, def: ManagedKindDef, mr: AnyObject): 
       });
     }
     const value = fp[ref.field];
-    out.push({
-      field: ref.field,
-      via: isEmpty(refValue) ? "selector" : "ref",
-      kind: ref.to.kind,
-      names: targets.map((t) => t.name),
-      ...(selector
-        ? {
-            selector: [
-              ...Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
-              ...(selector.matchControllerRef ? ["matchControllerRef"] : []),
-            ].join(","),
-          }
-        : {}),
-      resolved: !isEmpty(value),
-      ...(isEmpty(value) ? {} : { value }),
-      targets,
-    });
+    return [
+      {
+        field: `${where}${ref.field}`,
+        via: isEmpty(refValue) ? "selector" : "ref",
+        kind: ref.to.kind,
+        names: targets.map((t) => t.name),
+        ...(selector
+          ? {
+              selector: [
+                ...Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`),
+                ...(selector.matchControllerRef ? ["matchControllerRef"] : []),
+              ].join(","),
+            }
+          : {}),
+        resolved: !isEmpty(value),
+        ...(isEmpty(value) ? {} : { value }),
+        targets,
+      },
+    ];
   }
-  return out;
 }

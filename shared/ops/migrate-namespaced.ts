@@ -14,6 +14,7 @@ import {
 } from "../api/managed.ts";
 import { Annotations, LEGACY_RECONCILE_REQUESTED_AT } from "../api/meta.ts";
 import { providerConfigs, v2ProviderConfigs } from "../api/provider-config.ts";
+import { holdersOf } from "../api/reference.ts";
 import type { DriftlessObject, MigratedObject, MigrateIssue } from "./migrate-types.ts";
 
 type Obj = Record<string, unknown>;
@@ -88,22 +89,24 @@ function localizeReferences(
   section: "forProvider" | "initProvider" = "forProvider",
 ) {
   for (const r of def.references) {
-    for (const field of [r.refField, r.selectorField]) {
-      const values = Array.isArray(fp[field]) ? (fp[field] as unknown[]) : [fp[field]];
-      for (const v of values) {
-        if (!v || typeof v !== "object") continue;
-        const ns = (v as Obj).namespace;
-        if (ns === undefined) continue;
-        delete (v as Obj).namespace;
-        if (ns !== namespace) {
-          issue(
-            "error",
-            `${section}.${field} points into namespace ${String(ns)}: driftless resolves references within the resource's own namespace (${namespace}) only; move the referenced resource or set ${section}.${r.field} instead; not migrated`,
-            field,
-          );
+    for (const { holder, where } of holdersOf(fp, r.at))
+      for (const f of [r.refField, r.selectorField]) {
+        const field = `${where}${f}`;
+        const values = Array.isArray(holder[f]) ? (holder[f] as unknown[]) : [holder[f]];
+        for (const v of values) {
+          if (!v || typeof v !== "object") continue;
+          const ns = (v as Obj).namespace;
+          if (ns === undefined) continue;
+          delete (v as Obj).namespace;
+          if (ns !== namespace) {
+            issue(
+              "error",
+              `${section}.${field} points into namespace ${String(ns)}: driftless resolves references within the resource's own namespace (${namespace}) only; move the referenced resource or set ${section}.${where}${r.field} instead; not migrated`,
+              field,
+            );
+          }
         }
       }
-    }
   }
 }
 

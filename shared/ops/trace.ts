@@ -9,6 +9,7 @@ import {
   withOwnNamespace,
 } from "../api/managed.ts";
 import type { Condition, ResourceType } from "../api/meta.ts";
+import { holdersOf } from "../api/reference.ts";
 import type { Kube, KubeObject } from "../kube/client.ts";
 import { NotFoundError } from "./errors.ts";
 
@@ -115,8 +116,10 @@ async function traceManaged(
   const below = new Set(path).add(key);
   const fp = (o.spec?.forProvider ?? {}) as Record<string, unknown>;
   for (const ref of def.references) {
-    const value = fp[ref.refField] as { name?: string } | Array<{ name?: string }> | undefined;
-    const targets = Array.isArray(value) ? value : value ? [value] : [];
+    const targets = holdersOf(fp, ref.at).flatMap(({ holder }) => {
+      const value = holder[ref.refField] as { name?: string } | Array<{ name?: string }> | undefined;
+      return Array.isArray(value) ? value : value ? [value] : [];
+    });
     const to = kinds.managed.find((k) => k.group === ref.to.group && k.kind === ref.to.kind);
     if (!to) continue;
     for (const t of targets)

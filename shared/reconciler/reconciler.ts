@@ -959,7 +959,9 @@ export class ManagedReconciler implements Reconciles {
     let fields = this.#fields.get(k);
     if (!fields) {
       const def = provider.definition;
-      const refs = def.references.flatMap((r) => [r.refField, r.selectorField]);
+      const refs = def.references.flatMap((r) =>
+        [r.refField, r.selectorField].map((f) => (r.at ? `${r.at}.${f}` : f)),
+      );
       fields = { ...Object.fromEntries(refs.map((f) => [f, { writeOnly: true }])), ...def.fields };
       this.#fields.set(k, fields);
     }

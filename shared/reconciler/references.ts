@@ -1,5 +1,6 @@
 import type { ManagedKindDef, ManagedResource, ReferenceDef } from "../api/managed.ts";
 import { Annotations, type Reference, type Selector } from "../api/meta.ts";
+import { holdersOf } from "../api/reference.ts";
 import type { Kube } from "../kube/client.ts";
 
 /** A reference cannot be resolved yet (target missing, not Ready, or empty): wait, never create without it. */
@@ -20,8 +21,12 @@ const defaultExtract = (t: ManagedResource) => t.metadata.annotations?.[Annotati
  * field is set and none asks to be resolved again each time (policy Always).
  */
 export function referencesResolved(def: ManagedKindDef, mr: ManagedResource): boolean {
-  const fp = (mr.spec.forProvider ?? {}) as Spec;
-  return def.references.every((ref) => {
+  const top = (mr.spec.forProvider ?? {}) as Spec;
+  return def.references.every((ref) => holdersOf(top, ref.at).every(({ holder }) => resolvedIn(ref, holder)));
+}
+
+function resolvedIn(ref: ReferenceDef, fp: Spec): boolean {
+  {
     const refValue = fp[ref.refField] as Reference | Reference[] | undefined;
     const selector = fp[ref.selectorField] as Selector | undefined;
     const policies = [
@@ -30,7 +35,7 @@ export function referencesResolved(def: ManagedKindDef, mr: ManagedResource): bo
     ];
     if (policies.some((p) => p?.resolve === "Always")) return false;
     return !isEmpty(fp[ref.field]) || (isEmpty(refValue) && !selector);
-  });
+  }
 }
 
 /**
@@ -43,9 +48,24 @@ export async function resolveReferences(
   mr: ManagedResource,
 ): Promise<Spec | undefined> {
   if (def.references.length === 0) return undefined;
-  const fp: Spec = structuredClone((mr.spec.forProvider ?? {}) as Spec);
+  const top: Spec = structuredClone((mr.spec.forProvider ?? {}) as Spec);
   let changed = false;
-  for (const ref of def.references) {
+  for (const ref of def.references)
+    for (const { holder, where } of holdersOf(top, ref.at))
+      if (await resolveIn(kube, ref, holder, where, mr)) changed = true;
+  return changed ? top : undefined;
+}
+
+/** Resolves one reference in the object holding its fields (`where` names that object in messages). */
+async function resolveIn(
+  kube: Kube,
+  ref: ReferenceDef,
+  fp: Spec,
+  where: string,
+  mr: ManagedResource,
+): Promise<boolean> {
+  let changed = false;
+  {
     const refValue = fp[ref.refField] as Reference | Reference[] | undefined;
     const selector = fp[ref.selectorField] as Selector | undefined;
     // A selector whose policy is Always chooses again every time (the recorded choice is not reused).
@@ -55,8 +75,8 @@ export async function resolveReferences(
       : ((Array.isArray(refValue) ? refValue[0]?.policy : refValue?.policy) ?? selector?.policy);
     const always = policy?.resolve === "Always";
     const optional = policy?.resolution === "Optional";
-    if (!isEmpty(fp[ref.field]) && !always) continue;
-    if (isEmpty(refValue) && !selector) continue;
+    if (!isEmpty(fp[ref.field]) && !always) return false;
+    if (isEmpty(refValue) && !selector) return false;
 
     let names: string[];
     if (!isEmpty(refValue) && !reselect) {
@@ -64,9 +84,9 @@ export async function resolveReferences(
     } else {
       names = await select(kube, ref, selector as Selector, mr);
       if (names.length === 0) {
-        if (optional) continue;
+        if (optional) return changed;
         throw new ReferenceNotReadyError(
-          `no ${ref.to.kind} matches ${ref.selectorField}${describeSelector(selector as Selector)}: referenced resource may not yet exist`,
+          `no ${ref.to.kind} matches ${where}${ref.selectorField}${describeSelector(selector as Selector)}: referenced resource may not yet exist`,
         );
       }
       names = ref.list ? names : names.slice(0, 1);
@@ -92,19 +112,19 @@ export async function resolveReferences(
         if (optional) continue;
         const why = !target ? "does not exist" : !readyOf(target) ? "is not Ready" : "has no value yet";
         throw new ReferenceNotReadyError(
-          `referenced ${ref.to.kind} "${name}" ${why} (${ref.refField}): referenced resource may not yet be ready; creation waits for it`,
+          `referenced ${ref.to.kind} "${name}" ${why} (${where}${ref.refField}): referenced resource may not yet be ready; creation waits for it`,
         );
       }
       values.push(value as string);
     }
-    if (values.length === 0) continue;
+    if (values.length === 0) return changed;
     const resolved = ref.list ? values : values[0];
     if (JSON.stringify(fp[ref.field]) !== JSON.stringify(resolved)) {
       fp[ref.field] = resolved;
       changed = true;
     }
   }
-  return changed ? fp : undefined;
+  return changed;
 }
 
 async function select(

@@ -22,6 +22,9 @@ import {
   startFakeHttp,
 } from "./gcp-fake-http.ts";
 
+/** A Compute resource's URL: full (`https://…/compute/v1/projects/p/global/networks/n`) or partial. */
+const COMPUTE_URL =
+  /^(https:\/\/[a-z.]+\/compute\/(v1|beta)\/)?(projects\/[^/]+\/)?(global|regions\/[^/]+|zones\/[^/]+)\/[A-Za-z]+\/[^/]+$/;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A path template as a regular expression over the whole path, its variables as named groups. */
@@ -142,7 +145,18 @@ export async function startGoogleGenericFake(
           `Invalid JSON payload received. Unknown name "${k}" at '${s.kind.toLowerCase()}${path ? `.${path}` : ""}': Cannot find field.`,
         );
       check(s, p.s, v, at);
+      linkCheck(s, at, v);
     }
+  };
+  // A field naming another Compute resource takes its URL, full or partial (Compute's own error otherwise).
+  const linkCheck = (s: GoogleKindSpec, at: string, v: unknown) => {
+    const ref = s.google.refs?.find(
+      (r) => r.family === "compute" && (r.at ? `${r.at}.${r.field}` : r.field) === at,
+    );
+    if (!ref || s.google.family !== "compute" || ref.from === "name") return;
+    for (const x of Array.isArray(v) ? v : [v])
+      if (typeof x !== "string" || !COMPUTE_URL.test(x))
+        throw bad(`Invalid value for field 'resource.${at}': '${String(x)}'. The URL is malformed.`);
   };
   const check = (s: GoogleKindSpec, n: AwsccNode, v: unknown, at: string) => {
     if (v === null || v === undefined) return;

@@ -16,6 +16,7 @@ import {
   type AwsccNode,
   type AwsccProp,
   awsccGroupOf,
+  type NestedReference,
   partsOf,
   pluralOf,
 } from "./spec.ts";
@@ -86,7 +87,25 @@ function membersOf(
       .optional()
       .describe(describe(spec, p, at));
   }
+  if (path)
+    for (const r of spec.nestedReferences ?? []) if (r.at === path) Object.assign(shape, nestedRefShape(r));
   return shape;
+}
+
+/** The `…Ref(s)` / `…Selector` members a nested reference adds to the object that holds its field. */
+function nestedRefShape(r: NestedReference): Record<string, z.ZodType> {
+  const { refField, selectorField } = referenceFieldsOf(r.field, Boolean(r.list));
+  const group = `${r.group}.${API_DOMAIN}`;
+  return {
+    [refField]: (r.list ? z.array(Reference) : Reference)
+      .optional()
+      .describe(
+        `${r.list ? "" : "A "}${r.kind} managed resource${r.list ? "s" : ""} (${group}) whose name fills ${r.field} here.`,
+      ),
+    [selectorField]: Selector.optional().describe(
+      `Selects a ${r.kind} managed resource (${group}) by labels to fill ${r.field} here.`,
+    ),
+  };
 }
 
 /** The zod schema of one value at field path `path`; `depth` counts the object types around it. */

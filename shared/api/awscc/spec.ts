@@ -45,6 +45,14 @@ export interface AwsccReference {
   from: "externalName" | { atProvider: string };
 }
 
+export interface NestedReference {
+  at: string;
+  field: string;
+  list?: true;
+  kind: string;
+  group: string;
+}
+
 export interface AwsccKindSpec {
   v: typeof AWSCC_SPEC_VERSION;
   /** CloudFormation type, e.g. AWS::DynamoDB::Table. */
@@ -70,6 +78,11 @@ export interface AwsccKindSpec {
   identifierField?: string;
   tags?: { field: string; variant: "standard" | "map" | "asg" };
   references: AwsccReference[];
+  /**
+   * Reference fields below the top level: in every object at `at` (a field path, lists element-wise),
+   * `<field>Ref` (`<one>Refs` for a list) and `<field>Selector` fill `field` from a `kind` of `group`.
+   */
+  nestedReferences?: NestedReference[];
   /**
    * The registry schema's createOnlyProperties at any depth, as field paths: camelCase names joined by
    * `.`, arrays without an index (`/properties/Users/<n>/Username` → `users.username`). Immutable.

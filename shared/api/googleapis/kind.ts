@@ -14,8 +14,32 @@ import {
 import { Annotations, API_DOMAIN, Reference, Selector } from "../meta.ts";
 import type { GoogleKindSpec, GoogleRef } from "./spec.ts";
 
-/** The spec as the generated-kind model the shared schema and wire code reads (the fields they read agree). */
-export const modelOf = (spec: GoogleKindSpec) => spec as unknown as AwsccKindSpec;
+const models = new WeakMap<GoogleKindSpec, AwsccKindSpec>();
+/**
+ * The spec as the generated-kind model the shared schema and wire code reads (the fields they read agree),
+ * with its nested references as the model's `nestedReferences` (their `…Ref` / `…Selector` members).
+ */
+export function modelOf(spec: GoogleKindSpec): AwsccKindSpec {
+  let m = models.get(spec);
+  if (!m) {
+    const nested = (spec.google.refs ?? []).flatMap((r) =>
+      r.at
+        ? [
+            {
+              at: r.at,
+              field: r.field,
+              ...(r.list ? { list: true as const } : {}),
+              kind: r.kind,
+              group: r.group,
+            },
+          ]
+        : [],
+    );
+    m = { ...(spec as unknown as AwsccKindSpec), ...(nested.length > 0 ? { nestedReferences: nested } : {}) };
+    models.set(spec, m);
+  }
+  return m;
+}
 
 const HOME_TEXT = {
   location: "The location (region, zone or `global`) the resource lives in. Immutable.",
@@ -39,7 +63,31 @@ export function fullNameOf(ref: Pick<GoogleRef, "family">, target: ManagedResour
   return ext?.includes("/") ? ext : undefined;
 }
 
-/** `…Ref` / `…Selector` fields and the engine's reference definitions of a kind's `google.refs`. */
+/**
+ * The value a reference fills its field with: the target's full name (behind `prefix`), or its `from`
+ * field — `selfLink` (Compute's full URL, what Compute answers with for such fields), `name` (its external
+ * name), any other atProvider or forProvider string (a service account's `email`).
+ */
+export function referenceValueOf(
+  ref: Pick<GoogleRef, "family" | "from" | "prefix">,
+  target: ManagedResource,
+): string | undefined {
+  if (!ref.from) {
+    const n = fullNameOf(ref, target);
+    return n && ref.prefix ? `${ref.prefix}${n}` : n;
+  }
+  if (ref.from === "name" && ref.family === "compute")
+    return target.metadata.annotations?.[Annotations.externalName];
+  const at = (target.status?.atProvider as Record<string, unknown> | undefined)?.[ref.from];
+  const fp = (target.spec.forProvider as Record<string, unknown> | undefined)?.[ref.from];
+  const v = at ?? fp;
+  return typeof v === "string" && v ? v : undefined;
+}
+
+/**
+ * `…Ref` / `…Selector` fields (the top level's; nested ones are members of their object, api/awscc/kind.ts)
+ * and the engine's reference definitions of a kind's `google.refs`.
+ */
 function referencesOf(spec: GoogleKindSpec) {
   const fields: Record<string, z.ZodType> = {};
   const references: ReferenceDef[] = [];
@@ -47,14 +95,16 @@ function referencesOf(spec: GoogleKindSpec) {
     const base = r.list ? r.field.replace(/s$/, "") : r.field;
     const [refField, selectorField] = [r.list ? `${base}Refs` : `${base}Ref`, `${base}Selector`];
     const group = `${r.group}.${API_DOMAIN}`;
-    fields[refField] = (r.list ? z.array(Reference) : Reference)
-      .optional()
-      .describe(
-        `${r.list ? "" : "A "}${r.kind} managed resource${r.list ? "s" : ""} (${group}) whose full name fills ${r.field}.`,
+    if (!r.at) {
+      fields[refField] = (r.list ? z.array(Reference) : Reference)
+        .optional()
+        .describe(
+          `${r.list ? "" : "A "}${r.kind} managed resource${r.list ? "s" : ""} (${group}) whose ${r.from ?? "full name"} fills ${r.field}.`,
+        );
+      fields[selectorField] = Selector.optional().describe(
+        `Selects a ${r.kind} managed resource (${group}) by labels to fill ${r.field}.`,
       );
-    fields[selectorField] = Selector.optional().describe(
-      `Selects a ${r.kind} managed resource (${group}) by labels to fill ${r.field}.`,
-    );
+    }
     references.push({
       field: r.field,
       refField,
@@ -68,7 +118,8 @@ function referencesOf(spec: GoogleKindSpec) {
         apiVersion: `${group}/v1alpha1`,
       },
       ...(r.list ? { list: true } : {}),
-      extract: (t) => fullNameOf(r, t),
+      ...(r.at ? { at: r.at } : {}),
+      extract: (t) => referenceValueOf(r, t),
     });
   }
   return { fields, references };

@@ -51,7 +51,7 @@ export interface GoogleFacts {
   labels?: string;
   /** Fields the protos mark IMMUTABLE (createOnly), and whether the protos say nothing of immutability. */
   immutableFromProtos: boolean;
-  /** Top-level fields that name another generated kind's resource: they get `…Ref` / `…Selector` fields. */
+  /** Fields (at any depth) that name another generated kind's resource: they get `…Ref` / `…Selector` fields. */
   refs?: GoogleRef[];
   /**
    * Permissions derived from Google's `service.resource.verb` naming that no predefined role includes (the
@@ -61,11 +61,18 @@ export interface GoogleFacts {
 }
 
 /**
- * A field whose value is another resource's full name: `google.api.resource_reference` on the field (its
- * `type`), or `parent` when exactly one generated kind's name pattern is the parent's template.
+ * A field whose value is another resource's name: `google.api.resource_reference` on the field (its `type`),
+ * at the top or below it; `parent` when exactly one generated kind's name pattern is the parent's template;
+ * or, for Compute (whose protos carry no such annotation), a Config Connector service mapping's reference.
  */
 export interface GoogleRef {
+  /** The field's JSON name, in the object at `at`. */
   field: string;
+  /**
+   * The path of the object holding the field (JSON names joined by `.`), through lists element-wise
+   * (`subnetworks` of a list of messages: every item gets its own `…Ref` / `…Selector`); absent: the top.
+   */
+  at?: string;
   /** A repeated field: `…Refs` and a list of names. */
   list?: true;
   /** The referenced resource type (compute.googleapis.com/Network) and the generated kind serving it. */
@@ -74,6 +81,15 @@ export interface GoogleRef {
   kind: string;
   plural: string;
   family: "resource" | "compute";
+  /**
+   * What of the target fills the field: absent, its full resource name (Compute: `projects/…` relative name);
+   * `selfLink` its full URL; `name` its name (external name); another atProvider or forProvider field (`email`).
+   */
+  from?: string;
+  /** Written before the full name: `//networksecurity.googleapis.com/` (a full resource name with host). */
+  prefix?: string;
+  /** Where the fact comes from: Config Connector's service mappings (`kcc`); absent: the protos. */
+  source?: "kcc";
 }
 
 export type GoogleKindSpec = Omit<AwsccKindSpec, "v"> & {
@@ -101,6 +117,10 @@ export interface GoogleCatalog {
   kinds: GoogleCatalogEntry[];
   /** Resources of the facts left out, and why (name clashes): reported, never silently. */
   skipped: Array<{ typeName: string; why: string }>;
+  /** Where Compute's references come from (Config Connector's service mappings). */
+  refsSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
+  /** Config Connector's Compute references that map onto no generated field or kind, and why. */
+  unmappedRefs?: Array<{ resource: string; tfField: string; target?: string; why: string }>;
 }
 
 /** The API group (without the domain) of a generated Google kind. */

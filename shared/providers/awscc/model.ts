@@ -3,8 +3,8 @@
 // drifted. Walks the same spec nodes, with the same expansion rule, as the CRD schema (api/awscc/kind.ts),
 // and the registry schema's facts by field path: secrets and write-only inputs are never read back,
 // compared or re-sent, create-only paths are never patched.
-import { childPath, expandsAt, secretRefFieldOf } from "../../api/awscc/kind.ts";
-import type { AwsccKindSpec, AwsccNode, AwsccProp } from "../../api/awscc/spec.ts";
+import { childPath, expandsAt, referenceFieldsOf, secretRefFieldOf } from "../../api/awscc/kind.ts";
+import { type AwsccKindSpec, type AwsccNode, type AwsccProp, pathWithin } from "../../api/awscc/spec.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import type { SecretUse } from "../secret-refs.ts";
 
@@ -216,6 +216,11 @@ function overlay(
   seen: readonly string[],
   path: string,
 ) {
+  // A nested reference's `…Ref(s)` / `…Selector` are the spec's own, never the cloud's: carried over as they are.
+  for (const r of spec.nestedReferences ?? [])
+    if (path && r.at === path)
+      for (const f of Object.values(referenceFieldsOf(r.field, Boolean(r.list))))
+        if (want[f] !== undefined) have[f] = structuredClone(want[f]);
   for (const [k, p] of Object.entries(props)) {
     const at = childPath(path, k);
     const field = spec.secrets.includes(at) ? secretRefFieldOf(k, p.s) : k;
@@ -229,7 +234,10 @@ function overlay(
     if (
       !ref ||
       !expandsAt(spec, ref, depth, seen, at) ||
-      !spec.writeOnly.concat(spec.secrets).some((h) => h.startsWith(`${at}.`))
+      !(
+        spec.writeOnly.concat(spec.secrets).some((h) => h.startsWith(`${at}.`)) ||
+        (spec.nestedReferences ?? []).some((r) => pathWithin(r.at, at))
+      )
     )
       continue;
     const into = (h: unknown, x: unknown) => {

@@ -3,8 +3,9 @@
 // 13 kinds of 10 APIs — resource-oriented kinds with long-running creates (Cloud Run Service, Artifact
 // Registry, Workflows, Memorystore, CA pools, API Gateway, GKE Hub, Certificate Manager), one without
 // (Secret Manager Secret), global, regional and zonal Compute kinds — create, drift corrected, immutable
-// change refused, import by external name, delete; and references (parentRef, scopeRef) resolved into the
-// stored object.
+// change refused, import by external name, delete; and references resolved into the stored object:
+// parentRef and scopeRef (the protos' resource_reference), a Subnetwork's networkRef and an Instance's
+// networkInterfaces[].networkRef (Compute's, from Config Connector's service mappings).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
 import {
@@ -119,8 +120,15 @@ const KINDS: Array<{ type: string; kind: string; forProvider: Json; drift: Json;
   },
 ];
 
-/** Kinds the reference test adds: a binding whose parent (a Membership) and scope come from references. */
-const MORE = ["gkehub.googleapis.com/Scope", "gkehub.googleapis.com/MembershipBinding"];
+/**
+ * Kinds the reference tests add: a binding whose parent (a Membership) and scope come from references; a
+ * Compute Instance whose network interfaces' networks come from nested references.
+ */
+const MORE = [
+  "gkehub.googleapis.com/Scope",
+  "gkehub.googleapis.com/MembershipBinding",
+  "compute.googleapis.com/Instance",
+];
 
 const kube = newKube();
 const PC = uniqueName("gcpgen");
@@ -141,9 +149,12 @@ beforeAll(async () => {
     defs.set(k.kind, googleKindOf(s));
   }
   for (const t of MORE) {
-    const s = loadGoogleSpec(catalog.kinds.find((x) => x.typeName === t) as never);
-    specs.set(s.kind, s);
-    defs.set(s.kind, googleKindOf(s));
+    const kind = t.split("/")[1];
+    const s = loadGoogleSpec(catalog.kinds.find((x) => x.typeName === t && x.kind === kind) as never);
+    // A kind name two APIs share (Redis and Compute Instance): the later one by its type.
+    const key = specs.has(s.kind) ? t : s.kind;
+    specs.set(key, s);
+    defs.set(key, googleKindOf(s));
   }
   await ensureCrds();
   await removeCrds(kube, [...defs.values()]);
@@ -215,6 +226,101 @@ describe("generated Google Cloud kinds on a real API server", () => {
       await kube.delete(d, n);
       await settle(r, keyOf(d, n));
       await settle(r, keyOf(d, n));
+    }
+  });
+
+  it("resolves Compute's references (Config Connector's facts): networkRef, and each network interface's own networkRef", {
+    timeout: 90_000,
+  }, async () => {
+    const [net, sub, vm, fw] = ["Network", "Subnetwork", "compute.googleapis.com/Instance", "Firewall"].map(
+      (k) => defs.get(k) as ManagedKindDef,
+    ) as [ManagedKindDef, ManagedKindDef, ManagedKindDef, ManagedKindDef];
+    const [n, sn, v, f] = ["ref-net", "ref-sub", "ref-vm", "ref-fw"].map((x) => uniqueName(x)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    await kube.create(
+      sub,
+      managedObject(sub, sn, PC, {
+        forProvider: { region: "us-central1", ipCidrRange: "10.7.0.0/16", networkRef: { name: n } },
+        connectionSecret: false,
+      }),
+    );
+    await kube.create(
+      vm,
+      managedObject(vm, v, PC, {
+        forProvider: {
+          zone: "us-central1-a",
+          machineType: "zones/us-central1-a/machineTypes/e2-small",
+          networkInterfaces: [{ networkRef: { name: n } }],
+        },
+        connectionSecret: false,
+      }),
+    );
+    await r.reconcile(keyOf(sub, sn));
+    await r.reconcile(keyOf(vm, v));
+    // The Network does not exist yet: nothing is made, and Synced says which reference waits for what.
+    expect(conditionOf(await getMr(kube, sub, sn), "Synced")).toMatchObject({
+      status: "False",
+      message: expect.stringContaining(`referenced Network "${n}" does not exist (networkRef)`),
+    });
+    expect(conditionOf(await getMr(kube, vm, v), "Synced")?.message).toContain(
+      `referenced Network "${n}" does not exist (networkInterfaces[0].networkRef)`,
+    );
+    await kube.create(
+      net,
+      managedObject(net, n, PC, { forProvider: { autoCreateSubnetworks: false }, connectionSecret: false }),
+    );
+    await settle(r, keyOf(net, n));
+    await settle(r, keyOf(net, n));
+    const link = String((await getMr<Json>(kube, net, n))?.status?.atProvider?.selfLink);
+    expect(link).toMatch(/^https:\/\/.+\/compute\/v1\/projects\/.+\/global\/networks\//);
+    for (const [d, x] of [
+      [sub, sn],
+      [vm, v],
+    ] as const) {
+      await settle(r, keyOf(d, x));
+      await settle(r, keyOf(d, x));
+      const got = await getMr<Json>(kube, d, x);
+      expect(conditionOf(got, "Ready"), JSON.stringify(got?.status)).toMatchObject({ status: "True" });
+      expect(conditionOf(got, "Synced")).toMatchObject({ status: "True" });
+    }
+    // The full URL Compute answers with is what is stored and sent; the fake (which refuses a malformed URL
+    // and any unknown field, networkRef included) holds the same.
+    const subObj = await getMr<Json>(kube, sub, sn);
+    expect(subObj?.spec.forProvider.network).toBe(link);
+    const subPath = new URL(String(subObj?.status?.atProvider?.selfLink)).pathname;
+    expect(fake.resource(subPath)?.network).toBe(link);
+    const vmObj = await getMr<Json>(kube, vm, v);
+    expect(vmObj?.spec.forProvider.networkInterfaces).toEqual([{ networkRef: { name: n }, network: link }]);
+    const vmPath = new URL(String(vmObj?.status?.atProvider?.selfLink)).pathname;
+    expect(fake.resource(vmPath)?.networkInterfaces).toEqual([{ network: link }]);
+
+    // A reference to nothing: Synced=False naming the field, the kind and the name, and nothing is made.
+    await kube.create(
+      fw,
+      managedObject(fw, f, PC, {
+        forProvider: { allowed: [{ IPProtocol: "tcp" }], networkRef: { name: "no-such-network" } },
+        connectionSecret: false,
+      }),
+    );
+    await r.reconcile(keyOf(fw, f));
+    const fwObj = await getMr<Json>(kube, fw, f);
+    expect(conditionOf(fwObj, "Synced")?.message).toContain(
+      'referenced Network "no-such-network" does not exist (networkRef): referenced resource may not yet be ready',
+    );
+    expect(fwObj?.metadata.annotations?.[Annotations.createPending]).toBeUndefined();
+    for (const [d, x] of [
+      [fw, f],
+      [vm, v],
+      [sub, sn],
+      [net, n],
+    ] as const) {
+      await kube.delete(d, x);
+      await settle(r, keyOf(d, x));
+      await settle(r, keyOf(d, x));
     }
   });
 

@@ -22,6 +22,7 @@ import { namespacedVariantOf } from "../../../shared/api/managed.ts";
 import { allCrds } from "../../../shared/crds.ts";
 import { atProviderOf, observedOf } from "../../../shared/providers/awscc/model.ts";
 import { structuralProblems } from "../../support/structural.ts";
+import { shapeAt } from "../../support/zod-shape.ts";
 
 const SENTINEL = "sentinel-secret-value-9c41";
 type Json = Record<string, unknown>;
@@ -67,16 +68,17 @@ describe("generated Google Cloud kinds", () => {
     for (const e of catalog.kinds) {
       const spec = loadGoogleSpec(e);
       const def = googleKindOf(spec);
-      const shape = def.forProvider.shape as Record<string, unknown>;
       for (const r of spec.google.refs ?? []) {
         refs++;
         if (r.field === "parent") parents++;
         const to = served.get(`${r.group}/${r.kind}`);
         if (!to || to.typeName !== r.type)
           problems.push(`${e.kind}.${r.field}: ${r.type} is not ${r.group}/${r.kind}`);
-        const ref = def.references.find((x) => x.field === r.field);
-        if (!ref || !shape[ref.refField] || !shape[ref.selectorField] || !shape[r.field])
-          problems.push(`${e.kind}.${r.field}: no ref/selector field`);
+        // A nested reference's fields sit beside its field, in the same object (every list item's own).
+        const shape = shapeAt(def.forProvider, r.at);
+        const ref = def.references.find((x) => x.field === r.field && x.at === r.at);
+        if (!ref || !shape?.[ref.refField] || !shape[ref.selectorField] || !shape[r.field])
+          problems.push(`${e.kind}.${r.at ? `${r.at}.` : ""}${r.field}: no ref/selector field`);
         if (ref?.to.plural !== to?.plural) problems.push(`${e.kind}.${r.field}: plural ${ref?.to.plural}`);
       }
       // Every top-level string field with a resource_reference to a served type has its reference.
@@ -85,7 +87,7 @@ describe("generated Google Cloud kinds", () => {
       )?.message;
       for (const f of msg ? (facts.messages[msg]?.fields ?? []) : [])
         if (f.ref && typed.has(f.ref) && spec.properties[f.j] && !f.map && !spec.secrets.includes(f.j))
-          if (!spec.google.refs?.some((r) => r.field === f.j))
+          if (!spec.google.refs?.some((r) => r.field === f.j && !r.at))
             problems.push(`${e.kind}.${f.j}: ${f.ref} has no reference`);
     }
     expect(problems.slice(0, 20)).toEqual([]);

@@ -1,0 +1,196 @@
+// Compute's references, from Google's Config Connector service mappings (compute-references.json.gz):
+// each KCC reference (a Terraform field of a google_compute_* resource naming a KCC kind) mapped onto the
+// generated Compute kind's own API field (camelCase, through objects and lists) and the generated kind that
+// serves the referenced type. What cannot be mapped is returned with the reason, never dropped silently.
+import { pluralOf } from "../../shared/api/awscc/spec.ts";
+import type { GoogleRef } from "../../shared/api/googleapis/spec.ts";
+import type { FactField, FactResource, FactsBundle, RefsBundle, RefTarget } from "./facts.ts";
+
+export interface NamedKind {
+  r: FactResource;
+  group: string;
+  kind: string;
+}
+type Served = Omit<GoogleRef, "field" | "list" | "type" | "at" | "from" | "prefix" | "source">;
+
+export interface Unmapped {
+  /** The Terraform resource and field as Config Connector names them (google_compute_instance boot_disk.source). */
+  resource: string;
+  tfField: string;
+  target?: string;
+  why: string;
+}
+
+const camel = (s: string) => s.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const pascal = (words: readonly string[]) =>
+  words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
+const templateOf = (s: string) => s.replace(/\{\{?[^}]+\}\}?/g, "*");
+
+export interface ComputeRefsInput {
+  refs: RefsBundle;
+  facts: FactsBundle;
+  named: readonly NamedKind[];
+  /** Whether a field (by message and JSON name) is output-only, a fingerprint or otherwise not in forProvider. */
+  inForProvider: (r: FactResource, path: readonly FactField[]) => boolean;
+  /** Object types nest at most this deep in the CRD: a reference deeper than that has nowhere to go. */
+  maxDepth: number;
+}
+
+/** Per generated Compute kind (`group/kind`): its references; and every KCC reference not mapped, with why. */
+export function computeRefsOf(i: ComputeRefsInput): {
+  byKind: Map<string, GoogleRef[]>;
+  unmapped: Unmapped[];
+} {
+  const byKind = new Map<string, GoogleRef[]>();
+  const unmapped: Unmapped[] = [];
+  const compute = i.named.filter((n) => n.r.family === "compute");
+  const computeKind = new Map(compute.map((n) => [n.kind, n]));
+  const byType = new Map<string, NamedKind>();
+  for (const n of i.named) if (n.r.family === "resource" && !byType.has(n.r.type)) byType.set(n.r.type, n);
+  const served = (n: NamedKind): Served => ({
+    group: n.group,
+    kind: n.kind,
+    plural: pluralOf(n.kind),
+    family: n.r.family,
+  });
+
+  /**
+   * The generated kind serving a KCC kind: Compute by its Terraform name — where the KCC kind is a global
+   * and a regional twin, the one of the referring resource's scope (google_compute_region_* refers to
+   * google_compute_region_*) — others by host and the longest Terraform-name suffix that is a served type.
+   */
+  const targetKind = (kcc: string, from: string): NamedKind | string => {
+    const k = i.refs.kinds[kcc];
+    if (!k) return `Config Connector has no service mapping for ${kcc}`;
+    if (k.host === "compute.googleapis.com") {
+      const regional = from.startsWith("google_compute_region_");
+      const tf =
+        k.tf.length === 1
+          ? (k.tf[0] as string)
+          : (k.tf.find((t) => t.startsWith("google_compute_region_") === regional) ?? (k.tf[0] as string));
+      const name = pascal(tf.replace(/^google_compute_/, "").split("_"));
+      return computeKind.get(name) ?? `no generated Compute kind ${name} (${tf})`;
+    }
+    for (const tf of k.tf) {
+      const words = tf.replace(/^google_/, "").split("_");
+      // google_kms_crypto_key on cloudkms.googleapis.com: CryptoKey.
+      for (let s = 0; s < words.length; s++) {
+        const n = byType.get(`${k.host}/${pascal(words.slice(s))}`);
+        if (n) return n;
+      }
+    }
+    return `no generated kind serves ${kcc} (${k.tf.join(", ")} on ${k.host})`;
+  };
+
+  for (const res of i.refs.resources) {
+    const own = computeKind.get(pascal(res.tf.replace(/^google_compute_/, "").split("_")));
+    for (const ref of res.refs) {
+      const miss = (why: string, target?: string) =>
+        unmapped.push({ resource: res.tf, tfField: ref.tfField, ...(target ? { target } : {}), why });
+      if (!own) {
+        miss(`no generated Compute kind for ${res.tf}`);
+        continue;
+      }
+      // The Terraform path onto the API's fields: camelCase, a Terraform block's singular as the API's list.
+      const path: FactField[] = [];
+      let msg: string | undefined = own.r.message;
+      let why = "";
+      for (const part of ref.tfField.split(".")) {
+        const fields: FactField[] = msg ? (i.facts.messages[msg]?.fields ?? []) : [];
+        const c = camel(part);
+        const f = fields.find((x) => x.j === c) ?? fields.find((x) => x.j === `${c}s`);
+        if (!f) {
+          why = `the API's ${own.r.type.split("/")[1]} has no field for ${part}${path.length ? ` in ${path.map((p) => p.j).join(".")}` : ""}`;
+          break;
+        }
+        path.push(f);
+        msg = i.facts.messages[f.t] ? f.t : undefined;
+      }
+      if (why) {
+        miss(why);
+        continue;
+      }
+      const leaf = path.at(-1) as FactField;
+      const holders = path.slice(0, -1);
+      if (!["string"].includes(leaf.t) || leaf.map) {
+        miss(`${path.map((p) => p.j).join(".")} is not a string (${leaf.t})`);
+        continue;
+      }
+      if (holders.some((h) => h.map)) {
+        miss(`${path.map((p) => p.j).join(".")} lies in a map`);
+        continue;
+      }
+      if (holders.length > i.maxDepth) {
+        miss(`${path.map((p) => p.j).join(".")} is deeper than the CRD's ${i.maxDepth} object levels`);
+        continue;
+      }
+      if (!i.inForProvider(own.r, path)) {
+        miss(`${path.map((p) => p.j).join(".")} is output-only or server state, not in forProvider`);
+        continue;
+      }
+      const key = `${own.group}/${own.kind}`;
+      const list = byKind.get(key) ?? [];
+      const at = holders.map((h) => h.j).join(".");
+      if (list.some((x) => x.field === leaf.j && (x.at ?? "") === at)) {
+        for (const t of ref.targets)
+          miss("a second type for one field: only the first mapped type is referenced", t.kind);
+        continue;
+      }
+      let done = false;
+      for (const t of ref.targets) {
+        if (done) {
+          miss("a second type for one field: only the first mapped type is referenced", t.kind);
+          continue;
+        }
+        const to = targetKind(t.kind, res.tf);
+        if (typeof to === "string") {
+          miss(to, t.kind);
+          continue;
+        }
+        const value = fillOf(t, to, i.facts);
+        if (typeof value === "string") {
+          miss(value, t.kind);
+          continue;
+        }
+        list.push({
+          field: leaf.j,
+          ...(at ? { at } : {}),
+          ...(leaf.rep ? { list: true as const } : {}),
+          type: to.r.type,
+          ...served(to),
+          ...value,
+          source: "kcc",
+        });
+        done = true;
+      }
+      byKind.set(key, list);
+    }
+  }
+  return { byKind, unmapped };
+}
+
+/**
+ * What of the target fills the field: KCC's targetField (a Terraform field of the target, e.g. self_link →
+ * its selfLink, email → its email) when the target's API message has it; none → its full name (Compute: its
+ * relative name); a valueTemplate only where it is the target's own name pattern, optionally behind
+ * `//<host>/` (a full resource name).
+ */
+function fillOf(
+  t: RefTarget,
+  to: NamedKind,
+  facts: FactsBundle,
+): Pick<GoogleRef, "from" | "prefix"> | string {
+  if (t.valueTemplate) {
+    const m = /^(\/\/[a-z0-9.-]+\/)?(.*)$/.exec(t.valueTemplate) as RegExpExecArray;
+    const pattern = to.r.pattern ? templateOf(to.r.pattern) : "";
+    if (!pattern || templateOf(m[2] as string) !== pattern)
+      return `valueTemplate ${t.valueTemplate} is not ${to.kind}'s name pattern (${to.r.pattern ?? "none"})`;
+    return m[1] ? { prefix: m[1] } : {};
+  }
+  if (!t.targetField) return {};
+  const from = camel(t.targetField);
+  if (from === "name") return { from };
+  if (!facts.messages[to.r.message]?.fields.some((f) => f.j === from && f.t === "string" && !f.rep))
+    return `${to.kind} has no string field ${from} (KCC targetField ${t.targetField})`;
+  return { from };
+}
