@@ -22,6 +22,8 @@ export function uncarried(
 ): string[] {
   const out: string[] = [];
   const walk = (want: unknown, have: unknown, at: string) => {
+    // A null wanted value (a status attribute the cloud answered null) asks for nothing to be carried.
+    if (want === null) return;
     if (have === undefined || have === null) return void out.push(at);
     if (!isPlainObject(want) || !isPlainObject(have)) return;
     for (const [k, v] of Object.entries(want))
