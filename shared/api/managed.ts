@@ -313,10 +313,22 @@ function cloudOfGroup(group: string): (typeof CLOUDS)[number] {
 export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObjectSchema>(
   o: ManagedKindOptions<F, A>,
 ): ManagedKindDef<F, A> {
+  return defineManagedKindLazily(o, () => ({ forProvider: o.forProvider, atProvider: o.atProvider }));
+}
+
+/**
+ * A managed kind whose zod schemas are built on first use: `schemas` runs once, when forProvider,
+ * atProvider, spec, status or secretRefPaths is first read (validation, CRD, docs), never at definition.
+ * A process that activates many generated kinds pays only for the kinds it meets (cold start).
+ */
+export function defineManagedKindLazily<F extends AnyObjectSchema, A extends AnyObjectSchema>(
+  o: Omit<ManagedKindOptions<F, A>, "forProvider" | "atProvider">,
+  schemas: () => { forProvider: F; atProvider: A },
+): ManagedKindDef<F, A> {
   const group = `${o.group}.${API_DOMAIN}`;
   const version = o.version ?? "v1alpha1";
   const cloud = o.cloud ?? cloudOfGroup(o.group);
-  return {
+  const def = {
     group,
     version,
     kind: o.kind,
@@ -325,10 +337,6 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     apiVersion: `${group}/${version}`,
     cloud,
     description: o.description,
-    forProvider: o.forProvider,
-    atProvider: o.atProvider,
-    spec: managedSpec(o.forProvider),
-    status: managedStatus(o.atProvider),
     immutable: (o.immutable ?? []) as string[],
     connectionKeys: o.connectionKeys ?? [],
     externalName: o.externalName ?? "fromAnnotation",
@@ -340,8 +348,43 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
     ...(o.shortNames ? { shortNames: o.shortNames } : {}),
     ...(o.tagging ? { tagging: o.tagging } : {}),
     scope: "Cluster",
-    secretRefPaths: localizeSecretRefs(o.forProvider).paths,
+  } as ManagedKindDef<F, A>;
+  const built = once(schemas);
+  lazily(def, "forProvider", () => built().forProvider);
+  lazily(def, "atProvider", () => built().atProvider);
+  lazily(def, "spec", () => managedSpec(built().forProvider));
+  lazily(def, "status", () => managedStatus(built().atProvider));
+  lazily(def, "secretRefPaths", () => localizeSecretRefs(built().forProvider).paths);
+  return def;
+}
+
+/** `f`, called at most once. */
+function once<T>(f: () => T): () => T {
+  let done: { v: T } | undefined;
+  return () => {
+    done ??= { v: f() };
+    return done.v;
   };
+}
+
+/**
+ * `o[key]` computed on first read, then a plain value. The getter keeps its value in its closure, so a
+ * copy of the property (namespacedVariantOf copies descriptors) computes it at most once as well.
+ */
+function lazily<T extends object, K extends keyof T>(o: T, key: K, compute: () => T[K]): void {
+  const value = once(compute);
+  Object.defineProperty(o, key, {
+    configurable: true,
+    enumerable: true,
+    get(this: T) {
+      const v = value();
+      Object.defineProperty(this, key, { value: v, writable: true, configurable: true, enumerable: true });
+      return v;
+    },
+    set(this: T, v: T[K]) {
+      Object.defineProperty(this, key, { value: v, writable: true, configurable: true, enumerable: true });
+    },
+  });
 }
 
 const namespacedVariants = new WeakMap<ManagedKindDef, ManagedKindDef>();
@@ -371,12 +414,9 @@ export function namespacedVariantOf<F extends AnyObjectSchema, A extends AnyObje
   const known = namespacedVariants.get(def);
   if (known) return known as ManagedKindDef<F, A>;
   const type = namespacedTypeOf(def);
-  const forProvider = localizeSecretRefs(def.forProvider);
-  const variant: ManagedKindDef<F, A> = {
-    ...def,
-    ...type,
-    forProvider: forProvider.schema,
-    spec: namespacedManagedSpec(forProvider.schema),
+  // The descriptors, not the values: a kind's schemas not yet built stay unbuilt (defineManagedKindLazily).
+  const variant = Object.defineProperties({}, Object.getOwnPropertyDescriptors(def)) as ManagedKindDef<F, A>;
+  Object.assign(variant, type, {
     providerConfig: clusterProviderConfigType(def.cloud),
     providerConfigKinds: {
       ProviderConfig: namespacedProviderConfigType(def.cloud),
@@ -384,8 +424,11 @@ export function namespacedVariantOf<F extends AnyObjectSchema, A extends AnyObje
     },
     references: def.references.map((r) => ({ ...r, to: namespacedTypeOf(r.to) })),
     scope: "Namespaced",
-    secretRefPaths: forProvider.paths,
-  };
+  });
+  const forProvider = once(() => localizeSecretRefs(def.forProvider));
+  lazily(variant, "forProvider", () => forProvider().schema);
+  lazily(variant, "spec", () => namespacedManagedSpec(forProvider().schema));
+  lazily(variant, "secretRefPaths", () => forProvider().paths);
   namespacedVariants.set(def, variant);
   return variant;
 }

@@ -123,17 +123,21 @@ export const azuriteBlob = () =>
 
 /**
  * An ARM fake of the test's own, with the generic handler for every generated type (arm-generic.ts);
- * `listPageSize`: items per list page (linked with nextLink).
+ * `listPageSize`: items per list page (linked with nextLink); `listLeavesOut`: members a type's list
+ * answers with null (lowercased type → paths).
  */
-export async function startGenericArmFake(opts: { listPageSize?: number } = {}): Promise<FakeServer> {
+export async function startGenericArmFake(
+  opts: { listPageSize?: number; listLeavesOut?: Record<string, string[]> } = {},
+): Promise<FakeServer> {
   const { armGenericHandler } = await import("../../infra/local/fakes/arm-generic.ts");
   const tls = await ensureTls(dirname(env("DRIFTLESS_CA_FILE")));
+  const { listLeavesOut, ...rest } = opts;
   return startArmFake({
     port: 0,
     cert: tls.serverCert,
     key: tls.serverKey,
-    generic: armGenericHandler(),
-    ...opts,
+    generic: armGenericHandler(listLeavesOut ? { listLeavesOut } : {}),
+    ...rest,
   });
 }
 
@@ -185,4 +189,21 @@ export async function reconcileUntil(
     }
     await sleep(Math.min(res.requeueAfterMs ?? 200, opts.maxSleepMs ?? 250));
   }
+}
+
+/** A direct ARM call to a fake, as a user's own tooling (the portal, az) would make it. */
+export async function armAsUser(
+  url: string,
+  method: string,
+  path: string,
+  apiVersion: string,
+  body?: unknown,
+) {
+  const res = await fetch(`${url}${path}?api-version=${apiVersion}`, {
+    method,
+    headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Record<string, unknown> };
 }

@@ -820,12 +820,15 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     const postgresOperation =
       lower[2] === "providers" && lower[3] === POSTGRES_NAMESPACE && lower[4] === "locations";
     const tagsRequest = lower.slice(-4).join("/") === "providers/microsoft.resources/tags/default";
+    // A collection (`…/providers/{ns}/{type}` or below a parent): a list, counted apart from one resource's read.
+    const collection =
+      providerType !== undefined && method === "GET" && seg.length % 2 === 1 ? " (list)" : "";
     count(
       postgresOperation
         ? `${method} Microsoft.DBforPostgreSQL/operations`
         : tagsRequest
           ? `${method} Microsoft.Resources/tags`
-          : `${method} ${providerType ? (counterNames.get(providerType) ?? providerType) : (lower[2] ?? "subscriptions")}`,
+          : `${method} ${providerType ? `${counterNames.get(providerType) ?? providerType}${collection}` : (lower[2] ?? "subscriptions")}`,
     );
     authenticate(req);
     const fault = injectedFault(method, url.pathname);

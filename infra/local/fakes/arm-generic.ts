@@ -52,8 +52,28 @@ interface Stored {
   op: string;
 }
 
-/** The generic handler, with its own resources; specs are loaded on first use of a type. */
-export function armGenericHandler(opts: { looks?: number } = {}) {
+/** A document as a list shows it: the members the type's list leaves out are there with a null value. */
+function asListed(doc: Json, leavesOut: readonly string[] = []): Json {
+  for (const p of leavesOut) {
+    const parts = p.split(".");
+    const last = parts.pop() ?? "";
+    const holder = parts.reduce<unknown>((v, k) => (isObject(v) ? v[k] : undefined), doc);
+    if (isObject(holder) && last in holder) holder[last] = null;
+  }
+  return doc;
+}
+
+/**
+ * The generic handler, with its own resources; specs are loaded on first use of a type. `listLeavesOut`:
+ * members (paths) a type's list answers with null though its GET has them (lowercased type → paths), as
+ * some services' lists do (docs/adr/0013-azure-batched-drift-checks.md); none unless a test says so.
+ */
+export function armGenericHandler(
+  opts: { looks?: number; listLeavesOut?: Readonly<Record<string, readonly string[]>> } = {},
+) {
+  const leavesOut = new Map(
+    Object.entries(opts.listLeavesOut ?? {}).map(([t, paths]) => [t.toLowerCase(), paths]),
+  );
   generateAzure();
   const catalog = loadAzureCatalog();
   const byType = new Map(catalog.kinds.map((e) => [e.type.toLowerCase(), e]));
@@ -107,7 +127,7 @@ export function armGenericHandler(opts: { looks?: number } = {}) {
       const prefix = `${g.rgId}/providers/${[ns, ...own].join("/")}/`.toLowerCase();
       const items = [...resources.entries()]
         .filter(([k]) => k.startsWith(prefix) && !k.slice(prefix.length).includes("/"))
-        .map(([, r]) => hideWriteOnly(spec, structuredClone(r.doc)));
+        .map(([, r]) => asListed(hideWriteOnly(spec, structuredClone(r.doc)), leavesOut.get(typeKey)));
       return g.send(g.res, 200, g.page(items, g.url, g.base));
     }
     if (!spec || own.length % 2 === 1)

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { ResourceGroup } from "../azure/resources.ts";
 import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
 import {
-  defineManagedKind,
+  defineManagedKindLazily,
   type FieldBehaviour,
   type ManagedKindDef,
   type ReferenceDef,
@@ -103,20 +103,15 @@ export function generatedTarget(p: AzParent) {
   };
 }
 
-/** forProvider, atProvider, field behaviours, references and immutable fields of a generated kind. */
-export function azureGenSchemas(spec: AzureKindSpec) {
-  const fp: Record<string, z.ZodType> = {};
-  const references: ReferenceDef[] = [];
-  const reference = (field: string, what: string, to: ReferenceDef["to"], kindText: string) => {
-    fp[field] = z.string().min(1).optional().describe(`${what} Required. Immutable.`);
-    fp[`${field}Ref`] = Reference.optional().describe(
-      `A ${kindText} managed resource whose external name fills ${field} once it is Ready.`,
-    );
-    fp[`${field}Selector`] = Selector.optional().describe(
-      `Selects a ${kindText} managed resource by labels to fill ${field}.`,
-    );
-    references.push({ field, refField: `${field}Ref`, selectorField: `${field}Selector`, to });
-  };
+/** The forProvider fields naming where the resource lives (resource group, parents): each with a Ref and a Selector. */
+function homeReferences(spec: AzureKindSpec) {
+  const out: Array<{ def: ReferenceDef; what: string; kindText: string }> = [];
+  const reference = (field: string, what: string, to: ReferenceDef["to"], kindText: string) =>
+    out.push({
+      def: { field, refField: `${field}Ref`, selectorField: `${field}Selector`, to },
+      what,
+      kindText,
+    });
   if (spec.scope === "resourceGroup")
     reference(
       "resourceGroupName",
@@ -128,9 +123,31 @@ export function azureGenSchemas(spec: AzureKindSpec) {
     const to = generatedTarget(p);
     reference(p.field, `The name of the parent ${p.type}.`, to, `${to.kind} (${to.group})`);
   }
-  Object.assign(fp, members(spec, spec.body, ""));
+  return out;
+}
+
+/** Field behaviours, references and immutable fields of a generated kind: plain data, no schema built. */
+export function azureGenFacts(spec: AzureKindSpec) {
   const fields: Record<string, FieldBehaviour> = {};
   for (const p of [...spec.writeOnly, ...spec.secrets]) fields[crdPathOf(spec, p)] = { writeOnly: true };
+  const references = homeReferences(spec).map((r) => r.def);
+  const immutable = [...references.map((r) => r.field), ...spec.createOnly.map((p) => crdPathOf(spec, p))];
+  return { fields, references, immutable };
+}
+
+/** forProvider and atProvider of a generated kind (zod: the costly part, built on a kind's first use). */
+export function azureGenSchemas(spec: AzureKindSpec) {
+  const fp: Record<string, z.ZodType> = {};
+  for (const { def, what, kindText } of homeReferences(spec)) {
+    fp[def.field] = z.string().min(1).optional().describe(`${what} Required. Immutable.`);
+    fp[def.refField] = Reference.optional().describe(
+      `A ${kindText} managed resource whose external name fills ${def.field} once it is Ready.`,
+    );
+    fp[def.selectorField] = Selector.optional().describe(
+      `Selects a ${kindText} managed resource by labels to fill ${def.field}.`,
+    );
+  }
+  Object.assign(fp, members(spec, spec.body, ""));
   const ap: Record<string, z.ZodType> = {};
   const outSpec = { ...spec, secrets: [], createOnly: [], writeOnly: [] };
   for (const [k, p] of Object.entries(spec.out)) {
@@ -139,12 +156,7 @@ export function azureGenSchemas(spec: AzureKindSpec) {
       .optional()
       .describe(p.doc ?? k);
   }
-  const homeFields = [
-    ...(spec.scope === "resourceGroup" ? ["resourceGroupName"] : []),
-    ...spec.parents.map((p) => p.field),
-  ];
-  const immutable = [...homeFields, ...spec.createOnly.map((p) => crdPathOf(spec, p))];
-  return { forProvider: z.object(fp), atProvider: z.object(ap), fields, references, immutable };
+  return { forProvider: z.object(fp), atProvider: z.object(ap) };
 }
 
 /** atProvider's schema of a read-only member, without its secret strings (they go to the connection Secret). */
@@ -167,25 +179,30 @@ function zodOfOut(spec: AzureKindSpec, outSecrets: readonly string[], node: AzNo
 
 const isStringMap = (n: AzNode | undefined) => n?.t === "map" && n.of.t === "string";
 
-/** The managed kind definition of a generated kind (cluster-scoped; withNamespacedVariants adds `.m.`). */
+/**
+ * The managed kind definition of a generated kind (cluster-scoped; withNamespacedVariants adds `.m.`). Its
+ * zod schemas are built on first use (defineManagedKindLazily): activating 50 kinds builds none of them,
+ * and every path that validates reads the same forProvider, built once per kind and shape.
+ */
 export function azureGenKindOf(spec: AzureKindSpec): ManagedKindDef {
-  const s = azureGenSchemas(spec);
+  const facts = azureGenFacts(spec);
   const name = spec.fixedName
     ? `Its name is always "${spec.fixedName}" (ARM allows no other).`
     : "The external name (crossplane.io/external-name, default metadata.name) is its name in Azure.";
-  return defineManagedKind({
-    group: spec.group,
-    kind: spec.kind,
-    plural: spec.plural,
-    cloud: "azure",
-    description: `${spec.description} ${name}`,
-    forProvider: s.forProvider,
-    atProvider: s.atProvider,
-    immutable: s.immutable,
-    externalName: "fromAnnotation",
-    references: s.references,
-    fields: s.fields,
-    // ARM's tags: a top-level map of strings on the types that have one (bicep-types' body).
-    ...(isStringMap(spec.body.tags?.s) ? { tagging: { field: "tags", format: "tags" as const } } : {}),
-  });
+  return defineManagedKindLazily(
+    {
+      group: spec.group,
+      kind: spec.kind,
+      plural: spec.plural,
+      cloud: "azure",
+      description: `${spec.description} ${name}`,
+      immutable: facts.immutable,
+      externalName: "fromAnnotation",
+      references: facts.references,
+      fields: facts.fields,
+      // ARM's tags: a top-level map of strings on the types that have one (bicep-types' body).
+      ...(isStringMap(spec.body.tags?.s) ? { tagging: { field: "tags", format: "tags" as const } } : {}),
+    },
+    () => azureGenSchemas(spec),
+  );
 }

@@ -36,6 +36,7 @@ import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
 import { IN_STAGE_REGION } from "../aws/global-services.ts";
 import { awsHome } from "../aws/home.ts";
+import { listedAmong, observeListed } from "../listed-models.ts";
 import { secretReader } from "../secret-refs.ts";
 import { handlerIam } from "./handler-iam.ts";
 import {
@@ -97,39 +98,6 @@ export function batchedReadOf(spec: AwsccKindSpec): "ListResources" | string {
   return listFallbacks.get(spec.typeName) ?? "ListResources";
 }
 
-/**
- * The paths (`a.b`, `atProvider.c`) of what the plan compares for `mr` — its forProvider's set properties at
- * any depth and the attributes its status holds — that `obs` lacks.
- */
-function uncarried(spec: AwsccKindSpec, mr: MR, obs: ExternalObservation<Json, Json>): string[] {
-  const out: string[] = [];
-  const walk = (want: unknown, have: unknown, at: string) => {
-    if (have === undefined || have === null) return void out.push(at);
-    if (!isPlainObject(want) || !isPlainObject(have)) return;
-    for (const [k, v] of Object.entries(want))
-      if (v !== undefined && !/(Ref|Refs|Selector)$/.test(k)) walk(v, have[k], `${at}.${k}`);
-  };
-  const observed = obs.observed ?? {};
-  for (const [k, v] of Object.entries(mr.spec.forProvider))
-    if (v !== undefined && spec.properties[k] && k !== spec.identifierField) walk(v, observed[k], k);
-  const atProvider = obs.atProvider ?? {};
-  for (const k of Object.keys(mr.status?.atProvider ?? {}))
-    if (atProvider[k] === undefined) out.push(`atProvider.${k}`);
-  return out;
-}
-
-const isPlainObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** Runs `f` over `items`, `n` at a time, results in order. */
-async function lanes<T, R>(items: readonly T[], n: number, f: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await f(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, lane));
-  return out;
-}
 const clients = new ClientCache((c) => new CloudControlClient(sdkOptions(c)));
 
 const NOT_FOUND = new Set(["ResourceNotFoundException", "NotFound"]);
@@ -359,26 +327,20 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
         listFallbacks.set(type, `ListResources was refused: ${err.message}`);
       }
     }
-    return lanes(items, READ_CONCURRENCY, async ({ mr, externalName }) => {
-      try {
+    const spec = this.#spec;
+    return observeListed(items, {
+      listed: async ({ mr, externalName }) => {
         const model = listed.get(externalName);
-        const fromList = model ? this.#found(mr as MR, model) : undefined;
-        const missing = fromList ? uncarried(this.#spec, mr as MR, fromList) : [];
-        if (fromList && missing.length === 0) return fromList;
-        const read = await this.observe(mr as MR, externalName);
-        if (fromList && read.resourceExists) {
-          const still = new Set(uncarried(this.#spec, mr as MR, read));
-          const omitted = missing.filter((m) => !still.has(m));
-          if (omitted.length > 0)
-            listFallbacks.set(
-              type,
-              `ListResources left out ${omitted.slice(0, 3).join(", ")}, which GetResource returns`,
-            );
-        }
-        return read;
-      } catch (err) {
-        return err instanceof Error ? err : new Error(String(err));
-      }
+        return model ? this.#found(mr as MR, model) : undefined;
+      },
+      observe: ({ mr, externalName }) => this.observe(mr as MR, externalName),
+      compared: (k) => spec.properties[k] !== undefined && k !== spec.identifierField,
+      incomplete: (omitted) =>
+        listFallbacks.set(
+          type,
+          `ListResources left out ${omitted.slice(0, 3).join(", ")}, which GetResource returns`,
+        ),
+      concurrency: READ_CONCURRENCY,
     });
   }
 
@@ -405,15 +367,8 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
   }
 
   /** What ListResources shows of `wanted` (identifiers) here, by identifier. */
-  async #list(wanted: ReadonlySet<string>): Promise<Map<string, Json>> {
-    const found = new Map<string, Json>();
-    let pages = 0;
-    for await (const page of this.#pages()) {
-      pages++;
-      for (const [id, model] of page) if (wanted.has(id)) found.set(id, model);
-      if (found.size >= wanted.size || pages >= wanted.size - found.size) break;
-    }
-    return found;
+  #list(wanted: ReadonlySet<string>): Promise<Map<string, Json>> {
+    return listedAmong(this.#pages(), wanted);
   }
 
   /** Every resource of the type in this region (`driftless import`): its primary identifier and region. */

@@ -14,7 +14,7 @@ import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import { removeCrds } from "../../support/awscc.ts";
-import { armClient, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
+import { armAsUser, armClient, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
 import { connectionData, managedObject } from "../../support/conformance.ts";
 import { defaultTags } from "../../support/default-tags.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
@@ -140,21 +140,13 @@ let fake: FakeServer;
 let specs: Map<string, AzureKindSpec>;
 let defs: Map<string, ManagedKindDef>;
 let r: Reconciler;
-let token: string;
 
 const specOf = (type: string) => specs.get(type) as AzureKindSpec;
 const defOf = (type: string) => defs.get(type) as ManagedKindDef;
 
 /** A direct ARM call, as a user's own tooling (the portal, az) would make it. */
-async function arm(method: string, path: string, apiVersion: string, body?: unknown) {
-  const res = await fetch(`${fake.url}${path}?api-version=${apiVersion}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-}
+const arm = (method: string, path: string, apiVersion: string, body?: unknown) =>
+  armAsUser(fake.url, method, path, apiVersion, body);
 
 const idOf = (spec: AzureKindSpec, names: string[]) => {
   const [ns, ...segs] = spec.type.split("/");
@@ -219,7 +211,6 @@ beforeAll(async () => {
   );
   await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
   await armClient(fake.url).resourceGroups.createOrUpdate(RG, { location: "westeurope" });
-  token = "user-tooling";
   r = new Reconciler(
     kube,
     new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([...specs.values()]))]),

@@ -491,7 +491,7 @@ describe("Azure kinds: observeMany against an ARM fake of this suite and Azurite
     });
 
     // om-net-1: three networks, two a page; om-net-2: one page; om-net-gone: one request, a 404.
-    expect(requests).toEqual({ "GET Microsoft.Network/virtualNetworks": 4 });
+    expect(requests).toEqual({ "GET Microsoft.Network/virtualNetworks (list)": 4 });
     expect(tokens()).toBe(4);
     await expectObserveManyMatchesObserve(client, batch);
     expect(observation(many?.[0]).observed).toMatchObject({ tags: { team: "a" } });
@@ -533,7 +533,7 @@ describe("Azure kinds: observeMany against an ARM fake of this suite and Azurite
     });
 
     // Three subnets, two a page; the missing network: one request, a 404.
-    expect(requests).toEqual({ "GET Microsoft.Network/virtualNetworks/subnets": 3 });
+    expect(requests).toEqual({ "GET Microsoft.Network/virtualNetworks/subnets (list)": 3 });
     expect(tokens()).toBe(3);
     await expectObserveManyMatchesObserve(client, batch);
     expect(observation(many?.[0]).observed).toMatchObject({ addressPrefix: "10.0.1.0/24" });

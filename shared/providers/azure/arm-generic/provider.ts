@@ -14,12 +14,14 @@ import {
   InvalidSpecError,
   type ManagedKindProvider,
   NotListableError,
+  type ObserveManyItem,
 } from "../../../api/external.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../../api/provider-config.ts";
+import { listedAmong, observeListed } from "../../listed-models.ts";
 import { secretReader } from "../../secret-refs.ts";
-import { type ArmRest, armError, armRest } from "../arm-rest.ts";
-import { azure } from "../config.ts";
+import { ArmRequestError, type ArmRest, armError, armRest } from "../arm-rest.ts";
+import { azure, classifyAzureError } from "../config.ts";
 import {
   atProviderOf,
   desiredBody,
@@ -70,6 +72,41 @@ function namesOf(spec: AzureKindSpec, id: string, fp: Json): Json {
   return out;
 }
 
+/** Resources one batched check takes (its pages stop as soon as every one of them was seen). */
+const LIST_MAX_ITEMS = 1000;
+/** GETs in flight at once for the objects a batched check reads alone. */
+const READ_CONCURRENCY = 8;
+
+/** Types (lowercased) whose list was seen, in this process, to be refused or to leave out what the plan compares. */
+const listFallbacks = new Map<string, string>();
+
+/**
+ * How a batched drift check reads this type: `"list"` (its collection in each resource group, paged by
+ * nextLink), or why it is one GET per resource — from the spec (where the type lives) and what was seen at
+ * run time. Decisions: docs/adr/0013-azure-batched-drift-checks.md.
+ */
+export function batchedReadOf(spec: AzureKindSpec): "list" | string {
+  if (spec.parents.length > 0)
+    return `a child of ${spec.parents.map((p) => p.type).join(" / ")}: listed per parent, read per resource`;
+  if (spec.fixedName) return `a singleton (always named ${spec.fixedName}): read per resource`;
+  if (spec.scope !== "resourceGroup" || spec.type.toLowerCase() === "microsoft.resources/resourcegroups")
+    return "not in a resource group: read per resource";
+  return listFallbacks.get(spec.type.toLowerCase()) ?? "list";
+}
+
+/**
+ * Why a list answer is no list of this type: `"group gone"` (its objects are read alone, and each GET
+ * says so), ARM's refusal of the collection (a type without a list operation), or undefined (an error to
+ * pass on: throttling, credentials, a server error).
+ */
+function listRefusal(err: unknown): string | undefined {
+  if (!(err instanceof ArmRequestError)) return undefined;
+  if (err.code === "ResourceGroupNotFound") return "group gone";
+  if (err.statusCode === 429 || err.statusCode === 401 || err.statusCode === 403) return undefined;
+  if (err.statusCode >= 400 && err.statusCode < 500) return `${err.code ?? err.statusCode}: ${err.message}`;
+  return undefined;
+}
+
 class ArmGenericClient implements ExternalClient<Json, Json> {
   readonly #arm: ArmRest;
   readonly #spec: AzureKindSpec;
@@ -100,6 +137,19 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
     if (!name && !this.#spec.fixedName) return { resourceExists: false };
     const body = await this.#get(mr, name ?? "");
     if (!body) return { resourceExists: false };
+    return this.#observation(mr, name ?? "", body, true);
+  }
+
+  /**
+   * The observation of an ARM document (a GET's answer or a list's item). `functions`: call the type's
+   * `list*` functions for the connection Secret (a batched check does not when the object has no Secret).
+   */
+  async #observation(
+    mr: MR,
+    name: string,
+    body: Json,
+    functions: boolean,
+  ): Promise<ExternalObservation<Json, Json>> {
     const fp = mr.spec.forProvider;
     const state = String(
       (isObject(body.properties) ? body.properties.provisioningState : undefined) ?? "Succeeded",
@@ -108,7 +158,7 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
       this.#spec,
       body,
       fp,
-      namesOf(this.#spec, String(body.id ?? this.#id(mr, name ?? "")), fp),
+      namesOf(this.#spec, String(body.id ?? this.#id(mr, name)), fp),
     );
     const obs: ExternalObservation<Json, Json> = {
       resourceExists: true,
@@ -118,7 +168,10 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
     const s = state.toLowerCase();
     if (s === "succeeded") {
       obs.availability = "Available";
-      const details = { ...outSecretsOf(this.#spec, body), ...(await this.#functions(mr, name ?? "")) };
+      const details = {
+        ...outSecretsOf(this.#spec, body),
+        ...(functions ? await this.#functions(mr, name) : {}),
+      };
       if (Object.keys(details).length > 0) obs.connectionDetails = details;
     } else if (s === "failed" || s === "canceled") {
       obs.availability = "Unavailable";
@@ -151,6 +204,72 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
       flattenSecrets(a.body, "", out);
     }
     return out;
+  }
+
+  /**
+   * The batched drift check (docs/adr/0013-azure-batched-drift-checks.md): the type's collection in each
+   * resource group the objects name, page by page (stopping once every object asked about was seen), each
+   * listed document observed as a GET's would be. An object the list does not show, or shows without
+   * something the plan compares, is read alone with observe — an absence or a difference is only ever
+   * concluded from a GET — and so is one whose connection Secret holds `list*` function answers. When such
+   * a read carries what the list left out, the type is read per resource from then on (batchedReadOf).
+   */
+  async observeMany(
+    items: ReadonlyArray<ObserveManyItem<Json, Json>>,
+  ): Promise<Array<ExternalObservation<Json, Json> | Error>> {
+    const spec = this.#spec;
+    const listed = batchedReadOf(spec) === "list" ? await this.#listed(items) : new Map<string, Json>();
+    return observeListed(items, {
+      listed: async ({ mr, externalName }) => {
+        const m = mr as MR;
+        const body = listed.get(this.#id(m, externalName).toLowerCase());
+        if (!body || (spec.functions.length > 0 && m.spec.writeConnectionSecretToRef)) return undefined;
+        return this.#observation(m, externalName, body, false);
+      },
+      observe: ({ mr, externalName }) => this.observe(mr as MR, externalName),
+      // Secrets and write-only inputs are the spec's own in any observation (observedOf): always carried.
+      compared: (k) => spec.body[k] !== undefined,
+      incomplete: (omitted) =>
+        listFallbacks.set(
+          spec.type.toLowerCase(),
+          `its list left out ${omitted.slice(0, 3).join(", ")}, which a GET returns`,
+        ),
+      concurrency: READ_CONCURRENCY,
+    });
+  }
+
+  /** The listed documents of the objects' resource groups that are among the objects, by lowercased id. */
+  async #listed(items: ReadonlyArray<ObserveManyItem<Json, Json>>): Promise<Map<string, Json>> {
+    const groups = new Map<string, { name: string; wanted: Set<string> }>();
+    for (const { mr, externalName } of items) {
+      const rg = (mr as MR).spec.forProvider.resourceGroupName;
+      if (typeof rg !== "string" || !rg) continue;
+      const g = groups.get(rg.toLowerCase()) ?? { name: rg, wanted: new Set<string>() };
+      g.wanted.add(this.#id(mr as MR, externalName).toLowerCase());
+      groups.set(rg.toLowerCase(), g);
+    }
+    const out = new Map<string, Json>();
+    for (const g of groups.values()) {
+      try {
+        for (const [id, doc] of await listedAmong(this.#pages(g.name), g.wanted)) out.set(id, doc);
+      } catch (err) {
+        const refused = listRefusal(err);
+        if (refused === "group gone") continue;
+        if (!refused) throw classifyAzureError(err);
+        listFallbacks.set(this.#spec.type.toLowerCase(), `ARM refused its list: ${refused}`);
+        break;
+      }
+    }
+    return out;
+  }
+
+  /** The type's collection in one resource group, page by page: each page's documents by lowercased id. */
+  async *#pages(group: string): AsyncGenerator<Map<string, Json>> {
+    const path = this.#arm.sub(`/resourceGroups/${encodeURIComponent(group)}/providers/${this.#spec.type}`);
+    for await (const page of this.#arm.pages<Json>(path, this.#spec.apiVersion))
+      yield new Map(
+        page.filter((d) => typeof d.id === "string").map((d) => [String(d.id).toLowerCase(), d] as const),
+      );
   }
 
   /**
@@ -240,6 +359,14 @@ export function armGenericProvider(spec: AzureKindSpec): ManagedKindProvider {
   return {
     definition: azureGenKindOf(spec),
     limitsEachRequest: true,
+    ...(batchedReadOf(spec) === "list"
+      ? {
+          observeMany: {
+            calls: "the type's list in each resource group, paged (a GET for one it does not show whole)",
+            maxItems: LIST_MAX_ITEMS,
+          },
+        }
+      : {}),
     async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
       return new ArmGenericClient(await armRest(ctx), spec, (ref) =>
         ctx.readSecretKey(ref),
