@@ -12,6 +12,8 @@ import {
   type ReferenceDef,
 } from "../managed.ts";
 import { API_DOMAIN, Reference, SecretKeySelector, Selector } from "../meta.ts";
+import { anyKindReferenceTo } from "../reference.ts";
+import { armIdKindOf, armIdOf } from "./scope.ts";
 import {
   type AzNode,
   type AzParent,
@@ -117,6 +119,23 @@ export function azureGenSchemas(spec: AzureKindSpec) {
     );
     references.push({ field, refField: `${field}Ref`, selectorField: `${field}Selector`, to });
   };
+  if (spec.scope === "extension") {
+    fp.scope = z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        `The Azure Resource Manager id the resource is written under ({scope}/providers/${spec.type}/{name}): the subscription (/subscriptions/{id}), a resource group's id or any resource's id, in the ProviderConfig's subscription. Required. Immutable.`,
+      );
+    const r = anyKindReferenceTo("scope", ResourceGroup, {
+      fills: "Azure resource id (status.atProvider.id)",
+      extract: armIdOf,
+      anyKind: armIdKindOf,
+      what: "any driftless Azure kind with an Azure resource id, hand-written or generated",
+    });
+    Object.assign(fp, r.fields);
+    references.push(r.def);
+  }
   if (spec.scope === "resourceGroup")
     reference(
       "resourceGroupName",
@@ -141,6 +160,7 @@ export function azureGenSchemas(spec: AzureKindSpec) {
   }
   const homeFields = [
     ...(spec.scope === "resourceGroup" ? ["resourceGroupName"] : []),
+    ...(spec.scope === "extension" ? ["scope"] : []),
     ...spec.parents.map((p) => p.field),
   ];
   const immutable = [...homeFields, ...spec.createOnly.map((p) => crdPathOf(spec, p))];
