@@ -1,6 +1,10 @@
 // Applying RBAC manifests and acting as the identities they bind, on the real (RBAC-on) API server.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
-import { NAMESPACE } from "../../infra/k8s/gen-rbac.ts";
+import { parseAllDocuments } from "yaml";
+import { FORWARDER, NAMESPACE, RECONCILER } from "../../infra/k8s/gen-rbac.ts";
+import { REPO_ROOT } from "../../infra/local/stack.ts";
 import { Kube, statusOf } from "../../shared/kube/client.ts";
 import { coreApi } from "../../shared/kube/core.ts";
 import { env, kubeConfig, kubeConfigFor } from "./env.ts";
@@ -56,4 +60,34 @@ export async function kubeAs(admin: Kube, serviceAccount: string): Promise<Kube>
     currentContext: "sa",
   });
   return new Kube(kc);
+}
+
+/** The objects of a checked-in manifest of infra/k8s. */
+export const manifests = (file: string) =>
+  parseAllDocuments(readFileSync(join(REPO_ROOT, "infra/k8s", file), "utf8")).map(
+    (d) => d.toJS() as KubernetesObject,
+  );
+
+/** What every deployment applies: the namespace, the forwarder's ServiceAccount and rbac.yaml (hand-written kinds). */
+export const applyBaseRbac = () =>
+  applyAll([
+    ...manifests("namespace.yaml"),
+    ...manifests("forwarder.yaml").filter((o) => o.kind === "ServiceAccount"),
+    ...manifests("rbac.yaml"),
+  ]);
+
+const CLUSTER_RBAC = ["ClusterRole", "ClusterRoleBinding"].map((kind) => ({
+  apiVersion: "rbac.authorization.k8s.io/v1",
+  kind,
+  plural: `${kind.toLowerCase()}s`,
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  namespaced: false,
+}));
+
+/** Deletes a generated family's ClusterRoles and bindings (`driftless-forwarder-<family>`, `driftless-reconciler-<family>`). */
+export async function removeGeneratedRbac(admin: Kube, family: "awscc" | "googleapis" | "azure-gen") {
+  for (const t of CLUSTER_RBAC)
+    for (const name of [`${FORWARDER}-${family}`, `${RECONCILER}-${family}`])
+      await admin.delete(t, name).catch(() => undefined);
 }

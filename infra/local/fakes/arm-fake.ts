@@ -916,7 +916,8 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     }
     if (lower[2] === "resources" && seg.length === 3 && method === "GET")
       return listResources(res, url, base, sub);
-    const ext = extensionAt(lower);
+    // Tags at a scope are the resource's own tags (tagsAtScope), not a resource of the generic handler's.
+    const ext = tagsRequest ? undefined : extensionAt(lower);
     if (ext !== undefined) return extensionResources(req, res, url, sub, seg, ext);
     if (tagsRequest && method === "GET") return tagsAtScope(res, url, `/${seg.slice(0, -4).join("/")}`);
     if (lower[2] === "resourcegroups" && seg.length <= 4) return resourceGroups(req, res, url, sub, seg[3]);
