@@ -206,3 +206,20 @@ export async function reconcileGone(r: Reconciler, def: ManagedKindDef, name: st
   for (let i = 0; i < max; i++) if ((await r.reconcile(keyOf(def, name))).outcome === "gone") return;
   throw new Error(`${def.kind}/${name} not gone`);
 }
+
+/** A direct ARM call to a fake, as a user's own tooling (the portal, az) would make it. */
+export async function armCall(
+  base: string,
+  method: string,
+  path: string,
+  apiVersion: string,
+  body?: unknown,
+) {
+  const res = await fetch(`${base}${path}?api-version=${apiVersion}`, {
+    method,
+    headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Record<string, unknown> };
+}

@@ -20,6 +20,7 @@ import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import { removeCrds } from "../../support/awscc.ts";
 import {
+  armCall,
   createAzureProviderConfig,
   reconcileGone,
   reconcileReady,
@@ -44,16 +45,8 @@ let lock: AzureKindSpec;
 let lockDef: ManagedKindDef;
 let routeDef: ManagedKindDef;
 
-/** A direct ARM call, as a user's own tooling (the portal, az) would make it. */
-async function arm(method: string, path: string, apiVersion: string, body?: unknown) {
-  const res = await fetch(`${fake.url}${path}?api-version=${apiVersion}`, {
-    method,
-    headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-}
+const arm = (method: string, path: string, apiVersion: string, body?: unknown) =>
+  armCall(fake.url, method, path, apiVersion, body);
 
 const untilReady = (def: ManagedKindDef, name: string) => reconcileReady(r, kube, def, name);
 const untilGone = (def: ManagedKindDef, name: string) => reconcileGone(r, def, name);

@@ -6,7 +6,7 @@
 // kind that is not activated stays refused, to both identities.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateAzure } from "../../../infra/gen-azure.ts";
-import { azureGenRbacObjects, FORWARDER, RECONCILER } from "../../../infra/k8s/gen-rbac.ts";
+import { azureGenRbacObjects } from "../../../infra/k8s/gen-rbac.ts";
 import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
@@ -21,10 +21,15 @@ import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import { removeCrds } from "../../support/awscc.ts";
-import { createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
+import { armCall, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
-import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
-import { applyAll, applyBaseRbac, kubeAs, removeGeneratedRbac } from "../../support/rbac.ts";
+import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import {
+  applyGeneratedRbac,
+  expectOnlyActivated,
+  reconcilerWithoutGeneratedRbac,
+  removeGeneratedRbac,
+} from "../../support/rbac.ts";
 import { getMr, keyOf, settle } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
 
@@ -40,16 +45,8 @@ let notActivated: ManagedKindDef;
 let kube: Kube;
 let r: Reconciler;
 
-/** A direct ARM call, as a user's own tooling would make it. */
-async function arm(method: string, path: string, apiVersion: string, body?: unknown) {
-  const res = await fetch(`${fake.url}${path}?api-version=${apiVersion}`, {
-    method,
-    headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-}
+const arm = (method: string, path: string, apiVersion: string, body?: unknown) =>
+  armCall(fake.url, method, path, apiVersion, body);
 
 beforeAll(async () => {
   generateAzure();
@@ -66,9 +63,7 @@ beforeAll(async () => {
     [def, notActivated].map((d) => managedCrd(d)),
   );
   await createAzureProviderConfig(admin, PC, { armEndpoint: fake.url, noStorage: true });
-  await applyBaseRbac();
-  await removeGeneratedRbac(admin, "azure-gen");
-  kube = await kubeAs(admin, RECONCILER);
+  kube = await reconcilerWithoutGeneratedRbac(admin, "azure-gen");
   r = new Reconciler(
     kube,
     new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([routeTables]))]),
@@ -108,10 +103,7 @@ describe("a generated Azure kind with only the generated RBAC (RBAC-on API serve
     expectAvailable(await getMr(admin, ResourceGroup, rg));
 
     // Act: the rules for exactly the activated kind, both shapes.
-    await applyAll(azureGenRbacObjects([def, namespacedVariantOf(def)]));
-    await eventually(async () => (await kube.get(def, name).catch(() => undefined)) !== undefined, {
-      what: "the generated rules in force",
-    });
+    await applyGeneratedRbac(kube, azureGenRbacObjects([def, namespacedVariantOf(def)]), def, name);
     const created = await settle(r, keyOf(def, name));
     await settle(r, keyOf(def, name));
 
@@ -137,13 +129,7 @@ describe("a generated Azure kind with only the generated RBAC (RBAC-on API serve
     expect((await arm("GET", id, apiVersion)).status).toBe(404);
 
     // Exactly the activated kinds: another generated kind stays refused, to both identities.
-    expect(statusOf(await kube.list(notActivated).catch((e) => e))).toBe(403);
-    const forwarder = await kubeAs(admin, FORWARDER);
-    await expect(forwarder.list(def)).resolves.toBeDefined();
-    expect(statusOf(await forwarder.list(notActivated).catch((e) => e))).toBe(403);
-    expect(
-      statusOf(await forwarder.patch(def, "x", { metadata: { labels: { a: "b" } } }).catch((e) => e)),
-    ).toBe(403);
+    await expectOnlyActivated(admin, kube, def, notActivated);
 
     await admin.delete(ResourceGroup, rg);
     await settle(r, keyOf(ResourceGroup, rg));

@@ -5,7 +5,7 @@
 // fake; a generated kind that is not activated stays refused, to both identities.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
-import { FORWARDER, googleapisRbacObjects, RECONCILER } from "../../../infra/k8s/gen-rbac.ts";
+import { googleapisRbacObjects } from "../../../infra/k8s/gen-rbac.ts";
 import {
   type GoogleGenericFake,
   startGoogleGenericFake,
@@ -25,9 +25,14 @@ import { ensureCrds } from "../../support/aws.ts";
 import { removeCrds } from "../../support/awscc.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
 import { defaultTags } from "../../support/default-tags.ts";
-import { eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig } from "../../support/gcp.ts";
-import { applyAll, applyBaseRbac, kubeAs, removeGeneratedRbac } from "../../support/rbac.ts";
+import {
+  applyGeneratedRbac,
+  expectOnlyActivated,
+  reconcilerWithoutGeneratedRbac,
+  removeGeneratedRbac,
+} from "../../support/rbac.ts";
 import { getMr, keyOf, settle } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
 
@@ -60,9 +65,7 @@ beforeAll(async () => {
     credentials: "InjectedIdentity",
     endpoint: { apis: `${fake.url}/{api}` },
   });
-  await applyBaseRbac();
-  await removeGeneratedRbac(admin, "googleapis");
-  kube = await kubeAs(admin, RECONCILER);
+  kube = await reconcilerWithoutGeneratedRbac(admin, "googleapis");
   const providers = googleProviders([secret], { pollDelaysMs: [] }).map((p) => withHome(p, gcpHome));
   r = new Reconciler(kube, new KindRegistry(withNamespacedVariants(providers)), { creationGracePeriodMs: 0 });
 }, 120_000);
@@ -89,10 +92,7 @@ describe("a generated Google Cloud kind with only the generated RBAC (RBAC-on AP
     expect(statusOf(await kube.get(def, name).catch((e) => e))).toBe(403);
 
     // Act: the rules for exactly the activated kind, both shapes.
-    await applyAll(googleapisRbacObjects([def, namespacedVariantOf(def)]));
-    await eventually(async () => (await kube.get(def, name).catch(() => undefined)) !== undefined, {
-      what: "the generated rules in force",
-    });
+    await applyGeneratedRbac(kube, googleapisRbacObjects([def, namespacedVariantOf(def)]), def, name);
     const created = await settle(r, keyOf(def, name));
     await settle(r, keyOf(def, name));
 
@@ -115,12 +115,6 @@ describe("a generated Google Cloud kind with only the generated RBAC (RBAC-on AP
     expect(fake.resource(where)).toBeUndefined();
 
     // Exactly the activated kinds: another generated kind stays refused, to both identities.
-    expect(statusOf(await kube.list(notActivated).catch((e) => e))).toBe(403);
-    const forwarder = await kubeAs(admin, FORWARDER);
-    await expect(forwarder.list(def)).resolves.toBeDefined();
-    expect(statusOf(await forwarder.list(notActivated).catch((e) => e))).toBe(403);
-    expect(
-      statusOf(await forwarder.patch(def, "x", { metadata: { labels: { a: "b" } } }).catch((e) => e)),
-    ).toBe(403);
+    await expectOnlyActivated(admin, kube, def, notActivated);
   });
 });
