@@ -35,7 +35,7 @@ import {
 const ROOT = resolve(import.meta.dirname, "..");
 export const AZURE_GEN_DIR = join(ROOT, ".generated/azure");
 /** Bumped whenever the output format or a mapping rule changes. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 /** Object types nest at most this deep in the CRD; deeper values are free-form JSON. */
 export const MAX_DEPTH = 5;
 
@@ -247,16 +247,18 @@ export function kindSpecOf(
 ): AzureKindSpec | { skip: string } {
   const file = data.files[r.file];
   if (!file) return { skip: "no type data" };
+  // A type ARM writes at extension scope (`{scope}/providers/{type}/{name}`: locks, role assignments,
+  // diagnostic settings…) is placed by a scope id, which can also be a resource group's or the
+  // subscription's: the one shape reaches every scope it has below the tenant.
   const scope =
-    r.ws & ArmScope.ResourceGroup
-      ? "resourceGroup"
-      : r.ws & ArmScope.Subscription
-        ? "subscription"
-        : undefined;
-  if (!scope)
-    return {
-      skip: r.ws & ArmScope.Extension ? "extension scope only" : "tenant or management-group scope only",
-    };
+    r.ws & ArmScope.Extension
+      ? "extension"
+      : r.ws & ArmScope.ResourceGroup
+        ? "resourceGroup"
+        : r.ws & ArmScope.Subscription
+          ? "subscription"
+          : undefined;
+  if (!scope) return { skip: "tenant or management-group scope only" };
   const body = file.types[r.body];
   if (body?.k !== "o") return { skip: "body is not an object" };
   const b = new Builder(file.types);

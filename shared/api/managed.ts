@@ -36,6 +36,12 @@ export interface ReferenceDef {
    * (field names joined by `.`; every item of a list on the way is resolved on its own). Absent: the top.
    */
   at?: string;
+  /**
+   * A reference that names its target's kind (`apiVersion` and `kind` beside `name`, or in the selector):
+   * the kind it may name by that apiVersion and kind, undefined for one it may not. `to` is the target
+   * when the reference names no kind.
+   */
+  anyKind?: (apiVersion: string, kind: string) => (ResourceType & { apiVersion: string }) | undefined;
 }
 
 /** How the engine treats one forProvider field (a dotted path) when comparing and late-initializing. */
@@ -402,6 +408,17 @@ export function namespacedTypeOf<T extends ResourceType>(t: T): ResourceType & {
   };
 }
 
+/** A namespaced resource's kind-naming reference: the `.m.` kinds of the cluster-scoped kinds it may name. */
+function namespacedAnyKind(of: NonNullable<ReferenceDef["anyKind"]>): NonNullable<ReferenceDef["anyKind"]> {
+  const suffix = `.m.${API_DOMAIN}`;
+  return (apiVersion, kind) => {
+    const [group = "", version = ""] = apiVersion.split("/");
+    if (!group.endsWith(suffix)) return undefined;
+    const t = of(`${group.slice(0, -suffix.length)}.${API_DOMAIN}/${version}`, kind);
+    return t && namespacedTypeOf(t);
+  };
+}
+
 /**
  * The namespaced (Crossplane v2) variant of a cluster-scoped kind: the same forProvider and atProvider,
  * reconciled by the same provider, in the kind's `.m.` group. References resolve to namespaced kinds in
@@ -422,7 +439,11 @@ export function namespacedVariantOf<F extends AnyObjectSchema, A extends AnyObje
       ProviderConfig: namespacedProviderConfigType(def.cloud),
       ClusterProviderConfig: clusterProviderConfigType(def.cloud),
     },
-    references: def.references.map((r) => ({ ...r, to: namespacedTypeOf(r.to) })),
+    references: def.references.map((r) => ({
+      ...r,
+      to: namespacedTypeOf(r.to),
+      ...(r.anyKind ? { anyKind: namespacedAnyKind(r.anyKind) } : {}),
+    })),
     scope: "Namespaced",
   });
   const forProvider = once(() => localizeSecretRefs(def.forProvider));

@@ -1,7 +1,7 @@
 // Crossplane's reference fields, named once: forProvider.<field> is filled from the managed resource that
 // `<field>Ref` names or `<field>Selector` selects (a list field `<one>s`: `<one>Refs`, `<one>Selector`), and
 // the engine's ReferenceDef says the same names.
-import type { z } from "zod";
+import { z } from "zod";
 import type { ReferenceDef } from "./managed.ts";
 import { Reference, Selector } from "./meta.ts";
 
@@ -75,4 +75,36 @@ export function holdersOf(fp: Obj, at: string | undefined): Array<{ holder: Obj;
     out = next;
   }
   return out;
+}
+
+const kindFields = (what: string, to: ReferenceDef["to"]) => ({
+  apiVersion: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(`API version of the referenced kind (${what}); default ${to.apiVersion}.`),
+  kind: z.string().min(1).optional().describe(`Kind of the referenced managed resource; default ${to.kind}.`),
+});
+
+/**
+ * `<field>Ref` and `<field>Selector` that may name any kind `anyKind` allows by `apiVersion` and `kind`
+ * (default `to`), and the ReferenceDef that resolves them.
+ */
+export function anyKindReferenceTo(
+  field: string,
+  to: ReferenceDef["to"],
+  o: ReferenceOptions & { anyKind: NonNullable<ReferenceDef["anyKind"]>; what: string },
+) {
+  const fields: Record<string, z.ZodType> = {
+    [`${field}Ref`]: Reference.extend(kindFields(o.what, to))
+      .optional()
+      .describe(`A managed resource (${o.what}) whose ${o.fills} fills ${field} once it is Ready.`),
+    [`${field}Selector`]: Selector.extend(kindFields(o.what, to))
+      .optional()
+      .describe(`Selects a managed resource (${o.what}) of the kind named by labels to fill ${field}.`),
+  };
+  return {
+    fields,
+    def: { ...definition(field, `${field}Ref`, `${field}Selector`, to, o), anyKind: o.anyKind },
+  };
 }

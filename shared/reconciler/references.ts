@@ -1,3 +1,4 @@
+import { InvalidSpecError } from "../api/external.ts";
 import type { ManagedKindDef, ManagedResource, ReferenceDef } from "../api/managed.ts";
 import { Annotations, type Reference, type Selector } from "../api/meta.ts";
 import { holdersOf } from "../api/reference.ts";
@@ -9,6 +10,20 @@ export class ReferenceNotReadyError extends Error {
 }
 
 type Spec = Record<string, unknown>;
+/** A reference or selector that may name its target's kind (ReferenceDef.anyKind). */
+type KindNamed = { apiVersion?: string; kind?: string };
+
+/** The kind a reference or selector names, or the reference's own `to` when it names none. */
+function targetOf(ref: ReferenceDef, named: KindNamed | undefined): ReferenceDef["to"] {
+  if (!ref.anyKind || (!named?.apiVersion && !named?.kind)) return ref.to;
+  const { apiVersion = "", kind = "" } = named;
+  const t = apiVersion && kind ? ref.anyKind(apiVersion, kind) : undefined;
+  if (!t)
+    throw new InvalidSpecError(
+      `${ref.refField}/${ref.selectorField} names ${kind || "no kind"} of ${apiVersion || "no apiVersion"}: not a kind ${ref.field} may be filled from (name both apiVersion and kind of a served kind, or neither for ${ref.to.kind})`,
+    );
+  return t;
+}
 
 const isEmpty = (v: unknown) =>
   v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0);
@@ -79,19 +94,24 @@ async function resolveIn(
     if (isEmpty(refValue) && !selector) return false;
 
     let names: string[];
+    let to: ReferenceDef["to"];
     if (!isEmpty(refValue) && !reselect) {
-      names = (Array.isArray(refValue) ? refValue : [refValue as Reference]).map((r) => r.name);
+      const refs = Array.isArray(refValue) ? refValue : [refValue as Reference];
+      names = refs.map((r) => r.name);
+      to = targetOf(ref, refs[0] as KindNamed);
     } else {
-      names = await select(kube, ref, selector as Selector, mr);
+      to = targetOf(ref, selector as KindNamed);
+      names = await select(kube, ref, to, selector as Selector, mr);
       if (names.length === 0) {
         if (optional) return changed;
         throw new ReferenceNotReadyError(
-          `no ${ref.to.kind} matches ${where}${ref.selectorField}${describeSelector(selector as Selector)}: referenced resource may not yet exist`,
+          `no ${to.kind} matches ${where}${ref.selectorField}${describeSelector(selector as Selector)}: referenced resource may not yet exist`,
         );
       }
       names = ref.list ? names : names.slice(0, 1);
-      // Record the choice, as Crossplane does, so the selection is stable and visible.
-      const chosen = ref.list ? names.map((name) => ({ name })) : { name: names[0] };
+      // Record the choice, as Crossplane does, so the selection is stable and visible (with its kind).
+      const kindOf = to === ref.to ? {} : { apiVersion: to.apiVersion, kind: to.kind };
+      const chosen = ref.list ? names.map((name) => ({ ...kindOf, name })) : { ...kindOf, name: names[0] };
       if (JSON.stringify(fp[ref.refField]) !== JSON.stringify(chosen)) {
         fp[ref.refField] = chosen;
         changed = true;
@@ -102,9 +122,9 @@ async function resolveIn(
     for (const name of names) {
       // A namespaced resource references only resources in its own namespace.
       const target = await kube.get<ManagedResource & { [k: string]: unknown }>(
-        ref.to,
+        to,
         name,
-        ref.to.namespaced ? mr.metadata.namespace : undefined,
+        to.namespaced ? mr.metadata.namespace : undefined,
       );
       const value = target ? (ref.extract ?? defaultExtract)(target) : undefined;
       if (!target || !readyOf(target) || isEmpty(value)) {
@@ -112,7 +132,7 @@ async function resolveIn(
         if (optional) continue;
         const why = !target ? "does not exist" : !readyOf(target) ? "is not Ready" : "has no value yet";
         throw new ReferenceNotReadyError(
-          `referenced ${ref.to.kind} "${name}" ${why} (${where}${ref.refField}): referenced resource may not yet be ready; creation waits for it`,
+          `referenced ${to.kind} "${name}" ${why} (${where}${ref.refField}): referenced resource may not yet be ready; creation waits for it`,
         );
       }
       values.push(value as string);
@@ -130,6 +150,7 @@ async function resolveIn(
 async function select(
   kube: Kube,
   ref: ReferenceDef,
+  to: ReferenceDef["to"],
   selector: Selector,
   mr: ManagedResource,
 ): Promise<string[]> {
@@ -140,14 +161,14 @@ async function select(
   // Two objects without a controller do not share one: matchControllerRef then matches nothing.
   if (selector.matchControllerRef && !controller) return [];
   // Never a cluster-wide selection for a namespaced reference: it may choose only in its own namespace.
-  if (ref.to.namespaced && !mr.metadata.namespace)
+  if (to.namespaced && !mr.metadata.namespace)
     throw new Error(`${ref.selectorField}: a namespaced reference needs the resource's namespace`);
   const names: string[] = [];
   let cont: string | undefined;
   do {
-    const page = await kube.list<ManagedResource & { [k: string]: unknown }>(ref.to, {
+    const page = await kube.list<ManagedResource & { [k: string]: unknown }>(to, {
       limit: 500,
-      ...(ref.to.namespaced && mr.metadata.namespace ? { namespace: mr.metadata.namespace } : {}),
+      ...(to.namespaced && mr.metadata.namespace ? { namespace: mr.metadata.namespace } : {}),
       ...(labelSelector ? { labelSelector } : {}),
       ...(cont ? { continue: cont } : {}),
     });

@@ -5,11 +5,13 @@ import { ClientSecretCredential } from "@azure/identity";
 import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
 import { type FakeServer, startArmFake } from "../../infra/local/fakes/arm-fake.ts";
 import { ensureTls } from "../../infra/local/tls.ts";
+import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import { providerConfigs } from "../../shared/api/provider-config.ts";
 import type { Kube } from "../../shared/kube/client.ts";
 import type { ReconcileResult, ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { ensureNamespace } from "./aws.ts";
 import { env, sleep } from "./env.ts";
+import { conditionOf, getMr, keyOf } from "./reconcile.ts";
 import type { Reconciler } from "./routed.ts";
 
 /** The client id and secret the test ProviderConfigs use; the stack's ARM fake accepts any. */
@@ -189,6 +191,24 @@ export async function reconcileUntil(
     }
     await sleep(Math.min(res.requeueAfterMs ?? 200, opts.maxSleepMs ?? 250));
   }
+}
+
+/** Reconciles until Ready=True and Synced=True (a generic ARM fake's operation ends at the next look) or `max` rounds. */
+export async function reconcileReady(r: Reconciler, kube: Kube, def: ManagedKindDef, name: string, max = 8) {
+  for (let i = 0; i < max; i++) {
+    await r.reconcile(keyOf(def, name));
+    const mr = await getMr(kube, def, name);
+    if (conditionOf(mr, "Ready")?.status === "True" && conditionOf(mr, "Synced")?.status === "True")
+      return mr;
+  }
+  const mr = await getMr(kube, def, name);
+  throw new Error(`${def.kind}/${name} not ready: ${JSON.stringify(mr?.status?.conditions)}`);
+}
+
+/** Reconciles until the object is gone (its external resource deleted, its finalizer removed) or `max` rounds. */
+export async function reconcileGone(r: Reconciler, def: ManagedKindDef, name: string, max = 8) {
+  for (let i = 0; i < max; i++) if ((await r.reconcile(keyOf(def, name))).outcome === "gone") return;
+  throw new Error(`${def.kind}/${name} not gone`);
 }
 
 /** A direct ARM call to a fake, as a user's own tooling (the portal, az) would make it. */

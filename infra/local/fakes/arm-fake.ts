@@ -7,7 +7,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
 import { ArmGenericError, armBodyValidator, armGenericHandler, type GenericRequest } from "./arm-generic.ts";
 
-type GenericHandler = ((g: GenericRequest) => Promise<void>) & { documents?: () => Json[] };
+type GenericHandler = ((g: GenericRequest) => Promise<void>) & {
+  documents?: () => Json[];
+  isExtension?: (typeKey: string) => boolean;
+  find?: (id: string) => Json | undefined;
+};
 
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
@@ -575,6 +579,77 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     }
   };
 
+  // {scope}/providers/{ns}/{type}/{name}…: where an extension type's path (the last `providers`) starts, if it is one.
+  const extensionAt = (lower: string[]): number | undefined => {
+    const at = lower.lastIndexOf("providers");
+    if (at < 2 || lower.length < at + 3 || !opts.generic?.isExtension) return undefined;
+    const typeKey = [lower[at + 1], ...lower.slice(at + 2).filter((_, i) => i % 2 === 0)].join("/");
+    return opts.generic.isExtension(typeKey) ? at : undefined;
+  };
+
+  // The scope an extension resource is written under must exist: ARM answers its own 404 otherwise.
+  const scopeId = (sub: string, seg: string[]): string => {
+    const scope = `/${seg.join("/")}`;
+    if (seg.length === 2) return `/subscriptions/${sub}`;
+    const lower = seg.map((s) => s.toLowerCase());
+    const rg = lower[2] === "resourcegroups" && seg[3] ? group(sub, seg[3]) : undefined;
+    if (rg && seg.length === 4) return rg.doc["id"] as string;
+    const doc = resources.get(scope.toLowerCase())?.doc ?? opts.generic?.find?.(scope);
+    if (
+      doc &&
+      !(doc["properties"] as Json | undefined)?.["provisioningState"]?.toString().match(/^deleting$/i)
+    )
+      return doc["id"] as string;
+    const at = lower.lastIndexOf("providers");
+    const what = at >= 0 ? [seg[at + 1], ...seg.slice(at + 2)].join("/") : scope;
+    throw new HttpError(
+      404,
+      "ResourceNotFound",
+      rg
+        ? `The Resource '${what}' under resource group '${seg[3]}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`
+        : `The Resource '${what}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
+    );
+  };
+
+  // {scope}/providers/{ns}/{type}/{name}[/{childType}/{childName}]: an extension type's resource, served by the generic handler.
+  const extensionResources = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    sub: string,
+    seg: string[],
+    at: number,
+  ) => {
+    const g = opts.generic as GenericHandler;
+    return toGeneric(g, req, res, url, scopeId(sub, seg.slice(0, at)), seg.slice(at + 1));
+  };
+
+  // A request for the generic, data-driven handler (arm-generic.ts), its errors in ARM's shape.
+  const toGeneric = async (
+    g: GenericHandler,
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    rgId: string,
+    rest: string[],
+  ) => {
+    const body = await readBody(req);
+    const pageOf = (items: Json[], u: URL, b: string) => page(items, u, b, listPageSize ?? items.length);
+    return g({
+      req,
+      res,
+      url,
+      base: `https://${req.headers.host}`,
+      rgId,
+      rest,
+      body,
+      send,
+      page: pageOf,
+    }).catch((e: unknown) => {
+      throw e instanceof ArmGenericError ? new HttpError(e.status, e.code, e.message) : e;
+    });
+  };
+
   // /subscriptions/{sub}/resourceGroups/{rg}/providers/{ns}/{type}[/{name}[/{childType}[/{childName}]]]
   const providerResources = async (
     req: IncomingMessage,
@@ -592,23 +667,7 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     const apiVersion = url.searchParams.get("api-version") ?? "";
     if (!canonical && opts.generic) {
       // Every other type the generated Azure kinds have: the generic, data-driven handler (arm-generic.ts).
-      const g = opts.generic;
-      const rgId = group(sub, rgName).doc["id"] as string;
-      const body = await readBody(req);
-      const pageOf = (items: Json[], u: URL, b: string) => page(items, u, b, listPageSize ?? items.length);
-      return g({
-        req,
-        res,
-        url,
-        base: `https://${req.headers.host}`,
-        rgId,
-        rest,
-        body,
-        send,
-        page: pageOf,
-      }).catch((e: unknown) => {
-        throw e instanceof ArmGenericError ? new HttpError(e.status, e.code, e.message) : e;
-      });
+      return toGeneric(opts.generic, req, res, url, group(sub, rgName).doc["id"] as string, rest);
     }
     if (!canonical) {
       throw new HttpError(
@@ -860,6 +919,9 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     }
     if (lower[2] === "resources" && seg.length === 3 && method === "GET")
       return listResources(res, url, base, sub);
+    // Tags at a scope are the resource's own tags (tagsAtScope), not a resource of the generic handler's.
+    const ext = tagsRequest ? undefined : extensionAt(lower);
+    if (ext !== undefined) return extensionResources(req, res, url, sub, seg, ext);
     if (tagsRequest && method === "GET") return tagsAtScope(res, url, `/${seg.slice(0, -4).join("/")}`);
     if (lower[2] === "resourcegroups" && seg.length <= 4) return resourceGroups(req, res, url, sub, seg[3]);
     if (

@@ -35,7 +35,7 @@ export interface GenericRequest {
   res: ServerResponse;
   url: URL;
   base: string;
-  /** The resource group's id as ARM spells it. */
+  /** The resource group's id as ARM spells it; for an extension type, its scope's id (any resource, group or the subscription). */
   rgId: string;
   /** [namespace, type1, name1, type2, name2, …] */
   rest: string[];
@@ -238,8 +238,17 @@ export function armGenericHandler(
         throw new ArmGenericError(405, "MethodNotAllowed", `The method '${method}' is not allowed.`);
     }
   };
-  // The documents it holds, for the subscription-wide lists (Resources - List, Tags) of arm-fake.ts.
-  return Object.assign(handle, { documents: () => [...resources.values()].map((r) => r.doc) });
+  const isExtension = (typeKey: string) => specOf(typeKey.toLowerCase())?.scope === "extension";
+  return Object.assign(handle, {
+    // The documents it holds, for the subscription-wide lists (Resources - List, Tags) of arm-fake.ts; an
+    // extension resource (a lock, a role assignment) is no resource of a group there, as in ARM.
+    documents: () =>
+      [...resources.values()].map((r) => r.doc).filter((d) => !isExtension(String(d.type ?? ""))),
+    /** Whether `{ns}/{type}[/{child}]` is an extension type: written under any scope (arm-fake.ts routes it here). */
+    isExtension,
+    /** The document of a resource id it holds (any case), e.g. an extension resource's scope. */
+    find: (id: string) => resources.get(id.toLowerCase())?.doc,
+  });
 }
 
 const get = (o: unknown, path: string) =>

@@ -12,6 +12,8 @@ import {
   type ReferenceDef,
 } from "../managed.ts";
 import { API_DOMAIN, Reference, SecretKeySelector, Selector } from "../meta.ts";
+import { anyKindReferenceTo } from "../reference.ts";
+import { armIdKindOf, armIdOf } from "./scope.ts";
 import {
   type AzNode,
   type AzParent,
@@ -103,6 +105,15 @@ export function generatedTarget(p: AzParent) {
   };
 }
 
+/** The extension scope's reference: any driftless Azure kind with an ARM id fills `scope`. */
+const extensionScope = () =>
+  anyKindReferenceTo("scope", ResourceGroup, {
+    fills: "Azure resource id (status.atProvider.id)",
+    extract: armIdOf,
+    anyKind: armIdKindOf,
+    what: "any driftless Azure kind with an Azure resource id, hand-written or generated",
+  });
+
 /** The forProvider fields naming where the resource lives (resource group, parents): each with a Ref and a Selector. */
 function homeReferences(spec: AzureKindSpec) {
   const out: Array<{ def: ReferenceDef; what: string; kindText: string }> = [];
@@ -130,7 +141,10 @@ function homeReferences(spec: AzureKindSpec) {
 export function azureGenFacts(spec: AzureKindSpec) {
   const fields: Record<string, FieldBehaviour> = {};
   for (const p of [...spec.writeOnly, ...spec.secrets]) fields[crdPathOf(spec, p)] = { writeOnly: true };
-  const references = homeReferences(spec).map((r) => r.def);
+  const references = [
+    ...(spec.scope === "extension" ? [extensionScope().def] : []),
+    ...homeReferences(spec).map((r) => r.def),
+  ];
   const immutable = [...references.map((r) => r.field), ...spec.createOnly.map((p) => crdPathOf(spec, p))];
   return { fields, references, immutable };
 }
@@ -138,6 +152,16 @@ export function azureGenFacts(spec: AzureKindSpec) {
 /** forProvider and atProvider of a generated kind (zod: the costly part, built on a kind's first use). */
 export function azureGenSchemas(spec: AzureKindSpec) {
   const fp: Record<string, z.ZodType> = {};
+  if (spec.scope === "extension") {
+    fp.scope = z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        `The Azure Resource Manager id the resource is written under ({scope}/providers/${spec.type}/{name}): the subscription (/subscriptions/{id}), a resource group's id or any resource's id, in the ProviderConfig's subscription. Required. Immutable.`,
+      );
+    Object.assign(fp, extensionScope().fields);
+  }
   for (const { def, what, kindText } of homeReferences(spec)) {
     fp[def.field] = z.string().min(1).optional().describe(`${what} Required. Immutable.`);
     fp[def.refField] = Reference.optional().describe(

@@ -54,8 +54,11 @@ export interface AzureKindSpec {
   kind: string;
   plural: string;
   description: string;
-  /** Where it lives: in a resource group, or directly in the subscription. */
-  scope: "resourceGroup" | "subscription";
+  /**
+   * Where it lives: in a resource group, directly in the subscription, or (an extension type: locks, role
+   * assignments, diagnostic settings…) under any resource id — `{scope}/providers/{type}/{name}`.
+   */
+  scope: "resourceGroup" | "subscription" | "extension";
   parents: AzParent[];
   /** The only name ARM accepts (singletons such as blobServices/default); else the external name. */
   fixedName?: string;

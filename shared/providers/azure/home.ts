@@ -1,5 +1,5 @@
 // Where an Azure resource lives (api/external.ts Home): the ProviderConfig's subscription (named in its
-// spec, so credentials cannot move it), the resource group and location the kind has, and the Resource
+// spec, so credentials cannot move it), the resource group, location or scope the kind has, and the Resource
 // Manager endpoint when overridden; a Blob container lives in the ProviderConfig's storage account.
 import type { ConnectContext, Home } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
@@ -10,16 +10,20 @@ import { azureEndpoints, normaliseLocation } from "./config.ts";
 type Ctx = ConnectContext<AzureProviderConfigSpec>;
 type MR = ManagedResource<Record<string, unknown>, unknown>;
 
-const FIELDS = { resourceGroupName: "resourceGroup", location: "location" } as const;
+// An extension type's scope (the ARM id it is written under) is its home too: a changed scope is refused,
+// never followed to a second resource. ARM ids are case-insensitive.
+const FIELDS = { resourceGroupName: "resourceGroup", location: "location", scope: "scope" } as const;
+const normalise = (k: string, v: string) =>
+  k === "location" ? normaliseLocation(v) : k === "scope" ? v.toLowerCase() : v;
 
-/** An Azure Resource Manager resource's home: subscription, resource group, location (as the kind has them). */
+/** An Azure Resource Manager resource's home: subscription, resource group, location, scope (as the kind has them). */
 export async function azureHome(ctx: Ctx, mr: MR): Promise<Home> {
   const spec = ctx.providerConfig.spec;
   const endpoint = azureEndpoints(spec).resourceManager?.url;
   return {
     subscription: spec.subscriptionID,
     // "West Europe" and "westeurope" are one location to ARM.
-    ...homeFields(mr.spec.forProvider, FIELDS, (k, v) => (k === "location" ? normaliseLocation(v) : v)),
+    ...homeFields(mr.spec.forProvider, FIELDS, normalise),
     ...(endpoint ? { endpoint } : {}),
   };
 }

@@ -14,7 +14,14 @@ import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import { removeCrds } from "../../support/awscc.ts";
-import { armAsUser, armClient, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
+import {
+  armAsUser,
+  armClient,
+  createAzureProviderConfig,
+  reconcileGone,
+  reconcileReady,
+  startGenericArmFake,
+} from "../../support/azure.ts";
 import { connectionData, managedObject } from "../../support/conformance.ts";
 import { defaultTags } from "../../support/default-tags.ts";
 import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
@@ -166,25 +173,8 @@ const setAt = (o: Json, path: string, v: unknown) => {
 const getAt = (o: unknown, path: string) =>
   path.split(".").reduce<unknown>((v, k) => (v as Json | undefined)?.[k], o);
 
-/** Reconciles until Ready=True (the fake's operation ends at the next look) or `max` rounds. */
-async function untilReady(def: ManagedKindDef, name: string, max = 8) {
-  for (let i = 0; i < max; i++) {
-    await r.reconcile(keyOf(def, name));
-    const mr = await getMr(kube, def, name);
-    if (conditionOf(mr, "Ready")?.status === "True" && conditionOf(mr, "Synced")?.status === "True")
-      return mr;
-  }
-  const mr = await getMr(kube, def, name);
-  throw new Error(`${def.kind}/${name} not ready: ${JSON.stringify(mr?.status?.conditions)}`);
-}
-
-async function untilGone(def: ManagedKindDef, name: string, max = 8) {
-  for (let i = 0; i < max; i++) {
-    const res = await r.reconcile(keyOf(def, name));
-    if (res.outcome === "gone") return;
-  }
-  throw new Error(`${def.kind}/${name} not gone`);
-}
+const untilReady = (def: ManagedKindDef, name: string) => reconcileReady(r, kube, def, name);
+const untilGone = (def: ManagedKindDef, name: string) => reconcileGone(r, def, name);
 
 beforeAll(async () => {
   generateAzure();

@@ -5,6 +5,7 @@
 // PUT or DELETE returns once ARM accepted it, and the next observe reads the resource's provisioningState.
 // Decisions: docs/adr/0008-azure-generated-kinds.md.
 import { azureGenKindOf } from "../../../api/azure-gen/kind.ts";
+import { parseArmScope } from "../../../api/azure-gen/scope.ts";
 import type { AzureKindSpec } from "../../../api/azure-gen/spec.ts";
 import {
   type ConnectContext,
@@ -39,7 +40,27 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 export const OPERATION_ANNOTATION = "azure.gen.driftless.dev/operation";
 const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
 
-/** The resource id of a generated kind's resource: home, parents and name, as ARM spells the type. */
+/**
+ * The scope an extension type's resource is written under: forProvider.scope, an ARM id in the
+ * ProviderConfig's subscription (a resource never leaves its ProviderConfig's subscription, as the home rule
+ * says: a scope elsewhere is refused, never followed).
+ */
+export function scopeOf(spec: AzureKindSpec, subscription: string, fp: Json): string {
+  const scope = typeof fp.scope === "string" ? fp.scope : "";
+  if (!scope)
+    throw new InvalidSpecError(
+      `${spec.type} is written under a scope: set spec.forProvider.scope (an Azure resource id), scopeRef or scopeSelector`,
+    );
+  const at = parseArmScope(scope);
+  if ("invalid" in at) throw new InvalidSpecError(`spec.forProvider.scope: ${at.invalid}`);
+  if (at.subscription.toLowerCase() !== subscription.toLowerCase())
+    throw new InvalidSpecError(
+      `spec.forProvider.scope ${scope} is in subscription ${at.subscription}, but the ProviderConfig's subscription is ${subscription}: a resource is written only in its ProviderConfig's subscription. Use a scope in subscription ${subscription}, or a ProviderConfig (spec.providerConfigRef) whose subscriptionID is ${at.subscription}.`,
+    );
+  return scope;
+}
+
+/** The resource id of a generated kind's resource: home (or scope), parents and name, as ARM spells the type. */
 export function resourceIdOf(spec: AzureKindSpec, subscription: string, fp: Json, name: string): string {
   const [namespace = "", ...segs] = spec.type.split("/");
   const own = spec.fixedName ?? name;
@@ -47,9 +68,11 @@ export function resourceIdOf(spec: AzureKindSpec, subscription: string, fp: Json
   if (spec.type.toLowerCase() === "microsoft.resources/resourcegroups")
     return `${sub}/resourceGroups/${encodeURIComponent(own)}`;
   const where =
-    spec.scope === "resourceGroup"
-      ? `${sub}/resourceGroups/${encodeURIComponent(String(fp.resourceGroupName ?? ""))}`
-      : sub;
+    spec.scope === "extension"
+      ? scopeOf(spec, subscription, fp)
+      : spec.scope === "resourceGroup"
+        ? `${sub}/resourceGroups/${encodeURIComponent(String(fp.resourceGroupName ?? ""))}`
+        : sub;
   const parts = spec.parents.map((p, i) => `${segs[i]}/${encodeURIComponent(String(fp[p.field] ?? ""))}`);
   return `${where}/providers/${namespace}/${[...parts, `${segs.at(-1)}/${encodeURIComponent(own)}`].join("/")}`;
 }
@@ -68,6 +91,12 @@ function namesOf(spec: AzureKindSpec, id: string, fp: Json): Json {
     out[field] = typeof w === "string" && w.toLowerCase() === v.toLowerCase() ? w : v;
   };
   if (spec.scope === "resourceGroup") same("resourceGroupName", after("resourceGroups"));
+  if (spec.scope === "extension") {
+    // The scope is the id before the type's own `/providers/{namespace}/{type}/` (the last such).
+    const own = `/providers/${spec.type.split("/").slice(0, 2).join("/")}/`.toLowerCase();
+    const at = id.toLowerCase().lastIndexOf(own);
+    if (at > 0) same("scope", id.slice(0, at));
+  }
   for (const p of spec.parents) same(p.field, after(p.segment));
   return out;
 }
@@ -278,6 +307,8 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
    */
   async list(): Promise<ExternalListing[]> {
     const spec = this.#spec;
+    if (spec.scope === "extension")
+      throw new NotListableError(`an extension type (${spec.type}): listed per scope`);
     if (spec.parents.length > 0 || spec.fixedName)
       throw new NotListableError(
         `a child of ${spec.parents.map((p) => p.segment).join("/") || "its parent"}: listed per parent`,
