@@ -129,6 +129,18 @@ function render(rows: string[][]): string {
     .join("\n");
 }
 
+/** A promise with its resolve, and whether it has resolved. */
+function deferred(): { promise: Promise<void>; resolve: () => void; done: boolean } {
+  const d = { promise: Promise.resolve(), resolve: () => {}, done: false };
+  d.promise = new Promise<void>((r) => {
+    d.resolve = () => {
+      d.done = true;
+      r();
+    };
+  });
+  return d;
+}
+
 /** How often a Ready row's connection Secret is read again while the table is shown. */
 const SECRET_REFRESH_MS = 5_000;
 /** How often the live table is drawn (a terminal, not --once). */
@@ -191,7 +203,13 @@ async function table(kube: Kube, examples: Example[], t0: number): Promise<strin
  * every object every round). A watch that ends or fails is opened again; with no resourceVersion it starts
  * with the objects as they are.
  */
-function followExamples(kube: Kube, examples: Example[], changed: () => void, signal: AbortSignal): void {
+function followExamples(
+  kube: Kube,
+  examples: Example[],
+  served: (def: ManagedKindDef) => Promise<void>,
+  changed: () => void,
+  signal: AbortSignal,
+): void {
   const kinds = new Map(examples.map((e) => [`${e.def.plural}.${e.def.group}`, e.def]));
   for (const def of kinds.values()) {
     const onEvent = (type: string, obj: ManagedResource) => {
@@ -206,6 +224,7 @@ function followExamples(kube: Kube, examples: Example[], changed: () => void, si
       changed();
     };
     void (async () => {
+      await served(def);
       while (!signal.aborted) {
         try {
           const open = await kube.watch<ManagedResource>(def, { timeoutSeconds: 60 }, onEvent, signal);
@@ -239,7 +258,7 @@ function waitingFor(e: Example, mr: ManagedResource | undefined, ready: Set<stri
  * Where the time went, for whoever asks why a start was slow: each phase's end and each example's applied
  * and Ready times (ISO), in .stack/logs/start-timeline.json, beside the stack's and driftless run's logs.
  */
-function writeTimeline(phases: Record<string, number>, examples: Example[]): void {
+function writeTimeline(phases: Record<string, number | undefined>, examples: Example[]): void {
   const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
   const timeline = {
     phases: Object.fromEntries(Object.entries(phases).map(([k, t]) => [k, iso(t)])),
@@ -289,28 +308,58 @@ async function main() {
     `driftless run started (pid ${child.pid}${selector ? `, objects matching ${selector}` : ""}); logs: ${logFile}\n` +
       "installing CRDs and local ProviderConfigs …\n",
   );
-  const crds = allCrds();
+  const examples = readExamples();
+  const crdOf = (def: ManagedKindDef) => `${def.plural}.${def.group}`;
+  // The API server establishes CRDs in about the order they are written: the ProviderConfigs' first, then
+  // the examples' kinds, so examples go in (and `driftless run` watches their kinds) while it serves the rest.
+  const rank = (name: string) =>
+    localProviderConfigCrds().includes(name) ? 0 : examples.some((e) => crdOf(e.def) === name) ? 1 : 2;
+  const crds = allCrds().sort((a, b) => rank(a.metadata.name) - rank(b.metadata.name));
+  // Every watch event and every CRD served wakes the loop below; it also looks every second.
+  let wake = () => {};
+  const served = new Map(crds.map((c) => [c.metadata.name, deferred()]));
+  // A busy machine's API server can take over a minute to serve 70 new CRDs; the default 30 s is for tests.
+  const established = waitForCrds(
+    kube,
+    crds.map((c) => c.metadata.name),
+    120_000,
+    (name) => {
+      served.get(name)?.resolve();
+      wake();
+    },
+  ).then((missing) => {
+    if (missing.length > 0) throw new Error(`CRD ${missing[0]} not established after 120 s`);
+    return Date.now();
+  });
+  established.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   await writeCrds(kube, crds);
   const tWritten = Date.now();
-  // A busy machine's API server can take over a minute to serve 70 new CRDs; the default 30 s is for tests.
-  const established = async (names: string[]) => {
-    const missing = await waitForCrds(kube, names, 120_000);
-    if (missing.length > 0) throw new Error(`CRD ${missing[0]} not established after 120 s`);
-  };
   // The ProviderConfigs go in as soon as their own CRDs are served, while the API server establishes the rest.
-  const configs = established(localProviderConfigCrds()).then(async () => {
+  const configs = Promise.all(localProviderConfigCrds().map((n) => served.get(n)?.promise)).then(async () => {
     await localProviderConfigs(kube, env);
     return Date.now();
   });
-  configs.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
-  await established(crds.map((c) => c.metadata.name));
-  const tCrds = Date.now();
-  const tConfigs = Math.max(tCrds, await configs);
+  configs.catch(() => undefined);
+  let tCrds: number | undefined;
+  let tConfigs: number | undefined;
+  let crdLine = "";
+  const crdsDone = Promise.all([established, configs]).then(([crdsAt, configsAt]) => {
+    tCrds = crdsAt;
+    tConfigs = Math.max(crdsAt, configsAt);
+    crdLine =
+      `${crds.length} CRDs installed in ${secs(tCrds - tStack)} (written ${secs(tWritten - tStack)}, ` +
+      `established ${secs(tCrds - tWritten)}); ProviderConfigs done ${secs(tConfigs - tCrds)} later`;
+    if (!tty) process.stdout.write(`${crdLine}\n`);
+  });
+  let crdsFailed: Error | undefined;
+  crdsDone.catch((err: unknown) => {
+    crdsFailed = err as Error;
+    wake();
+  });
   if (stopping) return;
   process.stdout.write(
-    `${crds.length} CRDs installed in ${secs(tCrds - tStack)} (written ${secs(tWritten - tStack)}, ` +
-      `established ${secs(tCrds - tWritten)}); ProviderConfigs done ${secs(tConfigs - tCrds)} later\n` +
-      "applying examples/ — each one as soon as what it refers to is Ready\n\n",
+    `${crds.length} CRDs written in ${secs(tWritten - tStack)}; applying examples/ — each one as soon as its CRD ` +
+      "is served and what it refers to is Ready\n\n",
   );
 
   const phases = () => ({
@@ -321,18 +370,26 @@ async function main() {
     providerConfigs: tConfigs,
     now: Date.now(),
   });
-  const examples = readExamples();
-  const t0 = Date.now();
-  // Every watch event wakes the loop below; it also looks every second (a failed apply is tried again).
-  let wake = () => {};
+  const t0 = tWritten;
   const follow = new AbortController();
-  followExamples(kube, examples, () => wake(), follow.signal);
+  followExamples(
+    kube,
+    examples,
+    (def) => served.get(crdOf(def))?.promise ?? Promise.resolve(),
+    () => wake(),
+    follow.signal,
+  );
   const failures = new Set<string>();
   /** Applies, concurrently, every example whose dependencies are Ready and that is not applied yet. */
   const applyReleased = () => {
     const ready = readyNow(examples);
     for (const e of examples) {
-      if (e.applied || e.applying || !e.needs.every((n) => ready.has(keyOf(n.kind, n.name, n.namespace))))
+      if (
+        e.applied ||
+        e.applying ||
+        !served.get(crdOf(e.def))?.done ||
+        !e.needs.every((n) => ready.has(keyOf(n.kind, n.name, n.namespace)))
+      )
         continue;
       e.applying = true;
       applyExample(kube, e)
@@ -354,6 +411,7 @@ async function main() {
   };
   let lastDrawn = 0;
   while (!stopping) {
+    if (crdsFailed) throw crdsFailed;
     applyReleased();
     const ready = readyNow(examples);
     const all = ready.size === examples.length;
@@ -361,17 +419,20 @@ async function main() {
       if (tty && (all || Date.now() - lastDrawn >= TABLE_REDRAW_MS)) {
         lastDrawn = Date.now();
         process.stdout.write(
-          `\x1b[2J\x1b[H${await table(kube, examples, t0)}\n\n${ready.size}/${examples.length} Ready after ${seconds(t0)} — Ctrl-C stops everything npm start started\n`,
+          `\x1b[2J\x1b[H${crdLine ? `${crdLine}\n\n` : ""}${await table(kube, examples, t0)}\n\n${ready.size}/${examples.length} Ready after ${seconds(t0)} — Ctrl-C stops everything npm start started\n`,
         );
       }
       if (all) {
+        // The examples' own CRDs can be served before the last of the others: the phase line comes first.
+        await crdsDone;
         writeTimeline(phases(), examples);
         if (!tty) process.stdout.write(`${await table(kube, examples, t0)}\n`);
         const last = Math.max(...examples.map((e) => e.readyAt ?? 0));
         process.stdout.write(
           `\nall ${examples.length} example resources are Ready after ${secs(last - t0)} ` +
             `(${secs(last - tStart)} since npm start: stack ${secs(tStack - tStart)}, ` +
-            `CRDs ${secs(tCrds - tStack)}, ProviderConfigs ${secs(tConfigs - tCrds)}).\n` +
+            `CRDs written ${secs(tWritten - tStack)}, then the examples, beside the API server serving the ` +
+            `CRDs for ${secs((tCrds ?? last) - tWritten)}).\n` +
             `Try: source ${join(STACK_DIR, "env.sh")} && npm run driftless -- get\n`,
         );
         if (once) {
