@@ -22,7 +22,9 @@ import { localProviderConfigCrds, localProviderConfigs } from "./provider-config
 import { down, REPO_ROOT, STACK_DIR, type StackEnv, up } from "./stack.ts";
 
 const once = process.argv.includes("--once");
-const timeoutMs = Number(process.env.DRIFTLESS_START_TIMEOUT_MS ?? 180_000);
+// Counted from the CRDs written (the examples go in while the API server establishes them): 180 s after the
+// CRDs were served before, plus the up to a minute a loaded API server takes to establish them.
+const timeoutMs = Number(process.env.DRIFTLESS_START_TIMEOUT_MS ?? 240_000);
 const tty = process.stdout.isTTY && !once;
 const selector = process.env.DRIFTLESS_LABEL_SELECTOR || undefined;
 
