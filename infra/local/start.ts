@@ -1,6 +1,7 @@
 // `npm start`: the local demo. Brings up the stack, installs CRDs and local ProviderConfigs, runs
 // `driftless run`, applies the example managed resources (each as soon as the examples it refers to are
-// Ready), and shows a live table, with what each row waits for, until every resource is Ready. Ctrl-C
+// Ready, seen through one watch per kind), and shows a live table, with what each row waits for, until every
+// resource is Ready. Ctrl-C
 // stops everything this command started and exits 0. `--once` exits when all are Ready (for tests).
 // DRIFTLESS_LABEL_SELECTOR (e.g. driftless.dev/example=true, the label every example carries) is handed
 // to `driftless run`, so on a cluster shared with other work it reconciles the examples only.
@@ -16,11 +17,14 @@ import { isConflict, Kube, type KubeObject } from "../../shared/kube/client.ts";
 import { coreApi } from "../../shared/kube/core.ts";
 import { waitForCrds, writeCrds } from "../../shared/kube/crds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
+import { sleep } from "../../shared/queue/backoff.ts";
 import { localProviderConfigCrds, localProviderConfigs } from "./provider-configs.ts";
 import { down, REPO_ROOT, STACK_DIR, type StackEnv, up } from "./stack.ts";
 
 const once = process.argv.includes("--once");
-const timeoutMs = Number(process.env.DRIFTLESS_START_TIMEOUT_MS ?? 180_000);
+// Counted from the CRDs written (the examples go in while the API server establishes them): 180 s after the
+// CRDs were served before, plus the up to a minute a loaded API server takes to establish them.
+const timeoutMs = Number(process.env.DRIFTLESS_START_TIMEOUT_MS ?? 240_000);
 const tty = process.stdout.isTTY && !once;
 const selector = process.env.DRIFTLESS_LABEL_SELECTOR || undefined;
 
@@ -32,11 +36,15 @@ interface Example {
   /** Examples it refers to (kind/name, same namespace when namespaced): applied once these are Ready. */
   needs: { kind: string; name: string; namespace: string | undefined }[];
   applied: boolean;
+  /** An apply is in flight (examples are applied concurrently, each once). */
+  applying?: boolean;
   /** When it was applied and when first seen Ready (ms since epoch): the TIMES column, the critical path. */
   appliedAt?: number;
   readyAt?: number;
-  /** The object and its connection Secret as last read, and when. */
-  seen?: { mr: ManagedResource | undefined; secret: V1Secret | undefined; at: number };
+  /** The object as the watch last showed it. */
+  mr?: ManagedResource;
+  /** Its connection Secret as last read, and when. */
+  secret?: { value: V1Secret | undefined; at: number };
 }
 
 function readExamples(): Example[] {
@@ -123,46 +131,56 @@ function render(rows: string[][]): string {
     .join("\n");
 }
 
-/** How often a row already Ready is read again while the table is shown. */
-const READY_ROW_REFRESH_MS = 5_000;
+/** A promise with its resolve, and whether it has resolved. */
+function deferred(): { promise: Promise<void>; resolve: () => void; done: boolean } {
+  const d = { promise: Promise.resolve(), resolve: () => {}, done: false };
+  d.promise = new Promise<void>((r) => {
+    d.resolve = () => {
+      d.done = true;
+      r();
+    };
+  });
+  return d;
+}
+
+/** How often a Ready row's connection Secret is read again while the table is shown. */
+const SECRET_REFRESH_MS = 5_000;
+/** How often the live table is drawn (a terminal, not --once). */
+const TABLE_REDRAW_MS = 500;
 
 const isReady = (mr: ManagedResource | undefined) =>
   ["Ready", "Synced"].every((t) => mr?.status?.conditions?.find((x) => x.type === t)?.status === "True");
 
-/** One row per example; MESSAGE says what a not-yet-Ready one waits for. */
-async function table(
-  kube: Kube,
-  examples: Example[],
-  t0: number,
-): Promise<{ text: string; ready: Set<string> }> {
+/** The examples applied and Ready now (as the watches last showed them). */
+const readyNow = (examples: Example[]) =>
+  new Set(
+    examples
+      .filter((e) => e.applied && isReady(e.mr))
+      .map((e) => keyOf(e.def.kind, e.obj.metadata.name, e.namespace)),
+  );
+
+/** One row per example; MESSAGE says what a not-yet-Ready one waits for. Reads only connection Secrets. */
+async function table(kube: Kube, examples: Example[], t0: number): Promise<string> {
   const rows = [
     ["KIND", "NAME", "READY", "SYNCED", "APPLIED→READY", "EXTERNAL-NAME", "SECRET", "WAITING FOR / MESSAGE"],
   ];
   const at = (t: number | undefined) => (t === undefined ? "" : `${((t - t0) / 1000).toFixed(1)}`);
-  const ready = new Set<string>();
+  const ready = readyNow(examples);
   const now = Date.now();
   const observed = await Promise.all(
     examples.map(async (e) => {
       // A namespaced object's connection Secret is in its own namespace.
       const to = e.obj.spec.writeConnectionSecretToRef;
       const ref = to ? { name: to.name, namespace: e.namespace ?? to.namespace } : undefined;
-      // Rows still moving are read every round; Ready ones now and then (the API server has work to do).
-      const fresh = e.seen && isReady(e.seen.mr) && now - e.seen.at < READY_ROW_REFRESH_MS;
-      if (e.applied && !fresh) {
-        const mr = await kube.get<ManagedResource & KubeObject>(e.def, e.obj.metadata.name, e.namespace);
-        const secret = ref && mr ? await kube.getSecret(ref.namespace, ref.name) : undefined;
-        e.seen = { mr, secret, at: now };
-      }
-      return { e, mr: e.seen?.mr, ref, secret: e.seen?.secret };
+      // Published with Ready: read once the row is Ready, and now and then after.
+      if (ref && isReady(e.mr) && !(e.secret?.value && now - e.secret.at < SECRET_REFRESH_MS))
+        e.secret = { value: await kube.getSecret(ref.namespace, ref.name), at: now };
+      return { e, mr: e.mr, ref, secret: e.secret?.value };
     }),
   );
   for (const { e, mr, ref, secret } of observed) {
     const key = keyOf(e.def.kind, e.obj.metadata.name, e.namespace);
     const c = (t: string) => mr?.status?.conditions?.find((x) => x.type === t);
-    if (isReady(mr)) {
-      ready.add(key);
-      e.readyAt ??= Date.now();
-    }
     rows.push([
       e.def.namespaced ? `${e.def.kind}.${e.def.group.split(".")[0]}.m` : e.def.kind,
       e.namespace ? `${e.namespace}/${e.obj.metadata.name}` : e.obj.metadata.name,
@@ -178,7 +196,48 @@ async function table(
       ready.has(key) ? "" : waitingFor(e, mr, ready),
     ]);
   }
-  return { text: render(rows), ready };
+  return render(rows);
+}
+
+/**
+ * Follows the examples' objects with one watch per kind until `signal` aborts: each event updates its row at
+ * once (a Ready dependency releases the next example without polling, and the API server is not asked for
+ * every object every round). A watch that ends or fails is opened again; with no resourceVersion it starts
+ * with the objects as they are.
+ */
+function followExamples(
+  kube: Kube,
+  examples: Example[],
+  served: (def: ManagedKindDef) => Promise<void>,
+  changed: () => void,
+  signal: AbortSignal,
+): void {
+  const kinds = new Map(examples.map((e) => [`${e.def.plural}.${e.def.group}`, e.def]));
+  for (const def of kinds.values()) {
+    const onEvent = (type: string, obj: ManagedResource) => {
+      if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
+      const ns = def.namespaced ? obj.metadata.namespace : undefined;
+      const e = examples.find(
+        (x) => x.def === def && x.obj.metadata.name === obj.metadata.name && x.namespace === ns,
+      );
+      if (!e) return;
+      e.mr = type === "DELETED" ? undefined : obj;
+      if (e.applied && isReady(e.mr)) e.readyAt ??= Date.now();
+      changed();
+    };
+    void (async () => {
+      await served(def);
+      while (!signal.aborted) {
+        try {
+          const open = await kube.watch<ManagedResource>(def, { timeoutSeconds: 60 }, onEvent, signal);
+          await open.ended;
+        } catch {
+          // The API server busy or restarting: the next watch starts from the objects as they are.
+          await sleep(500, signal);
+        }
+      }
+    })();
+  }
 }
 
 /** What a row that is not Ready yet is waiting for, in a newcomer's words. */
@@ -201,7 +260,7 @@ function waitingFor(e: Example, mr: ManagedResource | undefined, ready: Set<stri
  * Where the time went, for whoever asks why a start was slow: each phase's end and each example's applied
  * and Ready times (ISO), in .stack/logs/start-timeline.json, beside the stack's and driftless run's logs.
  */
-function writeTimeline(phases: Record<string, number>, examples: Example[]): void {
+function writeTimeline(phases: Record<string, number | undefined>, examples: Example[]): void {
   const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
   const timeline = {
     phases: Object.fromEntries(Object.entries(phases).map(([k, t]) => [k, iso(t)])),
@@ -251,28 +310,58 @@ async function main() {
     `driftless run started (pid ${child.pid}${selector ? `, objects matching ${selector}` : ""}); logs: ${logFile}\n` +
       "installing CRDs and local ProviderConfigs …\n",
   );
-  const crds = allCrds();
+  const examples = readExamples();
+  const crdOf = (def: ManagedKindDef) => `${def.plural}.${def.group}`;
+  // The API server establishes CRDs in about the order they are written: the ProviderConfigs' first, then
+  // the examples' kinds, so examples go in (and `driftless run` watches their kinds) while it serves the rest.
+  const rank = (name: string) =>
+    localProviderConfigCrds().includes(name) ? 0 : examples.some((e) => crdOf(e.def) === name) ? 1 : 2;
+  const crds = allCrds().sort((a, b) => rank(a.metadata.name) - rank(b.metadata.name));
+  // Every watch event and every CRD served wakes the loop below; it also looks every second.
+  let wake = () => {};
+  const served = new Map(crds.map((c) => [c.metadata.name, deferred()]));
+  // A busy machine's API server can take over a minute to serve 70 new CRDs; the default 30 s is for tests.
+  const established = waitForCrds(
+    kube,
+    crds.map((c) => c.metadata.name),
+    120_000,
+    (name) => {
+      served.get(name)?.resolve();
+      wake();
+    },
+  ).then((missing) => {
+    if (missing.length > 0) throw new Error(`CRD ${missing[0]} not established after 120 s`);
+    return Date.now();
+  });
+  established.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   await writeCrds(kube, crds);
   const tWritten = Date.now();
-  // A busy machine's API server can take over a minute to serve 70 new CRDs; the default 30 s is for tests.
-  const established = async (names: string[]) => {
-    const missing = await waitForCrds(kube, names, 120_000);
-    if (missing.length > 0) throw new Error(`CRD ${missing[0]} not established after 120 s`);
-  };
   // The ProviderConfigs go in as soon as their own CRDs are served, while the API server establishes the rest.
-  const configs = established(localProviderConfigCrds()).then(async () => {
+  const configs = Promise.all(localProviderConfigCrds().map((n) => served.get(n)?.promise)).then(async () => {
     await localProviderConfigs(kube, env);
     return Date.now();
   });
-  configs.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
-  await established(crds.map((c) => c.metadata.name));
-  const tCrds = Date.now();
-  const tConfigs = Math.max(tCrds, await configs);
+  configs.catch(() => undefined);
+  let tCrds: number | undefined;
+  let tConfigs: number | undefined;
+  let crdLine = "";
+  const crdsDone = Promise.all([established, configs]).then(([crdsAt, configsAt]) => {
+    tCrds = crdsAt;
+    tConfigs = Math.max(crdsAt, configsAt);
+    crdLine =
+      `${crds.length} CRDs installed in ${secs(tCrds - tStack)} (written ${secs(tWritten - tStack)}, ` +
+      `established ${secs(tCrds - tWritten)}); ProviderConfigs done ${secs(tConfigs - tCrds)} later`;
+    if (!tty) process.stdout.write(`${crdLine}\n`);
+  });
+  let crdsFailed: Error | undefined;
+  crdsDone.catch((err: unknown) => {
+    crdsFailed = err as Error;
+    wake();
+  });
   if (stopping) return;
   process.stdout.write(
-    `${crds.length} CRDs installed in ${secs(tCrds - tStack)} (written ${secs(tWritten - tStack)}, ` +
-      `established ${secs(tCrds - tWritten)}); ProviderConfigs done ${secs(tConfigs - tCrds)} later\n` +
-      "applying examples/ — each one as soon as what it refers to is Ready\n\n",
+    `${crds.length} CRDs written in ${secs(tWritten - tStack)}; applying examples/ — each one as soon as its CRD ` +
+      "is served and what it refers to is Ready\n\n",
   );
 
   const phases = () => ({
@@ -283,50 +372,104 @@ async function main() {
     providerConfigs: tConfigs,
     now: Date.now(),
   });
-  const examples = readExamples();
-  const t0 = Date.now();
-  let announced = false;
-  let ready = new Set<string>();
+  const t0 = tWritten;
+  const follow = new AbortController();
+  followExamples(
+    kube,
+    examples,
+    (def) => served.get(crdOf(def))?.promise ?? Promise.resolve(),
+    () => wake(),
+    follow.signal,
+  );
+  const failures = new Set<string>();
+  /** Applies, concurrently, every example whose dependencies are Ready and that is not applied yet. */
+  const applyReleased = () => {
+    const ready = readyNow(examples);
+    for (const e of examples) {
+      if (
+        e.applied ||
+        e.applying ||
+        !served.get(crdOf(e.def))?.done ||
+        !e.needs.every((n) => ready.has(keyOf(n.kind, n.name, n.namespace)))
+      )
+        continue;
+      e.applying = true;
+      applyExample(kube, e)
+        .then(() => {
+          // The watch may have shown the object before this apply was recorded (an older run's object).
+          if (isReady(e.mr)) e.readyAt ??= Date.now();
+        })
+        .catch((err: unknown) => {
+          // A loaded machine's API server can miss one answer: say so (once per message) and try again.
+          const message = (err as Error).message;
+          if (!stopping && !failures.has(message)) process.stdout.write(`(retrying: ${message})\n`);
+          failures.add(message);
+        })
+        .finally(() => {
+          e.applying = false;
+          wake();
+        });
+    }
+  };
+  let lastDrawn = 0;
   while (!stopping) {
-    let shown: Awaited<ReturnType<typeof table>>;
+    if (crdsFailed) throw crdsFailed;
+    applyReleased();
+    const ready = readyNow(examples);
+    const all = ready.size === examples.length;
     try {
-      for (const e of examples)
-        if (!e.applied && e.needs.every((n) => ready.has(keyOf(n.kind, n.name, n.namespace))))
-          await applyExample(kube, e);
-      shown = await table(kube, examples, t0);
+      if (tty && (all || Date.now() - lastDrawn >= TABLE_REDRAW_MS)) {
+        lastDrawn = Date.now();
+        process.stdout.write(
+          `\x1b[2J\x1b[H${crdLine ? `${crdLine}\n\n` : ""}${await table(kube, examples, t0)}\n\n${ready.size}/${examples.length} Ready after ${seconds(t0)} — Ctrl-C stops everything npm start started\n`,
+        );
+      }
+      if (all) {
+        // The examples' own CRDs can be served before the last of the others: the phase line comes first.
+        await crdsDone;
+        writeTimeline(phases(), examples);
+        if (!tty) process.stdout.write(`${await table(kube, examples, t0)}\n`);
+        const last = Math.max(...examples.map((e) => e.readyAt ?? 0));
+        process.stdout.write(
+          `\nall ${examples.length} example resources are Ready after ${secs(last - t0)} ` +
+            `(${secs(last - tStart)} since npm start: stack ${secs(tStack - tStart)}, ` +
+            `CRDs written ${secs(tWritten - tStack)}, then the examples, beside the API server serving the ` +
+            `CRDs for ${secs((tCrds ?? last) - tWritten)}).\n` +
+            `Try: source ${join(STACK_DIR, "env.sh")} && npm run driftless -- get\n`,
+        );
+        if (once) {
+          follow.abort();
+          return stop(0, "all Ready");
+        }
+        break;
+      }
     } catch (err) {
       if (stopping) return;
-      // A loaded machine's API server can miss one answer: say so and try again, as kubectl users would.
       process.stdout.write(`(retrying: ${(err as Error).message})\n`);
-      if (once && Date.now() - t0 > timeoutMs) return stop(1, "timed out");
-      await new Promise((r) => setTimeout(r, 1000));
-      continue;
-    }
-    ready = shown.ready;
-    if (stopping) return;
-    if (tty)
-      process.stdout.write(
-        `\x1b[2J\x1b[H${shown.text}\n\n${ready.size}/${examples.length} Ready after ${seconds(t0)} — Ctrl-C stops everything npm start started\n`,
-      );
-    if (ready.size === examples.length && !announced) {
-      announced = true;
-      writeTimeline(phases(), examples);
-      if (!tty) process.stdout.write(`${shown.text}\n`);
-      process.stdout.write(
-        `\nall ${examples.length} example resources are Ready after ${seconds(t0)} ` +
-          `(${seconds(tStart)} since npm start: stack ${secs(tStack - tStart)}, ` +
-          `CRDs ${secs(tCrds - tStack)}, ProviderConfigs ${secs(tConfigs - tCrds)}).\n` +
-          `Try: source ${join(STACK_DIR, "env.sh")} && npm run driftless -- get\n`,
-      );
-      if (once) return stop(0, "all Ready");
     }
     if (once && Date.now() - t0 > timeoutMs) {
       writeTimeline(phases(), examples);
-      process.stderr.write(`not all resources Ready after ${timeoutMs} ms:\n${shown.text}\n`);
+      process.stderr.write(
+        `not all resources Ready after ${timeoutMs} ms:\n${await table(kube, examples, t0).catch((err: unknown) => (err as Error).message)}\n`,
+      );
       return stop(1, "timed out");
     }
-    // Fast while something is pending (each Ready dependency releases the next example), calm after.
-    await new Promise((r) => setTimeout(r, ready.size === examples.length ? 2000 : 300));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    wake = () => {};
+  }
+  // All Ready: the table stays on screen, refreshed now and then, until Ctrl-C.
+  while (!stopping && tty) {
+    await new Promise((r) => setTimeout(r, 2000));
+    const ready = readyNow(examples);
+    process.stdout.write(
+      `\x1b[2J\x1b[H${await table(kube, examples, t0).catch((err: unknown) => `(retrying: ${(err as Error).message})`)}\n\n${ready.size}/${examples.length} Ready — Ctrl-C stops everything npm start started\n`,
+    );
   }
 }
 

@@ -102,11 +102,13 @@ const established = (crd: StoredCrd) =>
  * Waits until the API server serves each named CRD (Established), at most `timeoutMs`; returns the names
  * still not established then (none when all are). One watch on CRDs, not a GET per CRD per poll: while the
  * server establishes dozens of CRDs, polling competed with it for the CPU (and `npm start` polled twice).
+ * `onEstablished` is told each name as it is served, so a caller can use one CRD before all are.
  */
 export async function waitForCrds(
   config: KubeConfig | Kube,
   names: string[],
   timeoutMs: number,
+  onEstablished?: (name: string) => void,
 ): Promise<string[]> {
   const kube = kubeOf(config);
   const deadline = Date.now() + timeoutMs;
@@ -123,8 +125,14 @@ export async function waitForCrds(
         CRD,
         { timeoutSeconds: Math.max(1, Math.ceil((deadline - Date.now()) / 1000)) },
         (type, crd) => {
-          if ((type === "ADDED" || type === "MODIFIED") && established(crd))
+          if (
+            (type === "ADDED" || type === "MODIFIED") &&
+            established(crd) &&
+            waiting.has(crd.metadata.name)
+          ) {
             waiting.delete(crd.metadata.name);
+            onEstablished?.(crd.metadata.name);
+          }
           if (waiting.size === 0) done();
         },
         abort.signal,

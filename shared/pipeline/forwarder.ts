@@ -72,6 +72,12 @@ export interface ForwarderOptions {
   watchTimeoutSeconds?: number;
   /** Injected for deterministic tests; default Math.random. */
   random?: () => number;
+  /**
+   * While CRDs are being installed beside the forwarder: a promise that resolves when `type`'s CRD is
+   * served (Established), or undefined when it is served now. The kind's list and watch start then,
+   * instead of meeting 404 and waiting out the failure backoff.
+   */
+  whenServed?: (type: ResourceType) => Promise<void> | undefined;
 }
 
 export interface ForwarderStats extends WatchCounters, OutboxStats {
@@ -100,6 +106,7 @@ export class Forwarder {
   readonly #outbox: Outbox;
   readonly #watchers: KindWatcher[];
   readonly #watcherOf: (type: ResourceType) => KindWatcher;
+  readonly #whenServed: ForwarderOptions["whenServed"];
   #running = false;
   #stop = new AbortController();
   #loops: Promise<void>[] = [];
@@ -107,6 +114,7 @@ export class Forwarder {
   constructor(opts: ForwarderOptions) {
     const kube = kubeOf(opts.kube);
     this.#logger = opts.logger ?? noopLogger;
+    this.#whenServed = opts.whenServed;
     const random = opts.random ?? Math.random;
     this.#outbox = new Outbox({
       sink: opts.sink,
@@ -165,7 +173,13 @@ export class Forwarder {
       }),
     );
     // The signal, not #running: a loop that outlived stop()'s grace period must not rejoin a restart.
-    return w.run(this.#stop.signal, resolve).finally(resolve);
+    const signal = this.#stop.signal;
+    const served = this.#whenServed?.(w.type);
+    if (!served) return w.run(signal, resolve).finally(resolve);
+    // A kind whose CRD is still being installed does not hold start() up; it is listed once it is served.
+    resolve();
+    const stopped = new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
+    return Promise.race([served, stopped]).then(() => (signal.aborted ? undefined : w.run(signal, () => {})));
   }
 
   /**

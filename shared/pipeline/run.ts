@@ -24,7 +24,7 @@ import { deadLetterNote } from "../worker/dead-letter.ts";
 import { reconcileHandler } from "../worker/memory.ts";
 import { keyOfMessage } from "../worker/message.ts";
 import { createWorker } from "../worker/worker.ts";
-import { Forwarder } from "./forwarder.ts";
+import { Forwarder, type ForwarderOptions } from "./forwarder.ts";
 import { logQueueEvents } from "./functions.ts";
 import { sweep } from "./sweep.ts";
 import { SweepIndex } from "./sweep-index.ts";
@@ -66,6 +66,8 @@ export interface RunOptions {
   stuckAfterMs?: number;
   /** Only watch and sweep objects matching this label selector (sharding, tests). */
   labelSelector?: string;
+  /** CRDs being installed beside the run: when each kind's CRD is served (see ForwarderOptions). */
+  whenServed?: ForwarderOptions["whenServed"];
   /** App clusters (bound with `driftless bind`) whose claims this control plane serves: one agent each. */
   appClusters?: KubeConfig[];
   /**
@@ -238,6 +240,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
       sink: queue,
       logger: o.logger,
       ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+      ...(o.whenServed ? { whenServed: o.whenServed } : {}),
       // A connection Secret edited or deleted by hand brings its owner's reconcile at once.
       connectionSecrets: true,
     });

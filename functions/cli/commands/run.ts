@@ -19,8 +19,8 @@ import {
 import { activationPlan } from "./crds.ts";
 
 /**
- * With --no-crds someone else installs the CRDs (a chart, GitOps, `npm start` alongside): how long to wait for
- * them to be served before starting anyway, with the kinds not watched named in /readyz and the log.
+ * With --no-crds someone else installs the CRDs (a chart, GitOps, `npm start` alongside): each kind is watched
+ * once its CRD is served; after this long the ones still missing are retried with backoff (named in /readyz).
  */
 const CRD_WAIT_MS = 120_000;
 
@@ -37,7 +37,7 @@ export function registerRun(program: Command, cli: CliContext): void {
     )
     .option(
       "--no-crds",
-      "do not install or update the CRDs at start; wait (up to 2 min) for someone else to install them",
+      "do not install or update the CRDs at start; watch each kind as soon as someone else has installed its CRD (after 2 min, retry the missing ones with backoff)",
     )
     .option(
       "--metrics-port <port>",
@@ -145,16 +145,35 @@ export function registerRun(program: Command, cli: CliContext): void {
           };
         };
         let current = await served();
+        let whenServed: ((type: { plural: string; group: string }) => Promise<void> | undefined) | undefined;
+        let crdsServed: Promise<void> | undefined;
         if (opts.crds) await applyCrds(kc, current.plan.install);
         else {
-          const names = current.plan.install.map((c) => c.metadata.name);
-          const missing = await waitForCrds(kc, names, CRD_WAIT_MS);
-          if (missing.length > 0)
-            logger.warn(
-              { missing: missing.slice(0, 20), count: missing.length },
-              `CRDs not established after ${CRD_WAIT_MS / 1000} s; starting anyway (/readyz names the kinds not watched)`,
-            );
-          current = await served(); // the activation policies' own CRDs may have come with them
+          // Someone installs the CRDs beside us (`npm start`): start now, and watch each kind as soon as its
+          // own CRD is served rather than after all of them.
+          const pending = new Map(
+            current.plan.install.map((c) => {
+              let release = () => {};
+              const served = new Promise<void>((r) => {
+                release = r;
+              });
+              return [c.metadata.name, { served, release }] as const;
+            }),
+          );
+          whenServed = (type) => pending.get(`${type.plural}.${type.group}`)?.served;
+          crdsServed = waitForCrds(kc, [...pending.keys()], CRD_WAIT_MS, (name) => {
+            pending.get(name)?.release();
+            pending.delete(name);
+          }).then((missing) => {
+            if (missing.length > 0)
+              logger.warn(
+                { missing: missing.slice(0, 20), count: missing.length },
+                `CRDs not established after ${CRD_WAIT_MS / 1000} s; watching them anyway (/readyz names the kinds not watched)`,
+              );
+            // Not served in time: their watches start and retry with backoff, as for any missing CRD.
+            for (const p of pending.values()) p.release();
+            pending.clear();
+          });
         }
         const workers = opts.workers ?? cfg.DRIFTLESS_WORKERS;
         const selector = opts.selector ?? cfg.DRIFTLESS_LABEL_SELECTOR;
@@ -178,6 +197,7 @@ export function registerRun(program: Command, cli: CliContext): void {
             ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES,
             ...(opts.metrics ? { metricsPort: opts.metricsPort ?? cfg.DRIFTLESS_METRICS_PORT } : {}),
             ...(selector ? { labelSelector: selector } : {}),
+            ...(whenServed ? { whenServed } : {}),
             ...(appClusters.length > 0 ? { appClusters } : {}),
             ...(doorbell ? { doorbell } : {}),
           });
@@ -185,15 +205,23 @@ export function registerRun(program: Command, cli: CliContext): void {
             { kinds: kinds.length, workers, metricsPort: running.metricsPort },
             "driftless run started",
           );
-          const providers = await startRunProviders({
-            kube: running.kube,
-            kinds,
-            providerConfigKinds,
-            labelSelector: selector,
-            logger,
-            deadLettered: () => running.queue.stats().deadLettered,
-          });
-          return { running, providers };
+          // The Provider objects and their health checks need their own CRDs: once every CRD is served.
+          const started = (crdsServed ?? Promise.resolve())
+            .then(() =>
+              startRunProviders({
+                kube: running.kube,
+                kinds,
+                providerConfigKinds,
+                labelSelector: selector,
+                logger,
+                deadLettered: () => running.queue.stats().deadLettered,
+              }),
+            )
+            .catch((err: unknown) => {
+              logger.error({ error: (err as Error).message }, "cannot start the provider health checks");
+              return { stop: async () => {} };
+            });
+          return { running, providers: { stop: async () => (await started).stop() } };
         };
         let serving = await start(current.kinds);
         const events = new KubeEventRecorder(kube);
@@ -231,6 +259,8 @@ export function registerRun(program: Command, cli: CliContext): void {
         const timer = setInterval(tick, cfg.DRIFTLESS_SWEEP_INTERVAL);
         timer.unref();
         tick();
+        // The activation policies' own CRDs may come with the others: read them again once all are served.
+        void crdsServed?.then(tick);
         const signal = await signalled;
         logger.info({ signal }, "shutting down: finishing in-flight reconciles");
         clearInterval(timer);

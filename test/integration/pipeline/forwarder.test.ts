@@ -3,6 +3,7 @@ import { startExtraKubeApiserver, stopExtraKubeApiserver } from "../../../infra/
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import type { ResourceType } from "../../../shared/api/meta.ts";
 import { Kube, type KubeObject } from "../../../shared/kube/client.ts";
+import { waitForCrds } from "../../../shared/kube/crds.ts";
 import { endpointFromKubeconfig, readKubeconfigFile } from "../../../shared/kube/kubeconfig.ts";
 import { Forwarder, type ForwarderOptions } from "../../../shared/pipeline/forwarder.ts";
 import { ensureCrds } from "../../support/aws.ts";
@@ -183,6 +184,76 @@ describe("forwarder against the real API server", () => {
       ["Widget", expect.stringMatching(/missing/)],
       ["Queue", "watching"],
     ]);
+  });
+
+  it("starts a kind's list and watch when its CRD is served (whenServed), not through 404s and backoff", async () => {
+    // Prepare: a throwaway kind whose CRD is installed only after the forwarder started.
+    const group = `${uniqueName("served")}.example.com`;
+    const widget: ResourceType = {
+      group,
+      version: "v1",
+      kind: "Widget",
+      plural: "widgets",
+      namespaced: false,
+    };
+    const crdName = `widgets.${group}`;
+    const crdType: ResourceType = {
+      group: "apiextensions.k8s.io",
+      version: "v1",
+      kind: "CustomResourceDefinition",
+      plural: "customresourcedefinitions",
+      namespaced: false,
+    };
+    const label = uniqueName("fwd-served");
+    let served = false;
+    const installed = waitForCrds(kube, [crdName], 60_000, () => {
+      served = true;
+    });
+    const { forwarder, sink } = newForwarder(label, {
+      types: [widget, Queue],
+      whenServed: (t) => (t.group === group && !served ? installed.then(() => undefined) : undefined),
+    });
+    await forwarder.start();
+    try {
+      // Act
+      await kube.create<KubeObject>(crdType, {
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        metadata: { name: crdName },
+        spec: {
+          group,
+          scope: "Cluster",
+          names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
+          versions: [
+            {
+              name: "v1",
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            },
+          ],
+        },
+      });
+      await installed;
+      const name = uniqueName("w");
+      await kube.create<KubeObject>(widget, {
+        apiVersion: `${group}/v1`,
+        kind: "Widget",
+        metadata: { name, labels: { [TEST_LABEL]: label } },
+      });
+
+      // Assess: forwarded; the kind was listed once and never failed (no 404, no backoff).
+      await eventually(async () => sink.for(name).length === 1, { what: "Widget forwarded" });
+      expect(forwarder.stats().failures).toBe(0);
+      expect(forwarder.stats().lists).toBe(2);
+      expect(forwarder.stats().kinds.map((k) => [k.kind, k.state])).toEqual([
+        ["Widget", "watching"],
+        ["Queue", "watching"],
+      ]);
+    } finally {
+      await forwarder.stop();
+      await kube.delete(crdType, crdName);
+    }
   });
 
   it("on 410 Gone (resume point set older than the API server's watch window) relists and forwards exactly the keys changed meanwhile", async () => {
