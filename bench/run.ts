@@ -59,6 +59,7 @@ import {
 } from "./sections/cost.ts";
 import { measureDoorbell } from "./sections/doorbell.ts";
 import { CENTRAL_LATENCY_MS, measureDriftBatch } from "./sections/drift-batch.ts";
+import { measureGcp } from "./sections/gcp.ts";
 import { deleteQueues, measureLatency } from "./sections/latency.ts";
 import { measureOverhead } from "./sections/overhead.ts";
 import {
@@ -96,6 +97,8 @@ const quick = values.quick ?? false;
 // --only warm-sweep: section 13 alone, the warm sweep's index at 1k (quick) or 10k objects (warm-sweep-only.json).
 // --only azure: section 14 alone, the Azure reconcile bundle and its cold import with 0 and 50 generated
 // kinds activated at run time (azure-only.json).
+// --only gcp: section 16 alone, the gcp-reconcile bundle and its cold import with 0 and 50 generated Google
+// kinds baked in at build time (gcp-only.json).
 const ONLY = [
   "batch",
   "awscc-batch",
@@ -106,6 +109,7 @@ const ONLY = [
   "awscc",
   "warm-sweep",
   "azure",
+  "gcp",
 ];
 if (values.only !== undefined && !ONLY.includes(values.only))
   throw new Error(`unknown --only ${values.only}; known: ${ONLY.join(", ")}`);
@@ -150,6 +154,17 @@ async function main() {
     writeFileSync(
       path.join(RESULTS, "azure-only.json"),
       `${JSON.stringify({ date: new Date().toISOString(), machine, ...azure.result }, null, 2)}\n`,
+    );
+    return;
+  }
+  if (values.only === "gcp") {
+    process.once("SIGINT", () => process.exit(130));
+    const gcp = await measureGcp({ log, distDir: path.join(ROOT, "dist/bench") });
+    process.stdout.write(`\n${formatTable(gcp.rows)}\n`);
+    mkdirSync(RESULTS, { recursive: true });
+    writeFileSync(
+      path.join(RESULTS, "gcp-only.json"),
+      `${JSON.stringify({ date: new Date().toISOString(), machine, ...gcp.result }, null, 2)}\n`,
     );
     return;
   }
