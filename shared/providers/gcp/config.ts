@@ -1,8 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, sign, verify } from "node:crypto";
-import { PubSub } from "@google-cloud/pubsub";
 import { GoogleAuth, JWT } from "google-auth-library";
-import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
-import type { ExternalObservation, ObserveManyItem } from "../../api/external.ts";
 import {
   type ConnectContext,
   CredentialsError,
@@ -11,7 +8,6 @@ import {
 } from "../../api/external.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { checkEndpoint, NO_EXTRA_HOSTS } from "../endpoints.ts";
-import { foreignPubSubAnswer } from "./answers.ts";
 
 /** The two fields of a service-account key the SDKs need to sign their tokens. */
 export interface ServiceAccountKey {
@@ -90,7 +86,7 @@ export async function gcpClientConfig(ctx: ConnectContext<GcpProviderConfigSpec>
     credentials = parseServiceAccountKey(text);
     secretPrint = fingerprint(text);
   }
-  // Checked before use: only Google's own hosts get a token (see newPubSub, and authFor in google-rest.ts);
+  // Checked before use: only Google's own hosts get a token (authFor in google-rest.ts);
   // anything else must be loopback or listed by the platform, and the clients get the normalised text.
   const pubsubEndpoint = spec.endpoint?.pubsub
     ? checkEndpoint("gcp", "spec.endpoint.pubsub", spec.endpoint.pubsub, { hostPort: true }).url
@@ -118,28 +114,8 @@ const jwtOf = (key: ServiceAccountKey) =>
   });
 
 /**
- * A Pub/Sub client for one configuration. The endpoint is always passed explicitly, so the
- * ProviderConfig alone decides where calls go (the SDK would otherwise honour PUBSUB_EMULATOR_HOST).
- * For a host that is not Google's the SDK uses plaintext gRPC without credentials (its emulator mode,
- * set explicitly from our parsed host, not from the SDK's own suffix test): an emulator never sees,
- * and cannot check, the key or the ambient token.
- */
-export function newPubSub(c: GcpClientConfig): PubSub {
-  return new PubSub({
-    projectId: c.projectId,
-    apiEndpoint: c.pubsubEndpoint ?? PUBSUB_PRODUCTION_ENDPOINT,
-    emulatorMode: !isGoogleEndpoint(c.pubsubEndpoint),
-    // Cloud Audit Logs record it as callerSuppliedUserAgent: the cloud-event path drops our own writes by
-    // it. gax hands `grpc.*` options to the channel; its types do not list them.
-    ...({ "grpc.primary_user_agent": DRIFTLESS_USER_AGENT } as object),
-    // An auth client instead of the `credentials` option, which google-auth-library 11 deprecates (and warns about).
-    ...(c.credentials ? { authClient: jwtOf(c.credentials) } : {}),
-  });
-}
-
-/**
  * Whether an endpoint override is one of Google's own hosts (private or regional endpoints) rather than
- * an emulator. The Pub/Sub SDK draws the same line: only Google's hosts get TLS and credentials.
+ * an emulator: only Google's hosts get TLS and credentials (google-rest.ts's authFor, pubsub-api.ts).
  */
 export function isGoogleEndpoint(endpoint: string | undefined): boolean {
   if (endpoint === undefined) return true;
@@ -265,35 +241,29 @@ export function classifyGcpError(err: unknown): Error {
   return err instanceof Error ? err : new Error(text);
 }
 
-/**
- * Runs an SDK call, classifying its error. `foreign` may first recognise an answer that was not the API's
- * (answers.ts) and say so instead.
- */
-export async function gcp<T>(
-  call: () => Promise<T>,
-  foreign?: (err: unknown) => Promise<Error | undefined>,
-): Promise<T> {
+/** Runs an SDK call, classifying its error. */
+export async function gcp<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    throw (await foreign?.(err)) ?? classifyGcpError(err);
+    throw classifyGcpError(err);
   }
 }
 
-/** Pub/Sub calls through `gcp`, an endpoint that does not speak gRPC named as such (answers.ts). */
-export function pubsubCall(ps: PubSub): <T>(call: () => Promise<T>) => Promise<T> {
-  const endpoint = ps.options.apiEndpoint ?? PUBSUB_PRODUCTION_ENDPOINT;
-  const plaintext = !isGoogleEndpoint(ps.options.apiEndpoint);
-  return (call) => gcp(call, (err) => foreignPubSubAnswer(endpoint, plaintext, err));
-}
+/**
+ * A protobuf Duration as the SDKs hand it over: `{seconds, nanos}` (seconds may be a string or Long), or
+ * seconds; or its JSON form as the REST APIs answer it ("600s", "10.500s").
+ */
+export type ProtoDuration = { seconds?: unknown; nanos?: unknown } | number | string | null | undefined;
 
-/** A protobuf Duration as the SDKs hand it over: `{seconds, nanos}` (seconds may be a string or Long), or seconds. */
-export type ProtoDuration = { seconds?: unknown; nanos?: unknown } | number | null | undefined;
-
-/** Protobuf Duration (the SDK's `{seconds, nanos}`) → "600s" / "3.5s". */
+/** Protobuf Duration (the SDK's `{seconds, nanos}`, or JSON's "10.500s") → "600s" / "10.5s". */
 export function durationText(d: ProtoDuration): string | undefined {
   if (d === null || d === undefined) return undefined;
   if (typeof d === "number") return `${d}s`;
+  if (typeof d === "string") {
+    const m = /^(\d+)(?:\.(\d{1,9}))?s$/.exec(d);
+    return m ? durationText({ seconds: m[1], nanos: Number((m[2] ?? "").padEnd(9, "0")) }) : d;
+  }
   const seconds = BigInt(String(d.seconds ?? 0));
   const nanos = Number(d.nanos ?? 0);
   const fraction = nanos > 0 ? `.${String(nanos).padStart(9, "0").replace(/0+$/, "")}` : "";
@@ -346,12 +316,6 @@ export function observedSet(spec: string[] | undefined, cloud: string[]): string
   return [...cloud];
 }
 
-/** projects/P/topics/T → { project: P, id: T }. */
-export function parseResourceName(name: string | null | undefined, collection: "topics" | "subscriptions") {
-  const m = new RegExp(`^projects/([^/]+)/${collection}/([^/]+)$`).exec(name ?? "");
-  return m ? { project: m[1] ?? "", id: m[2] ?? "" } : undefined;
-}
-
 /**
  * The ProviderConfig's credential check: an access token from Google's token endpoint. When every
  * endpoint is an emulator, no token is ever used and Google cannot be asked offline, so the key is
@@ -383,58 +347,4 @@ export async function checkGcpCredentials(ctx: ConnectContext<GcpProviderConfigS
       : new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE] }).getAccessToken(),
   );
   return `${who} in project ${cfg.projectId}`;
-}
-
-/** Pub/Sub list calls' page size (the API's maximum): also the most resources one batched read covers. */
-export const PUBSUB_LIST_PAGE_SIZE = 1000;
-
-/**
- * The batched observe of a Pub/Sub kind: the project's list, page by page (one rate-limit token each),
- * then each item's observation from it (not listed: does not exist). A full name in another project is
- * not in that list: it is observed alone; its failure is its own, but throttling fails the whole call.
- */
-export async function observePubSubList<F, A, M extends { name?: string | null }>(
-  items: ReadonlyArray<ObserveManyItem<F, A>>,
-  kind: {
-    /** `projects/<project>/topics/` or `…/subscriptions/`. */
-    prefix: string;
-    fullName: (externalName: string) => string;
-    rateLimit: (() => Promise<void>) | undefined;
-    listPage: (
-      pageToken: string | undefined,
-    ) => Promise<{ items: Array<{ metadata?: M | null }>; next?: string | null }>;
-    observation: (mr: ObserveManyItem<F, A>["mr"], meta: M, fullName: string) => ExternalObservation<F, A>;
-    observeOne: (mr: ObserveManyItem<F, A>["mr"], name: string) => Promise<ExternalObservation<F, A>>;
-  },
-): Promise<Array<ExternalObservation<F, A> | Error>> {
-  const inProject = (name: string) => kind.fullName(name).startsWith(kind.prefix);
-  const listed = new Map<string, M>();
-  if (items.some((i) => inProject(i.externalName))) {
-    await gcp(async () => {
-      let pageToken: string | undefined;
-      do {
-        await kind.rateLimit?.();
-        const page = await kind.listPage(pageToken);
-        for (const r of page.items) if (r.metadata?.name) listed.set(r.metadata.name, r.metadata);
-        pageToken = page.next || undefined;
-      } while (pageToken);
-    });
-  }
-  const out: Array<ExternalObservation<F, A> | Error> = [];
-  for (const { mr, externalName } of items) {
-    if (!inProject(externalName)) {
-      await kind.rateLimit?.();
-      out.push(
-        await kind.observeOne(mr, externalName).catch((err: Error) => {
-          if (err instanceof ThrottledError) throw err;
-          return err;
-        }),
-      );
-      continue;
-    }
-    const fullName = kind.fullName(externalName);
-    const meta = listed.get(fullName);
-    out.push(meta ? kind.observation(mr, meta, fullName) : { resourceExists: false });
-  }
-  return out;
 }

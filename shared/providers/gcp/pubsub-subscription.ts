@@ -1,10 +1,11 @@
-import type { PubSub, protos, SubscriptionMetadata } from "@google-cloud/pubsub";
+// Pub/Sub subscriptions over Pub/Sub's REST API (pubsub-api.ts: GoogleRestClient, no gRPC client in the bundle).
 import type { z } from "zod";
 import { byResourceName } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   defineProvider,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
   InvalidSpecError,
   type ObserveManyItem,
@@ -18,21 +19,21 @@ import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
 import { refusingOwnQueues } from "../own-queues.ts";
+import { GcpClientCache, gcpClientConfig, observedDuration, observedLabels, sameLabels } from "./config.ts";
+import type { GoogleRestClient } from "./google-rest.ts";
 import {
-  durationProto,
-  GcpClientCache,
-  gcpClientConfig,
+  durationJson,
+  fullNameOf,
   isAlreadyExists,
   isNotFound,
-  newPubSub,
-  observedDuration,
-  observedLabels,
+  listIds,
   observePubSubList,
   PUBSUB_LIST_PAGE_SIZE,
   parseResourceName,
-  pubsubCall,
-  sameLabels,
-} from "./config.ts";
+  pathOf,
+  pubsub,
+  pubsubApi,
+} from "./pubsub-api.ts";
 
 type F = z.infer<typeof SubscriptionForProvider>;
 type A = z.infer<typeof SubscriptionAtProvider>;
@@ -40,15 +41,24 @@ type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 /** null: the cloud has no value — drift when the spec sets one, never late-initialized. */
 type Observed = { [K in keyof F]?: F[K] | null };
-type CloudSubscription = protos.google.pubsub.v1.ISubscription;
+/** A subscription as pubsub/v1 answers and takes it (JSON: durations as "600s"; defaults left out). */
+interface CloudSubscription {
+  name?: string;
+  topic?: string;
+  ackDeadlineSeconds?: number;
+  retainAckedMessages?: boolean;
+  messageRetentionDuration?: string;
+  labels?: Record<string, string>;
+  enableMessageOrdering?: boolean;
+  deadLetterPolicy?: { deadLetterTopic?: string; maxDeliveryAttempts?: number };
+  retryPolicy?: { minimumBackoff?: string; maximumBackoff?: string };
+}
 
 /** What Pub/Sub reports as a subscription's topic once that topic was deleted. */
 export const DELETED_TOPIC = "_deleted-topic_";
 const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5;
 
-const clients = new GcpClientCache(newPubSub, (ps) => ps.close());
-
-/** Subscriptions per ListSubscriptions page: the most one list request returns, and so one batched observe covers. */
+const clients = new GcpClientCache(pubsubApi);
 
 /** A topic id in the project, or a full name, as the full name the API wants. */
 const topicName = (project: string, topic: string) =>
@@ -99,8 +109,8 @@ function observedOf(project: string, fp: F, meta: CloudSubscription): Partial<F>
 }
 
 /** The mutable fields of the spec that differ from the cloud, as an update (its keys are the update mask). */
-function changesOf(project: string, fp: F, observed: Observed): SubscriptionMetadata {
-  const patch: SubscriptionMetadata = {};
+function changesOf(project: string, fp: F, observed: Observed): CloudSubscription {
+  const patch: CloudSubscription = {};
   if (fp.ackDeadlineSeconds !== undefined && fp.ackDeadlineSeconds !== observed.ackDeadlineSeconds) {
     patch.ackDeadlineSeconds = fp.ackDeadlineSeconds;
   }
@@ -111,7 +121,7 @@ function changesOf(project: string, fp: F, observed: Observed): SubscriptionMeta
     fp.messageRetentionDuration !== undefined &&
     fp.messageRetentionDuration !== observed.messageRetentionDuration
   ) {
-    patch.messageRetentionDuration = durationProto(fp.messageRetentionDuration);
+    patch.messageRetentionDuration = durationJson(fp.messageRetentionDuration);
   }
   if (fp.labels !== undefined && !sameLabels(fp.labels, observed.labels ?? undefined)) {
     patch.labels = fp.labels;
@@ -136,7 +146,7 @@ function changesOf(project: string, fp: F, observed: Observed): SubscriptionMeta
   return patch;
 }
 
-function deadLetterPolicyOf(project: string, fp: F): SubscriptionMetadata["deadLetterPolicy"] {
+function deadLetterPolicyOf(project: string, fp: F): CloudSubscription["deadLetterPolicy"] {
   const d = fp.deadLetterPolicy;
   if (!d) return undefined;
   return {
@@ -145,26 +155,27 @@ function deadLetterPolicyOf(project: string, fp: F): SubscriptionMetadata["deadL
   };
 }
 
-function retryPolicyOf(fp: F): SubscriptionMetadata["retryPolicy"] {
+function retryPolicyOf(fp: F): CloudSubscription["retryPolicy"] {
   const r = fp.retryPolicy;
   if (!r) return undefined;
   return {
-    ...(r.minimumBackoff !== undefined ? { minimumBackoff: durationProto(r.minimumBackoff) } : {}),
-    ...(r.maximumBackoff !== undefined ? { maximumBackoff: durationProto(r.maximumBackoff) } : {}),
+    ...(r.minimumBackoff !== undefined ? { minimumBackoff: durationJson(r.minimumBackoff) } : {}),
+    ...(r.maximumBackoff !== undefined ? { maximumBackoff: durationJson(r.maximumBackoff) } : {}),
   };
 }
 
 class SubscriptionClient implements ExternalClient<F, A> {
-  readonly #ps: PubSub;
-  /** Calls through `gcp`, naming an endpoint that does not speak gRPC. */
-  readonly #call: <T>(call: () => Promise<T>) => Promise<T>;
+  readonly #api: GoogleRestClient;
   readonly #project: string;
   readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(ps: PubSub, project: string, rateLimit: (() => Promise<void>) | undefined) {
-    this.#ps = ps;
-    this.#call = pubsubCall(ps);
+  constructor(api: GoogleRestClient, project: string, rateLimit: (() => Promise<void>) | undefined) {
+    this.#api = api;
     this.#project = project;
     this.#rateLimit = rateLimit;
+  }
+
+  #fullName(name: string) {
+    return fullNameOf(this.#project, "subscriptions", name);
   }
 
   #details(fullName: string, topic: string | undefined) {
@@ -197,38 +208,37 @@ class SubscriptionClient implements ExternalClient<F, A> {
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    return this.#call(async () => {
+    const fullName = this.#fullName(name);
+    return pubsub(`get subscription ${fullName}`, async () => {
       let meta: CloudSubscription;
       try {
-        [meta] = await this.#ps.subscription(name).getMetadata();
+        meta = await this.#api.request<CloudSubscription>("GET", pathOf(fullName));
       } catch (err) {
         if (isNotFound(err)) return { resourceExists: false };
         throw err;
       }
-      return this.#observationOf(mr.spec.forProvider, meta, meta.name ?? this.#ps.subscription(name).name);
+      return this.#observationOf(mr.spec.forProvider, meta, meta.name ?? fullName);
     });
   }
 
   /**
-   * ListSubscriptions of the ProviderConfig's project, one request per page. An external name that is
-   * the full name of a subscription in another project is not in that list: it is observed alone.
+   * projects.subscriptions.list of the ProviderConfig's project, one request per page. An external name
+   * that is the full name of a subscription in another project is not in that list: it is observed alone.
    */
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    return observePubSubList(items, {
-      prefix: `projects/${this.#project}/subscriptions/`,
-      fullName: (n) => this.#ps.subscription(n).name,
+    return observePubSubList<F, A, CloudSubscription>(items, {
+      api: this.#api,
+      project: this.#project,
+      collection: "subscriptions",
       rateLimit: this.#rateLimit,
-      listPage: async (pageToken) => {
-        const [found, , page] = await this.#ps.getSubscriptions({
-          pageSize: PUBSUB_LIST_PAGE_SIZE,
-          autoPaginate: false,
-          ...(pageToken ? { pageToken } : {}),
-        });
-        return { items: found, next: page?.nextPageToken };
-      },
       observation: (mr, meta, fullName) => this.#observationOf(mr.spec.forProvider, meta, fullName),
       observeOne: (mr, name) => this.observe(mr, name),
     });
+  }
+
+  /** Every subscription of the ProviderConfig's project (`driftless import`): its id. */
+  list(): Promise<ExternalListing[]> {
+    return listIds(this.#api, this.#project, "subscriptions", this.#rateLimit);
   }
 
   async create(mr: MR, name: string | undefined) {
@@ -238,49 +248,52 @@ class SubscriptionClient implements ExternalClient<F, A> {
       throw new InvalidSpecError("spec.forProvider.topic is not set: set topic, topicRef or topicSelector");
     }
     const topic = topicName(this.#project, fp.topic);
-    return this.#call(async () => {
-      const sub = this.#ps.subscription(name);
-      const dlp = deadLetterPolicyOf(this.#project, fp);
-      const retry = retryPolicyOf(fp);
+    const fullName = this.#fullName(name);
+    const dlp = deadLetterPolicyOf(this.#project, fp);
+    const retry = retryPolicyOf(fp);
+    const body: CloudSubscription = {
+      topic,
+      ...(fp.ackDeadlineSeconds !== undefined ? { ackDeadlineSeconds: fp.ackDeadlineSeconds } : {}),
+      ...(fp.retainAckedMessages !== undefined ? { retainAckedMessages: fp.retainAckedMessages } : {}),
+      ...(fp.messageRetentionDuration
+        ? { messageRetentionDuration: durationJson(fp.messageRetentionDuration) }
+        : {}),
+      ...(fp.labels && Object.keys(fp.labels).length > 0 ? { labels: fp.labels } : {}),
+      ...(dlp ? { deadLetterPolicy: dlp } : {}),
+      ...(retry ? { retryPolicy: retry } : {}),
+      ...(fp.enableMessageOrdering !== undefined ? { enableMessageOrdering: fp.enableMessageOrdering } : {}),
+    };
+    // A missing topic (or dead-letter topic) may be created later: its NOT_FOUND is a plain error, retried
+    // with backoff, and the message names both topics.
+    const on = `topic ${topic}${dlp ? `, dead-letter topic ${dlp.deadLetterTopic}` : ""}`;
+    await pubsub(`create subscription ${fullName} (${on})`, async () => {
       try {
-        await this.#ps.createSubscription(topic, sub.name, {
-          ...(fp.ackDeadlineSeconds !== undefined ? { ackDeadlineSeconds: fp.ackDeadlineSeconds } : {}),
-          ...(fp.retainAckedMessages !== undefined ? { retainAckedMessages: fp.retainAckedMessages } : {}),
-          ...(fp.messageRetentionDuration
-            ? { messageRetentionDuration: durationProto(fp.messageRetentionDuration) }
-            : {}),
-          ...(fp.labels && Object.keys(fp.labels).length > 0 ? { labels: fp.labels } : {}),
-          ...(dlp ? { deadLetterPolicy: dlp } : {}),
-          ...(retry ? { retryPolicy: retry } : {}),
-          ...(fp.enableMessageOrdering !== undefined
-            ? { enableMessageOrdering: fp.enableMessageOrdering }
-            : {}),
-        });
+        await this.#api.request("PUT", pathOf(fullName), { body });
       } catch (err) {
-        if (isNotFound(err)) {
-          // The topic (or dead-letter topic) may be created later: a plain error, retried with backoff.
-          throw new Error(
-            `${(err as Error).message} (topic ${topic}${dlp ? `, dead-letter topic ${dlp.deadLetterTopic}` : ""})`,
-            {
-              cause: err,
-            },
-          );
-        }
         // Only a retried create of ours gets here: observe found nothing by this name just before.
         if (!isAlreadyExists(err)) throw err;
       }
-      return { connectionDetails: this.#details(sub.name, topic) };
     });
+    return { connectionDetails: this.#details(fullName, topic) };
   }
 
   async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
     const patch = changesOf(this.#project, mr.spec.forProvider, (obs.observed ?? {}) as Observed);
-    if (Object.keys(patch).length > 0) await this.#call(() => this.#ps.subscription(name).setMetadata(patch));
+    const mask = Object.keys(patch).join(",");
+    if (mask) {
+      const fullName = this.#fullName(name);
+      await pubsub(`update subscription ${fullName} (update mask ${mask})`, () =>
+        this.#api.request("PATCH", pathOf(fullName), { body: { subscription: patch, updateMask: mask } }),
+      );
+    }
     return {};
   }
 
   async delete(_mr: MR, name: string) {
-    await this.#call(() => deleted(() => this.#ps.subscription(name).delete(), isNotFound));
+    const fullName = this.#fullName(name);
+    await pubsub(`delete subscription ${fullName}`, () =>
+      deleted(() => this.#api.request("DELETE", pathOf(fullName)), isNotFound),
+    );
   }
 }
 

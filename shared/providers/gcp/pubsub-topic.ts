@@ -1,4 +1,4 @@
-import type { PubSub, TopicMetadata } from "@google-cloud/pubsub";
+// Pub/Sub topics over Pub/Sub's REST API (pubsub-api.ts: GoogleRestClient, no gRPC client in the bundle).
 import type { z } from "zod";
 import { byResourceName } from "../../api/cloud-events.ts";
 import type {
@@ -15,21 +15,27 @@ import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
 import { refusingOwnQueues } from "../own-queues.ts";
 import {
-  durationProto,
   GcpClientCache,
   gcpClientConfig,
-  isAlreadyExists,
-  isNotFound,
-  newPubSub,
   observedDuration,
   observedLabels,
   observedSet,
+  sameLabels,
+} from "./config.ts";
+import type { GoogleRestClient } from "./google-rest.ts";
+import {
+  durationJson,
+  fullNameOf,
+  isAlreadyExists,
+  isNotFound,
+  listIds,
   observePubSubList,
   PUBSUB_LIST_PAGE_SIZE,
   parseResourceName,
-  pubsubCall,
-  sameLabels,
-} from "./config.ts";
+  pathOf,
+  pubsub,
+  pubsubApi,
+} from "./pubsub-api.ts";
 
 type F = z.infer<typeof TopicForProvider>;
 type A = z.infer<typeof TopicAtProvider>;
@@ -38,11 +44,17 @@ type Observation = ExternalObservation<F, A>;
 /** null: the cloud has no value — drift when the spec sets one, never late-initialized. */
 type Observed = { [K in keyof F]?: F[K] | null };
 
-const clients = new GcpClientCache(newPubSub, (ps) => ps.close());
+/** A topic as pubsub/v1 answers and takes it (JSON: durations as "600s"): the fields this kind reads or writes. */
+interface TopicResource {
+  name?: string;
+  labels?: Record<string, string>;
+  messageRetentionDuration?: string;
+  messageStoragePolicy?: { allowedPersistenceRegions?: string[] };
+}
 
-/** Topics per ListTopics page: the most one list request returns, and so one batched observe covers. */
+const clients = new GcpClientCache(pubsubApi);
 
-function observedOf(fp: F, meta: TopicMetadata): Partial<F> {
+function observedOf(fp: F, meta: TopicResource): Partial<F> {
   const regions = meta.messageStoragePolicy?.allowedPersistenceRegions ?? [];
   const o: Observed = {
     messageRetentionDuration:
@@ -63,8 +75,8 @@ function observedOf(fp: F, meta: TopicMetadata): Partial<F> {
 }
 
 /** The writable fields of the spec that differ from the cloud, as a Topic update (its keys are the update mask). */
-function changesOf(fp: F, observed: Observed): TopicMetadata {
-  const patch: TopicMetadata = {};
+function changesOf(fp: F, observed: Observed): TopicResource {
+  const patch: TopicResource = {};
   if (fp.labels !== undefined && !sameLabels(fp.labels, observed.labels ?? undefined)) {
     patch.labels = fp.labels;
   }
@@ -72,7 +84,7 @@ function changesOf(fp: F, observed: Observed): TopicMetadata {
     fp.messageRetentionDuration !== undefined &&
     fp.messageRetentionDuration !== observed.messageRetentionDuration
   ) {
-    patch.messageRetentionDuration = durationProto(fp.messageRetentionDuration);
+    patch.messageRetentionDuration = durationJson(fp.messageRetentionDuration);
   }
   const regions = fp.messageStoragePolicy?.allowedPersistenceRegions;
   const seen = observed.messageStoragePolicy?.allowedPersistenceRegions;
@@ -87,7 +99,7 @@ function detailsOf(fullName: string) {
 }
 
 /** What observe reports of a topic as the cloud returned it, by GetTopic or in a ListTopics page. */
-function observationOf(fp: F, meta: TopicMetadata, fullName: string): Observation {
+function observationOf(fp: F, meta: TopicResource, fullName: string): Observation {
   return {
     resourceExists: true,
     observed: observedOf(fp, meta),
@@ -98,105 +110,94 @@ function observationOf(fp: F, meta: TopicMetadata, fullName: string): Observatio
 }
 
 class TopicClient implements ExternalClient<F, A> {
-  readonly #ps: PubSub;
-  /** Calls through `gcp`, naming an endpoint that does not speak gRPC. */
-  readonly #call: <T>(call: () => Promise<T>) => Promise<T>;
+  readonly #api: GoogleRestClient;
+  readonly #project: string;
   readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(ps: PubSub, rateLimit: (() => Promise<void>) | undefined) {
-    this.#ps = ps;
-    this.#call = pubsubCall(ps);
+  constructor(api: GoogleRestClient, project: string, rateLimit: (() => Promise<void>) | undefined) {
+    this.#api = api;
+    this.#project = project;
     this.#rateLimit = rateLimit;
+  }
+
+  #fullName(name: string) {
+    return fullNameOf(this.#project, "topics", name);
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
     if (!name) return { resourceExists: false };
-    return this.#call(async () => {
-      let meta: TopicMetadata;
+    const fullName = this.#fullName(name);
+    return pubsub(`get topic ${fullName}`, async () => {
+      let meta: TopicResource;
       try {
-        [meta] = await this.#ps.topic(name).getMetadata();
+        meta = await this.#api.request<TopicResource>("GET", pathOf(fullName));
       } catch (err) {
         if (isNotFound(err)) return { resourceExists: false };
         throw err;
       }
-      return observationOf(mr.spec.forProvider, meta, meta.name ?? this.#ps.topic(name).name);
+      return observationOf(mr.spec.forProvider, meta, meta.name ?? fullName);
     });
   }
 
   /**
-   * ListTopics of the ProviderConfig's project, one request per page. An external name that is the full
-   * name of a topic in another project (the SDK accepts one) is not in that list: it is observed alone.
+   * projects.topics.list of the ProviderConfig's project, one request per page. An external name that is
+   * the full name of a topic in another project is not in that list: it is observed alone.
    */
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    return observePubSubList(items, {
-      prefix: `projects/${this.#ps.projectId}/topics/`,
-      fullName: (n) => this.#ps.topic(n).name,
+    return observePubSubList<F, A, TopicResource>(items, {
+      api: this.#api,
+      project: this.#project,
+      collection: "topics",
       rateLimit: this.#rateLimit,
-      listPage: async (pageToken) => {
-        const [found, , page] = await this.#ps.getTopics({
-          pageSize: PUBSUB_LIST_PAGE_SIZE,
-          autoPaginate: false,
-          ...(pageToken ? { pageToken } : {}),
-        });
-        return { items: found, next: page?.nextPageToken };
-      },
       observation: (mr, meta, fullName) => observationOf(mr.spec.forProvider, meta, fullName),
       observeOne: (mr, name) => this.observe(mr, name),
     });
   }
 
-  /** Every topic of the ProviderConfig's project, page by page (`driftless import`): its topic id. */
-  async list(): Promise<ExternalListing[]> {
-    const prefix = `projects/${this.#ps.projectId}/topics/`;
-    const out: ExternalListing[] = [];
-    await this.#call(async () => {
-      let pageToken: string | undefined;
-      do {
-        await this.#rateLimit?.();
-        const [found, , page] = await this.#ps.getTopics({
-          pageSize: PUBSUB_LIST_PAGE_SIZE,
-          autoPaginate: false,
-          ...(pageToken ? { pageToken } : {}),
-        });
-        for (const t of found)
-          if (t.name.startsWith(prefix))
-            out.push({ externalName: t.name.slice(prefix.length), forProvider: {} });
-        pageToken = page?.nextPageToken || undefined;
-      } while (pageToken);
-    });
-    return out;
+  /** Every topic of the ProviderConfig's project (`driftless import`): its id. */
+  list(): Promise<ExternalListing[]> {
+    return listIds(this.#api, this.#project, "topics", this.#rateLimit);
   }
 
   async create(mr: MR, name: string | undefined) {
     if (!name) throw new Error("a topic needs a name (crossplane.io/external-name)");
     const fp = mr.spec.forProvider;
-    return this.#call(async () => {
-      const fullName = this.#ps.topic(name).name;
+    const fullName = this.#fullName(name);
+    const body: TopicResource = {
+      ...(fp.labels && Object.keys(fp.labels).length > 0 ? { labels: fp.labels } : {}),
+      ...(fp.messageRetentionDuration
+        ? { messageRetentionDuration: durationJson(fp.messageRetentionDuration) }
+        : {}),
+      ...(fp.messageStoragePolicy ? { messageStoragePolicy: fp.messageStoragePolicy } : {}),
+    };
+    await pubsub(`create topic ${fullName}`, async () => {
       try {
-        await this.#ps.createTopic({
-          name: fullName,
-          ...(fp.labels && Object.keys(fp.labels).length > 0 ? { labels: fp.labels } : {}),
-          ...(fp.messageRetentionDuration
-            ? { messageRetentionDuration: durationProto(fp.messageRetentionDuration) }
-            : {}),
-          ...(fp.messageStoragePolicy ? { messageStoragePolicy: fp.messageStoragePolicy } : {}),
-        });
+        await this.#api.request("PUT", pathOf(fullName), { body });
       } catch (err) {
         // Only a retried create of ours gets here: observe found nothing by this name just before.
         // The next observe compares the settings and updates what differs.
         if (!isAlreadyExists(err)) throw err;
       }
-      return { connectionDetails: detailsOf(fullName) };
     });
+    return { connectionDetails: detailsOf(fullName) };
   }
 
   async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
     const patch = changesOf(mr.spec.forProvider, (obs.observed ?? {}) as Observed);
-    if (Object.keys(patch).length > 0) await this.#call(() => this.#ps.topic(name).setMetadata(patch));
+    const mask = Object.keys(patch).join(",");
+    if (mask) {
+      const fullName = this.#fullName(name);
+      await pubsub(`update topic ${fullName} (update mask ${mask})`, () =>
+        this.#api.request("PATCH", pathOf(fullName), { body: { topic: patch, updateMask: mask } }),
+      );
+    }
     return {};
   }
 
   async delete(_mr: MR, name: string) {
-    await this.#call(() => deleted(() => this.#ps.topic(name).delete(), isNotFound));
+    const fullName = this.#fullName(name);
+    await pubsub(`delete topic ${fullName}`, () =>
+      deleted(() => this.#api.request("DELETE", pathOf(fullName)), isNotFound),
+    );
   }
 }
 
@@ -218,6 +219,7 @@ export const topicProvider = defineProvider({
     maxItems: PUBSUB_LIST_PAGE_SIZE,
   },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
-    return refusingOwnQueues("gcp", new TopicClient(clients.get(await gcpClientConfig(ctx)), ctx.rateLimit));
+    const cfg = await gcpClientConfig(ctx);
+    return refusingOwnQueues("gcp", new TopicClient(clients.get(cfg), cfg.projectId, ctx.rateLimit));
   },
 });

@@ -38,7 +38,7 @@ import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
 import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
-import { Topic } from "../../../shared/api/gcp/pubsub.ts";
+import { Subscription, Topic } from "../../../shared/api/gcp/pubsub.ts";
 import { Database, DatabaseInstance, User } from "../../../shared/api/gcp/sql.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
@@ -346,6 +346,30 @@ const CASES: Case[] = [
     exists: async (name) => (await ps.topic(name).exists())[0],
     remove: async (name) => {
       await ps.topic(name).delete();
+    },
+  },
+  {
+    cloud: "Google (Pub/Sub projects.subscriptions.list)",
+    def: Subscription,
+    alias: "pubsub.subscription",
+    providerConfig: (pc) => createGcpProviderConfig(kube, pc),
+    managedForProvider: async () => {
+      const topic = uniqueName("topic-for-managed-sub");
+      await ps.createTopic(topic);
+      return { topic };
+    },
+    byHand: async () => {
+      const topic = uniqueName("topic-for-sub-by-hand");
+      await ps.createTopic(topic);
+      const name = uniqueName("sub-by-hand");
+      await ps.topic(topic).createSubscription(name);
+      return name;
+    },
+    // The topic is observed and late-initialized: an Observe-only subscription needs only its name.
+    home: {},
+    exists: async (name) => (await ps.subscription(name).exists())[0],
+    remove: async (name) => {
+      await ps.subscription(name).delete();
     },
   },
 ];

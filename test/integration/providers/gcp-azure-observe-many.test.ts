@@ -3,10 +3,9 @@
 // changed behind driftless's back, absent) each result equals what observe returns for it alone, and the
 // list calls cost one request per page. Requests are counted twice: the rate-limit tokens the client
 // takes (the engine's limit must count cloud calls) and what the wire saw (a private fake's counters, or
-// a recording proxy in front of the Pub/Sub emulator and Azurite).
+// a recording proxy in front of the Pub/Sub emulator's REST API and Azurite).
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
-import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { dirname } from "node:path";
 import type { NetworkManagementClient } from "@azure/arm-network";
@@ -129,56 +128,7 @@ const observation = (o: Observation | Error | undefined): Observation => {
   return o;
 };
 
-/**
- * A recording HTTP/2 cleartext proxy in front of a gRPC server (the Pub/Sub emulator): every call it
- * forwards is recorded by its method path, e.g. /google.pubsub.v1.Publisher/ListTopics.
- */
-async function grpcRecorder(target: string) {
-  const calls: string[] = [];
-  const upstream = http2.connect(`http://${target}`);
-  const sessions = new Set<http2.ServerHttp2Session>();
-  const server = http2.createServer();
-  server.on("session", (s) => {
-    sessions.add(s);
-    s.on("close", () => sessions.delete(s));
-  });
-  const strip = (h: http2.IncomingHttpHeaders, keep: string[]) =>
-    Object.fromEntries(Object.entries(h).filter(([k]) => !k.startsWith(":") || keep.includes(k)));
-  server.on("stream", (stream, headers) => {
-    calls.push(String(headers[":path"]));
-    const up = upstream.request(strip(headers, [":path", ":method"]));
-    let trailers: http2.IncomingHttpHeaders = {};
-    up.on("trailers", (t) => {
-      trailers = t;
-    });
-    up.on("response", (h) => {
-      // A trailers-only answer (an error status) ends with its headers.
-      if ("grpc-status" in h) return stream.respond(strip(h, [":status"]), { endStream: true });
-      stream.respond(strip(h, [":status"]), { waitForTrailers: true });
-      up.pipe(stream);
-    });
-    stream.on("wantTrailers", () => stream.sendTrailers(strip(trailers, [])));
-    stream.pipe(up);
-    up.on("error", () => stream.destroy());
-    stream.on("error", () => up.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return {
-    host: `127.0.0.1:${(server.address() as AddressInfo).port}`,
-    /** Calls of a method (e.g. "ListTopics") since `since` calls were recorded. */
-    count: (method: string, since = 0) => calls.slice(since).filter((p) => p.endsWith(`/${method}`)).length,
-    get total() {
-      return calls.length;
-    },
-    close() {
-      for (const s of sessions) s.destroy();
-      server.close();
-      upstream.close();
-    },
-  };
-}
-
-/** A recording HTTP proxy in front of Azurite's Blob service: every request it forwards is recorded. */
+/** A recording HTTP proxy (in front of the Pub/Sub emulator's REST API, Azurite's Blob service): every request it forwards is recorded. */
 async function httpRecorder(target: string) {
   const calls: Array<{ method: string; path: string; query: URLSearchParams }> = [];
   const to = new URL(target);
@@ -212,15 +162,22 @@ describe("GCP kinds: observeMany against the Pub/Sub emulator and a GCS fake", (
   const project = `driftless-om-${randomBytes(4).toString("hex")}`;
   const PC = uniqueName("pc-om-gcp");
   let gcs: FakeServer;
-  let grpc: Awaited<ReturnType<typeof grpcRecorder>>;
+  let rest: Awaited<ReturnType<typeof httpRecorder>>;
+  /** Requests of projects.<collection>.list of this suite's project since `since` were recorded. */
+  const lists = (collection: string, since: number) =>
+    rest.calls
+      .slice(since)
+      .filter((c) => c.method === "GET" && c.path === `/v1/projects/${project}/${collection}`).length;
   let ps: PubSub;
   let storage: Storage;
 
   beforeAll(async () => {
     await ensureCrds();
     gcs = await startGcsFake({ port: 0 });
-    grpc = await grpcRecorder(pubsubEmulatorHost());
-    await createGcpProviderConfig(kube, PC, { endpoint: { pubsub: grpc.host, storage: gcs.url } });
+    rest = await httpRecorder(`http://${pubsubEmulatorHost()}`);
+    await createGcpProviderConfig(kube, PC, {
+      endpoint: { pubsub: rest.url.replace(/^http:\/\//, "").replace(/\/$/, ""), storage: gcs.url },
+    });
     await kube.patch(providerConfigs.gcp.type, PC, { spec: { projectID: project } });
     ps = new PubSub({ apiEndpoint: pubsubEmulatorHost(), projectId: project, emulatorMode: true });
     storage = new Storage({ apiEndpoint: gcs.url, projectId: project });
@@ -233,12 +190,12 @@ describe("GCP kinds: observeMany against the Pub/Sub emulator and a GCS fake", (
     const [topics] = await ps.getTopics();
     await inBatches(topics, (t) => t.delete());
     await ps.close();
-    grpc.close();
+    rest.close();
     await gcs.close();
     await kube.delete(providerConfigs.gcp.type, PC);
   });
 
-  it("Topic: ListTopics, one request per page, reads what GetTopic reads", async () => {
+  it("Topic: projects.topics.list, one request per page, reads what topics.get reads", async () => {
     const { client, tokens, reset } = await connect(topicProvider, providerConfigs.gcp.type, PC);
     const items: Item[] = [
       { mr: mrOf(Topic, { labels: { team: "a" } }), externalName: "om-topic-labels" },
@@ -253,12 +210,12 @@ describe("GCP kinds: observeMany against the Pub/Sub emulator and a GCS fake", (
     const batch = [...items, missing];
 
     reset();
-    const since = grpc.total;
+    const since = rest.calls.length;
     const many = await client.observeMany?.(batch);
 
     expect(tokens()).toBe(1);
-    expect(grpc.count("ListTopics", since)).toBe(1);
-    expect(grpc.total - since).toBe(1);
+    expect(lists("topics", since)).toBe(1);
+    expect(rest.calls.length - since).toBe(1);
     await expectObserveManyMatchesObserve(client, batch);
     expect(observation(many?.[0]).observed).toMatchObject({ labels: { team: "a" } });
     expect(observation(many?.[3]).observed).toMatchObject({ messageRetentionDuration: "1800s" });
@@ -268,22 +225,22 @@ describe("GCP kinds: observeMany against the Pub/Sub emulator and a GCS fake", (
     });
     expect(many?.[4]).toEqual({ resourceExists: false });
 
-    // More topics than one page holds: ListTopics follows the page token, one request (and token) per page.
+    // More topics than one page holds: the list follows the page token, one request (and token) per page.
     const bulk = numbered("om-topic-bulk", GCP_PAGE);
     await inBatches(bulk, (id) => ps.createTopic(id));
     const onLastPage = { mr: mrOf(Topic, {}), externalName: bulk.at(-1) ?? "" };
     reset();
-    const before = grpc.total;
+    const before = rest.calls.length;
     const paged = await client.observeMany?.([...batch, onLastPage]);
 
     expect(tokens()).toBe(2);
-    expect(grpc.count("ListTopics", before)).toBe(2);
-    expect(grpc.total - before).toBe(2);
+    expect(lists("topics", before)).toBe(2);
+    expect(rest.calls.length - before).toBe(2);
     expect(paged).toEqual([...(many ?? []), await client.observe(onLastPage.mr, onLastPage.externalName)]);
     expect(observation(paged?.[5]).resourceExists).toBe(true);
   });
 
-  it("Subscription: ListSubscriptions, one request per page, reads what GetSubscription reads", async () => {
+  it("Subscription: projects.subscriptions.list, one request per page, reads what subscriptions.get reads", async () => {
     const { client, tokens, reset } = await connect(subscriptionProvider, providerConfigs.gcp.type, PC);
     await ps.createTopic("om-sub-topic");
     await ps.createTopic("om-sub-topic-gone");
@@ -315,12 +272,12 @@ describe("GCP kinds: observeMany against the Pub/Sub emulator and a GCS fake", (
     const batch = [...items, missing];
 
     reset();
-    const since = grpc.total;
+    const since = rest.calls.length;
     const many = await client.observeMany?.(batch);
 
     expect(tokens()).toBe(1);
-    expect(grpc.count("ListSubscriptions", since)).toBe(1);
-    expect(grpc.total - since).toBe(1);
+    expect(lists("subscriptions", since)).toBe(1);
+    expect(rest.calls.length - since).toBe(1);
     await expectObserveManyMatchesObserve(client, batch);
     expect(observation(many?.[1]).observed).toMatchObject({
       topic: `projects/${project}/topics/om-sub-topic`,
@@ -335,12 +292,12 @@ describe("GCP kinds: observeMany against the Pub/Sub emulator and a GCS fake", (
     await inBatches(ids, (id) => ps.topic("om-sub-topic").createSubscription(id));
     const onLastPage = { mr: mrOf(Subscription, { topic: "om-sub-topic" }), externalName: ids.at(-1) ?? "" };
     reset();
-    const before = grpc.total;
+    const before = rest.calls.length;
     const paged = await client.observeMany?.([...batch, onLastPage]);
 
     expect(tokens()).toBe(2);
-    expect(grpc.count("ListSubscriptions", before)).toBe(2);
-    expect(grpc.total - before).toBe(2);
+    expect(lists("subscriptions", before)).toBe(2);
+    expect(rest.calls.length - before).toBe(2);
     expect(paged).toEqual([...(many ?? []), await client.observe(onLastPage.mr, onLastPage.externalName)]);
     expect(observation(paged?.[5]).resourceExists).toBe(true);
   });

@@ -1,5 +1,5 @@
 // Endpoints that answer, but not in the API's language, are named as such for Azure Resource Manager, Azure
-// Blob, the Google REST APIs, Cloud Storage and Pub/Sub (the AWS SDKs' case is in aws-home.test.ts): an HTML
+// Blob, the Google REST APIs, Cloud Storage and Pub/Sub (REST) (the AWS SDKs' case is in aws-home.test.ts): an HTML
 // 404 must never read as "not found", nor an HTML 200 as "exists".
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -11,8 +11,8 @@ import { EndpointMismatchError } from "../../../shared/providers/answers.ts";
 import { armAnswers } from "../../../shared/providers/azure/answers.ts";
 import { armPipeline } from "../../../shared/providers/azure/arm-rest.ts";
 import { blobService } from "../../../shared/providers/azure/config.ts";
-import { newPubSub, pubsubCall } from "../../../shared/providers/gcp/config.ts";
 import { GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
+import { topicProvider } from "../../../shared/providers/gcp/pubsub-topic.ts";
 import { gcsBucketProvider } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 /** A Blob ProviderConfig with an account key (shared-key signing works over plain http) at `endpoint`. */
@@ -122,22 +122,25 @@ describe("an endpoint that does not speak the API", () => {
     },
   );
 
-  it("Pub/Sub: a web server where gRPC was expected is named, with what it answered", async () => {
-    status = 404;
+  it.each([404, 200])("Pub/Sub: an HTML %i never reads as a topic missing or present", async (code) => {
+    status = code;
     const host = url.replace("http://", "");
-    const ps = newPubSub({ projectId: "p", pubsubEndpoint: host, cacheKey: "k" });
-    try {
-      const err = await pubsubCall(ps)(() =>
-        ps.topic("t").getMetadata({ maxRetries: 0, timeout: 3_000 }),
-      ).catch((e: Error) => e);
-      expect(err).toBeInstanceOf(EndpointMismatchError);
-      expect((err as Error).message).toContain(`the endpoint ${host} does not speak the Pub/Sub gRPC API`);
-      expect((err as Error).message).toContain("HTTP 404, Content-Type text/html");
-      expect((err as Error).message).toContain("spec.endpoint.pubsub must point to");
-    } finally {
-      await ps.close();
-    }
-  }, 30_000);
+    const client = await topicProvider.connect({
+      providerConfig: {
+        apiVersion: "gcp.driftless.dev/v1alpha1",
+        kind: "ProviderConfig",
+        metadata: { name: "pc", uid: "u", generation: code },
+        spec: { projectID: "p", credentials: { source: "InjectedIdentity" }, endpoint: { pubsub: host } },
+      },
+      readSecretKey: () => Promise.reject(new Error("no Secret is read")),
+    });
+    const topic = { metadata: { name: "t" }, spec: { forProvider: {} } } as ManagedResource;
+    const err = await client.observe(topic, "topic-t").catch((e: Error) => e);
+    expect(err).toBeInstanceOf(EndpointMismatchError);
+    expect((err as Error).message).toContain(`the endpoint ${url} does not speak the Pub/Sub REST API`);
+    expect((err as Error).message).toContain(`HTTP ${code}, Content-Type text/html`);
+    expect((err as Error).message).toContain("spec.endpoint.pubsub must point to");
+  });
 });
 
 describe("a redirect from a tenant's endpoint is never followed", () => {

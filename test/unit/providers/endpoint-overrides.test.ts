@@ -16,7 +16,8 @@ import { awsClientConfig } from "../../../shared/providers/aws/config.ts";
 import { armRest } from "../../../shared/providers/azure/arm-rest.ts";
 import { azureCredential, blobService } from "../../../shared/providers/azure/config.ts";
 import { checkEndpoint } from "../../../shared/providers/endpoints.ts";
-import { gcpClientConfig, isGoogleEndpoint, newPubSub } from "../../../shared/providers/gcp/config.ts";
+import { gcpClientConfig, isGoogleEndpoint } from "../../../shared/providers/gcp/config.ts";
+import { pubsubApi } from "../../../shared/providers/gcp/pubsub-api.ts";
 import { storageApi } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 const { privateKey } = generateKeyPairSync("rsa", {
@@ -147,18 +148,21 @@ describe("GCP endpoint overrides", () => {
       const s = storageApi(cfg);
       expect(s.base).toBe("http://127.0.0.1:4443");
       expect(s.auth).toBeInstanceOf(PassThroughClient);
-      const ps = newPubSub(cfg);
-      expect(ps.isEmulator).toBe(true);
-      expect(ps.options).toMatchObject({ servicePath: "127.0.0.1", port: 8085 });
-      await ps.close();
+      const ps = pubsubApi(cfg);
+      expect(ps.base).toBe("http://127.0.0.1:8085");
+      expect(ps.auth).toBeInstanceOf(PassThroughClient);
     }
   });
 
-  it("puts Pub/Sub in emulator mode by the parsed host, not by the SDK's suffix test", async () => {
-    const prod = newPubSub(await gcpClientConfig(gcp({ pubsub: "PUBSUB.googleapis.com:443" })));
-    expect(prod.isEmulator).toBe(false);
-    expect(prod.options).toMatchObject({ servicePath: "pubsub.googleapis.com", port: 443 });
-    await prod.close();
+  it("tells Pub/Sub's Google hosts (HTTPS, credentials) from an emulator by the parsed host", async () => {
+    const prod = pubsubApi(await gcpClientConfig(gcp({ pubsub: "PUBSUB.googleapis.com:443" })));
+    expect(prod.base).toBe("https://pubsub.googleapis.com:443");
+    expect(prod.auth).toBeInstanceOf(JWT);
+    const ambient = pubsubApi(
+      await gcpClientConfig(gcp({ pubsub: "pubsub.googleapis.com." }, "InjectedIdentity")),
+    );
+    expect(ambient.base).toBe("https://pubsub.googleapis.com");
+    expect(ambient.auth).toBeInstanceOf(GoogleAuth);
   });
 });
 

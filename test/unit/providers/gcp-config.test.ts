@@ -14,11 +14,11 @@ import {
   GcpClientCache,
   gcpClientConfig,
   isGoogleEndpoint,
-  newPubSub,
   observedDuration,
   parseServiceAccountKey,
 } from "../../../shared/providers/gcp/config.ts";
 import type { GoogleRestClient } from "../../../shared/providers/gcp/google-rest.ts";
+import { pubsubApi } from "../../../shared/providers/gcp/pubsub-api.ts";
 import { gcsBucketProvider, storageApi } from "../../../shared/providers/gcp/storage-bucket.ts";
 
 const { privateKey, publicKey } = generateKeyPairSync("rsa", {
@@ -68,8 +68,36 @@ function ctxOf(
   };
 }
 
-const verifies = (signatureBase64: string) =>
-  verify("sha256", Buffer.from("payload"), publicKey, Buffer.from(signatureBase64, "base64"));
+/** The URL and Authorization header of the one request a GET of `path` sends (fetch stubbed: no network). */
+async function sentBy(api: GoogleRestClient, path: string) {
+  const seen: Array<{ url: string; authorization: string | null }> = [];
+  vi.stubGlobal("fetch", async (url: string, init: RequestInit) => {
+    seen.push({ url, authorization: new Headers(init.headers).get("authorization") });
+    return new Response(JSON.stringify({ name: "b" }), {
+      headers: { "content-type": "application/json" },
+    });
+  });
+  try {
+    await api.request("GET", path);
+  } finally {
+    vi.unstubAllGlobals();
+  }
+  expect(seen).toHaveLength(1);
+  return seen[0] as { url: string; authorization: string | null };
+}
+
+/** Whether a bearer token is a self-signed JWT of the test key (kid k1, iss EMAIL, RS256 by its private key). */
+function signedByKey(authorization: string | null): boolean {
+  const [header, claims, signature] = (authorization ?? "").replace(/^Bearer /, "").split(".");
+  expect(JSON.parse(Buffer.from(header ?? "", "base64url").toString())).toMatchObject({ kid: "k1" });
+  expect(JSON.parse(Buffer.from(claims ?? "", "base64url").toString())).toMatchObject({ iss: EMAIL });
+  return verify(
+    "sha256",
+    Buffer.from(`${header}.${claims}`),
+    publicKey,
+    Buffer.from(signature ?? "", "base64url"),
+  );
+}
 
 describe("GCP service-account keys", () => {
   it("reads the fields the SDKs need", () => {
@@ -129,47 +157,41 @@ describe("GCP client configuration", () => {
     const saved = process.env.PUBSUB_EMULATOR_HOST;
     process.env.PUBSUB_EMULATOR_HOST = "127.0.0.1:1";
     try {
-      const prod = newPubSub(await gcpClientConfig(ctxOf({}, keyJson())));
-      expect(prod.isEmulator).toBe(false);
-      expect(prod.options.servicePath).toBe("pubsub.googleapis.com");
-      const emu = newPubSub(
+      const prod = pubsubApi(await gcpClientConfig(ctxOf({}, keyJson())));
+      expect(prod.base).toBe("https://pubsub.googleapis.com");
+      expect(prod.auth).toBeInstanceOf(JWT);
+      // host:port of an emulator: plain HTTP (it serves REST on its gRPC port), no credentials at all.
+      const emu = pubsubApi(
         await gcpClientConfig(ctxOf({ endpoint: { pubsub: "localhost:8085" } }, keyJson())),
       );
-      expect(emu.isEmulator).toBe(true);
-      expect(emu.options).toMatchObject({ servicePath: "localhost", port: 8085 });
-      await Promise.all([prod.close(), emu.close()]);
+      expect(emu.base).toBe("http://localhost:8085");
+      expect(emu.auth).toBeInstanceOf(PassThroughClient);
+      // Google's host:port (a private or regional endpoint): HTTPS with the key.
+      const regional = pubsubApi(
+        await gcpClientConfig(
+          ctxOf({ endpoint: { pubsub: "europe-west3-pubsub.googleapis.com:443" } }, keyJson()),
+        ),
+      );
+      expect(regional.base).toBe("https://europe-west3-pubsub.googleapis.com:443");
+      expect(regional.auth).toBeInstanceOf(JWT);
     } finally {
       if (saved === undefined) delete process.env.PUBSUB_EMULATOR_HOST;
       else process.env.PUBSUB_EMULATOR_HOST = saved;
     }
   });
 
-  it("hands the service-account key to the Pub/Sub SDK, which signs with it", async () => {
-    const ps = newPubSub(await gcpClientConfig(ctxOf({}, keyJson())));
-    const client = (await ps.auth.getClient()) as unknown as { email?: string; key?: string };
-    expect(client.email).toBe(EMAIL);
-    expect(verifies(await ps.auth.sign("payload"))).toBe(true);
-    await ps.close();
+  it("hands the service-account key to the Pub/Sub client, which signs with it", async () => {
+    const ps = pubsubApi(await gcpClientConfig(ctxOf({}, keyJson())));
+    const jwt = ps.auth as JWT;
+    expect(jwt.email).toBe(EMAIL);
+    jwt.useJWTAccessWithScope = true;
+    const { url, authorization } = await sentBy(ps, "/v1/projects/p/topics/t");
+    expect(url).toBe("https://pubsub.googleapis.com/v1/projects/p/topics/t");
+    expect(signedByKey(authorization)).toBe(true);
   });
 
   it("hands the service-account key to the Storage client, which signs with it; emulators get no credentials", async () => {
-    /** The URL and Authorization header of the one request a bucket read sends (fetch stubbed: no network). */
-    const sent = async (api: GoogleRestClient) => {
-      const seen: Array<{ url: string; authorization: string | null }> = [];
-      vi.stubGlobal("fetch", async (url: string, init: RequestInit) => {
-        seen.push({ url, authorization: new Headers(init.headers).get("authorization") });
-        return new Response(JSON.stringify({ name: "b" }), {
-          headers: { "content-type": "application/json" },
-        });
-      });
-      try {
-        await api.request("GET", "/storage/v1/b/b");
-      } finally {
-        vi.unstubAllGlobals();
-      }
-      expect(seen).toHaveLength(1);
-      return seen[0] as { url: string; authorization: string | null };
-    };
+    const sent = (api: GoogleRestClient) => sentBy(api, "/storage/v1/b/b");
     const fake = storageApi(
       await gcpClientConfig(ctxOf({ endpoint: { storage: "http://127.0.0.1:1" } }, keyJson())),
     );
@@ -190,17 +212,7 @@ describe("GCP client configuration", () => {
     jwt.useJWTAccessWithScope = true;
     const { url, authorization } = await sent(regional);
     expect(url).toBe("https://storage.europe-west3.rep.googleapis.com/storage/v1/b/b");
-    const [header, claims, signature] = (authorization ?? "").replace(/^Bearer /, "").split(".");
-    expect(JSON.parse(Buffer.from(header ?? "", "base64url").toString())).toMatchObject({ kid: "k1" });
-    expect(JSON.parse(Buffer.from(claims ?? "", "base64url").toString())).toMatchObject({ iss: EMAIL });
-    expect(
-      verify(
-        "sha256",
-        Buffer.from(`${header}.${claims}`),
-        publicKey,
-        Buffer.from(signature ?? "", "base64url"),
-      ),
-    ).toBe(true);
+    expect(signedByKey(authorization)).toBe(true);
 
     // No endpoint: Google's own, with the key.
     const prod = storageApi(await gcpClientConfig(ctxOf({}, keyJson())));
@@ -313,12 +325,18 @@ describe("durations", () => {
     expect(durationProto("10.5s")).toEqual({ seconds: 10, nanos: 500_000_000 });
     expect(durationProto("600s")).toEqual({ seconds: 600, nanos: 0 });
     expect(() => durationProto("10m")).toThrow(InvalidSpecError);
+    // The JSON form the REST APIs answer with (pubsub/v1 writes nanos as three, six or nine digits).
+    expect(durationText("604800s")).toBe("604800s");
+    expect(durationText("10.500s")).toBe("10.5s");
+    expect(durationText("0.000000001s")).toBe("0.000000001s");
   });
 
   it("reports the cloud's value in the spec's spelling when they are the same time", () => {
     expect(observedDuration("10.500s", { seconds: 10, nanos: 500_000_000 })).toBe("10.500s");
     expect(observedDuration("11s", { seconds: 10, nanos: 0 })).toBe("10s");
     expect(observedDuration(undefined, { seconds: 10 })).toBe("10s");
+    expect(observedDuration("10.5s", "10.500s")).toBe("10.5s");
+    expect(observedDuration("11s", "10.500s")).toBe("10.5s");
   });
 });
 
