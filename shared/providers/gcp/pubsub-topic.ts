@@ -98,7 +98,7 @@ function detailsOf(fullName: string) {
   return { topic: fullName, projectID: parseResourceName(fullName, "topics")?.project ?? "" };
 }
 
-/** What observe reports of a topic as the cloud returned it, by GetTopic or in a ListTopics page. */
+/** What observe reports of a topic as the cloud returned it, by topics.get or in a topics.list page. */
 function observationOf(fp: F, meta: TopicResource, fullName: string): Observation {
   return {
     resourceExists: true,
