@@ -38,8 +38,10 @@ export function pubsubApi(c: GcpClientConfig): GoogleRestClient {
   });
 }
 
-/** A name segment Pub/Sub allows (ids: letters, digits, `-_.~+%`; projects the same or fewer). */
-const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9\-_.~+%]*$/;
+/** An id Pub/Sub allows (letters, digits, `-_.~+%`). */
+const ID = /^[A-Za-z0-9][A-Za-z0-9\-_.~+%]*$/;
+/** A project id, or a legacy domain-scoped one (`example.com:project`). */
+const PROJECT = /^[A-Za-z0-9][A-Za-z0-9\-_.:]*$/;
 
 /**
  * An external name (an id of the ProviderConfig's project, or a full `projects/P/<collection>/ID`) as the
@@ -50,7 +52,7 @@ export function fullNameOf(project: string, collection: PubSubCollection, extern
     ? externalName
     : `projects/${project}/${collection}/${externalName}`;
   const parsed = parseResourceName(full, collection);
-  if (!parsed || !SEGMENT.test(parsed.project) || !SEGMENT.test(parsed.id))
+  if (!parsed || !PROJECT.test(parsed.project) || !ID.test(parsed.id))
     throw new InvalidSpecError(
       `crossplane.io/external-name ${JSON.stringify(externalName)} is neither a Pub/Sub ${collection.slice(0, -1)} id nor projects/PROJECT/${collection}/ID`,
     );
@@ -63,11 +65,11 @@ export function parseResourceName(name: string | null | undefined, collection: P
   return m ? { project: m[1] ?? "", id: m[2] ?? "" } : undefined;
 }
 
-/** The REST path of a full resource name (checked by fullNameOf), each segment encoded. */
+/** The REST path of a full resource name (checked by fullNameOf), each segment encoded (`:` is a path character). */
 export const pathOf = (fullName: string) =>
   `/v1/${fullName
     .split("/")
-    .map((s) => encodeURIComponent(s))
+    .map((s) => encodeURIComponent(s).replaceAll("%3A", ":"))
     .join("/")}`;
 
 /** Pub/Sub list calls' page size (the API's maximum): also the most resources one batched read covers. */

@@ -84,10 +84,13 @@ describe("Pub/Sub kinds over REST: the endpoint's answers", () => {
       observed: { messageRetentionDuration: "900s" },
     });
     await topics.delete(mr(), "projects/other/topics/orders");
+    // A legacy domain-scoped project and an id with `%` (Pub/Sub allows it): each segment encoded.
+    await topics.delete(mr(), "projects/example.com:legacy/topics/a%b");
     expect(seen).toEqual([
       { method: "PUT", url: "/v1/projects/p/topics/orders" },
       { method: "PATCH", url: "/v1/projects/p/topics/orders" },
       { method: "DELETE", url: "/v1/projects/other/topics/orders" },
+      { method: "DELETE", url: "/v1/projects/example.com:legacy/topics/a%25b" },
     ]);
   });
 
