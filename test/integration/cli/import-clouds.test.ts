@@ -1,6 +1,7 @@
 // `driftless import` beyond EC2, on the local stack and the real kube-apiserver: a generated AWS kind
 // (Cloud Control ListResources, paged with NextToken; a child type is named and skipped), hand-written AWS
-// kinds (SQS ListQueues, S3 ListBuckets, RDS DescribeDBSubnetGroups on moto), Azure (Resource Groups - List
+// kinds (SQS ListQueues, S3 ListBuckets, RDS DescribeDBSubnetGroups and DescribeDBInstances on moto, each
+// through the SDK's paginator), Azure (Resource Groups - List
 // on the ARM fake; a generated kind listed group by group in nextLink pages), Google (Pub/Sub ListTopics on
 // the emulator; a generated kind's list method on the generic fake). Each run writes what exists as
 // Observe-only managed resources, skips what a managed resource already names, and the written files apply
@@ -11,8 +12,11 @@ import { join } from "node:path";
 import { CreateResourceCommand } from "@aws-sdk/client-cloudcontrol";
 import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from "@aws-sdk/client-ec2";
 import {
+  CreateDBInstanceCommand,
   CreateDBSubnetGroupCommand,
+  DeleteDBInstanceCommand,
   DeleteDBSubnetGroupCommand,
+  DescribeDBInstancesCommand,
   DescribeDBSubnetGroupsCommand,
   RDSClient,
 } from "@aws-sdk/client-rds";
@@ -28,7 +32,7 @@ import {
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { type SqlFake, startSqlFake } from "../../../infra/local/fakes/gcp-sql-fake.ts";
-import { DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
+import { DBInstance, DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
 import { Bucket } from "../../../shared/api/aws/s3.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { VirtualNetwork } from "../../../shared/api/azure/network.ts";
@@ -184,6 +188,8 @@ interface Case {
   providerConfig: (pc: string) => Promise<void>;
   /** Spec fields the managed resource needs to be created. */
   managedForProvider: Record<string, unknown> | (() => Promise<Record<string, unknown>>);
+  /** The managed one publishes a connection Secret (a DB instance's generated password needs one). */
+  managedSecret?: boolean;
   /** Makes one by hand (not through driftless): its external name. */
   byHand: () => Promise<string>;
   /** The forProvider the import writes for it (its home fields). */
@@ -282,6 +288,44 @@ const CASES: Case[] = [
     },
   },
   {
+    cloud: "AWS (RDS DescribeDBInstances)",
+    def: DBInstance,
+    alias: "rds.dbinstance",
+    providerConfig: (pc) => createAwsProviderConfig(kube, pc),
+    managedForProvider: {
+      engine: "postgres",
+      dbInstanceClass: "db.t3.micro",
+      allocatedStorage: 20,
+      masterUsername: "dbadmin",
+      skipFinalSnapshot: true,
+    },
+    managedSecret: true,
+    byHand: async () => {
+      const name = uniqueName("db-by-hand");
+      await rds.send(
+        new CreateDBInstanceCommand({
+          DBInstanceIdentifier: name,
+          Engine: "postgres",
+          DBInstanceClass: "db.t3.micro",
+          AllocatedStorage: 20,
+          MasterUsername: "byhand",
+          MasterUserPassword: "By-Hand-Passw0rd",
+        }),
+      );
+      return name;
+    },
+    // The fields its schema requires come along: the written object applies as it is.
+    home: { region: "us-east-1", engine: "postgres", dbInstanceClass: "db.t3.micro" },
+    exists: async (name) =>
+      rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: name })).then(
+        (o) => (o.DBInstances ?? []).length === 1,
+        () => false,
+      ),
+    remove: async (name) => {
+      await rds.send(new DeleteDBInstanceCommand({ DBInstanceIdentifier: name, SkipFinalSnapshot: true }));
+    },
+  },
+  {
     cloud: "Azure (Resource Groups - List)",
     def: ResourceGroup,
     alias: "resources.resourcegroup",
@@ -364,7 +408,7 @@ describe.each(CASES)("driftless import: $cloud", (c) => {
       managedObject(c.def, managed, PC, {
         forProvider:
           typeof c.managedForProvider === "function" ? await c.managedForProvider() : c.managedForProvider,
-        connectionSecret: false,
+        connectionSecret: c.managedSecret ?? false,
       }),
     );
     await settle(newReconciler(kube), keyOf(c.def, managed));
