@@ -1,7 +1,8 @@
-// `driftless import` of the hand-written Azure kinds that live in a parent or an account, on the stack's ARM
-// fake, Azurite and the real kube-apiserver: subnets listed per virtual network, flexible servers group by
-// group, their firewall rules and databases per server, blob containers of the ProviderConfig's storage
-// account. A child's name is unique only within its parent: two networks' subnets of one name are both
+// `driftless import` of the hand-written kinds listed beyond import-clouds.test.ts, on the stack's fakes and
+// the real kube-apiserver. Azure (ARM fake, Azurite): subnets listed per virtual network, flexible servers
+// group by group, their firewall rules and databases per server, blob containers of the ProviderConfig's
+// storage account. Google (Compute, Service Networking and Cloud Storage fakes): networks and global
+// addresses of the project, private service connections per network, buckets of the project. A child's name is unique only within its parent: two networks' subnets of one name are both
 // written (the object named after the parent too), and only the one a managed resource holds (same name,
 // same parent) is skipped. Each written object applies as it is and becomes Ready in Observe; nothing in the
 // cloud changes.
@@ -17,6 +18,9 @@ import {
 } from "../../../shared/api/azure/dbforpostgresql.ts";
 import { Subnet } from "../../../shared/api/azure/network.ts";
 import { Container } from "../../../shared/api/azure/storage.ts";
+import { GlobalAddress, Network } from "../../../shared/api/gcp/compute.ts";
+import { Connection } from "../../../shared/api/gcp/servicenetworking.ts";
+import { Bucket } from "../../../shared/api/gcp/storage.ts";
 import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
@@ -30,12 +34,13 @@ import {
 } from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
+import { createGcpProviderConfig, fakeStorage, gcpProject } from "../../support/gcp.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { cli } from "./helpers.ts";
 
 type Written = ManagedResource & KubeObject;
 const kube = newKube();
-const PC = uniqueName("pc-import-azchild");
+const PC = { azure: uniqueName("pc-import-az"), gcp: uniqueName("pc-import-gcp") };
 const RG = uniqueName("rg-import-child");
 const arm = armClient();
 const network = networkClient();
@@ -43,14 +48,15 @@ const pg = () => postgresClient();
 
 beforeAll(async () => {
   await ensureCrds();
-  await createAzureProviderConfig(kube, PC);
+  await createAzureProviderConfig(kube, PC.azure);
+  await createGcpProviderConfig(kube, PC.gcp);
   await arm.resourceGroups.createOrUpdate(RG, { location: "westeurope" });
 }, 120_000);
 
 /** Runs the import of one kind: its counts line and the written objects. */
-async function runImport(alias: string) {
+async function runImport(pc: string, alias: string) {
   const out = mkdtempSync(join(tmpdir(), "driftless-import-"));
-  const res = await cli(["import", "--provider-config", PC, "--kinds", alias, "-o", out]);
+  const res = await cli(["import", "--provider-config", pc, "--kinds", alias, "-o", out]);
   expect(res.code, res.stderr).toBe(0);
   const m = new RegExp(
     `^${alias.replace(".", "\\.")}: (\\d+) found, (\\d+) written, (\\d+) already managed$`,
@@ -69,6 +75,7 @@ interface Made {
 }
 
 interface Row {
+  cloud: "azure" | "gcp";
   def: ManagedKindDef;
   alias: string;
   /** Makes some by hand (parents too): the last one is held by a managed resource, the others are written. */
@@ -117,6 +124,7 @@ const server = () => {
 
 const ROWS: Row[] = [
   {
+    cloud: "azure",
     def: Subnet,
     alias: "network.subnet",
     make: async () => {
@@ -133,6 +141,7 @@ const ROWS: Row[] = [
     },
   },
   {
+    cloud: "azure",
     def: FlexibleServer,
     alias: "dbforpostgresql.flexibleserver",
     make: async () => {
@@ -142,6 +151,7 @@ const ROWS: Row[] = [
     },
   },
   {
+    cloud: "azure",
     def: FlexibleServerFirewallRule,
     alias: "dbforpostgresql.flexibleserverfirewallrule",
     make: async () => {
@@ -162,6 +172,7 @@ const ROWS: Row[] = [
     },
   },
   {
+    cloud: "azure",
     def: FlexibleServerDatabase,
     alias: "dbforpostgresql.flexibleserverdatabase",
     make: async () => {
@@ -176,6 +187,7 @@ const ROWS: Row[] = [
     },
   },
   {
+    cloud: "azure",
     def: Container,
     alias: "storage.container",
     make: async () => {
@@ -187,14 +199,106 @@ const ROWS: Row[] = [
   },
 ];
 
-describe.each(ROWS)("driftless import: Azure $def.kind", (row) => {
+/** A Google fake's REST call as a user's own tooling would make it. */
+async function google(endpoint: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${endpoint}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300);
+  return (await res.json()) as Record<string, unknown>;
+}
+const compute = (method: string, path: string, body?: unknown) =>
+  google(env("GCP_COMPUTE_ENDPOINT"), method, `/compute/v1/projects/${gcpProject()}/global${path}`, body);
+/** A network made by hand, its insert seen through (a read is a poll of its operation). */
+const gcpNetwork = async () => {
+  const name = uniqueName("net-import");
+  await compute("POST", "/networks", { name, autoCreateSubnetworks: false });
+  for (let i = 0; i < 5; i++)
+    await fetch(`${env("GCP_COMPUTE_ENDPOINT")}/compute/v1/projects/${gcpProject()}/global/networks/${name}`);
+  return name;
+};
+const peeringRange = async (network: string) => {
+  const name = uniqueName("range-import");
+  await compute("POST", "/addresses", {
+    name,
+    purpose: "VPC_PEERING",
+    addressType: "INTERNAL",
+    prefixLength: 24,
+    network: `projects/${gcpProject()}/global/networks/${network}`,
+  });
+  for (let i = 0; i < 5; i++)
+    await fetch(
+      `${env("GCP_COMPUTE_ENDPOINT")}/compute/v1/projects/${gcpProject()}/global/addresses/${name}`,
+    );
+  return name;
+};
+const SN = "servicenetworking.googleapis.com";
+const networkPath = (n: string) => `projects/${gcpProject()}/global/networks/${n}`;
+
+ROWS.push(
+  {
+    cloud: "gcp",
+    def: Network,
+    alias: "compute.network",
+    make: async () =>
+      [await gcpNetwork(), await gcpNetwork()].map((externalName) => ({ externalName, forProvider: {} })),
+  },
+  {
+    cloud: "gcp",
+    def: GlobalAddress,
+    alias: "compute.globaladdress",
+    make: async () => {
+      const net = await gcpNetwork();
+      return [await peeringRange(net), await peeringRange(net)].map((externalName) => ({
+        externalName,
+        forProvider: {},
+      }));
+    },
+  },
+  {
+    cloud: "gcp",
+    def: Connection,
+    alias: "servicenetworking.connection",
+    make: async () => {
+      const made: Made[] = [];
+      for (let i = 0; i < 2; i++) {
+        const net = await gcpNetwork();
+        const range = await peeringRange(net);
+        await google(env("GCP_SERVICE_NETWORKING_ENDPOINT"), "POST", `/v1/services/${SN}/connections`, {
+          network: networkPath(net),
+          reservedPeeringRanges: [range],
+        });
+        for (let j = 0; j < 5; j++)
+          await fetch(
+            `${env("GCP_SERVICE_NETWORKING_ENDPOINT")}/v1/services/${SN}/connections?network=${encodeURIComponent(networkPath(net))}`,
+          );
+        made.push({ externalName: `${networkPath(net)}:${SN}`, forProvider: { network: networkPath(net) } });
+      }
+      return made;
+    },
+  },
+  {
+    cloud: "gcp",
+    def: Bucket,
+    alias: "storage.bucket",
+    make: async () => {
+      const names = [uniqueName("bucket-import-a"), uniqueName("bucket-import-b")];
+      for (const n of names) await fakeStorage().createBucket(n);
+      return names.map((externalName) => ({ externalName, forProvider: {} }));
+    },
+  },
+);
+
+describe.each(ROWS)("driftless import: $cloud $def.kind", (row) => {
   it(`writes every ${row.def.kind} the lists name (per parent), skips the one a managed resource holds; a written one becomes Ready in Observe`, async () => {
     const made = await row.make();
     const held = made.at(-1) as Made;
     const heldObject = uniqueName(`${row.def.kind.toLowerCase()}-held`);
     await kube.create(
       row.def,
-      managedObject(row.def, heldObject, PC, {
+      managedObject(row.def, heldObject, PC[row.cloud], {
         forProvider: held.forProvider,
         annotations: { [Annotations.externalName]: held.externalName },
         spec: { managementPolicies: ["Observe"] },
@@ -202,7 +306,7 @@ describe.each(ROWS)("driftless import: Azure $def.kind", (row) => {
       }),
     );
 
-    const { counts, objects } = await runImport(row.alias);
+    const { counts, objects } = await runImport(PC[row.cloud], row.alias);
     // Other suites' resources share the stack's subscription: each is either written or already managed.
     expect(counts.written + counts.managed).toBe(counts.found);
     expect(counts.managed).toBeGreaterThanOrEqual(1);
@@ -217,7 +321,7 @@ describe.each(ROWS)("driftless import: Azure $def.kind", (row) => {
       expect(o, `${m.externalName} in ${JSON.stringify(m.forProvider)}`).toBeDefined();
       expect(o?.spec).toEqual({
         managementPolicies: ["Observe"],
-        providerConfigRef: { name: PC },
+        providerConfigRef: { name: PC[row.cloud] },
         forProvider: m.forProvider,
       });
     }
