@@ -31,7 +31,7 @@ Each selected kind is listed with the cloud's own list calls: EC2 Describe* (VPC
 SQS ListQueues, S3 ListBuckets, RDS DescribeDBInstances / DescribeDBSubnetGroups, Cloud Control
 ListResources (generated AWS kinds, as DRIFTLESS_ACTIVATE selects them), Azure Resource Manager lists
 (ResourceGroup, VirtualNetwork, FlexibleServer, generated Azure kinds, resource group by resource group;
-Subnet, FlexibleServerFirewallRule and FlexibleServerDatabase per parent), List Containers of the
+Subnet, FlexibleServerFirewallRule, FlexibleServerDatabase and generated child types per parent), List Containers of the
 ProviderConfig's storage account, Pub/Sub ListTopics, Cloud SQL instances.list (and each running
 instance's databases.list / users.list), Compute networks.list / globalAddresses.list, Service Networking
 connections.list per network, Cloud Storage buckets.list and the generated Google kinds' list methods. A

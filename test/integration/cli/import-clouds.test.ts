@@ -640,9 +640,15 @@ describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", 
   const GROUPS = [uniqueName("rg-import-a"), uniqueName("rg-import-b")];
   /** Per resource group: more than one list page (the fake links pages of 2 with nextLink). */
   const PER_GROUP = 3;
+  /** A child type of it: listed under each parent, the parents listed first. */
+  const CHILD_TYPE = "Microsoft.Network/applicationSecurityGroups/addressPrefixSets";
+  /** A subscription-scoped type: one list of the subscription. */
+  const SUB_TYPE = "Microsoft.Resources/resourceGroups";
   let fake: FakeServer;
   let spec: AzureKindSpec;
   let def: ManagedKindDef;
+  let child: { spec: AzureKindSpec; def: ManagedKindDef };
+  let sub: { spec: AzureKindSpec; def: ManagedKindDef };
   let r: Reconciler;
   const put = async (group: string, name: string) => {
     const [ns, type] = spec.type.split("/");
@@ -658,22 +664,33 @@ describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", 
   };
   beforeAll(async () => {
     generateAzure();
-    spec = loadAzureSpec(loadAzureCatalog().kinds.find((k) => k.type === TYPE) as never);
-    def = azureGenKindOf(spec);
+    const load = (type: string) => {
+      const s = loadAzureSpec(loadAzureCatalog().kinds.find((k) => k.type === type) as never);
+      return { spec: s, def: azureGenKindOf(s) };
+    };
+    ({ spec, def } = load(TYPE));
+    child = load(CHILD_TYPE);
+    sub = load(SUB_TYPE);
     fake = await startGenericArmFake({ listPageSize: 2 });
-    await removeCrds(kube, [def]);
-    await applyCrds(kubeConfig(), [managedCrd(def)]);
+    await removeCrds(kube, [def, child.def, sub.def]);
+    await applyCrds(
+      kubeConfig(),
+      [def, child.def, sub.def].map((d) => managedCrd(d)),
+    );
     await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
     for (const g of GROUPS)
       await armClient(fake.url).resourceGroups.createOrUpdate(g, { location: "westeurope" });
     r = new Reconciler(
       kube,
-      new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([spec]))]),
+      new KindRegistry([
+        ...managedKinds,
+        ...withNamespacedVariants(azureGenProviders([spec, child.spec, sub.spec])),
+      ]),
       { creationGracePeriodMs: 0 },
     );
   }, 120_000);
   afterAll(async () => {
-    await removeCrds(kube, [def]);
+    await removeCrds(kube, [def, child.def, sub.def]);
     await fake?.close();
   });
 
@@ -707,6 +724,63 @@ describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", 
     const first = byExt(byHand[0]?.name as string) as Written;
     const creates = r.externalCalls.create;
     await appliesReady(r, def, first);
+    expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
+  });
+
+  it("lists a child type under every parent (the parents listed first, each with its own api-version); a child is held only with its parent", async () => {
+    const [ns, parentSeg, childSeg] = child.spec.type.split("/");
+    const group = GROUPS[1] as string;
+    const parents = [uniqueName("asg-parent-a"), uniqueName("asg-parent-b")];
+    for (const p of parents) await put(group, p);
+    // One child name in both parents: both are listed and written, under their parents' names.
+    for (const p of parents) {
+      const res = await fetch(
+        `${fake.url}/subscriptions/${env("AZURE_SUBSCRIPTION_ID")}/resourceGroups/${group}/providers/${ns}/${parentSeg}/${p}/${childSeg}/shared?api-version=${child.spec.apiVersion}`,
+        {
+          method: "PUT",
+          headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
+          body: JSON.stringify({ properties: { addressPrefixes: ["10.98.0.0/24"] } }),
+        },
+      );
+      expect(res.status, await res.text()).toBeLessThan(300);
+    }
+    const field = (child.spec.parents[0] as { field: string }).field;
+    // Held: parent b's, by an Observe-only object naming it.
+    const held = uniqueName("aps-held");
+    await kube.create(
+      child.def,
+      managedObject(child.def, held, PC, {
+        forProvider: { resourceGroupName: group, [field]: parents[1] },
+        annotations: { [Annotations.externalName]: "shared" },
+        spec: { managementPolicies: ["Observe"] },
+        connectionSecret: false,
+      }),
+    );
+    const alias = `${child.def.group.split(".")[0]}.${child.def.kind.toLowerCase()}`;
+    const { counts, objects } = await runImport(PC, alias, {
+      DRIFTLESS_ACTIVATE: [def, child.def].map((d) => `${d.plural}.${d.group}`).join(","),
+    });
+    expect(counts(alias)).toEqual({ found: 2, written: 1, managed: 1 });
+    const [written] = objects.filter((o) => o.kind === child.def.kind);
+    expect(written?.metadata.name).toBe(`${group}-${parents[0]}-shared`.toLowerCase());
+    expect(written?.spec.forProvider).toEqual({ resourceGroupName: group, [field]: parents[0] });
+    const creates = r.externalCalls.create;
+    await appliesReady(r, child.def, written as Written);
+    expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
+  });
+
+  it("lists a subscription-scoped type in one list of the subscription", async () => {
+    const alias = `${sub.def.group.split(".")[0]}.${sub.def.kind.toLowerCase()}`;
+    const { counts, byExt } = await runImport(PC, alias, {
+      DRIFTLESS_ACTIVATE: `${sub.def.plural}.${sub.def.group}`,
+    });
+    // Every group of the fake's subscription (this suite's own among them), none managed by this kind.
+    const n = counts(alias);
+    expect(n.found).toBeGreaterThanOrEqual(GROUPS.length);
+    expect(n.written).toBe(n.found);
+    for (const g of GROUPS) expect(byExt(g)?.spec.forProvider, g).toEqual({ location: "westeurope" });
+    const creates = r.externalCalls.create;
+    await appliesReady(r, sub.def, byExt(GROUPS[0] as string) as Written);
     expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
   });
 });
