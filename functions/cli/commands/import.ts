@@ -29,7 +29,7 @@ export function registerImport(program: Command, cli: CliContext): void {
       `
 Each selected kind is listed with the cloud's own list calls: EC2 Describe* (VPC, Subnet, SecurityGroup),
 SQS ListQueues, S3 ListBuckets, RDS DescribeDBInstances / DescribeDBSubnetGroups, Cloud Control
-ListResources (generated AWS kinds, as DRIFTLESS_ACTIVATE selects them), Azure Resource Manager lists
+ListResources (generated AWS kinds, as DRIFTLESS_ACTIVATE selects them; a child type per parent), Azure Resource Manager lists
 (ResourceGroup, VirtualNetwork, FlexibleServer, generated Azure kinds, resource group by resource group;
 Subnet, FlexibleServerFirewallRule, FlexibleServerDatabase and generated child types per parent), List Containers of the
 ProviderConfig's storage account, Pub/Sub ListTopics, Cloud SQL instances.list (and each running
