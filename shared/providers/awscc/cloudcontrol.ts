@@ -433,7 +433,7 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
             out.push({
               externalName: child,
               forProvider: { region: this.#region, [parent.field]: id },
-              parent: { [parent.field]: id },
+              parent: parent.field,
             });
     return out;
   }
