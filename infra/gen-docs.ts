@@ -37,7 +37,8 @@ export function generatedCliDoc(): string {
 # CLI reference
 
 \`driftless\` is \`npm run driftless --\` in a clone (or \`node functions/cli/main.ts\`). Every command exits
-**0** on success, **1** on failure and **2** on usage errors. Lists take \`-o table|json|yaml\`.
+**0** on success, **1** on failure and **2** on usage errors (\`plan\` and \`orphans\` give 1 and 2 their
+own meaning: see theirs). Lists take \`-o table|json|yaml\`.
 
 ${sections.join("\n")}`;
 }

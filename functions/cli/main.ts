@@ -4,7 +4,7 @@
 import { Command } from "commander";
 import packageJson from "../../package.json" with { type: "json" };
 import { loadKubeConfig } from "../../shared/kube/config.ts";
-import { UsageError } from "../../shared/ops/errors.ts";
+import { CommandFailedError, UsageError } from "../../shared/ops/errors.ts";
 import { Config } from "../config.ts";
 import { registerBind } from "./commands/bind.ts";
 import { registerCrds } from "./commands/crds.ts";
@@ -133,6 +133,7 @@ export async function main(argv: string[]): Promise<number> {
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     stderr.write(`error: ${e.message}\n`);
+    if (e instanceof CommandFailedError) return e.exitCode;
     return e instanceof UsageError ? EXIT.usage : EXIT.failure;
   }
 }

@@ -109,10 +109,12 @@ export interface ExternalListing {
   /** The forProvider fields an Observe-only managed resource needs to find it (its home fields). */
   forProvider: Record<string, unknown>;
   /**
-   * A child's forProvider field naming its parent (a Cloud SQL database's `instance`), when the external
-   * name is unique only within that parent.
+   * A child's forProvider field(s) naming its parent (a Cloud SQL database's `instance`; a subnet's
+   * `resourceGroupName` and `virtualNetworkName`), when the external name is unique only within that parent:
+   * a managed resource holds it only when it names the same parent, and the object written is named after
+   * the parent too.
    */
-  parent?: string;
+  parent?: string | readonly string[];
 }
 
 /** One resource of a batched observe: the managed resource and its (recorded) external name. */

@@ -9,3 +9,16 @@ export class UsageError extends Error {
 export class NotFoundError extends Error {
   override name = "NotFoundError";
 }
+
+/**
+ * A failure whose exit code the command defines itself, because its 1 already means an answer
+ * (`driftless orphans`: 1 = orphans found, so a search that failed exits 2).
+ */
+export class CommandFailedError extends Error {
+  override name = "CommandFailedError";
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number, options?: ErrorOptions) {
+    super(message, options);
+    this.exitCode = exitCode;
+  }
+}

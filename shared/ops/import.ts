@@ -68,18 +68,19 @@ export async function discover(
       result.unsupported.push({ kind: kindAlias(def), reason: err.message });
       continue;
     }
-    const managed = await managedNames(kube, provider, found.find((i) => i.parent)?.parent);
+    const managed = await managedNames(kube, provider);
     let imported = 0;
     for (const item of found) {
-      if (managed.has(identityOf(item.externalName, item.forProvider, item.parent))) continue;
+      if (held(managed, item)) continue;
       imported++;
-      const parent = item.parent ? item.forProvider[item.parent] : undefined;
       result.objects.push({
         apiVersion: def.apiVersion,
         kind: def.kind,
         metadata: {
           name: objectNameOf(
-            typeof parent === "string" ? `${parent}-${item.externalName}` : item.externalName,
+            [...parentFields(item).map((f) => String(item.forProvider[f] ?? "")), item.externalName].join(
+              "-",
+            ),
           ),
           annotations: { [Annotations.externalName]: item.externalName },
         },
@@ -100,30 +101,34 @@ export async function discover(
   return result;
 }
 
-/** What tells one listed resource from another: its external name, within its parent for a child. */
-const identityOf = (
-  externalName: string,
-  forProvider: Record<string, unknown>,
-  parent: string | undefined,
-) => (parent ? `${String(forProvider[parent] ?? "")}/${externalName}` : externalName);
-
 /**
- * What managed resources of a kind (either shape, any namespace) already hold: their external names,
- * within the parent their forProvider names when the kind's resources are children.
+ * What managed resources of a kind (either shape, any namespace) already hold: per external name, the
+ * forProvider of each that holds it (a child is held only by one naming the same parent).
  */
 async function managedNames(
   kube: Kube,
   provider: ManagedKindProvider,
-  parent: string | undefined,
-): Promise<Set<string>> {
-  const names = new Set<string>();
+): Promise<Map<string, Array<Record<string, unknown>>>> {
+  const names = new Map<string, Array<Record<string, unknown>>>();
   for (const t of [provider.definition, namespacedVariantOf(provider.definition)])
     for (const mr of await listManaged(kube, t)) {
       const name = mr.metadata.annotations?.[Annotations.externalName];
-      if (name) names.add(identityOf(name, (mr.spec.forProvider ?? {}) as Record<string, unknown>, parent));
+      if (name) names.set(name, [...(names.get(name) ?? []), mr.spec.forProvider ?? {}]);
     }
   return names;
 }
+
+/** A listed resource a managed resource already holds: the same external name (and parent, for a child; names compared as the clouds do, ignoring case). */
+const held = (managed: Map<string, Array<Record<string, unknown>>>, item: ExternalListing) =>
+  (managed.get(item.externalName) ?? []).some((fp) =>
+    parentFields(item).every(
+      (f) => String(fp[f] ?? "").toLowerCase() === String(item.forProvider[f] ?? "").toLowerCase(),
+    ),
+  );
+
+/** The forProvider fields naming a listed child's parent (none for a resource that is no child). */
+const parentFields = (item: ExternalListing): readonly string[] =>
+  typeof item.parent === "string" ? [item.parent] : (item.parent ?? []);
 
 /** Every managed resource of one shape of a kind, in any namespace (none when its CRD is not installed). */
 export async function listManaged(kube: Kube, t: ResourceType): Promise<ManagedResource[]> {

@@ -598,11 +598,13 @@ describe.concurrent("least privilege, on the real API server with RBAC", () => {
     const needed = new Set<string>();
     for (const f of files) {
       const src = readFileSync(join(REPO_ROOT, "shared/providers/aws", `${f}.ts`), "utf8");
-      for (const m of src.matchAll(/new ([A-Z][A-Za-z]+)Command\b/g)) {
-        const op = m[1] ?? "";
+      // A call is `new XCommand(…)` sent by hand, or `paginateX(…)`: the SDK's paginator sends XCommand.
+      for (const m of src.matchAll(/\bnew ([A-Z][A-Za-z]+)Command\b|\bpaginate([A-Z][A-Za-z]+)\(/g)) {
+        const op = m[1] ?? m[2] ?? "";
+        const imported = m[1] ? `${op}Command` : `paginate${op}`;
         const svc = /client-(\w+)/.exec(
           [...src.matchAll(/import \{([^}]*)\} from "@aws-sdk\/client-(\w+)"/g)].find((i) =>
-            (i[1] ?? "").includes(`${op}Command`),
+            (i[1] ?? "").split(/[\s,]+/).includes(imported),
           )?.[0] ?? "",
         )?.[1];
         if (!svc) continue;

@@ -1,5 +1,6 @@
 import { dirname } from "node:path";
 import { NetworkManagementClient } from "@azure/arm-network";
+import { PostgreSQLManagementFlexibleServerClient } from "@azure/arm-postgresql-flexible";
 import { ResourceManagementClient } from "@azure/arm-resources";
 import { ClientSecretCredential } from "@azure/identity";
 import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
@@ -113,6 +114,20 @@ export function networkClient(endpoint = env("AZURE_ARM_ENDPOINT")) {
   return new NetworkManagementClient(credential, env("AZURE_SUBSCRIPTION_ID"), {
     endpoint,
     credentials: { scopes: [`${endpoint}/.default`] },
+  });
+}
+
+/** The PostgreSQL flexible server SDK as a user's own tooling would use it, to arrange cloud state. */
+export function postgresClient(endpoint = env("AZURE_ARM_ENDPOINT")) {
+  const credential = new ClientSecretCredential(
+    env("AZURE_TENANT_ID"),
+    AZURE_CLIENT_ID,
+    AZURE_CLIENT_SECRET,
+    { authorityHost: endpoint, disableInstanceDiscovery: true },
+  );
+  return new PostgreSQLManagementFlexibleServerClient(credential, env("AZURE_SUBSCRIPTION_ID"), {
+    endpoint,
+    credentialScopes: [`${endpoint}/.default`],
   });
 }
 

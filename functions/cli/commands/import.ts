@@ -29,11 +29,16 @@ export function registerImport(program: Command, cli: CliContext): void {
       `
 Each selected kind is listed with the cloud's own list calls: EC2 Describe* (VPC, Subnet, SecurityGroup),
 SQS ListQueues, S3 ListBuckets, RDS DescribeDBInstances / DescribeDBSubnetGroups, Cloud Control
-ListResources (generated AWS kinds, as DRIFTLESS_ACTIVATE selects them), Azure Resource Manager lists
-(ResourceGroup, VirtualNetwork, generated Azure kinds, resource group by resource group), Pub/Sub ListTopics,
-Cloud SQL instances.list (and each running instance's databases.list / users.list) and the generated Google
-kinds' list methods. A resource whose external name (within its instance, for a Cloud SQL database or
-user) a managed resource of that kind already holds (either shape, any namespace) is skipped. The rest is written to <dir>/<kind>-<name>.yaml
+ListResources (generated AWS kinds, as DRIFTLESS_ACTIVATE selects them; a child type per parent), Azure Resource Manager lists
+(ResourceGroup, VirtualNetwork, FlexibleServer, generated Azure kinds, resource group by resource group;
+Subnet, FlexibleServerFirewallRule, FlexibleServerDatabase and generated child types per parent), List Containers of the
+ProviderConfig's storage account, Pub/Sub ListTopics, Cloud SQL instances.list (and each running
+instance's databases.list / users.list), Compute networks.list / globalAddresses.list, Service Networking
+connections.list per network, Cloud Storage buckets.list and the generated Google kinds' list methods. A
+child's name is unique only within its parent (a Cloud SQL database or user in its instance, a subnet in
+its network): it is skipped only when a managed resource names the same parent, and written as
+<kind>-<parent>-<name>.yaml. A resource whose external name a managed resource of that kind already
+holds (either shape, any namespace) is skipped. The rest is written to <dir>/<kind>-<name>.yaml
 with managementPolicies: ["Observe"], the crossplane.io/external-name annotation and the fields that say
 where it lives (region, location, resource group): applied, driftless only reads it (Ready, atProvider);
 widen the policies to manage it. A selected kind that cannot be listed (a child type whose list needs its

@@ -4,8 +4,10 @@ import {
   CreateDBInstanceCommand,
   DeleteDBInstanceCommand,
   DescribeDBInstancesCommand,
+  type DescribeDBInstancesCommandInput,
   ModifyDBInstanceCommand,
   type ModifyDBInstanceMessage,
+  paginateDescribeDBInstances,
   type RDSClient,
 } from "@aws-sdk/client-rds";
 import type { z } from "zod";
@@ -303,39 +305,38 @@ class DBInstanceClient implements ExternalClient<F, A> {
     const found = new Map<string, CloudDBInstance>();
     for (let at = 0; at < values.length; at += MAX_RECORDS) {
       const Filters = [{ Name: "db-instance-id", Values: values.slice(at, at + MAX_RECORDS) }];
-      let marker: string | undefined;
-      do {
-        const out = await this.#rds.send(
-          new DescribeDBInstancesCommand({
-            Filters,
-            MaxRecords: MAX_RECORDS,
-            ...(marker ? { Marker: marker } : {}),
-          }),
-        );
+      for await (const out of this.#pages({ Filters }))
         for (const db of out.DBInstances ?? []) {
           if (db.DBInstanceIdentifier) found.set(db.DBInstanceIdentifier.toLowerCase(), db);
           if (db.DBInstanceArn) found.set(db.DBInstanceArn.toLowerCase(), db);
         }
-        marker = out.Marker || undefined;
-      } while (marker);
     }
     return found;
   }
 
-  /** Every DB instance of the region, page by page (`driftless import`). */
+  /**
+   * Every DB instance of the region, page by page (`driftless import`): its region, and the engine and
+   * instance class the schema requires of every DBInstance, Observe-only or not (as described).
+   */
   async list(): Promise<ExternalListing[]> {
     const out: ExternalListing[] = [];
-    let marker: string | undefined;
-    do {
-      const page = await this.#rds.send(
-        new DescribeDBInstancesCommand({ MaxRecords: MAX_RECORDS, ...(marker ? { Marker: marker } : {}) }),
-      );
+    for await (const page of this.#pages({}))
       for (const db of page.DBInstances ?? [])
         if (db.DBInstanceIdentifier)
-          out.push({ externalName: db.DBInstanceIdentifier, forProvider: { region: this.#region } });
-      marker = page.Marker || undefined;
-    } while (marker);
+          out.push({
+            externalName: db.DBInstanceIdentifier,
+            forProvider: defined({
+              region: this.#region,
+              engine: db.Engine,
+              dbInstanceClass: db.DBInstanceClass,
+            }),
+          });
     return out;
+  }
+
+  /** DescribeDBInstances page by page (the SDK's paginator follows Marker). */
+  #pages(input: DescribeDBInstancesCommandInput) {
+    return paginateDescribeDBInstances({ client: this.#rds, pageSize: MAX_RECORDS }, input);
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {

@@ -4,6 +4,7 @@ import {
   DeleteDBSubnetGroupCommand,
   DescribeDBSubnetGroupsCommand,
   ModifyDBSubnetGroupCommand,
+  paginateDescribeDBSubnetGroups,
   type RDSClient,
 } from "@aws-sdk/client-rds";
 import type { z } from "zod";
@@ -66,18 +67,9 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
   /** Every subnet group of the region, page by page, by lower-case name (RDS keeps names in lower case). */
   async #listAll(): Promise<Map<string, CloudGroup>> {
     const found = new Map<string, CloudGroup>();
-    let marker: string | undefined;
-    do {
-      const out = await this.#rds.send(
-        new DescribeDBSubnetGroupsCommand({
-          MaxRecords: MAX_RECORDS,
-          ...(marker ? { Marker: marker } : {}),
-        }),
-      );
+    for await (const out of paginateDescribeDBSubnetGroups({ client: this.#rds, pageSize: MAX_RECORDS }, {}))
       for (const g of out.DBSubnetGroups ?? [])
         if (g.DBSubnetGroupName) found.set(g.DBSubnetGroupName.toLowerCase(), g);
-      marker = out.Marker || undefined;
-    } while (marker);
     return found;
   }
 

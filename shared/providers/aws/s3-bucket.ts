@@ -8,10 +8,10 @@ import {
   GetBucketVersioningCommand,
   GetPublicAccessBlockCommand,
   HeadBucketCommand,
-  ListBucketsCommand,
   PutBucketTaggingCommand,
   PutBucketVersioningCommand,
   PutPublicAccessBlockCommand,
+  paginateListBuckets,
   S3Client,
 } from "@aws-sdk/client-s3";
 import type { z } from "zod";
@@ -255,16 +255,10 @@ export const bucketProvider = defineProvider({
         const cfg = await awsClientConfig(ctx, undefined);
         const s3 = clients.get(cfg);
         const out: ExternalListing[] = [];
-        let ContinuationToken: string | undefined;
-        do {
-          const page = await s3.send(
-            new ListBucketsCommand({ MaxBuckets: 1000, ...(ContinuationToken ? { ContinuationToken } : {}) }),
-          );
+        for await (const page of paginateListBuckets({ client: s3, pageSize: 1000 }, {}))
           for (const b of page.Buckets ?? [])
             if (b.Name)
               out.push({ externalName: b.Name, forProvider: { region: b.BucketRegion ?? cfg.region } });
-          ContinuationToken = page.ContinuationToken || undefined;
-        } while (ContinuationToken);
         return out;
       },
     };

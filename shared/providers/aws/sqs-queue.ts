@@ -3,8 +3,8 @@ import {
   DeleteQueueCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
-  ListQueuesCommand,
   ListQueueTagsCommand,
+  paginateListQueues,
   type QueueAttributeName,
   SetQueueAttributesCommand,
   SQSClient,
@@ -158,15 +158,9 @@ class QueueClient implements ExternalClient<F, A> {
   async list(): Promise<ExternalListing[]> {
     const { sqs, region } = await this.#clientFor(undefined);
     const out: ExternalListing[] = [];
-    let NextToken: string | undefined;
-    do {
-      const page = await sqs.send(
-        new ListQueuesCommand({ MaxResults: 1000, ...(NextToken ? { NextToken } : {}) }),
-      );
+    for await (const page of paginateListQueues({ client: sqs, pageSize: 1000 }, {}))
       for (const url of page.QueueUrls ?? [])
         out.push({ externalName: url.slice(url.lastIndexOf("/") + 1), forProvider: { region } });
-      NextToken = page.NextToken || undefined;
-    } while (NextToken);
     return out;
   }
 

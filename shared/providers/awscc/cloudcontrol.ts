@@ -12,6 +12,7 @@ import {
   type ProgressEvent,
   UpdateResourceCommand,
 } from "@aws-sdk/client-cloudcontrol";
+import { loadAwsccCatalog, loadAwsccSpec } from "../../api/awscc/catalog.ts";
 import { awsccKindOf } from "../../api/awscc/kind.ts";
 import type { AwsccKindSpec } from "../../api/awscc/spec.ts";
 import {
@@ -183,6 +184,43 @@ function requestOf(mr: MR): { generation: number; token: string } | undefined {
   return m ? { generation: Number(m[1]), token: m[2] as string } : undefined;
 }
 
+/** A child type's parent for `driftless import`: its type, and the child's field (camelCase and as sent) naming it. */
+interface ListParent {
+  typeName: string;
+  field: string;
+  wire: string;
+}
+
+/**
+ * The parent a child type's list handler needs (`listNeeds`): the type its one needed field references
+ * by external name, itself listed per account and region with a one-part identifier. Anything else is
+ * named as not listable, with why.
+ */
+function listParentOf(spec: AwsccKindSpec): ListParent {
+  const needs = spec.listNeeds ?? [];
+  const [field] = needs;
+  if (needs.length !== 1 || !field)
+    throw new NotListableError(`its list handler needs ${needs.join(", ")} of its parents in the request`);
+  const ref = spec.references.find((r) => r.field === field && "type" in r.to && r.from === "externalName");
+  if (!ref || !("type" in ref.to))
+    throw new NotListableError(
+      `its list handler needs ${field} of a parent in the request, and its schema names no parent type for it`,
+    );
+  const typeName = ref.to.type;
+  const entry = loadAwsccCatalog().kinds.find((k) => k.typeName === typeName);
+  const parent = entry ? loadAwsccSpec(entry) : undefined;
+  if (
+    !parent ||
+    parent.listNeeds?.length ||
+    parent.primaryIdentifier.length !== 1 ||
+    !parent.handlers?.includes("list")
+  )
+    throw new NotListableError(
+      `its list handler needs ${field} of a ${typeName} in the request, and that type cannot be listed on its own`,
+    );
+  return { typeName, field, wire: spec.properties[field]?.n ?? field };
+}
+
 class CloudControlExternal implements ExternalClient<Json, Json> {
   readonly #cc: CloudControlClient;
   readonly #spec: AwsccKindSpec;
@@ -344,16 +382,17 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     });
   }
 
-  /** ListResources' pages here: each page's models by identifier. */
-  async *#pages(): AsyncGenerator<Map<string, Json>> {
+  /** ListResources' pages here (of a type, by default this one; a child type's under `model`'s parent): models by identifier. */
+  async *#pages(typeName = this.#spec.typeName, model?: Json): AsyncGenerator<Map<string, Json>> {
     let token: string | undefined;
     do {
       const next = token;
       const out = await this.#call(() =>
         this.#cc.send(
           new ListResourcesCommand({
-            TypeName: this.#spec.typeName,
+            TypeName: typeName,
             MaxResults: LIST_PAGE_SIZE,
+            ...(model ? { ResourceModel: JSON.stringify(model) } : {}),
             ...(next ? { NextToken: next } : {}),
           }),
         ),
@@ -377,6 +416,25 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     const out: ExternalListing[] = [];
     for await (const page of this.#pages())
       for (const id of page.keys()) out.push({ externalName: id, forProvider: { region: this.#region } });
+    return out;
+  }
+
+  /**
+   * Every resource of a child type in this region (`driftless import`): the parent type's ListResources
+   * names each parent, then the child's ListResources with the parent's identifier in the ResourceModel.
+   */
+  async listUnder(parent: ListParent): Promise<ExternalListing[]> {
+    this.#supported();
+    const out: ExternalListing[] = [];
+    for await (const parents of this.#pages(parent.typeName))
+      for (const id of parents.keys())
+        for await (const page of this.#pages(undefined, { [parent.wire]: id }))
+          for (const child of page.keys())
+            out.push({
+              externalName: child,
+              forProvider: { region: this.#region, [parent.field]: id },
+              parent: parent.field,
+            });
     return out;
   }
 
@@ -524,10 +582,7 @@ export function cloudControlProvider(
         async list() {
           if (spec.primaryIdentifier.length === 0)
             throw new NotListableError("its schema has no primary identifier to name what it lists");
-          if (spec.listNeeds?.length)
-            throw new NotListableError(
-              `its list handler needs ${spec.listNeeds.join(", ")} of a parent in the request`,
-            );
+          if (spec.listNeeds?.length) return (await inRegion(undefined)).listUnder(listParentOf(spec));
           return (await inRegion(undefined)).list();
         },
       };

@@ -9,6 +9,7 @@ import {
   type ConnectContext,
   defineProvider,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
   InvalidSpecError,
   type ObserveManyItem,
@@ -37,6 +38,8 @@ export interface ChildParent<F, P> {
   key(p: P): string;
   /** The InvalidSpecError message when the spec names no parent (yet). */
   missing: string;
+  /** The forProvider fields that name a parent (`driftless import` writes them). */
+  fields(p: P): Record<string, string>;
 }
 
 /** One child kind's fields: what observe reports of a child, and the bodies that create or update one. */
@@ -64,6 +67,8 @@ export interface ChildWrites<P> {
 
 export interface ArmChildKind<F, A, P, T> {
   parent: ChildParent<F, P>;
+  /** Every parent in the subscription, group by group (`driftless import` lists each one's children). */
+  parents(): AsyncIterable<P>;
   calls: ChildCalls<P, T>;
   mapping: ChildMapping<F, A, P, T>;
   writes?: ChildWrites<P>;
@@ -130,6 +135,33 @@ export class ArmChildClient<F, A, P, T extends { name?: string }> implements Ext
       const child = children.get(externalName.toLowerCase());
       return child ? mapping.observationOf(mr.spec.forProvider, parent, child) : { resourceExists: false };
     });
+  }
+
+  /**
+   * Every child in the subscription (`driftless import`): the parents listed group by group, then each
+   * parent's children; a parent deleted between the two lists has none.
+   */
+  async list(): Promise<ExternalListing[]> {
+    const { parent: where, parents, calls } = this.#kind;
+    const out: ExternalListing[] = [];
+    await azure(async () => {
+      for await (const p of parents()) {
+        const parent = where.fields(p);
+        try {
+          for await (const page of calls.list(p))
+            for (const child of page)
+              if (child.name)
+                out.push({
+                  externalName: child.name,
+                  forProvider: { ...parent },
+                  parent: Object.keys(parent),
+                });
+        } catch (err) {
+          if (!isGone(err)) throw err;
+        }
+      }
+    });
+    return out;
   }
 
   async create(mr: ManagedResource<F, A>, name: string | undefined) {

@@ -195,15 +195,18 @@ export class ArmRest {
     collection: (group: string) => string,
     apiVersion: string,
   ): AsyncGenerator<{ group: string; item: T }> {
+    for await (const name of this.groups())
+      for await (const page of this.pages<T>(collection(name), apiVersion))
+        for (const item of page) yield { group: name, item };
+  }
+
+  /** The names of the subscription's resource groups (Resource Groups - List, page by page). */
+  async *groups(): AsyncGenerator<string> {
     for await (const groups of this.pages<{ name?: string }>(
       this.sub("/resourcegroups"),
       RESOURCE_GROUPS_API,
     ))
-      for (const { name } of groups) {
-        if (!name) continue;
-        for await (const page of this.pages<T>(collection(name), apiVersion))
-          for (const item of page) yield { group: name, item };
-      }
+      for (const { name } of groups) if (name) yield name;
   }
 }
 

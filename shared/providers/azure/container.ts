@@ -12,6 +12,7 @@ import type {
   ConnectContext,
   ConnectionDetails,
   ExternalClient,
+  ExternalListing,
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
@@ -187,6 +188,22 @@ class ContainerExternal implements ExternalClient<F, A> {
         ? this.#observationOf(mr.spec.forProvider, externalName, c.access, c.metadata)
         : { resourceExists: false };
     });
+  }
+
+  /**
+   * Every container of the ProviderConfig's storage account (`driftless import`), List Containers page by
+   * page: the one account its credentials reach (another account needs its own ProviderConfig).
+   */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    const storageAccountName = this.#blob.accountName;
+    await azure(async () => {
+      const pages = this.#blob.client.listContainers().byPage({ maxPageSize: LIST_PAGE_SIZE });
+      for await (const page of eachPage(pages, this.#rateLimit))
+        for (const c of page.containerItems)
+          out.push({ externalName: c.name, forProvider: { storageAccountName } });
+    });
+    return out;
   }
 
   async create(mr: MR, name: string | undefined) {

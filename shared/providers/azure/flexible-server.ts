@@ -9,6 +9,7 @@ import type {
   Availability,
   ConnectContext,
   ExternalClient,
+  ExternalListing,
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
@@ -214,6 +215,23 @@ class FlexibleServerClient implements ExternalClient<F, A> {
         return this.#observed(mr, rg, servers.get(externalName.toLowerCase())).catch((err: Error) => err);
       }),
     );
+  }
+
+  /** Every flexible server of the subscription, Servers - List By Resource Group group by group (`driftless import`). */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    await azure(async () => {
+      for await (const { group, item } of this.#arm.eachInGroups<CloudServer>(
+        (rg) => serverPath(this.#arm, rg),
+        POSTGRES_API,
+      ))
+        if (item.name)
+          out.push({
+            externalName: item.name,
+            forProvider: { resourceGroupName: group, ...(item.location ? { location: item.location } : {}) },
+          });
+    });
+    return out;
   }
 
   async create(mr: MR, name: string | undefined) {

@@ -50,10 +50,20 @@ export async function onServer<T>(server: string, call: () => Promise<T>): Promi
 
 type Parent = { rg: string; server: string };
 
+/** Every flexible server of the subscription, resource group by resource group. */
+export async function* eachServer(arm: ArmRest): AsyncGenerator<Parent> {
+  for await (const { group, item } of arm.eachInGroups<{ name?: string }>(
+    (rg) => serverPath(arm, rg),
+    POSTGRES_API,
+  ))
+    if (item.name) yield { rg: group, server: item.name };
+}
+
 /** Where a server's child lives: its server, once both names are known (set or resolved from references). */
 const SERVER: ChildParent<{ resourceGroupName?: string; serverName?: string }, Parent> = {
   of: ({ resourceGroupName: rg, serverName: server }) => (rg && server ? { rg, server } : undefined),
   key: (p) => `${p.rg}/${p.server}`.toLowerCase(),
+  fields: (p) => ({ resourceGroupName: p.rg, serverName: p.server }),
   missing: "spec.forProvider.resourceGroupName and serverName (or their Ref/Selector) are required",
 };
 
@@ -87,6 +97,7 @@ export function serverChildProvider<
         `${serverPath(arm, p.rg, p.server)}/${o.collection}${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;
       return {
         parent: SERVER,
+        parents: () => eachServer(arm),
         calls: {
           get: (p, name) => arm.call<T>("GET", path(p, name), POSTGRES_API),
           list: (p) => arm.pages<T>(path(p), POSTGRES_API),

@@ -47,8 +47,17 @@ export const azureSubnetProvider = armChildProvider({
         of: ({ resourceGroupName: rg, virtualNetworkName: vnet }): Parent | undefined =>
           rg && vnet ? { rg, vnet } : undefined,
         key: (p) => `${p.rg}/${p.vnet}`.toLowerCase(),
+        fields: (p) => ({ resourceGroupName: p.rg, virtualNetworkName: p.vnet }),
         missing:
           "spec.forProvider.resourceGroupName and virtualNetworkName (or their Ref/Selector) are required",
+      },
+      parents: async function* () {
+        for await (const { group, item } of arm.eachInGroups<{ name?: string }>(
+          (rg) =>
+            arm.sub(`/resourceGroups/${encodeURIComponent(rg)}/providers/Microsoft.Network/virtualNetworks`),
+          NETWORK_API,
+        ))
+          if (item.name) yield { rg: group, vnet: item.name };
       },
       calls: {
         get: (p, name) => arm.call<CloudSubnet>("GET", path(p, name), NETWORK_API),

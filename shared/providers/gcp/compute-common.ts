@@ -9,6 +9,7 @@ import {
   DependentsExistError,
   defineProvider,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
 } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
@@ -87,6 +88,22 @@ export class GlobalCollection<T> {
     return undefined;
   }
 
+  /** The names of every resource of the collection in the project, page by page (`maxResults`, `pageToken`). */
+  async names(): Promise<string[]> {
+    const out: string[] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await this.#api.request<{ items?: Array<{ name?: string }>; nextPageToken?: string }>(
+        "GET",
+        `${this.#base}/${this.#collection}`,
+        { query: { maxResults: "500", ...(pageToken ? { pageToken } : {}) }, rateLimit: this.#rateLimit },
+      );
+      for (const item of page.items ?? []) if (item.name) out.push(item.name);
+      pageToken = page.nextPageToken || undefined;
+    } while (pageToken);
+    return out;
+  }
+
   async insert(body: Json): Promise<void> {
     await this.#api.request("POST", `${this.#base}/${this.#collection}`, {
       body,
@@ -154,6 +171,11 @@ class ComputeKindClient<F, A, T> implements ExternalClient<F, A> {
     const obs = this.#kind.observationOf(found, mr.spec.forProvider);
     this.#read.set(obs, found);
     return obs;
+  }
+
+  /** Every one in the ProviderConfig's project (`driftless import`): global, so no home field. */
+  async list(): Promise<ExternalListing[]> {
+    return (await gcp(() => this.#items.names())).map((externalName) => ({ externalName, forProvider: {} }));
   }
 
   async create(mr: ManagedResource<F, A>, name: string | undefined) {

@@ -3,6 +3,7 @@ import {
   type ConnectContext,
   defineProvider,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
   InvalidSpecError,
 } from "../../api/external.ts";
@@ -15,6 +16,7 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
+import { GlobalCollection } from "./compute-common.ts";
 import { GcpClientCache, gcp, httpStatus, observedSet } from "./config.ts";
 import { authFor, type GcpNetworkingConfig, GoogleRestClient, gcpNetworkingConfig } from "./google-rest.ts";
 
@@ -54,10 +56,35 @@ function target(mr: MR, name: string | undefined) {
 
 class ConnectionClient implements ExternalClient<F, A> {
   readonly #api: GoogleRestClient;
+  readonly #cfg: GcpNetworkingConfig;
   readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(api: GoogleRestClient, rateLimit: (() => Promise<void>) | undefined) {
+  constructor(api: GoogleRestClient, cfg: GcpNetworkingConfig, rateLimit: (() => Promise<void>) | undefined) {
     this.#api = api;
+    this.#cfg = cfg;
     this.#rateLimit = rateLimit;
+  }
+
+  /**
+   * Every connection of the default service in the ProviderConfig's project (`driftless import`):
+   * connections.list takes the consumer network, so the project's networks are listed first (Compute
+   * networks.list), then each network's connections.
+   */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    await gcp(async () => {
+      const networks = await new GlobalCollection(this.#cfg, "networks", this.#rateLimit).names();
+      for (const n of networks) {
+        const network = `projects/${this.#cfg.projectId}/global/networks/${n}`;
+        const found = await this.#api.request<{ connections?: CloudConnection[] }>(
+          "GET",
+          `/services/${encodeURIComponent(DEFAULT_SERVICE)}/connections`,
+          { query: { network }, rateLimit: this.#rateLimit },
+        );
+        if ((found.connections ?? []).length > 0)
+          out.push({ externalName: `${network}:${DEFAULT_SERVICE}`, forProvider: { network } });
+      }
+    });
+    return out;
   }
 
   async observe(mr: MR, name: string | undefined): Promise<Observation> {
@@ -147,6 +174,6 @@ export const connectionProvider = defineProvider({
   limitsEachRequest: true,
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     const cfg = await gcpNetworkingConfig(ctx);
-    return new ConnectionClient(clients.get(cfg), ctx.rateLimit);
+    return new ConnectionClient(clients.get(cfg), cfg, ctx.rateLimit);
   },
 });

@@ -9,6 +9,7 @@ import {
   CredentialsError,
   defineProvider,
   type ExternalClient,
+  type ExternalListing,
   type ExternalObservation,
   type ObserveManyItem,
   ThrottledError,
@@ -248,6 +249,18 @@ class BucketClient implements ExternalClient<F, A> {
       await this.#rateLimit?.();
       out.push(await this.observe(mr, externalName).catch(ownFailure));
     }
+    return out;
+  }
+
+  /** Every bucket of the ProviderConfig's project, buckets.list page by page (`driftless import`): its name. */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    await gcp(() =>
+      this.#list("", (buckets) => {
+        for (const b of buckets) if (b.name) out.push({ externalName: b.name, forProvider: {} });
+        return false;
+      }),
+    );
     return out;
   }
 

@@ -1,6 +1,7 @@
 // `driftless import` beyond EC2, on the local stack and the real kube-apiserver: a generated AWS kind
 // (Cloud Control ListResources, paged with NextToken; a child type is named and skipped), hand-written AWS
-// kinds (SQS ListQueues, S3 ListBuckets, RDS DescribeDBSubnetGroups on moto), Azure (Resource Groups - List
+// kinds (SQS ListQueues, S3 ListBuckets, RDS DescribeDBSubnetGroups and DescribeDBInstances on moto, each
+// through the SDK's paginator), Azure (Resource Groups - List
 // on the ARM fake; a generated kind listed group by group in nextLink pages), Google (Pub/Sub ListTopics on
 // the emulator; a generated kind's list method on the generic fake). Each run writes what exists as
 // Observe-only managed resources, skips what a managed resource already names, and the written files apply
@@ -11,8 +12,11 @@ import { join } from "node:path";
 import { CreateResourceCommand } from "@aws-sdk/client-cloudcontrol";
 import { CreateSubnetCommand, CreateVpcCommand, EC2Client } from "@aws-sdk/client-ec2";
 import {
+  CreateDBInstanceCommand,
   CreateDBSubnetGroupCommand,
+  DeleteDBInstanceCommand,
   DeleteDBSubnetGroupCommand,
+  DescribeDBInstancesCommand,
   DescribeDBSubnetGroupsCommand,
   RDSClient,
 } from "@aws-sdk/client-rds";
@@ -28,7 +32,7 @@ import {
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { type SqlFake, startSqlFake } from "../../../infra/local/fakes/gcp-sql-fake.ts";
-import { DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
+import { DBInstance, DBSubnetGroup } from "../../../shared/api/aws/rds.ts";
 import { Bucket } from "../../../shared/api/aws/s3.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { VirtualNetwork } from "../../../shared/api/azure/network.ts";
@@ -69,6 +73,8 @@ type Written = ManagedResource & KubeObject;
 const LOGS = "AWS::Logs::LogGroup";
 /** A child type: its list handler needs the parent's restApiId in the request. */
 const CHILD = "AWS::ApiGateway::Resource";
+/** Its parent type, listed on its own. */
+const REST_API = "AWS::ApiGateway::RestApi";
 /** Log groups made by hand: more than one ListResources page (100). */
 const HAND_MADE = 101;
 const SLOW = 300_000;
@@ -114,14 +120,14 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
   const PC = uniqueName("pc-import-cc");
   let bed: Awaited<ReturnType<typeof awsccTestbed>>;
   beforeAll(async () => {
-    bed = await awsccTestbed(kube, PC, [LOGS, CHILD]);
+    bed = await awsccTestbed(kube, PC, [LOGS, CHILD, REST_API]);
   }, 120_000);
   afterAll(async () => {
     await bed?.close();
   });
 
   it(
-    "pages ListResources, writes the log groups no managed resource names, skips the managed one and names the child type",
+    "pages ListResources, writes the log groups no managed resource names, skips the managed one; the child type is listed per parent (none yet)",
     async () => {
       const def = bed.defs.get(LOGS) as ManagedKindDef;
       const cc = bed.fake.client();
@@ -150,7 +156,9 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
       const total = (await bed.fake.resources(LOGS)).length;
       expect(counts("logs.loggroup")).toEqual({ found: total, written: total - 1, managed: 1 });
       expect(total).toBeGreaterThan(100);
-      expect(res.stderr).toMatch(new RegExp(`${childAlias}: not imported: .*restApiId`));
+      // The child type is listed per parent: none made yet, so none found (import-clouds: its own test below).
+      expect(res.stderr).not.toContain(`${childAlias}: not imported`);
+      expect(counts(childAlias)).toEqual({ found: 0, written: 0, managed: 0 });
       expect(byExt(managedId as string)).toBeUndefined();
       const first = `${prefix}-000`;
       expect(byExt(first)).toEqual({
@@ -174,6 +182,45 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
     },
     SLOW,
   );
+
+  it(
+    "lists a child type per parent: each RestApi ListResources names, then its Resources with restApiId in the ResourceModel",
+    async () => {
+      const cc = bed.fake.client();
+      const make = async (type: string, state: Record<string, unknown>) => {
+        const out = await cc.send(
+          new CreateResourceCommand({ TypeName: type, DesiredState: JSON.stringify(state) }),
+        );
+        return (await requestDone(cc, out.ProgressEvent))?.Identifier as string;
+      };
+      const apis = [
+        await make(REST_API, { Name: uniqueName("api-import") }),
+        await make(REST_API, { Name: uniqueName("api-import") }),
+      ];
+      const children: string[] = [];
+      for (const api of apis)
+        for (const part of ["a", "b"])
+          children.push(await make(CHILD, { RestApiId: api, ParentId: "root", PathPart: part }));
+      const def = bed.defs.get(CHILD) as ManagedKindDef;
+      const childAlias = `${def.group.split(".")[0]}.resource`;
+      const before = await bed.fake.requests();
+      const { counts, objects } = await runImport(PC, childAlias, {
+        DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(","),
+      });
+      expect(counts(childAlias)).toEqual({ found: 4, written: 4, managed: 0 });
+      const written = objects.filter((o) => o.kind === def.kind);
+      expect(written.map((o) => o.metadata.annotations?.[Annotations.externalName]).sort()).toEqual(
+        [...children].sort(),
+      );
+      for (const o of written)
+        expect(apis).toContain((o.spec.forProvider as { restApiId?: string }).restApiId);
+      // Per parent: one ListResources of the parent type, one of the child type per parent (one page each).
+      const after = await bed.fake.requests();
+      expect((after.ListResources ?? 0) - (before.ListResources ?? 0)).toBe(1 + apis.length);
+      expect(after.CreateResource).toBe(before.CreateResource);
+    },
+    SLOW,
+  );
 });
 
 /** A hand-written kind's case: its ProviderConfig, a resource made by hand (and how to see and remove it). */
@@ -184,6 +231,8 @@ interface Case {
   providerConfig: (pc: string) => Promise<void>;
   /** Spec fields the managed resource needs to be created. */
   managedForProvider: Record<string, unknown> | (() => Promise<Record<string, unknown>>);
+  /** The managed one publishes a connection Secret (a DB instance's generated password needs one). */
+  managedSecret?: boolean;
   /** Makes one by hand (not through driftless): its external name. */
   byHand: () => Promise<string>;
   /** The forProvider the import writes for it (its home fields). */
@@ -279,6 +328,44 @@ const CASES: Case[] = [
       ),
     remove: async (name) => {
       await rds.send(new DeleteDBSubnetGroupCommand({ DBSubnetGroupName: name }));
+    },
+  },
+  {
+    cloud: "AWS (RDS DescribeDBInstances)",
+    def: DBInstance,
+    alias: "rds.dbinstance",
+    providerConfig: (pc) => createAwsProviderConfig(kube, pc),
+    managedForProvider: {
+      engine: "postgres",
+      dbInstanceClass: "db.t3.micro",
+      allocatedStorage: 20,
+      masterUsername: "dbadmin",
+      skipFinalSnapshot: true,
+    },
+    managedSecret: true,
+    byHand: async () => {
+      const name = uniqueName("db-by-hand");
+      await rds.send(
+        new CreateDBInstanceCommand({
+          DBInstanceIdentifier: name,
+          Engine: "postgres",
+          DBInstanceClass: "db.t3.micro",
+          AllocatedStorage: 20,
+          MasterUsername: "byhand",
+          MasterUserPassword: "By-Hand-Passw0rd",
+        }),
+      );
+      return name;
+    },
+    // The fields its schema requires come along: the written object applies as it is.
+    home: { region: "us-east-1", engine: "postgres", dbInstanceClass: "db.t3.micro" },
+    exists: async (name) =>
+      rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: name })).then(
+        (o) => (o.DBInstances ?? []).length === 1,
+        () => false,
+      ),
+    remove: async (name) => {
+      await rds.send(new DeleteDBInstanceCommand({ DBInstanceIdentifier: name, SkipFinalSnapshot: true }));
     },
   },
   {
@@ -388,7 +475,7 @@ describe.each(CASES)("driftless import: $cloud", (c) => {
       managedObject(c.def, managed, PC, {
         forProvider:
           typeof c.managedForProvider === "function" ? await c.managedForProvider() : c.managedForProvider,
-        connectionSecret: false,
+        connectionSecret: c.managedSecret ?? false,
       }),
     );
     await settle(newReconciler(kube), keyOf(c.def, managed));
@@ -620,9 +707,15 @@ describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", 
   const GROUPS = [uniqueName("rg-import-a"), uniqueName("rg-import-b")];
   /** Per resource group: more than one list page (the fake links pages of 2 with nextLink). */
   const PER_GROUP = 3;
+  /** A child type of it: listed under each parent, the parents listed first. */
+  const CHILD_TYPE = "Microsoft.Network/applicationSecurityGroups/addressPrefixSets";
+  /** A subscription-scoped type: one list of the subscription. */
+  const SUB_TYPE = "Microsoft.Resources/resourceGroups";
   let fake: FakeServer;
   let spec: AzureKindSpec;
   let def: ManagedKindDef;
+  let child: { spec: AzureKindSpec; def: ManagedKindDef };
+  let sub: { spec: AzureKindSpec; def: ManagedKindDef };
   let r: Reconciler;
   const put = async (group: string, name: string) => {
     const [ns, type] = spec.type.split("/");
@@ -638,22 +731,33 @@ describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", 
   };
   beforeAll(async () => {
     generateAzure();
-    spec = loadAzureSpec(loadAzureCatalog().kinds.find((k) => k.type === TYPE) as never);
-    def = azureGenKindOf(spec);
+    const load = (type: string) => {
+      const s = loadAzureSpec(loadAzureCatalog().kinds.find((k) => k.type === type) as never);
+      return { spec: s, def: azureGenKindOf(s) };
+    };
+    ({ spec, def } = load(TYPE));
+    child = load(CHILD_TYPE);
+    sub = load(SUB_TYPE);
     fake = await startGenericArmFake({ listPageSize: 2 });
-    await removeCrds(kube, [def]);
-    await applyCrds(kubeConfig(), [managedCrd(def)]);
+    await removeCrds(kube, [def, child.def, sub.def]);
+    await applyCrds(
+      kubeConfig(),
+      [def, child.def, sub.def].map((d) => managedCrd(d)),
+    );
     await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
     for (const g of GROUPS)
       await armClient(fake.url).resourceGroups.createOrUpdate(g, { location: "westeurope" });
     r = new Reconciler(
       kube,
-      new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([spec]))]),
+      new KindRegistry([
+        ...managedKinds,
+        ...withNamespacedVariants(azureGenProviders([spec, child.spec, sub.spec])),
+      ]),
       { creationGracePeriodMs: 0 },
     );
   }, 120_000);
   afterAll(async () => {
-    await removeCrds(kube, [def]);
+    await removeCrds(kube, [def, child.def, sub.def]);
     await fake?.close();
   });
 
@@ -687,6 +791,63 @@ describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", 
     const first = byExt(byHand[0]?.name as string) as Written;
     const creates = r.externalCalls.create;
     await appliesReady(r, def, first);
+    expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
+  });
+
+  it("lists a child type under every parent (the parents listed first, each with its own api-version); a child is held only with its parent", async () => {
+    const [ns, parentSeg, childSeg] = child.spec.type.split("/");
+    const group = GROUPS[1] as string;
+    const parents = [uniqueName("asg-parent-a"), uniqueName("asg-parent-b")];
+    for (const p of parents) await put(group, p);
+    // One child name in both parents: both are listed and written, under their parents' names.
+    for (const p of parents) {
+      const res = await fetch(
+        `${fake.url}/subscriptions/${env("AZURE_SUBSCRIPTION_ID")}/resourceGroups/${group}/providers/${ns}/${parentSeg}/${p}/${childSeg}/shared?api-version=${child.spec.apiVersion}`,
+        {
+          method: "PUT",
+          headers: { authorization: "Bearer user-tooling", "content-type": "application/json" },
+          body: JSON.stringify({ properties: { addressPrefixes: ["10.98.0.0/24"] } }),
+        },
+      );
+      expect(res.status, await res.text()).toBeLessThan(300);
+    }
+    const field = (child.spec.parents[0] as { field: string }).field;
+    // Held: parent b's, by an Observe-only object naming it.
+    const held = uniqueName("aps-held");
+    await kube.create(
+      child.def,
+      managedObject(child.def, held, PC, {
+        forProvider: { resourceGroupName: group, [field]: parents[1] },
+        annotations: { [Annotations.externalName]: "shared" },
+        spec: { managementPolicies: ["Observe"] },
+        connectionSecret: false,
+      }),
+    );
+    const alias = `${child.def.group.split(".")[0]}.${child.def.kind.toLowerCase()}`;
+    const { counts, objects } = await runImport(PC, alias, {
+      DRIFTLESS_ACTIVATE: [def, child.def].map((d) => `${d.plural}.${d.group}`).join(","),
+    });
+    expect(counts(alias)).toEqual({ found: 2, written: 1, managed: 1 });
+    const [written] = objects.filter((o) => o.kind === child.def.kind);
+    expect(written?.metadata.name).toBe(`${group}-${parents[0]}-shared`.toLowerCase());
+    expect(written?.spec.forProvider).toEqual({ resourceGroupName: group, [field]: parents[0] });
+    const creates = r.externalCalls.create;
+    await appliesReady(r, child.def, written as Written);
+    expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
+  });
+
+  it("lists a subscription-scoped type in one list of the subscription", async () => {
+    const alias = `${sub.def.group.split(".")[0]}.${sub.def.kind.toLowerCase()}`;
+    const { counts, byExt } = await runImport(PC, alias, {
+      DRIFTLESS_ACTIVATE: `${sub.def.plural}.${sub.def.group}`,
+    });
+    // Every group of the fake's subscription (this suite's own among them), none managed by this kind.
+    const n = counts(alias);
+    expect(n.found).toBeGreaterThanOrEqual(GROUPS.length);
+    expect(n.written).toBe(n.found);
+    for (const g of GROUPS) expect(byExt(g)?.spec.forProvider, g).toEqual({ location: "westeurope" });
+    const creates = r.externalCalls.create;
+    await appliesReady(r, sub.def, byExt(GROUPS[0] as string) as Written);
     expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
   });
 });

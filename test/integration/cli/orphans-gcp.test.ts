@@ -42,24 +42,29 @@ const address = (name: string) =>
 const assetName = (name: string) =>
   `//compute.googleapis.com/projects/${gcpProject()}/global/addresses/${name}`;
 
+/** A GCP ProviderConfig on the fakes whose Cloud Asset endpoint is `cloudAsset`. */
+async function createPc(name: string, cloudAsset: string) {
+  const t = providerConfigs.gcp.type;
+  await kube.create(t, {
+    apiVersion: `${t.group}/${t.version}`,
+    kind: "ProviderConfig",
+    metadata: { name },
+    // The fakes take no credentials, and driftless sends none to a host that is not Google's.
+    spec: {
+      projectID: gcpProject(),
+      credentials: { source: "InjectedIdentity" },
+      endpoint: { ...fakes.endpoint, cloudAsset },
+    },
+  });
+}
+
 beforeAll(async () => {
   fakes = await startGcpPrivateNetworkingFakes();
   assets = await startCloudAssetFake(fakes.compute, { maxPageSize: 1 });
   await ensureCrds();
   await ensureNamespace(kube, "driftless-system");
-  const t = providerConfigs.gcp.type;
-  await kube.delete(t, PC);
-  await kube.create(t, {
-    apiVersion: `${t.group}/${t.version}`,
-    kind: "ProviderConfig",
-    metadata: { name: PC },
-    // The fakes take no credentials, and driftless sends none to a host that is not Google's.
-    spec: {
-      projectID: gcpProject(),
-      credentials: { source: "InjectedIdentity" },
-      endpoint: { ...fakes.endpoint, cloudAsset: assets.url },
-    },
-  });
+  await kube.delete(providerConfigs.gcp.type, PC);
+  await createPc(PC, assets.url);
   fakes.compute.seedNetwork(gcpProject(), NET);
 });
 
@@ -127,26 +132,29 @@ describe("driftless orphans (Google)", () => {
   }, 600_000);
 
   it("a spec.endpoint.cloudAsset no rule allows is refused before any request, naming the field", async () => {
-    const t = providerConfigs.gcp.type;
     const pc = uniqueName("pc-orphans-gcp-bad");
-    await kube.create(t, {
-      apiVersion: `${t.group}/${t.version}`,
-      kind: "ProviderConfig",
-      metadata: { name: pc },
-      spec: {
-        projectID: gcpProject(),
-        credentials: { source: "InjectedIdentity" },
-        endpoint: { ...fakes.endpoint, cloudAsset: "http://169.254.169.254/computeMetadata" },
-      },
-    });
+    await createPc(pc, "http://169.254.169.254/computeMetadata");
     assets.reset();
     const res = await cli(["orphans", "--provider-config", pc]);
-    await kube.delete(t, pc);
-    // A failure (exit 1, as any failed operation), with no report on standard output.
-    expect(res.code).toBe(1);
+    await kube.delete(providerConfigs.gcp.type, pc);
+    // No answer (exit 2, never 1, which says orphans were found), with no report on standard output.
+    expect(res.code).toBe(2);
     expect(res.stdout).toBe("");
     expect(res.stderr).toContain("spec.endpoint.cloudAsset");
     expect(assets.stats()).toEqual({});
+  }, 120_000);
+
+  it("a search the cloud fails exits 2 (no answer), never 1 (orphans found) or 0 (none)", async () => {
+    const pc = uniqueName("pc-orphans-gcp-down");
+    // A Cloud Asset endpoint that was there and is gone: the search cannot be made.
+    const gone = await startCloudAssetFake(fakes.compute);
+    await gone.close();
+    await createPc(pc, gone.url);
+    const res = await cli(["orphans", "--provider-config", pc, "-o", "json"]);
+    await kube.delete(providerConfigs.gcp.type, pc);
+    expect(res.code, res.stderr).toBe(2);
+    expect(res.stdout).toBe("");
+    expect(res.stderr).toContain("the search failed");
   }, 120_000);
 
   it("the Cloud Asset fake answers a query it cannot read, and a page token of another query, as Google does (400 INVALID_ARGUMENT)", async () => {

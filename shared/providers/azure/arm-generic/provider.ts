@@ -4,6 +4,7 @@
 // top-level members (zones, etag). Long-running operations are never waited on: a
 // PUT or DELETE returns once ARM accepted it, and the next observe reads the resource's provisioningState.
 // Decisions: docs/adr/0008-azure-generated-kinds.md.
+import { loadAzureCatalog } from "../../../api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../api/azure-gen/kind.ts";
 import { parseArmScope } from "../../../api/azure-gen/scope.ts";
 import type { AzureKindSpec } from "../../../api/azure-gen/spec.ts";
@@ -22,7 +23,7 @@ import type { AzureProviderConfigSpec } from "../../../api/provider-config.ts";
 import { listedAmong, observeListed } from "../../listed-models.ts";
 import { secretReader } from "../../secret-refs.ts";
 import { ArmRequestError, type ArmRest, armError, armRest } from "../arm-rest.ts";
-import { azure, classifyAzureError } from "../config.ts";
+import { azure, classifyAzureError, isGone } from "../config.ts";
 import {
   atProviderOf,
   desiredBody,
@@ -303,42 +304,92 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
 
   /**
    * Every resource of the type in the subscription (`driftless import`): a resource-group type group by
-   * group, a subscription one in one list. A child type is listed per parent (not yet).
+   * group, a subscription one in one list; a child type under each parent, the parents listed level by
+   * level (each with its own type's api-version: ARM checks it per type).
    */
   async list(): Promise<ExternalListing[]> {
     const spec = this.#spec;
     if (spec.scope === "extension")
       throw new NotListableError(`an extension type (${spec.type}): listed per scope`);
-    if (spec.parents.length > 0 || spec.fixedName)
+    if (spec.fixedName)
       throw new NotListableError(
-        `a child of ${spec.parents.map((p) => p.segment).join("/") || "its parent"}: listed per parent`,
+        `a singleton child (${spec.fixedName}) of ${spec.parents.map((p) => p.segment).join("/")}: read through its parent`,
       );
-    const listing = (item: Json, group?: string): ExternalListing[] => {
+    const parentApis = spec.parents.map((p) => {
+      const api = loadAzureCatalog().kinds.find(
+        (k) => k.type.toLowerCase() === p.type.toLowerCase(),
+      )?.apiVersion;
+      if (!api)
+        throw new NotListableError(
+          `its parent type ${p.type} is not generated: no api-version to list it with`,
+        );
+      return api;
+    });
+    const listing = (
+      item: Json,
+      group: string | undefined,
+      parent: Record<string, string>,
+    ): ExternalListing[] => {
       if (typeof item.name !== "string") return [];
       const location =
         "location" in spec.body && typeof item.location === "string" ? item.location : undefined;
       return [
         {
           externalName: item.name,
-          forProvider: { ...(group ? { resourceGroupName: group } : {}), ...(location ? { location } : {}) },
+          forProvider: {
+            ...(group ? { resourceGroupName: group } : {}),
+            ...parent,
+            ...(location ? { location } : {}),
+          },
+          // A child's name is unique only in its parent (and the parent's group).
+          ...(spec.parents.length > 0
+            ? { parent: [...(group ? ["resourceGroupName"] : []), ...Object.keys(parent)] }
+            : {}),
         },
       ];
     };
-    const out: ExternalListing[] = [];
+    const [namespace = "", ...segs] = spec.type.split("/");
     const arm = this.#arm;
+    /** The items below `base` level by level: the parents' names, then this type's items. */
+    const walk = async function* (
+      base: string,
+      depth: number,
+      parent: Record<string, string>,
+    ): AsyncGenerator<{ item: Json; parent: Record<string, string> }> {
+      const collection = `${base}/${segs[depth]}`;
+      const api = depth < parentApis.length ? (parentApis[depth] as string) : spec.apiVersion;
+      try {
+        for await (const page of arm.pages<Json>(collection, api))
+          for (const item of page) {
+            if (depth === parentApis.length) yield { item, parent };
+            else if (typeof item.name === "string")
+              yield* walk(`${collection}/${encodeURIComponent(item.name)}`, depth + 1, {
+                ...parent,
+                [(spec.parents[depth] as { field: string }).field]: item.name,
+              });
+          }
+      } catch (err) {
+        // A parent deleted between two lists has no children.
+        if (depth === 0 || !isGone(err)) throw err;
+      }
+    };
+    const out: ExternalListing[] = [];
     await azure(async () => {
       if (
         spec.scope === "resourceGroup" &&
         spec.type.toLowerCase() !== "microsoft.resources/resourcegroups"
       ) {
-        const collection = (g: string) =>
-          arm.sub(`/resourceGroups/${encodeURIComponent(g)}/providers/${spec.type}`);
-        for await (const { group, item } of arm.eachInGroups<Json>(collection, spec.apiVersion))
-          out.push(...listing(item, group));
+        for await (const group of arm.groups()) {
+          const base = arm.sub(`/resourceGroups/${encodeURIComponent(group)}/providers/${namespace}`);
+          for await (const { item, parent } of walk(base, 0, {})) out.push(...listing(item, group, parent));
+        }
+      } else if (spec.parents.length > 0) {
+        for await (const { item, parent } of walk(arm.sub(`/providers/${namespace}`), 0, {}))
+          out.push(...listing(item, undefined, parent));
       } else {
         const path = resourceIdOf(spec, arm.subscription, {}, "").replace(/\/[^/]*$/, "");
         for await (const page of arm.pages<Json>(path, spec.apiVersion))
-          for (const item of page) out.push(...listing(item));
+          for (const item of page) out.push(...listing(item, undefined, {}));
       }
     });
     return out;
