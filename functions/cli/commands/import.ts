@@ -36,8 +36,8 @@ ProviderConfig's storage account, Pub/Sub ListTopics, Cloud SQL instances.list (
 instance's databases.list / users.list), Compute networks.list / globalAddresses.list, Service Networking
 connections.list per network, Cloud Storage buckets.list and the generated Google kinds' list methods. A
 child's name is unique only within its parent (a Cloud SQL database or user in its instance, a subnet in
-its network): it is skipped only when a managed resource names the same parent, and written as
-<kind>-<parent>-<name>.yaml. A resource whose external name a managed resource of that kind already
+its network), and an Azure resource's within its resource group: it is skipped only when a managed
+resource names the same parent (and group), and written as <kind>-<group>-<parent>-<name>.yaml. A resource whose external name a managed resource of that kind already
 holds (either shape, any namespace) is skipped. The rest is written to <dir>/<kind>-<name>.yaml
 with managementPolicies: ["Observe"], the crossplane.io/external-name annotation and the fields that say
 where it lives (region, location, resource group): applied, driftless only reads it (Ready, atProvider);

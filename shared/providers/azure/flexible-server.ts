@@ -229,6 +229,8 @@ class FlexibleServerClient implements ExternalClient<F, A> {
           out.push({
             externalName: item.name,
             forProvider: { resourceGroupName: group, ...(item.location ? { location: item.location } : {}) },
+            // Unique only in its resource group: named and matched with it.
+            parent: "resourceGroupName",
           });
     });
     return out;

@@ -237,6 +237,8 @@ interface Case {
   byHand: () => Promise<string>;
   /** The forProvider the import writes for it (its home fields). */
   home: Record<string, unknown>;
+  /** The object name the import gives it, where not its external name (a name unique only in its group). */
+  objectName?: (externalName: string) => string;
   exists: (name: string) => Promise<boolean>;
   remove: (name: string) => Promise<void>;
 }
@@ -409,6 +411,7 @@ const CASES: Case[] = [
       return name;
     },
     home: { resourceGroupName: VNET_RG, location: "westeurope" },
+    objectName: (name) => `${VNET_RG}-${name}`.toLowerCase(),
     exists: async (name) =>
       network.virtualNetworks.get(VNET_RG, name).then(
         () => true,
@@ -491,7 +494,10 @@ describe.each(CASES)("driftless import: $cloud", (c) => {
     expect(written).toEqual({
       apiVersion: c.def.apiVersion,
       kind: c.def.kind,
-      metadata: { name: manual, annotations: { [Annotations.externalName]: manual } },
+      metadata: {
+        name: c.objectName?.(manual) ?? manual,
+        annotations: { [Annotations.externalName]: manual },
+      },
       spec: { managementPolicies: ["Observe"], providerConfigRef: { name: PC }, forProvider: c.home },
     });
 

@@ -16,7 +16,7 @@ import {
   FlexibleServerDatabase,
   FlexibleServerFirewallRule,
 } from "../../../shared/api/azure/dbforpostgresql.ts";
-import { Subnet } from "../../../shared/api/azure/network.ts";
+import { Subnet, VirtualNetwork } from "../../../shared/api/azure/network.ts";
 import { Container } from "../../../shared/api/azure/storage.ts";
 import { GlobalAddress, Network } from "../../../shared/api/gcp/compute.ts";
 import { Connection } from "../../../shared/api/gcp/servicenetworking.ts";
@@ -339,5 +339,49 @@ describe.each(ROWS)("driftless import: $cloud $def.kind", (row) => {
     expect(r.externalCalls).toMatchObject({ create: 0, update: 0, delete: 0 });
     await kube.delete(row.def, first.metadata.name);
     await kube.delete(row.def, heldObject);
+  }, 300_000);
+});
+
+describe("driftless import of resources named alike in two resource groups", () => {
+  it("writes the one no managed resource holds, named after its group, and skips only the managed one", async () => {
+    // Arrange: one virtual network name in two groups; a managed resource holds the one in the first.
+    const [rgA, rgB] = [uniqueName("rg-same-a"), uniqueName("rg-same-b")];
+    const name = uniqueName("vnet-same");
+    for (const [rg, prefix] of [
+      [rgA, "10.61.0.0/16"],
+      [rgB, "10.62.0.0/16"],
+    ] as const) {
+      await arm.resourceGroups.createOrUpdate(rg, { location: "westeurope" });
+      await network.virtualNetworks
+        .createOrUpdate(rg, name, { location: "westeurope", addressSpace: { addressPrefixes: [prefix] } })
+        .submitted();
+    }
+    const held = uniqueName("vnet-held");
+    await kube.create(
+      VirtualNetwork,
+      managedObject(VirtualNetwork, held, PC.azure, {
+        forProvider: {
+          resourceGroupName: rgA,
+          location: "westeurope",
+          addressSpace: { addressPrefixes: ["10.61.0.0/16"] },
+        },
+        annotations: { [Annotations.externalName]: name },
+        spec: { managementPolicies: ["Observe"] },
+        connectionSecret: false,
+      }),
+    );
+
+    // Act
+    const { objects } = await runImport(PC.azure, "network.virtualnetwork");
+
+    // Assess: the second group's network is written (the old rule took it as held by name alone), named
+    // with its group; the first group's is not written again.
+    const ofName = objects.filter((o) => o.metadata.annotations?.[Annotations.externalName] === name);
+    expect(ofName.map((o) => (o.spec.forProvider as Record<string, unknown>).resourceGroupName)).toEqual([
+      rgB,
+    ]);
+    expect(ofName[0]?.metadata.name).toBe(`${rgB}-${name}`.toLowerCase());
+    expect(new Set(objects.map((o) => o.metadata.name)).size).toBe(objects.length);
+    await kube.delete(VirtualNetwork, held);
   }, 300_000);
 });

@@ -341,8 +341,9 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
             ...parent,
             ...(location ? { location } : {}),
           },
-          // A child's name is unique only in its parent (and the parent's group).
-          ...(spec.parents.length > 0
+          // A name is unique only in its resource group (and a child's in its parent): import names the
+          // object by them and holds it as managed only by a managed resource in the same place.
+          ...(group || spec.parents.length > 0
             ? { parent: [...(group ? ["resourceGroupName"] : []), ...Object.keys(parent)] }
             : {}),
         },
