@@ -8,8 +8,7 @@ import path from "node:path";
 import { buildBundle, coldImport, copyAzureKindsData } from "../../infra/build/build.ts";
 import { generateAzure } from "../../infra/gen-azure.ts";
 import { loadAzureCatalog } from "../../shared/api/azure-gen/catalog.ts";
-import { type Row, range } from "../lib/report.ts";
-import { summarize } from "../lib/stats.ts";
+import { coldImportRows, type Row } from "../lib/report.ts";
 import { IMPORT_BUDGET_MS } from "./coldstart.ts";
 
 const SECTION = "13 azure";
@@ -62,7 +61,6 @@ function azureRows(r: {
   some: Array<{ wallMs: number; cpuMs: number }>;
 }): Row[] {
   const mib = (b: number) => `${(b / 1024 ** 2).toFixed(2)} MB`;
-  const msf = (x: number) => `${Math.round(x)} ms`;
   const top = r.bundle.contributors
     .slice(0, 3)
     .map(([p, b]) => `${p} ${mib(b)}`)
@@ -85,20 +83,6 @@ function azureRows(r: {
       range: "—",
     },
   ];
-  for (const [what, s, target] of [
-    ["0 generated kinds", r.none, false],
-    [`${AZURE_KINDS} generated kinds activated at run time`, r.some, true],
-  ] as const) {
-    const wall = summarize(s.map((x) => x.wallMs));
-    const cpu = summarize(s.map((x) => x.cpuMs));
-    rows.push({
-      section: SECTION,
-      metric: `cold import, ${what}: wall (CPU ${msf(cpu.median)}, ${range(cpu.min, cpu.max, msf)})`,
-      value: msf(wall.median),
-      target: target ? `≤ ${IMPORT_BUDGET_MS} ms` : "—",
-      pass: target ? wall.median <= IMPORT_BUDGET_MS : undefined,
-      range: range(wall.min, wall.max, msf),
-    });
-  }
+  rows.push(...coldImportRows(SECTION, "", r, AZURE_KINDS, IMPORT_BUDGET_MS));
   return rows;
 }

@@ -12,8 +12,7 @@ import {
   copyGoogleData,
 } from "../../infra/build/build.ts";
 import { googleSpecsFor, loadGoogleCatalog } from "../../shared/api/googleapis/catalog.ts";
-import { type Row, range } from "../lib/report.ts";
-import { summarize } from "../lib/stats.ts";
+import { coldImportRows, type Row } from "../lib/report.ts";
 import { IMPORT_BUDGET_MS } from "./coldstart.ts";
 
 const SECTION = "16 gcp";
@@ -86,7 +85,6 @@ function gcpRows(r: {
   some: Sample[];
 }): Row[] {
   const mib = (b: number) => `${(b / 1024 ** 2).toFixed(2)} MB`;
-  const msf = (x: number) => `${Math.round(x)} ms`;
   const top = (s: Summarised) =>
     s.contributors
       .slice(0, 3)
@@ -119,21 +117,6 @@ function gcpRows(r: {
       range: "—",
     },
   ];
-  for (const [what, s, target] of [
-    ["0 generated kinds", r.none, false],
-    [`${GCP_KINDS} generated kinds activated at run time`, r.some, true],
-  ] as const) {
-    const wall = summarize(s.map((x) => x.wallMs));
-    const cpu = summarize(s.map((x) => x.cpuMs));
-    // On a loaded machine the wall time is mostly the queue for a core: the CPU time stands beside it.
-    rows.push({
-      section: SECTION,
-      metric: `gcp-reconcile cold import, ${what}: wall (CPU ${msf(cpu.median)}, ${range(cpu.min, cpu.max, msf)})`,
-      value: msf(wall.median),
-      target: target ? `≤ ${GCP_IMPORT_BUDGET_MS} ms` : "—",
-      pass: target ? wall.median <= GCP_IMPORT_BUDGET_MS : undefined,
-      range: range(wall.min, wall.max, msf),
-    });
-  }
+  rows.push(...coldImportRows(SECTION, "gcp-reconcile ", r, GCP_KINDS, GCP_IMPORT_BUDGET_MS));
   return rows;
 }
