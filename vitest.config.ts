@@ -1,14 +1,54 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
-// Four projects: `unit` needs nothing running; `packaging` builds the function bundles and runs
+// Five projects: `unit` needs nothing running; `packaging` builds the function bundles and runs
 // `osls package` (minutes, no servers); `integration` talks to the real local stack (kube-apiserver,
-// moto, Pub/Sub emulator, Azurite, the ARM and GCS fakes), started once per run; `faults` injects
-// failures (process kills, API server restarts, cloud throttling, bad input) into it.
+// moto, Pub/Sub emulator, Azurite, the ARM and GCS fakes), started once per run; `integration-serial`
+// is the part of it that needs the cluster to itself; `faults` injects failures (process kills, API
+// server restarts, cloud throttling, bad input) into it.
+//
+// Integration files mostly wait on servers, not CPU, so they run WORKERS at a time, even on two cores:
+// each uses names of its own (uniqueName), its own label for `driftless run -l`/sweeps, its own Cloud
+// Control/ARM/GCP fakes, and webhooks that select only its label. Run alone, after them, are the files
+// that change what every other file's `driftless run` or function sees:
+// - activation: they write ActivationPolicies or Crossplane MRDs, which every `driftless run`, sweep and
+//   function cold start reads (cluster-wide) to decide which generated kinds it serves;
+// - generated kinds' CRDs: they install, then remove (removeCrds, objects first) the CRDs of generated
+//   kinds that other such files use too (AWS::Logs::LogGroup is in five of them), and while those CRDs
+//   are installed every `driftless run` in the cluster warns their objects KindNotActivated
+//   (warnUnserved lists every generated kind's objects, not only its label's) and forwarders watch them.
+// README.md ("The local stack") says the same for whoever adds a file.
+const WORKERS = 3;
+const SERIAL = [
+  // activation policies / MRDs
+  "test/integration/awscc/activation.test.ts",
+  "test/integration/awscc/activation-mrd.test.ts",
+  "test/integration/azure-gen/activation.test.ts",
+  "test/integration/gcp-generated/activation.test.ts",
+  "test/integration/functions/aws-activation.test.ts",
+  // generated kinds' CRDs installed and removed on the shared API server
+  "test/integration/awscc/batched.test.ts",
+  "test/integration/awscc/cloudcontrol.test.ts",
+  "test/integration/awscc/home.test.ts",
+  "test/integration/awscc/moto.test.ts",
+  "test/integration/awscc/rbac.test.ts",
+  "test/integration/azure-gen/arm-generic.test.ts",
+  "test/integration/azure-gen/batched.test.ts",
+  "test/integration/azure-gen/extension-scope.test.ts",
+  "test/integration/azure-gen/rbac.test.ts",
+  "test/integration/gcp-generated/rbac.test.ts",
+  "test/integration/gcp-generated/stack.test.ts",
+  "test/integration/cli/import-clouds.test.ts",
+  "test/integration/cli/migrate-ready.test.ts",
+  "test/integration/pipeline/forwarder-generated.test.ts",
+];
+
 export default defineConfig({
   test: {
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // Group 0 (unit, packaging, integration): WORKERS files at a time.
+    maxWorkers: WORKERS,
     projects: [
       {
         extends: true,
@@ -16,7 +56,6 @@ export default defineConfig({
       },
       {
         extends: true,
-        // Same group as unit and integration, so `vitest run` overlaps it with them exactly as before.
         test: { name: "packaging", include: ["test/packaging/**/*.test.ts"] },
       },
       {
@@ -24,7 +63,19 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...SERIAL],
           globalSetup: ["test/support/global-stack.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration-serial",
+          include: SERIAL,
+          globalSetup: ["test/support/global-stack.ts"],
+          // One file at a time, after group 0: a project with its own maxWorkers needs its own group.
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -33,10 +84,9 @@ export default defineConfig({
           name: "faults",
           include: ["test/faults/**/*.test.ts"],
           globalSetup: ["test/support/global-stack.ts"],
-          // Mostly waiting on servers, not CPU: three files at once even on two cores. A project with its
-          // own maxWorkers needs its own group; it runs after the other two.
+          // Mostly waiting on servers, not CPU: three files at once even on two cores; last, on its own.
           maxWorkers: 3,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],
