@@ -37,7 +37,7 @@ import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
 import { IN_STAGE_REGION } from "../aws/global-services.ts";
 import { awsHome } from "../aws/home.ts";
-import { listedAmong, observeListed } from "../listed-models.ts";
+import { lanes, listedAmong, observeListed } from "../listed-models.ts";
 import { secretReader } from "../secret-refs.ts";
 import { handlerIam } from "./handler-iam.ts";
 import {
@@ -94,9 +94,29 @@ const listFallbacks = new Map<string, string>();
 export function batchedReadOf(spec: AwsccKindSpec): "ListResources" | string {
   if (spec.primaryIdentifier.length === 0) return "no primary identifier";
   if (!spec.handlers?.includes("list")) return "the registry publishes no list handler";
-  if (spec.listNeeds?.length)
-    return `the list handler needs a ResourceModel with ${spec.listNeeds.join(", ")} (listed per parent)`;
+  const unset = (spec.listNeeds ?? []).filter((k) => spec.properties[k] === undefined);
+  if (unset.length > 0)
+    return `the list handler needs a ResourceModel with ${unset.join(", ")}, which no spec field of the type sets`;
   return listFallbacks.get(spec.typeName) ?? "ListResources";
+}
+
+/** Where a child's listed model is kept in a batched check: its parent's ResourceModel and its identifier. */
+function parentKeyOf(spec: AwsccKindSpec, mr: MR, externalName: string): string {
+  return `${JSON.stringify(listModelOf(spec, mr) ?? null)}\n${externalName}`;
+}
+
+/**
+ * The ResourceModel a child type's ListResources needs for this object (its `listNeeds` fields from
+ * forProvider, by their CloudFormation names), or undefined when the object does not set them all.
+ */
+function listModelOf(spec: AwsccKindSpec, mr: MR): Json | undefined {
+  const model: Json = {};
+  for (const k of spec.listNeeds ?? []) {
+    const v = mr.spec.forProvider[k];
+    if (v === undefined || v === null || v === "") return undefined;
+    model[spec.properties[k]?.n ?? k] = v;
+  }
+  return model;
 }
 
 const clients = new ClientCache((c) => new CloudControlClient(sdkOptions(c)));
@@ -355,10 +375,16 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     items: ReadonlyArray<ObserveManyItem<Json, Json>>,
   ): Promise<Array<ExternalObservation<Json, Json> | Error>> {
     const type = this.#spec.typeName;
+    const child = Boolean(this.#spec.listNeeds?.length);
+    // A child is looked up in its own parent's list only.
+    const keyOf = ({ mr, externalName }: ObserveManyItem<Json, Json>) =>
+      child ? parentKeyOf(this.#spec, mr as MR, externalName) : externalName;
     let listed = new Map<string, Json>();
     if (batchedReadOf(this.#spec) === "ListResources") {
       try {
-        listed = await this.#list(new Set(items.map((i) => i.externalName)));
+        listed = child
+          ? await this.#listPerParent(items)
+          : await this.#list(new Set(items.map((i) => i.externalName)));
       } catch (err) {
         // A list the handler refuses (it wants a ResourceModel, or is unsupported) is this type's answer.
         if (!(err instanceof InvalidSpecError)) throw err;
@@ -367,9 +393,9 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
     }
     const spec = this.#spec;
     return observeListed(items, {
-      listed: async ({ mr, externalName }) => {
-        const model = listed.get(externalName);
-        return model ? this.#found(mr as MR, model) : undefined;
+      listed: async (item) => {
+        const model = listed.get(keyOf(item));
+        return model ? this.#found(item.mr as MR, model) : undefined;
       },
       observe: ({ mr, externalName }) => this.observe(mr as MR, externalName),
       compared: (k) => spec.properties[k] !== undefined && k !== spec.identifierField,
@@ -408,6 +434,43 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
   /** What ListResources shows of `wanted` (identifiers) here, by identifier. */
   #list(wanted: ReadonlySet<string>): Promise<Map<string, Json>> {
     return listedAmong(this.#pages(), wanted);
+  }
+
+  /**
+   * A child type's batched check: the items grouped by the parent their `listNeeds` fields name, one
+   * ListResources (paged, stopping as #list does) per parent. An item that names no parent, or whose
+   * parent's list fails (the parent gone), is not listed: it is read alone, which tells its absence.
+   * Models by parentKeyOf.
+   */
+  async #listPerParent(items: ReadonlyArray<ObserveManyItem<Json, Json>>): Promise<Map<string, Json>> {
+    const parents = new Map<string, { key: string; model: Json; wanted: Set<string> }>();
+    for (const { mr, externalName } of items) {
+      const model = listModelOf(this.#spec, mr as MR);
+      if (!model) continue;
+      const key = JSON.stringify(model);
+      const p = parents.get(key) ?? { key, model, wanted: new Set<string>() };
+      p.wanted.add(externalName);
+      parents.set(key, p);
+    }
+    const found = new Map<string, Json>();
+    const groups = [...parents.values()];
+    const lists = await lanes(groups, READ_CONCURRENCY, async (p) => {
+      try {
+        return await listedAmong(this.#pages(undefined, p.model), p.wanted);
+      } catch (err) {
+        if (
+          err instanceof InvalidSpecError ||
+          err instanceof ThrottledError ||
+          err instanceof CredentialsError
+        )
+          throw err;
+        return new Map<string, Json>();
+      }
+    });
+    lists.forEach((list, n) => {
+      for (const [id, model] of list) found.set(`${groups[n]?.key}\n${id}`, model);
+    });
+    return found;
   }
 
   /** Every resource of the type in this region (`driftless import`): its primary identifier and region. */
@@ -562,7 +625,7 @@ export function cloudControlProvider(
     ...(listable
       ? {
           observeMany: {
-            calls: `ListResources, ${LIST_PAGE_SIZE} a page (a GetResource for one it does not show whole)`,
+            calls: `ListResources${spec.listNeeds?.length ? ` per ${spec.listNeeds.join(", ")}` : ""}, ${LIST_PAGE_SIZE} a page (a GetResource for one it does not show whole)`,
             maxItems: LIST_MAX_ITEMS,
           },
         }

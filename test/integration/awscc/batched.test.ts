@@ -2,7 +2,7 @@
 // Control fake: a type whose registry schema publishes a list handler that needs no ResourceModel is
 // checked with ListResources pages (the verdict is the engine's own plan, through checkMany); a resource
 // the list does not show whole is read with GetResource, and a type whose list leaves out what the plan
-// compares is read per resource from then on; a child type (list per parent) is never batched.
+// compares is read per resource from then on; a child type is listed once per parent its objects name.
 import {
   CreateResourceCommand,
   DeleteResourceCommand,
@@ -21,6 +21,10 @@ import { getMr, keyOf, settle } from "../../support/reconcile.ts";
 type Json = Record<string, unknown>;
 const LOGS = "AWS::Logs::LogGroup";
 const TOPIC = "AWS::SNS::Topic";
+/** Child types: their list handler needs the parent RestApi's id in the ResourceModel. */
+const RESOURCE = "AWS::ApiGateway::Resource";
+const VALIDATOR = "AWS::ApiGateway::RequestValidator";
+const REST_API = "AWS::ApiGateway::RestApi";
 /** In-sync resources checked at once, and resources of the type that are not ours (they come first). */
 const N = 40;
 const OTHERS = 110;
@@ -32,7 +36,7 @@ const PC = uniqueName("pc-awscc-batch");
 let bed: Awaited<ReturnType<typeof awsccTestbed>>;
 
 beforeAll(async () => {
-  bed = await awsccTestbed(kube, PC, [LOGS, TOPIC]);
+  bed = await awsccTestbed(kube, PC, [LOGS, TOPIC, RESOURCE, VALIDATOR]);
 }, 120_000);
 
 afterAll(async () => {
@@ -74,10 +78,14 @@ async function finish(ev: Parameters<typeof requestDone>[1]) {
 describe("batched drift checks of generated kinds through ListResources", () => {
   it("says per type how a batched check reads it, from the spec data", () => {
     expect(batchedReadOf(specOf(LOGS))).toBe("ListResources");
-    const child = awsccSpec("AWS::ApiGateway::Resource");
+    const child = awsccSpec(RESOURCE);
     expect(child.listNeeds).toEqual(["restApiId"]);
-    expect(batchedReadOf(child)).toMatch(/needs a ResourceModel with restApiId/);
-    expect(cloudControlProvider(child).observeMany).toBeUndefined();
+    expect(batchedReadOf(child)).toBe("ListResources");
+    expect(cloudControlProvider(child).observeMany?.calls).toMatch(/^ListResources per restApiId/);
+    // A list handler that needs what no spec field sets (a read-only ARN) stays one GetResource each.
+    const unsettable = awsccSpec("AWS::APS::RuleGroupsNamespace");
+    expect(batchedReadOf(unsettable)).toMatch(/needs a ResourceModel with arn, which no spec field/);
+    expect(cloudControlProvider(unsettable).observeMany).toBeUndefined();
     expect(cloudControlProvider(specOf(LOGS)).observeMany?.maxItems).toBeGreaterThanOrEqual(N);
   });
 
@@ -158,6 +166,113 @@ describe("batched drift checks of generated kinds through ListResources", () => 
       const second = await counted(() => check(TOPIC, names));
       expect(second.out.every((v) => v.inSync)).toBe(true);
       expect(second.calls).toEqual({ GetResource: 5 });
+    },
+    SLOW,
+  );
+});
+
+describe("batched drift checks of child types, listed per parent", () => {
+  const cc = () => bed.fake.client();
+  async function restApi(): Promise<string> {
+    const out = await cc().send(
+      new CreateResourceCommand({
+        TypeName: REST_API,
+        DesiredState: JSON.stringify({ Name: uniqueName("api") }),
+      }),
+    );
+    return (await requestDone(cc(), out.ProgressEvent)).Identifier as string;
+  }
+
+  it(
+    "checks the Resources of two RestApis with one ListResources each, and sends a deleted one to a full reconcile",
+    async () => {
+      const [a, b] = [await restApi(), await restApi()];
+      // Another RestApi's resources, not ours: never listed.
+      const other = await restApi();
+      for (const part of ["x", "y", "z"])
+        await finish(
+          (
+            await cc().send(
+              new CreateResourceCommand({
+                TypeName: RESOURCE,
+                DesiredState: JSON.stringify({ RestApiId: other, ParentId: "root", PathPart: part }),
+              }),
+            )
+          ).ProgressEvent,
+        );
+      const prefix = uniqueName("res");
+      const underA = await made(RESOURCE, `${prefix}-a`, 12, {
+        restApiId: a,
+        parentId: "root",
+        pathPart: "p",
+      });
+      const underB = await made(RESOURCE, `${prefix}-b`, 3, {
+        restApiId: b,
+        parentId: "root",
+        pathPart: "q",
+      });
+
+      const one = await counted(() => check(RESOURCE, underA));
+      expect(one.out.map((v) => v.inSync)).toEqual(underA.map(() => true));
+      expect(one.calls).toEqual({ ListResources: 1 });
+
+      const names = [...underA, ...underB];
+      const both = await counted(() => check(RESOURCE, names));
+      expect(both.out.map((v) => v.inSync)).toEqual(names.map(() => true));
+      expect(both.calls).toEqual({ ListResources: 2 });
+
+      // Deleted in the cloud: its parent's list does not show it, so it is read alone and found gone.
+      const gone = underA[5] as string;
+      const id = (await getMr(kube, defOf(RESOURCE), gone))?.metadata.annotations?.[Annotations.externalName];
+      expect(id).toMatch(new RegExp(`^${a}\\|`));
+      await finish(
+        (await cc().send(new DeleteResourceCommand({ TypeName: RESOURCE, Identifier: id }))).ProgressEvent,
+      );
+      const after = await counted(() => check(RESOURCE, names));
+      expect(after.out.map((v) => v.inSync)).toEqual(names.map((n) => n !== gone));
+      expect(after.calls).toEqual({ ListResources: 2, GetResource: 2, GetResourceRequestStatus: 1 });
+      await settle(bed.reconciler, keyOf(defOf(RESOURCE), gone));
+    },
+    SLOW,
+  );
+
+  it(
+    "finds drift made in the cloud from the parent's list",
+    async () => {
+      const api = await restApi();
+      const names = await made(VALIDATOR, uniqueName("val"), 5, {
+        restApiId: api,
+        validateRequestBody: true,
+        validateRequestParameters: false,
+      });
+      const first = await counted(() => check(VALIDATOR, names));
+      expect(first.out.every((v) => v.inSync)).toBe(true);
+      expect(first.calls).toEqual({ ListResources: 1 });
+
+      const changed = names[2] as string;
+      const id = (await getMr(kube, defOf(VALIDATOR), changed))?.metadata.annotations?.[
+        Annotations.externalName
+      ];
+      await finish(
+        (
+          await cc().send(
+            new UpdateResourceCommand({
+              TypeName: VALIDATOR,
+              Identifier: id,
+              PatchDocument: JSON.stringify([{ op: "replace", path: "/ValidateRequestBody", value: false }]),
+            }),
+          )
+        ).ProgressEvent,
+      );
+      const second = await counted(() => check(VALIDATOR, names));
+      expect(second.out.map((v) => v.inSync)).toEqual(names.map((n) => n !== changed));
+      // The list showed the drift whole: no GetResource needed to see it.
+      expect(second.calls).toEqual({ ListResources: 1 });
+      await settle(bed.reconciler, keyOf(defOf(VALIDATOR), changed));
+      const third = await counted(() => check(VALIDATOR, names));
+      expect(third.out.every((v) => v.inSync)).toBe(true);
+      expect(third.calls).toEqual({ ListResources: 1 });
+      expect(batchedReadOf(specOf(VALIDATOR))).toBe("ListResources");
     },
     SLOW,
   );
