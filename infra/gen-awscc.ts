@@ -431,7 +431,10 @@ export function kindSpecOf(
           iam: iamScopeOf(
             r.cloudFormationType,
             permissions,
-            tagField !== undefined && reg.tagging?.tagUpdatable !== false,
+            {
+              updatable: tagField !== undefined && reg.tagging?.tagUpdatable !== false,
+              onCreate: tagField !== undefined && reg.tagging?.tagOnCreate === true,
+            },
             iam.facts,
             iam.index,
           ),

@@ -74,6 +74,9 @@ export function actionIndex(facts: IamFactsBundle): Map<string, { name: string; 
 const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, "");
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the condition key as the reference spells it
 const RESOURCE_TAG = "aws:ResourceTag/${TagKey}";
+// biome-ignore lint/suspicious/noTemplateCurlyInString: the condition key as the reference spells it
+export const REQUEST_TAG = "aws:RequestTag/${TagKey}";
+export const TAG_KEYS = "aws:TagKeys";
 
 /**
  * A reference ARN template as a Resource pattern: the partition and account are the stage's (`{partition}`,
@@ -89,9 +92,10 @@ export function arnPattern(template: string): string {
 }
 
 /**
- * The handler actions' scope for one type (AwsccIamScope). `tagged`: the kind writes the default tags
- * (the registry's tagProperty) and the registry lets tags change after create (tagUpdatable), so every
- * resource it manages — an imported one after its first update — carries them.
+ * The handler actions' scope for one type (AwsccIamScope). `tags.updatable`: the kind writes the default
+ * tags (the registry's tagProperty) and the registry lets tags change after create (tagUpdatable), so every
+ * resource it manages — an imported one after its first update — carries them. `tags.onCreate`: the kind
+ * writes them and the registry says the type passes its tags to the create API (tagOnCreate).
  *
  * An action is `owned` only when all of these hold: it is in the delete handler and no other (a read or
  * update of an imported resource comes before its tags); every resource type it acts on is the type's own
@@ -99,20 +103,31 @@ export function arnPattern(template: string): string {
  * compared in lower case, and the action's service prefix begins the type's service, `dynamodb`); each
  * supports aws:ResourceTag/${TagKey}. Anything else would hold a call on another resource (a KMS key, a
  * role, a subnet the user brought) to tags driftless never wrote.
+ *
+ * An action is `created` only when: `tags.onCreate`; it is in the create handler and no other; the
+ * reference lets it carry request tags (aws:RequestTag/${TagKey} and aws:TagKeys among its own condition
+ * keys or its own resource type's); the service prefix matches as above and every resource type it requires is the type's
+ * own. Its calls are then held to carrying the kind's default tag, or no tags at all (the registry does not
+ * say whether a handler tags in the create call or in a later TagResource, so an untagged create stays
+ * allowed).
  */
 export function iamScopeOf(
   typeName: string,
   permissions: Partial<Record<"create" | "read" | "update" | "delete" | "list", string[]>>,
-  tagged: boolean,
+  tags: { updatable: boolean; onCreate: boolean },
   facts: IamFactsBundle,
   index = actionIndex(facts),
 ): AwsccIamScope {
   const [, service = "", resource = ""] = typeName.split("::");
-  const others = new Set(
-    (["create", "read", "update", "list"] as const)
-      .flatMap((h) => permissions[h] ?? [])
-      .map((a) => a.toLowerCase()),
-  );
+  const handlersBut = (but: "create" | "delete") =>
+    new Set(
+      (["create", "read", "update", "delete", "list"] as const)
+        .filter((h) => h !== but)
+        .flatMap((h) => permissions[h] ?? [])
+        .map((a) => a.toLowerCase()),
+    );
+  const others = handlersBut("delete");
+  const notCreate = handlersBut("create");
   const arns: string[] = [];
   const at = (pattern: string) => {
     if (!arns.includes(pattern)) arns.push(pattern);
@@ -120,6 +135,7 @@ export function iamScopeOf(
   };
   const scope: AwsccIamScope = { arns, actions: {} };
   const owned: string[] = [];
+  const created: string[] = [];
   for (const action of [...new Set(Object.values(permissions).flat())].sort()) {
     const found = index.get(action.toLowerCase());
     const prefix = found?.name.split(":")[0] ?? "";
@@ -139,8 +155,23 @@ export function iamScopeOf(
     scope.actions[action] = [...new Set(types.map(({ t }) => at(arnPattern(t?.arn ?? ""))))].sort(
       (a, b) => a - b,
     );
+    const own = (name: string) => norm(name) === norm(resource);
     if (
-      tagged &&
+      tags.onCreate &&
+      (permissions.create ?? []).includes(action) &&
+      !notCreate.has(action.toLowerCase()) &&
+      norm(service).startsWith(norm(prefix)) &&
+      types.some(({ r }) => r.required && own(r.name)) &&
+      types.every(({ r }) => !r.required || own(r.name)) &&
+      [REQUEST_TAG, TAG_KEYS].every(
+        (k) =>
+          found.facts.conditionKeys.includes(k) ||
+          types.some(({ r }) => own(r.name) && r.conditionKeys.includes(k)),
+      )
+    )
+      created.push(action);
+    if (
+      tags.updatable &&
       (permissions.delete ?? []).includes(action) &&
       !others.has(action.toLowerCase()) &&
       norm(service).startsWith(norm(prefix)) &&
@@ -153,5 +184,6 @@ export function iamScopeOf(
       owned.push(action);
   }
   if (owned.length > 0) scope.owned = owned;
+  if (created.length > 0) scope.created = created;
   return scope;
 }

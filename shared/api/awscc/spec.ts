@@ -130,6 +130,12 @@ export interface AwsccIamScope {
   arns: string[];
   actions: Record<string, number[] | "any" | "unlisted">;
   owned?: string[];
+  /**
+   * Actions only the create handler makes, creating this kind's own resource type, that can carry request
+   * tags, of a type that passes its tags to the create API (tagOnCreate): held to carrying the kind's
+   * default tag (aws:RequestTag) or no tags at all.
+   */
+  created?: string[];
 }
 
 /** `a.b` is `path` or lies below it. */

@@ -8,19 +8,31 @@ import { namespacedGroupOf } from "../../api/managed.ts";
 import { API_DOMAIN } from "../../api/meta.ts";
 import { IN_STAGE_REGION, isGlobalAction } from "../aws/global-services.ts";
 
-/** How one action's statement is shaped: by resource ARNs, by those and the default tag, or `*`. */
-export type ScopeClass = "scoped" | "owned" | "any" | "unlisted";
+/**
+ * How one action's statement is shaped: by resource ARNs, by those and the default tag on the resource
+ * (`owned`) or in the create request (`created`), or `*`.
+ */
+export type ScopeClass = "scoped" | "owned" | "created" | "any" | "unlisted";
 
 /** An action's class in a kind's scope; a spec without one (older data) leaves every action `unlisted`. */
 export function scopeClassOf(scope: AwsccIamScope | undefined, action: string): ScopeClass {
   const s = scope?.actions[action];
   if (s === undefined || s === "unlisted") return "unlisted";
   if (s === "any") return "any";
+  if (scope?.created?.includes(action)) return "created";
   return scope?.owned?.includes(action) ? "owned" : "scoped";
 }
 
-const CLASSES: readonly ScopeClass[] = ["scoped", "owned", "any", "unlisted"];
-const SUFFIX: Record<ScopeClass, string> = { scoped: "", owned: "Owned", any: "Any", unlisted: "Unlisted" };
+const CLASSES: readonly ScopeClass[] = ["scoped", "owned", "created", "any", "unlisted"];
+const SUFFIX: Record<ScopeClass, string> = {
+  scoped: "",
+  owned: "Owned",
+  created: "Create",
+  any: "Any",
+  unlisted: "Unlisted",
+};
+/** The second statement of a `created` action: its calls that carry no tags (the handler tags later). */
+const UNTAGGED = "Untagged";
 
 const COMMENT: Record<ScopeClass, (service: string) => string> = {
   scoped: (s) =>
@@ -30,6 +42,12 @@ const COMMENT: Record<ScopeClass, (service: string) => string> = {
     `The ${s} kinds' delete calls, on their own resource type only, and only on resources carrying the ` +
     `default tag ${DefaultTagKey.kind} of a driftless kind (every resource they create carries it; an ` +
     "imported one gets it on its first update).",
+  created: (s) =>
+    `The ${s} kinds' create calls that can carry tags (Service Authorization Reference), of types whose ` +
+    "registry schema says they pass their tags to the create API (tagOnCreate): only with the default tag " +
+    `${DefaultTagKey.kind} of a driftless kind among the request's tags (aws:RequestTag); the same calls ` +
+    `without any tags are the ${UNTAGGED} statement's, since the registry does not say whether a handler tags ` +
+    "in the create call or afterwards.",
   any: (s) =>
     `The ${s} kinds' calls that have no resource-level permissions (Service Authorization Reference): ` +
     'only "Resource": "*" matches them.',
@@ -40,10 +58,11 @@ const COMMENT: Record<ScopeClass, (service: string) => string> = {
 
 /**
  * One statement per service and shape: `Awscc<Service>` (scoped to the actions' resource ARNs),
- * `…Owned` (those ARNs and the default tag), `…Any` and `…Unlisted` (`*`); kinds of one service merge into
+ * `…Owned` (those ARNs and the default tag), `…Create` and `…CreateUntagged` (those ARNs, and the default
+ * tag or no tags in the request), `…Any` and `…Unlisted` (`*`); kinds of one service merge into
  * them by sid, so the role grows with the services activated, not with the kinds. Regional statements
  * hold to the stage's region (`aws:RequestedRegion`); a global service's actions (GLOBAL_SERVICES) go to
- * `…Global` statements without it. Every action is in exactly one statement.
+ * `…Global` statements without it. Every action is in exactly one statement, a `created` one in its pair.
  */
 export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
   const actions = [...new Set(Object.values(spec.permissions).flat())].sort();
@@ -69,14 +88,29 @@ export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
       const keys = {
         ...(global ? {} : IN_STAGE_REGION.StringEquals),
         ...(cls === "owned" ? { [`aws:ResourceTag/${DefaultTagKey.kind}`]: kindTag } : {}),
+        ...(cls === "created" ? { [`aws:RequestTag/${DefaultTagKey.kind}`]: kindTag } : {}),
       };
-      statements.push({
-        sid: `${base}${SUFFIX[cls]}${global ? "Global" : ""}`,
+      const where = global ? "Global" : "";
+      const shape = {
         actions: mine,
         resources: [...new Set(resources)].sort(),
-        ...(Object.keys(keys).length > 0 ? { condition: { StringEquals: keys } } : {}),
         comment: `${COMMENT[cls](service)}${global ? " A global service: no region condition." : ""}`,
+      };
+      statements.push({
+        sid: `${base}${SUFFIX[cls]}${where}`,
+        ...shape,
+        ...(Object.keys(keys).length > 0 ? { condition: { StringEquals: keys } } : {}),
       });
+      if (cls === "created")
+        statements.push({
+          sid: `${base}${SUFFIX[cls]}${UNTAGGED}${where}`,
+          ...shape,
+          condition: {
+            ...(global ? {} : IN_STAGE_REGION),
+            Null: { "aws:TagKeys": "true" },
+          },
+          comment: `The ${service} kinds' create calls of the ${base}${SUFFIX[cls]}${where} statement, when they carry no tags.`,
+        });
     }
   return statements;
 }

@@ -69,7 +69,9 @@ describe("IAM of generated kinds", () => {
       "CloudControl",
       "AwsccDynamodb",
       "AwsccDynamodbOwned",
-      "AwsccSns",
+      // CreateTopic carries the topic's tags (tagOnCreate): with the kind's tag, or with none.
+      "AwsccSnsCreate",
+      "AwsccSnsCreateUntagged",
     ]);
     expect(statements.find((s) => s.sid === "AwsccDynamodb")?.actions.sort()).toEqual([
       "dynamodb:CreateTable",
