@@ -10,7 +10,7 @@ import type { CloudEventsDeclaration } from "../shared/api/cloud-events.ts";
 import type { IamStatement, ManagedKindProvider, ProviderConfigKind } from "../shared/api/external.ts";
 import { namespacedGroupOf } from "../shared/api/managed.ts";
 import { managedKinds, providerConfigKinds } from "../shared/providers/index.ts";
-import { IAM_LIMITS, packPolicies, policySize } from "./iam-policies.ts";
+import { IAM_LIMITS, packPolicies, policyDocuments, policySize, type Stage } from "./iam-policies.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -504,8 +504,35 @@ export function staleGeneratedFiles(root = ROOT): string[] {
     .map(([f]) => f);
 }
 
+/**
+ * Every activated kind's statements (hand-written and generated) as managed-policy documents for a role in
+ * another account — a ProviderConfig whose credentials are that account's: its ARNs name that account,
+ * partition and region instead of the stage's `AWS::AccountId` Refs. `npm run gen:kinds -- --account-policies
+ * 210987654321 --region eu-west-1 [--partition aws] [--name-prefix managed-prod-]` prints them as JSON.
+ */
+export function accountPolicies(stage: Stage, r: KindRegistries = REGISTRIES) {
+  if (!/^\d{12}$/.test(stage.account))
+    throw new Error(`--account-policies needs a 12-digit account id, not "${stage.account}"`);
+  if (!stage.region) throw new Error("--account-policies needs --region");
+  return policyDocuments(packPolicies(mergedStatements(r), IAM_LIMITS.managedPolicyChars, stage), stage);
+}
+
+const argOf = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at === -1 ? undefined : process.argv[at + 1];
+};
+
 if (import.meta.main) {
-  if (process.argv.includes("--check")) {
+  const account = argOf("--account-policies");
+  if (account !== undefined) {
+    const stage = {
+      account,
+      region: argOf("--region") ?? "",
+      partition: argOf("--partition") ?? "aws",
+      namePrefix: argOf("--name-prefix") ?? "",
+    };
+    console.log(JSON.stringify(accountPolicies(stage), null, 2));
+  } else if (process.argv.includes("--check")) {
     const stale = staleGeneratedFiles();
     if (stale.length > 0) {
       console.error(`stale: ${stale.join(", ")}. Run npm run gen:kinds.`);

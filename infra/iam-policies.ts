@@ -24,7 +24,8 @@ export const WORST_CASE_STAGE = {
   namePrefix: "driftless-production-",
 };
 
-type Stage = typeof WORST_CASE_STAGE;
+/** Where a policy's ARNs and conditions point: the placeholders of IamStatement resolved. */
+export type Stage = typeof WORST_CASE_STAGE;
 
 const resolved = (text: string, stage: Stage) =>
   text
@@ -118,4 +119,9 @@ export function packPolicies(
       } else docs.push({ statements: [p], size: frame + size });
     }
   return docs.map((d) => d.statements);
+}
+
+/** Policy documents as IAM takes them, every placeholder resolved for `stage` (another account's role). */
+export function policyDocuments(docs: readonly IamStatement[][], stage: Stage) {
+  return docs.map((d) => ({ Version: "2012-10-17", Statement: d.map((s) => documentStatement(s, stage)) }));
 }

@@ -4,7 +4,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { generateAwscc } from "../../../infra/gen-awscc.ts";
-import { generatedPolicies, generatedPoliciesSection, mergedStatements } from "../../../infra/gen-kinds.ts";
+import {
+  accountPolicies,
+  generatedPolicies,
+  generatedPoliciesSection,
+  mergedStatements,
+} from "../../../infra/gen-kinds.ts";
 import { IAM_LIMITS, packPolicies, policySize } from "../../../infra/iam-policies.ts";
 import { loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
@@ -104,5 +109,24 @@ describe("the reconcile role's policy size", () => {
     expect(() => generatedPolicies(registries(of(TWENTY)))).toThrow(
       /need \d+ managed policies .* more than the 20/,
     );
+  }, 120_000);
+
+  it("writes the same statements as policies for a role in another account: its account, partition and region in every ARN and condition", () => {
+    const stage = {
+      account: "210987654321",
+      region: "eu-west-1",
+      partition: "aws",
+      namePrefix: "managed-prod-",
+    };
+    const docs = accountPolicies(stage, registries(of(FOUR)));
+    const text = JSON.stringify(docs);
+    expect(text).not.toMatch(/\{(account|partition|region|namePrefix)\}/);
+    const accounts = new Set(
+      [...text.matchAll(/arn:aws:[a-z0-9-]*:[a-z0-9-*]*:(\d{12}):/g)].map((m) => m[1]),
+    );
+    expect([...accounts]).toEqual(["210987654321"]);
+    expect(text).toContain('"aws:RequestedRegion":"eu-west-1"');
+    for (const d of docs) expect(JSON.stringify(d).length).toBeLessThanOrEqual(IAM_LIMITS.managedPolicyChars);
+    expect(() => accountPolicies({ ...stage, account: "2109" })).toThrow(/12-digit account id/);
   }, 120_000);
 });
