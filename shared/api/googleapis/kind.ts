@@ -164,6 +164,21 @@ export function googleSchemas(spec: GoogleKindSpec) {
  * (defineManagedKindLazily): activating 50 kinds builds none of them, and every path that validates reads
  * the same forProvider, built once per kind and shape.
  */
+/**
+ * The label a provider-chosen resource is created with: its managed resource's uid, so a create whose answer
+ * was lost is found again by listing its parent (Google label keys: lowercase letters, digits, `_`, `-`).
+ */
+export const OWNER_LABEL = "driftless-managed-resource-uid";
+
+/**
+ * Whether a kind's resources are found by OWNER_LABEL when no name is recorded: a provider-chosen name (the
+ * answer to the create is its only other source), a labels map to carry it and a list method to find it.
+ */
+export const findsByOwnerLabel = (spec: GoogleKindSpec): boolean =>
+  spec.externalName === "providerChosen" &&
+  spec.google.family === "resource" &&
+  Boolean(spec.google.labels && spec.google.list);
+
 export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
   const s = googleFacts(spec);
   const g = spec.google;
@@ -172,7 +187,7 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
       ? g.family === "compute"
         ? `The external name (${Annotations.externalName}, default metadata.name) is its name.`
         : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam}) or its full resource name (${g.pattern ?? g.collection}).`
-      : "The external name is its full resource name, which Google chooses on create.";
+      : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : ""}.`;
   const immutableText = g.immutableFromProtos
     ? ""
     : " The protos mark no field IMMUTABLE: a change Google refuses is reported with Google's message, never retried as a replacement.";
@@ -185,6 +200,8 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
       description: `${spec.description} ${idText}${immutableText}`,
       immutable: s.immutable,
       externalName: spec.externalName,
+      // A lost create answer is found again by the owner label (not found: no create reached Google).
+      ownershipLookup: findsByOwnerLabel(spec),
       fields: s.fields,
       references: s.references,
       // The protos' labels map, where the resource has one: Google's label value rules apply.
