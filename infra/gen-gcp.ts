@@ -36,7 +36,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 5;
+export const GENERATOR_VERSION = 6;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -52,11 +52,60 @@ const FINGERPRINT = /^(fingerprint|[a-z]+Fingerprint)$/;
 const isSecretName = (name: string) => secretNamed(name) && !/^secretManager/i.test(name);
 
 const has = (f: FactField, b: string) => f.b?.includes(b as never) ?? false;
-const isOutput = (f: FactField) => has(f, "OUTPUT_ONLY");
+/**
+ * Where a field's own comment in the protos says it is output only but the annotation is missing (Monitoring's
+ * `creationRecord`: "A read-only record of the creation…"; AutoML's "Output only."), the comment is the fact:
+ * a server-set field in forProvider would be late-initialized and then patched back forever.
+ */
+const OUTPUT_DOC = /^(Output only\b|Output-only\b|\[Output only\]|Read-only\b|A read-only\b)/i;
+const isOutput = (f: FactField) => has(f, "OUTPUT_ONLY") || OUTPUT_DOC.test(f.doc ?? "");
+
+/**
+ * A create or list path whose parent variable is the request's `name` (Monitoring v3:
+ * `/v3/{name=projects/*}/alertPolicies`), written with `parent`: the URL is the same, and the providers and
+ * the fake fill `parent`. Only a variable right before the collection, never a resource's own `name`.
+ */
+export const asParentPath = (p: string) =>
+  p
+    .replace(/\{name=([^}]*)\}\/([A-Za-z]+)(?=:|$)/, "{parent=$1}/$2")
+    // Storage Transfer's agent pools: `/v1/projects/{project_id=*}/agentPools`, the project's own variable.
+    .replace(/\/projects\/\{project_id=\*\}\/([A-Za-z]+)(?=:|$)/, "/{parent=projects/*}/$1");
+
+/**
+ * APIs in the protos that are not Google Cloud APIs (issue 31's "Cloud APIs"): their resources belong to a
+ * Google Workspace customer or a Merchant Center account, not to a Cloud project a ProviderConfig names,
+ * and are reached with a user's or a Workspace domain-delegated identity. Left out, with this reason.
+ */
+const NOT_CLOUD: Record<string, string> = {
+  "chat.googleapis.com":
+    "Google Chat (Workspace): spaces and custom emoji belong to Workspace users, created with user or Chat-app authentication",
+  "drivelabels.googleapis.com":
+    "Drive Labels (Workspace): labels belong to a Workspace customer, managed with a Workspace admin's or user's credentials",
+  "workspaceevents.googleapis.com":
+    "Workspace Events: subscriptions to Workspace resources' events, created with the user's credentials that can see the resource",
+  "merchantapi.googleapis.com":
+    "Merchant API (Merchant Center): accounts are Merchant Center accounts, and its create is createTestAccount (test accounts only)",
+};
+
+/** Types whose secrets the field model cannot keep out of the spec: left out, with the reason. */
+const UNSAFE: Record<string, string> = {
+  "monitoring.googleapis.com/NotificationChannel":
+    "its labels map is the channel's configuration, credentials among it by key (Slack auth_token, PagerDuty service_key, a webhook's password): a map's values cannot be Secret references in the generated field model, and Google reads them back obfuscated",
+};
 
 /** `/v2/{parent=projects/*\/locations/*}/services` → { template, collection }. */
 function parentOf(r: FactResource): { parent: GoogleParent; collection: string } | { why: string } {
-  const path = r.create.p.split(":")[0] ?? "";
+  const notCloud = NOT_CLOUD[r.host];
+  if (notCloud) return { why: `not a Google Cloud API: ${notCloud}` };
+  const unsafe = UNSAFE[r.type];
+  if (unsafe) return { why: unsafe };
+  const path = asParentPath(r.create.p.split(":")[0] ?? "");
+  const id = r.create.idParam;
+  // The id parameter must be the request's own (`agent_pool_id`), never a variable of its path.
+  if (id && new RegExp(`\\{${id}[=}]`).test(r.create.p))
+    return {
+      why: `the facts name the path variable ${id} as the create's id parameter (refresh-apis took the request's first *_id field; the rule now skips path variables, so the next npm run refresh:gcp-apis names the real one)`,
+    };
   const collection = path.split("/").at(-1) ?? "";
   if (r.family === "compute") {
     const vars = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
@@ -319,7 +368,9 @@ export function kindSpecOf(
     Object.keys(attributes),
     (f) => stringy(f) && isSecretName(f.j),
   ).filter((p) => p.includes("."));
-  const labels = fields.find((f) => f.j === "labels" && f.map && f.t === "string" && !isOutput(f));
+  // The labels map: `labels`, or Monitoring's `userLabels` where there is no `labels`.
+  const labelMap = (j: string) => fields.find((f) => f.j === j && f.map && f.t === "string" && !isOutput(f));
+  const labels = labelMap("labels") ?? labelMap("userLabels");
   const idParam = r.create.idParam;
   const externalName = compute || idParam ? "fromAnnotation" : "providerChosen";
   const refs = [
@@ -353,11 +404,11 @@ export function kindSpecOf(
       host: r.host,
       proto: r.proto,
       service: r.service,
-      create: { ...r.create },
+      create: { ...r.create, p: asParentPath(r.create.p) },
       get: r.get,
       ...(r.update ? { update: r.update } : {}),
       delete: r.delete,
-      ...(r.list ? { list: r.list } : {}),
+      ...(r.list ? { list: { ...r.list, p: asParentPath(r.list.p) } } : {}),
       ...(r.pattern ? { pattern: r.pattern } : {}),
       collection: where.collection,
       parent: where.parent,

@@ -214,8 +214,14 @@ function resourceFamily(
     const delHttp = httpOf(del);
     if (getHttp?.m !== "get" || delHttp?.m !== "delete") continue;
     if (!templateOf(getHttp.p, "name") || !templateOf(delHttp.p, "name")) continue;
+    // The resource's id: a `*_id` string of the request that is not bound in the path (Storage Transfer's
+    // `project_id` is the parent; `agent_pool_id` the id).
     const idParam = req?.fieldsArray.find(
-      (f) => f.name.endsWith("_id") && f.name !== "request_id" && f.type === "string",
+      (f) =>
+        f.name.endsWith("_id") &&
+        f.name !== "request_id" &&
+        f.type === "string" &&
+        !new RegExp(`\\{${f.name}[=}]`).test(http.p),
     )?.name;
     const upd = byName("Update");
     const updHttp = upd ? httpOf(upd) : undefined;

@@ -41,12 +41,24 @@ export function generatedCatalog<Catalog, Entry extends { file: string }, Spec>(
   };
   const spec = (entry: Entry, at = dir()): Spec =>
     JSON.parse(readFileSync(join(at, entry.file), "utf8")) as Spec;
+  // An activated kind's spec, read once per directory: the registry at load, the served kinds at cold start
+  // and each sweep share it (and so the providers built from it). Specs are data, never changed.
+  const selected = new Map<string, Spec>();
+  const selectedSpec = (e: Entry, at: string): Spec => {
+    const key = join(at, e.file);
+    let s = selected.get(key);
+    if (s === undefined) {
+      s = spec(e, at);
+      selected.set(key, s);
+    }
+    return s;
+  };
   /** The specs of the entries `select` picks for an activation list (none without patterns). */
   const specsFor = (
     patterns: readonly string[],
     select: (patterns: readonly string[], catalog: Catalog) => Entry[],
     at = dir(),
-  ): Spec[] => (patterns.length === 0 ? [] : select(patterns, catalog(at)).map((e) => spec(e, at)));
+  ): Spec[] => (patterns.length === 0 ? [] : select(patterns, catalog(at)).map((e) => selectedSpec(e, at)));
   return { dir, catalog, spec, specsFor };
 }
 

@@ -284,9 +284,12 @@ export function localizeSecretRefs<S extends AnyObjectSchema>(schema: S): { sche
 }
 
 function localize(schema: z.ZodType, path: string): Wrapped {
-  if (schema === SecretKeySelector) return { schema: LocalSecretKeySelector, paths: [path] };
   const description = schema.description;
   const keep = (s: z.ZodType) => (description ? s.describe(description) : s);
+  // SecretKeySelector itself or a described copy of it (a generated kind's secret field): a copy shares
+  // its definition.
+  if (schema._zod.def === SecretKeySelector._zod.def)
+    return { schema: keep(LocalSecretKeySelector), paths: [path] };
   if (schema instanceof z.ZodOptional) {
     const inner = localize(schema.unwrap() as z.ZodType, path);
     return inner.paths.length

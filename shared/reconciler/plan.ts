@@ -313,8 +313,12 @@ function planObserved(
   const pendingCreate = createIsPending(mr);
   const atProvider = obs.atProvider ?? mr.status?.atProvider;
   if (obs.resourceExists && obs.externalName && obs.externalName !== externalName) {
-    // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded).
-    const annotations = { [Annotations.externalName]: obs.externalName };
+    // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded, or a
+    // create whose answer was lost and recorded as failed): it was created, and lives where it was made.
+    const annotations = {
+      [Annotations.externalName]: obs.externalName,
+      [Annotations.createSucceeded]: now.toISOString(),
+    };
     const labels = indexLabelPatch(ctx.def, mr, obs.externalName);
     return { steps: [{ do: "recordCreate", annotations, labels, why: "found" }], next: "replan" };
   }

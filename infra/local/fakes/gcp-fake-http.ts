@@ -79,6 +79,11 @@ export interface FakeHttpServer {
   readonly counters: Record<string, number>;
   /** Fails the next `times` requests whose key matches with `error` (quota, 5xx, 403 …). */
   failNext(match: string | RegExp, error: () => GoogleApiError, times?: number): void;
+  /**
+   * Serves the next `times` requests whose key matches and then drops the connection unanswered: the
+   * request took effect, its answer is lost (a timeout, a crash between the call and its answer).
+   */
+  loseAnswerNext(match: string | RegExp, times?: number): void;
   /** Every answer waits this long first (a slow cloud); 0 = none. */
   delayMs: number;
   /** The User-Agent of every write (non-GET request) served, in order. */
@@ -117,6 +122,8 @@ export async function startFakeHttp(opts: FakeHttpOptions): Promise<FakeHttpServ
   let counters: Record<string, number> = {};
   const writeAgents: string[] = [];
   const faults: Array<{ match: string | RegExp; error: () => GoogleApiError; left: number }> = [];
+  const losses: Array<{ match: string | RegExp; left: number }> = [];
+  const matches = (m: string | RegExp, key: string) => (typeof m === "string" ? m === key : m.test(key));
   const state = { delayMs: 0 };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -136,9 +143,7 @@ export async function startFakeHttp(opts: FakeHttpOptions): Promise<FakeHttpServ
     counters[key] = (counters[key] ?? 0) + 1;
     if (method !== "GET") writeAgents.push(String(req.headers["user-agent"] ?? ""));
     if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
-    const fault = faults.find(
-      (f) => f.left > 0 && (typeof f.match === "string" ? f.match === key : f.match.test(key)),
-    );
+    const fault = faults.find((f) => f.left > 0 && matches(f.match, key));
     if (fault) {
       fault.left--;
       throw fault.error();
@@ -150,6 +155,11 @@ export async function startFakeHttp(opts: FakeHttpOptions): Promise<FakeHttpServ
         "notFound",
         `The ${opts.name} fake does not implement ${method} ${url.pathname}.`,
       );
+    }
+    const loss = losses.find((l) => l.left > 0 && matches(l.match, key));
+    if (loss) {
+      loss.left--;
+      return void res.destroy();
     }
     send(res, 200, out);
   };
@@ -175,6 +185,9 @@ export async function startFakeHttp(opts: FakeHttpOptions): Promise<FakeHttpServ
     failNext(match, error, times = 1) {
       faults.push({ match, error, left: times });
     },
+    loseAnswerNext(match, times = 1) {
+      losses.push({ match, left: times });
+    },
     get delayMs() {
       return state.delayMs;
     },
@@ -185,6 +198,7 @@ export async function startFakeHttp(opts: FakeHttpOptions): Promise<FakeHttpServ
     reset() {
       counters = {};
       faults.length = 0;
+      losses.length = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -339,7 +339,8 @@ export async function startGoogleGenericFake(
       paths = Object.keys(body).filter((k) => k !== "fingerprint");
     } else {
       const mask = req.query.get(camel(g.update?.mask ?? "updateMask")) ?? req.query.get("updateMask") ?? "";
-      paths = mask ? mask.split(",") : Object.keys(body);
+      // Without a mask (a PUT of the whole resource), its own `name` names it and is not a change.
+      paths = mask ? mask.split(",") : Object.keys(body).filter((k) => k !== "name");
     }
     for (const p of paths) {
       const top = p.split(".")[0] ?? "";

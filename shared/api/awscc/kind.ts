@@ -5,7 +5,7 @@ import { z } from "zod";
 import { AwsRegion } from "../aws/fields.ts";
 import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
 import {
-  defineManagedKind,
+  defineManagedKindLazily,
   type FieldBehaviour,
   type ManagedKindDef,
   type ReferenceDef,
@@ -15,6 +15,7 @@ import {
   type AwsccKindSpec,
   type AwsccNode,
   type AwsccProp,
+  type AwsccReference,
   awsccGroupOf,
   type NestedReference,
   partsOf,
@@ -174,45 +175,77 @@ export function referenceTarget(to: { type: string } | { handWritten: string }) 
   };
 }
 
-/** The forProvider and atProvider schemas and field behaviours of a generated kind. */
+/** The top-level forProvider member names of a generated kind (a secret's is its `…SecretRef(s)`). */
+function topMemberNames(spec: AwsccKindSpec): Set<string> {
+  const names = new Set(["region"]);
+  for (const [k, p] of Object.entries(spec.properties))
+    if (k !== spec.identifierField) names.add(spec.secrets.includes(k) ? secretRefFieldOf(k, p.s) : k);
+  return names;
+}
+
+/**
+ * The spec's references with their engine definitions; a reference whose `…Ref` or `…Selector` name is
+ * already taken (a property of that name, or an earlier reference) gets none.
+ */
+function referencesWithDefs(spec: AwsccKindSpec) {
+  const taken = topMemberNames(spec);
+  const out: Array<{ r: AwsccReference; def: ReferenceDef }> = [];
+  for (const r of spec.references) {
+    const { refField, selectorField } = referenceFieldsOf(r.field, Boolean(r.list));
+    if (taken.has(refField) || taken.has(selectorField)) continue;
+    taken.add(refField);
+    taken.add(selectorField);
+    const from = r.from;
+    out.push({
+      r,
+      def: {
+        field: r.field,
+        refField,
+        selectorField,
+        to: referenceTarget(r.to),
+        ...(r.list ? { list: true } : {}),
+        ...(from === "externalName"
+          ? {}
+          : {
+              extract: (t) => {
+                const v = (t.status?.atProvider as Record<string, unknown> | undefined)?.[from.atProvider];
+                return typeof v === "string" && v ? v : undefined;
+              },
+            }),
+      },
+    });
+  }
+  return out;
+}
+
+/** Field behaviours, references and immutable paths of a generated kind: plain data, no schema built. */
+export function awsccFacts(spec: AwsccKindSpec) {
+  // The engine skips these when comparing and late-initializing (a list's members are overlaid by the
+  // provider instead: the engine compares lists whole).
+  const fields: Record<string, FieldBehaviour> = {};
+  for (const p of [...spec.writeOnly, ...spec.secrets]) fields[crdPathOf(spec, p)] = { writeOnly: true };
+  const references = referencesWithDefs(spec).map((x) => x.def);
+  // Create-only at any depth, as dotted paths (arrays without an index): the engine refuses to patch them.
+  const immutable = ["region", ...spec.createOnly.map((p) => crdPathOf(spec, p))];
+  return { fields, references, immutable };
+}
+
+/** forProvider and atProvider of a generated kind (zod: the costly part, built on a kind's first use). */
 export function awsccSchemas(spec: AwsccKindSpec) {
   const fp: Record<string, z.ZodType> = {
     region: AwsRegion,
   };
   Object.assign(fp, membersOf(spec, spec.properties, 0, [], "", spec.identifierField));
-  // The engine skips these when comparing and late-initializing (a list's members are overlaid by the
-  // provider instead: the engine compares lists whole).
-  const fields: Record<string, FieldBehaviour> = {};
-  for (const p of [...spec.writeOnly, ...spec.secrets]) fields[crdPathOf(spec, p)] = { writeOnly: true };
-  const references: ReferenceDef[] = [];
-  for (const r of spec.references) {
-    const { refField, selectorField } = referenceFieldsOf(r.field, Boolean(r.list));
-    if (fp[refField] || fp[selectorField]) continue;
-    const to = referenceTarget(r.to);
-    fp[refField] = (r.list ? z.array(Reference) : Reference)
+  for (const { r, def } of referencesWithDefs(spec)) {
+    const to = def.to;
+    fp[def.refField] = (r.list ? z.array(Reference) : Reference)
       .optional()
       .describe(
         `${r.list ? "" : "A "}${to.kind} managed resource${r.list ? "s" : ""} (${to.group}) whose ${r.from === "externalName" ? "external name" : r.from.atProvider} fills ${r.field}.`,
       );
-    fp[selectorField] = Selector.optional().describe(
+    fp[def.selectorField] = Selector.optional().describe(
       `Selects ${to.kind} managed resources by labels to fill ${r.field}.`,
     );
-    const from = r.from;
-    references.push({
-      field: r.field,
-      refField,
-      selectorField,
-      to,
-      ...(r.list ? { list: true } : {}),
-      ...(from === "externalName"
-        ? {}
-        : {
-            extract: (t) => {
-              const v = (t.status?.atProvider as Record<string, unknown> | undefined)?.[from.atProvider];
-              return typeof v === "string" && v ? v : undefined;
-            },
-          }),
-    });
   }
   const ap: Record<string, z.ZodType> = {};
   for (const [k, p] of Object.entries(spec.attributes))
@@ -220,34 +253,37 @@ export function awsccSchemas(spec: AwsccKindSpec) {
       ap[k] = zodOfNode(spec, p.s)
         .optional()
         .describe(p.doc ?? p.n);
-  // Create-only at any depth, as dotted paths (arrays without an index): the engine refuses to patch them.
-  const immutable = ["region", ...spec.createOnly.map((p) => crdPathOf(spec, p))];
-  return { forProvider: z.object(fp), atProvider: z.object(ap), fields, references, immutable };
+  return { forProvider: z.object(fp), atProvider: z.object(ap) };
 }
 
-/** The managed kind definition of a generated kind (cluster-scoped; withNamespacedVariants adds `.m.`). */
+/**
+ * The managed kind definition of a generated kind (cluster-scoped; withNamespacedVariants adds `.m.`). Its
+ * zod schemas are built on first use (defineManagedKindLazily): activating many kinds builds none of them,
+ * and every path that validates reads the same forProvider, built once per kind and shape.
+ */
 export function awsccKindOf(spec: AwsccKindSpec): ManagedKindDef {
-  const s = awsccSchemas(spec);
+  const s = awsccFacts(spec);
   const idText =
     spec.externalName === "fromAnnotation"
       ? `The external name (${Annotations.externalName}, default metadata.name) is its ${spec.primaryIdentifier[0]}.`
       : `The external name is Cloud Control's identifier (${spec.primaryIdentifier.join("|") || "none"}), chosen on create.`;
-  return defineManagedKind({
-    group: spec.group,
-    kind: spec.kind,
-    plural: spec.plural,
-    cloud: "aws",
-    description: `${spec.description} ${idText}`,
-    forProvider: s.forProvider,
-    atProvider: s.atProvider,
-    immutable: s.immutable,
-    externalName: spec.externalName,
-    // A create is sent with an idempotency token derived from the object (providers/awscc): after an
-    // interrupted create, creating again resumes the first request instead of making a second resource.
-    ownershipLookup: spec.externalName === "providerChosen",
-    references: s.references,
-    fields: s.fields,
-    // The registry schema's tagging.tagProperty (taggable types only), a {key: value} map in the spec.
-    ...(spec.tags ? { tagging: { field: spec.tags.field, format: "tags" as const } } : {}),
-  });
+  return defineManagedKindLazily(
+    {
+      group: spec.group,
+      kind: spec.kind,
+      plural: spec.plural,
+      cloud: "aws",
+      description: `${spec.description} ${idText}`,
+      immutable: s.immutable,
+      externalName: spec.externalName,
+      // A create is sent with an idempotency token derived from the object (providers/awscc): after an
+      // interrupted create, creating again resumes the first request instead of making a second resource.
+      ownershipLookup: spec.externalName === "providerChosen",
+      references: s.references,
+      fields: s.fields,
+      // The registry schema's tagging.tagProperty (taggable types only), a {key: value} map in the spec.
+      ...(spec.tags ? { tagging: { field: spec.tags.field, format: "tags" as const } } : {}),
+    },
+    () => awsccSchemas(spec),
+  );
 }

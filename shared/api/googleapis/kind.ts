@@ -3,10 +3,10 @@
 // fields (location, region or zone; the project is the ProviderConfig's) and, for resources under another
 // resource, the parent's full name.
 import { z } from "zod";
-import { awsccSchemas } from "../awscc/kind.ts";
+import { awsccFacts, awsccSchemas, referenceFieldsOf } from "../awscc/kind.ts";
 import type { AwsccKindSpec } from "../awscc/spec.ts";
 import {
-  defineManagedKind,
+  defineManagedKindLazily,
   type ManagedKindDef,
   type ManagedResource,
   type ReferenceDef,
@@ -84,28 +84,12 @@ export function referenceValueOf(
   return typeof v === "string" && v ? v : undefined;
 }
 
-/**
- * `…Ref` / `…Selector` fields (the top level's; nested ones are members of their object, api/awscc/kind.ts)
- * and the engine's reference definitions of a kind's `google.refs`.
- */
-function referencesOf(spec: GoogleKindSpec) {
-  const fields: Record<string, z.ZodType> = {};
-  const references: ReferenceDef[] = [];
-  for (const r of spec.google.refs ?? []) {
-    const base = r.list ? r.field.replace(/s$/, "") : r.field;
-    const [refField, selectorField] = [r.list ? `${base}Refs` : `${base}Ref`, `${base}Selector`];
+/** The engine's reference definitions of a kind's `google.refs` (nested ones included): plain data. */
+function referencesOf(spec: GoogleKindSpec): ReferenceDef[] {
+  return (spec.google.refs ?? []).map((r) => {
+    const { refField, selectorField } = referenceFieldsOf(r.field, Boolean(r.list));
     const group = `${r.group}.${API_DOMAIN}`;
-    if (!r.at) {
-      fields[refField] = (r.list ? z.array(Reference) : Reference)
-        .optional()
-        .describe(
-          `${r.list ? "" : "A "}${r.kind} managed resource${r.list ? "s" : ""} (${group}) whose ${r.from ?? "full name"} fills ${r.field}.`,
-        );
-      fields[selectorField] = Selector.optional().describe(
-        `Selects a ${r.kind} managed resource (${group}) by labels to fill ${r.field}.`,
-      );
-    }
-    references.push({
+    return {
       field: r.field,
       refField,
       selectorField,
@@ -119,13 +103,44 @@ function referencesOf(spec: GoogleKindSpec) {
       },
       ...(r.list ? { list: true } : {}),
       ...(r.at ? { at: r.at } : {}),
-      extract: (t) => referenceValueOf(r, t),
-    });
-  }
-  return { fields, references };
+      extract: (t: ManagedResource) => referenceValueOf(r, t),
+    };
+  });
 }
 
-/** The forProvider and atProvider schemas, field behaviours and immutable paths of a generated Google kind. */
+/** The top level's `…Ref` / `…Selector` fields (nested ones are members of their object, api/awscc/kind.ts). */
+function referenceFields(spec: GoogleKindSpec) {
+  const fields: Record<string, z.ZodType> = {};
+  for (const r of spec.google.refs ?? []) {
+    if (r.at) continue;
+    const { refField, selectorField } = referenceFieldsOf(r.field, Boolean(r.list));
+    const group = `${r.group}.${API_DOMAIN}`;
+    fields[refField] = (r.list ? z.array(Reference) : Reference)
+      .optional()
+      .describe(
+        `${r.list ? "" : "A "}${r.kind} managed resource${r.list ? "s" : ""} (${group}) whose ${r.from ?? "full name"} fills ${r.field}.`,
+      );
+    fields[selectorField] = Selector.optional().describe(
+      `Selects a ${r.kind} managed resource (${group}) by labels to fill ${r.field}.`,
+    );
+  }
+  return fields;
+}
+
+/** The home fields forProvider carries: location / region / zone, and `parent` for an explicit parent. */
+const homeFieldsOf = (spec: GoogleKindSpec) => [
+  ...spec.google.parent.home,
+  ...(spec.google.parent.explicit ? ["parent"] : []),
+];
+
+/** Field behaviours, references and immutable paths of a generated Google kind: plain data, no schema built. */
+export function googleFacts(spec: GoogleKindSpec) {
+  const s = awsccFacts(modelOf(spec));
+  const immutable = [...homeFieldsOf(spec), ...s.immutable.filter((p) => p !== "region")];
+  return { fields: s.fields, immutable, references: referencesOf(spec) };
+}
+
+/** forProvider and atProvider of a generated Google kind (zod: the costly part, built on a kind's first use). */
 export function googleSchemas(spec: GoogleKindSpec) {
   const s = awsccSchemas(modelOf(spec));
   const home: Record<string, z.ZodType> = {};
@@ -140,37 +155,58 @@ export function googleSchemas(spec: GoogleKindSpec) {
     // Filled by the engine from parentRef / parentSelector when it has them: not required of the user then.
     home.parent = spec.google.refs?.some((r) => r.field === "parent") ? parent.optional() : parent;
   }
-  const refs = referencesOf(spec);
-  const forProvider = s.forProvider.omit({ region: true }).extend(home).extend(refs.fields);
-  const immutable = [...Object.keys(home), ...s.immutable.filter((p) => p !== "region")];
-  return { forProvider, atProvider: s.atProvider, fields: s.fields, immutable, references: refs.references };
+  const forProvider = s.forProvider.omit({ region: true }).extend(home).extend(referenceFields(spec));
+  return { forProvider, atProvider: s.atProvider };
 }
 
+/**
+ * The managed kind definition of a generated Google kind. Its zod schemas are built on first use
+ * (defineManagedKindLazily): activating 50 kinds builds none of them, and every path that validates reads
+ * the same forProvider, built once per kind and shape.
+ */
+/**
+ * The label a provider-chosen resource is created with: its managed resource's uid, so a create whose answer
+ * was lost is found again by listing its parent (Google label keys: lowercase letters, digits, `_`, `-`).
+ */
+export const OWNER_LABEL = "driftless-managed-resource-uid";
+
+/**
+ * Whether a kind's resources are found by OWNER_LABEL when no name is recorded: a provider-chosen name (the
+ * answer to the create is its only other source), a labels map to carry it and a list method to find it.
+ */
+export const findsByOwnerLabel = (spec: GoogleKindSpec): boolean =>
+  spec.externalName === "providerChosen" &&
+  spec.google.family === "resource" &&
+  Boolean(spec.google.labels && spec.google.list);
+
 export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
-  const s = googleSchemas(spec);
+  const s = googleFacts(spec);
   const g = spec.google;
   const idText =
     spec.externalName === "fromAnnotation"
       ? g.family === "compute"
         ? `The external name (${Annotations.externalName}, default metadata.name) is its name.`
         : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam}) or its full resource name (${g.pattern ?? g.collection}).`
-      : "The external name is its full resource name, which Google chooses on create.";
+      : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : ""}.`;
   const immutableText = g.immutableFromProtos
     ? ""
     : " The protos mark no field IMMUTABLE: a change Google refuses is reported with Google's message, never retried as a replacement.";
-  return defineManagedKind({
-    group: spec.group,
-    kind: spec.kind,
-    plural: spec.plural,
-    cloud: "gcp",
-    description: `${spec.description} ${idText}${immutableText}`,
-    forProvider: s.forProvider,
-    atProvider: s.atProvider,
-    immutable: s.immutable,
-    externalName: spec.externalName,
-    fields: s.fields,
-    references: s.references,
-    // The protos' labels map, where the resource has one: Google's label value rules apply.
-    ...(g.labels ? { tagging: { field: g.labels, format: "labels" as const } } : {}),
-  });
+  return defineManagedKindLazily(
+    {
+      group: spec.group,
+      kind: spec.kind,
+      plural: spec.plural,
+      cloud: "gcp",
+      description: `${spec.description} ${idText}${immutableText}`,
+      immutable: s.immutable,
+      externalName: spec.externalName,
+      // A lost create answer is found again by the owner label (not found: no create reached Google).
+      ownershipLookup: findsByOwnerLabel(spec),
+      fields: s.fields,
+      references: s.references,
+      // The protos' labels map, where the resource has one: Google's label value rules apply.
+      ...(g.labels ? { tagging: { field: g.labels, format: "labels" as const } } : {}),
+    },
+    () => googleSchemas(spec),
+  );
 }

@@ -1,8 +1,8 @@
 // Generated Google Cloud kinds on a real kube-apiserver: their CRDs installed, objects reconciled by the
 // generic providers against this file's own generic fake (the same code the dev stack runs on its port):
-// 13 kinds of 10 APIs — resource-oriented kinds with long-running creates (Cloud Run Service, Artifact
+// 14 kinds of 11 APIs — resource-oriented kinds with long-running creates (Cloud Run Service, Artifact
 // Registry, Workflows, Memorystore, CA pools, API Gateway, GKE Hub, Certificate Manager), one without
-// (Secret Manager Secret), global, regional and zonal Compute kinds — create, drift corrected, immutable
+// (Secret Manager Secret, Monitoring AlertPolicy: a name Google chooses), global, regional and zonal Compute kinds — create, drift corrected, immutable
 // change refused, import by external name, delete; and references resolved into the stored object:
 // parentRef and scopeRef (the protos' resource_reference), a Subnetwork's networkRef and an Instance's
 // networkInterfaces[].networkRef (Compute's, from Config Connector's service mappings).
@@ -93,6 +93,13 @@ const KINDS: Array<{ type: string; kind: string; forProvider: Json; drift: Json;
     kind: "Certificate",
     forProvider: { location: "global", description: "c", managed: { domains: ["a.example.com"] } },
     drift: { description: "console" },
+  },
+  {
+    // Created under `{name=projects/*}`, named by Google (the create's answer), with the owner label.
+    type: "monitoring.googleapis.com/AlertPolicy",
+    kind: "AlertPolicy",
+    forProvider: { displayName: "a", combiner: "OR", userLabels: { team: "a" } },
+    drift: { displayName: "console" },
   },
   {
     type: "compute.googleapis.com/Network",

@@ -10,26 +10,15 @@ import { azureGenSchemas } from "../../../shared/api/azure-gen/kind.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
 import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
-import {
-  localizeSecretRefs,
-  type ManagedKindDef,
-  type ManagedResource,
-  providerConfigType,
-} from "../../../shared/api/managed.ts";
+import { localizeSecretRefs, providerConfigType } from "../../../shared/api/managed.ts";
 import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
-import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { MemoryApiServer } from "../../support/memory-apiserver.ts";
-import { Reconciler } from "../../support/routed.ts";
+import { built, expectBadSpecRefusedUnbuilt } from "../../support/lazy-kinds.ts";
 
 const spec = (type: string): AzureKindSpec => {
   const e = loadAzureCatalog().kinds.find((k) => k.type === type);
   if (!e) throw new Error(`${type} is not generated`);
   return loadAzureSpec(e);
 };
-
-/** Whether the kind's forProvider schema exists yet (a lazy one is a getter until first read). */
-const built = (def: ManagedKindDef, key: "forProvider" | "atProvider" | "spec" | "status" = "forProvider") =>
-  !Object.getOwnPropertyDescriptor(def, key)?.get;
 
 /** Both shapes of one generated kind, as the Azure registry builds them (shared/providers/azure/kinds.ts). */
 const shapes = (s: AzureKindSpec) => withNamespacedVariants(azureGenProviders([s]));
@@ -73,59 +62,25 @@ describe("generated Azure kinds build their schemas on first use", () => {
   });
 
   it("the engine refuses a bad spec of a kind whose schema was not yet built, in both shapes", async () => {
-    const api = new MemoryApiServer();
-    const providers = shapes(spec("Microsoft.Network/networkSecurityGroups"));
-    const defs = providers.map((p) => p.definition);
-    for (const def of defs) expect(built(def)).toBe(false);
-    api.seed(providerConfigType("azure"), {
-      apiVersion: `${providerConfigType("azure").group}/v1alpha1`,
-      kind: "ProviderConfig",
-      metadata: { name: "default" },
-      spec: { tenantID: "t", subscriptionID: "00000000-0000-0000-0000-000000000000" },
-    });
-    const reconciler = new Reconciler(api.kube(), new KindRegistry(providers), {
-      rateLimit: false,
-      retryBaseMs: 0,
-      random: () => 0.5,
-    });
-    for (const def of defs) {
-      const namespace = def.scope === "Namespaced" ? "team-a" : undefined;
-      const key = (name: string) => ({
-        apiVersion: def.apiVersion,
-        kind: def.kind,
-        name,
-        ...(namespace ? { namespace } : {}),
-      });
-      const seed = (name: string, forProvider: Record<string, unknown>) =>
-        api.seed(def, {
-          apiVersion: def.apiVersion,
-          kind: def.kind,
-          metadata: { name, ...(namespace ? { namespace } : {}) },
-          spec: { forProvider },
-        });
-      const synced = (name: string) =>
-        api.get<ManagedResource>(def, name, namespace)?.status?.conditions?.find((c) => c.type === "Synced");
+    await expectBadSpecRefusedUnbuilt({
+      providers: shapes(spec("Microsoft.Network/networkSecurityGroups")),
+      providerConfig: {
+        type: providerConfigType("azure"),
+        spec: { tenantID: "t", subscriptionID: "00000000-0000-0000-0000-000000000000" },
+      },
       // Wrong types at the top and deep inside properties: refused before any cloud call.
-      seed("bad", {
+      bad: {
         resourceGroupName: "rg",
         location: 5,
         properties: { securityRules: [{ name: "r", properties: { priority: "high" } }] },
-      });
-      await reconciler.reconcile(key("bad"));
-      expect(synced("bad"), def.group).toMatchObject({ status: "False", reason: "ReconcileError" });
-      expect(synced("bad")?.message).toMatch(/^invalid spec: /);
-      expect(synced("bad")?.message).toMatch(/spec\.forProvider\.location: /);
-      expect(synced("bad")?.message).toMatch(/securityRules\.0\.properties\.priority: /);
-      expect(built(def)).toBe(true);
+      },
+      badPaths: [/spec\.forProvider\.location: /, /securityRules\.0\.properties\.priority: /],
       // A valid spec passes validation and goes on to connect (no credentials here: that step fails).
-      seed("good", {
+      good: {
         resourceGroupName: "rg",
         location: "westeurope",
         properties: { securityRules: [{ name: "r", properties: { priority: 100 } }] },
-      });
-      await reconciler.reconcile(key("good"));
-      await reconciler.reconcile(key("good"));
-      expect(synced("good")?.message, def.group).toMatch(/^cannot connect to the provider: /);
-    }
+      },
+    });
   });
 });

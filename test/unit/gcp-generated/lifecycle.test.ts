@@ -1,6 +1,6 @@
 // Generated Google Cloud kinds end to end through the real engine and the two generic providers, against
 // the generic wire fake driven by the same generated specs (infra/local/fakes/gcp-generic-fake.ts), with the
-// in-memory API server: for 22 kinds of 17 APIs (Compute among them) — create (operations followed over
+// in-memory API server: for 24 kinds of 18 APIs (Compute among them) — create (operations followed over
 // reconciles), drift corrected with an update mask of only the drifted field, an immutable change refused
 // and left unchanged, import by external name, delete.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +12,7 @@ import {
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import { OWNER_LABEL } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
@@ -157,6 +158,18 @@ const CASES: Case[] = [
     secrets: { password: "hunter2-do-not-show" },
   },
   {
+    // Create under `{name=projects/*}` (the path's parent variable is `name`), a name Google chooses.
+    type: "monitoring.googleapis.com/AlertPolicy",
+    forProvider: { displayName: "a", combiner: "OR", userLabels: { team: "a" } },
+    drift: { displayName: "console" },
+  },
+  {
+    // Updated with PUT (the whole group), not PATCH.
+    type: "monitoring.googleapis.com/Group",
+    forProvider: { displayName: "g", filter: 'resource.type = "gce_instance"' },
+    drift: { filter: 'resource.type = "gae_app"' },
+  },
+  {
     type: "compute.googleapis.com/Network",
     kind: "Network",
     forProvider: { autoCreateSubnetworks: false, description: "n" },
@@ -299,9 +312,9 @@ const seed = (
   });
 
 describe("generated Google Cloud kinds through the generic providers", () => {
-  it("covers 22 kinds of at least 8 APIs, Compute among them", () => {
+  it("covers 24 kinds of at least 8 APIs, Compute among them", () => {
     const groups = new Set([...specs.values()].map((s) => s.group));
-    expect(CASES.length).toBe(22);
+    expect(CASES.length).toBe(24);
     expect(groups.size).toBeGreaterThanOrEqual(8);
     expect(groups.has("compute.googleapis")).toBe(true);
   });
@@ -393,6 +406,44 @@ describe("generated Google Cloud kinds through the generic providers", () => {
       expect(get(d, name)).toBeUndefined();
     });
   }
+
+  it("a create whose answer is lost is found again by its owner label: one alert policy, never two", async () => {
+    const c = CASES.find((x) => x.type === "monitoring.googleapis.com/AlertPolicy") as Case;
+    const d = defs.get(c) as ManagedKindDef;
+    expect(d.ownershipLookup).toBe(true);
+    const listOf = async () =>
+      ((await (await fetch(`${fake.url}/monitoring/v3/projects/${PROJECT}/alertPolicies`)).json()) as Json)
+        .alertPolicies as Json[] | undefined;
+    const before = (await listOf())?.length ?? 0;
+    seed(d, "lost-alert", structuredClone(c.forProvider));
+    // Google makes it; the answer never arrives.
+    fake.loseAnswerNext(/^POST monitoring /);
+    const first = await r.reconcile(key(d, "lost-alert"));
+    expect(first.outcome).toBe("error");
+    expect(get(d, "lost-alert")?.metadata.annotations?.[Annotations.externalName]).toBeUndefined();
+    const posts = fake.stats();
+    await settle(d, "lost-alert");
+    // Found by the label carrying the object's uid: its name recorded, no second create sent.
+    const uid = get(d, "lost-alert")?.metadata.uid as string;
+    const mine = ((await listOf()) ?? []).filter(
+      (p) => (p.userLabels as Record<string, string> | undefined)?.[OWNER_LABEL] === uid,
+    );
+    expect(mine).toHaveLength(1);
+    expect((await listOf())?.length).toBe(before + 1);
+    expect(get(d, "lost-alert")?.metadata.annotations?.[Annotations.externalName]).toBe(mine[0]?.name);
+    expect(cond(d, "lost-alert", "Ready"), JSON.stringify(get(d, "lost-alert")?.status)).toMatchObject({
+      status: "True",
+    });
+    expect(
+      Object.entries(fake.stats()).filter(([k, n]) => k.startsWith("POST") && n > (posts[k] ?? 0)),
+    ).toEqual([]);
+    // The label is driftless's own: never drift, not in the observed labels.
+    expect(get(d, "lost-alert")?.spec.forProvider.userLabels).not.toHaveProperty(OWNER_LABEL);
+    await kube.delete(d, "lost-alert");
+    await settle(d, "lost-alert");
+    await settle(d, "lost-alert");
+    expect((await listOf())?.length ?? 0).toBe(before);
+  });
 
   it("fills a field naming another resource from a …Ref and a parent from a …Selector (google.api.resource_reference), after the targets are ready", async () => {
     const netCase = CASES.find((c) => c.kind === "Network") as Case;

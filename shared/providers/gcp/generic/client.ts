@@ -14,7 +14,7 @@ import type {
   ObserveManyItem,
 } from "../../../api/external.ts";
 import { ExternalError, InvalidSpecError, NotListableError } from "../../../api/external.ts";
-import { googleKindOf, modelOf } from "../../../api/googleapis/kind.ts";
+import { findsByOwnerLabel, googleKindOf, modelOf, OWNER_LABEL } from "../../../api/googleapis/kind.ts";
 import type { GoogleHttp, GoogleKindSpec } from "../../../api/googleapis/spec.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { SecretKeySelector } from "../../../api/meta.ts";
@@ -234,6 +234,11 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const model = modelOf(this.#spec);
     const fp = mr.spec.forProvider;
     const { region: _, ...observed } = observedOf(model, resource, "", fp);
+    const labels = this.#spec.google.labels;
+    if (labels && isObject(observed[labels]) && OWNER_LABEL in (observed[labels] as Json)) {
+      const { [OWNER_LABEL]: _owner, ...rest } = observed[labels] as Json;
+      observed[labels] = rest;
+    }
     for (const h of [
       ...this.#spec.google.parent.home,
       ...(this.#spec.google.parent.explicit ? ["parent"] : []),
@@ -267,7 +272,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (resource) return this.#updating(mr, externalName, this.#found(mr, resource));
     }
     const pending = mr.metadata.annotations?.[OPERATION_ANNOTATION];
-    if (!pending) return { resourceExists: false };
+    if (!pending) return this.#byOwnerLabel(mr);
     const [generation, path] = [
       pending.slice(0, pending.indexOf("/")),
       pending.slice(pending.indexOf("/") + 1),
@@ -276,8 +281,8 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     try {
       op = await this.#api.request<Operation>("GET", path, { rateLimit: this.#rateLimit });
     } catch (err) {
-      // Operations expire: an unknown one tells nothing more than the GET did.
-      if (err instanceof GoogleHttpError && err.code === 404) return { resourceExists: false };
+      // Operations expire: an unknown one tells nothing more than the GET (and the owner label) did.
+      if (err instanceof GoogleHttpError && err.code === 404) return this.#byOwnerLabel(mr);
       throw classifyGoogle(err, `read operation ${path}`);
     }
     if (!this.#done(op))
@@ -300,6 +305,33 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (resource) return this.#found(mr, resource, externalName ? undefined : id);
     }
     return { resourceExists: false };
+  }
+
+  /**
+   * A provider-chosen resource with no recorded name (a create whose answer was lost): the one in its parent
+   * whose OWNER_LABEL is this managed resource's uid, found by listing the parent; none where the kind
+   * carries no such label.
+   */
+  async #byOwnerLabel(mr: MR): Promise<ExternalObservation<Json, Json>> {
+    const g = this.#spec.google;
+    const uid = mr.metadata.uid;
+    if (!findsByOwnerLabel(this.#spec) || !uid || !g.list || !g.labels) return { resourceExists: false };
+    const parent = this.#parent(mr.spec.forProvider);
+    const listed = await this.#listAll(fillPath(g.list.p, { parent }), `${parent}/${g.collection}/`);
+    for (const [name, resource] of listed) {
+      const labels = resource[g.labels];
+      if (isObject(labels) && labels[OWNER_LABEL] === uid) return this.#found(mr, resource, name);
+    }
+    return { resourceExists: false };
+  }
+
+  /** The desired body with the owner label in its labels map (kinds found by it, once the uid is known). */
+  #withOwnerLabel(mr: MR, body: Json): Json {
+    const labels = this.#spec.google.labels;
+    const uid = mr.metadata.uid;
+    if (!findsByOwnerLabel(this.#spec) || !labels || !uid) return body;
+    const own = isObject(body[labels]) ? (body[labels] as Json) : {};
+    return { ...body, [labels]: { ...own, [OWNER_LABEL]: uid } };
   }
 
   /**
@@ -459,10 +491,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   async create(mr: MR, externalName: string | undefined): Promise<ExternalCreation> {
     const g = this.#spec.google;
     const model = modelOf(this.#spec);
-    const body = desiredModel(model, {
-      forProvider: await this.#resolved(mr),
-      externalName: this.#compute ? externalName : undefined,
-    });
+    const body = this.#withOwnerLabel(
+      mr,
+      desiredModel(model, {
+        forProvider: await this.#resolved(mr),
+        externalName: this.#compute ? externalName : undefined,
+      }),
+    );
     const missing = missingRequired(model, body);
     if (missing.length > 0)
       throw new InvalidSpecError(
@@ -524,7 +559,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (!current) throw new ExternalError(`${this.#spec.typeName} ${externalName} disappeared during update`);
     const model = modelOf(this.#spec);
     const desired = desiredModel(model, { forProvider: await this.#resolved(mr), externalName: undefined });
-    const ops = patchOf(model, desired, current);
+    // The owner label stays where it is: never drift, kept when the labels map is written whole.
+    const labels = this.#spec.google.labels;
+    const owned = labels && isObject(current[labels]) && OWNER_LABEL in (current[labels] as Json);
+    const ops = patchOf(model, owned ? this.#withOwnerLabel(mr, desired) : desired, current);
     if (ops.length === 0) return {};
     // Only what drifted goes out, in the body and in the mask: immutable, output-only and secret fields never.
     const body: Json = {};

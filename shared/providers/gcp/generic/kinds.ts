@@ -4,11 +4,23 @@ import type { GoogleKindSpec } from "../../../api/googleapis/spec.ts";
 import { activatedGoogleSpecs } from "./activated.ts";
 import { type GoogleProviderOptions, googleProvider } from "./client.ts";
 
+// One provider per spec (the catalog hands out one spec object per kind): the registry at load and the
+// served kinds at cold start and each sweep share it, its definition and the schemas built from it.
+const built = new WeakMap<GoogleKindSpec, ManagedKindProvider>();
+
 export function googleProviders(
   specs: readonly GoogleKindSpec[],
-  opts: GoogleProviderOptions = {},
+  opts?: GoogleProviderOptions,
 ): ManagedKindProvider[] {
-  return specs.map((s) => googleProvider(s, opts));
+  return specs.map((s) => {
+    if (opts) return googleProvider(s, opts);
+    let p = built.get(s);
+    if (!p) {
+      p = googleProvider(s);
+      built.set(s, p);
+    }
+    return p;
+  });
 }
 
 /** The activated generated kinds' providers (none unless activated: docs/gcp-generated.md). */
