@@ -2,6 +2,7 @@
 // Pub/Sub message is one LogEntry whose protoPayload is an AuditLog.
 import { z } from "zod";
 import type { AuditLogCall } from "../api/cloud-events.ts";
+import { parseEnvelope } from "./envelope.ts";
 
 export const AUDIT_LOG_TYPE = "type.googleapis.com/google.cloud.audit.AuditLog";
 /** A LogEntry is at most 256 KiB (Cloud Logging's limit); anything larger is not one. */
@@ -40,27 +41,15 @@ export type AuditLogParse =
  * message, or anything else); `malformed` when it has one but is no valid audit entry. Never throws.
  */
 export function parseAuditLogData(data: Buffer): AuditLogParse {
-  if (data.byteLength > MAX_LOG_ENTRY_BYTES) return { kind: "not-audit-log" };
-  let json: unknown;
-  try {
-    json = JSON.parse(data.toString("utf8"));
-  } catch {
-    return { kind: "not-audit-log" };
-  }
-  if (json === null || typeof json !== "object" || !("protoPayload" in json))
-    return { kind: "not-audit-log" };
-  const insertId = (json as { insertId?: unknown }).insertId;
-  const id = typeof insertId === "string" ? insertId : undefined;
-  const parsed = logEntry.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return {
-      kind: "malformed",
-      id,
-      error: `${issue?.path.join(".") || "entry"}: ${issue?.message ?? "invalid"}`,
-    };
-  }
-  return { kind: "entry", entry: parsed.data };
+  const r = parseEnvelope(data, {
+    maxBytes: MAX_LOG_ENTRY_BYTES,
+    marker: "protoPayload",
+    idField: "insertId",
+    schema: logEntry,
+    what: "entry",
+  });
+  if (r.kind === "other") return { kind: "not-audit-log" };
+  return r.kind === "ok" ? { kind: "entry", entry: r.value } : r;
 }
 
 export const auditLogCall = (e: AuditLogEntry): AuditLogCall => ({

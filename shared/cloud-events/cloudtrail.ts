@@ -2,6 +2,7 @@
 // reconcile queue: the body of an SQS message next to driftless's own messages (queue/message.ts).
 import { z } from "zod";
 import type { CloudTrailCall } from "../api/cloud-events.ts";
+import { parseEnvelope } from "./envelope.ts";
 
 export const CLOUDTRAIL_DETAIL_TYPE = "AWS API Call via CloudTrail";
 /** EventBridge events are at most 256 KiB; anything larger is not one. */
@@ -57,27 +58,15 @@ export type EventBridgeParse =
  * event but not a valid CloudTrail one. Never throws; the error never quotes the body.
  */
 export function parseEventBridgeBody(body: string): EventBridgeParse {
-  if (Buffer.byteLength(body, "utf8") > MAX_EVENTBRIDGE_BYTES) return { kind: "not-eventbridge" };
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return { kind: "not-eventbridge" };
-  }
-  if (json === null || typeof json !== "object" || !("detail-type" in json))
-    return { kind: "not-eventbridge" };
-  const rawId = (json as { id?: unknown }).id;
-  const id = typeof rawId === "string" ? rawId : undefined;
-  const parsed = eventBridgeEvent.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return {
-      kind: "malformed",
-      id,
-      error: `${issue?.path.join(".") || "event"}: ${issue?.message ?? "invalid"}`,
-    };
-  }
-  return { kind: "event", event: parsed.data };
+  const r = parseEnvelope(body, {
+    maxBytes: MAX_EVENTBRIDGE_BYTES,
+    marker: "detail-type",
+    idField: "id",
+    schema: eventBridgeEvent,
+    what: "event",
+  });
+  if (r.kind === "other") return { kind: "not-eventbridge" };
+  return r.kind === "ok" ? { kind: "event", event: r.value } : r;
 }
 
 /** The call a kind's declaration reads. */

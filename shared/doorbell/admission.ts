@@ -64,8 +64,8 @@ const objectMeta = z
   .loose();
 const kubeObject = z.object({ metadata: objectMeta.optional(), spec: z.unknown().optional() }).loose();
 
-/** An admission.k8s.io/v1 AdmissionReview request, as the API server sends it (in-use.ts reads it too). */
-export const reviewSchema = z.object({
+/** An admission.k8s.io/v1 AdmissionReview request, as the API server sends it. */
+const reviewSchema = z.object({
   apiVersion: z.literal(ADMISSION_API_VERSION),
   kind: z.literal("AdmissionReview"),
   request: z.object({
@@ -120,14 +120,9 @@ export const allow = (uid: string) => ({
  * that is not one gets 400 (the API server then applies the webhook's failurePolicy, Ignore).
  */
 export async function handleAdmissionReview(deps: AdmissionDeps, body: unknown): Promise<AdmissionResult> {
-  const parsed = reviewSchema.safeParse(body);
-  if (!parsed.success) {
-    // Issue paths only: a request's objects may hold anything, they are never logged.
-    const why = reviewProblem(parsed.error);
-    deps.logger.warn({ error: why }, "doorbell: not an admission.k8s.io/v1 AdmissionReview");
-    return { status: 400, body: { error: `not an admission.k8s.io/v1 AdmissionReview: ${why}` } };
-  }
-  const req = parsed.data.request;
+  const review = readReview(body, deps.logger, "doorbell");
+  if ("rejected" in review) return review.rejected;
+  const req = review.request;
   const answer = (verdict: AdmissionVerdict, key?: string): AdmissionResult => ({
     status: 200,
     body: allow(req.uid),
@@ -174,11 +169,28 @@ export async function handleAdmissionReview(deps: AdmissionDeps, body: unknown):
 }
 
 /** Where a body fails to be an AdmissionReview, by issue paths only (its objects may hold anything). */
-export const reviewProblem = (error: z.ZodError) =>
+const reviewProblem = (error: z.ZodError) =>
   error.issues
     .slice(0, 3)
     .map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`)
     .join("; ");
+
+/**
+ * The request of an AdmissionReview body (in-use.ts reads it too), or the 400 a body that is not one
+ * gets (the API server then applies the webhook's failurePolicy), logged as `who` saw it.
+ */
+export function readReview(
+  body: unknown,
+  logger: Logger,
+  who: string,
+): { request: Request } | { rejected: { status: 400; body: { error: string } } } {
+  const parsed = reviewSchema.safeParse(body);
+  if (parsed.success) return { request: parsed.data.request };
+  // Issue paths only: a request's objects may hold anything, they are never logged.
+  const why = reviewProblem(parsed.error);
+  logger.warn({ error: why }, `${who}: not an admission.k8s.io/v1 AdmissionReview`);
+  return { rejected: { status: 400, body: { error: `not an admission.k8s.io/v1 AdmissionReview: ${why}` } } };
+}
 
 /** Extra delay of a connection Secret's owner: its message says nothing about which write to wait for. */
 export const CONNECTION_SECRET_DELAY_MS = 1_000;

@@ -11,7 +11,7 @@ import { DELETION_ATTEMPT_ANNOTATION, type UsageObject } from "../api/protection
 import type { Kube } from "../kube/client.ts";
 import type { Logger } from "../pipeline/common.ts";
 import { holds, usagesOf } from "../reconciler/usages.ts";
-import { ADMISSION_API_VERSION, allow, reviewProblem, reviewSchema } from "./admission.ts";
+import { ADMISSION_API_VERSION, allow, readReview } from "./admission.ts";
 
 export interface InUseDeps {
   kube: Kube;
@@ -48,13 +48,9 @@ export async function handleInUseReview(
   deps: InUseDeps,
   body: unknown,
 ): Promise<{ status: number; body: unknown; verdict?: InUseVerdict }> {
-  const parsed = reviewSchema.safeParse(body);
-  if (!parsed.success) {
-    const why = reviewProblem(parsed.error);
-    deps.logger.warn({ error: why }, "in-use guard: not an admission.k8s.io/v1 AdmissionReview");
-    return { status: 400, body: { error: `not an admission.k8s.io/v1 AdmissionReview: ${why}` } };
-  }
-  const req = parsed.data.request;
+  const review = readReview(body, deps.logger, "in-use guard");
+  if ("rejected" in review) return review.rejected;
+  const req = review.request;
   const old = req.oldObject;
   // Only a DELETE is asked about (the webhook's rule); anything else is not this guard's to judge.
   if (req.operation !== "DELETE" || !old?.metadata?.name)

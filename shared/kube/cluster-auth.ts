@@ -238,27 +238,32 @@ export async function loadClusterAccess(input: ClusterAccessInput): Promise<Clus
     }
     return fromText(text, "secret");
   }
+  // A managed cluster's endpoint and CA with the platform's token for it.
+  const viaToken = (
+    cluster: { endpoint: string; caData?: string },
+    source: "eks" | "gke",
+    tokens: TokenSource,
+    name: string,
+  ): ClusterAccess => ({
+    endpoint: tokenEndpoint({
+      server: cluster.endpoint,
+      ...(cluster.caData ? { caData: cluster.caData } : {}),
+      source: tokens,
+      name,
+    }),
+    source,
+    replacedUsers: [],
+  });
   if (input.eks) {
     if (!opts.tokens?.eks)
       throw new Error("EKS access is configured but this platform cannot make EKS tokens");
-    const endpoint = tokenEndpoint({
-      server: input.eks.endpoint,
-      ...(input.eks.caData ? { caData: input.eks.caData } : {}),
-      source: opts.tokens.eks(input.eks.clusterName, input.eks.region),
-      name: input.eks.clusterName,
-    });
-    return { endpoint, source: "eks", replacedUsers: [] };
+    const { clusterName, region } = input.eks;
+    return viaToken(input.eks, "eks", opts.tokens.eks(clusterName, region), clusterName);
   }
   if (input.gke) {
     if (!opts.tokens?.gke)
       throw new Error("GKE access is configured but this platform cannot make GKE tokens");
-    const endpoint = tokenEndpoint({
-      server: input.gke.endpoint,
-      ...(input.gke.caData ? { caData: input.gke.caData } : {}),
-      source: opts.tokens.gke(),
-      name: "gke",
-    });
-    return { endpoint, source: "gke", replacedUsers: [] };
+    return viaToken(input.gke, "gke", opts.tokens.gke(), "gke");
   }
   if (input.kubeconfigPath)
     return { ...endpointFromKubeconfig(readKubeconfigFiles(input.kubeconfigPath), opts), source: "file" };

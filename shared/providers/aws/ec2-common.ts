@@ -345,7 +345,7 @@ export interface Ec2DescribeInput {
  * One EC2 kind found by id or by the ownership tag, as data: the template (Ec2KindClient) reads, finds and
  * batch-observes every such kind with it.
  */
-export interface Ec2Kind<T, O> {
+export interface Ec2Kind<T, O, C> {
   /** The noun in messages: VPC, subnet, security group. */
   noun: string;
   /** The id's prefix: vpc, subnet, sg. */
@@ -359,6 +359,12 @@ export interface Ec2Kind<T, O> {
   /** One page of its answer. */
   page: (out: O) => DescribePage<T>;
   idOf: (t: T) => string | undefined;
+  /** The kind's create call, the field of its answer that holds the new id, and where it is. */
+  create: { call: string; idField: string; idOf: (out: C) => string | undefined };
+  /** The kind's Delete* command for an id. */
+  remove: (id: string) => unknown;
+  /** Codes of a delete that waits for dependents, beyond DependencyViolation. */
+  inUse?: readonly string[];
 }
 
 /**
@@ -366,12 +372,12 @@ export interface Ec2Kind<T, O> {
  * before that by the ownership tag (a create whose id was never recorded), observes it and batch-observes
  * many by an id filter. A kind adds its data (Ec2Kind), what it reports of a resource, and its writes.
  */
-export abstract class Ec2KindClient<F, A, T, O> {
+export abstract class Ec2KindClient<F, A, T, O, C> {
   protected readonly ec2: EC2Client;
   protected readonly region: string;
-  readonly #kind: Ec2Kind<T, O>;
+  readonly #kind: Ec2Kind<T, O, C>;
   readonly #isId: (name: string) => boolean;
-  constructor(ec2: EC2Client, region: string, kind: Ec2Kind<T, O>) {
+  constructor(ec2: EC2Client, region: string, kind: Ec2Kind<T, O, C>) {
     this.ec2 = ec2;
     this.region = region;
     this.#kind = kind;
@@ -386,10 +392,36 @@ export abstract class Ec2KindClient<F, A, T, O> {
     t: T,
   ): ExternalObservation<F, A> | Promise<ExternalObservation<F, A>>;
 
+  /** Sends one of the kind's commands (data): the client's send types every EC2 command, so the answer is the command's own. */
+  #send<Out>(command: unknown): Promise<Out> {
+    return (this.ec2.send.bind(this.ec2) as unknown as (command: unknown) => Promise<Out>)(command);
+  }
+
   async #describe(input: Ec2DescribeInput): Promise<DescribePage<T>> {
-    // The kind's command is data; the client's send types every EC2 command, so the answer is the kind's own.
-    const send = this.ec2.send.bind(this.ec2) as unknown as (command: unknown) => Promise<O>;
-    return this.#kind.page(await send(this.#kind.describe(input)));
+    return this.#kind.page(await this.#send<O>(this.#kind.describe(input)));
+  }
+
+  /**
+   * Sends the kind's create command, which carries the ownership tag (tagSpecifications): if the id is
+   * lost (crash before it is recorded), observe finds the resource by that tag. The id is the external name.
+   */
+  protected async createTagged(command: unknown): Promise<{ externalName: string }> {
+    const { call, idField, idOf } = this.#kind.create;
+    const id = idOf(await this.#send<C>(command));
+    if (!id) throw new Error(`${call} returned no ${idField}`);
+    return { externalName: id };
+  }
+
+  /** Deletes by id: already gone is done; dependents still there are waited for (DependencyViolationError). */
+  async delete(_mr: ManagedResource<F, A>, id: string): Promise<void> {
+    try {
+      await this.#send(this.#kind.remove(id));
+    } catch (err) {
+      if (this.isMissing(err)) return;
+      if (codeIs(err, "DependencyViolation", ...(this.#kind.inUse ?? [])))
+        throw dependencyViolation(`${this.#kind.noun} ${id}`, err);
+      throw err;
+    }
   }
 
   protected isMissing(err: unknown): boolean {

@@ -3,6 +3,7 @@ import {
   AuthorizeSecurityGroupIngressCommand,
   type SecurityGroup as CloudGroup,
   CreateSecurityGroupCommand,
+  type CreateSecurityGroupCommandOutput,
   DeleteSecurityGroupCommand,
   DescribeSecurityGroupsCommand,
   type DescribeSecurityGroupsCommandOutput,
@@ -26,7 +27,6 @@ import type { ManagedResource } from "../../api/managed.ts";
 import {
   codeIs,
   defined,
-  dependencyViolation,
   type Ec2Kind,
   Ec2KindClient,
   ec2Provider,
@@ -297,7 +297,7 @@ export function ruleChanges(desired: Map<string, Atom>, cloud: Map<string, Atom>
 }
 
 /** The security groups as the EC2 template (ec2-common.ts) reads them. */
-const GROUPS: Ec2Kind<CloudGroup, DescribeSecurityGroupsCommandOutput> = {
+const GROUPS: Ec2Kind<CloudGroup, DescribeSecurityGroupsCommandOutput, CreateSecurityGroupCommandOutput> = {
   noun: "security group",
   idPrefix: "sg",
   idFilter: "group-id",
@@ -306,10 +306,19 @@ const GROUPS: Ec2Kind<CloudGroup, DescribeSecurityGroupsCommandOutput> = {
     new DescribeSecurityGroupsCommand({ ...input, ...(ids ? { GroupIds: ids } : {}) }),
   page: (out) => ({ items: out.SecurityGroups, nextToken: out.NextToken }),
   idOf: (g) => g.GroupId,
+  create: { call: "CreateSecurityGroup", idField: "GroupId", idOf: (out) => out.GroupId },
+  remove: (id) => new DeleteSecurityGroupCommand({ GroupId: id }),
+  inUse: ["InvalidGroup.InUse"],
 };
 
 class SecurityGroupClient
-  extends Ec2KindClient<F, A, CloudGroup, DescribeSecurityGroupsCommandOutput>
+  extends Ec2KindClient<
+    F,
+    A,
+    CloudGroup,
+    DescribeSecurityGroupsCommandOutput,
+    CreateSecurityGroupCommandOutput
+  >
   implements ExternalClient<F, A>
 {
   /**
@@ -345,8 +354,8 @@ class SecurityGroupClient
       throw new InvalidSpecError(
         "spec.forProvider.vpcId (or vpcIdRef, vpcIdSelector) is required to create a security group",
       );
-    // Tagged in the same call: if the id is lost (crash before it is recorded), observe finds it by tag.
-    const out = await this.ec2.send(
+    // Rules are applied by update on the next reconcile, as a diff against what AWS put in the new group.
+    return this.createTagged(
       new CreateSecurityGroupCommand({
         GroupName: fp.groupName ?? mr.metadata.name,
         Description: fp.description ?? DEFAULT_GROUP_DESCRIPTION,
@@ -354,9 +363,6 @@ class SecurityGroupClient
         TagSpecifications: tagSpecifications("security-group", mr),
       }),
     );
-    if (!out.GroupId) throw new Error("CreateSecurityGroup returned no GroupId");
-    // Rules are applied by update on the next reconcile, as a diff against what AWS put in the new group.
-    return { externalName: out.GroupId };
   }
 
   async update(mr: MR, id: string, obs: Observation) {
@@ -419,17 +425,6 @@ class SecurityGroupClient
         // Already gone is what we wanted; the next observe shows anything left.
         if (!codeIs(err, "InvalidPermission.NotFound")) throw err;
       }
-    }
-  }
-
-  async delete(_mr: MR, id: string) {
-    try {
-      await this.ec2.send(new DeleteSecurityGroupCommand({ GroupId: id }));
-    } catch (err) {
-      if (this.isMissing(err)) return;
-      if (codeIs(err, "DependencyViolation", "InvalidGroup.InUse"))
-        throw dependencyViolation(`security group ${id}`, err);
-      throw err;
     }
   }
 }

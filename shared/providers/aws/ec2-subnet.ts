@@ -1,6 +1,7 @@
 import {
   type Subnet as CloudSubnet,
   CreateSubnetCommand,
+  type CreateSubnetCommandOutput,
   DeleteSubnetCommand,
   DescribeSubnetsCommand,
   type DescribeSubnetsCommandOutput,
@@ -12,9 +13,7 @@ import type { ExternalClient, ExternalObservation } from "../../api/external.ts"
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
-  codeIs,
   defined,
-  dependencyViolation,
   type Ec2Kind,
   Ec2KindClient,
   ec2Provider,
@@ -30,7 +29,7 @@ type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 
 /** The subnets as the EC2 template (ec2-common.ts) reads them. */
-const SUBNETS: Ec2Kind<CloudSubnet, DescribeSubnetsCommandOutput> = {
+const SUBNETS: Ec2Kind<CloudSubnet, DescribeSubnetsCommandOutput, CreateSubnetCommandOutput> = {
   noun: "subnet",
   idPrefix: "subnet",
   idFilter: "subnet-id",
@@ -39,10 +38,12 @@ const SUBNETS: Ec2Kind<CloudSubnet, DescribeSubnetsCommandOutput> = {
     new DescribeSubnetsCommand({ ...input, ...(ids ? { SubnetIds: ids } : {}) }),
   page: (out) => ({ items: out.Subnets, nextToken: out.NextToken }),
   idOf: (s) => s.SubnetId,
+  create: { call: "CreateSubnet", idField: "SubnetId", idOf: (out) => out.Subnet?.SubnetId },
+  remove: (id) => new DeleteSubnetCommand({ SubnetId: id }),
 };
 
 class SubnetClient
-  extends Ec2KindClient<F, A, CloudSubnet, DescribeSubnetsCommandOutput>
+  extends Ec2KindClient<F, A, CloudSubnet, DescribeSubnetsCommandOutput, CreateSubnetCommandOutput>
   implements ExternalClient<F, A>
 {
   /** What observe reports of a subnet as DescribeSubnets returned it. */
@@ -82,8 +83,8 @@ class SubnetClient
         "spec.forProvider.vpcId (or vpcIdRef, vpcIdSelector) is required to create a subnet",
       );
     if (!cidrBlock) throw new InvalidSpecError("spec.forProvider.cidrBlock is required to create a subnet");
-    // Tagged in the same call: if the id is lost (crash before it is recorded), observe finds it by tag.
-    const out = await this.ec2.send(
+    // mapPublicIpOnLaunch is set by update on the next reconcile, like any other drift.
+    return this.createTagged(
       new CreateSubnetCommand({
         VpcId: vpcId,
         CidrBlock: cidrBlock,
@@ -91,10 +92,6 @@ class SubnetClient
         TagSpecifications: tagSpecifications("subnet", mr),
       }),
     );
-    const subnetId = out.Subnet?.SubnetId;
-    if (!subnetId) throw new Error("CreateSubnet returned no SubnetId");
-    // mapPublicIpOnLaunch is set by update on the next reconcile, like any other drift.
-    return { externalName: subnetId };
   }
 
   async update(mr: MR, id: string, obs: ExternalObservation<F, A>) {
@@ -108,16 +105,6 @@ class SubnetClient
     }
     if (fp.tags !== undefined) await updateTags(this.ec2, id, fp.tags, observed.tags ?? {});
     return {};
-  }
-
-  async delete(_mr: MR, id: string) {
-    try {
-      await this.ec2.send(new DeleteSubnetCommand({ SubnetId: id }));
-    } catch (err) {
-      if (this.isMissing(err)) return;
-      if (codeIs(err, "DependencyViolation")) throw dependencyViolation(`subnet ${id}`, err);
-      throw err;
-    }
   }
 }
 

@@ -1,5 +1,6 @@
 import {
   CreateVpcCommand,
+  type CreateVpcCommandOutput,
   DeleteVpcCommand,
   DescribeVpcAttributeCommand,
   DescribeVpcsCommand,
@@ -13,9 +14,7 @@ import type { ExternalClient, ExternalObservation } from "../../api/external.ts"
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
-  codeIs,
   defined,
-  dependencyViolation,
   type Ec2Kind,
   Ec2KindClient,
   ec2Arn,
@@ -32,7 +31,7 @@ type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 
 /** The VPCs as the EC2 template (ec2-common.ts) reads them. */
-const VPCS: Ec2Kind<Vpc, DescribeVpcsCommandOutput> = {
+const VPCS: Ec2Kind<Vpc, DescribeVpcsCommandOutput, CreateVpcCommandOutput> = {
   noun: "VPC",
   idPrefix: "vpc",
   idFilter: "vpc-id",
@@ -40,9 +39,14 @@ const VPCS: Ec2Kind<Vpc, DescribeVpcsCommandOutput> = {
   describe: ({ ids, ...input }) => new DescribeVpcsCommand({ ...input, ...(ids ? { VpcIds: ids } : {}) }),
   page: (out) => ({ items: out.Vpcs, nextToken: out.NextToken }),
   idOf: (v) => v.VpcId,
+  create: { call: "CreateVpc", idField: "VpcId", idOf: (out) => out.Vpc?.VpcId },
+  remove: (id) => new DeleteVpcCommand({ VpcId: id }),
 };
 
-class VpcClient extends Ec2KindClient<F, A, Vpc, DescribeVpcsCommandOutput> implements ExternalClient<F, A> {
+class VpcClient
+  extends Ec2KindClient<F, A, Vpc, DescribeVpcsCommandOutput, CreateVpcCommandOutput>
+  implements ExternalClient<F, A>
+{
   async #attribute(id: string, attribute: "enableDnsSupport" | "enableDnsHostnames") {
     const out = await this.ec2.send(new DescribeVpcAttributeCommand({ VpcId: id, Attribute: attribute }));
     return attribute === "enableDnsSupport" ? out.EnableDnsSupport?.Value : out.EnableDnsHostnames?.Value;
@@ -78,19 +82,14 @@ class VpcClient extends Ec2KindClient<F, A, Vpc, DescribeVpcsCommandOutput> impl
   async create(mr: MR) {
     const fp = mr.spec.forProvider;
     if (!fp.cidrBlock) throw new InvalidSpecError("spec.forProvider.cidrBlock is required to create a VPC");
-    const cidrBlock = fp.cidrBlock;
-    // Tagged in the same call: if the id is lost (crash before it is recorded), observe finds it by tag.
-    const out = await this.ec2.send(
+    // DNS attributes are set by update on the next reconcile, like any other drift.
+    return this.createTagged(
       new CreateVpcCommand({
-        CidrBlock: cidrBlock,
+        CidrBlock: fp.cidrBlock,
         ...(fp.instanceTenancy ? { InstanceTenancy: fp.instanceTenancy } : {}),
         TagSpecifications: tagSpecifications("vpc", mr),
       }),
     );
-    const vpcId = out.Vpc?.VpcId;
-    if (!vpcId) throw new Error("CreateVpc returned no VpcId");
-    // DNS attributes are set by update on the next reconcile, like any other drift.
-    return { externalName: vpcId };
   }
 
   async update(mr: MR, id: string, obs: ExternalObservation<F, A>) {
@@ -116,16 +115,6 @@ class VpcClient extends Ec2KindClient<F, A, Vpc, DescribeVpcsCommandOutput> impl
     for (const attr of order) await modify(attr);
     if (fp.tags !== undefined) await updateTags(this.ec2, id, fp.tags, observed.tags ?? {});
     return {};
-  }
-
-  async delete(_mr: MR, id: string) {
-    try {
-      await this.ec2.send(new DeleteVpcCommand({ VpcId: id }));
-    } catch (err) {
-      if (this.isMissing(err)) return;
-      if (codeIs(err, "DependencyViolation")) throw dependencyViolation(`VPC ${id}`, err);
-      throw err;
-    }
   }
 }
 

@@ -13,7 +13,6 @@ import {
 import type { z } from "zod";
 import { DBInstance, type DBInstanceAtProvider, type DBInstanceForProvider } from "../../api/aws/rds.ts";
 import {
-  type Availability,
   type ConnectionDetails,
   CredentialsError,
   type ExternalClient,
@@ -24,6 +23,7 @@ import {
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
+import { availabilityTable } from "../availability.ts";
 import { awsErrorCode, regionOfArn } from "./config.ts";
 import { observeEach, sameSet } from "./ec2-common.ts";
 import { rdsProvider, tagsOnCreate, updateTags } from "./rds-common.ts";
@@ -166,18 +166,10 @@ function observedOf(db: CloudDBInstance, fp: F, region: string): Partial<F> {
   });
 }
 
-function availabilityOf(status: string | undefined): { availability: Availability; message?: string } {
-  switch (status) {
-    case "available":
-      return { availability: "Available" };
-    case "creating":
-      return { availability: "Creating" };
-    case "deleting":
-      return { availability: "Deleting" };
-    default:
-      return { availability: "Unavailable", message: `DB instance status is ${status ?? "unknown"}` };
-  }
-}
+const availabilityOf = availabilityTable(
+  { available: "Available", creating: "Creating", deleting: "Deleting" },
+  (status) => ({ availability: "Unavailable", message: `DB instance status is ${status ?? "unknown"}` }),
+);
 
 function connectionOf(db: CloudDBInstance, fp: F): ConnectionDetails {
   const port = db.Endpoint?.Port ?? (db.DbInstancePort || undefined) ?? fp.port;

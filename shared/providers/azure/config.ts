@@ -2,13 +2,13 @@ import { createHash } from "node:crypto";
 import { ClientSecretCredential, DefaultAzureCredential, type TokenCredential } from "@azure/identity";
 import { BlobServiceClient, newPipeline, StorageSharedKeyCredential } from "@azure/storage-blob";
 import {
-  type Availability,
   type ConnectContext,
   CredentialsError,
   InvalidSpecError,
   ThrottledError,
 } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { availabilityTable } from "../availability.ts";
 import { type CheckedEndpoint, checkEndpoint, refuseAmbientOffCloud } from "../endpoints.ts";
 import { blobAnswers } from "./answers.ts";
 
@@ -270,18 +270,14 @@ export function classifyAzureError(err: unknown): Error {
 }
 
 /** What ARM's provisioningState says of a resource's availability. */
-export function availabilityOf(state: string | undefined): { availability: Availability; message?: string } {
-  switch (state) {
-    case "Succeeded":
-      return { availability: "Available" };
-    case "Deleting":
-      return { availability: "Deleting" };
-    case "Failed":
-      return { availability: "Unavailable", message: "Azure reports provisioningState Failed" };
-    default:
-      return { availability: "Creating" };
-  }
-}
+export const availabilityOf = availabilityTable(
+  {
+    Succeeded: "Available",
+    Deleting: "Deleting",
+    Failed: { availability: "Unavailable", message: "Azure reports provisioningState Failed" },
+  },
+  () => ({ availability: "Creating" }),
+);
 
 /** Runs an SDK call, classifying its error. */
 export async function azure<T>(call: () => Promise<T>): Promise<T> {

@@ -6,7 +6,6 @@ import {
 } from "../../api/azure/dbforpostgresql.ts";
 import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
-  Availability,
   ConnectContext,
   ExternalClient,
   ExternalListing,
@@ -16,10 +15,12 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { availabilityTable } from "../availability.ts";
 import { ConnectionPassword, PASSWORD_KEY } from "../connection-password.ts";
 import { type ArmRest, armRest } from "./arm-rest.ts";
-import { azure, isGone, normaliseLocation } from "./config.ts";
-import { listEach, nameInId } from "./network-client.ts";
+import { azure, isGone } from "./config.ts";
+import { listInGroups, observedLocation, observeInGroups } from "./in-group.ts";
+import { nameInId } from "./network-client.ts";
 import { defined, onServer, POSTGRES_API, sameId, serverPath } from "./postgresql-client.ts";
 
 type F = z.infer<typeof FlexibleServerForProvider>;
@@ -71,21 +72,14 @@ const MAX_ITEMS = 1000;
 /** Server states in which Azure takes a change (a stopped server must be started first). */
 const CHANGEABLE = new Set(["Ready"]);
 
-function availabilityOf(state: string | undefined): { availability: Availability; message?: string } {
-  switch (state) {
-    case "Ready":
-    // An update (scaling, a new password) keeps the server serving most of the time.
-    case "Updating":
-      return { availability: "Available" };
-    case "Provisioning":
-    case undefined:
-      return { availability: "Creating" };
-    case "Dropping":
-      return { availability: "Deleting" };
-    default:
-      return { availability: "Unavailable", message: `Azure reports the server ${state}` };
-  }
-}
+const availabilityOf = availabilityTable(
+  // An update (scaling, a new password) keeps the server serving most of the time.
+  { Ready: "Available", Updating: "Available", Provisioning: "Creating", Dropping: "Deleting" },
+  (state) =>
+    state === undefined
+      ? { availability: "Creating" }
+      : { availability: "Unavailable", message: `Azure reports the server ${state}` },
+);
 
 /** The cloud's value when it names the spec's resource id in another case: the spec's spelling. */
 const asSpecified = (spec: string | undefined, cloud: string | undefined) =>
@@ -102,8 +96,7 @@ function observationOf(fp: F, rg: string, s: CloudServer): Observation {
     observed: defined({
       resourceGroupName: nameInId(s.id, "resourceGroups", rg) ?? rg,
       // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
-      location:
-        fp.location && s.location && normaliseLocation(fp.location) === s.location ? fp.location : s.location,
+      location: observedLocation(fp.location, s.location),
       administratorLogin: p.administratorLogin,
       version: p.version,
       sku: s.sku?.name ? { name: s.sku.name, tier: s.sku.tier as NonNullable<F["sku"]>["tier"] } : undefined,
@@ -198,42 +191,16 @@ class FlexibleServerClient implements ExternalClient<F, A> {
 
   /** Servers - List By Resource Group of each group the items name, one request per page. */
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    const groups = new Map<string, string>();
-    for (const { mr } of items) {
-      const rg = mr.spec.forProvider.resourceGroupName;
-      if (rg) groups.set(rg.toLowerCase(), rg);
-    }
-    const lists = await listEach(groups, (rg) =>
-      this.#arm.pages<CloudServer>(serverPath(this.#arm, rg), POSTGRES_API),
-    );
-    return Promise.all(
-      items.map(async ({ mr, externalName }) => {
-        const rg = mr.spec.forProvider.resourceGroupName;
-        const servers = rg ? lists.get(rg.toLowerCase()) : undefined;
-        if (!rg || servers === undefined) return { resourceExists: false };
-        if (servers instanceof Error) return servers;
-        return this.#observed(mr, rg, servers.get(externalName.toLowerCase())).catch((err: Error) => err);
-      }),
+    return observeInGroups(
+      items,
+      (rg) => this.#arm.pages<CloudServer>(serverPath(this.#arm, rg), POSTGRES_API),
+      (mr, rg, server) => this.#observed(mr, rg, server),
     );
   }
 
   /** Every flexible server of the subscription, Servers - List By Resource Group group by group (`driftless import`). */
-  async list(): Promise<ExternalListing[]> {
-    const out: ExternalListing[] = [];
-    await azure(async () => {
-      for await (const { group, item } of this.#arm.eachInGroups<CloudServer>(
-        (rg) => serverPath(this.#arm, rg),
-        POSTGRES_API,
-      ))
-        if (item.name)
-          out.push({
-            externalName: item.name,
-            forProvider: { resourceGroupName: group, ...(item.location ? { location: item.location } : {}) },
-            // Unique only in its resource group: named and matched with it.
-            parent: "resourceGroupName",
-          });
-    });
-    return out;
+  list(): Promise<ExternalListing[]> {
+    return listInGroups(this.#arm, (rg) => serverPath(this.#arm, rg), POSTGRES_API);
   }
 
   async create(mr: MR, name: string | undefined) {

@@ -17,7 +17,8 @@ import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
 import { type ArmRest, armRest, RESOURCE_GROUPS_API as RESOURCES_API } from "./arm-rest.ts";
-import { availabilityOf, azure, codeIs, isNotFound, normaliseLocation } from "./config.ts";
+import { availabilityOf, azure, codeIs, isNotFound } from "./config.ts";
+import { observedLocation } from "./in-group.ts";
 
 type F = z.infer<typeof ResourceGroupForProvider>;
 type A = z.infer<typeof ResourceGroupAtProvider>;
@@ -41,11 +42,8 @@ const MAX_ITEMS = 1000;
 /** What observe reports of a group as ARM returned it, by a GET or in a list page. */
 function observationOf(fp: F, rg: CloudGroup): Observation {
   const observed: Partial<F> = {};
-  if (rg.location) {
-    // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
-    observed.location =
-      fp.location && normaliseLocation(fp.location) === rg.location ? fp.location : rg.location;
-  }
+  // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
+  if (rg.location) observed.location = observedLocation(fp.location, rg.location);
   // An absent tag map is not late-initialized as {} into every spec; a managed or non-empty one is compared.
   const tags = rg.tags ?? {};
   if (fp.tags !== undefined || Object.keys(tags).length > 0) observed.tags = tags;

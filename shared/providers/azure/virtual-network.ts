@@ -16,23 +16,9 @@ import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { type ArmRest, armRest } from "./arm-rest.ts";
-import {
-  availabilityOf,
-  azure,
-  classifyAzureError,
-  isGone,
-  isNotFound,
-  normaliseLocation,
-} from "./config.ts";
-import {
-  InUseError,
-  isInUse,
-  listEach,
-  NETWORK_API,
-  nameInId,
-  sameSet,
-  writableNetwork,
-} from "./network-client.ts";
+import { availabilityOf, azure, classifyAzureError, isGone, isNotFound } from "./config.ts";
+import { listInGroups, observedLocation, observeInGroups } from "./in-group.ts";
+import { InUseError, isInUse, NETWORK_API, nameInId, sameSet, writableNetwork } from "./network-client.ts";
 
 type F = z.infer<typeof VirtualNetworkForProvider>;
 type A = z.infer<typeof VirtualNetworkAtProvider>;
@@ -77,10 +63,7 @@ function observationOf(fp: F, rg: string, vnet: CloudNetwork): Observation {
       // Found in the group it was asked for; its id says so in ARM's own words.
       resourceGroupName: nameInId(vnet.id, "resourceGroups", rg) ?? rg,
       // ARM stores "westeurope": the user's "West Europe" names the same region and is no drift.
-      location:
-        fp.location && vnet.location && normaliseLocation(fp.location) === vnet.location
-          ? fp.location
-          : vnet.location,
+      location: observedLocation(fp.location, vnet.location),
       addressSpace:
         prefixes.length > 0
           ? {
@@ -131,22 +114,8 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
   }
 
   /** Every virtual network of the subscription, resource group by resource group (`driftless import`). */
-  async list(): Promise<ExternalListing[]> {
-    const out: ExternalListing[] = [];
-    await azure(async () => {
-      for await (const { group, item } of this.#arm.eachInGroups<CloudNetwork>(
-        (rg) => this.#path(rg),
-        NETWORK_API,
-      ))
-        if (item.name)
-          out.push({
-            externalName: item.name,
-            forProvider: { resourceGroupName: group, ...(item.location ? { location: item.location } : {}) },
-            // Unique only in its resource group: named and matched with it.
-            parent: "resourceGroupName",
-          });
-    });
-    return out;
+  list(): Promise<ExternalListing[]> {
+    return listInGroups(this.#arm, (rg) => this.#path(rg), NETWORK_API);
   }
 
   /**
@@ -154,20 +123,11 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
    * is gone has no networks. A listed network is not kept for update(): update reads the network afresh.
    */
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    const groups = new Map<string, string>();
-    for (const { mr } of items) {
-      const rg = mr.spec.forProvider.resourceGroupName;
-      if (rg) groups.set(rg.toLowerCase(), rg);
-    }
-    const lists = await listEach(groups, (rg) => this.#arm.pages<CloudNetwork>(this.#path(rg), NETWORK_API));
-    return items.map(({ mr, externalName }) => {
-      const rg = mr.spec.forProvider.resourceGroupName;
-      const networks = rg ? lists.get(rg.toLowerCase()) : undefined;
-      if (!rg || networks === undefined) return { resourceExists: false };
-      if (networks instanceof Error) return networks;
-      const vnet = networks.get(externalName.toLowerCase());
-      return vnet ? observationOf(mr.spec.forProvider, rg, vnet) : { resourceExists: false };
-    });
+    return observeInGroups(
+      items,
+      (rg) => this.#arm.pages<CloudNetwork>(this.#path(rg), NETWORK_API),
+      (mr, rg, vnet) => (vnet ? observationOf(mr.spec.forProvider, rg, vnet) : { resourceExists: false }),
+    );
   }
 
   async create(mr: MR, name: string | undefined) {

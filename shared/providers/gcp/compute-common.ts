@@ -14,22 +14,16 @@ import {
 } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
-import { GcpClientCache, gcp, httpStatus } from "./config.ts";
+import { gcp, httpStatus } from "./config.ts";
 import {
-  authFor,
   type GcpNetworkingConfig,
   GoogleHttpError,
-  GoogleRestClient,
+  type GoogleRestClient,
   gcpNetworkingConfig,
+  networkingClients,
 } from "./google-rest.ts";
 
-const computeClients = new GcpClientCache((c) => {
-  const cfg = c as GcpNetworkingConfig;
-  return new GoogleRestClient(
-    `${cfg.computeEndpoint}/compute/v1`,
-    authFor(cfg.computeEndpoint, cfg.credentials),
-  );
-});
+const computeClients = networkingClients("computeEndpoint", "/compute/v1");
 
 export type Json = Record<string, unknown>;
 

@@ -8,7 +8,13 @@ import type { ConnectContext } from "../../api/external.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { endpointMismatch, isHtml } from "../answers.ts";
 import { checkEndpoint } from "../endpoints.ts";
-import { type GcpClientConfig, gcpClientConfig, isGoogleEndpoint, type ServiceAccountKey } from "./config.ts";
+import {
+  GcpClientCache,
+  type GcpClientConfig,
+  gcpClientConfig,
+  isGoogleEndpoint,
+  type ServiceAccountKey,
+} from "./config.ts";
 
 export const SQL_PRODUCTION_ENDPOINT = "https://sqladmin.googleapis.com";
 export const COMPUTE_PRODUCTION_ENDPOINT = "https://compute.googleapis.com";
@@ -43,6 +49,21 @@ export async function gcpNetworkingConfig(
     serviceNetworkingEndpoint,
     cacheKey: `${base.cacheKey}/${sqlEndpoint}/${computeEndpoint}/${serviceNetworkingEndpoint}`,
   };
+}
+
+/**
+ * The REST clients of one private-networking API, one per configuration: its base URL (`endpoint`, checked
+ * by gcpNetworkingConfig) plus the API's path, signed as authFor says.
+ */
+export function networkingClients(
+  endpoint: "sqlEndpoint" | "computeEndpoint" | "serviceNetworkingEndpoint",
+  path: string,
+  opts?: GoogleRestOptions,
+): GcpClientCache<GoogleRestClient> {
+  return new GcpClientCache((c) => {
+    const cfg = c as GcpNetworkingConfig;
+    return new GoogleRestClient(`${cfg[endpoint]}${path}`, authFor(cfg[endpoint], cfg.credentials), opts);
+  });
 }
 
 /**

@@ -2,18 +2,31 @@
 // rather than @google-cloud/pubsub (gRPC, google-gax and the protos: ~2.5 MB of a function bundle): JSON over
 // HTTPS to Google, plain HTTP without credentials to an emulator (it serves REST on its gRPC port), no
 // redirect followed, an answer's text kept only from Google's own hosts. Errors are read from Google's error
-// body (its canonical `status`), as the generated kinds read them.
+// body (its canonical `status`), as the generated kinds read them. The kinds' template (PubSubKindClient,
+// pubsubProvider) reads, lists, batch-observes, creates, updates and deletes; a kind says what differs.
+import type { z } from "zod";
+import { byResourceName } from "../../api/cloud-events.ts";
 import {
+  type ConnectContext,
+  defineProvider,
+  type ExternalClient,
   type ExternalListing,
   type ExternalObservation,
   InvalidSpecError,
+  type ManagedKindProvider,
   type ObserveManyItem,
   ThrottledError,
 } from "../../api/external.ts";
+import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
+import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { deleted } from "../deleted.ts";
+import { refusingOwnQueues } from "../own-queues.ts";
 import {
   classifyGcpError,
   durationProto,
+  GcpClientCache,
   type GcpClientConfig,
+  gcpClientConfig,
   isGoogleEndpoint,
   PUBSUB_PRODUCTION_ENDPOINT,
 } from "./config.ts";
@@ -95,30 +108,6 @@ export async function listPage<M>(
   };
 }
 
-/**
- * Every resource of the collection in the ProviderConfig's project, page by page, one rate-limit token each
- * (`driftless import`): its id. An Observe-only resource needs no more to be found; observe late-initializes the rest.
- */
-export async function listIds(
-  api: GoogleRestClient,
-  project: string,
-  collection: PubSubCollection,
-  rateLimit: (() => Promise<void>) | undefined,
-): Promise<ExternalListing[]> {
-  const out: ExternalListing[] = [];
-  let pageToken: string | undefined;
-  do {
-    await rateLimit?.();
-    const page = await listPage<{ name?: string }>(api, project, collection, pageToken);
-    for (const r of page.items) {
-      const parsed = parseResourceName(r.name, collection);
-      if (parsed?.project === project) out.push({ externalName: parsed.id, forProvider: {} });
-    }
-    pageToken = page.next;
-  } while (pageToken);
-  return out;
-}
-
 /** A spec duration as the JSON API takes it ("600s"), checked first. */
 export const durationJson = (text: string) => {
   durationProto(text);
@@ -143,55 +132,189 @@ export async function pubsub<T>(doing: string, call: () => Promise<T>): Promise<
   }
 }
 
+/** What a Pub/Sub resource's JSON has in common: its full name. */
+type Named = { name?: string | undefined };
+
+/** What observe reports of a spec field; null: the cloud has no value — drift when the spec sets one, never late-initialized. */
+export type Observed<F> = { [K in keyof F]?: F[K] | null };
+
 /**
- * The batched observe of a Pub/Sub kind: the project's list, page by page (one rate-limit token each),
- * then each item's observation from it (not listed: does not exist). A full name in another project is
- * not in that list: it is observed alone; its failure is its own, but throttling fails the whole call.
+ * The template of the Pub/Sub kinds (Topic, Subscription): the client of one project that reads a resource
+ * by its full name, batch-observes many from the project's list, lists them for `driftless import`, and
+ * creates (PUT), updates (PATCH with the update mask) and deletes one, each call classified by `pubsub`.
+ * A kind adds what it reports of a resource, its create body and its changes.
  */
-export async function observePubSubList<F, A, M extends { name?: string | undefined }>(
-  items: ReadonlyArray<ObserveManyItem<F, A>>,
-  kind: {
-    api: GoogleRestClient;
-    project: string;
-    collection: PubSubCollection;
-    rateLimit: (() => Promise<void>) | undefined;
-    observation: (mr: ObserveManyItem<F, A>["mr"], meta: M, fullName: string) => ExternalObservation<F, A>;
-    observeOne: (mr: ObserveManyItem<F, A>["mr"], name: string) => Promise<ExternalObservation<F, A>>;
-  },
-): Promise<Array<ExternalObservation<F, A> | Error>> {
-  const prefix = `projects/${kind.project}/${kind.collection}/`;
-  const inProject = (name: string) => !name.includes("/") || name.startsWith(prefix);
-  const listed = new Map<string, M>();
-  if (items.some((i) => inProject(i.externalName))) {
+export abstract class PubSubKindClient<F, A, M extends Named> {
+  protected readonly api: GoogleRestClient;
+  protected readonly project: string;
+  readonly #rateLimit: (() => Promise<void>) | undefined;
+  readonly #collection: PubSubCollection;
+  /** The noun in messages and the key of an update's body: topic, subscription. */
+  readonly #noun: string;
+  constructor(
+    api: GoogleRestClient,
+    project: string,
+    rateLimit: (() => Promise<void>) | undefined,
+    collection: PubSubCollection,
+  ) {
+    this.api = api;
+    this.project = project;
+    this.#rateLimit = rateLimit;
+    this.#collection = collection;
+    this.#noun = collection.slice(0, -1);
+  }
+
+  /** What observe reports of a resource as the cloud returned it, by get or in a list page. */
+  protected abstract observationOf(fp: F, meta: M, fullName: string): ExternalObservation<F, A>;
+
+  /** The writable fields of the spec that differ from the cloud (its keys are the update mask). */
+  protected abstract changesOf(fp: F, observed: Observed<F>): M;
+
+  protected fullName(name: string) {
+    return fullNameOf(this.project, this.#collection, name);
+  }
+
+  async observe(mr: ManagedResource<F, A>, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    if (!name) return { resourceExists: false };
+    const fullName = this.fullName(name);
+    return pubsub(`get ${this.#noun} ${fullName}`, async () => {
+      let meta: M;
+      try {
+        meta = await this.api.request<M>("GET", pathOf(fullName));
+      } catch (err) {
+        if (isNotFound(err)) return { resourceExists: false };
+        throw err;
+      }
+      return this.observationOf(mr.spec.forProvider, meta, meta.name ?? fullName);
+    });
+  }
+
+  /**
+   * The project's list, page by page (one rate-limit token each), then each item's observation from it
+   * (not listed: does not exist). A full name in another project is not in that list: it is observed
+   * alone; its failure is its own, but throttling fails the whole call.
+   */
+  async observeMany(
+    items: ReadonlyArray<ObserveManyItem<F, A>>,
+  ): Promise<Array<ExternalObservation<F, A> | Error>> {
+    const prefix = `projects/${this.project}/${this.#collection}/`;
+    const inProject = (name: string) => !name.includes("/") || name.startsWith(prefix);
+    const listed = new Map<string, M>();
+    if (items.some((i) => inProject(i.externalName))) {
+      for await (const r of this.#listed()) if (r.name) listed.set(r.name, r);
+    }
+    const out: Array<ExternalObservation<F, A> | Error> = [];
+    for (const { mr, externalName } of items) {
+      if (!inProject(externalName)) {
+        await this.#rateLimit?.();
+        out.push(
+          await this.observe(mr, externalName).catch((err: Error) => {
+            if (err instanceof ThrottledError) throw err;
+            return err;
+          }),
+        );
+        continue;
+      }
+      let fullName: string;
+      try {
+        fullName = this.fullName(externalName);
+      } catch (err) {
+        out.push(err as Error);
+        continue;
+      }
+      const meta = listed.get(fullName);
+      out.push(meta ? this.observationOf(mr.spec.forProvider, meta, fullName) : { resourceExists: false });
+    }
+    return out;
+  }
+
+  /**
+   * Every resource of the collection in the ProviderConfig's project (`driftless import`): its id. An
+   * Observe-only resource needs no more to be found; observe late-initializes the rest.
+   */
+  async list(): Promise<ExternalListing[]> {
+    const out: ExternalListing[] = [];
+    for await (const r of this.#listed()) {
+      const parsed = parseResourceName(r.name, this.#collection);
+      if (parsed?.project === this.project) out.push({ externalName: parsed.id, forProvider: {} });
+    }
+    return out;
+  }
+
+  /** The project's resources of the collection, page by page, one rate-limit token each. */
+  async *#listed(): AsyncGenerator<M> {
     let pageToken: string | undefined;
     do {
-      await kind.rateLimit?.();
-      const page = await listPage<M>(kind.api, kind.project, kind.collection, pageToken);
-      for (const r of page.items) if (r.name) listed.set(r.name, r);
+      await this.#rateLimit?.();
+      const page = await listPage<M>(this.api, this.project, this.#collection, pageToken);
+      yield* page.items;
       pageToken = page.next;
     } while (pageToken);
   }
-  const out: Array<ExternalObservation<F, A> | Error> = [];
-  for (const { mr, externalName } of items) {
-    if (!inProject(externalName)) {
-      await kind.rateLimit?.();
-      out.push(
-        await kind.observeOne(mr, externalName).catch((err: Error) => {
-          if (err instanceof ThrottledError) throw err;
-          return err;
-        }),
-      );
-      continue;
-    }
-    let fullName: string;
-    try {
-      fullName = fullNameOf(kind.project, kind.collection, externalName);
-    } catch (err) {
-      out.push(err as Error);
-      continue;
-    }
-    const meta = listed.get(fullName);
-    out.push(meta ? kind.observation(mr, meta, fullName) : { resourceExists: false });
+
+  /** Creates `fullName` with `body`; `detail` adds to what the error message says was being done. */
+  protected async put(fullName: string, body: M, detail = ""): Promise<void> {
+    await pubsub(`create ${this.#noun} ${fullName}${detail}`, async () => {
+      try {
+        await this.api.request("PUT", pathOf(fullName), { body });
+      } catch (err) {
+        // Only a retried create of ours gets here: observe found nothing by this name just before.
+        // The next observe compares the settings and updates what differs.
+        if (!isAlreadyExists(err)) throw err;
+      }
+    });
   }
-  return out;
+
+  async update(mr: ManagedResource<F, A>, name: string, obs: ExternalObservation<F, A>) {
+    const patch = this.changesOf(mr.spec.forProvider, (obs.observed ?? {}) as Observed<F>);
+    const mask = Object.keys(patch).join(",");
+    if (mask) {
+      const fullName = this.fullName(name);
+      await pubsub(`update ${this.#noun} ${fullName} (update mask ${mask})`, () =>
+        this.api.request("PATCH", pathOf(fullName), { body: { [this.#noun]: patch, updateMask: mask } }),
+      );
+    }
+    return {};
+  }
+
+  async delete(_mr: ManagedResource<F, A>, name: string) {
+    const fullName = this.fullName(name);
+    await pubsub(`delete ${this.#noun} ${fullName}`, () =>
+      deleted(() => this.api.request("DELETE", pathOf(fullName)), isNotFound),
+    );
+  }
+}
+
+const clients = new GcpClientCache(pubsubApi);
+
+/**
+ * A Pub/Sub kind's provider: its audit-log methods (a change made by anyone else through them is drift),
+ * its batched observe from the project's list, and a client that refuses the stack's own queues.
+ */
+export function pubsubProvider<FS extends AnyObjectSchema, AS extends AnyObjectSchema>(
+  definition: ManagedKindDef<FS, AS>,
+  collection: PubSubCollection,
+  methodNames: string[],
+  Client: new (
+    api: GoogleRestClient,
+    project: string,
+    rateLimit: (() => Promise<void>) | undefined,
+    collection: PubSubCollection,
+  ) => ExternalClient<z.infer<FS>, z.infer<AS>>,
+): ManagedKindProvider {
+  return defineProvider({
+    definition,
+    cloudEvents: {
+      gcp: { serviceName: "pubsub.googleapis.com", methodNames, externalNames: byResourceName(collection) },
+    },
+    observeMany: {
+      calls: `projects.${collection}.list of the project (${collection}.get for one named in another project)`,
+      maxItems: PUBSUB_LIST_PAGE_SIZE,
+    },
+    async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
+      const cfg = await gcpClientConfig(ctx);
+      const client = new Client(clients.get(cfg), cfg.projectId, ctx.rateLimit, collection);
+      return refusingOwnQueues("gcp", client);
+    },
+  });
 }

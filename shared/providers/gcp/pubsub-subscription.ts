@@ -1,46 +1,25 @@
 // Pub/Sub subscriptions over Pub/Sub's REST API (pubsub-api.ts: GoogleRestClient, no gRPC client in the bundle).
 import type { z } from "zod";
-import { byResourceName } from "../../api/cloud-events.ts";
-import {
-  type ConnectContext,
-  defineProvider,
-  type ExternalClient,
-  type ExternalListing,
-  type ExternalObservation,
-  InvalidSpecError,
-  type ObserveManyItem,
-} from "../../api/external.ts";
+import { type ExternalClient, type ExternalObservation, InvalidSpecError } from "../../api/external.ts";
 import {
   Subscription,
   type SubscriptionAtProvider,
   type SubscriptionForProvider,
 } from "../../api/gcp/pubsub.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
-import { deleted } from "../deleted.ts";
-import { refusingOwnQueues } from "../own-queues.ts";
-import { GcpClientCache, gcpClientConfig, observedDuration, observedLabels, sameLabels } from "./config.ts";
-import type { GoogleRestClient } from "./google-rest.ts";
+import { observedDuration, observedLabels, sameLabels } from "./config.ts";
 import {
   durationJson,
-  fullNameOf,
-  isAlreadyExists,
-  isNotFound,
-  listIds,
-  observePubSubList,
-  PUBSUB_LIST_PAGE_SIZE,
+  type Observed,
+  PubSubKindClient,
   parseResourceName,
-  pathOf,
-  pubsub,
-  pubsubApi,
+  pubsubProvider,
 } from "./pubsub-api.ts";
 
 type F = z.infer<typeof SubscriptionForProvider>;
 type A = z.infer<typeof SubscriptionAtProvider>;
 type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
-/** null: the cloud has no value — drift when the spec sets one, never late-initialized. */
-type Observed = { [K in keyof F]?: F[K] | null };
 /** A subscription as pubsub/v1 answers and takes it (JSON: durations as "600s"; defaults left out). */
 interface CloudSubscription {
   name?: string;
@@ -58,8 +37,6 @@ interface CloudSubscription {
 export const DELETED_TOPIC = "_deleted-topic_";
 const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5;
 
-const clients = new GcpClientCache(pubsubApi);
-
 /** A topic id in the project, or a full name, as the full name the API wants. */
 const topicName = (project: string, topic: string) =>
   topic.includes("/") ? topic : `projects/${project}/topics/${topic}`;
@@ -74,7 +51,7 @@ function topicAsSpec(project: string, spec: string | undefined, cloud: string): 
 function observedOf(project: string, fp: F, meta: CloudSubscription): Partial<F> {
   const dlp = meta.deadLetterPolicy;
   const retry = meta.retryPolicy;
-  const o: Observed = {
+  const o: Observed<F> = {
     ackDeadlineSeconds: meta.ackDeadlineSeconds ?? null,
     retainAckedMessages: meta.retainAckedMessages ?? false,
     enableMessageOrdering: meta.enableMessageOrdering ?? false,
@@ -108,44 +85,6 @@ function observedOf(project: string, fp: F, meta: CloudSubscription): Partial<F>
   return o as Partial<F>;
 }
 
-/** The mutable fields of the spec that differ from the cloud, as an update (its keys are the update mask). */
-function changesOf(project: string, fp: F, observed: Observed): CloudSubscription {
-  const patch: CloudSubscription = {};
-  if (fp.ackDeadlineSeconds !== undefined && fp.ackDeadlineSeconds !== observed.ackDeadlineSeconds) {
-    patch.ackDeadlineSeconds = fp.ackDeadlineSeconds;
-  }
-  if (fp.retainAckedMessages !== undefined && fp.retainAckedMessages !== observed.retainAckedMessages) {
-    patch.retainAckedMessages = fp.retainAckedMessages;
-  }
-  if (
-    fp.messageRetentionDuration !== undefined &&
-    fp.messageRetentionDuration !== observed.messageRetentionDuration
-  ) {
-    patch.messageRetentionDuration = durationJson(fp.messageRetentionDuration);
-  }
-  if (fp.labels !== undefined && !sameLabels(fp.labels, observed.labels ?? undefined)) {
-    patch.labels = fp.labels;
-  }
-  if (fp.deadLetterPolicy !== undefined) {
-    const seen = observed.deadLetterPolicy;
-    const attempts = fp.deadLetterPolicy.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
-    if (
-      seen?.deadLetterTopic !== fp.deadLetterPolicy.deadLetterTopic ||
-      seen.maxDeliveryAttempts !== attempts
-    ) {
-      patch.deadLetterPolicy = deadLetterPolicyOf(project, fp);
-    }
-  }
-  if (fp.retryPolicy !== undefined) {
-    const seen = observed.retryPolicy ?? {};
-    const differs = Object.entries(fp.retryPolicy).some(
-      ([k, v]) => v !== undefined && v !== seen[k as keyof typeof seen],
-    );
-    if (differs || observed.retryPolicy === null) patch.retryPolicy = retryPolicyOf(fp);
-  }
-  return patch;
-}
-
 function deadLetterPolicyOf(project: string, fp: F): CloudSubscription["deadLetterPolicy"] {
   const d = fp.deadLetterPolicy;
   if (!d) return undefined;
@@ -164,22 +103,9 @@ function retryPolicyOf(fp: F): CloudSubscription["retryPolicy"] {
   };
 }
 
-class SubscriptionClient implements ExternalClient<F, A> {
-  readonly #api: GoogleRestClient;
-  readonly #project: string;
-  readonly #rateLimit: (() => Promise<void>) | undefined;
-  constructor(api: GoogleRestClient, project: string, rateLimit: (() => Promise<void>) | undefined) {
-    this.#api = api;
-    this.#project = project;
-    this.#rateLimit = rateLimit;
-  }
-
-  #fullName(name: string) {
-    return fullNameOf(this.#project, "subscriptions", name);
-  }
-
+class SubscriptionClient extends PubSubKindClient<F, A, CloudSubscription> implements ExternalClient<F, A> {
   #details(fullName: string, topic: string | undefined) {
-    const project = parseResourceName(fullName, "subscriptions")?.project ?? this.#project;
+    const project = parseResourceName(fullName, "subscriptions")?.project ?? this.project;
     // Once the topic is deleted its old name stays in the Secret: connection details are only ever added.
     return {
       subscription: fullName,
@@ -189,12 +115,12 @@ class SubscriptionClient implements ExternalClient<F, A> {
   }
 
   /** What observe reports of a subscription as the cloud returned it, by GetSubscription or in a list page. */
-  #observationOf(fp: F, meta: CloudSubscription, fullName: string): Observation {
+  protected observationOf(fp: F, meta: CloudSubscription, fullName: string): Observation {
     const topic = meta.topic ?? undefined;
     const deleted = topic === DELETED_TOPIC;
     return {
       resourceExists: true,
-      observed: observedOf(this.#project, fp, meta),
+      observed: observedOf(this.project, fp, meta),
       atProvider: { name: fullName, ...(topic ? { topic } : {}) },
       availability: deleted ? "Unavailable" : "Available",
       ...(deleted
@@ -206,39 +132,42 @@ class SubscriptionClient implements ExternalClient<F, A> {
     };
   }
 
-  async observe(mr: MR, name: string | undefined): Promise<Observation> {
-    if (!name) return { resourceExists: false };
-    const fullName = this.#fullName(name);
-    return pubsub(`get subscription ${fullName}`, async () => {
-      let meta: CloudSubscription;
-      try {
-        meta = await this.#api.request<CloudSubscription>("GET", pathOf(fullName));
-      } catch (err) {
-        if (isNotFound(err)) return { resourceExists: false };
-        throw err;
+  /** The mutable fields of the spec that differ from the cloud, as an update (its keys are the update mask). */
+  protected changesOf(fp: F, observed: Observed<F>): CloudSubscription {
+    const patch: CloudSubscription = {};
+    if (fp.ackDeadlineSeconds !== undefined && fp.ackDeadlineSeconds !== observed.ackDeadlineSeconds) {
+      patch.ackDeadlineSeconds = fp.ackDeadlineSeconds;
+    }
+    if (fp.retainAckedMessages !== undefined && fp.retainAckedMessages !== observed.retainAckedMessages) {
+      patch.retainAckedMessages = fp.retainAckedMessages;
+    }
+    if (
+      fp.messageRetentionDuration !== undefined &&
+      fp.messageRetentionDuration !== observed.messageRetentionDuration
+    ) {
+      patch.messageRetentionDuration = durationJson(fp.messageRetentionDuration);
+    }
+    if (fp.labels !== undefined && !sameLabels(fp.labels, observed.labels ?? undefined)) {
+      patch.labels = fp.labels;
+    }
+    if (fp.deadLetterPolicy !== undefined) {
+      const seen = observed.deadLetterPolicy;
+      const attempts = fp.deadLetterPolicy.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS;
+      if (
+        seen?.deadLetterTopic !== fp.deadLetterPolicy.deadLetterTopic ||
+        seen.maxDeliveryAttempts !== attempts
+      ) {
+        patch.deadLetterPolicy = deadLetterPolicyOf(this.project, fp);
       }
-      return this.#observationOf(mr.spec.forProvider, meta, meta.name ?? fullName);
-    });
-  }
-
-  /**
-   * projects.subscriptions.list of the ProviderConfig's project, one request per page. An external name
-   * that is the full name of a subscription in another project is not in that list: it is observed alone.
-   */
-  async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
-    return observePubSubList<F, A, CloudSubscription>(items, {
-      api: this.#api,
-      project: this.#project,
-      collection: "subscriptions",
-      rateLimit: this.#rateLimit,
-      observation: (mr, meta, fullName) => this.#observationOf(mr.spec.forProvider, meta, fullName),
-      observeOne: (mr, name) => this.observe(mr, name),
-    });
-  }
-
-  /** Every subscription of the ProviderConfig's project (`driftless import`): its id. */
-  list(): Promise<ExternalListing[]> {
-    return listIds(this.#api, this.#project, "subscriptions", this.#rateLimit);
+    }
+    if (fp.retryPolicy !== undefined) {
+      const seen = observed.retryPolicy ?? {};
+      const differs = Object.entries(fp.retryPolicy).some(
+        ([k, v]) => v !== undefined && v !== seen[k as keyof typeof seen],
+      );
+      if (differs || observed.retryPolicy === null) patch.retryPolicy = retryPolicyOf(fp);
+    }
+    return patch;
   }
 
   async create(mr: MR, name: string | undefined) {
@@ -247,9 +176,9 @@ class SubscriptionClient implements ExternalClient<F, A> {
     if (!fp.topic) {
       throw new InvalidSpecError("spec.forProvider.topic is not set: set topic, topicRef or topicSelector");
     }
-    const topic = topicName(this.#project, fp.topic);
-    const fullName = this.#fullName(name);
-    const dlp = deadLetterPolicyOf(this.#project, fp);
+    const topic = topicName(this.project, fp.topic);
+    const fullName = this.fullName(name);
+    const dlp = deadLetterPolicyOf(this.project, fp);
     const retry = retryPolicyOf(fp);
     const body: CloudSubscription = {
       topic,
@@ -266,57 +195,19 @@ class SubscriptionClient implements ExternalClient<F, A> {
     // A missing topic (or dead-letter topic) may be created later: its NOT_FOUND is a plain error, retried
     // with backoff, and the message names both topics.
     const on = `topic ${topic}${dlp ? `, dead-letter topic ${dlp.deadLetterTopic}` : ""}`;
-    await pubsub(`create subscription ${fullName} (${on})`, async () => {
-      try {
-        await this.#api.request("PUT", pathOf(fullName), { body });
-      } catch (err) {
-        // Only a retried create of ours gets here: observe found nothing by this name just before.
-        if (!isAlreadyExists(err)) throw err;
-      }
-    });
+    await this.put(fullName, body, ` (${on})`);
     return { connectionDetails: this.#details(fullName, topic) };
-  }
-
-  async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
-    const patch = changesOf(this.#project, mr.spec.forProvider, (obs.observed ?? {}) as Observed);
-    const mask = Object.keys(patch).join(",");
-    if (mask) {
-      const fullName = this.#fullName(name);
-      await pubsub(`update subscription ${fullName} (update mask ${mask})`, () =>
-        this.#api.request("PATCH", pathOf(fullName), { body: { subscription: patch, updateMask: mask } }),
-      );
-    }
-    return {};
-  }
-
-  async delete(_mr: MR, name: string) {
-    const fullName = this.#fullName(name);
-    await pubsub(`delete subscription ${fullName}`, () =>
-      deleted(() => this.#api.request("DELETE", pathOf(fullName)), isNotFound),
-    );
   }
 }
 
-export const subscriptionProvider = defineProvider({
-  definition: Subscription,
-  cloudEvents: {
-    gcp: {
-      serviceName: "pubsub.googleapis.com",
-      methodNames: [
-        "google.pubsub.v1.Subscriber.CreateSubscription",
-        "google.pubsub.v1.Subscriber.UpdateSubscription",
-        "google.pubsub.v1.Subscriber.DeleteSubscription",
-        "google.pubsub.v1.Subscriber.ModifyPushConfig",
-      ],
-      externalNames: byResourceName("subscriptions"),
-    },
-  },
-  observeMany: {
-    calls: "projects.subscriptions.list of the project (subscriptions.get for one named in another project)",
-    maxItems: PUBSUB_LIST_PAGE_SIZE,
-  },
-  async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
-    const cfg = await gcpClientConfig(ctx);
-    return refusingOwnQueues("gcp", new SubscriptionClient(clients.get(cfg), cfg.projectId, ctx.rateLimit));
-  },
-});
+export const subscriptionProvider = pubsubProvider(
+  Subscription,
+  "subscriptions",
+  [
+    "google.pubsub.v1.Subscriber.CreateSubscription",
+    "google.pubsub.v1.Subscriber.UpdateSubscription",
+    "google.pubsub.v1.Subscriber.DeleteSubscription",
+    "google.pubsub.v1.Subscriber.ModifyPushConfig",
+  ],
+  SubscriptionClient,
+);

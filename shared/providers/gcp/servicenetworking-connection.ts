@@ -17,8 +17,13 @@ import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
 import { GlobalCollection } from "./compute-common.ts";
-import { GcpClientCache, gcp, httpStatus, observedSet } from "./config.ts";
-import { authFor, type GcpNetworkingConfig, GoogleRestClient, gcpNetworkingConfig } from "./google-rest.ts";
+import { gcp, httpStatus, observedSet } from "./config.ts";
+import {
+  type GcpNetworkingConfig,
+  type GoogleRestClient,
+  gcpNetworkingConfig,
+  networkingClients,
+} from "./google-rest.ts";
 
 type F = z.infer<typeof ConnectionForProvider>;
 type A = z.infer<typeof ConnectionAtProvider>;
@@ -34,13 +39,7 @@ interface CloudConnection {
   service?: string;
 }
 
-const clients = new GcpClientCache((c) => {
-  const cfg = c as GcpNetworkingConfig;
-  return new GoogleRestClient(
-    `${cfg.serviceNetworkingEndpoint}/v1`,
-    authFor(cfg.serviceNetworkingEndpoint, cfg.credentials),
-  );
-});
+const clients = networkingClients("serviceNetworkingEndpoint", "/v1");
 
 const RECORDED_NAME = /^(projects\/[^/]+\/global\/networks\/[^/:]+):(.+)$/;
 

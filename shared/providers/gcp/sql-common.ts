@@ -18,13 +18,13 @@ import {
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
-import { GcpClientCache, gcp, httpStatus, isAlreadyExists } from "./config.ts";
+import { gcp, httpStatus, isAlreadyExists } from "./config.ts";
 import {
-  authFor,
   type GcpNetworkingConfig,
   GoogleHttpError,
-  GoogleRestClient,
+  type GoogleRestClient,
   gcpNetworkingConfig,
+  networkingClients,
 } from "./google-rest.ts";
 
 /**
@@ -204,13 +204,10 @@ export class SqlApi {
   }
 }
 
-const clients = new GcpClientCache((c) => {
-  const cfg = c as GcpNetworkingConfig;
-  return new GoogleRestClient(`${cfg.sqlEndpoint}/sql/v1beta4`, authFor(cfg.sqlEndpoint, cfg.credentials), {
-    api: "Cloud SQL Admin API",
-    field: "spec.endpoint.sql",
-    knownPhrases: NOT_PEERED_PHRASES,
-  });
+const clients = networkingClients("sqlEndpoint", "/sql/v1beta4", {
+  api: "Cloud SQL Admin API",
+  field: "spec.endpoint.sql",
+  knownPhrases: NOT_PEERED_PHRASES,
 });
 
 /** The Cloud SQL Admin API of a configuration's project (one HTTP client per configuration). */

@@ -1,7 +1,6 @@
 import type { z } from "zod";
 import { byResourceName } from "../../api/cloud-events.ts";
 import {
-  type Availability,
   type ConnectContext,
   type ConnectionDetails,
   defineProvider,
@@ -18,6 +17,7 @@ import {
 } from "../../api/gcp/sql.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { availabilityTable } from "../availability.ts";
 import { gcp, observedLabels, sameLabels } from "./config.ts";
 import { gcpNetworkingConfig } from "./google-rest.ts";
 import {
@@ -49,18 +49,10 @@ const POSTGRES_PORT = "5432";
 /** Cloud SQL's refusal of a private IP in a network not peered with service networking (yet). */
 const notPeered = (message: string | undefined) => NOT_PEERED_PHRASES.some((p) => message?.includes(p));
 
-function availabilityOf(state: string | undefined): { availability: Availability; message?: string } {
-  switch (state) {
-    case "RUNNABLE":
-      return { availability: "Available" };
-    case "PENDING_CREATE":
-      return { availability: "Creating" };
-    case "PENDING_DELETE":
-      return { availability: "Deleting" };
-    default:
-      return { availability: "Unavailable", message: `Cloud SQL instance state is ${state ?? "unknown"}` };
-  }
-}
+const availabilityOf = availabilityTable(
+  { RUNNABLE: "Available", PENDING_CREATE: "Creating", PENDING_DELETE: "Deleting" },
+  (state) => ({ availability: "Unavailable", message: `Cloud SQL instance state is ${state ?? "unknown"}` }),
+);
 
 const ipOf = (inst: CloudInstance, type: string) =>
   text(inst.ipAddresses?.find((a) => a.type === type)?.ipAddress);
