@@ -517,33 +517,45 @@ export function cheapestReconcileMemory(m: MeasuredInterval, init: InitInputs, r
 }
 
 /**
+ * One measured interval taken to `resources`: what follows the objects checked — invocations, messages,
+ * queue requests, the reconcile function's time, the sweep's CPU (a pass over its index) and its cold full
+ * list — in proportion; what does not — the windows, the warm sweep's waiting (one watch round trip and the
+ * quiet cut) — as measured.
+ */
+export function scaleInterval(m: MeasuredInterval, resources: number): MeasuredInterval {
+  const k = resources / Math.max(1, m.resources);
+  return {
+    ...m,
+    resources,
+    invocations: m.invocations * k,
+    messages: m.messages * k,
+    queueRequests: m.queueRequests * k,
+    invocationWallMs: m.invocationWallMs.map((x) => x * k),
+    invocationCpuMs: m.invocationCpuMs.map((x) => x * k),
+    sweepWallMs: m.sweepWallMs.map(
+      (w, i) => Math.max(0, w - (m.sweepCpuMs[i] ?? 0)) + (m.sweepCpuMs[i] ?? 0) * k,
+    ),
+    sweepCpuMs: m.sweepCpuMs.map((x) => x * k),
+    firstRun: { wallMs: m.firstRun.wallMs * k, cpuMs: m.firstRun.cpuMs * k },
+  };
+}
+
+/**
  * Monthly cost at `resources` from the measured configurations of one kind, cadence and path: measured
- * where a run had that size, else linear through the two nearest measured sizes (one size: in proportion,
- * which also scales the fixed part — said so by `scaled`).
+ * where a run had that size, else the nearest measured size taken there by scaleInterval.
  */
 export function e2eMonthlyAt(
   runs: readonly MeasuredInterval[],
   resources: number,
   f: (m: MeasuredInterval) => number,
 ): { usd: number; measured: boolean } {
-  const sorted = [...runs].sort((a, b) => a.resources - b.resources);
-  const exact = sorted.find((r) => r.resources === resources);
+  const exact = runs.find((r) => r.resources === resources);
   if (exact) return { usd: f(exact), measured: true };
-  if (sorted.length === 1) {
-    const only = sorted[0] as MeasuredInterval;
-    return { usd: (f(only) / only.resources) * resources, measured: false };
-  }
-  const below = sorted.filter((r) => r.resources < resources);
-  const [a, b] =
-    below.length === 0
-      ? [sorted[0], sorted[1]]
-      : below.length === sorted.length
-        ? [sorted.at(-2), sorted.at(-1)]
-        : [below.at(-1), sorted[below.length]];
-  const x = a as MeasuredInterval;
-  const y = b as MeasuredInterval;
-  const slope = (f(y) - f(x)) / (y.resources - x.resources);
-  return { usd: Math.max(0, f(x) + slope * (resources - x.resources)), measured: false };
+  const nearest = [...runs].sort(
+    (a, b) => Math.abs(Math.log(a.resources / resources)) - Math.abs(Math.log(b.resources / resources)),
+  )[0];
+  if (!nearest) return { usd: Number.NaN, measured: false };
+  return { usd: f(scaleInterval(nearest, resources)), measured: false };
 }
 
 export const FORMULA_E2E = [

@@ -3,7 +3,12 @@
 // are ordered, a measured size is taken as measured and other sizes lie on the line through two measured ones.
 import { describe, expect, it } from "vitest";
 import { prices } from "../../../bench/prices.ts";
-import { e2eMonthly, e2eMonthlyAt, type MeasuredInterval } from "../../../bench/sections/cost.ts";
+import {
+  e2eMonthly,
+  e2eMonthlyAt,
+  type MeasuredInterval,
+  scaleInterval,
+} from "../../../bench/sections/cost.ts";
 
 const interval = (over: Partial<MeasuredInterval> = {}): MeasuredInterval => ({
   kind: "VPC",
@@ -57,12 +62,14 @@ describe("the end-to-end cost model", () => {
     expect(m.usd.high).toBeGreaterThanOrEqual(m.usd.low);
   });
 
-  it("takes a measured size as measured and other sizes on the line through two measured ones", () => {
+  it("takes a measured size as measured, and another in proportion except the warm sweep's waiting", () => {
     const a = interval({ resources: 1000, invocations: 10 });
     const b = interval({ resources: 10_000, invocations: 100 });
     const f = (m: MeasuredInterval) => m.invocations;
     expect(e2eMonthlyAt([a, b], 10_000, f)).toEqual({ usd: 100, measured: true });
     expect(e2eMonthlyAt([a, b], 100_000, f)).toEqual({ usd: 1000, measured: false });
-    expect(e2eMonthlyAt([b], 1000, f)).toEqual({ usd: 10, measured: false });
+    const swept = scaleInterval(interval({ sweepWallMs: [500], sweepCpuMs: [20] }), 10_000);
+    expect(swept.sweepWallMs).toEqual([480 + 200]);
+    expect(swept.windows).toBe(12);
   });
 });
