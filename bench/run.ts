@@ -54,8 +54,8 @@ import {
   costModel,
   FORMULA,
   initCostRows,
-  leadingRows,
   memoryRows,
+  peerReadRows,
 } from "./sections/cost.ts";
 import { measureDoorbell } from "./sections/doorbell.ts";
 import { CENTRAL_LATENCY_MS, measureDriftBatch } from "./sections/drift-batch.ts";
@@ -268,6 +268,7 @@ async function main() {
   const sections: Partial<
     Record<
       | "summary"
+      | "e2e"
       | "work"
       | "batch"
       | "overhead"
@@ -551,18 +552,16 @@ async function main() {
           })
         : [];
     sections.cost = [...cost.rows, ...batchedCost.rows, ...initRows, ...sizing];
-    sections.summary = leadingRows(
-      {
-        invocationMs: workerInvocation ?? overhead.result.invocationMs.median,
-        sweepPoints: points.map((p) => ({ resources: p.resources, ms: p.sweep.durationMs.median })),
-        sqsSendMsPerMessage: sqsSend.msPerMessage.median,
-      },
-      batchedInputs,
-    );
+    // The leading table: section 17 at the in-sync size, counted end to end, then the peers' read rates.
+    const e2e = await measureEndToEnd(ctx, ctx.insync.length);
+    sections.summary = [...e2e.rows.filter((r) => r.section === "0 summary"), ...peerReadRows()];
+    sections.e2e = e2e.rows.filter((r) => r.section !== "0 summary");
+    results.e2e = e2e.result;
     results.cost = { ...cost.result, batched: batchedCost.result };
 
     const order = [
       "summary",
+      "e2e",
       "work",
       "batch",
       "overhead",

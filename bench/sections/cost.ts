@@ -374,35 +374,11 @@ export function callsPerHour(intervalSeconds: number): number {
 }
 
 /**
- * One table a platform team can read: monthly cost at 1k / 10k / 100k for driftless in its default
- * production configuration and at 5-minute checks (batched, the list kind and the per-resource kind), against
- * one provider pod priced by memory and by CPU. Cloud events' own cost (one message per cloud change) is
- * left out: it follows the rate of changes, not of resources.
+ * The leading table's second half: cloud API reads per resource per hour at each controller's default
+ * drift interval. Its cost rows come from section 17 (e2eCostRows' `leading`).
  */
-export function leadingRows(inputs: CostInputs, kinds: readonly BatchedInputs[]): Row[] {
-  const $ = (x: number) => `$${x.toFixed(2)}`;
-  const byCpu = (UPJET_SIZING.providerAwsAvgCores / 2) * prices.m6gLargeHour.usd * HOURS_PER_MONTH;
-  const pod = ASSUMPTIONS.providerMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+export function peerReadRows(): Row[] {
   const rows: Row[] = [];
-  for (const r of [1000, 10_000, 100_000]) {
-    const prod = kinds.map(
-      (b) =>
-        `${b.kind} ${$(batchedMonthlyCost(inputs, b, r, PRODUCTION.intervalMin, PRODUCTION).usd.driftless)}`,
-    );
-    const fiveMin = kinds.map((b) => `${b.kind} ${$(batchedMonthlyCost(inputs, b, r).usd.driftless)}`);
-    const prod10k = r === 10_000;
-    const worst = Math.max(
-      ...kinds.map((b) => batchedMonthlyCost(inputs, b, r, PRODUCTION.intervalMin, PRODUCTION).usd.driftless),
-    );
-    rows.push({
-      section: "0 summary",
-      metric: `${r.toLocaleString("en-US")} resources a month: default production (doorbell + cloud events + 1 h safety poll) | 5-min checks | one provider pod (memory / CPU)`,
-      value: `${prod.join(", ")} | ${fiveMin.join(", ")} | ${$(pod)} / ${$(byCpu)}`,
-      target: prod10k ? "production ≤ $0.50" : "—",
-      pass: prod10k ? worst <= 0.5 : undefined,
-      range: "cloud events' own messages left out (they follow changes, not resources)",
-    });
-  }
   const peers = [
     { who: "driftless, production (1 h safety poll)", seconds: PRODUCTION.intervalMin * 60 },
     ...DRIFT_DEFAULTS.map((d) => ({ who: d.who, seconds: d.seconds })),
