@@ -38,7 +38,7 @@ import {
   selectorOf,
   WRITE_CONCURRENCY,
 } from "./lib/fixtures.ts";
-import { formatTable, machineFacts, markdownTable, type Row } from "./lib/report.ts";
+import { formatTable, machineFacts, markdownTable, type Row, uptime } from "./lib/report.ts";
 import { sleep } from "./lib/stats.ts";
 import { latencyChart, rssChart } from "./lib/svg.ts";
 import { WireProxy } from "./lib/wire.ts";
@@ -54,11 +54,12 @@ import {
   costModel,
   FORMULA,
   initCostRows,
-  leadingRows,
   memoryRows,
+  peerReadRows,
 } from "./sections/cost.ts";
 import { measureDoorbell } from "./sections/doorbell.ts";
 import { CENTRAL_LATENCY_MS, measureDriftBatch } from "./sections/drift-batch.ts";
+import { measureEndToEnd } from "./sections/e2e.ts";
 import { measureGcp } from "./sections/gcp.ts";
 import { deleteQueues, measureLatency } from "./sections/latency.ts";
 import { measureOverhead } from "./sections/overhead.ts";
@@ -85,6 +86,10 @@ const { values } = parseArgs({
     // --only forwarder: the forwarder's RSS alone, watching nothing and after its initial sync of the two
     // scale points (results in bench/results/forwarder-only.json).
     only: { type: "string" },
+    // --only e2e --size N: N in-sync resources per kind end to end (default 10,000; --quick 1,000).
+    size: { type: "string" },
+    // --only e2e --paths warm: the warm sweep alone (the stateless path lists every object every window).
+    paths: { type: "string", default: "warm,stateless" },
   },
 });
 const quick = values.quick ?? false;
@@ -97,6 +102,8 @@ const quick = values.quick ?? false;
 // --only warm-sweep: section 13 alone, the warm sweep's index at 1k (quick) or 10k objects (warm-sweep-only.json).
 // --only azure: section 14 alone, the Azure reconcile bundle and its cold import with 0 and 50 generated
 // kinds activated at run time (azure-only.json).
+// --only e2e: section 17 alone, N in-sync Queues and VPCs end to end — sweep function (Lease, index) and
+// reconcile function over one poll interval at both cadences, counted (e2e-only.json).
 // --only gcp: section 16 alone, the gcp-reconcile bundle and its cold import with 0 and 50 generated Google
 // kinds baked in at build time (gcp-only.json).
 const ONLY = [
@@ -110,11 +117,16 @@ const ONLY = [
   "warm-sweep",
   "azure",
   "gcp",
+  "e2e",
 ];
 if (values.only !== undefined && !ONLY.includes(values.only))
   throw new Error(`unknown --only ${values.only}; known: ${ONLY.join(", ")}`);
 const forwarderOnly = values.only === "forwarder";
-const sizes = quick ? QUICK : FULL;
+const e2eOnly = values.only === "e2e";
+const e2eSize = Number(values.size ?? (quick ? 1_000 : 10_000));
+if (!Number.isInteger(e2eSize) || e2eSize < 1) throw new Error(`--size must be a positive integer`);
+const e2ePaths = (values.paths ?? "").split(",").filter((p) => p === "warm" || p === "stateless");
+const sizes = e2eOnly ? { ...(quick ? QUICK : FULL), insync: e2eSize } : quick ? QUICK : FULL;
 const t0 = Date.now();
 const log = (msg: string) =>
   process.stderr.write(`[bench +${((Date.now() - t0) / 1000).toFixed(1)}s] ${msg}\n`);
@@ -256,6 +268,7 @@ async function main() {
   const sections: Partial<
     Record<
       | "summary"
+      | "e2e"
       | "work"
       | "batch"
       | "overhead"
@@ -319,7 +332,7 @@ async function main() {
       results.awscc = awscc.result;
     }
     // Setup, overlapped: bundles build while the in-sync set and the first scale objects are created.
-    const building = buildAll(ctx);
+    const building = e2eOnly ? undefined : buildAll(ctx);
     await createProviderConfig(kube, run, proxy.url);
     // The in-sync set is adopted (queues made in moto first): far fewer setup writes than creating them.
     await createCloudQueues(sqs, ctx.insync);
@@ -329,7 +342,9 @@ async function main() {
     );
     const creatingScale = createObjects(
       kube,
-      scaleNames.slice(0, n1).map((name) => queueObject(name, run, "scale", "bench-no-such-providerconfig")),
+      scaleNames
+        .slice(0, e2eOnly ? 0 : n1)
+        .map((name) => queueObject(name, run, "scale", "bench-no-such-providerconfig")),
     );
     const setup = new Reconciler(kube, new KindRegistry(awsKinds), { rateLimit: false });
     const settled = await reconcileUntil(setup, ctx.insync, (o) => o === "in-sync", { concurrency: 16 });
@@ -346,7 +361,17 @@ async function main() {
       await Promise.allSettled([building, creatingScale]);
       return;
     }
-    const [built] = await Promise.all([building, creatingScale]);
+    if (e2eOnly) {
+      await creatingScale;
+      const e2e = await measureEndToEnd(ctx, e2eSize, e2ePaths);
+      process.stdout.write(`\n${formatTable(e2e.rows)}\n`);
+      writeFileSync(
+        path.join(RESULTS, "e2e-only.json"),
+        `${JSON.stringify({ date: new Date().toISOString(), machine, uptimeAtEnd: uptime(), sizes, ...e2e.result }, null, 2)}\n`,
+      );
+      return;
+    }
+    const [built] = await Promise.all([building ?? buildAll(ctx), creatingScale]);
     log(`setup: bundles built, ${n1} scale objects created`);
 
     const batch = await measureDriftBatch(ctx);
@@ -527,18 +552,16 @@ async function main() {
           })
         : [];
     sections.cost = [...cost.rows, ...batchedCost.rows, ...initRows, ...sizing];
-    sections.summary = leadingRows(
-      {
-        invocationMs: workerInvocation ?? overhead.result.invocationMs.median,
-        sweepPoints: points.map((p) => ({ resources: p.resources, ms: p.sweep.durationMs.median })),
-        sqsSendMsPerMessage: sqsSend.msPerMessage.median,
-      },
-      batchedInputs,
-    );
+    // The leading table: section 17 at the in-sync size, counted end to end, then the peers' read rates.
+    const e2e = await measureEndToEnd(ctx, ctx.insync.length);
+    sections.summary = [...e2e.rows.filter((r) => r.section === "0 summary"), ...peerReadRows()];
+    sections.e2e = e2e.rows.filter((r) => r.section !== "0 summary");
+    results.e2e = e2e.result;
     results.cost = { ...cost.result, batched: batchedCost.result };
 
     const order = [
       "summary",
+      "e2e",
       "work",
       "batch",
       "overhead",
@@ -737,6 +760,7 @@ function writeOutputs(o: {
     mode: quick ? "quick" : "full",
     run: o.run,
     machine: o.machine,
+    uptimeAtEnd: uptime(),
     durationS: Math.round((Date.now() - t0) / 1000),
     sizes,
     rows: o.rows,

@@ -1,5 +1,6 @@
 // The benchmark's output: one table row per metric (value, target, pass/fail, min–max), printed to
 // stdout and written, with every raw number, to bench/results/latest.json.
+import { execFileSync } from "node:child_process";
 import { cpus, freemem, loadavg, totalmem } from "node:os";
 import { summarize } from "./stats.ts";
 
@@ -51,7 +52,19 @@ export function machineFacts() {
     memoryGb: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
     freeMemoryGbAtStart: Math.round((freemem() / 1024 ** 3) * 10) / 10,
     loadAverageAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
+    uptimeAtStart: uptime(),
   };
+}
+
+/** `uptime`'s line (the machine is shared: every measurement records the load it was taken under). */
+export function uptime(): string {
+  try {
+    return execFileSync("uptime", { encoding: "utf8" }).trim();
+  } catch {
+    return `load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(", ")}`;
+  }
 }
 
 export const ms = (x: number) => (x >= 10_000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);

@@ -319,15 +319,20 @@ export interface MemoryInputs {
 }
 
 /**
- * Billed GB-seconds per checked resource at `memoryMb`: below one vCPU the CPU part stretches by
- * 1,769 ÷ memory, the waiting part does not. Sizes under the container's RSS (plus a quarter of headroom)
- * are refused (undefined): the function would run out of memory.
+ * Billed ms of one run measured at full CPU (`wall`, `cpu`) in a function of `memoryMb`: below 1,769 MB
+ * Lambda gives a share of one vCPU, so the CPU part stretches by 1,769 ÷ memory; the waiting part does not.
+ */
+export function billedMs(wallMs: number, cpuMs: number, memoryMb: number): number {
+  return Math.max(0, wallMs - cpuMs) + cpuMs * Math.max(1, LAMBDA_MB_PER_VCPU / memoryMb);
+}
+
+/**
+ * Billed GB-seconds per checked resource at `memoryMb` (billedMs). Sizes under the container's RSS (plus a
+ * quarter of headroom) are refused (undefined): the function would run out of memory.
  */
 export function gbSecondsPerResource(m: MemoryInputs, memoryMb: number): number | undefined {
   if (memoryMb < m.rssMb * 1.25) return undefined;
-  const waitMs = Math.max(0, m.wallMsPerResource - m.cpuMsPerResource);
-  const cpuMs = m.cpuMsPerResource * Math.max(1, LAMBDA_MB_PER_VCPU / memoryMb);
-  return ((cpuMs + waitMs) / 1000) * (memoryMb / 1024);
+  return (billedMs(m.wallMsPerResource, m.cpuMsPerResource, memoryMb) / 1000) * (memoryMb / 1024);
 }
 
 /** The memory size with the least billed GB-seconds per resource, and the figure at every size. */
@@ -369,35 +374,11 @@ export function callsPerHour(intervalSeconds: number): number {
 }
 
 /**
- * One table a platform team can read: monthly cost at 1k / 10k / 100k for driftless in its default
- * production configuration and at 5-minute checks (batched, the list kind and the per-resource kind), against
- * one provider pod priced by memory and by CPU. Cloud events' own cost (one message per cloud change) is
- * left out: it follows the rate of changes, not of resources.
+ * The leading table's second half: cloud API reads per resource per hour at each controller's default
+ * drift interval. Its cost rows come from section 17 (e2eCostRows' `leading`).
  */
-export function leadingRows(inputs: CostInputs, kinds: readonly BatchedInputs[]): Row[] {
-  const $ = (x: number) => `$${x.toFixed(2)}`;
-  const byCpu = (UPJET_SIZING.providerAwsAvgCores / 2) * prices.m6gLargeHour.usd * HOURS_PER_MONTH;
-  const pod = ASSUMPTIONS.providerMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+export function peerReadRows(): Row[] {
   const rows: Row[] = [];
-  for (const r of [1000, 10_000, 100_000]) {
-    const prod = kinds.map(
-      (b) =>
-        `${b.kind} ${$(batchedMonthlyCost(inputs, b, r, PRODUCTION.intervalMin, PRODUCTION).usd.driftless)}`,
-    );
-    const fiveMin = kinds.map((b) => `${b.kind} ${$(batchedMonthlyCost(inputs, b, r).usd.driftless)}`);
-    const prod10k = r === 10_000;
-    const worst = Math.max(
-      ...kinds.map((b) => batchedMonthlyCost(inputs, b, r, PRODUCTION.intervalMin, PRODUCTION).usd.driftless),
-    );
-    rows.push({
-      section: "0 summary",
-      metric: `${r.toLocaleString("en-US")} resources a month: default production (doorbell + cloud events + 1 h safety poll) | 5-min checks | one provider pod (memory / CPU)`,
-      value: `${prod.join(", ")} | ${fiveMin.join(", ")} | ${$(pod)} / ${$(byCpu)}`,
-      target: prod10k ? "production ≤ $0.50" : "—",
-      pass: prod10k ? worst <= 0.5 : undefined,
-      range: "cloud events' own messages left out (they follow changes, not resources)",
-    });
-  }
   const peers = [
     { who: "driftless, production (1 h safety poll)", seconds: PRODUCTION.intervalMin * 60 },
     ...DRIFT_DEFAULTS.map((d) => ({ who: d.who, seconds: d.seconds })),
@@ -412,4 +393,229 @@ export function leadingRows(inputs: CostInputs, kinds: readonly BatchedInputs[])
     range: "driftless also reads once per cloud event and per change (doorbell), not counted here",
   });
   return rows;
+}
+
+// --- End to end, counted (issue 33: the leading table re-modelled from section 17) ---------------------------
+
+/** serverless.yml: each stage's reconcile memory (MB) and maximumConcurrency; the sweep's memory. */
+export const STAGES = {
+  "5-min checks": { reconcileMemoryMb: 512, maximumConcurrency: 5 }, // dev stage
+  production: { reconcileMemoryMb: 1024, maximumConcurrency: 20 }, // prod stage
+} as const;
+export const SWEEP_MEMORY_MB = 256;
+
+/** What section 17 counted and timed over one poll interval of one configuration (bench/sections/e2e.ts). */
+export interface MeasuredInterval {
+  kind: string;
+  cadence: keyof typeof STAGES;
+  path: "warm" | "stateless";
+  resources: number;
+  scheduleMs: number;
+  pollMs: number;
+  windows: number;
+  invocations: number;
+  messages: number;
+  queueRequests: number;
+  sweepWallMs: number[];
+  sweepCpuMs: number[];
+  firstRun: { wallMs: number; cpuMs: number };
+  invocationWallMs: number[];
+  invocationCpuMs: number[];
+}
+
+/** The function's INIT as measured: a fresh process importing the bundle (section 5's method). */
+export interface InitInputs {
+  wallMs: number;
+  cpuMs: number;
+}
+
+const gbS = (ms: number, memoryMb: number) => (ms / 1000) * (memoryMb / 1024);
+
+/**
+ * Monthly cost of one measured configuration, by line. Cold starts are not published: bounded between one
+ * per function per hour (`low`) and every window's invocations cold (`high`: the sweep and
+ * min(messages per window, maximumConcurrency) reconcile containers); each bills its INIT (cold import CPU,
+ * stretched like any CPU) and, for the sweep, a full list (the run's first, cold run) instead of a warm run.
+ */
+export function e2eMonthly(m: MeasuredInterval, init: InitInputs, reconcileMemoryMb: number) {
+  const stage = STAGES[m.cadence];
+  const intervals = (MONTH_MIN * 60_000) / m.pollMs;
+  const windowsPerMonth = intervals * m.windows;
+  const p = prices;
+  const invocationBilled = m.invocationWallMs.reduce(
+    (s, w, i) => s + gbS(billedMs(w, m.invocationCpuMs[i] ?? 0, reconcileMemoryMb), reconcileMemoryMb),
+    0,
+  );
+  const reconcile =
+    intervals * (m.invocations * p.lambdaRequest.usd + invocationBilled * p.lambdaArmGbSecond.usd);
+  const warmSweeps = m.sweepWallMs.map((w, i) =>
+    gbS(billedMs(w, m.sweepCpuMs[i] ?? 0, SWEEP_MEMORY_MB), SWEEP_MEMORY_MB),
+  );
+  const sweep =
+    intervals *
+    (m.windows * p.lambdaRequest.usd + warmSweeps.reduce((a, b) => a + b, 0) * p.lambdaArmGbSecond.usd);
+  const sqs = (intervals * m.queueRequests + ASSUMPTIONS.idleReceivesPerMonth) * p.sqsRequest.usd;
+  const meanWarm = warmSweeps.reduce((a, b) => a + b, 0) / Math.max(1, warmSweeps.length);
+  const coldSweepExtra =
+    Math.max(
+      0,
+      gbS(billedMs(m.firstRun.wallMs, m.firstRun.cpuMs, SWEEP_MEMORY_MB), SWEEP_MEMORY_MB) - meanWarm,
+    ) * p.lambdaArmGbSecond.usd;
+  const initAt = (mb: number) => gbS(billedMs(init.cpuMs, init.cpuMs, mb), mb) * p.lambdaArmGbSecond.usd;
+  const perColdStart = {
+    reconcile: initAt(reconcileMemoryMb),
+    sweep: initAt(SWEEP_MEMORY_MB) + coldSweepExtra,
+  };
+  const messagesPerWindow = m.messages / Math.max(1, m.windows);
+  const cold = (reconcileStarts: number, sweepStarts: number) =>
+    reconcileStarts * perColdStart.reconcile + sweepStarts * perColdStart.sweep;
+  const coldLow = cold(HOURS_PER_MONTH, HOURS_PER_MONTH);
+  const coldHigh = cold(
+    windowsPerMonth * Math.min(stage.maximumConcurrency, Math.max(1, Math.ceil(messagesPerWindow))),
+    windowsPerMonth,
+  );
+  const steady = reconcile + sweep + sqs;
+  return {
+    resources: m.resources,
+    reconcileMemoryMb,
+    usd: { reconcile, sweep, sqs, coldLow, coldHigh, low: steady + coldLow, high: steady + coldHigh },
+    perColdStart,
+  };
+}
+
+/** The reconcile memory size with the least monthly cost for this configuration (sizes ≥ RSS × 1.25). */
+export function cheapestReconcileMemory(m: MeasuredInterval, init: InitInputs, rssMb: number) {
+  const at = MEMORY_SIZES_MB.filter((mb) => mb >= rssMb * 1.25).map((mb) => ({
+    mb,
+    usd: e2eMonthly(m, init, mb).usd.low,
+  }));
+  return at.reduce((best, x) => (x.usd < best.usd ? x : best), at[0] ?? { mb: 1024, usd: Number.NaN });
+}
+
+/**
+ * One measured interval taken to `resources`: what follows the objects checked — invocations, messages,
+ * queue requests, the reconcile function's time, the sweep's CPU (a pass over its index) and its cold full
+ * list — in proportion; what does not — the windows, the warm sweep's waiting (one watch round trip and the
+ * quiet cut) — as measured.
+ */
+export function scaleInterval(m: MeasuredInterval, resources: number): MeasuredInterval {
+  const k = resources / Math.max(1, m.resources);
+  return {
+    ...m,
+    resources,
+    invocations: m.invocations * k,
+    messages: m.messages * k,
+    queueRequests: m.queueRequests * k,
+    invocationWallMs: m.invocationWallMs.map((x) => x * k),
+    invocationCpuMs: m.invocationCpuMs.map((x) => x * k),
+    sweepWallMs: m.sweepWallMs.map(
+      (w, i) => Math.max(0, w - (m.sweepCpuMs[i] ?? 0)) + (m.sweepCpuMs[i] ?? 0) * k,
+    ),
+    sweepCpuMs: m.sweepCpuMs.map((x) => x * k),
+    firstRun: { wallMs: m.firstRun.wallMs * k, cpuMs: m.firstRun.cpuMs * k },
+  };
+}
+
+/**
+ * Monthly cost at `resources` from the measured configurations of one kind, cadence and path: measured
+ * where a run had that size, else the nearest measured size taken there by scaleInterval.
+ */
+export function e2eMonthlyAt(
+  runs: readonly MeasuredInterval[],
+  resources: number,
+  f: (m: MeasuredInterval) => number,
+): { usd: number; measured: boolean } {
+  const exact = runs.find((r) => r.resources === resources);
+  if (exact) return { usd: f(exact), measured: true };
+  const nearest = [...runs].sort(
+    (a, b) => Math.abs(Math.log(a.resources / resources)) - Math.abs(Math.log(b.resources / resources)),
+  )[0];
+  if (!nearest) return { usd: Number.NaN, measured: false };
+  return { usd: f(scaleInterval(nearest, resources)), measured: false };
+}
+
+export const FORMULA_E2E = [
+  "per poll interval, counted in section 17: I invocations (one per batch message), Q queue requests (FORMULA_BATCH), W sweep runs",
+  `reconcile = I × $0.20/M + Σ billed(wall, cpu, mem) × mem × $${prices.lambdaArmGbSecond.usd}/GB-s; billed = wall − cpu + cpu × max(1, ${LAMBDA_MB_PER_VCPU} MB ÷ mem)`,
+  `sweep = W × $0.20/M + Σ billed(warm run) × ${SWEEP_MEMORY_MB} MB; SQS = (Q + ${ASSUMPTIONS.idleReceivesPerMonth} idle long polls a month) × $0.40/M`,
+  "cold starts (not published): one per function-hour … every window's invocations cold; each bills INIT = cold-import CPU stretched at the function's memory, and the sweep's a full list",
+  "× intervals a month (43,200 min ÷ poll interval); no forwarder (the doorbell brings changes); cloud events' and the doorbell's own invocations follow changes, not resources: left out",
+];
+
+export function e2eCostRows(
+  runs: readonly MeasuredInterval[],
+  init: InitInputs,
+  rssMb: number,
+): { rows: Row[]; leading: Row[]; result: unknown } {
+  const $ = (x: number) => `$${x.toFixed(2)}`;
+  const rows: Row[] = [];
+  const pod = ASSUMPTIONS.providerMemoryGib * nodeGibHour * HOURS_PER_MONTH;
+  const byCpu = (UPJET_SIZING.providerAwsAvgCores / 2) * prices.m6gLargeHour.usd * HOURS_PER_MONTH;
+  const sizes = [1000, 10_000, 100_000];
+  const table: Array<Record<string, unknown>> = [];
+  const pick = (kind: string, cadence: string, path: string) =>
+    runs.filter((r) => r.kind === kind && r.cadence === cadence && r.path === path);
+  const cell = (kind: string, cadence: keyof typeof STAGES, path: string, r: number) => {
+    const set = pick(kind, cadence, path);
+    if (set.length === 0) return undefined;
+    const mem = (m: MeasuredInterval) => cheapestReconcileMemory(m, init, rssMb).mb;
+    const low = e2eMonthlyAt(set, r, (m) => e2eMonthly(m, init, mem(m)).usd.low);
+    const high = e2eMonthlyAt(set, r, (m) => e2eMonthly(m, init, mem(m)).usd.high);
+    const atDefault = e2eMonthlyAt(
+      set,
+      r,
+      (m) => e2eMonthly(m, init, STAGES[cadence].reconcileMemoryMb).usd.low,
+    );
+    const sweep = e2eMonthlyAt(set, r, (m) => e2eMonthly(m, init, mem(m)).usd.sweep);
+    return { low, high, atDefault, sweep, memoryMb: mem(set[set.length - 1] as MeasuredInterval) };
+  };
+  for (const cadence of Object.keys(STAGES) as Array<keyof typeof STAGES>)
+    for (const kind of ["Queue", "VPC"])
+      for (const r of sizes) {
+        const warm = cell(kind, cadence, "warm", r);
+        const stateless = cell(kind, cadence, "stateless", r);
+        if (!warm) continue;
+        table.push({ cadence, kind, resources: r, warm, stateless });
+        const target =
+          cadence === "production"
+            ? r === 10_000
+              ? 0.5
+              : undefined
+            : r === 10_000
+              ? 1.5
+              : r === 100_000
+                ? pod
+                : undefined;
+        rows.push({
+          section: "6 cost",
+          metric: `${cadence}, ${kind}, ${r.toLocaleString("en-US")} resources${warm.low.measured ? " (measured)" : " (scaled)"}: stateless sweep → warm sweep, cold starts 1/function-hour … every window`,
+          value: `${stateless ? `${$(stateless.low.usd)}…${$(stateless.high.usd)} → ` : ""}${$(warm.low.usd)}…${$(warm.high.usd)}`,
+          target: target === undefined ? "—" : `≤ ${$(target)}`,
+          pass: target === undefined ? undefined : warm.high.usd <= target,
+          range: `reconcile at ${warm.memoryMb} MB (the stage's default: ${$(warm.atDefault.usd)}); warm sweep ${$(warm.sweep.usd)}${stateless ? ` (stateless ${$(stateless.sweep.usd)})` : ""}; sweep target ≤ $1 at 100k`,
+        });
+      }
+  const leading: Row[] = sizes.map((r) => {
+    const fig = (cadence: keyof typeof STAGES) =>
+      ["VPC", "Queue"]
+        .map((kind) => {
+          const c = cell(kind, cadence, "warm", r);
+          return c ? `${kind} ${$(c.low.usd)}–${$(c.high.usd)}${c.low.measured ? "" : "*"}` : `${kind} —`;
+        })
+        .join(", ");
+    return {
+      section: "0 summary",
+      metric: `${r.toLocaleString("en-US")} resources a month: default production | 5-min checks | one provider pod (memory / CPU)`,
+      value: `${fig("production")} | ${fig("5-min checks")} | ${$(pod)} / ${$(byCpu)}`,
+      target: r === 10_000 ? "production ≤ $0.50, 5-min ≤ $1.50" : r === 100_000 ? `5-min < ${$(pod)}` : "—",
+      pass: undefined,
+      range:
+        "warm sweep, cheapest reconcile memory; cold starts 1/function-hour – every window; * scaled from the measured sizes",
+    };
+  });
+  return {
+    rows,
+    leading,
+    result: { formula: FORMULA_E2E, init, rssMb, stages: STAGES, table },
+  };
 }

@@ -69,7 +69,7 @@ function queueRequests(path: PathResult["path"], messages: number): number {
 }
 
 /** Creates `n` VPCs in moto (straight, not through the proxy) and adopts them as in-sync VPC objects. */
-async function setupVpcs(ctx: BenchContext, n: number) {
+export async function setupVpcs(ctx: BenchContext, n: number) {
   const ec2 = new EC2Client({
     region: "us-east-1",
     endpoint: ctx.env.AWS_ENDPOINT_URL,
@@ -116,13 +116,12 @@ async function setupVpcs(ctx: BenchContext, n: number) {
   return { names, cleanup };
 }
 
-/** One drift check of every object matching `selector`, through one path, as Lambda would run it. */
-async function checkOnce(
-  ctx: BenchContext,
-  type: ResourceType & { apiVersion: string },
-  selector: string,
-  path: PathResult["path"],
-): Promise<PathResult> {
+/**
+ * A sweep's and a reconcile function's clients, each with its own request counters, the worker as the
+ * reconcile function makes it (rate limit off: the bench measures work, not the limiter), and a producer
+ * that collects the follow-up messages a batch hands back.
+ */
+export function benchFunctions(ctx: BenchContext) {
   const sweepKube = new Kube(ctx.kc);
   const workerKube = new Kube(ctx.kc);
   const worker = createWorker({
@@ -139,6 +138,17 @@ async function checkOnce(
       return { sent: messages.length, failed: [] };
     },
   };
+  return { sweepKube, workerKube, worker, followUps, producer };
+}
+
+/** One drift check of every object matching `selector`, through one path, as Lambda would run it. */
+async function checkOnce(
+  ctx: BenchContext,
+  type: ResourceType & { apiVersion: string },
+  selector: string,
+  path: PathResult["path"],
+): Promise<PathResult> {
+  const { sweepKube, workerKube, worker, followUps, producer } = benchFunctions(ctx);
   const run = async (count: boolean) => {
     sweepKube.resetStats();
     workerKube.resetStats();
