@@ -12,6 +12,7 @@ import type { AwsccNode, AwsccProp } from "../../../shared/api/awscc/spec.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import { generateGcp } from "../../gen-gcp.ts";
+import { computeAsset, type FakeAsset, namedAsset } from "./gcp-assets.ts";
 import {
   Countdown,
   type FakeHttpServer,
@@ -76,6 +77,8 @@ export interface GoogleGenericFake extends FakeHttpServer {
   /** Changes a stored resource as a console user would (drift), by full name / Compute self path. */
   mutate(name: string, set: Json): void;
   resource(name: string): Json | undefined;
+  /** Every stored resource, for the Cloud Asset fake's index. */
+  assets(): FakeAsset[];
   /** Looks an operation needs before it is done (0: done at once). */
   opPolls: number;
 }
@@ -410,10 +413,17 @@ export async function startGoogleGenericFake(
     return template.replace(/\{(\w+)\}/g, (_, v: string) => (v === last && id ? id : (vals[v] ?? "")));
   };
 
+  const assets = () =>
+    [...store.entries()].map(([name, { spec: s, resource }]) =>
+      s.google.family === "compute"
+        ? computeAsset(name, s.kind, resource)
+        : namedAsset(s.google.host, s.typeName, name, resource),
+    );
   const server = await startFakeHttp({
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     prefixes: [],
     name: "Google APIs (generic)",
+    assets,
     keyOf: (req) =>
       `${req.method} ${req.seg.slice(0, 1).join("")} ${req.seg.at(-2) === "operations" ? "operations" : ((req.seg.length % 2 === 0 ? req.seg.at(-1) : req.seg.at(-2)) ?? "")}`,
     route,
@@ -425,6 +435,7 @@ export async function startGoogleGenericFake(
       Object.assign(s.resource, structuredClone(set));
     },
     resource: (name: string) => structuredClone(store.get(name)?.resource),
+    assets,
     get opPolls() {
       return state.opPolls;
     },
