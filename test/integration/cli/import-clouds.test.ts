@@ -581,6 +581,123 @@ describe("driftless import: generated Google kinds (their list methods)", () => 
   });
 });
 
+describe("driftless import: generated regional and zonal Compute kinds (aggregatedList)", () => {
+  const PC = uniqueName("pc-import-gcpagg");
+  const kindOf = (kind: string) =>
+    loadGoogleSpec(loadGoogleCatalog().kinds.find((k) => k.family === "compute" && k.kind === kind) as never);
+  let fake: GoogleGenericFake;
+  let address: ManagedKindDef;
+  let disk: ManagedKindDef;
+  let r: Reconciler;
+  beforeAll(async () => {
+    generateGcp();
+    fake = await startGoogleGenericFake({ opPolls: 0 });
+    const specs = [kindOf("Address"), kindOf("Disk")];
+    [address, disk] = specs.map(googleKindOf) as [ManagedKindDef, ManagedKindDef];
+    await removeCrds(kube, [address, disk]);
+    await applyCrds(kubeConfig(), [managedCrd(address), managedCrd(disk)]);
+    await createGcpProviderConfig(kube, PC, {
+      credentials: "InjectedIdentity",
+      endpoint: { apis: `${fake.url}/{api}` },
+    });
+    r = new Reconciler(
+      kube,
+      new KindRegistry(withNamespacedVariants(googleProviders(specs, { pollDelaysMs: [] }))),
+      { creationGracePeriodMs: 0 },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await removeCrds(kube, [address, disk]);
+    await fake?.close();
+  });
+
+  const insert = async (scope: string, collection: string, body: Record<string, unknown>) => {
+    const res = await fetch(
+      `${fake.url}/compute/compute/v1/projects/${gcpProject()}/${scope}/${collection}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      },
+    );
+    expect(res.status, await res.text()).toBe(200);
+  };
+
+  it("lists every region's addresses and every zone's disks in one aggregatedList each; a name in two regions is two objects; the managed one is skipped; written objects become Ready in Observe", async () => {
+    const twice = uniqueName("addr-by-hand");
+    await insert("regions/us-central1", "addresses", { name: twice });
+    await insert("regions/europe-west1", "addresses", { name: twice });
+    const zonal = uniqueName("disk-by-hand");
+    await insert("zones/us-central1-a", "disks", { name: zonal });
+    // A regional disk is another kind (RegionDisk): aggregated/disks lists it under regions/, import of Disk does not.
+    const regional = uniqueName("rdisk-by-hand");
+    await insert("regions/us-central1", "disks", { name: regional });
+    const managed = uniqueName("addr-managed");
+    await kube.create(
+      address,
+      managedObject(address, managed, PC, {
+        forProvider: { region: "us-central1" },
+        connectionSecret: false,
+      }),
+    );
+    await settle(r, keyOf(address, managed));
+    expect(conditionOf(await getMr(kube, address, managed), "Ready")?.status).toBe("True");
+
+    fake.reset();
+    const { counts, objects } = await runImport(PC, "compute.address,compute.disk", {
+      DRIFTLESS_ACTIVATE: [address, disk].map((d) => `${d.plural}.${d.group}`).join(","),
+    });
+    expect(counts("compute.address")).toEqual({ found: 3, written: 2, managed: 1 });
+    expect(counts("compute.disk")).toEqual({ found: 1, written: 1, managed: 0 });
+    // One aggregatedList per kind (one page each), no per-region or per-zone list.
+    expect(fake.stats()).toEqual({ "GET compute aggregated": 2 });
+    const summary = objects
+      .map((o) => [
+        o.kind,
+        o.metadata.name,
+        o.metadata.annotations?.[Annotations.externalName],
+        o.spec.forProvider,
+      ])
+      .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+    expect(summary).toEqual(
+      [
+        ["Address", `europe-west1-${twice}`, twice, { region: "europe-west1" }],
+        ["Address", `us-central1-${twice}`, twice, { region: "us-central1" }],
+        ["Disk", `us-central1-a-${zonal}`, zonal, { zone: "us-central1-a" }],
+      ].sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+    );
+    const calls = { ...r.externalCalls };
+    for (const o of objects) await appliesReady(r, o.kind === "Disk" ? disk : address, o);
+    expect(r.externalCalls).toMatchObject({
+      create: calls.create,
+      update: calls.update,
+      delete: calls.delete,
+    });
+  });
+
+  it("the fake answers aggregatedList as Compute does: items keyed by scope, paged with maxResults; a filter is refused", async () => {
+    const agg = (q: Record<string, string>) =>
+      fetch(
+        `${fake.url}/compute/compute/v1/projects/${gcpProject()}/aggregated/addresses?${new URLSearchParams(q)}`,
+      );
+    const first = (await (await agg({ maxResults: "1" })).json()) as {
+      kind: string;
+      items: Record<string, { addresses: unknown[] }>;
+      nextPageToken?: string;
+    };
+    expect(first.kind).toBe("compute#addressAggregatedList");
+    expect(Object.values(first.items).flatMap((s) => s.addresses)).toHaveLength(1);
+    expect(Object.keys(first.items)[0]).toMatch(/^regions\//);
+    expect(first.nextPageToken).toBeDefined();
+    expect((await agg({ filter: "name = x" })).status).toBe(400);
+    // A collection Compute has no aggregatedList for (global addresses only: globalAddresses has none).
+    const none = await fetch(
+      `${fake.url}/compute/compute/v1/projects/${gcpProject()}/aggregated/instantSnapshotGroups`,
+    );
+    expect(none.status).toBe(404);
+  });
+});
+
 describe("driftless import: Cloud SQL (instances, and their databases and users instance by instance)", () => {
   const PC = uniqueName("pc-import-sql");
   const project = gcpProject();
