@@ -75,6 +75,12 @@ const LOGS = "AWS::Logs::LogGroup";
 const CHILD = "AWS::ApiGateway::Resource";
 /** Its parent type, listed on its own. */
 const REST_API = "AWS::ApiGateway::RestApi";
+/** Three levels, two needed fields: a version needs its Application's and its ConfigurationProfile's ids. */
+const APPCONFIG = [
+  "AWS::AppConfig::Application",
+  "AWS::AppConfig::ConfigurationProfile",
+  "AWS::AppConfig::HostedConfigurationVersion",
+] as const;
 /** Log groups made by hand: more than one ListResources page (100). */
 const HAND_MADE = 101;
 const SLOW = 300_000;
@@ -120,7 +126,7 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
   const PC = uniqueName("pc-import-cc");
   let bed: Awaited<ReturnType<typeof awsccTestbed>>;
   beforeAll(async () => {
-    bed = await awsccTestbed(kube, PC, [LOGS, CHILD, REST_API]);
+    bed = await awsccTestbed(kube, PC, [LOGS, CHILD, REST_API, ...APPCONFIG]);
   }, 120_000);
   afterAll(async () => {
     await bed?.close();
@@ -217,6 +223,71 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
       // Per parent: one ListResources of the parent type, one of the child type per parent (one page each).
       const after = await bed.fake.requests();
       expect((after.ListResources ?? 0) - (before.ListResources ?? 0)).toBe(1 + apis.length);
+      expect(after.CreateResource).toBe(before.CreateResource);
+    },
+    SLOW,
+  );
+
+  it(
+    "lists a child type whose list handler needs two fields, under a parent that is itself a child: Applications, then each one's ConfigurationProfiles, then each profile's versions",
+    async () => {
+      const cc = bed.fake.client();
+      const make = async (type: string, state: Record<string, unknown>) => {
+        const out = await cc.send(
+          new CreateResourceCommand({ TypeName: type, DesiredState: JSON.stringify(state) }),
+        );
+        return (await requestDone(cc, out.ProgressEvent))?.Identifier as string;
+      };
+      const [APP, PROFILE, VERSION] = APPCONFIG;
+      const versions: string[] = [];
+      const homes: Array<{ applicationId: string; configurationProfileId: string }> = [];
+      // Two Applications, the first with two profiles; one version in each profile.
+      for (const a of [0, 1]) {
+        const app = await make(APP, { Name: uniqueName(`app-${a}`) });
+        for (const _ of a === 0 ? [1, 2] : [1]) {
+          const profile = await make(PROFILE, {
+            ApplicationId: app,
+            Name: uniqueName("profile"),
+            LocationUri: "hosted",
+          });
+          // The profile's identifier is `<ApplicationId>|<ConfigurationProfileId>`.
+          const profileId = profile.split("|")[1] as string;
+          homes.push({ applicationId: app, configurationProfileId: profileId });
+          versions.push(
+            await make(VERSION, {
+              ApplicationId: app,
+              ConfigurationProfileId: profileId,
+              Content: "v1",
+              ContentType: "text/plain",
+            }),
+          );
+        }
+      }
+      const def = bed.defs.get(VERSION) as ManagedKindDef;
+      const alias = `${def.group.split(".")[0]}.hostedconfigurationversion`;
+      const before = await bed.fake.requests();
+      const { res, counts, objects } = await runImport(PC, alias, {
+        DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(","),
+      });
+      expect(res.stderr).not.toContain(`${alias}: not imported`);
+      expect(counts(alias)).toEqual({ found: 3, written: 3, managed: 0 });
+      const written = objects.filter((o) => o.kind === def.kind);
+      expect(written.map((o) => o.metadata.annotations?.[Annotations.externalName]).sort()).toEqual(
+        [...versions].sort(),
+      );
+      for (const o of written) {
+        const fp = o.spec.forProvider as Record<string, string>;
+        expect(homes).toContainEqual({
+          applicationId: fp.applicationId,
+          configurationProfileId: fp.configurationProfileId,
+        });
+        expect(o.metadata.annotations?.[Annotations.externalName]).toContain(
+          `${fp.applicationId}|${fp.configurationProfileId}|`,
+        );
+      }
+      // Level by level: one list of Applications, one of profiles per Application, one of versions per profile.
+      const after = await bed.fake.requests();
+      expect((after.ListResources ?? 0) - (before.ListResources ?? 0)).toBe(1 + 2 + 3);
       expect(after.CreateResource).toBe(before.CreateResource);
     },
     SLOW,
