@@ -26,6 +26,7 @@ import {
   type ExternalObservation,
   type IamStatement,
   InvalidSpecError,
+  type ListContext,
   type ManagedKindProvider,
   NotListableError,
   type ObserveManyItem,
@@ -40,7 +41,7 @@ import { awsHome } from "../aws/home.ts";
 import { lanes, listedAmong, observeListed } from "../listed-models.ts";
 import { secretReader } from "../secret-refs.ts";
 import { handlerIam } from "./handler-iam.ts";
-import { type ListLevel, listByLevels, listPlanOf } from "./list-children.ts";
+import { type ListLevel, listByLevels, listPlanOf, managedLevel } from "./list-children.ts";
 import {
   atProviderOf,
   desiredModel,
@@ -456,11 +457,21 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
    * Every resource of a child type in this region (`driftless import`), listed level by level
    * (list-children.ts): each listed with the parent fields its list was made under.
    */
-  async listUnder(plan: readonly ListLevel[]): Promise<ExternalListing[]> {
+  async listUnder(plan: readonly ListLevel[], ctx: ListContext = {}): Promise<ExternalListing[]> {
     this.#supported();
     const out: ExternalListing[] = [];
     const parents = plan.at(-1)?.needs.map((n) => n.field) ?? [];
-    for await (const { identifier, needs } of listByLevels(plan, (t, m) => this.#pages(t, m)))
+    const managed = ctx.managed;
+    // Parents from the cluster (`--parents managed`): each parent level is its managed resources, no list.
+    const pages = (t: string, m: Json | undefined): AsyncIterable<Map<string, Json>> => {
+      const level = plan.find((l) => l.spec.typeName === t);
+      if (!managed || !level || t === this.#spec.typeName) return this.#pages(t, m);
+      const region = this.#region;
+      return (async function* () {
+        yield managedLevel(level.spec, await managed(awsccKindOf(level.spec)), m, region);
+      })();
+    };
+    for await (const { identifier, needs } of listByLevels(plan, pages))
       out.push({
         externalName: identifier,
         forProvider: { region: this.#region, ...needs },
@@ -610,11 +621,11 @@ export function cloudControlProvider(
       const client: ExternalClient<Json, Json> = {
         ...perResource<Json, Json>(external, (mr) => awsHome(ctx, regionOf(mr))),
         // `driftless import`: what exists in the ProviderConfig's region; a child type is listed per parent.
-        async list() {
+        async list(ctx?: ListContext) {
           if (spec.primaryIdentifier.length === 0)
             throw new NotListableError("its schema has no primary identifier to name what it lists");
           if (spec.listNeeds?.length)
-            return (await inRegion(undefined)).listUnder(listPlanOf(spec, awsccSpecOf));
+            return (await inRegion(undefined)).listUnder(listPlanOf(spec, awsccSpecOf), ctx);
           return (await inRegion(undefined)).list();
         },
       };

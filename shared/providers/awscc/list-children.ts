@@ -6,6 +6,8 @@
 // schema's references; a field no reference names, or needs no one chain of parents holds, is not listable.
 import type { AwsccKindSpec } from "../../api/awscc/spec.ts";
 import { NotListableError } from "../../api/external.ts";
+import type { ManagedResource } from "../../api/managed.ts";
+import { Annotations } from "../../api/meta.ts";
 
 type Json = Record<string, unknown>;
 
@@ -137,4 +139,30 @@ export async function* listByLevels(
         yield { identifier, needs: Object.fromEntries(values.map(([n, v]) => [n.field, v])) };
       else yield* listByLevels(plan, pages, level + 1, [...chain, { identifier, model: listed }]);
     }
+}
+
+/**
+ * A parent level read from the cluster (`driftless import --parents managed`): the managed resources of
+ * the type in `region` that match the ResourceModel, each as ListResources would show it — its external
+ * name as identifier, its forProvider and atProvider under their CloudFormation names.
+ */
+export function managedLevel(
+  spec: AwsccKindSpec,
+  managed: readonly ManagedResource[],
+  model: Json | undefined,
+  region: string,
+): Map<string, Json> {
+  const out = new Map<string, Json>();
+  for (const mr of managed) {
+    const id = mr.metadata.annotations?.[Annotations.externalName];
+    const fp = (mr.spec.forProvider ?? {}) as Json;
+    if (!id || ((fp.region as string | undefined) ?? region) !== region) continue;
+    const ap = ((mr.status as { atProvider?: Json } | undefined)?.atProvider ?? {}) as Json;
+    const shown: Json = {};
+    for (const [k, v] of Object.entries(ap)) shown[spec.attributes[k]?.n ?? k] = v;
+    for (const [k, v] of Object.entries(fp)) if (spec.properties[k]) shown[spec.properties[k].n] = v;
+    if (Object.entries(model ?? {}).every(([k, v]) => JSON.stringify(shown[k]) === JSON.stringify(v)))
+      out.set(id, shown);
+  }
+  return out;
 }

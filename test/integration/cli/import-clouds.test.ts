@@ -224,6 +224,33 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
       const after = await bed.fake.requests();
       expect((after.ListResources ?? 0) - (before.ListResources ?? 0)).toBe(1 + apis.length);
       expect(after.CreateResource).toBe(before.CreateResource);
+
+      // --parents managed: the parents are the RestApis this ProviderConfig's managed resources hold (one
+      // here, Observe-only): no list of RestApis, one of Resources under it, its children only.
+      const restApi = bed.defs.get(REST_API) as ManagedKindDef;
+      const held = uniqueName("restapi-managed");
+      await kube.create(restApi, {
+        ...managedObject(restApi, held, PC, { connectionSecret: false }),
+        metadata: { name: held, annotations: { [Annotations.externalName]: apis[0] as string } },
+        spec: { managementPolicies: ["Observe"], providerConfigRef: { name: PC }, forProvider: {} },
+      } as KubeObject);
+      const out = mkdtempSync(join(tmpdir(), "driftless-import-"));
+      const listedBefore = (await bed.fake.requests()).ListResources ?? 0;
+      const res = await cli(
+        ["import", "--provider-config", PC, "--kinds", childAlias, "--parents", "managed", "-o", out],
+        {
+          env: { DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(",") },
+        },
+      );
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toContain(`${childAlias}: 2 found, 2 written, 0 already managed`);
+      const underManaged = readdirSync(out).map((f) => parse(readFileSync(join(out, f), "utf8")) as Written);
+      expect(underManaged.map((o) => (o.spec.forProvider as { restApiId?: string }).restApiId)).toEqual([
+        apis[0],
+        apis[0],
+      ]);
+      expect(((await bed.fake.requests()).ListResources ?? 0) - listedBefore).toBe(1);
+      await kube.delete(restApi, held);
     },
     SLOW,
   );
