@@ -561,6 +561,15 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   });
   catalog.refsSource = refsBundle.origin;
   catalog.unmappedRefs = computeRefs.unmapped;
+  // Compute's AggregatedList per collection (`…/aggregated/addresses`): how `driftless import` lists a
+  // regional or zonal kind, whose own List is per region or zone.
+  const aggregatedOf = new Map(
+    facts.resources.flatMap((r) =>
+      r.family === "compute" && r.aggregated
+        ? [[r.aggregated.p.split("/").at(-1), r.aggregated] as const]
+        : [],
+    ),
+  );
   for (const { r, group, kind } of named) {
     const more = computeRefs.byKind.get(`${group}/${kind}`) ?? [];
     const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known, more);
@@ -568,6 +577,9 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
       catalog.skipped.push({ typeName: r.type, why: spec.why });
       continue;
     }
+    const aggregated = aggregatedOf.get(spec.google.collection);
+    if (spec.google.family === "compute" && spec.google.parent.home.length > 0 && aggregated)
+      spec.google.aggregated = { m: aggregated.m, p: aggregated.p };
     const file = `kinds/${group.split(".")[0]}/${kind}.json`;
     mkdirSync(dirname(join(tmp, file)), { recursive: true });
     writeFileSync(join(tmp, file), JSON.stringify(spec));

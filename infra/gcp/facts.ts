@@ -79,6 +79,11 @@ export interface FactResource {
   update?: FactHttp & { mask?: string };
   delete: FactHttp;
   list?: FactHttp;
+  /**
+   * Compute: the service's AggregatedList (`/compute/v1/projects/{project}/aggregated/<collection>`), which
+   * lists every region's or zone's resources of the collection in one call, keyed by scope.
+   */
+  aggregated?: FactHttp;
 }
 
 export interface FactsBundle {

@@ -294,6 +294,8 @@ function computeFamily(
   const updHttp = upd ? httpOf(upd) : undefined;
   const list = m("List");
   const listHttp = list ? httpOf(list) : undefined;
+  const aggregated = m("AggregatedList");
+  const aggregatedHttp = aggregated ? httpOf(aggregated) : undefined;
   return [
     {
       family: "compute",
@@ -311,6 +313,7 @@ function computeFamily(
       ...(upd && updHttp ? { update: withLro(updHttp, upd, true) } : {}),
       delete: withLro(delHttp, del, true),
       ...(listHttp ? { list: listHttp } : {}),
+      ...(aggregatedHttp ? { aggregated: aggregatedHttp } : {}),
     },
   ];
 }

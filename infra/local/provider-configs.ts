@@ -92,7 +92,7 @@ export async function localAzureProviderConfig(kube: Kube, env: StackEnv): Promi
   });
 }
 
-/** GCP: the Pub/Sub emulator and the GCS, Cloud SQL, Compute and Service Networking fakes; none checks credentials, so ambient identity is enough. */
+/** GCP: the Pub/Sub emulator and the GCS, Cloud SQL, Compute, Service Networking, generic and Cloud Asset fakes; none checks credentials, so ambient identity is enough. */
 export async function localGcpProviderConfig(kube: Kube, env: StackEnv): Promise<void> {
   await upsert(kube, "gcp", {
     projectID: env.GCP_PROJECT_ID,
@@ -104,6 +104,7 @@ export async function localGcpProviderConfig(kube: Kube, env: StackEnv): Promise
       compute: env.GCP_COMPUTE_ENDPOINT,
       serviceNetworking: env.GCP_SERVICE_NETWORKING_ENDPOINT,
       ...(env.GCP_APIS_ENDPOINT ? { apis: env.GCP_APIS_ENDPOINT } : {}),
+      ...(env.GCP_CLOUDASSET_ENDPOINT ? { cloudAsset: env.GCP_CLOUDASSET_ENDPOINT } : {}),
     },
   });
 }

@@ -1,6 +1,6 @@
 // The local stack: real servers on 127.0.0.1 — etcd + kube-apiserver (+ kube-controller-manager for
-// garbage collection), moto (AWS), Google's Pub/Sub emulator, Azurite, and the project's own ARM and GCS
-// fakes. `up()` starts what is not already running and writes `.stack/env.json`; `down()` stops only
+// garbage collection), moto (AWS), Google's Pub/Sub emulator, Azurite, and the project's own ARM, Google
+// and Cloud Control fakes (with a Cloud Asset fake indexing the Google ones). `up()` starts what is not already running and writes `.stack/env.json`; `down()` stops only
 // the PIDs recorded there. Used by `npm run stack:up|down`, `npm start` and the test global setup.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -39,6 +39,7 @@ export const PORTS = {
   cloudControl: port("CLOUDCONTROL", 14490),
   // Beside the Compute fake's port unless set: each worktree's stack keeps its own.
   gcpApis: port("GCP_APIS", port("GCP_COMPUTE", 14481) + 3),
+  gcpCloudAsset: port("GCP_CLOUDASSET", port("GCP_COMPUTE", 14481) + 4),
 };
 
 export type StackEnv = Record<string, string>;
@@ -260,6 +261,16 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
       String(PORTS.gcpApis),
     ]);
     procs.push(gcpApis);
+    // Cloud Asset Inventory (`driftless orphans` on Google), indexing the Google fakes above from their own state.
+    const gcpCloudAsset = startProcess("gcp-cloudasset-fake", nodeBin, [
+      join(REPO_ROOT, "infra/local/fakes/gcp-cloudasset-fake.ts"),
+      ...["--port", String(PORTS.gcpCloudAsset)],
+      ...[PORTS.gcs, PORTS.gcpSql, PORTS.gcpCompute, PORTS.gcpApis].flatMap((p) => [
+        "--source",
+        `http://127.0.0.1:${p}`,
+      ]),
+    ]);
+    procs.push(gcpCloudAsset);
     save();
 
     await waitFor("etcd", () => httpOk(`http://127.0.0.1:${PORTS.etcd}/health`), etcd.pid);
@@ -293,6 +304,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     await waitFor("gcp-sql-fakes", () => portOpen(PORTS.gcpServiceNetworking), gcpSql.pid);
     await waitFor("cloudcontrol-fake", () => portOpen(PORTS.cloudControl), cloudControl.pid);
     await waitFor("gcp-generic-fake", () => portOpen(PORTS.gcpApis), gcpApis.pid);
+    await waitFor("gcp-cloudasset-fake", () => portOpen(PORTS.gcpCloudAsset), gcpCloudAsset.pid);
   } catch (err) {
     save();
     await down();
@@ -317,6 +329,7 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     GCP_COMPUTE_ENDPOINT: `http://127.0.0.1:${PORTS.gcpCompute}`,
     GCP_SERVICE_NETWORKING_ENDPOINT: `http://127.0.0.1:${PORTS.gcpServiceNetworking}`,
     GCP_APIS_ENDPOINT: `http://127.0.0.1:${PORTS.gcpApis}/{api}`,
+    GCP_CLOUDASSET_ENDPOINT: `http://127.0.0.1:${PORTS.gcpCloudAsset}`,
     AZURE_ARM_ENDPOINT: `https://127.0.0.1:${PORTS.arm}`,
     AZURE_SUBSCRIPTION_ID: "00000000-0000-0000-0000-00000000d1f7",
     AZURE_TENANT_ID: "00000000-0000-0000-0000-0000000a2be5",
@@ -566,6 +579,7 @@ export function describeStack(env: StackEnv): string {
     `  GCS fake        ${env.GCS_ENDPOINT}`,
     `  Cloud Control   ${env.AWS_CLOUDCONTROL_ENDPOINT} (fake)`,
     `  Cloud SQL fakes ${env.GCP_SQL_ENDPOINT} (+ compute, service networking)`,
+    `  Cloud Asset     ${env.GCP_CLOUDASSET_ENDPOINT} (fake, indexing the Google fakes)`,
     `  env file        ${join(STACK_DIR, "env.sh")}   (source it in a shell)`,
   ].join("\n");
 }

@@ -95,7 +95,17 @@ export interface ExternalClient<F, A> {
    * the cloud's list calls, for `driftless import`: its external name and the spec fields that say where
    * it lives (region …). Present on kinds that can be discovered.
    */
-  list?(): Promise<ExternalListing[]>;
+  list?(ctx?: ListContext): Promise<ExternalListing[]>;
+}
+
+/** What `driftless import` offers a kind's `list` besides the cloud. */
+export interface ListContext {
+  /**
+   * The managed resources of a kind (either shape) of the importing ProviderConfig, when parents are read
+   * from the cluster (`--parents managed`): a child type is then listed under those only, without listing
+   * its parent types in the cloud. Absent: parents are listed in the cloud.
+   */
+  managed?: (def: ManagedKindDef) => Promise<ManagedResource[]>;
 }
 
 /** A kind whose client cannot list what exists (yet): `driftless import` names it and goes on. */

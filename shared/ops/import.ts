@@ -2,7 +2,12 @@
 // Each selected kind's `list` (the cloud's own list calls) names what exists; whatever a managed resource
 // of the kind already names by its external name is skipped; the rest becomes an object with
 // `managementPolicies: ["Observe"]` and `crossplane.io/external-name`: applied, driftless only reads it.
-import { type ExternalListing, type ManagedKindProvider, NotListableError } from "../api/external.ts";
+import {
+  type ExternalListing,
+  type ListContext,
+  type ManagedKindProvider,
+  NotListableError,
+} from "../api/external.ts";
 import { globMatcher } from "../api/glob.ts";
 import { type ManagedResource, namespacedVariantOf } from "../api/managed.ts";
 import { Annotations, type ResourceType } from "../api/meta.ts";
@@ -15,6 +20,12 @@ export interface ImportOptions extends ConnectorOptions {
   providerConfig: string;
   /** `<service>.<kind>` globs, e.g. `ec2.*`, `sqs.queue` (the service is the API group's first label). */
   kinds: readonly string[];
+  /**
+   * Where a child type's parents come from: `cloud` (default) lists the parent types in the cloud;
+   * `managed` takes the parents this ProviderConfig's managed resources hold in the cluster (no list of the
+   * parent types; children of a parent driftless does not manage are not found).
+   */
+  parents?: "cloud" | "managed";
 }
 
 export interface ImportResult {
@@ -49,6 +60,15 @@ export async function discover(
     (p) => p.definition.scope === "Cluster" && matchers.some((m) => m(kindAlias(p.definition))),
   );
   const connector = new ProviderConnector(kube, opts);
+  const listContext: ListContext =
+    opts.parents === "managed"
+      ? {
+          managed: async (def) =>
+            (await Promise.all([def, namespacedVariantOf(def)].map((t) => listManaged(kube, t))))
+              .flat()
+              .filter((mr) => (mr.spec.providerConfigRef?.name ?? "default") === opts.providerConfig),
+        }
+      : {};
   const result: ImportResult = { objects: [], kinds: [], unsupported: [] };
   for (const provider of selected) {
     const def = provider.definition;
@@ -62,7 +82,7 @@ export async function discover(
     let found: ExternalListing[];
     try {
       if (!client.list) throw new NotListableError("cannot be listed yet");
-      found = await client.list();
+      found = await client.list(listContext);
     } catch (err) {
       if (!(err instanceof NotListableError)) throw err;
       result.unsupported.push({ kind: kindAlias(def), reason: err.message });

@@ -62,6 +62,8 @@ export interface GcpProviderConfigOptions {
     serviceNetworking?: string;
     /** The generated kinds' APIs (`{api}` filled): a generic fake. */
     apis?: string;
+    /** Cloud Asset Inventory (`driftless orphans`). */
+    cloudAsset?: string;
   };
 }
 

@@ -2,7 +2,7 @@
 // as Observe-only managed resources (shared/ops/import.ts), skipping what driftless already manages.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { stringify } from "yaml";
 import { Kube } from "../../../shared/kube/client.ts";
 import { UsageError } from "../../../shared/ops/errors.ts";
@@ -24,6 +24,14 @@ export function registerImport(program: Command, cli: CliContext): void {
       "comma-separated <service>.<kind> globs, e.g. 'ec2.*', 'sqs.queue,s3.bucket', 'resources.resourcegroup', 'pubsub.topic', 'logs.loggroup'",
     )
     .requiredOption("-o, --out <dir>", "directory to write one YAML file per resource into")
+    .addOption(
+      new Option(
+        "--parents <source>",
+        "a child type's parents: listed in the cloud, or the ones this ProviderConfig's managed resources hold",
+      )
+        .choices(["cloud", "managed"])
+        .default("cloud"),
+    )
     .addHelpText(
       "after",
       `
@@ -42,34 +50,41 @@ holds (either shape, any namespace) is skipped. The rest is written to <dir>/<ki
 with managementPolicies: ["Observe"], the crossplane.io/external-name annotation and the fields that say
 where it lives (region, location, resource group): applied, driftless only reads it (Ready, atProvider);
 widen the policies to manage it. A selected kind that cannot be listed (a child type whose list needs its
-parent, a kind without a list yet) is named on standard error with why. Nothing is created in the cluster or the cloud.`,
+parent, a kind without a list yet) is named on standard error with why. Nothing is created in the cluster or the cloud.
+A generated AWS child type (Cloud Control) is listed level by level under its parents: with --parents cloud
+(the default) every parent type is listed in the cloud first; with --parents managed the parents are the
+managed resources of this ProviderConfig in the cluster (their external names and fields; no list of the
+parent types, so children of a parent driftless does not manage are not found).`,
     )
-    .action(async (opts: { providerConfig: string; kinds: string; out: string }) => {
-      const kinds = opts.kinds
-        .split(",")
-        .map((k) => k.trim())
-        .filter(Boolean);
-      if (kinds.length === 0) throw new UsageError("--kinds: at least one <service>.<kind> pattern");
-      const [{ managedKinds }, { discover }] = await Promise.all([
-        registry(),
-        import("../../../shared/ops/import.ts"),
-      ]);
-      const { cfg, kc } = cli.kubeConfig();
-      const result = await discover(new Kube(kc), managedKinds, {
-        providerConfig: opts.providerConfig,
-        kinds,
-        secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
-        tenancy: { ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES },
-      });
-      if (result.kinds.length === 0 && result.unsupported.length === 0)
-        throw new UsageError(`--kinds ${opts.kinds}: no cluster-scoped managed kind matches`);
-      mkdirSync(opts.out, { recursive: true });
-      for (const o of result.objects) {
-        const file = join(opts.out, `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`);
-        writeFileSync(file, stringify(o));
-      }
-      for (const k of result.kinds)
-        stdout.write(`${k.kind}: ${k.found} found, ${k.imported} written, ${k.managed} already managed\n`);
-      for (const k of result.unsupported) process.stderr.write(`${k.kind}: not imported: ${k.reason}\n`);
-    });
+    .action(
+      async (opts: { providerConfig: string; kinds: string; out: string; parents: "cloud" | "managed" }) => {
+        const kinds = opts.kinds
+          .split(",")
+          .map((k) => k.trim())
+          .filter(Boolean);
+        if (kinds.length === 0) throw new UsageError("--kinds: at least one <service>.<kind> pattern");
+        const [{ managedKinds }, { discover }] = await Promise.all([
+          registry(),
+          import("../../../shared/ops/import.ts"),
+        ]);
+        const { cfg, kc } = cli.kubeConfig();
+        const result = await discover(new Kube(kc), managedKinds, {
+          providerConfig: opts.providerConfig,
+          kinds,
+          parents: opts.parents,
+          secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
+          tenancy: { ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES },
+        });
+        if (result.kinds.length === 0 && result.unsupported.length === 0)
+          throw new UsageError(`--kinds ${opts.kinds}: no cluster-scoped managed kind matches`);
+        mkdirSync(opts.out, { recursive: true });
+        for (const o of result.objects) {
+          const file = join(opts.out, `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`);
+          writeFileSync(file, stringify(o));
+        }
+        for (const k of result.kinds)
+          stdout.write(`${k.kind}: ${k.found} found, ${k.imported} written, ${k.managed} already managed\n`);
+        for (const k of result.unsupported) process.stderr.write(`${k.kind}: not imported: ${k.reason}\n`);
+      },
+    );
 }

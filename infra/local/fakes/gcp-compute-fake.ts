@@ -11,6 +11,7 @@
 //   rateLimitExceeded (failNext), and quota errors as Compute reports them: an operation DONE with
 //   `QUOTA_EXCEEDED` (failNextInsert).
 import { createHash, randomBytes } from "node:crypto";
+import { computeAsset, type FakeAsset } from "./gcp-assets.ts";
 import {
   Countdown,
   type FakeHttpServer,
@@ -37,8 +38,8 @@ interface Operation {
 export interface ComputeFake extends FakeHttpServer {
   network(project: string, name: string): Json | undefined;
   address(project: string, name: string): Json | undefined;
-  /** The project's networks and addresses as they stand, for the Cloud Asset fake's index. */
-  list(project: string): Array<{ collection: "networks" | "addresses"; doc: Json }>;
+  /** Every network and global address as they stand, for the Cloud Asset fake's index. */
+  assets(): FakeAsset[];
   /** Makes a network behind driftless's back (as if made in the console), at once. */
   seedNetwork(project: string, name: string, body?: Json): Json;
   /** Adds or removes a peering on a network (the service networking fake's side of a connection). */
@@ -348,8 +349,14 @@ export async function startComputeFake(opts: ComputeFakeOptions = {}): Promise<C
     return undefined;
   };
 
+  // Cloud Asset names the types after Compute's services: Networks, GlobalAddresses.
+  const assets = () => [
+    ...[...networks.values()].map((d) => computeAsset(String(d.selfLink), "Network", d)),
+    ...[...addresses.values()].map((d) => computeAsset(String(d.selfLink), "GlobalAddress", d)),
+  ];
   const server = await startFakeHttp({
     name: "Compute Engine",
+    assets,
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     prefixes: ["/compute/v1"],
     keyOf: (r) => `${r.method} ${r.seg[3] ?? "unknown"}${r.seg[5] ? `/${r.seg[5]}` : ""}`,
@@ -359,13 +366,7 @@ export async function startComputeFake(opts: ComputeFakeOptions = {}): Promise<C
   return Object.assign(server, {
     network: (p: string, n: string) => networks.get(k(p, n)),
     address: (p: string, n: string) => addresses.get(k(p, n)),
-    list: (p: string) =>
-      [
-        ...[...networks].map(([key, doc]) => ({ key, collection: "networks" as const, doc })),
-        ...[...addresses].map(([key, doc]) => ({ key, collection: "addresses" as const, doc })),
-      ]
-        .filter((x) => x.key.startsWith(`${p}/`))
-        .map(({ collection, doc }) => ({ collection, doc })),
+    assets,
     seedNetwork(p: string, n: string, body: Json = {}) {
       const doc = networkDoc(p, { ...body, name: n });
       networks.set(k(p, n), doc);

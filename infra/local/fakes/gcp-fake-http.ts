@@ -3,6 +3,7 @@
 // demand. Each fake keeps its own state and routes; nothing here knows a resource type.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { FakeAsset } from "./gcp-assets.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -71,6 +72,8 @@ export interface FakeHttpOptions {
   keyOf: (req: FakeRequest) => string;
   route: (req: FakeRequest) => Json | undefined | Promise<Json | undefined>;
   name: string;
+  /** What the fake holds, as Cloud Asset indexes it: answered at `/__fake/assets` (gcp-assets.ts). */
+  assets?: () => FakeAsset[];
 }
 
 export interface FakeHttpServer {
@@ -138,6 +141,8 @@ export async function startFakeHttp(opts: FakeHttpOptions): Promise<FakeHttpServ
     }
     const seg = path.split("/").filter(Boolean).map(decodeURIComponent);
     if (seg[0] === "__fake" && seg[1] === "stats") return send(res, 200, { requests: counters });
+    if (seg[0] === "__fake" && seg[1] === "assets" && opts.assets)
+      return send(res, 200, { assets: opts.assets() });
     const request: FakeRequest = { method, seg, query: url.searchParams, body: await readBody(req) };
     const key = opts.keyOf(request);
     counters[key] = (counters[key] ?? 0) + 1;

@@ -4,14 +4,17 @@
 // (insert / get / patch / delete with zonal, regional and global Operations). It validates requests
 // against the definitions and answers Google's error bodies: an unknown field, an OUTPUT_ONLY field sent, an
 // IMMUTABLE field changed, a REQUIRED field missing → 400 INVALID_ARGUMENT; a second create → 409
-// ALREADY_EXISTS; a stale Compute fingerprint → 412. Operations finish after `opPolls` looks. Errors on
+// ALREADY_EXISTS; a stale Compute fingerprint → 412. Compute's aggregatedList where the API has one (items keyed
+// by scope). Operations finish after `opPolls` looks. Errors on
 // demand: failNext. Reached at `<url>/<api>` (the ProviderConfig's endpoint.apis `<url>/{api}`).
 
 import { parseArgs } from "node:util";
 import type { AwsccNode, AwsccProp } from "../../../shared/api/awscc/spec.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
+import { singular } from "../../gcp/refresh-apis.ts";
 import { generateGcp } from "../../gen-gcp.ts";
+import { computeAsset, type FakeAsset, namedAsset } from "./gcp-assets.ts";
 import {
   Countdown,
   type FakeHttpServer,
@@ -76,6 +79,8 @@ export interface GoogleGenericFake extends FakeHttpServer {
   /** Changes a stored resource as a console user would (drift), by full name / Compute self path. */
   mutate(name: string, set: Json): void;
   resource(name: string): Json | undefined;
+  /** Every stored resource, for the Cloud Asset fake's index. */
+  assets(): FakeAsset[];
   /** Looks an operation needs before it is done (0: done at once). */
   opPolls: number;
 }
@@ -245,6 +250,9 @@ export async function startGoogleGenericFake(
       if (!op) throw notFound(path);
       return op;
     }
+    const agg = /^\/compute\/v1\/projects\/([^/]+)\/aggregated\/([A-Za-z]+)$/.exec(path);
+    if (api === "compute" && req.method === "GET" && agg)
+      return aggregatedList(agg[1] as string, agg[2] as string, req);
     for (const r of routesOf(api)) {
       if (r.method !== req.method) continue;
       const m = r.re.exec(path);
@@ -403,6 +411,51 @@ export async function startGoogleGenericFake(
     return page.length === 0 ? next : { [compute ? "items" : g.collection]: page, ...next };
   };
 
+  /**
+   * Compute's aggregatedList of a collection (`/compute/v1/projects/{p}/aggregated/<collection>`, only where
+   * the API has one): every scope's resources of the collection, `items` keyed by scope (`regions/<r>`,
+   * `zones/<z>`, `global`) each holding `{<collection>: [...]}`; `maxResults` (≤ 500) across scopes,
+   * `pageToken`, `nextPageToken`, `unreachables: []`. A `filter` or `orderBy` is refused, never ignored.
+   */
+  const aggregatedList = (project: string, collection: string, req: FakeRequest): Json | undefined => {
+    const specs = new Set(
+      routesOf("compute")
+        .map((r) => r.spec)
+        .filter((x) => x.google.collection === collection),
+    );
+    if (![...specs].some((x) => x.google.aggregated?.p.endsWith(`/aggregated/${collection}`)))
+      return undefined;
+    if (req.query.get("filter") || req.query.get("orderBy"))
+      throw bad("The fake answers aggregatedList without filter or orderBy.");
+    const max = Number(req.query.get("maxResults") || 500);
+    if (!Number.isInteger(max) || max < 0 || max > 500)
+      throw bad(
+        `Invalid value for field 'maxResults': '${req.query.get("maxResults")}'. Must be in the range [0, 500].`,
+      );
+    const scoped = [...store.entries()]
+      .filter(([k, v]) => specs.has(v.spec) && k.startsWith(`/compute/v1/projects/${project}/`))
+      .map(([k, v]) => {
+        const rest = k.split("/").slice(5);
+        return { scope: rest[0] === "global" ? "global" : `${rest[0]}/${rest[1]}`, resource: v.resource };
+      })
+      .sort((a, b) => (`${a.scope}/${a.resource.name}` < `${b.scope}/${b.resource.name}` ? -1 : 1));
+    const from = Number(req.query.get("pageToken") || 0);
+    const page = scoped.slice(from, from + (max || 500));
+    const items: Record<string, Json> = {};
+    for (const { scope, resource } of page) {
+      items[scope] ??= { [collection]: [] };
+      (items[scope][collection] as Json[]).push(structuredClone(resource));
+    }
+    return {
+      kind: `compute#${singular(collection)}AggregatedList`,
+      id: `projects/${project}/aggregated/${collection}`,
+      items,
+      selfLink: `https://compute.googleapis.com/compute/v1/projects/${project}/aggregated/${collection}`,
+      unreachables: [],
+      ...(from + (max || 500) < scoped.length ? { nextPageToken: String(from + (max || 500)) } : {}),
+    };
+  };
+
   /** A Compute resource's path (its key) from the get template's values. */
   const path = (vals: Record<string, string>, template: string, id?: string) => {
     const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
@@ -410,10 +463,17 @@ export async function startGoogleGenericFake(
     return template.replace(/\{(\w+)\}/g, (_, v: string) => (v === last && id ? id : (vals[v] ?? "")));
   };
 
+  const assets = () =>
+    [...store.entries()].map(([name, { spec: s, resource }]) =>
+      s.google.family === "compute"
+        ? computeAsset(name, s.kind, resource)
+        : namedAsset(s.google.host, s.typeName, name, resource),
+    );
   const server = await startFakeHttp({
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     prefixes: [],
     name: "Google APIs (generic)",
+    assets,
     keyOf: (req) =>
       `${req.method} ${req.seg.slice(0, 1).join("")} ${req.seg.at(-2) === "operations" ? "operations" : ((req.seg.length % 2 === 0 ? req.seg.at(-1) : req.seg.at(-2)) ?? "")}`,
     route,
@@ -425,6 +485,7 @@ export async function startGoogleGenericFake(
       Object.assign(s.resource, structuredClone(set));
     },
     resource: (name: string) => structuredClone(store.get(name)?.resource),
+    assets,
     get opPolls() {
       return state.opPolls;
     },

@@ -15,6 +15,7 @@
 // when its operation is DONE); the server CA certificate is a random PEM body, not a parseable X.509.
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
+import { type FakeAsset, labelsOf } from "./gcp-assets.ts";
 import {
   Countdown,
   type FakeHttpServer,
@@ -75,6 +76,8 @@ export interface SqlFake extends FakeHttpServer {
   patchSettings(project: string, name: string, settings: Json): void;
   /** The next insert of `name` answers an operation that ends DONE with this error; the instance is FAILED. */
   failNextCreate(name: string, code: string, message: string): void;
+  /** Every instance, for the Cloud Asset fake's index (its labels are `settings.userLabels`). */
+  assets(): FakeAsset[];
 }
 
 type ProtoNode = {
@@ -568,8 +571,18 @@ export async function startSqlFake(opts: SqlFakeOptions = {}): Promise<SqlFake> 
     return undefined;
   };
 
+  const assets = (): FakeAsset[] =>
+    [...instances.values()].map(({ project, doc }) => ({
+      name: `//cloudsql.googleapis.com/projects/${project}/instances/${String(doc.name)}`,
+      assetType: "sqladmin.googleapis.com/Instance",
+      project,
+      location: String(doc.region ?? ""),
+      labels: labelsOf((doc.settings as Json | undefined)?.userLabels),
+      data: doc,
+    }));
   const server = await startFakeHttp({
     name: "Cloud SQL",
+    assets,
     ...(opts.port !== undefined ? { port: opts.port } : {}),
     prefixes: ["/sql/v1beta4", "/v1"],
     keyOf: (r) => {
@@ -580,6 +593,7 @@ export async function startSqlFake(opts: SqlFakeOptions = {}): Promise<SqlFake> 
   });
   base = server.url;
   return Object.assign(server, {
+    assets,
     instance: (project: string, name: string) => instances.get(ikey(project, name))?.doc,
     passwordOf: (project: string, instance: string, user: string) =>
       instances.get(ikey(project, instance))?.passwords.get(user),

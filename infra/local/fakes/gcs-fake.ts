@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
+import { type FakeAsset, labelsOf } from "./gcp-assets.ts";
 
 export interface GcsFakeOptions {
   port: number;
@@ -12,6 +13,8 @@ export interface GcsFakeOptions {
 
 export interface FakeServer {
   url: string;
+  /** Every bucket, for the Cloud Asset fake's index (also at `/__fake/assets`). */
+  assets(): FakeAsset[];
   close(): Promise<void>;
 }
 
@@ -285,6 +288,7 @@ export async function startGcsFake(opts: GcsFakeOptions): Promise<FakeServer> {
         const total = Object.values(counters).reduce((a, b) => a + b, 0);
         return send(res, 200, { requests: counters, total });
       }
+      if (seg[1] === "assets" && method === "GET") return send(res, 200, { assets: assets() });
       if (seg[1] === "reset" && method === "POST") {
         counters = {};
         return send(res, 200, { reset: true });
@@ -318,6 +322,17 @@ export async function startGcsFake(opts: GcsFakeOptions): Promise<FakeServer> {
     }
   };
 
+  // Cloud Asset names a bucket `//storage.googleapis.com/<bucket>`, its location lower-case.
+  const assets = (): FakeAsset[] =>
+    [...buckets.values()].map(({ project, doc }) => ({
+      name: `//storage.googleapis.com/${String(doc["name"])}`,
+      assetType: "storage.googleapis.com/Bucket",
+      project,
+      location: String(doc["location"] ?? "").toLowerCase(),
+      labels: labelsOf(doc["labels"]),
+      data: doc,
+    }));
+
   const server = createServer((req, res) => {
     route(req, res).catch((err: unknown) => {
       if (res.headersSent) return void res.destroy();
@@ -337,6 +352,7 @@ export async function startGcsFake(opts: GcsFakeOptions): Promise<FakeServer> {
   baseUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   return {
     url: baseUrl,
+    assets,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -42,6 +42,12 @@ export interface GoogleFacts {
   update?: GoogleHttp & { mask?: string };
   delete: GoogleHttp;
   list?: GoogleHttp;
+  /**
+   * A regional or zonal Compute kind: its collection's AggregatedList (`/compute/v1/projects/{project}/aggregated/<collection>`),
+   * every region's and zone's resources in one call, keyed by scope (`regions/us-central1`). A regional twin
+   * (RegionBackendServices) has none of its own: its global twin's lists the regional ones too.
+   */
+  aggregated?: GoogleHttp;
   /** The resource-name pattern (projects/{project}/locations/{location}/services/{service}). */
   pattern?: string;
   /** The collection id a create adds to (`services`): name = `${parent}/${collection}/${id}`. */

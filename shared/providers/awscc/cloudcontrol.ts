@@ -26,6 +26,7 @@ import {
   type ExternalObservation,
   type IamStatement,
   InvalidSpecError,
+  type ListContext,
   type ManagedKindProvider,
   NotListableError,
   type ObserveManyItem,
@@ -40,6 +41,7 @@ import { awsHome } from "../aws/home.ts";
 import { lanes, listedAmong, observeListed } from "../listed-models.ts";
 import { secretReader } from "../secret-refs.ts";
 import { handlerIam } from "./handler-iam.ts";
+import { type ListLevel, listByLevels, listPlanOf, managedLevel } from "./list-children.ts";
 import {
   atProviderOf,
   desiredModel,
@@ -204,41 +206,10 @@ function requestOf(mr: MR): { generation: number; token: string } | undefined {
   return m ? { generation: Number(m[1]), token: m[2] as string } : undefined;
 }
 
-/** A child type's parent for `driftless import`: its type, and the child's field (camelCase and as sent) naming it. */
-interface ListParent {
-  typeName: string;
-  field: string;
-  wire: string;
-}
-
-/**
- * The parent a child type's list handler needs (`listNeeds`): the type its one needed field references
- * by external name, itself listed per account and region with a one-part identifier. Anything else is
- * named as not listable, with why.
- */
-function listParentOf(spec: AwsccKindSpec): ListParent {
-  const needs = spec.listNeeds ?? [];
-  const [field] = needs;
-  if (needs.length !== 1 || !field)
-    throw new NotListableError(`its list handler needs ${needs.join(", ")} of its parents in the request`);
-  const ref = spec.references.find((r) => r.field === field && "type" in r.to && r.from === "externalName");
-  if (!ref || !("type" in ref.to))
-    throw new NotListableError(
-      `its list handler needs ${field} of a parent in the request, and its schema names no parent type for it`,
-    );
-  const typeName = ref.to.type;
+/** A generated type's spec by CloudFormation type name (a child type's parents, for `driftless import`). */
+function awsccSpecOf(typeName: string): AwsccKindSpec | undefined {
   const entry = loadAwsccCatalog().kinds.find((k) => k.typeName === typeName);
-  const parent = entry ? loadAwsccSpec(entry) : undefined;
-  if (
-    !parent ||
-    parent.listNeeds?.length ||
-    parent.primaryIdentifier.length !== 1 ||
-    !parent.handlers?.includes("list")
-  )
-    throw new NotListableError(
-      `its list handler needs ${field} of a ${typeName} in the request, and that type cannot be listed on its own`,
-    );
-  return { typeName, field, wire: spec.properties[field]?.n ?? field };
+  return entry ? loadAwsccSpec(entry) : undefined;
 }
 
 class CloudControlExternal implements ExternalClient<Json, Json> {
@@ -483,21 +454,29 @@ class CloudControlExternal implements ExternalClient<Json, Json> {
   }
 
   /**
-   * Every resource of a child type in this region (`driftless import`): the parent type's ListResources
-   * names each parent, then the child's ListResources with the parent's identifier in the ResourceModel.
+   * Every resource of a child type in this region (`driftless import`), listed level by level
+   * (list-children.ts): each listed with the parent fields its list was made under.
    */
-  async listUnder(parent: ListParent): Promise<ExternalListing[]> {
+  async listUnder(plan: readonly ListLevel[], ctx: ListContext = {}): Promise<ExternalListing[]> {
     this.#supported();
     const out: ExternalListing[] = [];
-    for await (const parents of this.#pages(parent.typeName))
-      for (const id of parents.keys())
-        for await (const page of this.#pages(undefined, { [parent.wire]: id }))
-          for (const child of page.keys())
-            out.push({
-              externalName: child,
-              forProvider: { region: this.#region, [parent.field]: id },
-              parent: parent.field,
-            });
+    const parents = plan.at(-1)?.needs.map((n) => n.field) ?? [];
+    const managed = ctx.managed;
+    // Parents from the cluster (`--parents managed`): each parent level is its managed resources, no list.
+    const pages = (t: string, m: Json | undefined): AsyncIterable<Map<string, Json>> => {
+      const level = plan.find((l) => l.spec.typeName === t);
+      if (!managed || !level || t === this.#spec.typeName) return this.#pages(t, m);
+      const region = this.#region;
+      return (async function* () {
+        yield managedLevel(level.spec, await managed(awsccKindOf(level.spec)), m, region);
+      })();
+    };
+    for await (const { identifier, needs } of listByLevels(plan, pages))
+      out.push({
+        externalName: identifier,
+        forProvider: { region: this.#region, ...needs },
+        parent: parents,
+      });
     return out;
   }
 
@@ -642,10 +621,11 @@ export function cloudControlProvider(
       const client: ExternalClient<Json, Json> = {
         ...perResource<Json, Json>(external, (mr) => awsHome(ctx, regionOf(mr))),
         // `driftless import`: what exists in the ProviderConfig's region; a child type is listed per parent.
-        async list() {
+        async list(ctx?: ListContext) {
           if (spec.primaryIdentifier.length === 0)
             throw new NotListableError("its schema has no primary identifier to name what it lists");
-          if (spec.listNeeds?.length) return (await inRegion(undefined)).listUnder(listParentOf(spec));
+          if (spec.listNeeds?.length)
+            return (await inRegion(undefined)).listUnder(listPlanOf(spec, awsccSpecOf), ctx);
           return (await inRegion(undefined)).list();
         },
       };

@@ -327,10 +327,12 @@ export async function checkGcpCredentials(ctx: ConnectContext<GcpProviderConfigS
   // Every API a GCP kind calls: an endpoint left unset is Google's own.
   const rest = ctx.providerConfig.spec.endpoint ?? {};
   const others = [rest.sql, rest.compute, rest.serviceNetworking];
+  // Cloud Asset (`driftless orphans`), when set, is asked too.
   if (
     !isGoogleEndpoint(cfg.pubsubEndpoint) &&
     !isGoogleEndpoint(cfg.storageEndpoint) &&
-    others.every((e) => e !== undefined && !isGoogleEndpoint(e))
+    others.every((e) => e !== undefined && !isGoogleEndpoint(e)) &&
+    (rest.cloudAsset === undefined || !isGoogleEndpoint(rest.cloudAsset))
   ) {
     if (cfg.credentials) {
       const probe = Buffer.from("driftless credential check");

@@ -75,6 +75,12 @@ const LOGS = "AWS::Logs::LogGroup";
 const CHILD = "AWS::ApiGateway::Resource";
 /** Its parent type, listed on its own. */
 const REST_API = "AWS::ApiGateway::RestApi";
+/** Three levels, two needed fields: a version needs its Application's and its ConfigurationProfile's ids. */
+const APPCONFIG = [
+  "AWS::AppConfig::Application",
+  "AWS::AppConfig::ConfigurationProfile",
+  "AWS::AppConfig::HostedConfigurationVersion",
+] as const;
 /** Log groups made by hand: more than one ListResources page (100). */
 const HAND_MADE = 101;
 const SLOW = 300_000;
@@ -120,7 +126,7 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
   const PC = uniqueName("pc-import-cc");
   let bed: Awaited<ReturnType<typeof awsccTestbed>>;
   beforeAll(async () => {
-    bed = await awsccTestbed(kube, PC, [LOGS, CHILD, REST_API]);
+    bed = await awsccTestbed(kube, PC, [LOGS, CHILD, REST_API, ...APPCONFIG]);
   }, 120_000);
   afterAll(async () => {
     await bed?.close();
@@ -217,6 +223,98 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
       // Per parent: one ListResources of the parent type, one of the child type per parent (one page each).
       const after = await bed.fake.requests();
       expect((after.ListResources ?? 0) - (before.ListResources ?? 0)).toBe(1 + apis.length);
+      expect(after.CreateResource).toBe(before.CreateResource);
+
+      // --parents managed: the parents are the RestApis this ProviderConfig's managed resources hold (one
+      // here, Observe-only): no list of RestApis, one of Resources under it, its children only.
+      const restApi = bed.defs.get(REST_API) as ManagedKindDef;
+      const held = uniqueName("restapi-managed");
+      await kube.create(restApi, {
+        ...managedObject(restApi, held, PC, { connectionSecret: false }),
+        metadata: { name: held, annotations: { [Annotations.externalName]: apis[0] as string } },
+        spec: { managementPolicies: ["Observe"], providerConfigRef: { name: PC }, forProvider: {} },
+      } as KubeObject);
+      const out = mkdtempSync(join(tmpdir(), "driftless-import-"));
+      const listedBefore = (await bed.fake.requests()).ListResources ?? 0;
+      const res = await cli(
+        ["import", "--provider-config", PC, "--kinds", childAlias, "--parents", "managed", "-o", out],
+        {
+          env: { DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(",") },
+        },
+      );
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toContain(`${childAlias}: 2 found, 2 written, 0 already managed`);
+      const underManaged = readdirSync(out).map((f) => parse(readFileSync(join(out, f), "utf8")) as Written);
+      expect(underManaged.map((o) => (o.spec.forProvider as { restApiId?: string }).restApiId)).toEqual([
+        apis[0],
+        apis[0],
+      ]);
+      expect(((await bed.fake.requests()).ListResources ?? 0) - listedBefore).toBe(1);
+      await kube.delete(restApi, held);
+    },
+    SLOW,
+  );
+
+  it(
+    "lists a child type whose list handler needs two fields, under a parent that is itself a child: Applications, then each one's ConfigurationProfiles, then each profile's versions",
+    async () => {
+      const cc = bed.fake.client();
+      const make = async (type: string, state: Record<string, unknown>) => {
+        const out = await cc.send(
+          new CreateResourceCommand({ TypeName: type, DesiredState: JSON.stringify(state) }),
+        );
+        return (await requestDone(cc, out.ProgressEvent))?.Identifier as string;
+      };
+      const [APP, PROFILE, VERSION] = APPCONFIG;
+      const versions: string[] = [];
+      const homes: Array<{ applicationId: string; configurationProfileId: string }> = [];
+      // Two Applications, the first with two profiles; one version in each profile.
+      for (const a of [0, 1]) {
+        const app = await make(APP, { Name: uniqueName(`app-${a}`) });
+        for (const _ of a === 0 ? [1, 2] : [1]) {
+          const profile = await make(PROFILE, {
+            ApplicationId: app,
+            Name: uniqueName("profile"),
+            LocationUri: "hosted",
+          });
+          // The profile's identifier is `<ApplicationId>|<ConfigurationProfileId>`.
+          const profileId = profile.split("|")[1] as string;
+          homes.push({ applicationId: app, configurationProfileId: profileId });
+          versions.push(
+            await make(VERSION, {
+              ApplicationId: app,
+              ConfigurationProfileId: profileId,
+              Content: "v1",
+              ContentType: "text/plain",
+            }),
+          );
+        }
+      }
+      const def = bed.defs.get(VERSION) as ManagedKindDef;
+      const alias = `${def.group.split(".")[0]}.hostedconfigurationversion`;
+      const before = await bed.fake.requests();
+      const { res, counts, objects } = await runImport(PC, alias, {
+        DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(","),
+      });
+      expect(res.stderr).not.toContain(`${alias}: not imported`);
+      expect(counts(alias)).toEqual({ found: 3, written: 3, managed: 0 });
+      const written = objects.filter((o) => o.kind === def.kind);
+      expect(written.map((o) => o.metadata.annotations?.[Annotations.externalName]).sort()).toEqual(
+        [...versions].sort(),
+      );
+      for (const o of written) {
+        const fp = o.spec.forProvider as Record<string, string>;
+        expect(homes).toContainEqual({
+          applicationId: fp.applicationId,
+          configurationProfileId: fp.configurationProfileId,
+        });
+        expect(o.metadata.annotations?.[Annotations.externalName]).toContain(
+          `${fp.applicationId}|${fp.configurationProfileId}|`,
+        );
+      }
+      // Level by level: one list of Applications, one of profiles per Application, one of versions per profile.
+      const after = await bed.fake.requests();
+      expect((after.ListResources ?? 0) - (before.ListResources ?? 0)).toBe(1 + 2 + 3);
       expect(after.CreateResource).toBe(before.CreateResource);
     },
     SLOW,
@@ -578,6 +676,123 @@ describe("driftless import: generated Google kinds (their list methods)", () => 
     const creates = r.externalCalls.create;
     await appliesReady(r, def, written);
     expect(r.externalCalls).toMatchObject({ create: creates, update: 0, delete: 0 });
+  });
+});
+
+describe("driftless import: generated regional and zonal Compute kinds (aggregatedList)", () => {
+  const PC = uniqueName("pc-import-gcpagg");
+  const kindOf = (kind: string) =>
+    loadGoogleSpec(loadGoogleCatalog().kinds.find((k) => k.family === "compute" && k.kind === kind) as never);
+  let fake: GoogleGenericFake;
+  let address: ManagedKindDef;
+  let disk: ManagedKindDef;
+  let r: Reconciler;
+  beforeAll(async () => {
+    generateGcp();
+    fake = await startGoogleGenericFake({ opPolls: 0 });
+    const specs = [kindOf("Address"), kindOf("Disk")];
+    [address, disk] = specs.map(googleKindOf) as [ManagedKindDef, ManagedKindDef];
+    await removeCrds(kube, [address, disk]);
+    await applyCrds(kubeConfig(), [managedCrd(address), managedCrd(disk)]);
+    await createGcpProviderConfig(kube, PC, {
+      credentials: "InjectedIdentity",
+      endpoint: { apis: `${fake.url}/{api}` },
+    });
+    r = new Reconciler(
+      kube,
+      new KindRegistry(withNamespacedVariants(googleProviders(specs, { pollDelaysMs: [] }))),
+      { creationGracePeriodMs: 0 },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await removeCrds(kube, [address, disk]);
+    await fake?.close();
+  });
+
+  const insert = async (scope: string, collection: string, body: Record<string, unknown>) => {
+    const res = await fetch(
+      `${fake.url}/compute/compute/v1/projects/${gcpProject()}/${scope}/${collection}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      },
+    );
+    expect(res.status, await res.text()).toBe(200);
+  };
+
+  it("lists every region's addresses and every zone's disks in one aggregatedList each; a name in two regions is two objects; the managed one is skipped; written objects become Ready in Observe", async () => {
+    const twice = uniqueName("addr-by-hand");
+    await insert("regions/us-central1", "addresses", { name: twice });
+    await insert("regions/europe-west1", "addresses", { name: twice });
+    const zonal = uniqueName("disk-by-hand");
+    await insert("zones/us-central1-a", "disks", { name: zonal });
+    // A regional disk is another kind (RegionDisk): aggregated/disks lists it under regions/, import of Disk does not.
+    const regional = uniqueName("rdisk-by-hand");
+    await insert("regions/us-central1", "disks", { name: regional });
+    const managed = uniqueName("addr-managed");
+    await kube.create(
+      address,
+      managedObject(address, managed, PC, {
+        forProvider: { region: "us-central1" },
+        connectionSecret: false,
+      }),
+    );
+    await settle(r, keyOf(address, managed));
+    expect(conditionOf(await getMr(kube, address, managed), "Ready")?.status).toBe("True");
+
+    fake.reset();
+    const { counts, objects } = await runImport(PC, "compute.address,compute.disk", {
+      DRIFTLESS_ACTIVATE: [address, disk].map((d) => `${d.plural}.${d.group}`).join(","),
+    });
+    expect(counts("compute.address")).toEqual({ found: 3, written: 2, managed: 1 });
+    expect(counts("compute.disk")).toEqual({ found: 1, written: 1, managed: 0 });
+    // One aggregatedList per kind (one page each), no per-region or per-zone list.
+    expect(fake.stats()).toEqual({ "GET compute aggregated": 2 });
+    const summary = objects
+      .map((o) => [
+        o.kind,
+        o.metadata.name,
+        o.metadata.annotations?.[Annotations.externalName],
+        o.spec.forProvider,
+      ])
+      .sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+    expect(summary).toEqual(
+      [
+        ["Address", `europe-west1-${twice}`, twice, { region: "europe-west1" }],
+        ["Address", `us-central1-${twice}`, twice, { region: "us-central1" }],
+        ["Disk", `us-central1-a-${zonal}`, zonal, { zone: "us-central1-a" }],
+      ].sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+    );
+    const calls = { ...r.externalCalls };
+    for (const o of objects) await appliesReady(r, o.kind === "Disk" ? disk : address, o);
+    expect(r.externalCalls).toMatchObject({
+      create: calls.create,
+      update: calls.update,
+      delete: calls.delete,
+    });
+  });
+
+  it("the fake answers aggregatedList as Compute does: items keyed by scope, paged with maxResults; a filter is refused", async () => {
+    const agg = (q: Record<string, string>) =>
+      fetch(
+        `${fake.url}/compute/compute/v1/projects/${gcpProject()}/aggregated/addresses?${new URLSearchParams(q)}`,
+      );
+    const first = (await (await agg({ maxResults: "1" })).json()) as {
+      kind: string;
+      items: Record<string, { addresses: unknown[] }>;
+      nextPageToken?: string;
+    };
+    expect(first.kind).toBe("compute#addressAggregatedList");
+    expect(Object.values(first.items).flatMap((s) => s.addresses)).toHaveLength(1);
+    expect(Object.keys(first.items)[0]).toMatch(/^regions\//);
+    expect(first.nextPageToken).toBeDefined();
+    expect((await agg({ filter: "name = x" })).status).toBe(400);
+    // A collection Compute has no aggregatedList for (global addresses only: globalAddresses has none).
+    const none = await fetch(
+      `${fake.url}/compute/compute/v1/projects/${gcpProject()}/aggregated/instantSnapshotGroups`,
+    );
+    expect(none.status).toBe(404);
   });
 });
 

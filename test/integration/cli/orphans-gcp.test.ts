@@ -2,8 +2,9 @@
 // addresses created through driftless carry Crossplane's default labels; the one whose managed resource is
 // deleted with deletionPolicy Orphan stays in the project, and Cloud Asset Inventory's searchAllResources
 // finds it by labels.crossplane-providerconfig. Listed (exit code 1): the orphan; not listed: what is still
-// managed. Nothing is deleted. The Cloud Asset fake indexes what this suite's Compute fake holds (the fakes
-// run in this process; the Pub/Sub emulator and the GCS fake are not indexed) and pages one result at a time.
+// managed. Nothing is deleted. In the first suite the Cloud Asset fake indexes what this suite's Compute fake
+// holds (the fakes run in this process) and pages one result at a time; the last one uses the local stack's
+// Cloud Asset fake, which indexes every Google fake of the stack.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { startCloudAssetFake } from "../../../infra/local/fakes/gcp-cloudasset-fake.ts";
@@ -13,12 +14,15 @@ import {
   startGcpPrivateNetworkingFakes,
 } from "../../../infra/local/fakes/gcp-private-networking-fakes.ts";
 import { GlobalAddress } from "../../../shared/api/gcp/compute.ts";
+import { Bucket } from "../../../shared/api/gcp/storage.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
 import type { OrphanReport } from "../../../shared/ops/orphans.ts";
 import { ensureCrds, ensureNamespace } from "../../support/aws.ts";
-import { newKube, uniqueName } from "../../support/env.ts";
-import { gcpProject } from "../../support/gcp.ts";
+import { managedObject } from "../../support/conformance.ts";
+import { defaultTags } from "../../support/default-tags.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
+import { createGcpProviderConfig, fakeStorage, gcpProject } from "../../support/gcp.ts";
 import { getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { cli } from "./helpers.ts";
 
@@ -60,7 +64,7 @@ async function createPc(name: string, cloudAsset: string) {
 
 beforeAll(async () => {
   fakes = await startGcpPrivateNetworkingFakes();
-  assets = await startCloudAssetFake(fakes.compute, { maxPageSize: 1 });
+  assets = await startCloudAssetFake([fakes.compute], { maxPageSize: 1 });
   await ensureCrds();
   await ensureNamespace(kube, "driftless-system");
   await kube.delete(providerConfigs.gcp.type, PC);
@@ -147,7 +151,7 @@ describe("driftless orphans (Google)", () => {
   it("a search the cloud fails exits 2 (no answer), never 1 (orphans found) or 0 (none)", async () => {
     const pc = uniqueName("pc-orphans-gcp-down");
     // A Cloud Asset endpoint that was there and is gone: the search cannot be made.
-    const gone = await startCloudAssetFake(fakes.compute);
+    const gone = await startCloudAssetFake([fakes.compute]);
     await gone.close();
     await createPc(pc, gone.url);
     const res = await cli(["orphans", "--provider-config", pc, "-o", "json"]);
@@ -182,4 +186,91 @@ describe("driftless orphans (Google)", () => {
     expect((await page("labels.crossplane-providerconfig=pc-orphans-gcp")).results).toEqual([]);
     expect((await page(`labels.crossplane-providerconfig=${PC}`)).results).toHaveLength(1);
   }, 60_000);
+});
+
+// The local stack's Cloud Asset fake (what `npm start` users reach): it indexes every Google fake the stack
+// runs — GCS, Cloud SQL, Compute, the generic fake of the generated kinds — from each one's own state.
+describe("driftless orphans (Google) on the local stack's Cloud Asset fake", () => {
+  it("finds the resources labelled for the ProviderConfig that were made outside driftless, in every Google fake, and not the one driftless manages", async () => {
+    const pc = uniqueName("pc-orphans-stack");
+    const pcLabel = pc.toLowerCase();
+    await createGcpProviderConfig(kube, pc, {
+      credentials: "InjectedIdentity",
+      endpoint: { apis: env("GCP_APIS_ENDPOINT"), cloudAsset: env("GCP_CLOUDASSET_ENDPOINT") },
+    });
+    try {
+      // Managed by driftless: a bucket made through its managed resource.
+      const managed = uniqueName("orph-managed");
+      const r = newReconciler(kube);
+      await kube.create(Bucket, managedObject(Bucket, managed, pc, { connectionSecret: false }));
+      await settle(r, keyOf(Bucket, managed));
+      expect((await getMr(kube, Bucket, managed))?.metadata.annotations).toBeDefined();
+
+      // Made outside driftless, labelled as if a managed resource of this ProviderConfig owned them: a bucket
+      // (GCS fake: a driftless kind, judged), a Cloud SQL instance and a regional address (the Cloud SQL fake
+      // and the generic fake) labelled by Crossplane's own provider (kinds driftless does not serve: counted).
+      const ghostBucket = uniqueName("orph-ghost-b");
+      await fakeStorage().createBucket(ghostBucket, { labels: defaultTags(Bucket, ghostBucket, pc) });
+      const upjet = (kind: string, name: string) => ({
+        "crossplane-providerconfig": pcLabel,
+        "crossplane-kind": kind,
+        "crossplane-name": name,
+      });
+      const post = async (url: string, body: unknown) => {
+        const res = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        expect(res.status, await res.text()).toBe(200);
+      };
+      const ghostSql = uniqueName("orph-ghost-sql");
+      await post(`${env("GCP_SQL_ENDPOINT")}/v1/projects/${gcpProject()}/instances`, {
+        name: ghostSql,
+        databaseVersion: "POSTGRES_16",
+        region: "us-central1",
+        settings: {
+          tier: "db-f1-micro",
+          userLabels: upjet("databaseinstance.sql.gcp.upbound.io", ghostSql),
+        },
+      });
+      const ghostAddress = uniqueName("orph-ghost-addr");
+      const addresses = `${env("GCP_APIS_ENDPOINT").replace("{api}", "compute")}/compute/v1/projects/${gcpProject()}/regions/us-central1/addresses`;
+      await post(addresses, {
+        name: ghostAddress,
+        labels: upjet("address.compute.gcp.upbound.io", ghostAddress),
+      });
+      // Its insert operation finishes on the first look.
+      expect((await fetch(`${addresses}/${ghostAddress}`)).status).toBe(200);
+
+      const res = await cli(["orphans", "--provider-config", pc, "-o", "json"]);
+      expect(res.code, res.stderr).toBe(1);
+      const report = JSON.parse(res.stdout) as OrphanReport;
+      // Found: the managed bucket, the three made outside; two of Crossplane's own kinds, not judged.
+      expect(report).toMatchObject({ cloud: "gcp", providerConfig: pc, searched: 4, foreign: 2 });
+      expect(report.orphans).toEqual([
+        expect.objectContaining({
+          id: `//storage.googleapis.com/${ghostBucket}`,
+          type: "storage.googleapis.com/Bucket",
+          managedResource: `Bucket ${ghostBucket}`,
+        }),
+      ]);
+      expect(res.stdout).not.toContain(managed);
+
+      // listAssets answers from the same index: the resource as its own API returns it.
+      const listed = (await (
+        await fetch(
+          `${env("GCP_CLOUDASSET_ENDPOINT")}/v1/projects/${gcpProject()}/assets?${new URLSearchParams({ assetTypes: "storage.googleapis.com/Bucket", contentType: "RESOURCE", pageSize: "1000" })}`,
+        )
+      ).json()) as { assets: Array<{ name: string; resource: { data: { name: string; labels: unknown } } }> };
+      expect(
+        listed.assets.find((a) => a.name === `//storage.googleapis.com/${ghostBucket}`)?.resource.data,
+      ).toMatchObject({
+        name: ghostBucket,
+        labels: defaultTags(Bucket, ghostBucket, pc),
+      });
+    } finally {
+      await kube.delete(providerConfigs.gcp.type, pc);
+    }
+  }, 300_000);
 });

@@ -199,9 +199,33 @@ describe("driftless import: a kind's list", () => {
     ]);
   });
 
-  it("names a kind it cannot list in one call (a regional Compute kind) with why", async () => {
+  it("names a regional or zonal Compute kind whose collection has no aggregatedList with why", async () => {
+    const spec = loadGoogleSpec(
+      loadGoogleCatalog().kinds.find(
+        (k) => k.family === "compute" && k.kind === "InstantSnapshotGroup",
+      ) as never,
+    );
+    expect(spec.google.aggregated).toBeUndefined();
+    const client = await connect(spec);
+    await expect(client.list?.()).rejects.toThrow(/regional or zonal Compute kind .* has no aggregatedList/);
+  });
+
+  it("lists a regional Compute kind with its collection's aggregatedList: only its own scopes, the region as home", async () => {
+    const insert = (scope: string, name: string) =>
+      fetch(`${fake.url}/compute/compute/v1/projects/imp/${scope}/subnetworks`, {
+        method: "POST",
+        body: JSON.stringify({ name, network: "global/networks/n", ipCidrRange: "10.0.0.0/24" }),
+      }).then((r) => r.status);
+    expect(await insert("regions/us-east1", "s1")).toBe(200);
+    expect(await insert("regions/europe-west1", "s1")).toBe(200);
     const client = await connect(specOf("compute.googleapis.com/Subnetwork"));
-    await expect(client.list?.()).rejects.toThrow(/regional or zonal Compute kind/);
+    const listed = await client.list?.();
+    expect(
+      listed?.sort((x, y) => String(x.forProvider.region).localeCompare(String(y.forProvider.region))),
+    ).toEqual([
+      { externalName: "s1", forProvider: { region: "europe-west1" }, parent: "region" },
+      { externalName: "s1", forProvider: { region: "us-east1" }, parent: "region" },
+    ]);
   });
 });
 

@@ -407,15 +407,21 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   /**
    * Every resource of the kind in the ProviderConfig's project (`driftless import`), with one list call:
    * resource-oriented kinds under their parent with `-` for each home segment (AIP-159, every location),
-   * each listed resource's home fields read back from its name; Compute's global kinds. A kind whose parent
-   * is an explicit field, or a regional or zonal Compute kind, is listed per parent or location (not yet).
+   * each listed resource's home fields read back from its name; Compute's global kinds; Compute's regional
+   * and zonal kinds with their collection's aggregatedList (every region or zone at once). A kind whose
+   * parent is an explicit field is listed per parent (not yet).
    */
   async list(): Promise<ExternalListing[]> {
     const g = this.#spec.google;
     if (!g.list) throw new NotListableError("no list method in its API");
     if (this.#compute) {
-      if (/\{(region|zone)\}/.test(g.list.p))
-        throw new NotListableError("a regional or zonal Compute kind: listed per region or zone");
+      if (/\{(region|zone)\}/.test(g.list.p)) {
+        if (!g.aggregated)
+          throw new NotListableError(
+            `a regional or zonal Compute kind whose collection (${g.collection}) has no aggregatedList: listed per region or zone (not yet)`,
+          );
+        return this.#listAggregated(g.aggregated);
+      }
       const listed = await this.#listAll(fillPath(g.list.p, { project: this.#project }), "");
       return [...listed.keys()].map((name) => ({ externalName: name, forProvider: {} }));
     }
@@ -436,6 +442,43 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         },
       ];
     });
+  }
+
+  /**
+   * A regional or zonal Compute kind's resources in every region or zone: the collection's aggregatedList,
+   * page by page (`items` keyed by scope, `regions/<r>` or `zones/<z>`, each holding the collection's list
+   * or a warning). Only the kind's own scopes count (a global twin's resources come under `global`); the
+   * region or zone is the home field and names the object, as a name is unique only within it.
+   */
+  async #listAggregated(aggregated: GoogleHttp): Promise<ExternalListing[]> {
+    const g = this.#spec.google;
+    const home = g.parent.home[0] as "region" | "zone";
+    const path = fillPath(aggregated.p, { project: this.#project });
+    const out: ExternalListing[] = [];
+    let pageToken: string | undefined;
+    do {
+      const query: Record<string, string> = {
+        maxResults: String(LIST_PAGE_SIZE),
+        ...(pageToken ? { pageToken } : {}),
+      };
+      const page = await this.#call<Json>(aggregated, path, `list ${this.#spec.typeName} at ${path}`, {
+        query,
+      });
+      const unreachable = page.unreachables;
+      if (Array.isArray(unreachable) && unreachable.length > 0)
+        throw new ExternalError(`list ${path}: unreachable ${unreachable.slice(0, 3).join(", ")}`);
+      for (const [scope, scoped] of Object.entries(isObject(page.items) ? page.items : {})) {
+        const [kind, where] = scope.split("/");
+        if (kind !== `${home}s` || !where || !isObject(scoped)) continue;
+        const items = scoped[g.collection];
+        for (const x of Array.isArray(items) ? items : [])
+          if (isObject(x) && typeof x.name === "string")
+            out.push({ externalName: x.name, forProvider: { [home]: where }, parent: home });
+      }
+      pageToken =
+        typeof page.nextPageToken === "string" && page.nextPageToken ? page.nextPageToken : undefined;
+    } while (pageToken);
+    return out;
   }
 
   /** Every resource of one list, by full name (Compute: by name), page by page. */
