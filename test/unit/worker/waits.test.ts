@@ -1,15 +1,20 @@
 // A wait is not a failure: `driftless run`'s path (memory queue → worker handler → the real engine on the
 // in-memory API server and the fake cloud) delivers a resource that waits — for a reference to become Ready,
 // or for something the cloud says is not there yet — as often as it takes and never dead-letters it, while
-// a real failure still goes to the dead-letter list after the queue's maximum receives.
+// a real failure still goes to the dead-letter list after the queue's maximum receives. A claim waiting for
+// its class is a wait too.
 import { afterEach, describe, expect, it } from "vitest";
+import { PostgreSQLInstance } from "../../../shared/api/claims/claims.ts";
 import { DependencyNotReadyError } from "../../../shared/api/external.ts";
 import { MemoryQueue } from "../../../shared/queue/memory.ts";
 import type { ReconcileMessage } from "../../../shared/queue/message.ts";
 import type { ReconcileFn } from "../../../shared/reconciler/contract.ts";
+import { outcomeOf } from "../../../shared/worker/core.ts";
 import { reconcileHandler } from "../../../shared/worker/memory.ts";
 import { type Engine, engine } from "../../support/engine.ts";
 import { parentType } from "../../support/fake-cloud.ts";
+import { MemoryApiServer } from "../../support/memory-apiserver.ts";
+import { ClaimReconciler } from "../../support/routed.ts";
 
 const MAX_RECEIVES = 5;
 /** More deliveries than the dead-letter limit allows failures. */
@@ -136,5 +141,36 @@ describe("waits never dead-letter; failures do", () => {
     expect(run.queue.stats().deadLettered).toBe(1);
     expect(run.queue.deadLetters()[0]?.receiveCount).toBe(MAX_RECEIVES);
     expect(run.deliveries()).toBe(MAX_RECEIVES);
+  });
+});
+
+describe("a claim waiting for its class", () => {
+  it("is a wait the queue requeues (ClassNotFound: the class is usually being applied right now)", async () => {
+    // Prepare
+    const server = new MemoryApiServer();
+    server.seed(PostgreSQLInstance, {
+      apiVersion: PostgreSQLInstance.apiVersion,
+      kind: PostgreSQLInstance.kind,
+      metadata: { name: "db", namespace: "team-a" },
+      spec: { size: "small", storageGB: 20 },
+    });
+    const claims = new ClaimReconciler(server.kube(), { random: () => 0.5 });
+
+    // Act
+    const result = await claims.reconcile({
+      apiVersion: PostgreSQLInstance.apiVersion,
+      kind: PostgreSQLInstance.kind,
+      namespace: "team-a",
+      name: "db",
+    });
+
+    // Assess
+    // Reported as blocked (the claim reconciler's outcome for a condition a person or a class resolves).
+    expect(result.outcome).toBe("blocked");
+    expect(outcomeOf(result).kind).toBe("requeue");
+    const claim = server.get(PostgreSQLInstance, "db", "team-a") as {
+      status?: { conditions?: Array<{ type: string; reason: string }> };
+    };
+    expect(claim.status?.conditions?.find((c) => c.type === "Synced")?.reason).toBe("ClassNotFound");
   });
 });
