@@ -145,6 +145,8 @@ function deferred(): { promise: Promise<void>; resolve: () => void; done: boolea
 
 /** How often a Ready row's connection Secret is read again while the table is shown. */
 const SECRET_REFRESH_MS = 5_000;
+/** Attempts at writing the local ProviderConfigs before npm start gives up. */
+const CONFIG_ATTEMPTS = 3;
 /** How often the live table is drawn (a terminal, not --once). */
 const TABLE_REDRAW_MS = 500;
 
@@ -346,8 +348,16 @@ async function main() {
   const tWritten = await firstInstall.written;
   // The ProviderConfigs go in as soon as their own CRDs are served, while the API server establishes the rest.
   const configs = Promise.all(localProviderConfigCrds().map((n) => served.get(n)?.promise)).then(async () => {
-    await localProviderConfigs(kube, env);
-    return Date.now();
+    // A loaded machine's API server can miss an answer (30 s) while it establishes CRDs: say so, try again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await localProviderConfigs(kube, env);
+        return Date.now();
+      } catch (err) {
+        if (stopping || attempt >= CONFIG_ATTEMPTS) throw err;
+        process.stdout.write(`(retrying the local ProviderConfigs: ${(err as Error).message})\n`);
+      }
+    }
   });
   configs.catch(() => undefined);
   let tCrds: number | undefined;
