@@ -161,6 +161,14 @@ export class ThrottledError extends ExternalError {
 export class DependentsExistError extends ExternalError {
   override name = "DependentsExistError";
 }
+/**
+ * Not yet: something the resource needs is not there or not ready (a referenced resource, a network's
+ * private services connection still being made). A wait, not a failure: the engine looks again soon and
+ * the queue never dead-letters it.
+ */
+export class DependencyNotReadyError extends ExternalError {
+  override name = "DependencyNotReadyError";
+}
 /** The request can never succeed as specified (bad field value): no fast retry, clear message. */
 export class InvalidSpecError extends ExternalError {
   override name = "InvalidSpecError";

@@ -19,6 +19,7 @@ import {
   type WatchCounters,
 } from "./kind-watcher.ts";
 import { Outbox, type OutboxStats } from "./outbox.ts";
+import type { ReferrerIndex, SeenObject } from "./referrers.ts";
 
 export {
   DEFAULT_LIST_PAGE_SIZE,
@@ -78,10 +79,17 @@ export interface ForwarderOptions {
    * instead of meeting 404 and waiting out the failure backoff.
    */
   whenServed?: (type: ResourceType) => Promise<void> | undefined;
+  /**
+   * The objects waiting for others by reference (built from the watched objects as they are seen): when a
+   * referenced object turns Ready, the keys waiting for it are forwarded at once (referrers.ts).
+   */
+  referrers?: ReferrerIndex;
 }
 
 export interface ForwarderStats extends WatchCounters, OutboxStats {
   kinds: KindStats[];
+  /** Keys forwarded because an object they reference turned Ready. */
+  referrersForwarded: number;
 }
 
 /** `start()` on a forwarder that is already running. */
@@ -108,6 +116,7 @@ export class Forwarder {
   readonly #watcherOf: (type: ResourceType) => KindWatcher;
   readonly #whenServed: ForwarderOptions["whenServed"];
   #running = false;
+  #referrersForwarded = 0;
   #stop = new AbortController();
   #loops: Promise<void>[] = [];
 
@@ -127,6 +136,7 @@ export class Forwarder {
       random,
     });
     const health = new ApiServerHealth(this.#logger);
+    const referrers = opts.referrers;
     const watcherOf = (type: ResourceType, connectionSecrets = false): KindWatcher => {
       const watcher: KindWatcher = new KindWatcher({
         kube,
@@ -141,6 +151,18 @@ export class Forwarder {
         counters: this.#counters,
         health,
         changed: (meta) => this.#forward(watcher, meta),
+        ...(referrers && !connectionSecrets
+          ? {
+              seen: (obj) => {
+                const kind = { apiVersion: watcher.apiVersion, kind: type.kind };
+                for (const key of referrers.seen(kind, obj as SeenObject)) {
+                  this.#referrersForwarded++;
+                  this.#outbox.add(makeMessage(key, "watch"));
+                }
+              },
+              removed: (meta) => referrers.gone({ apiVersion: watcher.apiVersion, kind: type.kind }, meta),
+            }
+          : {}),
       });
       return watcher;
     };
@@ -235,7 +257,12 @@ export class Forwarder {
   }
 
   stats(): ForwarderStats {
-    return { ...this.#counters, ...this.#outbox.stats(), kinds: this.#watchers.map((w) => w.stats()) };
+    return {
+      ...this.#counters,
+      ...this.#outbox.stats(),
+      kinds: this.#watchers.map((w) => w.stats()),
+      referrersForwarded: this.#referrersForwarded,
+    };
   }
 
   /** Queues the key a change stands for: the object's own, or for a connection Secret its owner's. */

@@ -156,6 +156,12 @@ export interface KindWatcherOptions {
   health: ApiServerHealth;
   /** Called for every key whose state changed (created, changed, deleted). */
   changed: (meta: ChangedMeta) => void;
+  /**
+   * Called with every object a list or an ADDED/MODIFIED event shows, changed or not (status writes too),
+   * and with the key of every object found gone: the forwarder's referrer index reads them.
+   */
+  seen?: ((obj: KubeObject) => void) | undefined;
+  removed?: ((meta: ChangedMeta) => void) | undefined;
 }
 
 type WatchEnd = { kind: "closed"; healthy: boolean } | { kind: "gone" } | { kind: "error"; error: unknown };
@@ -176,6 +182,8 @@ export class KindWatcher {
   readonly #counters: WatchCounters;
   readonly #health: ApiServerHealth;
   readonly #changed: (meta: ChangedMeta) => void;
+  readonly #seen: ((obj: KubeObject) => void) | undefined;
+  readonly #removed: ((meta: ChangedMeta) => void) | undefined;
   /** objectKey → fingerprint; the watcher's only per-object memory. */
   readonly #fingerprints = new Map<string, number>();
 
@@ -207,6 +215,8 @@ export class KindWatcher {
     this.#counters = opts.counters;
     this.#health = opts.health;
     this.#changed = opts.changed;
+    this.#seen = opts.seen;
+    this.#removed = opts.removed;
   }
 
   stats(): KindStats {
@@ -311,6 +321,7 @@ export class KindWatcher {
       for (const o of page.items) {
         const key = objectKey(o.metadata);
         seen.add(key);
+        this.#seen?.(o);
         const fp = this.#fingerprintOf(o.metadata);
         if (this.#fingerprints.get(key) === fp) {
           this.#counters.droppedNoop++;
@@ -329,6 +340,7 @@ export class KindWatcher {
     for (const key of this.#fingerprints.keys()) {
       if (seen.has(key)) continue;
       this.#fingerprints.delete(key);
+      this.#removed?.(parseObjectKey(key));
       // Its uid is not kept (memory): the reconcile reads the name and finds it gone. A vanished
       // connection Secret's owner is not known any more; the owner's next poll repairs it.
       if (!this.everyChange) this.#changed(parseObjectKey(key));
@@ -422,9 +434,11 @@ export class KindWatcher {
     const key = objectKey(meta);
     if (type === "DELETED") {
       this.#fingerprints.delete(key);
+      this.#removed?.(meta);
       this.#changed(meta);
       return;
     }
+    this.#seen?.(obj);
     const fp = this.#fingerprintOf(meta);
     const previous = this.#fingerprints.get(key);
     this.#fingerprints.set(key, fp);

@@ -26,6 +26,7 @@ import { keyOfMessage } from "../worker/message.ts";
 import { createWorker } from "../worker/worker.ts";
 import { Forwarder, type ForwarderOptions } from "./forwarder.ts";
 import { logQueueEvents } from "./functions.ts";
+import { ReferrerIndex } from "./referrers.ts";
 import { sweep } from "./sweep.ts";
 import { SweepIndex } from "./sweep-index.ts";
 
@@ -243,6 +244,8 @@ export async function startRun(o: RunOptions): Promise<Running> {
       ...(o.whenServed ? { whenServed: o.whenServed } : {}),
       // A connection Secret edited or deleted by hand brings its owner's reconcile at once.
       connectionSecrets: true,
+      // A resource turning Ready brings the reconciles of those waiting for it by reference at once.
+      referrers: new ReferrerIndex(o.kinds.map((k) => k.definition)),
     });
     forwarderRef = forwarder;
     await forwarder.start();

@@ -3,7 +3,12 @@
 // read the object fresh, add or remove its finalizer, write its status only when it changed (conditions
 // with observedGeneration), record events, back off from failures statelessly, and throw a 409 to the
 // router, which requeues it. It imports no queue, pipeline or worker code.
-import { CredentialsError, InvalidSpecError, ThrottledError } from "../api/external.ts";
+import {
+  CredentialsError,
+  DependencyNotReadyError,
+  InvalidSpecError,
+  ThrottledError,
+} from "../api/external.ts";
 import { type Condition, ConditionType, type ObjectMeta, type ResourceType } from "../api/meta.ts";
 import { ConflictError, type Kube, type KubeObject, statusOf } from "../kube/client.ts";
 import { deepEqual, replacementPatch } from "./compare.ts";
@@ -244,12 +249,20 @@ export function statusPatch(
   return changed ? status : undefined;
 }
 
-/** The managed engine's backoff bounds for an error: throttling starts higher; a reference not ready is looked at often. */
-export function errorBackoff(error: Error, waiting: boolean): Backoff {
+/**
+ * Whether an error is a wait (DependencyNotReadyError: a reference not Ready, something the cloud says is not
+ * there yet), itself or as the cause a step's message wraps: looked at often, and never a failure to
+ * dead-letter.
+ */
+export const isWait = (error: Error): boolean =>
+  error instanceof DependencyNotReadyError || error.cause instanceof DependencyNotReadyError;
+
+/** The managed engine's backoff bounds for an error: throttling starts higher; a wait is looked at often. */
+export function errorBackoff(error: Error): Backoff {
   const throttled = error instanceof ThrottledError || error.cause instanceof ThrottledError;
   return {
     minMs: throttled ? THROTTLED_BACKOFF.minMs : ERROR_BACKOFF.minMs,
-    maxMs: waiting ? WAITING_BACKOFF.maxMs : ERROR_BACKOFF.maxMs,
+    maxMs: isWait(error) ? WAITING_BACKOFF.maxMs : ERROR_BACKOFF.maxMs,
   };
 }
 
@@ -259,6 +272,7 @@ export function wrapErr(msg: string, cause: unknown): Error {
   const text = `${msg}: ${inner.message}`;
   if (inner instanceof ThrottledError) return new ThrottledError(text, { cause: inner });
   if (inner instanceof CredentialsError) return new CredentialsError(text, { cause: inner });
+  if (inner instanceof DependencyNotReadyError) return new DependencyNotReadyError(text, { cause: inner });
   if (inner instanceof InvalidSpecError) return new InvalidSpecError(text, { cause: inner });
   return new Error(text, { cause: inner });
 }

@@ -32,7 +32,7 @@ import {
   type Reconciles,
   type ResourceKey,
 } from "./contract.ts";
-import { errorBackoff, Lifecycle, wrapErr } from "./lifecycle.ts";
+import { errorBackoff, isWait, Lifecycle, wrapErr } from "./lifecycle.ts";
 import {
   asCreated,
   asSent,
@@ -54,7 +54,7 @@ import {
   type Step,
   type Verdict,
 } from "./plan.ts";
-import { ReferenceNotReadyError, resolveReferences } from "./references.ts";
+import { resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
 import { holdersOf } from "./usages.ts";
 
@@ -996,10 +996,12 @@ export class ManagedReconciler implements Reconciles {
       reason,
       error,
       conditions: [...extra, reconcileError(error.message)],
-      backoff: errorBackoff(error, error.cause instanceof ReferenceNotReadyError),
+      backoff: errorBackoff(error),
       fields: managedStatusFields(run.mr, this.#atProvider(run), undefined),
     });
-    return { outcome: "error", error, requeueAfterMs };
+    // A wait (a reference not Ready, the cloud's "not yet") is reported in Synced as any failure, but the
+    // queue looks again as for a requeue: it never counts toward dead-lettering.
+    return { outcome: isWait(error) ? "waiting" : "error", error, requeueAfterMs };
   }
 
   /** Full jitter in [0.5, 1.5) × base: spreads retries so they never arrive in lockstep. */

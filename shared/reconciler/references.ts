@@ -1,11 +1,11 @@
-import { InvalidSpecError } from "../api/external.ts";
+import { DependencyNotReadyError, InvalidSpecError } from "../api/external.ts";
 import type { ManagedKindDef, ManagedResource, ReferenceDef } from "../api/managed.ts";
 import { Annotations, type Reference, type Selector } from "../api/meta.ts";
 import { holdersOf } from "../api/reference.ts";
 import type { Kube } from "../kube/client.ts";
 
 /** A reference cannot be resolved yet (target missing, not Ready, or empty): wait, never create without it. */
-export class ReferenceNotReadyError extends Error {
+export class ReferenceNotReadyError extends DependencyNotReadyError {
   override name = "ReferenceNotReadyError";
 }
 

@@ -8,8 +8,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { REPO_ROOT } from "../../infra/local/stack.ts";
+import { REPO_ROOT, STACK_DIR } from "../../infra/local/stack.ts";
 import type { ManagedKindDef } from "../../shared/api/managed.ts";
+import { allCrds } from "../../shared/crds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
 import { newKube, sleep } from "../support/env.ts";
 
@@ -139,5 +140,24 @@ describe("npm start --once", () => {
     expect(out.stdout).toMatch(
       new RegExp(`^all ${examples().length} example resources are Ready after `, "m"),
     );
+    // The CRDs the examples need first; every other one written once the examples are Ready, before the exit.
+    const batches =
+      /^(\d+) CRDs \(the ProviderConfigs' and the examples' kinds\) written in [\d.]+ s; the other (\d+) go in once the examples are Ready\.$/m.exec(
+        out.stdout,
+      );
+    expect(Number(batches?.[1]) + Number(batches?.[2])).toBe(allCrds().length);
+    const ready = out.stdout.search(/^all \d+ example resources are Ready/m);
+    const rest = out.stdout.search(new RegExp(`^the other ${batches?.[2]} CRDs written in `, "m"));
+    expect({ ready: ready >= 0, rest: rest >= 0, restAfterReady: rest > ready }).toEqual({
+      ready: true,
+      rest: true,
+      restAfterReady: true,
+    });
+    const timeline = JSON.parse(readFileSync(join(STACK_DIR, "logs", "start-timeline.json"), "utf8")) as {
+      phases: Record<string, string | undefined>;
+      examples: { ready?: string }[];
+    };
+    const lastReady = Math.max(...timeline.examples.map((e) => Date.parse(e.ready ?? "")));
+    expect(Date.parse(timeline.phases.laterCrdsStarted ?? "")).toBeGreaterThanOrEqual(lastReady);
   }, 240_000);
 });

@@ -3,6 +3,7 @@ import { byResourceName } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   type ConnectionDetails,
+  DependencyNotReadyError,
   defineProvider,
   type ExternalClient,
   type ExternalListing,
@@ -180,7 +181,7 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
       } catch (err) {
         if (notPeered((err as Error).message)) {
           // The private services connection is usually still being made: a wait, not a bad spec.
-          throw new Error(
+          throw new DependencyNotReadyError(
             `the network ${fp.privateNetwork} has no private services connection yet (a servicenetworking Connection over a VPC_PEERING GlobalAddress); Cloud SQL said: ${(err as Error).message}`,
             { cause: err },
           );

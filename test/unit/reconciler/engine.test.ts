@@ -133,12 +133,15 @@ const behaviours: Row[] = [
     },
   },
   {
-    name: "a reference to a target that is not Ready blocks creation",
+    name: "a reference to a target that is not Ready blocks creation: a wait (looked at again soon), not a failure",
     async run(e) {
       e.parent("p", "parent-1", { ready: false });
       e.apply("w", { parentRef: { name: "p" } });
       const res = await e.reconcile("w");
-      expect(res.outcome).toBe("error");
+      expect(res.outcome).toBe("waiting");
+      // WAITING_BACKOFF from 1 s, jittered by [0.5, 1.5)
+      expect(res.requeueAfterMs).toBeGreaterThanOrEqual(500);
+      expect(res.requeueAfterMs).toBeLessThan(1_500);
       expect(e.cloud.calls.create).toBe(0);
       expect(e.condition("w", "Synced")?.message).toContain('referenced Parent "p" is not Ready');
       expect(e.reasons("w")).toEqual([Reason.cannotResolveRefs]);
@@ -439,7 +442,8 @@ const cases: Row[] = [
       e.parent("p", "parent-1");
       e.apply("w", { parentSelector: { matchControllerRef: true } });
       const res = await e.reconcile("w");
-      expect(res.outcome).toBe("error");
+      // Nothing matches (yet): a wait, as for a reference not Ready — a matching object may be made later.
+      expect(res.outcome).toBe("waiting");
       expect(e.get("w")?.spec.forProvider.parentId).toBeUndefined();
       expect(e.cloud.calls.create).toBe(0);
     },
