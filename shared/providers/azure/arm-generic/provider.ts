@@ -7,7 +7,7 @@
 import { loadAzureCatalog } from "../../../api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../api/azure-gen/kind.ts";
 import { parseArmScope } from "../../../api/azure-gen/scope.ts";
-import type { AzureKindSpec } from "../../../api/azure-gen/spec.ts";
+import { type AzureKindSpec, variantOf } from "../../../api/azure-gen/spec.ts";
 import {
   type ConnectContext,
   type ExternalClient,
@@ -61,19 +61,52 @@ export function scopeOf(spec: AzureKindSpec, subscription: string, fp: Json): st
   return scope;
 }
 
+/** The management group a management-group type's resource lives in (forProvider.managementGroupId). */
+function managementGroupOf(spec: AzureKindSpec, fp: Json): string {
+  const id = typeof fp.managementGroupId === "string" ? fp.managementGroupId : "";
+  if (!id)
+    throw new InvalidSpecError(
+      `${spec.type} lives in a management group: set spec.forProvider.managementGroupId, managementGroupIdRef or managementGroupIdSelector`,
+    );
+  return `/providers/Microsoft.Management/managementGroups/${encodeURIComponent(id)}`;
+}
+
+/**
+ * The resource's own name: the fixed one, a name-discriminated union's variant (Microsoft.Web/sites/config:
+ * the variant set is the name), else the external name.
+ */
+export function ownNameOf(spec: AzureKindSpec, fp: Json, name: string): string {
+  if (spec.fixedName) return spec.fixedName;
+  if (spec.union?.on === "name") {
+    const set = variantOf(spec, fp);
+    if (!set)
+      throw new InvalidSpecError(
+        `${spec.type} is named by its variant: set one of spec.forProvider.${Object.values(spec.union.variants).join(", ")}`,
+      );
+    return set.value;
+  }
+  return name;
+}
+
 /** The resource id of a generated kind's resource: home (or scope), parents and name, as ARM spells the type. */
 export function resourceIdOf(spec: AzureKindSpec, subscription: string, fp: Json, name: string): string {
   const [namespace = "", ...segs] = spec.type.split("/");
-  const own = spec.fixedName ?? name;
+  const own = ownNameOf(spec, fp, name);
   const sub = `/subscriptions/${encodeURIComponent(subscription)}`;
   if (spec.type.toLowerCase() === "microsoft.resources/resourcegroups")
     return `${sub}/resourceGroups/${encodeURIComponent(own)}`;
+  // Above the subscriptions: the tenant's `/providers/…` (the ProviderConfig's tenant: its credentials') or
+  // a management group's.
   const where =
     spec.scope === "extension"
       ? scopeOf(spec, subscription, fp)
       : spec.scope === "resourceGroup"
         ? `${sub}/resourceGroups/${encodeURIComponent(String(fp.resourceGroupName ?? ""))}`
-        : sub;
+        : spec.scope === "tenant"
+          ? ""
+          : spec.scope === "managementGroup"
+            ? managementGroupOf(spec, fp)
+            : sub;
   const parts = spec.parents.map((p, i) => `${segs[i]}/${encodeURIComponent(String(fp[p.field] ?? ""))}`);
   return `${where}/providers/${namespace}/${[...parts, `${segs.at(-1)}/${encodeURIComponent(own)}`].join("/")}`;
 }
@@ -92,6 +125,9 @@ function namesOf(spec: AzureKindSpec, id: string, fp: Json): Json {
     out[field] = typeof w === "string" && w.toLowerCase() === v.toLowerCase() ? w : v;
   };
   if (spec.scope === "resourceGroup") same("resourceGroupName", after("resourceGroups"));
+  // A management-group type's id starts with its group's (a parent segment of the same name comes after).
+  if (spec.scope === "managementGroup" && /^\/providers\/microsoft\.management\/managementgroups\//i.test(id))
+    same("managementGroupId", decodeURIComponent(parts[4] ?? ""));
   if (spec.scope === "extension") {
     // The scope is the id before the type's own `/providers/{namespace}/{type}/` (the last such).
     const own = `/providers/${spec.type.split("/").slice(0, 2).join("/")}/`.toLowerCase();
@@ -164,7 +200,7 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
   }
 
   async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<Json, Json>> {
-    if (!name && !this.#spec.fixedName) return { resourceExists: false };
+    if (!name && !this.#spec.fixedName && this.#spec.union?.on !== "name") return { resourceExists: false };
     const body = await this.#get(mr, name ?? "");
     if (!body) return { resourceExists: false };
     return this.#observation(mr, name ?? "", body, true);
@@ -311,6 +347,10 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
     const spec = this.#spec;
     if (spec.scope === "extension")
       throw new NotListableError(`an extension type (${spec.type}): listed per scope`);
+    if (spec.scope === "managementGroup")
+      throw new NotListableError(`a management-group type (${spec.type}): listed per management group`);
+    if (spec.union?.on === "name")
+      throw new NotListableError(`${spec.type} is named by its variant: read through its parent`);
     if (spec.fixedName)
       throw new NotListableError(
         `a singleton child (${spec.fixedName}) of ${spec.parents.map((p) => p.segment).join("/")}: read through its parent`,
@@ -385,8 +425,8 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
           for await (const { item, parent } of walk(base, 0, {})) out.push(...listing(item, group, parent));
         }
       } else if (spec.parents.length > 0) {
-        for await (const { item, parent } of walk(arm.sub(`/providers/${namespace}`), 0, {}))
-          out.push(...listing(item, undefined, parent));
+        const base = spec.scope === "tenant" ? `/providers/${namespace}` : arm.sub(`/providers/${namespace}`);
+        for await (const { item, parent } of walk(base, 0, {})) out.push(...listing(item, undefined, parent));
       } else {
         const path = resourceIdOf(spec, arm.subscription, {}, "").replace(/\/[^/]*$/, "");
         for await (const page of arm.pages<Json>(path, spec.apiVersion))
@@ -403,12 +443,9 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
   }
 
   async create(mr: MR, name: string | undefined) {
-    if (!name && !this.#spec.fixedName)
+    if (!name && !this.#spec.fixedName && this.#spec.union?.on !== "name")
       throw new InvalidSpecError(`${this.#spec.type} needs a name (crossplane.io/external-name)`);
-    const missing = missingRequired(
-      this.#spec,
-      await desiredBody(this.#spec, mr.spec.forProvider, async () => ""),
-    );
+    const missing = missingRequired(this.#spec, mr.spec.forProvider);
     if (missing.length > 0)
       throw new InvalidSpecError(
         `${this.#spec.type} needs spec.forProvider.${missing.join(", spec.forProvider.")} to be created`,
