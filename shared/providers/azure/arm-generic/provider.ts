@@ -152,9 +152,8 @@ const listFallbacks = new Map<string, string>();
  * run time. Decisions: docs/adr/0013-azure-batched-drift-checks.md.
  */
 export function batchedReadOf(spec: AzureKindSpec): "list" | string {
-  if (spec.parents.length > 0)
-    return `a child of ${spec.parents.map((p) => p.type).join(" / ")}: listed per parent, read per resource`;
   if (spec.fixedName) return `a singleton (always named ${spec.fixedName}): read per resource`;
+  if (spec.union?.on === "name") return "named by its variant (a singleton per variant): read per resource";
   if (spec.scope !== "resourceGroup" || spec.type.toLowerCase() === "microsoft.resources/resourcegroups")
     return "not in a resource group: read per resource";
   return listFallbacks.get(spec.type.toLowerCase()) ?? "list";
@@ -167,7 +166,9 @@ export function batchedReadOf(spec: AzureKindSpec): "list" | string {
  */
 function listRefusal(err: unknown): string | undefined {
   if (!(err instanceof ArmRequestError)) return undefined;
-  if (err.code === "ResourceGroupNotFound") return "group gone";
+  // The group or the parent the collection is under is gone: not the type refusing to be listed.
+  if (["ResourceGroupNotFound", "ParentResourceNotFound", "ResourceNotFound"].includes(err.code ?? ""))
+    return "group gone";
   if (err.statusCode === 429 || err.statusCode === 401 || err.statusCode === 403) return undefined;
   if (err.statusCode >= 400 && err.statusCode < 500) return `${err.code ?? err.statusCode}: ${err.message}`;
   return undefined;
@@ -304,20 +305,32 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
     });
   }
 
-  /** The listed documents of the objects' resource groups that are among the objects, by lowercased id. */
+  /**
+   * The listed documents of the objects' collections that are among the objects, by lowercased id: a
+   * top-level type's collection in each resource group, a child type's under each parent (`{parent id}/{type}`).
+   */
   async #listed(items: ReadonlyArray<ObserveManyItem<Json, Json>>): Promise<Map<string, Json>> {
-    const groups = new Map<string, { name: string; wanted: Set<string> }>();
+    const collections = new Map<string, { path: string; wanted: Set<string> }>();
     for (const { mr, externalName } of items) {
-      const rg = (mr as MR).spec.forProvider.resourceGroupName;
-      if (typeof rg !== "string" || !rg) continue;
-      const g = groups.get(rg.toLowerCase()) ?? { name: rg, wanted: new Set<string>() };
-      g.wanted.add(this.#id(mr as MR, externalName).toLowerCase());
-      groups.set(rg.toLowerCase(), g);
+      const m = mr as MR;
+      if (typeof m.spec.forProvider.resourceGroupName !== "string" || !m.spec.forProvider.resourceGroupName)
+        continue;
+      if (this.#spec.parents.some((p) => typeof m.spec.forProvider[p.field] !== "string")) continue;
+      let id: string;
+      try {
+        id = this.#id(m, externalName);
+      } catch {
+        continue; // read alone, where observe says what is wrong
+      }
+      const path = id.slice(0, id.lastIndexOf("/"));
+      const c = collections.get(path.toLowerCase()) ?? { path, wanted: new Set<string>() };
+      c.wanted.add(id.toLowerCase());
+      collections.set(path.toLowerCase(), c);
     }
     const out = new Map<string, Json>();
-    for (const g of groups.values()) {
+    for (const c of collections.values()) {
       try {
-        for (const [id, doc] of await listedAmong(this.#pages(g.name), g.wanted)) out.set(id, doc);
+        for (const [id, doc] of await listedAmong(this.#pages(c.path), c.wanted)) out.set(id, doc);
       } catch (err) {
         const refused = listRefusal(err);
         if (refused === "group gone") continue;
@@ -329,9 +342,8 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
     return out;
   }
 
-  /** The type's collection in one resource group, page by page: each page's documents by lowercased id. */
-  async *#pages(group: string): AsyncGenerator<Map<string, Json>> {
-    const path = this.#arm.sub(`/resourceGroups/${encodeURIComponent(group)}/providers/${this.#spec.type}`);
+  /** One collection of the type (in a resource group, or under a parent), page by page: its documents by lowercased id. */
+  async *#pages(path: string): AsyncGenerator<Map<string, Json>> {
     for await (const page of this.#arm.pages<Json>(path, this.#spec.apiVersion))
       yield new Map(
         page.filter((d) => typeof d.id === "string").map((d) => [String(d.id).toLowerCase(), d] as const),
@@ -482,7 +494,8 @@ export function armGenericProvider(spec: AzureKindSpec): ManagedKindProvider {
     ...(batchedReadOf(spec) === "list"
       ? {
           observeMany: {
-            calls: "the type's list in each resource group, paged (a GET for one it does not show whole)",
+            calls:
+              "the type's list in each resource group (a child type's under each parent), paged (a GET for one it does not show whole)",
             maxItems: LIST_MAX_ITEMS,
           },
         }
