@@ -122,8 +122,13 @@ async function each(
  */
 export function observedOf(spec: AzureKindSpec, body: Json, want: Json, names: Json): Json {
   const out: Json = { ...names };
-  const v = project(spec, { t: "ref", ref: "" }, fromWire(spec, body), want, "", spec.body);
-  Object.assign(out, v as Json);
+  const v = project(spec, { t: "ref", ref: "" }, fromWire(spec, body), want, "", spec.body) as Json;
+  // Another variant in the cloud than the spec's: the spec's is absent there (drift, put back by the PUT),
+  // and the cloud's is not shown — late-init would otherwise fill it beside the spec's (two variants).
+  const mine = variantOf(spec, want);
+  const theirs = variantOf(spec, v);
+  if (mine && theirs && mine.field !== theirs.field) delete v[theirs.field];
+  Object.assign(out, v);
   return out;
 }
 
