@@ -35,6 +35,7 @@ const SERIAL = [
   "test/integration/azure-gen/arm-generic.test.ts",
   "test/integration/azure-gen/batched.test.ts",
   "test/integration/azure-gen/extension-scope.test.ts",
+  "test/integration/azure-gen/union-tenant.test.ts",
   "test/integration/azure-gen/rbac.test.ts",
   "test/integration/gcp-generated/rbac.test.ts",
   "test/integration/gcp-generated/stack.test.ts",

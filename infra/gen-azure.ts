@@ -15,11 +15,13 @@ import {
   type AzObjectDef,
   type AzParent,
   type AzProp,
+  type AzUnion,
   type AzureCatalog,
   type AzureKindSpec,
   azureGenGroupOf,
   pluralOf,
   singularOf,
+  variantFieldOf,
 } from "../shared/api/azure-gen/spec.ts";
 import {
   ARM_TYPES_FILE,
@@ -35,7 +37,7 @@ import {
 const ROOT = resolve(import.meta.dirname, "..");
 export const AZURE_GEN_DIR = join(ROOT, ".generated/azure");
 /** Bumped whenever the output format or a mapping rule changes. */
-export const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 3;
 /** Object types nest at most this deep in the CRD; deeper values are free-form JSON. */
 export const MAX_DEPTH = 5;
 
@@ -165,6 +167,13 @@ class Builder {
     }
   }
 
+  /** The def of a union variant's members (type `i`), by projection: its key. */
+  variant(i: number, mode: Mode, name: string, props: Record<string, AzProp>): string {
+    const key = this.#key(i, mode, false, 0, name);
+    this.defs[key] = { name: name || key, props };
+    return key;
+  }
+
   // One def per type, projection and depth: what a type expands to depends on how deep it sits.
   #key(i: number, mode: Mode, all: boolean, depth: number, name: string): string {
     const id = `${i}/${mode}/${all}/${depth}`;
@@ -227,6 +236,47 @@ class Builder {
   }
 }
 
+const MANAGEMENT_GROUPS = "Microsoft.Management/managementGroups";
+
+/**
+ * A discriminated body as one optional member per variant (what a structural CRD schema can hold, as Azure
+ * Service Operator v2 does for OneOf): each variant's own members (its discriminator, the envelope and the
+ * base's members left out) below a member named from the discriminator value, in both projections.
+ */
+function unionOf(
+  b: Builder,
+  types: ArmType[],
+  body: Extract<ArmType, { k: "d" }>,
+  bodyIndex: number,
+  inProps: Record<string, AzProp>,
+  outProps: Record<string, AzProp>,
+): AzUnion {
+  const union: AzUnion = { disc: body.disc, on: body.disc === "name" ? "name" : "body", variants: {} };
+  for (const [value, ti] of Object.entries(body.el).sort(([a], [c]) => a.localeCompare(c))) {
+    const v = types[ti];
+    if (v?.k !== "o") continue;
+    let field = variantFieldOf(value);
+    while (field in inProps || field in outProps || field in body.p) field = `${field}Variant`;
+    const own = Object.fromEntries(
+      Object.entries(v.p).filter(([k]) => k !== body.disc && !ENVELOPE.has(k) && !(k in body.p)),
+    );
+    const what = union.on === "name" ? `the resource named "${value}"` : `${body.disc} "${value}"`;
+    const vin = b.members(own, "in", false, field, 1, [bodyIndex, ti], false);
+    inProps[field] = {
+      s: { t: "ref", ref: b.variant(ti, "in", v.name, vin) },
+      doc: `The ${value} variant (${what}): set exactly one variant; its members are sent as the body's own.`,
+    };
+    const vout = b.members(own, "out", false, field, 1, [bodyIndex, ti], false);
+    if (Object.keys(vout).length > 0)
+      outProps[field] = {
+        s: { t: "ref", ref: b.variant(ti, "out", v.name, vout) },
+        doc: `The ${value} variant's read-only members.`,
+      };
+    union.variants[value] = field;
+  }
+  return union;
+}
+
 const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const camel = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 
@@ -250,6 +300,9 @@ export function kindSpecOf(
   // A type ARM writes at extension scope (`{scope}/providers/{type}/{name}`: locks, role assignments,
   // diagnostic settings…) is placed by a scope id, which can also be a resource group's or the
   // subscription's: the one shape reaches every scope it has below the tenant.
+  // A type written only above the subscriptions (billing accounts, management groups, Marketplace private
+  // stores…) lives at the tenant (`/providers/{type}/{name}`) or in a management group
+  // (`/providers/Microsoft.Management/managementGroups/{id}/providers/{type}/{name}`).
   const scope =
     r.ws & ArmScope.Extension
       ? "extension"
@@ -257,13 +310,18 @@ export function kindSpecOf(
         ? "resourceGroup"
         : r.ws & ArmScope.Subscription
           ? "subscription"
-          : undefined;
-  if (!scope) return { skip: "tenant or management-group scope only" };
+          : r.ws & ArmScope.ManagementGroup
+            ? "managementGroup"
+            : r.ws & ArmScope.Tenant
+              ? "tenant"
+              : undefined;
+  if (!scope) return { skip: "no writable scope" };
   const body = file.types[r.body];
-  if (body?.k !== "o") return { skip: "body is not an object" };
+  if (body?.k !== "o" && body?.k !== "d") return { skip: "body is not an object" };
   const b = new Builder(file.types);
   const inProps = b.members(body.p, "in", false, "", 1, [r.body], false);
   const outProps = b.members(body.p, "out", false, "", 1, [r.body], false);
+  const union = body.k === "d" ? unionOf(b, file.types, body, r.body, inProps, outProps) : undefined;
   // id is read-only and always there: where references and imports read it.
   outProps.id = { s: { t: "string" }, doc: "The resource's Azure Resource Manager id." };
   const nameType = file.types[body.p.name?.[0] ?? -1];
@@ -294,6 +352,17 @@ export function kindSpecOf(
     description: `Azure ${r.type} (api-version ${r.api}), reconciled by the generic Azure Resource Manager provider.`,
     scope,
     parents,
+    ...(scope === "managementGroup"
+      ? {
+          managementGroup: {
+            segment: "managementGroups",
+            field: "managementGroupId",
+            type: MANAGEMENT_GROUPS,
+            ...nameOf(MANAGEMENT_GROUPS),
+          },
+        }
+      : {}),
+    ...(union ? { union } : {}),
     ...(fixedName ? { fixedName } : {}),
     body: inProps,
     out: outProps,
@@ -333,9 +402,15 @@ export function azureGenIsCurrent(dir = AZURE_GEN_DIR): boolean {
 
 const MAX_LABEL = 63;
 
+/** A type segment's initials: its first letter and every capital and digit (privateLinkServicesForM365SecurityCenter → PLSFM365SC). */
+const initialsOf = (segment: string) =>
+  segment.charAt(0).toUpperCase() + segment.slice(1).replace(/[^A-Z0-9]/g, "");
+
 /**
  * The kind and plural of every type: its segments joined; a plural longer than a DNS label, or taken in
- * its group, drops leading parents until it fits and is unique (types in data order: stable names).
+ * its group, drops leading parents until it fits and is unique (types in data order: stable names). When
+ * none fits, the parents' initials lead the type's own kind (privateLinkServicesForM365SecurityCenter/
+ * privateEndpointConnections → PLSFM365SCPrivateEndpointConnection), then a number until it is unique.
  */
 function namesOf(data: ArmData): Map<string, { kind: string; plural: string }> {
   const out = new Map<string, { kind: string; plural: string }>();
@@ -349,6 +424,18 @@ function namesOf(data: ArmData): Map<string, { kind: string; plural: string }> {
       if (pluralOf(kind) === "namespaces") kind = `${(r.type.split("/")[0] ?? "").split(".").at(-1)}${kind}`;
       const plural = pluralOf(kind);
       if (plural.length > MAX_LABEL || taken.has(`${plural}.${group}`)) continue;
+      taken.add(`${plural}.${group}`);
+      out.set(r.type.toLowerCase(), { kind, plural });
+      break;
+    }
+    if (out.has(r.type.toLowerCase())) continue;
+    const segs = r.type.split("/").slice(1);
+    const base = `${segs.slice(0, -1).map(initialsOf).join("")}${kindNameOf(r.type, depth - 1)}`;
+    for (let n = 1; ; n++) {
+      const kind = n === 1 ? base : `${base}${n}`;
+      const plural = pluralOf(kind);
+      if (plural.length > MAX_LABEL) throw new Error(`${r.type}: no CRD name fits a DNS label (${plural})`);
+      if (taken.has(`${plural}.${group}`)) continue;
       taken.add(`${plural}.${group}`);
       out.set(r.type.toLowerCase(), { kind, plural });
       break;

@@ -30,6 +30,8 @@ export interface AzureProviderConfigOptions {
   noStorage?: boolean;
   /** Another subscription than the stack's (the ARM fake keeps resources per subscription). */
   subscriptionId?: string;
+  /** Another Microsoft Entra tenant than the stack's. */
+  tenantId?: string;
 }
 
 /** An Azure ProviderConfig pointing at the ARM fake and Azurite, credentials in Secrets (the way users configure it). */
@@ -56,7 +58,7 @@ export async function createAzureProviderConfig(
     kind: "ProviderConfig",
     metadata: { name },
     spec: {
-      tenantID: env("AZURE_TENANT_ID"),
+      tenantID: opts.tenantId ?? env("AZURE_TENANT_ID"),
       subscriptionID: opts.subscriptionId ?? env("AZURE_SUBSCRIPTION_ID"),
       clientID: opts.clientId ?? AZURE_CLIENT_ID,
       credentials: {

@@ -54,7 +54,7 @@ export async function explainKind(ref: string): Promise<string> {
   const text = managedKindPage(page).replace(/^<!--.*-->\n/, "");
   // A generated Azure kind also says which Azure role actions its reconciles call (docs/azure-generated.md).
   const roles = azure?.actions
-    ? `\n## Azure role actions\n\n${azure.actions.map((a) => `- \`${a}\``).join("\n")}\n`
+    ? `\n## Azure role actions\n\n${azure.actions.map((a) => `- \`${a}\``).join("\n")}\n\nAssigned at \`${azure.scope}\`.\n`
     : "";
   return `${text}${roles}\n`;
 }
@@ -93,12 +93,12 @@ async function generatedGoogleKind(ref: string): Promise<{ def?: ManagedKindDef;
 /** A generated Azure kind by its alias (`azure:storage.storageaccount`) or CRD name (docs/azure-generated.md). */
 async function generatedAzureKind(
   ref: string,
-): Promise<{ def: ManagedKindDef; actions: string[] } | undefined> {
+): Promise<{ def: ManagedKindDef; actions: string[]; scope: string } | undefined> {
   if (!/^azure:|azure\.gen/i.test(ref)) return undefined;
   const [
     { loadAzureCatalog, loadAzureSpec, azureGenPatternMatches },
     { azureGenKindOf },
-    { azureRoleActions },
+    { azureRoleActions, azureRoleScopeOf },
   ] = await Promise.all([
     import("../../../shared/api/azure-gen/catalog.ts"),
     import("../../../shared/api/azure-gen/kind.ts"),
@@ -107,7 +107,9 @@ async function generatedAzureKind(
   const hits = loadAzureCatalog().kinds.filter((e) => azureGenPatternMatches(ref, e));
   if (hits.length > 1) throw new UsageError(`"${ref}" names ${hits.length} generated Azure kinds`);
   const spec = hits[0] ? loadAzureSpec(hits[0]) : undefined;
-  return spec ? { def: azureGenKindOf(spec), actions: azureRoleActions(spec) } : undefined;
+  return spec
+    ? { def: azureGenKindOf(spec), actions: azureRoleActions(spec), scope: azureRoleScopeOf(spec) }
+    : undefined;
 }
 
 /** A generated AWS kind by its alias (`dynamodb.table`) or CRD name, if `ref` names exactly one. */

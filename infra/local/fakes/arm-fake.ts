@@ -823,6 +823,43 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
     }
   };
 
+  // The tenant's and the management groups' resources: the generic handler's, a management group being one
+  // of them (Microsoft.Management/managementGroups, a tenant type) that must exist, as a scope must.
+  const aboveSubscriptions = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    seg: string[],
+    lower: string[],
+  ) => {
+    const method = req.method ?? "GET";
+    const at = lower.lastIndexOf("providers");
+    const typeKey = [lower[at + 1], ...lower.slice(at + 2).filter((_, i) => i % 2 === 0)].join("/");
+    count(`${method} ${typeKey}${seg.length % 2 === 0 && method === "GET" ? " (list)" : ""}`);
+    authenticate(req);
+    const fault = injectedFault(method, url.pathname);
+    if (fault) throw fault;
+    if (!url.searchParams.get("api-version"))
+      throw new HttpError(
+        400,
+        "MissingApiVersionParameter",
+        "The api-version query parameter (?api-version=) is required for all requests.",
+      );
+    const g = opts.generic as GenericHandler;
+    if (at === 0) return toGeneric(g, req, res, url, "", seg.slice(1));
+    const scope = `/${seg.slice(0, at).join("/")}`;
+    if (at !== 4 || lower[1] !== "microsoft.management" || lower[2] !== "managementgroups")
+      throw new HttpError(404, "NotFound", `The fake has no route for ${method} ${url.pathname}.`);
+    const group = g.find?.(scope);
+    if (!group)
+      throw new HttpError(
+        404,
+        "ResourceNotFound",
+        `The Resource 'Microsoft.Management/managementGroups/${seg[3]}' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix`,
+      );
+    return toGeneric(g, req, res, url, group["id"] as string, seg.slice(at + 1));
+  };
+
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     // Concatenated, not resolved: the SDK's *ById calls send "//subscriptions/…", which URL() would read as a host.
     const url = new URL(`https://fake${req.url ?? "/"}`);
@@ -866,6 +903,10 @@ export async function startArmFake(opts: ArmFakeOptions & { generic?: GenericHan
       count("GET openid-configuration");
       return send(res, 200, openidConfiguration(base, seg[0] ?? "common"));
     }
+    // Above the subscriptions: a tenant type (`/providers/{ns}/{type}/…`) or a management-group one
+    // (`/providers/Microsoft.Management/managementGroups/{id}/providers/{ns}/{type}/…`), generic types only.
+    if (lower[0] === "providers" && seg.length >= 3 && opts.generic)
+      return aboveSubscriptions(req, res, url, seg, lower);
     if (lower[0] !== "subscriptions" || !seg[1]) {
       count(`${method} unknown`);
       throw new HttpError(404, "NotFound", `The fake has no route for ${method} ${url.pathname}.`);

@@ -122,15 +122,36 @@ export function armGenericHandler(
     const typeSegs = own.filter((_, i) => i % 2 === 0);
     const typeKey = `${ns}/${typeSegs.join("/")}`.toLowerCase();
     const spec = specOf(typeKey);
-    if (spec && own.length % 2 === 1 && method === "GET" && apiVersion === spec.apiVersion) {
+    // A type is served only at the scopes it is written at: a tenant type under a subscription, or a
+    // resource-group type at the tenant, is no type there (ARM's own InvalidResourceType).
+    const at = !g.rgId
+      ? "tenant"
+      : /^\/providers\/microsoft\.management\/managementgroups\/[^/]+$/i.test(g.rgId)
+        ? "managementGroup"
+        : undefined;
+    const servedHere = (s: AzureKindSpec) =>
+      at ? s.scope === at : s.scope !== "tenant" && s.scope !== "managementGroup";
+    if (
+      spec &&
+      servedHere(spec) &&
+      own.length % 2 === 1 &&
+      method === "GET" &&
+      apiVersion === spec.apiVersion
+    ) {
       // A collection's list (`{parent}/{type}`): the resources directly below, page by page.
       const prefix = `${g.rgId}/providers/${[ns, ...own].join("/")}/`.toLowerCase();
       const items = [...resources.entries()]
         .filter(([k]) => k.startsWith(prefix) && !k.slice(prefix.length).includes("/"))
-        .map(([, r]) => asListed(hideWriteOnly(spec, structuredClone(r.doc)), leavesOut.get(typeKey)));
+        .map(([, r]) => {
+          const doc = structuredClone(r.doc);
+          const wire = spec.union
+            ? wireSpecOf(spec, spec.union.on === "name" ? doc.name : doc[spec.union.disc])
+            : spec;
+          return asListed(hideWriteOnly(wire, doc), leavesOut.get(typeKey));
+        });
       return g.send(g.res, 200, g.page(items, g.url, g.base));
     }
-    if (!spec || own.length % 2 === 1)
+    if (!spec || own.length % 2 === 1 || !servedHere(spec))
       throw new ArmGenericError(
         404,
         "InvalidResourceType",
@@ -165,12 +186,15 @@ export function armGenericHandler(
       if (!existing) throw notFound();
       return g.send(g.res, 200, functionAnswer(spec, fn));
     }
+    // A union type's document is one variant's: checked and shown as that variant's body.
+    const wireOf = (doc: Json | undefined) =>
+      spec.union ? wireSpecOf(spec, spec.union.on === "name" ? name : doc?.[spec.union.disc]) : spec;
     switch (method) {
       case "GET": {
         if (!existing) throw notFound();
         const shown = structuredClone(existing.doc);
         advance(existing);
-        return g.send(g.res, 200, hideWriteOnly(spec, shown));
+        return g.send(g.res, 200, hideWriteOnly(wireOf(shown), shown));
       }
       case "PUT": {
         if (spec.fixedName && name !== spec.fixedName)
@@ -181,13 +205,14 @@ export function armGenericHandler(
           );
         const body = JSON.parse(g.body || "{}") as unknown;
         if (!isObject(body)) throw invalid("The request content was invalid and could not be deserialized.");
-        validate(spec, spec.body, spec.out, body, "");
+        const wire = wireOf(body);
+        validate(wire, wire.body, wire.out, body, "");
         if (!existing) {
           // ARM reads a missing `properties` envelope as an empty one: its required members are missing.
-          const missing = missingRequired(spec, spec.body, { properties: {}, ...body }, "");
+          const missing = missingRequired(wire, wire.body, { properties: {}, ...body }, "");
           if (missing) throw invalid(`The request content is missing the required property '${missing}'.`);
         } else {
-          for (const p of spec.createOnly) {
+          for (const p of wire.createOnly) {
             const [a, b] = [get(existing.doc, p), get(body, p)];
             const norm = (v: unknown) =>
               p === "location" && typeof v === "string"
@@ -221,7 +246,7 @@ export function armGenericHandler(
           properties: { ...props, provisioningState: existing ? "Updating" : "Creating" },
         };
         resources.set(key, { doc, looks, op });
-        return g.send(g.res, existing ? 200 : 201, hideWriteOnly(spec, structuredClone(doc)), {
+        return g.send(g.res, existing ? 200 : 201, hideWriteOnly(wire, structuredClone(doc)), {
           "azure-asyncoperation": `${g.base}${id}/operationStatuses/${op}?api-version=${spec.apiVersion}`,
         });
       }
@@ -249,6 +274,56 @@ export function armGenericHandler(
     /** The document of a resource id it holds (any case), e.g. an extension resource's scope. */
     find: (id: string) => resources.get(id.toLowerCase())?.doc,
   });
+}
+
+/**
+ * A union type's spec as the wire has it for one variant (the discriminator's value, or on the name the
+ * resource's name): the base members and that variant's own members side by side, the discriminator a
+ * member of the variant's value, the paths of that variant's secrets, write-only and create-only members
+ * without the variant's prefix. What the published type says a body of that variant is — ARM's check,
+ * not the provider's mapping.
+ */
+export function wireSpecOf(spec: AzureKindSpec, value: unknown): AzureKindSpec {
+  const union = spec.union;
+  if (!union) return spec;
+  const hit = Object.entries(union.variants).find(
+    ([v]) => typeof value === "string" && v.toLowerCase() === value.toLowerCase(),
+  );
+  if (!hit)
+    throw invalid(
+      union.on === "name"
+        ? `The resource name '${String(value)}' is not valid for '${spec.type}': one of ${Object.keys(union.variants).join(", ")}.`
+        : value === undefined
+          ? `The request content is missing the required property '${union.disc}'.`
+          : `The value '${String(value)}' of '${union.disc}' is not one of ${Object.keys(union.variants).join(", ")}.`,
+    );
+  const [v, field] = hit;
+  const fields = new Set(Object.values(union.variants));
+  const flat = (top: Record<string, AzProp>): Record<string, AzProp> => {
+    const out: Record<string, AzProp> = {};
+    for (const [k, p] of Object.entries(top)) if (!fields.has(k)) out[k] = p;
+    const node = top[field]?.s;
+    if (node?.t === "ref") Object.assign(out, spec.defs[node.ref]?.props ?? {});
+    return out;
+  };
+  const body = flat(spec.body);
+  if (union.on === "body") body[union.disc] = { s: { t: "string" }, req: true, enum: [v] };
+  const paths = (list: readonly string[]) =>
+    list.flatMap((p) => {
+      const head = p.split(".")[0] ?? "";
+      if (!fields.has(head)) return [p];
+      return head === field ? [p.slice(field.length + 1)] : [];
+    });
+  const { union: _, ...rest } = spec;
+  return {
+    ...rest,
+    body,
+    out: flat(spec.out),
+    createOnly: paths(spec.createOnly),
+    writeOnly: paths(spec.writeOnly),
+    secrets: paths(spec.secrets),
+    outSecrets: paths(spec.outSecrets),
+  };
 }
 
 const get = (o: unknown, path: string) =>

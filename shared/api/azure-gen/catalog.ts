@@ -46,7 +46,7 @@ export function activatedAzureEntries(
   catalog: AzureCatalog,
 ): AzureCatalogEntry[] {
   if (!patterns || patterns.length === 0) return [];
-  // A pattern without `*` names one kind exactly: looked up, not matched against all 1,962 (cold start).
+  // A pattern without `*` names one kind exactly: looked up, not matched against all 2,050 (cold start).
   const globbed = patterns.filter((p) => p.includes("*"));
   const exact = new Set(patterns.filter((p) => !p.includes("*")).map((p) => p.trim().toLowerCase()));
   const named = (e: AzureCatalogEntry) =>

@@ -18,6 +18,7 @@ import {
   type AzNode,
   type AzParent,
   type AzProp,
+  type AzUnion,
   type AzureKindSpec,
   azureGenGroupOf,
   pathWithin,
@@ -130,6 +131,15 @@ function homeReferences(spec: AzureKindSpec) {
       ResourceGroup,
       "ResourceGroup (resources.azure)",
     );
+  if (spec.managementGroup) {
+    const to = generatedTarget(spec.managementGroup);
+    reference(
+      spec.managementGroup.field,
+      "The management group the resource lives in (its id, the name in /providers/Microsoft.Management/managementGroups/{id}).",
+      to,
+      `${to.kind} (${to.group})`,
+    );
+  }
   for (const p of spec.parents) {
     const to = generatedTarget(p);
     reference(p.field, `The name of the parent ${p.type}.`, to, `${to.kind} (${to.group})`);
@@ -172,6 +182,7 @@ export function azureGenSchemas(spec: AzureKindSpec) {
     );
   }
   Object.assign(fp, members(spec, spec.body, ""));
+  const forProvider = spec.union ? oneVariant(spec.union, z.object(fp)) : z.object(fp);
   const ap: Record<string, z.ZodType> = {};
   const outSpec = { ...spec, secrets: [], createOnly: [], writeOnly: [] };
   for (const [k, p] of Object.entries(spec.out)) {
@@ -180,7 +191,27 @@ export function azureGenSchemas(spec: AzureKindSpec) {
       .optional()
       .describe(p.doc ?? k);
   }
-  return { forProvider: z.object(fp), atProvider: z.object(ap) };
+  return { forProvider, atProvider: z.object(ap) };
+}
+
+/**
+ * A union kind's forProvider: at most one variant member set — the CRD's CEL rule (the API server refuses
+ * two) and the same check in the schema (Synced=False where the API server does not check, e.g. a manifest
+ * validated offline). None set is allowed here (an Observe-only or imported resource); create needs one.
+ */
+function oneVariant<T extends z.ZodObject>(union: AzUnion, schema: T): T {
+  const fields = Object.values(union.variants);
+  const message = `set at most one of ${fields.join(", ")} (the ${union.on === "name" ? "resource name" : union.disc} is that variant's)`;
+  return schema
+    .meta({
+      "x-kubernetes-validations": [
+        { rule: `[${fields.map((f) => `has(self.${f})`).join(", ")}].filter(x, x).size() <= 1`, message },
+      ],
+    })
+    .superRefine((v, ctx) => {
+      const set = fields.filter((f) => (v as Record<string, unknown>)[f] !== undefined);
+      if (set.length > 1) ctx.addIssue({ code: "custom", message: `${message}; ${set.join(", ")} are set` });
+    }) as T;
 }
 
 /** atProvider's schema of a read-only member, without its secret strings (they go to the connection Secret). */
@@ -212,14 +243,26 @@ export function azureGenKindOf(spec: AzureKindSpec): ManagedKindDef {
   const facts = azureGenFacts(spec);
   const name = spec.fixedName
     ? `Its name is always "${spec.fixedName}" (ARM allows no other).`
-    : "The external name (crossplane.io/external-name, default metadata.name) is its name in Azure.";
+    : spec.union?.on === "name"
+      ? `Its name is the variant's: set one of ${Object.values(spec.union.variants).join(", ")} (ARM names the resource after it); another variant is another resource, refused as a change of home.`
+      : "The external name (crossplane.io/external-name, default metadata.name) is its name in Azure.";
+  const where =
+    spec.scope === "tenant"
+      ? " It lives at the tenant (/providers/…), the ProviderConfig's tenantID: no subscription."
+      : spec.scope === "managementGroup"
+        ? " It lives in a management group (managementGroupId), in the ProviderConfig's tenantID: no subscription."
+        : "";
+  const variants =
+    spec.union?.on === "body"
+      ? ` Its body is one of ${Object.keys(spec.union.variants).length} variants by ${spec.union.disc}: set exactly one of ${Object.values(spec.union.variants).join(", ")}.`
+      : "";
   return defineManagedKindLazily(
     {
       group: spec.group,
       kind: spec.kind,
       plural: spec.plural,
       cloud: "azure",
-      description: `${spec.description} ${name}`,
+      description: `${spec.description} ${name}${where}${variants}`,
       immutable: facts.immutable,
       externalName: "fromAnnotation",
       references: facts.references,

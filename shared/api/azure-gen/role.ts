@@ -18,6 +18,21 @@ export function azureRoleActions(spec: Pick<AzureKindSpec, "type" | "functions">
   ].sort();
 }
 
+/**
+ * Where the role of a kind is assigned (its identity's role assignment scope, a placeholder to fill): a kind
+ * below a subscription at the subscription (or one of its resource groups); a management-group kind at its
+ * management group; a tenant kind at the root scope `/`, where ARM checks tenant resources — and where a
+ * custom role cannot be made assignable (its AssignableScopes are management groups, subscriptions or
+ * resource groups: learn.microsoft.com/azure/role-based-access-control/role-definitions#assignablescopes),
+ * so a tenant kind's actions need a built-in role that holds them.
+ */
+export function azureRoleScopeOf(spec: Pick<AzureKindSpec, "scope">): string {
+  if (spec.scope === "tenant") return "/";
+  if (spec.scope === "managementGroup")
+    return "/providers/Microsoft.Management/managementGroups/<management-group-id>";
+  return "/subscriptions/<subscription-id>";
+}
+
 /** An Azure custom role definition (`az role definition create --role-definition role.json`). */
 export interface AzureRoleDefinition {
   Name: string;

@@ -43,6 +43,46 @@ export interface AzParent {
   plural: string;
 }
 
+export interface AzUnion {
+  /** The discriminator, e.g. `kind`. */
+  disc: string;
+  /** Where its value goes: a body member, or the resource's name. */
+  on: "body" | "name";
+  /** Discriminator value → the forProvider member of that variant. */
+  variants: Record<string, string>;
+}
+
+/** The variant member of a union kind's spec that is set (the first, when more are), and its discriminator value. */
+export function variantOf(
+  spec: Pick<AzureKindSpec, "union">,
+  forProvider: Record<string, unknown>,
+): { value: string; field: string } | undefined {
+  for (const [value, field] of Object.entries(spec.union?.variants ?? {}))
+    if (forProvider[field] !== undefined && forProvider[field] !== null) return { value, field };
+  return undefined;
+}
+
+/** The variant of an ARM document: its discriminator's value (case-insensitive, as ARM reads it). */
+export function variantOfValue(
+  spec: Pick<AzureKindSpec, "union">,
+  value: unknown,
+): { value: string; field: string } | undefined {
+  if (typeof value !== "string") return undefined;
+  const hit = Object.entries(spec.union?.variants ?? {}).find(
+    ([v]) => v.toLowerCase() === value.toLowerCase(),
+  );
+  return hit ? { value: hit[0], field: hit[1] } : undefined;
+}
+
+/** A variant's forProvider member from its discriminator value: camelCase (AzureCLI → azureCLI, IOT → iot, Microsoft.EventHub → microsoftEventHub). */
+export function variantFieldOf(value: string): string {
+  const words = value.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const joined = words.map((w, i) => (i === 0 ? w : w.charAt(0).toUpperCase() + w.slice(1))).join("");
+  const lead = /^[A-Z0-9]+(?=[A-Z][a-z]|$)|^[A-Z]/.exec(joined)?.[0] ?? "";
+  const out = lead.toLowerCase() + joined.slice(lead.length);
+  return /^[a-z]/.test(out) ? out : `v${out}`;
+}
+
 export interface AzureKindSpec {
   v: typeof AZURE_GEN_SPEC_VERSION;
   /** ARM resource type, e.g. Microsoft.Storage/storageAccounts. */
@@ -58,8 +98,21 @@ export interface AzureKindSpec {
    * Where it lives: in a resource group, directly in the subscription, or (an extension type: locks, role
    * assignments, diagnostic settings…) under any resource id — `{scope}/providers/{type}/{name}`.
    */
-  scope: "resourceGroup" | "subscription" | "extension";
+  scope: "resourceGroup" | "subscription" | "extension" | "managementGroup" | "tenant";
   parents: AzParent[];
+  /**
+   * A management-group type's home: the management group (`managementGroupId`, or a reference to a
+   * generated ManagementGroup) its id starts with, `/providers/Microsoft.Management/managementGroups/{id}`.
+   */
+  managementGroup?: AzParent;
+  /**
+   * A body that is a discriminated union (bicep's DiscriminatedObjectType): one optional member of `body`
+   * per variant, named from the discriminator value (AzureCLI → azureCLI); at most one is set (the CRD's
+   * CEL rule and the schema), one is needed to create. On the wire the set variant's members are the
+   * body's own and the discriminator carries its value — a body member (`kind`), or, `on: "name"`, the
+   * resource's name (Microsoft.Web/sites/config: appsettings, web…).
+   */
+  union?: AzUnion;
   /** The only name ARM accepts (singletons such as blobServices/default); else the external name. */
   fixedName?: string;
   /** The PUT body's writable top-level members (location, tags, sku, properties…), ARM's own names. */

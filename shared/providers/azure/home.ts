@@ -1,6 +1,8 @@
 // Where an Azure resource lives (api/external.ts Home): the ProviderConfig's subscription (named in its
 // spec, so credentials cannot move it), the resource group, location or scope the kind has, and the Resource
 // Manager endpoint when overridden; a Blob container lives in the ProviderConfig's storage account.
+
+import { type AzureKindSpec, variantOf } from "../../api/azure-gen/spec.ts";
 import type { ConnectContext, Home } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
@@ -25,6 +27,31 @@ export async function azureHome(ctx: Ctx, mr: MR): Promise<Home> {
     // "West Europe" and "westeurope" are one location to ARM.
     ...homeFields(mr.spec.forProvider, FIELDS, normalise),
     ...(endpoint ? { endpoint } : {}),
+  };
+}
+
+/**
+ * A generated kind's home: a tenant or management-group type's is the ProviderConfig's tenant (its
+ * credentials are issued there: a ProviderConfig of another tenant is another home, refused) and its
+ * management group, no subscription; a name-discriminated union's (Microsoft.Web/sites/config) adds its
+ * variant, which is its name — another variant would be another resource. Else the Azure home.
+ */
+export function azureGenHomeOf(spec: Pick<AzureKindSpec, "scope" | "union">) {
+  return async (ctx: Ctx, mr: MR): Promise<Home> => {
+    const pc = ctx.providerConfig.spec;
+    const endpoint = azureEndpoints(pc).resourceManager?.url;
+    const home =
+      spec.scope === "tenant" || spec.scope === "managementGroup"
+        ? {
+            tenant: pc.tenantID.toLowerCase(),
+            ...homeFields(mr.spec.forProvider, { managementGroupId: "managementGroup" }, (_k, v) =>
+              v.toLowerCase(),
+            ),
+            ...(endpoint ? { endpoint } : {}),
+          }
+        : await azureHome(ctx, mr);
+    const variant = spec.union?.on === "name" ? variantOf(spec, mr.spec.forProvider) : undefined;
+    return variant ? { ...home, name: variant.value.toLowerCase() } : home;
   };
 }
 

@@ -2,7 +2,8 @@
 // a resource-group type is checked with its collection list in each resource group (paged by nextLink;
 // the verdict is the engine's own plan, through checkMany); an object the list does not show whole is read
 // with a GET, and a type whose list leaves out what the plan compares (configured in the fake, as some
-// services' lists do) is read per resource from then on; a child type is read per resource.
+// services' lists do) is read per resource from then on; a child type is checked with its collection under
+// each parent (routes of a route table), drift and deletion still told by the plan and a GET.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateAzure } from "../../../infra/gen-azure.ts";
 import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
@@ -34,6 +35,10 @@ const ROUTES = "Microsoft.Network/routeTables";
 /** This suite's fake lists NAT gateways without their idle timeout (a list that is not the whole model). */
 const NATS = "Microsoft.Network/natGateways";
 const SUBNETS = "Microsoft.Network/virtualNetworks/subnets";
+/** A child type the generic fake serves, below ROUTES. */
+const ROUTE_ENTRIES = "Microsoft.Network/routeTables/routes";
+/** A singleton child (always named `default`): read per resource. */
+const BLOB_SERVICES = "Microsoft.Storage/storageAccounts/blobServices";
 /** A type whose list this suite's fake refuses once (a type without a list operation, to driftless). */
 const ASGS = "Microsoft.Network/applicationSecurityGroups";
 /** In-sync objects checked at once, and resources of the type in their group that are not ours (listed first). */
@@ -111,7 +116,7 @@ beforeAll(async () => {
   generateAzure();
   const catalog = loadAzureCatalog();
   specs = new Map(
-    [ROUTES, NATS, SUBNETS, ASGS].map((t) => {
+    [ROUTES, NATS, SUBNETS, ASGS, ROUTE_ENTRIES, BLOB_SERVICES].map((t) => {
       const e = catalog.kinds.find((k) => k.type === t);
       if (!e) throw new Error(`${t} is not generated`);
       return [t, loadAzureSpec(e)];
@@ -142,10 +147,11 @@ afterAll(async () => {
 describe("batched drift checks of generated Azure kinds through ARM's list by resource group", () => {
   it("says per type how a batched check reads it, from the spec", () => {
     expect(batchedReadOf(specOf(ROUTES))).toBe("list");
-    expect(batchedReadOf(specOf(SUBNETS))).toMatch(/a child of Microsoft\.Network\/virtualNetworks/);
-    const [routes, , subnets] = azureGenProviders([specOf(ROUTES), specOf(NATS), specOf(SUBNETS)]);
+    expect(batchedReadOf(specOf(SUBNETS))).toBe("list");
+    expect(batchedReadOf(specOf(BLOB_SERVICES))).toMatch(/a singleton \(always named default\)/);
+    const [routes, , blobServices] = azureGenProviders([specOf(ROUTES), specOf(NATS), specOf(BLOB_SERVICES)]);
     expect(routes?.observeMany?.maxItems).toBeGreaterThanOrEqual(N);
-    expect(subnets?.observeMany).toBeUndefined();
+    expect(blobServices?.observeMany).toBeUndefined();
   });
 
   it(
@@ -183,6 +189,35 @@ describe("batched drift checks of generated Azure kinds through ARM's list by re
       );
       expect(third.out.every((v) => v.inSync)).toBe(true);
       expect(third.calls).toEqual({ [LIST]: 2 });
+    },
+    SLOW,
+  );
+
+  it(
+    "checks a child type's in-sync objects with one list under their parent; drift and deletion still told",
+    async () => {
+      const [table] = await made(ROUTES, uniqueName("rtp"), 1, { location: "westeurope" });
+      const properties = { addressPrefix: "10.1.0.0/16", nextHopType: "VnetLocal" };
+      const names = await made(ROUTE_ENTRIES, uniqueName("route"), 10, { routeTableName: table, properties });
+      const v = specOf(ROUTE_ENTRIES).apiVersion;
+      const routeId = (n: string) => `${idOf(ROUTES, table as string)}/routes/${n}`;
+      const LIST = `GET ${ROUTE_ENTRIES.toLowerCase()} (list)`;
+      const GET = `GET ${ROUTE_ENTRIES.toLowerCase()}`;
+
+      const first = await counted(() => check(ROUTE_ENTRIES, names));
+      expect(first.out.map((x) => x.inSync)).toEqual(names.map(() => true));
+      expect(first.calls).toEqual({ [LIST]: 1 });
+
+      const changed = names[2] as string;
+      const gone = names[5] as string;
+      const drifted = { properties: { ...properties, addressPrefix: "10.9.0.0/16" } };
+      expect((await arm("PUT", routeId(changed), v, drifted)).status).toBeLessThan(300);
+      expect((await arm("GET", routeId(changed), v)).status).toBe(200);
+      expect((await arm("DELETE", routeId(gone), v)).status).toBe(202);
+      const second = await counted(() => check(ROUTE_ENTRIES, names));
+      expect(second.out.map((x) => x.inSync)).toEqual(names.map((n) => n !== changed && n !== gone));
+      // The deleted one is concluded absent only from its own GET (a 404).
+      expect(second.calls).toEqual({ [LIST]: 1, [GET]: 1 });
     },
     SLOW,
   );

@@ -7,7 +7,7 @@ import { generateAzure } from "../../../infra/gen-azure.ts";
 import { azureGenRbacObjects } from "../../../infra/k8s/gen-rbac.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
-import { azureCustomRole, azureRoleActions } from "../../../shared/api/azure-gen/role.ts";
+import { azureCustomRole, azureRoleActions, azureRoleScopeOf } from "../../../shared/api/azure-gen/role.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
 import { namespacedVariantOf } from "../../../shared/api/managed.ts";
 
@@ -24,7 +24,7 @@ const OPERATION =
 
 describe("Azure role actions of the generated kinds", () => {
   it("every kind: read, write, delete on its own type and one action per list* function, all well-formed", () => {
-    expect(specs.length).toBe(1962);
+    expect(specs.length).toBe(2050);
     let functions = 0;
     for (const s of specs) {
       const actions = azureRoleActions(s);
@@ -63,6 +63,22 @@ describe("Azure role actions of the generated kinds", () => {
       DataActions: [],
       AssignableScopes: ["/subscriptions/s"],
     });
+  });
+
+  it("where each kind's role is assigned: its subscription, its management group, or the tenant's root", () => {
+    const byType = (t: string) => specs.find((s) => s.type === t)!;
+    expect(azureRoleScopeOf(byType("Microsoft.Storage/storageAccounts"))).toBe(
+      "/subscriptions/<subscription-id>",
+    );
+    expect(azureRoleScopeOf(byType("Microsoft.Quota/groupQuotas"))).toBe(
+      "/providers/Microsoft.Management/managementGroups/<management-group-id>",
+    );
+    expect(azureRoleScopeOf(byType("Microsoft.Management/managementGroups"))).toBe("/");
+    expect(azureRoleActions(byType("Microsoft.Management/managementGroups"))).toEqual([
+      "Microsoft.Management/managementGroups/delete",
+      "Microsoft.Management/managementGroups/read",
+      "Microsoft.Management/managementGroups/write",
+    ]);
   });
 
   it("the ClusterRoles for activated kinds name exactly their groups and plurals, both shapes", () => {

@@ -3,7 +3,13 @@
 // are never read back or compared, ARM's normalisations (ids in any case, `East US` ≡ `eastus`) are never
 // drift, read-only members go to atProvider and secret ones to the connection Secret only.
 import { childPath, secretRefFieldOf } from "../../../api/azure-gen/kind.ts";
-import type { AzNode, AzProp, AzureKindSpec } from "../../../api/azure-gen/spec.ts";
+import {
+  type AzNode,
+  type AzProp,
+  type AzureKindSpec,
+  variantOf,
+  variantOfValue,
+} from "../../../api/azure-gen/spec.ts";
 import type { SecretKeySelector } from "../../../api/meta.ts";
 import type { SecretUse } from "../../secret-refs.ts";
 
@@ -50,7 +56,48 @@ export async function desiredBody(
     }
     return out;
   };
-  return walk(forProvider, spec.body, "", "");
+  return onWire(spec, await walk(forProvider, spec.body, "", ""));
+}
+
+/**
+ * A union kind's body as ARM has it: the set variant's members are the body's own and the discriminator
+ * carries the variant's value (on the name, it is the resource's name: nothing to add to the body).
+ */
+function onWire(spec: AzureKindSpec, body: Json): Json {
+  const union = spec.union;
+  if (!union) return body;
+  const set = variantOf(spec, body);
+  const out: Json = {};
+  for (const [k, v] of Object.entries(body)) if (!Object.values(union.variants).includes(k)) out[k] = v;
+  if (!set) return out;
+  return {
+    ...out,
+    ...(isObject(body[set.field]) ? (body[set.field] as Json) : {}),
+    ...(union.on === "body" ? { [union.disc]: set.value } : {}),
+  };
+}
+
+/**
+ * An ARM document of a union kind in the spec's shape: the variant its discriminator (or, `on: "name"`,
+ * its name) names holds that variant's members; the base's stay where they are. A document whose
+ * variant the kind does not know is left as it is (no variant set: drift on what the spec sets).
+ */
+export function fromWire(spec: AzureKindSpec, body: Json): Json {
+  const union = spec.union;
+  if (!union) return body;
+  const set = variantOfValue(spec, union.on === "name" ? body.name : body[union.disc]);
+  if (!set) return body;
+  const variantProps = (ref: AzProp | undefined) =>
+    ref?.s.t === "ref" ? Object.keys(spec.defs[ref.s.ref]?.props ?? {}) : [];
+  const mine = new Set([...variantProps(spec.body[set.field]), ...variantProps(spec.out[set.field])]);
+  const out: Json = {};
+  const variant: Json = {};
+  for (const [k, v] of Object.entries(body)) {
+    if (mine.has(k)) variant[k] = v;
+    else out[k] = v;
+  }
+  out[set.field] = variant;
+  return out;
 }
 
 async function each(
@@ -75,8 +122,13 @@ async function each(
  */
 export function observedOf(spec: AzureKindSpec, body: Json, want: Json, names: Json): Json {
   const out: Json = { ...names };
-  const v = project(spec, { t: "ref", ref: "" }, body, want, "", spec.body);
-  Object.assign(out, v as Json);
+  const v = project(spec, { t: "ref", ref: "" }, fromWire(spec, body), want, "", spec.body) as Json;
+  // Another variant in the cloud than the spec's: the spec's is absent there (drift, put back by the PUT),
+  // and the cloud's is not shown — late-init would otherwise fill it beside the spec's (two variants).
+  const mine = variantOf(spec, want);
+  const theirs = variantOf(spec, v);
+  if (mine && theirs && mine.field !== theirs.field) delete v[theirs.field];
+  Object.assign(out, v);
   return out;
 }
 
@@ -146,15 +198,23 @@ export function atProviderOf(spec: AzureKindSpec, body: Json): Json {
     }
     return out;
   };
-  const projected = project(spec, { t: "ref", ref: "" }, body, undefined, "", spec.out) as Json;
+  const projected = project(
+    spec,
+    { t: "ref", ref: "" },
+    fromWire(spec, body),
+    undefined,
+    "",
+    spec.out,
+  ) as Json;
   return strip(projected, "") as Json;
 }
 
 /** The secret read-only strings of a GET answer: connection Secret keys named by their path. */
 export function outSecretsOf(spec: AzureKindSpec, body: Json): Record<string, string> {
   const out: Record<string, string> = {};
+  const shaped = fromWire(spec, body);
   for (const p of spec.outSecrets) {
-    const v = get(body, p);
+    const v = get(shaped, p);
     if (typeof v === "string" && v) out[p] = v;
   }
   return out;
@@ -182,9 +242,24 @@ export function flattenSecrets(
   return out;
 }
 
-/** Top-level members create needs and the spec does not give. */
-export function missingRequired(spec: AzureKindSpec, body: Json): string[] {
-  return Object.entries(spec.body)
-    .filter(([k, p]) => p.req && body[k] === undefined)
-    .map(([k, p]) => (spec.secrets.includes(k) ? secretRefFieldOf(k, p.s) : k));
+/**
+ * Top-level members create needs and the spec (`forProvider`) does not give: required base members, one
+ * variant of a union kind, and that variant's own required members.
+ */
+export function missingRequired(spec: AzureKindSpec, forProvider: Json): string[] {
+  const missing = (props: Record<string, AzProp>, v: Json, prefix: string) =>
+    Object.entries(props)
+      .filter(
+        ([k, p]) =>
+          p.req && v[spec.secrets.includes(`${prefix}${k}`) ? secretRefFieldOf(k, p.s) : k] === undefined,
+      )
+      .map(([k, p]) => `${prefix}${spec.secrets.includes(`${prefix}${k}`) ? secretRefFieldOf(k, p.s) : k}`);
+  const out = missing(spec.body, forProvider, "");
+  if (!spec.union) return out;
+  const set = variantOf(spec, forProvider);
+  if (!set) return [...out, `one of ${Object.values(spec.union.variants).join(" / ")}`];
+  const node = spec.body[set.field]?.s;
+  const def = node?.t === "ref" ? spec.defs[node.ref] : undefined;
+  const v = forProvider[set.field];
+  return [...out, ...(def && isObject(v) ? missing(def.props, v, `${set.field}.`) : [])];
 }

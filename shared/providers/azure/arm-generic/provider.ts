@@ -7,7 +7,7 @@
 import { loadAzureCatalog } from "../../../api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../api/azure-gen/kind.ts";
 import { parseArmScope } from "../../../api/azure-gen/scope.ts";
-import type { AzureKindSpec } from "../../../api/azure-gen/spec.ts";
+import { type AzureKindSpec, variantOf } from "../../../api/azure-gen/spec.ts";
 import {
   type ConnectContext,
   type ExternalClient,
@@ -61,19 +61,52 @@ export function scopeOf(spec: AzureKindSpec, subscription: string, fp: Json): st
   return scope;
 }
 
+/** The management group a management-group type's resource lives in (forProvider.managementGroupId). */
+function managementGroupOf(spec: AzureKindSpec, fp: Json): string {
+  const id = typeof fp.managementGroupId === "string" ? fp.managementGroupId : "";
+  if (!id)
+    throw new InvalidSpecError(
+      `${spec.type} lives in a management group: set spec.forProvider.managementGroupId, managementGroupIdRef or managementGroupIdSelector`,
+    );
+  return `/providers/Microsoft.Management/managementGroups/${encodeURIComponent(id)}`;
+}
+
+/**
+ * The resource's own name: the fixed one, a name-discriminated union's variant (Microsoft.Web/sites/config:
+ * the variant set is the name), else the external name.
+ */
+export function ownNameOf(spec: AzureKindSpec, fp: Json, name: string): string {
+  if (spec.fixedName) return spec.fixedName;
+  if (spec.union?.on === "name") {
+    const set = variantOf(spec, fp);
+    if (!set)
+      throw new InvalidSpecError(
+        `${spec.type} is named by its variant: set one of spec.forProvider.${Object.values(spec.union.variants).join(", ")}`,
+      );
+    return set.value;
+  }
+  return name;
+}
+
 /** The resource id of a generated kind's resource: home (or scope), parents and name, as ARM spells the type. */
 export function resourceIdOf(spec: AzureKindSpec, subscription: string, fp: Json, name: string): string {
   const [namespace = "", ...segs] = spec.type.split("/");
-  const own = spec.fixedName ?? name;
+  const own = ownNameOf(spec, fp, name);
   const sub = `/subscriptions/${encodeURIComponent(subscription)}`;
   if (spec.type.toLowerCase() === "microsoft.resources/resourcegroups")
     return `${sub}/resourceGroups/${encodeURIComponent(own)}`;
+  // Above the subscriptions: the tenant's `/providers/…` (the ProviderConfig's tenant: its credentials') or
+  // a management group's.
   const where =
     spec.scope === "extension"
       ? scopeOf(spec, subscription, fp)
       : spec.scope === "resourceGroup"
         ? `${sub}/resourceGroups/${encodeURIComponent(String(fp.resourceGroupName ?? ""))}`
-        : sub;
+        : spec.scope === "tenant"
+          ? ""
+          : spec.scope === "managementGroup"
+            ? managementGroupOf(spec, fp)
+            : sub;
   const parts = spec.parents.map((p, i) => `${segs[i]}/${encodeURIComponent(String(fp[p.field] ?? ""))}`);
   return `${where}/providers/${namespace}/${[...parts, `${segs.at(-1)}/${encodeURIComponent(own)}`].join("/")}`;
 }
@@ -92,6 +125,9 @@ function namesOf(spec: AzureKindSpec, id: string, fp: Json): Json {
     out[field] = typeof w === "string" && w.toLowerCase() === v.toLowerCase() ? w : v;
   };
   if (spec.scope === "resourceGroup") same("resourceGroupName", after("resourceGroups"));
+  // A management-group type's id starts with its group's (a parent segment of the same name comes after).
+  if (spec.scope === "managementGroup" && /^\/providers\/microsoft\.management\/managementgroups\//i.test(id))
+    same("managementGroupId", decodeURIComponent(parts[4] ?? ""));
   if (spec.scope === "extension") {
     // The scope is the id before the type's own `/providers/{namespace}/{type}/` (the last such).
     const own = `/providers/${spec.type.split("/").slice(0, 2).join("/")}/`.toLowerCase();
@@ -116,9 +152,8 @@ const listFallbacks = new Map<string, string>();
  * run time. Decisions: docs/adr/0013-azure-batched-drift-checks.md.
  */
 export function batchedReadOf(spec: AzureKindSpec): "list" | string {
-  if (spec.parents.length > 0)
-    return `a child of ${spec.parents.map((p) => p.type).join(" / ")}: listed per parent, read per resource`;
   if (spec.fixedName) return `a singleton (always named ${spec.fixedName}): read per resource`;
+  if (spec.union?.on === "name") return "named by its variant (a singleton per variant): read per resource";
   if (spec.scope !== "resourceGroup" || spec.type.toLowerCase() === "microsoft.resources/resourcegroups")
     return "not in a resource group: read per resource";
   return listFallbacks.get(spec.type.toLowerCase()) ?? "list";
@@ -131,7 +166,9 @@ export function batchedReadOf(spec: AzureKindSpec): "list" | string {
  */
 function listRefusal(err: unknown): string | undefined {
   if (!(err instanceof ArmRequestError)) return undefined;
-  if (err.code === "ResourceGroupNotFound") return "group gone";
+  // The group or the parent the collection is under is gone: not the type refusing to be listed.
+  if (["ResourceGroupNotFound", "ParentResourceNotFound", "ResourceNotFound"].includes(err.code ?? ""))
+    return "group gone";
   if (err.statusCode === 429 || err.statusCode === 401 || err.statusCode === 403) return undefined;
   if (err.statusCode >= 400 && err.statusCode < 500) return `${err.code ?? err.statusCode}: ${err.message}`;
   return undefined;
@@ -164,7 +201,7 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
   }
 
   async observe(mr: MR, name: string | undefined): Promise<ExternalObservation<Json, Json>> {
-    if (!name && !this.#spec.fixedName) return { resourceExists: false };
+    if (!name && !this.#spec.fixedName && this.#spec.union?.on !== "name") return { resourceExists: false };
     const body = await this.#get(mr, name ?? "");
     if (!body) return { resourceExists: false };
     return this.#observation(mr, name ?? "", body, true);
@@ -268,20 +305,32 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
     });
   }
 
-  /** The listed documents of the objects' resource groups that are among the objects, by lowercased id. */
+  /**
+   * The listed documents of the objects' collections that are among the objects, by lowercased id: a
+   * top-level type's collection in each resource group, a child type's under each parent (`{parent id}/{type}`).
+   */
   async #listed(items: ReadonlyArray<ObserveManyItem<Json, Json>>): Promise<Map<string, Json>> {
-    const groups = new Map<string, { name: string; wanted: Set<string> }>();
+    const collections = new Map<string, { path: string; wanted: Set<string> }>();
     for (const { mr, externalName } of items) {
-      const rg = (mr as MR).spec.forProvider.resourceGroupName;
-      if (typeof rg !== "string" || !rg) continue;
-      const g = groups.get(rg.toLowerCase()) ?? { name: rg, wanted: new Set<string>() };
-      g.wanted.add(this.#id(mr as MR, externalName).toLowerCase());
-      groups.set(rg.toLowerCase(), g);
+      const m = mr as MR;
+      if (typeof m.spec.forProvider.resourceGroupName !== "string" || !m.spec.forProvider.resourceGroupName)
+        continue;
+      if (this.#spec.parents.some((p) => typeof m.spec.forProvider[p.field] !== "string")) continue;
+      let id: string;
+      try {
+        id = this.#id(m, externalName);
+      } catch {
+        continue; // read alone, where observe says what is wrong
+      }
+      const path = id.slice(0, id.lastIndexOf("/"));
+      const c = collections.get(path.toLowerCase()) ?? { path, wanted: new Set<string>() };
+      c.wanted.add(id.toLowerCase());
+      collections.set(path.toLowerCase(), c);
     }
     const out = new Map<string, Json>();
-    for (const g of groups.values()) {
+    for (const c of collections.values()) {
       try {
-        for (const [id, doc] of await listedAmong(this.#pages(g.name), g.wanted)) out.set(id, doc);
+        for (const [id, doc] of await listedAmong(this.#pages(c.path), c.wanted)) out.set(id, doc);
       } catch (err) {
         const refused = listRefusal(err);
         if (refused === "group gone") continue;
@@ -293,9 +342,8 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
     return out;
   }
 
-  /** The type's collection in one resource group, page by page: each page's documents by lowercased id. */
-  async *#pages(group: string): AsyncGenerator<Map<string, Json>> {
-    const path = this.#arm.sub(`/resourceGroups/${encodeURIComponent(group)}/providers/${this.#spec.type}`);
+  /** One collection of the type (in a resource group, or under a parent), page by page: its documents by lowercased id. */
+  async *#pages(path: string): AsyncGenerator<Map<string, Json>> {
     for await (const page of this.#arm.pages<Json>(path, this.#spec.apiVersion))
       yield new Map(
         page.filter((d) => typeof d.id === "string").map((d) => [String(d.id).toLowerCase(), d] as const),
@@ -311,6 +359,10 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
     const spec = this.#spec;
     if (spec.scope === "extension")
       throw new NotListableError(`an extension type (${spec.type}): listed per scope`);
+    if (spec.scope === "managementGroup")
+      throw new NotListableError(`a management-group type (${spec.type}): listed per management group`);
+    if (spec.union?.on === "name")
+      throw new NotListableError(`${spec.type} is named by its variant: read through its parent`);
     if (spec.fixedName)
       throw new NotListableError(
         `a singleton child (${spec.fixedName}) of ${spec.parents.map((p) => p.segment).join("/")}: read through its parent`,
@@ -385,8 +437,8 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
           for await (const { item, parent } of walk(base, 0, {})) out.push(...listing(item, group, parent));
         }
       } else if (spec.parents.length > 0) {
-        for await (const { item, parent } of walk(arm.sub(`/providers/${namespace}`), 0, {}))
-          out.push(...listing(item, undefined, parent));
+        const base = spec.scope === "tenant" ? `/providers/${namespace}` : arm.sub(`/providers/${namespace}`);
+        for await (const { item, parent } of walk(base, 0, {})) out.push(...listing(item, undefined, parent));
       } else {
         const path = resourceIdOf(spec, arm.subscription, {}, "").replace(/\/[^/]*$/, "");
         for await (const page of arm.pages<Json>(path, spec.apiVersion))
@@ -403,12 +455,9 @@ class ArmGenericClient implements ExternalClient<Json, Json> {
   }
 
   async create(mr: MR, name: string | undefined) {
-    if (!name && !this.#spec.fixedName)
+    if (!name && !this.#spec.fixedName && this.#spec.union?.on !== "name")
       throw new InvalidSpecError(`${this.#spec.type} needs a name (crossplane.io/external-name)`);
-    const missing = missingRequired(
-      this.#spec,
-      await desiredBody(this.#spec, mr.spec.forProvider, async () => ""),
-    );
+    const missing = missingRequired(this.#spec, mr.spec.forProvider);
     if (missing.length > 0)
       throw new InvalidSpecError(
         `${this.#spec.type} needs spec.forProvider.${missing.join(", spec.forProvider.")} to be created`,
@@ -445,7 +494,8 @@ export function armGenericProvider(spec: AzureKindSpec): ManagedKindProvider {
     ...(batchedReadOf(spec) === "list"
       ? {
           observeMany: {
-            calls: "the type's list in each resource group, paged (a GET for one it does not show whole)",
+            calls:
+              "the type's list in each resource group (a child type's under each parent), paged (a GET for one it does not show whole)",
             maxItems: LIST_MAX_ITEMS,
           },
         }
