@@ -286,7 +286,8 @@ const POLICIES_END = `${POLICIES_INDENT}# END generated kinds' IAM`;
  * The activated generated AWS kinds' statements as packed managed policies (infra/iam-policies.ts): many
  * services' statements outgrow a role's 10,240 inline characters, so they are split, deterministically,
  * into `ReconcileGeneratedPolicy<n>` documents of at most 6,144 characters each, attached to the reconcile
- * role. More than IAM's 20 managed policies per role is refused with the measured size.
+ * role. More than IAM's default 10 managed policies per role warns (the quota goes to 20); more than 20 is
+ * refused with the measured size.
  */
 export function generatedPolicies(r: KindRegistries = REGISTRIES): IamStatement[][] {
   const statements = mergedStatements({ kinds: r.kinds.filter(isGeneratedAws), providerConfigKinds: [] });
@@ -294,6 +295,10 @@ export function generatedPolicies(r: KindRegistries = REGISTRIES): IamStatement[
   if (docs.length > IAM_LIMITS.managedPoliciesPerRoleMax)
     throw new Error(
       `the activated generated kinds need ${docs.length} managed policies of ${IAM_LIMITS.managedPolicyChars} characters (${policySize(statements)} in all), more than the ${IAM_LIMITS.managedPoliciesPerRoleMax} IAM attaches to one role: activate fewer services for this stage's role, or give the other services a ProviderConfig with a role of their own`,
+    );
+  if (docs.length > IAM_LIMITS.managedPoliciesPerRole)
+    console.warn(
+      `gen:kinds: the activated generated kinds need ${docs.length} managed policies on the reconcile role; IAM attaches ${IAM_LIMITS.managedPoliciesPerRole} to a role by default — ask for the "Managed policies per role" quota (up to ${IAM_LIMITS.managedPoliciesPerRoleMax}) before deploying, or activate fewer services`,
     );
   return docs;
 }

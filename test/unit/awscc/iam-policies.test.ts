@@ -1,7 +1,7 @@
 // The reconcile role's policy size with generated kinds activated, measured as IAM counts it, and the
 // generated kinds' statements packed into managed policies that each fit IAM's 6,144-character limit:
 // exactly the same permissions, the same packing every time, and a clear refusal past 20 policies.
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { parse } from "yaml";
 import { generateAwscc } from "../../../infra/gen-awscc.ts";
 import {
@@ -109,6 +109,23 @@ describe("the reconcile role's policy size", () => {
     expect(() => generatedPolicies(registries(of(TWENTY)))).toThrow(
       /need \d+ managed policies .* more than the 20/,
     );
+  }, 120_000);
+
+  it("warns past IAM's default of 10 managed policies per role, and not below it", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      expect(generatedPolicies(registries(of(FOUR))).length).toBeLessThanOrEqual(10);
+      expect(warn).not.toHaveBeenCalled();
+      // Thirteen services without EC2 need 11: deployable only after the quota is raised, and said so.
+      const thirteen = [...FOUR, "Lambda", "ECR", "KMS", "IAM", "S3", "RDS", "ECS", "EKS", "CloudWatch"];
+      const docs = generatedPolicies(registries(of(thirteen)));
+      expect(docs.length).toBeGreaterThan(IAM_LIMITS.managedPoliciesPerRole);
+      expect(docs.length).toBeLessThanOrEqual(IAM_LIMITS.managedPoliciesPerRoleMax);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]?.[0])).toMatch(/need \d+ managed policies .* by default .* quota/);
+    } finally {
+      warn.mockRestore();
+    }
   }, 120_000);
 
   it("writes the same statements as policies for a role in another account: its account, partition and region in every ARN and condition", () => {
