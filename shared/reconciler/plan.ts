@@ -313,11 +313,12 @@ function planObserved(
   const pendingCreate = createIsPending(mr);
   const atProvider = obs.atProvider ?? mr.status?.atProvider;
   if (obs.resourceExists && obs.externalName && obs.externalName !== externalName) {
-    // A provider-chosen id found by its ownership tag (e.g. after a crash before it was recorded, or a
-    // create whose answer was lost and recorded as failed): it was created, and lives where it was made.
+    // A provider-chosen id found by its ownership tag. After a crash before it was recorded the create is
+    // still pending: the next round records it as recovered. A create whose answer was lost was recorded as
+    // failed: it was created after all, and lives where it was made.
     const annotations = {
       [Annotations.externalName]: obs.externalName,
-      [Annotations.createSucceeded]: now.toISOString(),
+      ...(pendingCreate ? {} : { [Annotations.createSucceeded]: now.toISOString() }),
     };
     const labels = indexLabelPatch(ctx.def, mr, obs.externalName);
     return { steps: [{ do: "recordCreate", annotations, labels, why: "found" }], next: "replan" };

@@ -553,7 +553,7 @@ describe("Subnet against the real API server and moto", () => {
     );
 
     const [blocked] = await settle(r, keyOf(Subnet, name), 1);
-    expect(blocked?.outcome).toBe("error");
+    expect(blocked?.outcome).toBe("waiting");
     expect(conditionOf(await getMr(kube, Subnet, name), "Synced")?.message).toContain(
       "referenced resource may not yet be ready",
     );
@@ -785,7 +785,7 @@ describe("DBSubnetGroup against the real API server and moto", () => {
     );
 
     const [blocked] = await settle(r, keyOf(DBSubnetGroup, name), 1);
-    expect(blocked?.outcome).toBe("error");
+    expect(blocked?.outcome).toBe("waiting");
     expect(r.externalCalls.create).toBe(0);
     await settle(r, keyOf(Subnet, a));
     await settle(r, keyOf(Subnet, b));

@@ -283,7 +283,7 @@ describe("Azure Blob Container references to a ResourceGroup", () => {
 
     const [blocked] = await settle(r, keyOf(Container, name), 1);
 
-    expect(blocked?.outcome).toBe("error");
+    expect(blocked?.outcome).toBe("waiting");
     const synced = conditionOf(await getMr(kube, Container, name), "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain(`referenced ResourceGroup "${group}" is not Ready`);
@@ -357,7 +357,7 @@ describe("Azure Blob Container references to a ResourceGroup", () => {
     await expect(arm.resourceGroups.get(group)).rejects.toMatchObject({ statusCode: 404 });
 
     const [resAlways] = await settle(r, keyOf(Container, always), 1);
-    expect(resAlways?.outcome).toBe("error");
+    expect(resAlways?.outcome).toBe("waiting");
     const synced = conditionOf(await getMr(kube, Container, always), "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
     expect(synced?.message).toContain(`referenced ResourceGroup "${group}" does not exist`);

@@ -115,7 +115,7 @@ describe("Azure VirtualNetwork and Subnet field mapping and quirks against the r
       [VirtualNetwork, vnet],
     ] as const) {
       const [blocked] = await settle(r, keyOf(def, name), 1);
-      expect(blocked?.outcome).toBe("error");
+      expect(blocked?.outcome).toBe("waiting");
       expect(conditionOf(await getMr(kube, def, name), "Synced")?.message).toContain(
         "referenced resource may not yet be ready",
       );

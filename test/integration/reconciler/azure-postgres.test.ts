@@ -131,7 +131,7 @@ describe("Azure PostgreSQL flexible server against the real API server and the A
 
     // The rule waits for the server, the server for its group.
     const [blocked] = await settle(r, keyOf(FlexibleServerFirewallRule, rule), 1);
-    expect(blocked?.outcome).toBe("error");
+    expect(blocked?.outcome).toBe("waiting");
     await settle(r, keyOf(ResourceGroup, rg));
 
     // One reconcile sends the PUT alone: it never polls or waits for the operation (observe follows the state).
@@ -150,7 +150,7 @@ describe("Azure PostgreSQL flexible server against the real API server and the A
     expect(conditionOf(await getMr(kube, FlexibleServerFirewallRule, rule), "Synced")?.message).toContain(
       "referenced resource may not yet be ready",
     );
-    expect(waiting?.outcome).toBe("error");
+    expect(waiting?.outcome).toBe("waiting");
 
     await settle(r, keyOf(FlexibleServer, server));
     mr = await getMr<Record<string, unknown>>(kube, FlexibleServer, server);

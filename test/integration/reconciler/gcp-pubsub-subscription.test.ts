@@ -250,7 +250,7 @@ describe("Pub/Sub Subscription field mapping and quirks against the real API ser
 
     // The Topic exists in Kubernetes but was never reconciled: not Ready, so no subscription yet.
     const [blocked] = await settle(r, keyOf(Subscription, name), 1);
-    expect(blocked?.outcome).toBe("error");
+    expect(blocked?.outcome).toBe("waiting");
     const waiting = await getMr<Record<string, unknown>>(kube, Subscription, name);
     const synced = conditionOf(waiting, "Synced");
     expect(synced).toMatchObject({ status: "False", reason: "ReconcileError" });
