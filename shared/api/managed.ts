@@ -304,7 +304,9 @@ function localize(schema: z.ZodType, path: string): Wrapped {
       shape[k] = inner.schema;
       paths.push(...inner.paths);
     }
-    return paths.length ? { schema: keep(schema.extend(shape)), paths } : { schema, paths: [] };
+    // safeExtend: a generated union body's object carries its "one variant at most" refinement, which
+    // extend() refuses to carry over and safeExtend keeps.
+    return paths.length ? { schema: keep(schema.safeExtend(shape)), paths } : { schema, paths: [] };
   }
   return { schema, paths: [] };
 }

@@ -1485,6 +1485,17 @@ function hasPath(value: unknown, path: readonly PropertyKey[]): boolean {
   return true;
 }
 
+/**
+ * initProvider's schema as the CRD keeps it: forProvider's with nothing required (crd.ts
+ * initProviderSchema). Made with safeExtend, not partial(): a generated union body's refinement (one
+ * variant at most) stays, and partial() refuses a refined object.
+ */
+export function initProviderSchemaOf(forProvider: ZodObject): ZodObject {
+  return forProvider.safeExtend(
+    Object.fromEntries(Object.entries(forProvider.shape).map(([k, v]) => [k, v.optional()])),
+  );
+}
+
 function migrateManaged(
   mapping: KindMapping,
   o: Obj,
@@ -1638,8 +1649,7 @@ function migrateManaged(
   }
   outSpec.forProvider = validated(type.forProvider, outSpec.forProvider as Obj, origins, issue);
   if (init) {
-    // As the CRD keeps it: forProvider's schema with nothing required (crd.ts initProviderSchema).
-    const schema = (type.forProvider as ZodObject).partial();
+    const schema = initProviderSchemaOf(type.forProvider as ZodObject);
     const kept = validated(schema, outSpec.initProvider as Obj, init.origins, initIssue, "initProvider");
     if (Object.keys(kept).length > 0) outSpec.initProvider = kept;
     else delete outSpec.initProvider;

@@ -8,6 +8,7 @@ import { expect } from "vitest";
 import { type ManagedKindDef, namespacedVariantOf } from "../../../shared/api/managed.ts";
 import {
   type DriftlessObject,
+  initProviderSchemaOf,
   MIGRATABLE_KINDS,
   type MigrateOptions,
   type MigrateResult,
@@ -66,7 +67,7 @@ function kept(
   const value = (o.spec as Obj)[section];
   if (!def) return value; // a ProviderConfig: no forProvider
   if (value === undefined) return {};
-  const schema = section === "forProvider" ? def.forProvider : def.forProvider.partial();
+  const schema = section === "forProvider" ? def.forProvider : initProviderSchemaOf(def.forProvider);
   const parsed = schema.safeParse(value);
   return parsed.success ? parsed.data : {};
 }
