@@ -228,6 +228,10 @@ export async function reconcileGone(r: Reconciler, def: ManagedKindDef, name: st
   throw new Error(`${def.kind}/${name} not gone`);
 }
 
+/** The ARM id a managed resource's status reports (`status.atProvider.id`). */
+export const armIdOf = (mr: { status?: { atProvider?: unknown } } | undefined) =>
+  (mr?.status?.atProvider as Record<string, unknown> | undefined)?.id as string;
+
 /** A direct ARM call to a fake, as a user's own tooling (the portal, az) would make it. */
 export async function armAsUser(
   url: string,

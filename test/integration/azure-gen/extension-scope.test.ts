@@ -21,6 +21,7 @@ import { ensureCrds } from "../../support/aws.ts";
 import { removeCrds } from "../../support/awscc.ts";
 import {
   armAsUser,
+  armIdOf,
   createAzureProviderConfig,
   reconcileGone,
   reconcileReady,
@@ -51,8 +52,6 @@ const arm = (method: string, path: string, apiVersion: string, body?: unknown) =
 const untilReady = (def: ManagedKindDef, name: string) => reconcileReady(r, kube, def, name);
 const untilGone = (def: ManagedKindDef, name: string) => reconcileGone(r, def, name);
 
-const idOf = (mr: { status?: { atProvider?: unknown } } | undefined) =>
-  (mr?.status?.atProvider as Json | undefined)?.id as string;
 const lockAt = (scope: string, name: string) => `${scope}/providers/${LOCKS}/${name}`;
 
 /** A resource group made through driftless (the hand-written kind), Ready, with its ARM id. */
@@ -62,7 +61,7 @@ async function managedGroup(pc: string) {
     ResourceGroup,
     managedObject(ResourceGroup, name, pc, { forProvider: { location: "westeurope" } }),
   );
-  return { name, id: idOf(await untilReady(ResourceGroup, name)) };
+  return { name, id: armIdOf(await untilReady(ResourceGroup, name)) };
 }
 
 beforeAll(async () => {
@@ -108,7 +107,7 @@ describe("an extension type (management lock) on the generic ARM fake", () => {
     );
     const mr = await untilReady(lockDef, name);
     expect((mr?.spec.forProvider as Json | undefined)?.scope).toBe(rg.id);
-    expect(idOf(mr)).toBe(lockAt(rg.id, name));
+    expect(armIdOf(mr)).toBe(lockAt(rg.id, name));
     const wire = await arm("GET", lockAt(rg.id, name), lock.apiVersion);
     expect(wire.status).toBe(200);
     expect(wire.body.properties).toMatchObject({ level: "CanNotDelete", notes: "one" });
@@ -151,7 +150,7 @@ describe("an extension type (management lock) on the generic ARM fake", () => {
         forProvider: { resourceGroupNameRef: { name: rg.name }, location: "westeurope" },
       }),
     );
-    const tableId = idOf(await untilReady(routeDef, table));
+    const tableId = armIdOf(await untilReady(routeDef, table));
     expect(tableId).toBe(`${rg.id}/providers/${ROUTE_TABLES}/${table}`);
     const name = uniqueName("lock");
     await kube.create(
@@ -164,7 +163,7 @@ describe("an extension type (management lock) on the generic ARM fake", () => {
         },
       }),
     );
-    expect(idOf(await untilReady(lockDef, name))).toBe(lockAt(tableId, name));
+    expect(armIdOf(await untilReady(lockDef, name))).toBe(lockAt(tableId, name));
     expect((await arm("GET", lockAt(tableId, name), lock.apiVersion)).status).toBe(200);
     await kube.delete(lockDef, name);
     await untilGone(lockDef, name);

@@ -22,6 +22,7 @@ import { ensureCrds } from "../../support/aws.ts";
 import { removeCrds } from "../../support/awscc.ts";
 import {
   armAsUser,
+  armIdOf,
   createAzureProviderConfig,
   reconcileGone,
   reconcileReady,
@@ -53,8 +54,6 @@ const arm = (method: string, path: string, apiVersion: string, body?: unknown) =
   armAsUser(fake.url, method, path, apiVersion, body);
 const untilReady = (def: ManagedKindDef, name: string) => reconcileReady(r, kube, def, name);
 const untilGone = (def: ManagedKindDef, name: string) => reconcileGone(r, def, name);
-const idOf = (mr: { status?: { atProvider?: unknown } } | undefined) =>
-  (mr?.status?.atProvider as Json | undefined)?.id as string;
 
 beforeAll(async () => {
   generateAzure();
@@ -127,7 +126,7 @@ describe("a discriminated body: deployment script (kind AzureCLI / AzurePowerShe
       ResourceGroup,
       managedObject(ResourceGroup, rgName, PC, { forProvider: { location: "westeurope" } }),
     );
-    const rgId = idOf(await untilReady(ResourceGroup, rgName));
+    const rgId = armIdOf(await untilReady(ResourceGroup, rgName));
     const secretValue = `s3cr3t-${uniqueName("v")}`;
     const secretName = uniqueName("ds-secret");
     await kube.createSecret({
@@ -167,7 +166,7 @@ describe("a discriminated body: deployment script (kind AzureCLI / AzurePowerShe
       },
     });
     const mr = await untilReady(scriptDef, name);
-    expect(idOf(mr)).toBe(id);
+    expect(armIdOf(mr)).toBe(id);
     // On the wire: the discriminator from the variant, its members the body's own; the secret sent, never shown.
     const wire = await arm("GET", id, scripts.apiVersion);
     expect(wire.status).toBe(200);
@@ -229,7 +228,7 @@ describe("above the subscriptions: a tenant ManagementGroup and a management-gro
       }),
     );
     const mgId = `/providers/${MGS}/${mg}`;
-    expect(idOf(await untilReady(mgDef, mg))).toBe(mgId);
+    expect(armIdOf(await untilReady(mgDef, mg))).toBe(mgId);
     expect((await arm("GET", mgId, mgs.apiVersion)).body.properties).toMatchObject({ displayName: "one" });
 
     // Drift on the tenant resource: put back.
@@ -251,7 +250,7 @@ describe("above the subscriptions: a tenant ManagementGroup and a management-gro
     );
     const quotaId = `${mgId}/providers/${QUOTAS}/${quota}`;
     const ready = await untilReady(quotaDef, quota);
-    expect(idOf(ready)).toBe(quotaId);
+    expect(armIdOf(ready)).toBe(quotaId);
     expect((ready?.spec.forProvider as Json | undefined)?.managementGroupId).toBe(mg);
     expect(
       (await arm("PUT", quotaId, quotas.apiVersion, { properties: { displayName: "x" } })).status,
