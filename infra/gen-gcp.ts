@@ -36,7 +36,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 6;
+export const GENERATOR_VERSION = 7;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -93,6 +93,41 @@ const UNSAFE: Record<string, string> = {
     "its labels map is the channel's configuration, credentials among it by key (Slack auth_token, PagerDuty service_key, a webhook's password): a map's values cannot be Secret references in the generated field model, and Google reads them back obfuscated",
 };
 
+/**
+ * Resource Manager v3's creates are a POST to a top-level collection with the parent in the body
+ * (`POST /v3/folders`, `{parent: "organizations/1", …}`). What each takes, from the protos' own comments
+ * (google/cloud/resourcemanager/v3: folders.proto, projects.proto, tag_keys.proto, tag_values.proto):
+ * the parents (`parent`'s doc), the kind a reference to the parent names, the field unique within the parent
+ * ("A folder's display name must be unique amongst its siblings"; TagKey's short name "should be unique for
+ * TagKeys within the same tag namespace", TagValue's "within the same parent TagKey") by which a create whose
+ * answer was lost is found again, the id the user chooses (Project's `project_id`; its name is
+ * `projects/{number}`), and a delete that only marks the resource (`DELETE_REQUESTED`, undeletable for 30 days).
+ */
+const RM = "cloudresourcemanager.googleapis.com";
+export const PARENT_IN_BODY: Record<
+  string,
+  { parents: string[]; ref: string; uniqueIn?: string; idField?: string; softDelete?: string }
+> = {
+  [`${RM}/Folder`]: {
+    parents: ["organizations/*", "folders/*"],
+    ref: `${RM}/Folder`,
+    uniqueIn: "displayName",
+    softDelete: "DELETE_REQUESTED",
+  },
+  [`${RM}/Project`]: {
+    parents: ["organizations/*", "folders/*"],
+    ref: `${RM}/Folder`,
+    idField: "projectId",
+    softDelete: "DELETE_REQUESTED",
+  },
+  [`${RM}/TagKey`]: {
+    parents: ["organizations/*", "projects/*"],
+    ref: `${RM}/Project`,
+    uniqueIn: "shortName",
+  },
+  [`${RM}/TagValue`]: { parents: ["tagKeys/*"], ref: `${RM}/TagKey`, uniqueIn: "shortName" },
+};
+
 /** `/v2/{parent=projects/*\/locations/*}/services` → { template, collection }. */
 function parentOf(r: FactResource): { parent: GoogleParent; collection: string } | { why: string } {
   const notCloud = NOT_CLOUD[r.host];
@@ -114,6 +149,12 @@ function parentOf(r: FactResource): { parent: GoogleParent; collection: string }
       return { why: `Compute insert path has other variables: ${path}` };
     return { parent: { template: path, home, explicit: false }, collection };
   }
+  const inBody = PARENT_IN_BODY[r.type];
+  if (inBody && /^\/v\d+\/[A-Za-z]+$/.test(path))
+    return {
+      parent: { template: inBody.parents.join("|"), home: [], explicit: true, inBody: true },
+      collection,
+    };
   const m = /\{parent=([^}]*)\}\/([A-Za-z]+)$/.exec(path);
   if (!m) return { why: `create path has no {parent=…}/<collection>: ${r.create.p}` };
   const template = m[1] as string;
@@ -254,7 +295,10 @@ function refsOf(
     }
   };
   walk(message, "", 0, []);
-  if (parent.explicit) {
+  if (parent.inBody) {
+    const to = Object.entries(PARENT_IN_BODY).find(([, x]) => x.parents.join("|") === parent.template);
+    if (to) add("", top, "parent", to[1].ref, false);
+  } else if (parent.explicit) {
     const types = byTemplate.get(parent.template) ?? [];
     if (types.length === 1) add("", top, "parent", types[0] as string, false);
   }
@@ -338,6 +382,7 @@ export function kindSpecOf(
   const b = new SpecBuilder(facts);
   const fields = b.fieldsOf(r.message);
   const compute = r.family === "compute";
+  const inBody = where.parent.inBody ? PARENT_IN_BODY[r.type] : undefined;
   const properties: Record<string, AwsccProp> = {};
   const attributes: Record<string, AwsccProp> = {};
   for (const f of fields) {
@@ -345,11 +390,16 @@ export function kindSpecOf(
       isOutput(f) ||
       has(f, "IDENTIFIER") ||
       (!compute && f.j === "name") ||
-      (compute && FINGERPRINT.test(f.j));
+      (compute && FINGERPRINT.test(f.j)) ||
+      // TagKey's and TagValue's etag: "always set in server responses", server state, never a desired value.
+      (inBody !== undefined && f.j === "etag");
     if (serverSide) attributes[f.j] = b.prop(f);
     else properties[f.j] = b.prop(f);
   }
   if (compute && !properties.name) return { why: "Compute resource without a name field" };
+  // The field a lost create answer is found again by must be set: without it a second create could duplicate.
+  if (inBody?.uniqueIn && properties[inBody.uniqueIn])
+    properties[inBody.uniqueIn] = { ...(properties[inBody.uniqueIn] as AwsccProp), req: true };
   const top = Object.keys(properties);
   const secrets = pathsWhere(b, facts, r.message, top, (f) => stringy(f) && isSecretName(f.j));
   const writeOnly = pathsWhere(b, facts, r.message, top, (f) => has(f, "INPUT_ONLY")).filter(
@@ -372,7 +422,7 @@ export function kindSpecOf(
   const labelMap = (j: string) => fields.find((f) => f.j === j && f.map && f.t === "string" && !isOutput(f));
   const labels = labelMap("labels") ?? labelMap("userLabels");
   const idParam = r.create.idParam;
-  const externalName = compute || idParam ? "fromAnnotation" : "providerChosen";
+  const externalName = compute || idParam || inBody?.idField ? "fromAnnotation" : "providerChosen";
   const refs = [
     ...refsOf(b, r.message, properties, where.parent, byType, byTemplate, secrets),
     ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
@@ -390,7 +440,7 @@ export function kindSpecOf(
     defs: b.defs,
     primaryIdentifier: ["name"],
     externalName,
-    ...(compute ? { identifierField: "name" } : {}),
+    ...(compute ? { identifierField: "name" } : inBody?.idField ? { identifierField: inBody.idField } : {}),
     references: [],
     createOnly: createOnly.filter((p) => !secrets.includes(p)),
     writeOnly,
@@ -413,6 +463,8 @@ export function kindSpecOf(
       collection: where.collection,
       parent: where.parent,
       ...(labels ? { labels: labels.j } : {}),
+      ...(inBody?.uniqueIn ? { uniqueIn: inBody.uniqueIn } : {}),
+      ...(inBody?.softDelete ? { softDelete: inBody.softDelete } : {}),
       immutableFromProtos: immutable.length > 0,
       ...(refs.length > 0 ? { refs } : {}),
       ...(iam.unconfirmed.length > 0 ? { unconfirmedPermissions: iam.unconfirmed } : {}),

@@ -150,7 +150,7 @@ export function googleSchemas(spec: GoogleKindSpec) {
       .string()
       .min(1)
       .describe(
-        `The full resource name of the parent this resource is created under (${spec.google.parent.template}). Immutable.`,
+        `The full resource name of the parent this resource is created under (${spec.google.parent.template.split("|").join(" or ")}). Immutable${spec.google.parent.inBody ? ": a changed parent is refused, never followed by a move" : ""}.`,
       );
     // Filled by the engine from parentRef / parentSelector when it has them: not required of the user then.
     home.parent = spec.google.refs?.some((r) => r.field === "parent") ? parent.optional() : parent;
@@ -177,7 +177,15 @@ export const OWNER_LABEL = "driftless-managed-resource-uid";
 export const findsByOwnerLabel = (spec: GoogleKindSpec): boolean =>
   spec.externalName === "providerChosen" &&
   spec.google.family === "resource" &&
+  !spec.google.uniqueIn &&
   Boolean(spec.google.labels && spec.google.list);
+
+/**
+ * Whether a provider-chosen resource is found again by a field Google documents as unique within its parent
+ * (a Folder's displayName, a TagKey's shortName): a lost create answer is then found by listing the parent.
+ */
+export const findsByUniqueField = (spec: GoogleKindSpec): boolean =>
+  spec.externalName === "providerChosen" && Boolean(spec.google.uniqueIn && spec.google.list);
 
 export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
   const s = googleFacts(spec);
@@ -186,8 +194,11 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
     spec.externalName === "fromAnnotation"
       ? g.family === "compute"
         ? `The external name (${Annotations.externalName}, default metadata.name) is its name.`
-        : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam}) or its full resource name (${g.pattern ?? g.collection}).`
-      : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : ""}.`;
+        : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam ?? spec.identifierField}) or its full resource name (${g.pattern ?? g.collection}).`
+      : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : findsByUniqueField(spec) ? ` (a create whose answer is lost is found again by its ${g.uniqueIn}, unique within its parent)` : ""}.`;
+  const softText = g.softDelete
+    ? ` Google's delete only marks it ${g.softDelete} (restorable for 30 days): driftless treats a resource in that state as gone.`
+    : "";
   const immutableText = g.immutableFromProtos
     ? ""
     : " The protos mark no field IMMUTABLE: a change Google refuses is reported with Google's message, never retried as a replacement.";
@@ -197,11 +208,11 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
       kind: spec.kind,
       plural: spec.plural,
       cloud: "gcp",
-      description: `${spec.description} ${idText}${immutableText}`,
+      description: `${spec.description} ${idText}${immutableText}${softText}`,
       immutable: s.immutable,
       externalName: spec.externalName,
       // A lost create answer is found again by the owner label (not found: no create reached Google).
-      ownershipLookup: findsByOwnerLabel(spec),
+      ownershipLookup: findsByOwnerLabel(spec) || findsByUniqueField(spec),
       fields: s.fields,
       references: s.references,
       // The protos' labels map, where the resource has one: Google's label value rules apply.

@@ -27,6 +27,12 @@ export interface GoogleParent {
   home: Array<"location" | "region" | "zone">;
   /** The parent is another resource (or an organization, folder…): forProvider.parent holds its full name. */
   explicit: boolean;
+  /**
+   * The create is a POST to a top-level collection with the parent in the body (Resource Manager v3:
+   * `POST /v3/folders`, `{parent: "organizations/1"}`); `template` is then the parents it takes, `|`-joined
+   * (`organizations/*|folders/*`), the name is `<collection>/<id>` and a list names its parent in the query.
+   */
+  inBody?: true;
 }
 
 export interface GoogleFacts {
@@ -55,6 +61,13 @@ export interface GoogleFacts {
   parent: GoogleParent;
   /** The labels field (a map of strings), when the resource has one. */
   labels?: string;
+  /**
+   * A field Google documents as unique within the parent (a Folder's `displayName`, a TagKey's `shortName`):
+   * a create whose answer was lost is found again by listing the parent for it.
+   */
+  uniqueIn?: string;
+  /** The `state` a delete leaves the resource in for a while (a soft delete: `DELETE_REQUESTED`): gone. */
+  softDelete?: string;
   /** Fields the protos mark IMMUTABLE (createOnly), and whether the protos say nothing of immutability. */
   immutableFromProtos: boolean;
   /** Fields (at any depth) that name another generated kind's resource: they get `…Ref` / `…Selector` fields. */
