@@ -200,7 +200,10 @@ export async function startGoogleGenericFake(
           insertTime: now(),
         }
       : {
-          name: `${scope.parent?.split("/").slice(0, 4).join("/") ?? "projects/-"}/operations/${id}`,
+          // Resource Manager v3 (a top-level collection): Google's `operations/<id>`.
+          name: s.google.parent.inBody
+            ? `operations/${id}`
+            : `${scope.parent?.split("/").slice(0, 4).join("/") ?? "projects/-"}/operations/${id}`,
           done: false,
           metadata: { target, verb: kind },
         };
@@ -268,6 +271,7 @@ export async function startGoogleGenericFake(
     const g = s.google;
     const compute = g.family === "compute";
     const body = req.body;
+    if (r.op === "create" && g.parent.inBody) return createInBody(s, body);
     if (r.op === "create") {
       validate(s, body);
       const id = compute
@@ -312,20 +316,33 @@ export async function startGoogleGenericFake(
       return startOp(s, { parent: vals.parent }, name, finish, "insert");
     }
     if (r.op === "list") return list(s, vals, req);
-    const name = compute
+    const asked = compute
       ? path(vals, g.get.p)
       : decodeURIComponent(
           Object.entries(vals).find(([k]) => k === "name" || k.endsWith(".name"))?.[1] ?? "",
         );
+    // A project is named by its number or by its id (`projects/{project_id_or_number}`).
+    const name = (g.parent.inBody && s.identifierField && byId(s, asked.split("/")[1] ?? "")) || asked;
     // Operations progress while the resource is read too: Google finishes them whether or not anyone polls.
     if (r.op === "get") for (const p of ops.values()) if (p.target === name && p.countdown.tick()) settle(p);
     const stored = store.get(name);
     if (!stored) throw notFound(name);
     if (r.op === "get") return structuredClone(stored.resource);
+    const soft = g.softDelete;
+    if (soft && stored.resource.state === soft)
+      throw new GoogleApiError(
+        400,
+        "failedPrecondition",
+        `${s.kind} '${name}' is in state ${soft}: restore it (undelete) within 30 days of its deletion first`,
+        "FAILED_PRECONDITION",
+      );
     if (r.op === "delete") {
+      if (g.parent.inBody) inUse(name);
       const finish = () => {
-        store.delete(name);
-        return undefined;
+        // A soft delete: the resource stays, marked, for 30 days (GetProject / GetFolder still show it).
+        if (soft) Object.assign(stored.resource, { state: soft, deleteTime: now(), updateTime: now() });
+        else store.delete(name);
+        return soft ? structuredClone(stored.resource) : undefined;
       };
       if (!g.delete.lro) {
         finish();
@@ -350,6 +367,9 @@ export async function startGoogleGenericFake(
       // Without a mask (a PUT of the whole resource), its own `name` names it and is not a change.
       paths = mask ? mask.split(",") : Object.keys(body).filter((k) => k !== "name");
     }
+    // Resource Manager: a parent changes only by MoveFolder / MoveProject, never by an update.
+    if (g.parent.inBody && paths.includes("parent"))
+      throw bad(`Invalid update mask path 'parent': use the move method to change a ${s.kind}'s parent.`);
     for (const p of paths) {
       const top = p.split(".")[0] ?? "";
       if (s.attributes[top] && !/ingerprint$/.test(top))
@@ -384,12 +404,124 @@ export async function startGoogleGenericFake(
     return startOp(s, { parent: name }, name, finish, "patch");
   };
 
+  /** Resource Manager v3's resources, top-level collections whose parent is a field: by `parent`. */
+  const inBodyOf = (s: GoogleKindSpec) =>
+    [...store.entries()].filter(([, v]) => v.spec === s).map(([k, v]) => [k, v.resource] as const);
+  const active = (s: GoogleKindSpec, r: Json) => !s.google.softDelete || r.state !== s.google.softDelete;
+  /** The stored name of a project by its id (Project's `projectId`), if one holds it. */
+  const byId = (s: GoogleKindSpec, id: string) =>
+    inBodyOf(s).find(([, r]) => r[s.identifierField as string] === id)?.[0];
+  /** A resource with active children (a folder's folders and projects, a tag key's values) cannot go. */
+  const inUse = (name: string) => {
+    for (const [k, v] of store)
+      if (v.resource.parent === name && active(v.spec, v.resource))
+        throw new GoogleApiError(
+          400,
+          "failedPrecondition",
+          `'${name}' cannot be deleted while it has active children (${k})`,
+          "FAILED_PRECONDITION",
+        );
+  };
+  /**
+   * A create at a top-level collection with the parent in the body (`POST /v3/folders`): the parent must be
+   * one of the kinds the type takes and, unless an organization, exist and be active; the name is
+   * `<collection>/<number>`; a Project's id is unique for ever (a soft-deleted project's id answers
+   * FAILED_PRECONDITION), a Folder's displayName among its active siblings (FAILED_PRECONDITION, as Google's
+   * folder constraints are), a TagKey's / TagValue's shortName within its parent (ALREADY_EXISTS).
+   */
+  const createInBody = (s: GoogleKindSpec, body: Json): Json => {
+    const g = s.google;
+    validate(s, body);
+    const missing = Object.entries(s.properties).filter(([k, p]) => p.req && body[k] === undefined);
+    if (missing.length > 0) throw bad(`Field violation: '${missing[0]?.[0]}' is required.`);
+    const parent = typeof body.parent === "string" ? body.parent : "";
+    const kinds = g.parent.template.split("|");
+    const fits = kinds.some((t) => {
+      const [a, b] = [t.split("/"), parent.split("/")];
+      return a.length === b.length && a.every((x, i) => (x === "*" ? Boolean(b[i]) : x === b[i]));
+    });
+    if (!fits)
+      throw bad(`Invalid value at '${s.kind.toLowerCase()}.parent': must be one of ${kinds.join(", ")}.`);
+    if (!parent.startsWith("organizations/")) {
+      const p = [...store.entries()].find(
+        ([k, v]) => k === parent || (v.spec.identifierField && `projects/${v.resource.projectId}` === parent),
+      );
+      if (!p || !active(p[1].spec, p[1].resource)) throw notFound(parent);
+    }
+    const id = s.identifierField ? String(body[s.identifierField] ?? "") : "";
+    if (s.identifierField) {
+      if (!id) throw bad(`Field violation: '${s.identifierField}' is required.`);
+      const held = byId(s, id);
+      if (held && !active(s, store.get(held)?.resource ?? {}))
+        throw new GoogleApiError(
+          400,
+          "failedPrecondition",
+          `The project id '${id}' belongs to a project pending deletion (${g.softDelete}); undelete it or choose another id.`,
+          "FAILED_PRECONDITION",
+        );
+      if (held)
+        throw new GoogleApiError(409, "alreadyExists", "Requested entity already exists", "ALREADY_EXISTS");
+    }
+    const unique = g.uniqueIn;
+    if (
+      unique &&
+      inBodyOf(s).some(([, r]) => r.parent === parent && r[unique] === body[unique] && active(s, r))
+    ) {
+      const msg = `A ${s.kind} with ${unique} '${String(body[unique])}' already exists under ${parent}.`;
+      throw g.softDelete
+        ? new GoogleApiError(400, "failedPrecondition", msg, "FAILED_PRECONDITION")
+        : new GoogleApiError(409, "alreadyExists", msg, "ALREADY_EXISTS");
+    }
+    const name = `${g.collection}/${100000 + ++seq}`;
+    const parentShort = (() => {
+      const p = store.get(parent)?.resource;
+      return typeof p?.namespacedName === "string" ? p.namespacedName : (parent.split("/")[1] ?? "");
+    })();
+    const resource: Json = {
+      ...structuredClone(body),
+      name,
+      ...(g.softDelete ? { state: "ACTIVE" } : {}),
+      ...(s.attributes.namespacedName ? { namespacedName: `${parentShort}/${String(body.shortName)}` } : {}),
+      createTime: now(),
+      updateTime: now(),
+      etag: `W/"${seq}"`,
+    };
+    return startOp(
+      s,
+      {},
+      name,
+      () => {
+        store.set(name, { spec: s, resource });
+        return structuredClone(resource);
+      },
+      "create",
+    );
+  };
+  /** A list of a top-level collection under `?parent=` (required; deleted ones only with `showDeleted`). */
+  const listInBody = (s: GoogleKindSpec, req: FakeRequest): Json => {
+    const parent = req.query.get("parent");
+    if (!parent) throw bad("Field violation: 'parent' is required.");
+    // Operations progress while the collection is read too: Google finishes them whether or not anyone polls.
+    for (const p of ops.values())
+      if (p.target.startsWith(`${s.google.collection}/`) && p.countdown.tick()) settle(p);
+    const deleted = req.query.get("showDeleted") === "true";
+    const all = inBodyOf(s)
+      .filter(([, r]) => r.parent === parent && (deleted || active(s, r)))
+      .map(([, r]) => structuredClone(r));
+    const size = Number(req.query.get("pageSize") || 0) || 50;
+    const from = Number(req.query.get("pageToken") || 0);
+    const page = all.slice(from, from + size);
+    const next = from + size < all.length ? { nextPageToken: String(from + size) } : {};
+    return page.length === 0 ? next : { [s.google.collection]: page, ...next };
+  };
+
   /**
    * A list page (AIP-132; AIP-159's `-` for every location): the parent's resources of this kind under the collection's name (Compute:
    * `items`), `pageSize` / `maxResults` and `pageToken` honoured, `nextPageToken` while more remain.
    */
   const list = (s: GoogleKindSpec, vals: Record<string, string>, req: FakeRequest): Json => {
     const g = s.google;
+    if (g.parent.inBody) return listInBody(s, req);
     const compute = g.family === "compute";
     const prefix = compute
       ? `${(g.list?.p ?? "").replace(/\{(\w+)\}/g, (_, v: string) => vals[v] ?? "")}/`

@@ -14,7 +14,13 @@ import type {
   ObserveManyItem,
 } from "../../../api/external.ts";
 import { ExternalError, InvalidSpecError, NotListableError } from "../../../api/external.ts";
-import { findsByOwnerLabel, googleKindOf, modelOf, OWNER_LABEL } from "../../../api/googleapis/kind.ts";
+import {
+  findsByOwnerLabel,
+  findsByUniqueField,
+  googleKindOf,
+  modelOf,
+  OWNER_LABEL,
+} from "../../../api/googleapis/kind.ts";
 import type { GoogleHttp, GoogleKindSpec } from "../../../api/googleapis/spec.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { SecretKeySelector } from "../../../api/meta.ts";
@@ -64,6 +70,13 @@ export function fillPath(template: string, values: Record<string, string | undef
       .join("/");
   });
 }
+
+/** Whether a full name fits a template of `*` segments (`folders/*` holds `folders/123`, not `folders/1/x`). */
+const templateMatches = (template: string, name: string) => {
+  const t = template.split("/");
+  const n = name.split("/");
+  return t.length === n.length && t.every((x, i) => (x === "*" ? Boolean(n[i]) : x === n[i]));
+};
 
 /** The last variable of a Compute path (`{address}`): the resource's own name. */
 const lastVar = (p: string) => [...p.matchAll(/\{(\w+)\}/g)].at(-1)?.[1] ?? "name";
@@ -159,6 +172,14 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (g.parent.explicit) {
       if (typeof fp.parent !== "string" || !fp.parent)
         throw new InvalidSpecError(`spec.forProvider.parent is required (${g.parent.template})`);
+      // A parent in the body is one of the kinds of parent Google documents (`organizations/1`, `folders/2`).
+      if (
+        g.parent.inBody &&
+        !g.parent.template.split("|").some((t) => templateMatches(t, fp.parent as string))
+      )
+        throw new InvalidSpecError(
+          `spec.forProvider.parent ${fp.parent} is not one of ${g.parent.template.split("|").join(", ")}`,
+        );
       return fp.parent;
     }
     const values = [this.#project, ...g.parent.home.map((h) => String(fp[h] ?? ""))];
@@ -178,6 +199,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       };
       return { name: externalName, values };
     }
+    if (this.#spec.google.parent.inBody) {
+      // A top-level collection (`folders/123`, `projects/my-id`): the parent is the resource's own field,
+      // compared as an immutable one (observedOf), never part of its name.
+      const collection = this.#spec.google.collection;
+      if (externalName.includes("/") && !new RegExp(`^${collection}/[^/]+$`).test(externalName))
+        throw new InvalidSpecError(`external name ${externalName} is not a ${collection}/… name`);
+      const name = externalName.includes("/") ? externalName : `${collection}/${externalName}`;
+      return { name, values: { name } };
+    }
     const parent = this.#parent(fp);
     if (externalName.includes("/")) {
       // Import by full name: it must lie in this resource's parent (its home), never elsewhere.
@@ -194,13 +224,20 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   async #get(mr: MR, externalName: string): Promise<Json | undefined> {
     const { values } = this.#where(mr, externalName);
     try {
-      return await this.#api.request<Json>("GET", fillPath(this.#spec.google.get.p, values), {
+      const got = await this.#api.request<Json>("GET", fillPath(this.#spec.google.get.p, values), {
         rateLimit: this.#rateLimit,
       });
+      // A soft delete (a Project or Folder marked DELETE_REQUESTED) is gone for the managed resource.
+      return this.#softDeleted(got) ? undefined : got;
     } catch (err) {
       if (err instanceof GoogleHttpError && err.code === 404) return undefined;
       throw classifyGoogle(err, `get ${this.#spec.typeName} ${externalName}`);
     }
+  }
+
+  #softDeleted(resource: Json): boolean {
+    const soft = this.#spec.google.softDelete;
+    return soft !== undefined && resource.state === soft;
   }
 
   /** The path an operation is read at: its own name (google.longrunning), or Compute's scoped Operations. */
@@ -239,9 +276,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       const { [OWNER_LABEL]: _owner, ...rest } = observed[labels] as Json;
       observed[labels] = rest;
     }
+    // A parent in the body is the resource's own field: the server's value, so a changed one is refused.
     for (const h of [
       ...this.#spec.google.parent.home,
-      ...(this.#spec.google.parent.explicit ? ["parent"] : []),
+      ...(this.#spec.google.parent.explicit && !this.#spec.google.parent.inBody ? ["parent"] : []),
     ])
       if (fp[h] !== undefined) observed[h] = fp[h];
     const state = String(resource.state ?? resource.status ?? "");
@@ -314,6 +352,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    */
   async #byOwnerLabel(mr: MR): Promise<ExternalObservation<Json, Json>> {
     const g = this.#spec.google;
+    if (findsByUniqueField(this.#spec)) return this.#byUniqueField(mr);
     const uid = mr.metadata.uid;
     if (!findsByOwnerLabel(this.#spec) || !uid || !g.list || !g.labels) return { resourceExists: false };
     const parent = this.#parent(mr.spec.forProvider);
@@ -323,6 +362,36 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (isObject(labels) && labels[OWNER_LABEL] === uid) return this.#found(mr, resource, name);
     }
     return { resourceExists: false };
+  }
+
+  /**
+   * A provider-chosen resource with no recorded name, found by the field Google documents as unique within
+   * its parent (a Folder's displayName among its siblings, a TagValue's shortName in its TagKey): the one in
+   * the parent's list with the spec's value. None: no create reached Google (a second cannot duplicate it).
+   */
+  async #byUniqueField(mr: MR): Promise<ExternalObservation<Json, Json>> {
+    const g = this.#spec.google;
+    const field = g.uniqueIn as string;
+    const want = mr.spec.forProvider[field];
+    if (typeof want !== "string" || !want) return { resourceExists: false };
+    const { path, prefix, query } = this.#listOf(mr.spec.forProvider);
+    const listed = await this.#listAll(path, prefix, query);
+    for (const [name, resource] of listed)
+      if (resource[field] === want && !this.#softDeleted(resource)) return this.#found(mr, resource, name);
+    return { resourceExists: false };
+  }
+
+  /** Where a resource-oriented kind's parent is listed: the parent's collection, or its name in the query. */
+  #listOf(fp: Json): { path: string; prefix: string; query: Record<string, string> } {
+    const g = this.#spec.google;
+    const parent = this.#parent(fp);
+    if (g.parent.inBody)
+      return { path: fillPath((g.list as GoogleHttp).p, {}), prefix: `${g.collection}/`, query: { parent } };
+    return {
+      path: fillPath((g.list as GoogleHttp).p, { parent }),
+      prefix: `${parent}/${g.collection}/`,
+      query: {},
+    };
   }
 
   /** The desired body with the owner label in its labels map (kinds found by it, once the uid is known). */
@@ -346,32 +415,31 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   ): Promise<Array<ExternalObservation<Json, Json> | Error>> {
     const list = this.#spec.google.list;
     const out: Array<ExternalObservation<Json, Json> | Error | undefined> = items.map(() => undefined);
-    const groups = new Map<string, { path: string; prefix: string; at: number[] }>();
+    const groups = new Map<
+      string,
+      { path: string; prefix: string; query: Record<string, string>; at: number[] }
+    >();
     for (const [i, { mr, externalName }] of items.entries()) {
       try {
         if (!list) throw new Error("no list method");
         const key = `${this.#spec.typeName}|${this.#where(mr as MR, externalName).name}`;
         if (updatesRunning.has(key)) continue;
         const fp = (mr as MR).spec.forProvider;
-        const { path, prefix } = this.#compute
-          ? (() => {
-              const p = fillPath(list.p, {
+        const { path, prefix, query } = this.#compute
+          ? {
+              path: fillPath(list.p, {
                 project: this.#project,
                 region: fp.region as string,
                 zone: fp.zone as string,
-              });
-              return { path: p, prefix: "" };
-            })()
-          : (() => {
-              const parent = this.#parent(fp);
-              return {
-                path: fillPath(list.p, { parent }),
-                prefix: `${parent}/${this.#spec.google.collection}/`,
-              };
-            })();
-        const g = groups.get(path) ?? { path, prefix, at: [] };
+              }),
+              prefix: "",
+              query: {},
+            }
+          : this.#listOf(fp);
+        const at = `${path}?${new URLSearchParams(query)}`;
+        const g = groups.get(at) ?? { path, prefix, query, at: [] };
         g.at.push(i);
-        groups.set(path, g);
+        groups.set(at, g);
       } catch {
         // Observed alone below.
       }
@@ -379,7 +447,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     for (const g of groups.values()) {
       let listed: Map<string, Json>;
       try {
-        listed = await this.#listAll(g.path, g.prefix);
+        listed = await this.#listAll(g.path, g.prefix, g.query);
       } catch (err) {
         for (const i of g.at) out[i] = err instanceof Error ? err : new Error(String(err));
         continue;
@@ -388,7 +456,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         const { mr, externalName } = items[i] as ObserveManyItem<Json, Json>;
         const name = this.#compute ? externalName : this.#where(mr as MR, externalName).name;
         const found = listed.get(name);
-        if (found) out[i] = this.#found(mr as MR, found);
+        if (found && !this.#softDeleted(found)) out[i] = this.#found(mr as MR, found);
       }
     }
     return Promise.all(
@@ -482,12 +550,17 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   }
 
   /** Every resource of one list, by full name (Compute: by name), page by page. */
-  async #listAll(path: string, prefix: string): Promise<Map<string, Json>> {
+  async #listAll(
+    path: string,
+    prefix: string,
+    extra: Record<string, string> = {},
+  ): Promise<Map<string, Json>> {
     const list = this.#spec.google.list as GoogleHttp;
     const found = new Map<string, Json>();
     let pageToken: string | undefined;
     do {
       const query: Record<string, string> = {
+        ...extra,
         [this.#compute ? "maxResults" : "pageSize"]: String(LIST_PAGE_SIZE),
         ...(pageToken ? { pageToken } : {}),
       };
@@ -538,7 +611,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       mr,
       desiredModel(model, {
         forProvider: await this.#resolved(mr),
-        externalName: this.#compute ? externalName : undefined,
+        externalName: this.#compute || this.#spec.identifierField ? externalName : undefined,
       }),
     );
     const missing = missingRequired(model, body);
@@ -557,6 +630,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       });
     } else {
       path = fillPath(g.create.p, { parent: this.#parent(fp) });
+      if (this.#spec.identifierField && (!externalName || externalName.includes("/")))
+        throw new InvalidSpecError(
+          `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
+        );
       if (g.create.idParam) {
         if (!externalName || externalName.includes("/"))
           throw new InvalidSpecError(

@@ -1,0 +1,214 @@
+// Resource Manager v3's Folder, Project, TagKey and TagValue as generated kinds on a real kube-apiserver,
+// against the generic fake: creates that POST to a top-level collection with the parent in the body, each
+// under the one before by reference (Folder → Project → TagKey → TagValue); drift corrected; a changed parent
+// refused, never moved; Project's and Folder's soft delete (DELETE_REQUESTED) read as gone, and a soft-deleted
+// project id refused by Google on a re-create; a create whose answer is lost found again by the field Google
+// documents as unique within the parent, never made twice.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateGcp } from "../../../infra/gen-gcp.ts";
+import {
+  type GoogleGenericFake,
+  startGoogleGenericFake,
+} from "../../../infra/local/fakes/gcp-generic-fake.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
+import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
+import type { ManagedKindDef } from "../../../shared/api/managed.ts";
+import { Annotations } from "../../../shared/api/meta.ts";
+import { removeCrds } from "../../support/awscc.ts";
+import { managedObject } from "../../support/conformance.ts";
+import { newKube, uniqueName } from "../../support/env.ts";
+import { serveGoogleKinds } from "../../support/gcp-generated.ts";
+import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
+import type { Reconciler } from "../../support/routed.ts";
+
+type Json = Record<string, unknown>;
+const KINDS = ["Folder", "Project", "TagKey", "TagValue"] as const;
+type Kind = (typeof KINDS)[number];
+const ORG = "organizations/123456789";
+
+const kube = newKube();
+const PC = uniqueName("gcprm");
+let fake: GoogleGenericFake;
+let r: Reconciler;
+const specs = new Map<Kind, GoogleKindSpec>();
+const defs = new Map<Kind, ManagedKindDef>();
+const def = (k: Kind) => defs.get(k) as ManagedKindDef;
+
+beforeAll(async () => {
+  generateGcp();
+  fake = await startGoogleGenericFake({ opPolls: 1 });
+  const catalog = loadGoogleCatalog();
+  for (const k of KINDS) {
+    const e = catalog.kinds.find((x) => x.typeName === `cloudresourcemanager.googleapis.com/${k}`);
+    if (!e) throw new Error(k);
+    const s = loadGoogleSpec(e);
+    specs.set(k, s);
+    defs.set(k, googleKindOf(s));
+  }
+  r = await serveGoogleKinds(kube, {
+    specs: [...specs.values()],
+    defs: [...defs.values()],
+    pc: PC,
+    fakeUrl: fake.url,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await removeCrds(kube, [...defs.values()]);
+  await fake?.close();
+});
+
+const make = async (k: Kind, name: string, forProvider: Json) => {
+  await kube.create(def(k), managedObject(def(k), name, PC, { forProvider, connectionSecret: false }));
+  await settle(r, keyOf(def(k), name));
+  await settle(r, keyOf(def(k), name));
+  const mr = await getMr<Json>(kube, def(k), name);
+  expect(conditionOf(mr, "Ready"), `${k} ${JSON.stringify(mr?.status)}`).toMatchObject({ status: "True" });
+  return String(mr?.status?.atProvider?.name);
+};
+
+const gone = async (k: Kind, name: string) => {
+  await kube.delete(def(k), name);
+  await settle(r, keyOf(def(k), name));
+  await settle(r, keyOf(def(k), name));
+  expect(await getMr(kube, def(k), name)).toBeUndefined();
+};
+
+/** What the fake's list of a parent shows (active ones only, as Google's list does by default). */
+const listed = async (collection: string, parent: string) =>
+  (
+    (await (
+      await fetch(`${fake.url}/cloudresourcemanager/v3/${collection}?parent=${encodeURIComponent(parent)}`)
+    ).json()) as Json
+  )[collection] as Json[] | undefined;
+
+describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
+  it("Folder → Project → TagKey → TagValue by reference; drift corrected; a changed parent refused; soft delete is gone", {
+    timeout: 120_000,
+  }, async () => {
+    const [f, p, k, v] = ["rm-folder", "rm-proj", "rm-key", "rm-val"].map((x) => uniqueName(x)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    // Server-assigned names: folders/<n>; the Project's id is its external name, its name projects/<number>.
+    const folder = await make("Folder", f, { parent: ORG, displayName: f.slice(0, 30) });
+    expect(folder).toMatch(/^folders\/\d+$/);
+    expect((await getMr(kube, def("Folder"), f))?.metadata.annotations?.[Annotations.externalName]).toBe(
+      folder,
+    );
+    const project = await make("Project", p, { parentRef: { name: f }, displayName: "p" });
+    expect(project).toMatch(/^projects\/\d+$/);
+    const pmr = await getMr<Json>(kube, def("Project"), p);
+    expect(pmr?.spec.forProvider.parent).toBe(folder);
+    expect(fake.resource(project)).toMatchObject({ projectId: p, parent: folder, state: "ACTIVE" });
+    const key = await make("TagKey", k, { parentRef: { name: p }, shortName: "env" });
+    expect(fake.resource(key)).toMatchObject({ parent: project, shortName: "env" });
+    const value = await make("TagValue", v, { parentRef: { name: k }, shortName: "prod" });
+    expect(fake.resource(value)).toMatchObject({ parent: key, shortName: "prod" });
+    // OUTPUT_ONLY in atProvider: state, etag, namespacedName.
+    expect((await getMr<Json>(kube, def("TagValue"), v))?.status?.atProvider).toMatchObject({
+      namespacedName: `${project.split("/")[1]}/env/prod`,
+      etag: expect.any(String),
+    });
+
+    // Drift (a console edit) is put back, with an update mask of only that field.
+    fake.mutate(folder, { displayName: "console" });
+    fake.mutate(value, { description: "console" });
+    await kube.patch(def("TagValue"), v, { spec: { forProvider: { description: "mine" } } });
+    for (const [kind, n] of [
+      ["Folder", f],
+      ["TagValue", v],
+    ] as const) {
+      await settle(r, keyOf(def(kind), n));
+      await settle(r, keyOf(def(kind), n));
+    }
+    expect(fake.resource(folder)?.displayName).toBe(f.slice(0, 30));
+    expect(fake.resource(value)?.description).toBe("mine");
+
+    // A changed parent is refused (never a move): Synced=False says immutable; Google's folder stays put.
+    await kube.patch(def("Folder"), f, { spec: { forProvider: { parent: "organizations/999" } } });
+    await r.reconcile(keyOf(def("Folder"), f));
+    const moved = await getMr<Json>(kube, def("Folder"), f);
+    expect(conditionOf(moved, "Synced")).toMatchObject({
+      status: "False",
+      message: expect.stringContaining("immutable field(s) parent"),
+    });
+    expect(fake.resource(folder)?.parent).toBe(ORG);
+    await kube.patch(def("Folder"), f, { spec: { forProvider: { parent: ORG } } });
+
+    // Deletes, children first: TagValue and TagKey go; the Project and the Folder are only marked
+    // DELETE_REQUESTED by Google, which the managed resources read as gone.
+    await gone("TagValue", v);
+    expect(fake.resource(value)).toBeUndefined();
+    await gone("TagKey", k);
+    await gone("Project", p);
+    expect(fake.resource(project)).toMatchObject({
+      state: "DELETE_REQUESTED",
+      deleteTime: expect.any(String),
+    });
+    await gone("Folder", f);
+    expect(fake.resource(folder)?.state).toBe("DELETE_REQUESTED");
+    expect((await listed("folders", ORG)) ?? []).not.toContainEqual(
+      expect.objectContaining({ name: folder }),
+    );
+  });
+
+  it("a soft-deleted project's id is refused on a re-create with Google's error in Synced, never undeleted", {
+    timeout: 60_000,
+  }, async () => {
+    const [f, p] = [uniqueName("rm-f2"), uniqueName("rm-p2")];
+    const folder = await make("Folder", f, { parent: ORG, displayName: f.slice(0, 30) });
+    const project = await make("Project", p, { parent: folder });
+    // Deleted in the console: DELETE_REQUESTED, so the managed resource's project does not exist.
+    await (await fetch(`${fake.url}/cloudresourcemanager/v3/${project}`, { method: "DELETE" })).text();
+    await settle(r, keyOf(def("Project"), p));
+    const mr = await getMr<Json>(kube, def("Project"), p);
+    expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({
+      status: "False",
+      message: expect.stringContaining("FAILED_PRECONDITION"),
+    });
+    // Google's own message is kept only from Google's hosts (the fake is not one): its status and reason are.
+    expect(conditionOf(mr, "Synced")?.message).toContain("cannot create external resource");
+    expect(fake.resource(project)?.state).toBe("DELETE_REQUESTED");
+    await gone("Project", p);
+    await gone("Folder", f);
+  });
+
+  it("a create whose answer is lost is found again by its unique shortName: one TagValue, never two", {
+    timeout: 60_000,
+  }, async () => {
+    const [k, v] = [uniqueName("rm-k3"), uniqueName("rm-v3")];
+    const key = await make("TagKey", k, { parent: ORG, shortName: "team" });
+    await kube.create(
+      def("TagValue"),
+      managedObject(def("TagValue"), v, PC, {
+        forProvider: { parent: key, shortName: "blue" },
+        connectionSecret: false,
+      }),
+    );
+    // Google makes it; the answer never arrives.
+    fake.loseAnswerNext(/^POST cloudresourcemanager /);
+    const first = await r.reconcile(keyOf(def("TagValue"), v));
+    expect(first.outcome).toBe("error");
+    expect(
+      (await getMr(kube, def("TagValue"), v))?.metadata.annotations?.[Annotations.externalName],
+    ).toBeUndefined();
+    const before = fake.stats();
+    await settle(r, keyOf(def("TagValue"), v));
+    await settle(r, keyOf(def("TagValue"), v));
+    const mine = (await listed("tagValues", key)) ?? [];
+    expect(mine).toHaveLength(1);
+    const mr = await getMr<Json>(kube, def("TagValue"), v);
+    expect(mr?.metadata.annotations?.[Annotations.externalName]).toBe(mine[0]?.name);
+    expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    // No second create was sent.
+    expect(
+      Object.entries(fake.stats()).filter(([x, n]) => x.startsWith("POST") && n > (before[x] ?? 0)),
+    ).toEqual([]);
+    await gone("TagValue", v);
+    await gone("TagKey", k);
+  });
+});

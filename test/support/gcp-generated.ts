@@ -1,0 +1,37 @@
+// Generated Google kinds on the shared kube-apiserver: their CRDs installed afresh, a ProviderConfig whose
+// `endpoint.apis` is a generic fake, and a reconciler serving exactly those kinds (both shapes, with homes).
+import { managedCrd } from "../../shared/api/crd.ts";
+import { withNamespacedVariants } from "../../shared/api/external.ts";
+import type { GoogleKindSpec } from "../../shared/api/googleapis/spec.ts";
+import type { ManagedKindDef } from "../../shared/api/managed.ts";
+import type { Kube } from "../../shared/kube/client.ts";
+import { applyCrds } from "../../shared/kube/crds.ts";
+import { googleProviders } from "../../shared/providers/gcp/generic/kinds.ts";
+import { gcpHome } from "../../shared/providers/gcp/home.ts";
+import { withHome } from "../../shared/providers/home.ts";
+import { KindRegistry } from "../../shared/reconciler/registry.ts";
+import { ensureCrds } from "./aws.ts";
+import { removeCrds } from "./awscc.ts";
+import { kubeConfig } from "./env.ts";
+import { createGcpProviderConfig } from "./gcp.ts";
+import { Reconciler } from "./routed.ts";
+
+export async function serveGoogleKinds(
+  kube: Kube,
+  o: { specs: readonly GoogleKindSpec[]; defs: readonly ManagedKindDef[]; pc: string; fakeUrl: string },
+): Promise<Reconciler> {
+  await ensureCrds();
+  await removeCrds(kube, [...o.defs]);
+  await applyCrds(
+    kubeConfig(),
+    o.defs.map((d) => managedCrd(d)),
+  );
+  await createGcpProviderConfig(kube, o.pc, {
+    credentials: "InjectedIdentity",
+    endpoint: { apis: `${o.fakeUrl}/{api}` },
+  });
+  const providers = googleProviders([...o.specs], { pollDelaysMs: [] }).map((p) => withHome(p, gcpHome));
+  return new Reconciler(kube, new KindRegistry(withNamespacedVariants(providers)), {
+    creationGracePeriodMs: 0,
+  });
+}
