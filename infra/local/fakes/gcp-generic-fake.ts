@@ -71,6 +71,8 @@ interface PendingOp {
   finish: () => Json | undefined;
   /** The resource it works on (its full name or Compute path). */
   target: string;
+  /** A create's resource while it runs: Resource Manager's uniqueness rules count it already. */
+  creating?: Stored;
 }
 
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -187,6 +189,7 @@ export async function startGoogleGenericFake(
     target: string,
     finish: () => Json | undefined,
     kind: string,
+    creating?: Stored,
   ): Json => {
     const id = `operation-${Date.now()}-${++seq}`;
     const compute = s.google.family === "compute";
@@ -207,7 +210,13 @@ export async function startGoogleGenericFake(
           done: false,
           metadata: { target, verb: kind },
         };
-    const pending: PendingOp = { op, countdown: new Countdown(state.opPolls), finish, target };
+    const pending: PendingOp = {
+      op,
+      countdown: new Countdown(state.opPolls),
+      finish,
+      target,
+      ...(creating ? { creating } : {}),
+    };
     ops.set(String(op.name).split("/").at(-1) as string, pending);
     if (state.opPolls === 0) settle(pending);
     return { ...op };
@@ -405,8 +414,14 @@ export async function startGoogleGenericFake(
   };
 
   /** Resource Manager v3's resources, top-level collections whose parent is a field: by `parent`. */
-  const inBodyOf = (s: GoogleKindSpec) =>
-    [...store.entries()].filter(([, v]) => v.spec === s).map(([k, v]) => [k, v.resource] as const);
+  const inBodyOf = (s: GoogleKindSpec, running = false) => [
+    ...[...store.entries()].filter(([, v]) => v.spec === s).map(([k, v]) => [k, v.resource] as const),
+    ...(running
+      ? [...ops.values()].flatMap((p) =>
+          p.creating?.spec === s && p.op.done !== true ? [[p.target, p.creating.resource] as const] : [],
+        )
+      : []),
+  ];
   const active = (s: GoogleKindSpec, r: Json) => !s.google.softDelete || r.state !== s.google.softDelete;
   /** The stored name of a project by its id (Project's `projectId`), if one holds it. */
   const byId = (s: GoogleKindSpec, id: string) =>
@@ -451,8 +466,8 @@ export async function startGoogleGenericFake(
     const id = s.identifierField ? String(body[s.identifierField] ?? "") : "";
     if (s.identifierField) {
       if (!id) throw bad(`Field violation: '${s.identifierField}' is required.`);
-      const held = byId(s, id);
-      if (held && !active(s, store.get(held)?.resource ?? {}))
+      const held = inBodyOf(s, true).find(([, r]) => r[s.identifierField as string] === id)?.[0];
+      if (held && store.has(held) && !active(s, store.get(held)?.resource ?? {}))
         throw new GoogleApiError(
           400,
           "failedPrecondition",
@@ -465,7 +480,7 @@ export async function startGoogleGenericFake(
     const unique = g.uniqueIn;
     if (
       unique &&
-      inBodyOf(s).some(([, r]) => r.parent === parent && r[unique] === body[unique] && active(s, r))
+      inBodyOf(s, true).some(([, r]) => r.parent === parent && r[unique] === body[unique] && active(s, r))
     ) {
       const msg = `A ${s.kind} with ${unique} '${String(body[unique])}' already exists under ${parent}.`;
       throw g.softDelete
@@ -495,6 +510,7 @@ export async function startGoogleGenericFake(
         return structuredClone(resource);
       },
       "create",
+      { spec: s, resource },
     );
   };
   /** A list of a top-level collection under `?parent=` (required; deleted ones only with `showDeleted`). */
