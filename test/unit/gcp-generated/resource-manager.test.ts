@@ -2,11 +2,18 @@
 // collection with the parent in the body (a third parent style), their parent the immutable home with a
 // reference to the kind above, the field unique in the parent that finds a lost create again, and the soft
 // delete of Folder and Project.
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
+import {
+  type GoogleGenericFake,
+  startGoogleGenericFake,
+} from "../../../infra/local/fakes/gcp-generic-fake.ts";
+import { InvalidSpecError } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { findsByOwnerLabel, findsByUniqueField, googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
+import type { ManagedResource } from "../../../shared/api/managed.ts";
+import { googleProvider } from "../../../shared/providers/gcp/generic/client.ts";
 
 const RM = "cloudresourcemanager.googleapis.com";
 const spec = (kind: string): GoogleKindSpec => {
@@ -15,9 +22,12 @@ const spec = (kind: string): GoogleKindSpec => {
   return loadGoogleSpec(e);
 };
 
-beforeAll(() => {
+let fake: GoogleGenericFake;
+beforeAll(async () => {
   generateGcp();
+  fake = await startGoogleGenericFake({ opPolls: 0 });
 }, 60_000);
+afterAll(() => fake?.close());
 
 describe("Resource Manager v3 kinds", () => {
   it("are generated, none of them skipped", () => {
@@ -79,5 +89,65 @@ describe("Resource Manager v3 kinds", () => {
       expect(spec(kind).attributes.etag).toBeDefined();
       expect(spec(kind).properties.etag).toBeUndefined();
     }
+  });
+});
+
+describe("the generic provider on a top-level collection", () => {
+  const connect = (s: GoogleKindSpec) =>
+    googleProvider(s, { pollDelaysMs: [] }).connect({
+      providerConfig: {
+        apiVersion: "gcp.driftless.dev/v1alpha1",
+        kind: "ProviderConfig",
+        metadata: { name: "default", uid: "u" },
+        spec: {
+          projectID: "p",
+          credentials: { source: "InjectedIdentity" },
+          endpoint: { apis: `${fake.url}/{api}` },
+        },
+      },
+      readSecretKey: async () => "",
+    } as never);
+  const mr = (forProvider: Record<string, unknown>) =>
+    ({
+      metadata: { name: "f", uid: "u1", annotations: {} },
+      spec: { forProvider },
+    }) as unknown as ManagedResource<Record<string, unknown>, Record<string, unknown>>;
+
+  it("refuses a parent of a kind Google does not take, before any call", async () => {
+    const client = await connect(spec("TagValue"));
+    const before = JSON.stringify(fake.stats());
+    await expect(client.create(mr({ parent: "organizations/1", shortName: "x" }), undefined)).rejects.toThrow(
+      InvalidSpecError,
+    );
+    expect(JSON.stringify(fake.stats())).toBe(before);
+  });
+
+  it("checks a sweep's Folders with one list per parent (?parent=); a soft-deleted one is gone", async () => {
+    const client = await connect(spec("Folder"));
+    const made: Array<{ fp: Record<string, unknown>; name: string }> = [];
+    for (const [parent, displayName] of [
+      ["organizations/7", "a"],
+      ["organizations/7", "b"],
+      ["organizations/7", "c"],
+      ["organizations/8", "a"],
+    ] as const) {
+      const fp = { parent, displayName };
+      const out = await client.create(mr(fp), undefined);
+      made.push({ fp, name: String(out.externalName) });
+    }
+    expect(made.map((m) => m.name)).toEqual(made.map(() => expect.stringMatching(/^folders\/\d+$/)));
+    // One is deleted (Google marks it DELETE_REQUESTED and still answers a GET with it).
+    await client.delete(mr(made[2]?.fp ?? {}), made[2]?.name as string);
+    expect(fake.resource(made[2]?.name as string)?.state).toBe("DELETE_REQUESTED");
+    fake.reset();
+    const seen = await client.observeMany?.(made.map((m) => ({ mr: mr(m.fp), externalName: m.name })));
+    expect(seen?.map((o) => (o instanceof Error ? o.message : o.resourceExists))).toEqual([
+      true,
+      true,
+      false,
+      true,
+    ]);
+    // Two lists (one per organization) and one GET, for the one the lists do not show: 3 calls, not 4 GETs.
+    expect(Object.values(fake.stats()).reduce((a, b) => a + b, 0)).toBe(3);
   });
 });

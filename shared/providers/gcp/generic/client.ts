@@ -310,7 +310,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (resource) return this.#updating(mr, externalName, this.#found(mr, resource));
     }
     const pending = mr.metadata.annotations?.[OPERATION_ANNOTATION];
-    if (!pending) return this.#byOwnerLabel(mr);
+    if (!pending) return this.#byOwnerLabel(mr, externalName);
     const [generation, path] = [
       pending.slice(0, pending.indexOf("/")),
       pending.slice(pending.indexOf("/") + 1),
@@ -320,7 +320,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       op = await this.#api.request<Operation>("GET", path, { rateLimit: this.#rateLimit });
     } catch (err) {
       // Operations expire: an unknown one tells nothing more than the GET (and the owner label) did.
-      if (err instanceof GoogleHttpError && err.code === 404) return this.#byOwnerLabel(mr);
+      if (err instanceof GoogleHttpError && err.code === 404) return this.#byOwnerLabel(mr, externalName);
       throw classifyGoogle(err, `read operation ${path}`);
     }
     if (!this.#done(op))
@@ -350,9 +350,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    * whose OWNER_LABEL is this managed resource's uid, found by listing the parent; none where the kind
    * carries no such label.
    */
-  async #byOwnerLabel(mr: MR): Promise<ExternalObservation<Json, Json>> {
+  async #byOwnerLabel(mr: MR, externalName?: string): Promise<ExternalObservation<Json, Json>> {
     const g = this.#spec.google;
-    if (findsByUniqueField(this.#spec)) return this.#byUniqueField(mr);
+    // Only a create whose answer was lost is looked up by its unique field: a recorded name that is gone
+    // stays gone (another resource of that name in the parent is not this one).
+    if (findsByUniqueField(this.#spec))
+      return externalName ? { resourceExists: false } : this.#byUniqueField(mr);
     const uid = mr.metadata.uid;
     if (!findsByOwnerLabel(this.#spec) || !uid || !g.list || !g.labels) return { resourceExists: false };
     const parent = this.#parent(mr.spec.forProvider);
