@@ -6,6 +6,7 @@ import type { GoogleKindSpec } from "../../shared/api/googleapis/spec.ts";
 import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import type { Kube } from "../../shared/kube/client.ts";
 import { applyCrds } from "../../shared/kube/crds.ts";
+import { googleProvider } from "../../shared/providers/gcp/generic/client.ts";
 import { googleProviders } from "../../shared/providers/gcp/generic/kinds.ts";
 import { gcpHome } from "../../shared/providers/gcp/home.ts";
 import { withHome } from "../../shared/providers/home.ts";
@@ -35,3 +36,19 @@ export async function serveGoogleKinds(
     creationGracePeriodMs: 0,
   });
 }
+
+/** A generated Google kind's client against a fake, for a ProviderConfig of `project` (no cluster needed). */
+export const connectGoogle = (spec: GoogleKindSpec, fakeUrl: string, project = "p") =>
+  googleProvider(spec, { pollDelaysMs: [] }).connect({
+    providerConfig: {
+      apiVersion: "gcp.driftless.dev/v1alpha1",
+      kind: "ProviderConfig",
+      metadata: { name: "default", uid: "u" },
+      spec: {
+        projectID: project,
+        credentials: { source: "InjectedIdentity" },
+        endpoint: { apis: `${fakeUrl}/{api}` },
+      },
+    },
+    readSecretKey: async () => "",
+  } as never);

@@ -18,9 +18,10 @@ import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapi
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../../shared/api/provider-config.ts";
-import { apiBase, fillPath, googleProvider } from "../../../shared/providers/gcp/generic/client.ts";
+import { apiBase, fillPath } from "../../../shared/providers/gcp/generic/client.ts";
 import { classifyGoogle, operationError } from "../../../shared/providers/gcp/generic/errors.ts";
 import { GoogleHttpError } from "../../../shared/providers/gcp/google-rest.ts";
+import { connectGoogle } from "../../support/gcp-generated.ts";
 
 const specOf = (type: string): GoogleKindSpec => {
   const e = loadGoogleCatalog().kinds.find((k) => k.typeName === type);
@@ -140,19 +141,7 @@ describe("paths and endpoints", () => {
 describe("import by full name", () => {
   it("refuses a full name outside the spec's home, and finds one inside it", async () => {
     const spec = specOf("workflows.googleapis.com/Workflow");
-    const client = await googleProvider(spec, { pollDelaysMs: [] }).connect({
-      providerConfig: {
-        apiVersion: "gcp.driftless.dev/v1alpha1",
-        kind: "ProviderConfig",
-        metadata: { name: "default", uid: "u" },
-        spec: {
-          projectID: "p",
-          credentials: { source: "InjectedIdentity" },
-          endpoint: { apis: `${fake.url}/{api}` },
-        },
-      },
-      readSecretKey: async () => "",
-    } as never);
+    const client = await connectGoogle(spec, fake.url);
     const mr = (location: string) =>
       ({
         metadata: { name: "w", annotations: {} },
@@ -168,20 +157,7 @@ describe("import by full name", () => {
 });
 
 describe("driftless import: a kind's list", () => {
-  const connect = (spec: GoogleKindSpec) =>
-    googleProvider(spec, { pollDelaysMs: [] }).connect({
-      providerConfig: {
-        apiVersion: "gcp.driftless.dev/v1alpha1",
-        kind: "ProviderConfig",
-        metadata: { name: "default", uid: "u" },
-        spec: {
-          projectID: "imp",
-          credentials: { source: "InjectedIdentity" },
-          endpoint: { apis: `${fake.url}/{api}` },
-        },
-      },
-      readSecretKey: async () => "",
-    } as never);
+  const connect = (spec: GoogleKindSpec) => connectGoogle(spec, fake.url, "imp");
   const made = (location: string, name: string) =>
     fetch(`${fake.url}/workflows/v1/projects/imp/locations/${location}/workflows?workflowId=${name}`, {
       method: "POST",

@@ -13,7 +13,7 @@ import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapi
 import { findsByOwnerLabel, findsByUniqueField, googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
-import { googleProvider } from "../../../shared/providers/gcp/generic/client.ts";
+import { connectGoogle } from "../../support/gcp-generated.ts";
 
 const RM = "cloudresourcemanager.googleapis.com";
 const spec = (kind: string): GoogleKindSpec => {
@@ -93,20 +93,7 @@ describe("Resource Manager v3 kinds", () => {
 });
 
 describe("the generic provider on a top-level collection", () => {
-  const connect = (s: GoogleKindSpec) =>
-    googleProvider(s, { pollDelaysMs: [] }).connect({
-      providerConfig: {
-        apiVersion: "gcp.driftless.dev/v1alpha1",
-        kind: "ProviderConfig",
-        metadata: { name: "default", uid: "u" },
-        spec: {
-          projectID: "p",
-          credentials: { source: "InjectedIdentity" },
-          endpoint: { apis: `${fake.url}/{api}` },
-        },
-      },
-      readSecretKey: async () => "",
-    } as never);
+  const connect = (s: GoogleKindSpec) => connectGoogle(s, fake.url);
   const mr = (forProvider: Record<string, unknown>) =>
     ({
       metadata: { name: "f", uid: "u1", annotations: {} },
