@@ -13,10 +13,9 @@ import { configDefaults, defineConfig } from "vitest/config";
 // that change what every other file's `driftless run` or function sees:
 // - activation: they write ActivationPolicies or Crossplane MRDs, which every `driftless run`, sweep and
 //   function cold start reads (cluster-wide) to decide which generated kinds it serves;
-// - generated kinds' CRDs: they install, then remove (removeCrds, objects first) the CRDs of generated
-//   kinds that other such files use too (AWS::Logs::LogGroup is in five of them), and while those CRDs
-//   are installed every `driftless run` in the cluster warns their objects KindNotActivated
-//   (warnUnserved lists every generated kind's objects, not only its label's) and forwarders watch them.
+// - a webhook with no selector (doorbell admission): every Secret written in the cluster goes through it.
+// Generated kinds' CRDs are not a reason: files that use them hold them (test/support/crd-holds.ts, a
+// Lease on the API server) and the last live holder removes them, so files sharing a kind run at once.
 // README.md ("The local stack") says the same for whoever adds a file.
 const WORKERS = 2;
 const SERIAL = [
@@ -28,23 +27,6 @@ const SERIAL = [
   "test/integration/functions/aws-activation.test.ts",
   // a webhook with no selector: every Secret written in the cluster goes through it while it is installed
   "test/integration/doorbell/admission.test.ts",
-  // generated kinds' CRDs installed and removed on the shared API server
-  "test/integration/awscc/batched.test.ts",
-  "test/integration/awscc/cloudcontrol.test.ts",
-  "test/integration/awscc/home.test.ts",
-  "test/integration/awscc/moto.test.ts",
-  "test/integration/awscc/rbac.test.ts",
-  "test/integration/azure-gen/arm-generic.test.ts",
-  "test/integration/azure-gen/batched.test.ts",
-  "test/integration/azure-gen/extension-scope.test.ts",
-  "test/integration/azure-gen/union-tenant.test.ts",
-  "test/integration/azure-gen/rbac.test.ts",
-  "test/integration/gcp-generated/rbac.test.ts",
-  "test/integration/gcp-generated/stack.test.ts",
-  "test/integration/gcp-generated/resource-manager.test.ts",
-  "test/integration/cli/import-clouds.test.ts",
-  "test/integration/cli/migrate-ready.test.ts",
-  "test/integration/pipeline/forwarder-generated.test.ts",
 ];
 
 export default defineConfig({

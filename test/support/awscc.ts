@@ -10,15 +10,13 @@ import { startCloudControlFake } from "../../infra/local/fakes/cloudcontrol-fake
 import { loadAwsccCatalog, loadAwsccSpec } from "../../shared/api/awscc/catalog.ts";
 import { awsccKindOf } from "../../shared/api/awscc/kind.ts";
 import type { AwsccKindSpec } from "../../shared/api/awscc/spec.ts";
-import { managedCrd } from "../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../shared/api/external.ts";
 import type { Kube } from "../../shared/kube/client.ts";
-import { applyCrds } from "../../shared/kube/crds.ts";
 import { awsccProviders } from "../../shared/providers/awscc/kinds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { createAwsProviderConfig, ensureCrds } from "./aws.ts";
-import { kubeConfig } from "./env.ts";
+import { installCrds, removeCrds } from "./crd-holds.ts";
 import { Reconciler } from "./routed.ts";
 
 /** Generates the kinds if this checkout has not (or has stale ones); ~1 s, else nothing. */
@@ -81,37 +79,9 @@ export function awsccRegistry(specs: readonly AwsccKindSpec[]) {
 }
 
 /**
- * Removes CRDs a test file installed: their objects first (finalizers dropped: their cloud side is a
- * fake's), then the CRDs, waiting until they are gone — so the shared API server serves no more than
- * before and a rerun never meets a CRD still terminating.
- */
-export async function removeCrds(kube: import("../../shared/kube/client.ts").Kube, defs: ResourceTypeLike[]) {
-  const { CRD_TYPE } = await import("../../shared/ops/activation.ts");
-  for (const d of defs) {
-    const page = await kube.list(d).catch(() => ({ items: [] as KubeObject[] }));
-    for (const o of page.items) {
-      const ns = o.metadata.namespace;
-      await kube
-        .patch(d, o.metadata.name, { metadata: { finalizers: [] } }, { namespace: ns })
-        .catch(() => undefined);
-      await kube.delete(d, o.metadata.name, ns).catch(() => undefined);
-    }
-    await kube.delete(CRD_TYPE, `${d.plural}.${d.group}`).catch(() => undefined);
-  }
-  const deadline = Date.now() + 60_000;
-  for (const d of defs) {
-    while ((await kube.get(CRD_TYPE, `${d.plural}.${d.group}`)) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-type ResourceTypeLike = import("../../shared/api/meta.ts").ResourceType;
-type KubeObject = import("../../shared/kube/client.ts").KubeObject;
-
-/**
- * A test file's own Cloud Control fake, the given generated kinds' CRDs (removed first: a run stopped
- * half-way may have left them), a ProviderConfig pointing at the fake and a reconciler; `close` removes
- * the CRDs again, so the shared API server serves no more than before.
+ * A test file's own Cloud Control fake, the given generated kinds' CRDs (held: see crd-holds.ts), a
+ * ProviderConfig pointing at the fake and a reconciler; `close` lets go of the CRDs (the last holder
+ * removes them, so the shared API server serves no more than before).
  */
 export async function awsccTestbed(
   kube: Kube,
@@ -123,11 +93,7 @@ export async function awsccTestbed(
   const specs = new Map(types.map((t) => [t, awsccSpec(t)] as const));
   const defs = new Map([...specs].map(([t, s]) => [t, awsccKindOf(s)] as const));
   await ensureCrds();
-  await removeCrds(kube, [...defs.values()]);
-  await applyCrds(
-    kubeConfig(),
-    [...defs.values()].map((d) => managedCrd(d)),
-  );
+  await installCrds(kube, [...defs.values()]);
   await createAwsProviderConfig(kube, pc, { endpoint: fake.url });
   const reconciler = new Reconciler(kube, awsccRegistry([...specs.values()]), { creationGracePeriodMs: 0 });
   return {

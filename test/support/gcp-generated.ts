@@ -1,19 +1,14 @@
-// Generated Google kinds on the shared kube-apiserver: their CRDs installed afresh, a ProviderConfig whose
-// `endpoint.apis` is a generic fake, and a reconciler serving exactly those kinds (both shapes, with homes).
-import { managedCrd } from "../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../shared/api/external.ts";
 import type { GoogleKindSpec } from "../../shared/api/googleapis/spec.ts";
 import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import type { Kube } from "../../shared/kube/client.ts";
-import { applyCrds } from "../../shared/kube/crds.ts";
 import { googleProvider } from "../../shared/providers/gcp/generic/client.ts";
 import { googleProviders } from "../../shared/providers/gcp/generic/kinds.ts";
 import { gcpHome } from "../../shared/providers/gcp/home.ts";
 import { withHome } from "../../shared/providers/home.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { ensureCrds } from "./aws.ts";
-import { removeCrds } from "./awscc.ts";
-import { kubeConfig } from "./env.ts";
+import { installCrds } from "./crd-holds.ts";
 import { createGcpProviderConfig } from "./gcp.ts";
 import { Reconciler } from "./routed.ts";
 
@@ -22,11 +17,7 @@ export async function serveGoogleKinds(
   o: { specs: readonly GoogleKindSpec[]; defs: readonly ManagedKindDef[]; pc: string; fakeUrl: string },
 ): Promise<Reconciler> {
   await ensureCrds();
-  await removeCrds(kube, [...o.defs]);
-  await applyCrds(
-    kubeConfig(),
-    o.defs.map((d) => managedCrd(d)),
-  );
+  await installCrds(kube, [...o.defs]);
   await createGcpProviderConfig(kube, o.pc, {
     credentials: "InjectedIdentity",
     endpoint: { apis: `${o.fakeUrl}/{api}` },

@@ -5,16 +5,15 @@
 // new home really finds nothing (the false green of the issue cannot hide).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { awsccKindOf } from "../../../shared/api/awscc/kind.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { KubeEventRecorder } from "../../../shared/kube/events.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
-import { awsccRegistry, awsccSpec, removeCrds, startFake } from "../../support/awscc.ts";
+import { awsccRegistry, awsccSpec, startFake } from "../../support/awscc.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
-import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
 
@@ -49,8 +48,7 @@ async function warnings(name: string) {
 beforeAll(async () => {
   fake = await startFake();
   await ensureCrds();
-  await removeCrds(kube, [def]);
-  await applyCrds(kubeConfig(), [managedCrd(def)]);
+  await installCrds(kube, [def]);
   await createAwsProviderConfig(kube, PC, { endpoint: fake.url });
   await createAwsProviderConfig(kube, OTHER_PC, {
     endpoint: fake.url,

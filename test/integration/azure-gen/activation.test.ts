@@ -8,16 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateAzure } from "../../../infra/gen-azure.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { ActivationPolicy, type ActivationPolicyObject } from "../../../shared/api/pkg/activation-policy.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { removeCrds } from "../../support/awscc.ts";
 import { armClient, createAzureProviderConfig } from "../../support/azure.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
-import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { env, eventually, newKube, uniqueName } from "../../support/env.ts";
 import { getMr } from "../../support/reconcile.ts";
 import {
   CliProcess,
@@ -60,8 +58,7 @@ beforeAll(async () => {
   generateAzure();
   def = azureGenKindOf(loadAzureSpec(entry()));
   await ensureCrds();
-  await removeCrds(kube, [def]);
-  await applyCrds(kubeConfig(), [managedCrd(def)]);
+  await installCrds(kube, [def]);
   await createAzureProviderConfig(kube, PC, { noStorage: true });
   await label(kube, providerConfigs.azure.type, PC, LABEL);
   await groups.resourceGroups.createOrUpdate(RG, { location: "westeurope" });

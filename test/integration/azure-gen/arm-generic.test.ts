@@ -4,16 +4,13 @@ import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { removeCrds } from "../../support/awscc.ts";
 import {
   armAsUser,
   armClient,
@@ -23,8 +20,9 @@ import {
   startGenericArmFake,
 } from "../../support/azure.ts";
 import { connectionData, managedObject } from "../../support/conformance.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
 import { defaultTags } from "../../support/default-tags.ts";
-import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
 
@@ -194,11 +192,7 @@ beforeAll(async () => {
   defs = new Map([...specs].map(([t, s]) => [t, azureGenKindOf(s)]));
   fake = await startGenericArmFake();
   await ensureCrds();
-  await removeCrds(kube, [...defs.values()]);
-  await applyCrds(
-    kubeConfig(),
-    [...defs.values()].map((d) => managedCrd(d)),
-  );
+  await installCrds(kube, [...defs.values()]);
   await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
   await armClient(fake.url).resourceGroups.createOrUpdate(RG, { location: "westeurope" });
   r = new Reconciler(

@@ -9,15 +9,12 @@ import { generateAzure } from "../../../infra/gen-azure.ts";
 import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
 import { batchedReadOf } from "../../../shared/providers/azure/arm-generic/provider.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { removeCrds } from "../../support/awscc.ts";
 import {
   armAsUser,
   armClient,
@@ -26,7 +23,8 @@ import {
   startGenericArmFake,
 } from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
 
@@ -129,11 +127,7 @@ beforeAll(async () => {
     listLeavesOut: { [NATS.toLowerCase()]: ["properties.idleTimeoutInMinutes"] },
   });
   await ensureCrds();
-  await removeCrds(kube, [...defs.values()]);
-  await applyCrds(
-    kubeConfig(),
-    [...defs.values()].map((d) => managedCrd(d)),
-  );
+  await installCrds(kube, [...defs.values()]);
   await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
   await armClient(fake.url).resourceGroups.createOrUpdate(RG, { location: "westeurope" });
   r = new Reconciler(kube, new KindRegistry([...managedKinds, ...providers]), { creationGracePeriodMs: 0 });

@@ -11,19 +11,17 @@ import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { type ManagedKindDef, namespacedVariantOf } from "../../../shared/api/managed.ts";
 import { type Kube, statusOf } from "../../../shared/kube/client.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { removeCrds } from "../../support/awscc.ts";
 import { armAsUser, createAzureProviderConfig, startGenericArmFake } from "../../support/azure.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
-import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
 import {
   applyGeneratedRbac,
   expectOnlyActivated,
@@ -57,11 +55,7 @@ beforeAll(async () => {
   notActivated = azureGenKindOf(spec(NOT_ACTIVATED_TYPE));
   fake = await startGenericArmFake();
   await ensureCrds();
-  await removeCrds(admin, [def, notActivated]);
-  await applyCrds(
-    kubeConfig(),
-    [def, notActivated].map((d) => managedCrd(d)),
-  );
+  await installCrds(admin, [def, notActivated]);
   await createAzureProviderConfig(admin, PC, { armEndpoint: fake.url, noStorage: true });
   kube = await reconcilerWithoutGeneratedRbac(admin, "azure-gen");
   r = new Reconciler(

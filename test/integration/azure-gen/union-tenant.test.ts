@@ -11,15 +11,12 @@ import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { removeCrds } from "../../support/awscc.ts";
 import {
   armAsUser,
   armIdOf,
@@ -29,7 +26,8 @@ import {
   startGenericArmFake,
 } from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
 
@@ -67,9 +65,8 @@ beforeAll(async () => {
   ];
   fake = await startGenericArmFake();
   await ensureCrds();
-  await removeCrds(kube, [scriptDef, mgDef, quotaDef]);
   // The CRDs with the variants' CEL rule, on the real API server.
-  await applyCrds(kubeConfig(), [managedCrd(scriptDef), managedCrd(mgDef), managedCrd(quotaDef)]);
+  await installCrds(kube, [scriptDef, mgDef, quotaDef]);
   await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
   await createAzureProviderConfig(kube, PC_OTHER_TENANT, {
     armEndpoint: fake.url,

@@ -40,7 +40,6 @@ import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { Subscription, Topic } from "../../../shared/api/gcp/pubsub.ts";
 import { Database, DatabaseInstance, User } from "../../../shared/api/gcp/sql.ts";
@@ -49,13 +48,12 @@ import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
 import { googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { createAwsProviderConfig, ensureCrds, motoOptions, motoS3 } from "../../support/aws.ts";
-import { awsccTestbed, removeCrds, requestDone } from "../../support/awscc.ts";
+import { awsccTestbed, requestDone } from "../../support/awscc.ts";
 import {
   armClient,
   createAzureProviderConfig,
@@ -63,7 +61,8 @@ import {
   startGenericArmFake,
 } from "../../support/azure.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { env, eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { env, eventually, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, emulatorPubSub, gcpProject } from "../../support/gcp.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
@@ -622,8 +621,7 @@ describe("driftless import: generated Google kinds (their list methods)", () => 
     fake = await startGoogleGenericFake({ opPolls: 0 });
     const spec = loadGoogleSpec(loadGoogleCatalog().kinds.find((k) => k.typeName === TYPE) as never);
     def = googleKindOf(spec);
-    await removeCrds(kube, [def]);
-    await applyCrds(kubeConfig(), [managedCrd(def)]);
+    await installCrds(kube, [def]);
     await createGcpProviderConfig(kube, PC, {
       credentials: "InjectedIdentity",
       endpoint: { apis: `${fake.url}/{api}` },
@@ -692,8 +690,7 @@ describe("driftless import: generated regional and zonal Compute kinds (aggregat
     fake = await startGoogleGenericFake({ opPolls: 0 });
     const specs = [kindOf("Address"), kindOf("Disk")];
     [address, disk] = specs.map(googleKindOf) as [ManagedKindDef, ManagedKindDef];
-    await removeCrds(kube, [address, disk]);
-    await applyCrds(kubeConfig(), [managedCrd(address), managedCrd(disk)]);
+    await installCrds(kube, [address, disk]);
     await createGcpProviderConfig(kube, PC, {
       credentials: "InjectedIdentity",
       endpoint: { apis: `${fake.url}/{api}` },
@@ -960,11 +957,7 @@ describe("driftless import: generated Azure kinds (ARM lists, nextLink pages)", 
     child = load(CHILD_TYPE);
     sub = load(SUB_TYPE);
     fake = await startGenericArmFake({ listPageSize: 2 });
-    await removeCrds(kube, [def, child.def, sub.def]);
-    await applyCrds(
-      kubeConfig(),
-      [def, child.def, sub.def].map((d) => managedCrd(d)),
-    );
+    await installCrds(kube, [def, child.def, sub.def]);
     await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
     for (const g of GROUPS)
       await armClient(fake.url).resourceGroups.createOrUpdate(g, { location: "westeurope" });

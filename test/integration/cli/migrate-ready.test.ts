@@ -20,7 +20,6 @@ import {
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
@@ -31,7 +30,6 @@ import {
 } from "../../../shared/api/managed.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../../shared/api/provider-config.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { type DriftlessObject, migrate } from "../../../shared/ops/migrate.ts";
 import { generatedKinds } from "../../../shared/ops/migrate-generated.ts";
 import { loadUpjetFacts, UPJET_FACTS_FILE } from "../../../shared/ops/migrate-upjet-facts.ts";
@@ -44,14 +42,15 @@ import { managedKinds } from "../../../shared/providers/index.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { EXAMPLES_FILE, type UpjetExamples } from "../../fixtures/crossplane/upjet-examples/refresh.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace } from "../../support/aws.ts";
-import { awsccSpec, removeCrds, requestDone, startFake } from "../../support/awscc.ts";
+import { awsccSpec, requestDone, startFake } from "../../support/awscc.ts";
 import {
   armClient,
   armRequestsDuring,
   createAzureProviderConfig,
   startGenericArmFake,
 } from "../../support/azure.ts";
-import { env, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { env, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, gcpProject } from "../../support/gcp.ts";
 import { conditionOf } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
@@ -207,10 +206,9 @@ beforeAll(async () => {
   arm = await startGenericArmFake();
   google = await startGoogleGenericFake({ opPolls: 0 });
   await ensureCrds();
-  await removeCrds(kube, defs);
-  await applyCrds(
-    kubeConfig(),
-    defs.flatMap((d) => [managedCrd(d), managedCrd(namespacedVariantOf(d))]),
+  await installCrds(
+    kube,
+    defs.flatMap((d) => [d, namespacedVariantOf(d)]),
   );
   await ensureNamespace(kube, NS);
   await createAwsProviderConfig(kube, PC.aws, { endpoint: cc.url });
@@ -226,7 +224,10 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await removeCrds(kube, defs);
+  await removeCrds(
+    kube,
+    defs.flatMap((d) => [d, namespacedVariantOf(d)]),
+  );
   await cc?.close();
   await arm?.close();
   await google?.close();

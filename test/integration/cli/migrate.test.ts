@@ -17,17 +17,16 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
 import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { type ManagedKindDef, namespacedVariantOf } from "../../../shared/api/managed.ts";
 import type { ResourceType } from "../../../shared/api/meta.ts";
 import { providerConfigs, v2ProviderConfigs } from "../../../shared/api/provider-config.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { migrate } from "../../../shared/ops/migrate.ts";
 import { generatedKinds } from "../../../shared/ops/migrate-generated.ts";
 import { loadUpjetFacts, UPJET_FACTS_FILE } from "../../../shared/ops/migrate-upjet-facts.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 import { createAwsProviderConfig, ensureCrds, ensureNamespace, motoSqs } from "../../support/aws.ts";
+import { installCrds } from "../../support/crd-holds.ts";
 import { eventually, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { cli } from "./helpers.ts";
@@ -256,10 +255,10 @@ describe("driftless migrate: the namespaced shape", { timeout: 180_000 }, () => 
       "Key.kms.awscc.driftless.dev",
       "StorageAccount.storage.azure.gen.driftless.dev",
     ]);
-    await applyCrds(
+    // Held (crd-holds.ts) until this file's process ends: other files running at once use these kinds too.
+    await installCrds(
       kube,
-      generated.flatMap((d) => [managedCrd(d), managedCrd(namespacedVariantOf(d))]),
-      120_000,
+      generated.flatMap((d) => [d, namespacedVariantOf(d)]),
     );
     const created = [];
     for (const o of objects) created.push(await kube.create(typeOf(o, generated), o));

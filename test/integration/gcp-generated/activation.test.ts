@@ -10,17 +10,15 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import { namespacedVariantOf } from "../../../shared/api/managed.ts";
 import { ActivationPolicy, type ActivationPolicyObject } from "../../../shared/api/pkg/activation-policy.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { removeCrds } from "../../support/awscc.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
-import { eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { eventually, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, gcpProject } from "../../support/gcp.ts";
 import { getMr } from "../../support/reconcile.ts";
 import {
@@ -52,8 +50,7 @@ let run: CliProcess;
 beforeAll(async () => {
   fake = await startGoogleGenericFake({ opPolls: 0 });
   await ensureCrds();
-  await removeCrds(kube, [def, namespacedVariantOf(def)]);
-  await applyCrds(kubeConfig(), [managedCrd(def), managedCrd(namespacedVariantOf(def))]);
+  await installCrds(kube, [def, namespacedVariantOf(def)]);
   await createGcpProviderConfig(kube, PC, {
     credentials: "InjectedIdentity",
     endpoint: { apis: `${fake.url}/{api}` },

@@ -10,22 +10,20 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import { type ManagedKindDef, namespacedVariantOf } from "../../../shared/api/managed.ts";
 import { type Kube, statusOf } from "../../../shared/kube/client.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
 import { gcpHome } from "../../../shared/providers/gcp/home.ts";
 import { withHome } from "../../../shared/providers/home.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { removeCrds } from "../../support/awscc.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
 import { defaultTags } from "../../support/default-tags.ts";
-import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig } from "../../support/gcp.ts";
 import {
   applyGeneratedRbac,
@@ -56,11 +54,7 @@ beforeAll(async () => {
   def = googleKindOf(secret);
   notActivated = googleKindOf(spec("workflows.googleapis.com/Workflow", "Workflow"));
   await ensureCrds();
-  await removeCrds(admin, [def, notActivated]);
-  await applyCrds(
-    kubeConfig(),
-    [def, notActivated].map((d) => managedCrd(d)),
-  );
+  await installCrds(admin, [def, notActivated]);
   await createGcpProviderConfig(admin, PC, {
     credentials: "InjectedIdentity",
     endpoint: { apis: `${fake.url}/{api}` },

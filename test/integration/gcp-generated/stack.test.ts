@@ -12,23 +12,21 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
 import { gcpHome } from "../../../shared/providers/gcp/home.ts";
 import { withHome } from "../../../shared/providers/home.ts";
 import { KindRegistry } from "../../../shared/reconciler/registry.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { removeCrds } from "../../support/awscc.ts";
 import { managedObject } from "../../support/conformance.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
 import { defaultTags } from "../../support/default-tags.ts";
-import { kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, gcpProject } from "../../support/gcp.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
@@ -164,11 +162,7 @@ beforeAll(async () => {
     defs.set(key, googleKindOf(s));
   }
   await ensureCrds();
-  await removeCrds(kube, [...defs.values()]);
-  await applyCrds(
-    kubeConfig(),
-    [...defs.values()].map((d) => managedCrd(d)),
-  );
+  await installCrds(kube, [...defs.values()]);
   await createGcpProviderConfig(kube, PC, {
     credentials: "InjectedIdentity",
     endpoint: { apis: `${fake.url}/{api}` },

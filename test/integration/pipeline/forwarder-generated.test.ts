@@ -6,13 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatedTypesIn } from "../../../functions/forwarder.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { awsccKindOf } from "../../../shared/api/awscc/kind.ts";
-import { managedCrd } from "../../../shared/api/crd.ts";
-import { applyCrds } from "../../../shared/kube/crds.ts";
 import { crdName } from "../../../shared/pipeline/common.ts";
 import { Forwarder } from "../../../shared/pipeline/forwarder.ts";
 import { ensureCrds } from "../../support/aws.ts";
-import { awsccSpec, removeCrds } from "../../support/awscc.ts";
-import { eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
+import { awsccSpec } from "../../support/awscc.ts";
+import { installCrds, removeCrds } from "../../support/crd-holds.ts";
+import { eventually, newKube, uniqueName } from "../../support/env.ts";
 import { RecordingSink, TEST_LABEL } from "./helpers.ts";
 
 const kube = newKube();
@@ -45,7 +44,7 @@ describe("forwarder and generated kinds activated at run time", () => {
     expect(before).not.toContain(crdName(def));
 
     // Activated now: `driftless crds apply --activate cassandra.keyspace` installs its CRD.
-    await applyCrds(kubeConfig(), [managedCrd(def)]);
+    await installCrds(kube, [def]);
     const read = await generatedTypesIn(kube, ["aws"]);
     expect(read.map(crdName)).toContain(crdName(def));
     // Not for a forwarder of Azure alone.
