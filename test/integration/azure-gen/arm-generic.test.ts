@@ -1,30 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateAzure } from "../../../infra/gen-azure.ts";
-import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
-import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
-import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
 import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
-import { withNamespacedVariants } from "../../../shared/api/external.ts";
-import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
-import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
-import { managedKinds } from "../../../shared/providers/index.ts";
-import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { ensureCrds } from "../../support/aws.ts";
-import {
-  armAsUser,
-  armClient,
-  createAzureProviderConfig,
-  reconcileGone,
-  reconcileReady,
-  startGenericArmFake,
-} from "../../support/azure.ts";
+import { armClient } from "../../support/azure.ts";
+import { azureGenTestbed } from "../../support/azure-gen.ts";
 import { connectionData, managedObject } from "../../support/conformance.ts";
-import { installCrds, removeCrds } from "../../support/crd-holds.ts";
 import { defaultTags } from "../../support/default-tags.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf } from "../../support/reconcile.ts";
-import { Reconciler } from "../../support/routed.ts";
 
 type Json = Record<string, unknown>;
 const kube = newKube();
@@ -141,17 +123,12 @@ const CHILD_FIXTURES: Array<Fixture & { parent: string; parentFor: Json }> = [
   },
 ];
 
-let fake: FakeServer;
-let specs: Map<string, AzureKindSpec>;
-let defs: Map<string, ManagedKindDef>;
-let r: Reconciler;
-
-const specOf = (type: string) => specs.get(type) as AzureKindSpec;
-const defOf = (type: string) => defs.get(type) as ManagedKindDef;
-
-/** A direct ARM call, as a user's own tooling (the portal, az) would make it. */
-const arm = (method: string, path: string, apiVersion: string, body?: unknown) =>
-  armAsUser(fake.url, method, path, apiVersion, body);
+const bed = azureGenTestbed(
+  kube,
+  PC,
+  [...FIXTURES, ...CHILD_FIXTURES].map((f) => f.type),
+);
+const { arm, untilReady, untilGone, spec: specOf, def: defOf } = bed;
 
 const idOf = (spec: AzureKindSpec, names: string[]) => {
   const [ns, ...segs] = spec.type.split("/");
@@ -171,43 +148,12 @@ const setAt = (o: Json, path: string, v: unknown) => {
 const getAt = (o: unknown, path: string) =>
   path.split(".").reduce<unknown>((v, k) => (v as Json | undefined)?.[k], o);
 
-const untilReady = (def: ManagedKindDef, name: string) => reconcileReady(r, kube, def, name);
-const untilGone = (def: ManagedKindDef, name: string) => reconcileGone(r, def, name);
-
 beforeAll(async () => {
-  generateAzure();
-  const catalog = loadAzureCatalog();
-  const all = [...FIXTURES, ...CHILD_FIXTURES].map((f) => f.type);
-  specs = new Map(
-    all.map((t) => [
-      t,
-      loadAzureSpec(
-        catalog.kinds.find((k) => k.type === t) ??
-          (() => {
-            throw new Error(t);
-          })(),
-      ),
-    ]),
-  );
-  defs = new Map([...specs].map(([t, s]) => [t, azureGenKindOf(s)]));
-  fake = await startGenericArmFake();
-  await ensureCrds();
-  await installCrds(kube, [...defs.values()]);
-  await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
-  await armClient(fake.url).resourceGroups.createOrUpdate(RG, { location: "westeurope" });
-  r = new Reconciler(
-    kube,
-    new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([...specs.values()]))]),
-    {
-      creationGracePeriodMs: 0,
-    },
-  );
+  await bed.start();
+  await armClient(bed.fake.url).resourceGroups.createOrUpdate(RG, { location: "westeurope" });
 }, 120_000);
 
-afterAll(async () => {
-  if (defs) await removeCrds(kube, [...defs.values()]);
-  await fake?.close();
-});
+afterAll(() => bed.close());
 
 describe("generated Azure kinds on the generic ARM fake", () => {
   it.each(FIXTURES)(
@@ -219,7 +165,7 @@ describe("generated Azure kinds on the generic ARM fake", () => {
       const fp: Json = { resourceGroupName: RG, ...f.forProvider(name) };
       await kube.create(def, managedObject(def, name, PC, { forProvider: fp }));
       // Create: the PUT returns at once, the resource is Creating until the operation ends.
-      await r.reconcile(keyOf(def, name));
+      await bed.reconciler.reconcile(keyOf(def, name));
       const creating = await arm("GET", idOf(spec, [name]), spec.apiVersion);
       expect(creating.status).toBe(200);
       const mr = await untilReady(def, name);
@@ -244,7 +190,7 @@ describe("generated Azure kinds on the generic ARM fake", () => {
       // Immutable: a new location is refused by the engine; the cloud keeps the old one.
       if (spec.createOnly.includes("location") && fp.location !== "global") {
         await kube.patch(def, name, { spec: { forProvider: { location: "eastus" } } });
-        await r.reconcile(keyOf(def, name));
+        await bed.reconciler.reconcile(keyOf(def, name));
         const refused = await getMr(kube, def, name);
         expect(conditionOf(refused, "Synced")).toMatchObject({ status: "False" });
         // The location is the resource's home: the engine refuses a changed home before any call.
@@ -375,7 +321,8 @@ describe("generated Azure kinds on the generic ARM fake", () => {
   it("ARM's errors: throttling with Retry-After and a conflict are Synced=False with ARM's message", async () => {
     const spec = specOf("Microsoft.Network/routeTables");
     const def = defOf("Microsoft.Network/routeTables");
-    const inject = (f: Json) => fetch(`${fake.url}/__fake/fail`, { method: "POST", body: JSON.stringify(f) });
+    const inject = (f: Json) =>
+      fetch(`${bed.fake.url}/__fake/fail`, { method: "POST", body: JSON.stringify(f) });
     const cases: Array<{ fault?: Json; forProvider?: Json; message: RegExp }> = [
       {
         fault: {
@@ -418,7 +365,7 @@ describe("generated Azure kinds on the generic ARM fake", () => {
         def,
         managedObject(def, name, PC, { forProvider: tagged({ resourceGroupName: RG, ...c.forProvider }) }),
       );
-      await r.reconcile(keyOf(def, name));
+      await bed.reconciler.reconcile(keyOf(def, name));
       const mr = await getMr(kube, def, name);
       expect(conditionOf(mr, "Synced")).toMatchObject({ status: "False" });
       expect(conditionOf(mr, "Synced")?.message).toMatch(c.message);

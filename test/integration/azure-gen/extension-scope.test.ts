@@ -4,31 +4,12 @@
 // deleted; a scope in another subscription than the ProviderConfig's refused before any call, directly or
 // through a reference, with Synced=False saying what to do; a scope that does not exist: ARM's own 404.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateAzure } from "../../../infra/gen-azure.ts";
-import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
-import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
-import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
-import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
-import { withNamespacedVariants } from "../../../shared/api/external.ts";
-import type { ManagedKindDef } from "../../../shared/api/managed.ts";
-import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
-import { managedKinds } from "../../../shared/providers/index.ts";
-import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { ensureCrds } from "../../support/aws.ts";
-import {
-  armAsUser,
-  armIdOf,
-  createAzureProviderConfig,
-  reconcileGone,
-  reconcileReady,
-  startGenericArmFake,
-} from "../../support/azure.ts";
+import { armIdOf, createAzureProviderConfig } from "../../support/azure.ts";
+import { azureGenTestbed } from "../../support/azure-gen.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { installCrds, removeCrds } from "../../support/crd-holds.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf } from "../../support/reconcile.ts";
-import { Reconciler } from "../../support/routed.ts";
 
 type Json = Record<string, unknown>;
 const kube = newKube();
@@ -38,17 +19,10 @@ const OTHER_SUB = "22222222-2222-2222-2222-222222222222";
 const LOCKS = "Microsoft.Authorization/locks";
 const ROUTE_TABLES = "Microsoft.Network/routeTables";
 
-let fake: FakeServer;
-let r: Reconciler;
-let lock: AzureKindSpec;
-let lockDef: ManagedKindDef;
-let routeDef: ManagedKindDef;
-
-const arm = (method: string, path: string, apiVersion: string, body?: unknown) =>
-  armAsUser(fake.url, method, path, apiVersion, body);
-
-const untilReady = (def: ManagedKindDef, name: string) => reconcileReady(r, kube, def, name);
-const untilGone = (def: ManagedKindDef, name: string) => reconcileGone(r, def, name);
+const bed = azureGenTestbed(kube, PC, [LOCKS, ROUTE_TABLES]);
+const { arm, untilReady, untilGone } = bed;
+const lock = bed.spec(LOCKS);
+const [lockDef, routeDef] = [bed.def(LOCKS), bed.def(ROUTE_TABLES)];
 
 const lockAt = (scope: string, name: string) => `${scope}/providers/${LOCKS}/${name}`;
 
@@ -63,32 +37,15 @@ async function managedGroup(pc: string) {
 }
 
 beforeAll(async () => {
-  generateAzure();
-  const catalog = loadAzureCatalog();
-  const spec = (t: string) => loadAzureSpec(catalog.kinds.find((k) => k.type === t)!);
-  lock = spec(LOCKS);
-  const route = spec(ROUTE_TABLES);
-  [lockDef, routeDef] = [azureGenKindOf(lock), azureGenKindOf(route)];
-  fake = await startGenericArmFake();
-  await ensureCrds();
-  await installCrds(kube, [lockDef, routeDef]);
-  await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
+  await bed.start();
   await createAzureProviderConfig(kube, PC_OTHER, {
-    armEndpoint: fake.url,
+    armEndpoint: bed.fake.url,
     noStorage: true,
     subscriptionId: OTHER_SUB,
   });
-  r = new Reconciler(
-    kube,
-    new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([lock, route]))]),
-    { creationGracePeriodMs: 0 },
-  );
 }, 120_000);
 
-afterAll(async () => {
-  if (lockDef) await removeCrds(kube, [lockDef, routeDef]);
-  await fake?.close();
-});
+afterAll(() => bed.close());
 
 describe("an extension type (management lock) on the generic ARM fake", () => {
   it("on a driftless ResourceGroup: created, drift put back, a changed scope refused, deleted", async () => {
@@ -120,7 +77,7 @@ describe("an extension type (management lock) on the generic ARM fake", () => {
     // Immutable: another scope is another home, refused before any call; nothing is written there.
     const other = await managedGroup(PC);
     await kube.patch(lockDef, name, { spec: { forProvider: { scope: other.id } } });
-    await r.reconcile(keyOf(lockDef, name));
+    await bed.reconciler.reconcile(keyOf(lockDef, name));
     const refused = await getMr(kube, lockDef, name);
     expect(conditionOf(refused, "Synced")?.message).toMatch(/never follows a resource's home/);
     expect(conditionOf(refused, "Synced")?.message).toContain(rg.id.toLowerCase());
@@ -178,7 +135,7 @@ describe("an extension type (management lock) on the generic ARM fake", () => {
         forProvider: { scope: missing, properties: { level: "CanNotDelete" } },
       }),
     );
-    await r.reconcile(keyOf(lockDef, name));
+    await bed.reconciler.reconcile(keyOf(lockDef, name));
     const mr = await getMr(kube, lockDef, name);
     expect(conditionOf(mr, "Synced")).toMatchObject({ status: "False" });
     expect(conditionOf(mr, "Synced")?.message).toMatch(/ResourceNotFound.*routeTables\/not-there/);
@@ -197,8 +154,8 @@ describe("an extension type (management lock) on the generic ARM fake", () => {
     ]) {
       const name = uniqueName("lock");
       await kube.create(lockDef, managedObject(lockDef, name, PC, { connectionSecret: false, forProvider }));
-      await r.reconcile(keyOf(lockDef, name));
-      await r.reconcile(keyOf(lockDef, name));
+      await bed.reconciler.reconcile(keyOf(lockDef, name));
+      await bed.reconciler.reconcile(keyOf(lockDef, name));
       const mr = await getMr(kube, lockDef, name);
       expect(conditionOf(mr, "Synced")).toMatchObject({ status: "False" });
       expect(conditionOf(mr, "Synced")?.message).toContain(

@@ -5,31 +5,12 @@
 // variant's secret read from a Secret and found nowhere in the object; a tenant resource never written
 // through a ProviderConfig of another tenant.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateAzure } from "../../../infra/gen-azure.ts";
-import type { FakeServer } from "../../../infra/local/fakes/arm-fake.ts";
 import { ResourceGroup } from "../../../shared/api/azure/resources.ts";
-import { loadAzureCatalog, loadAzureSpec } from "../../../shared/api/azure-gen/catalog.ts";
-import { azureGenKindOf } from "../../../shared/api/azure-gen/kind.ts";
-import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
-import { withNamespacedVariants } from "../../../shared/api/external.ts";
-import type { ManagedKindDef } from "../../../shared/api/managed.ts";
-import { azureGenProviders } from "../../../shared/providers/azure/arm-generic/kinds.ts";
-import { managedKinds } from "../../../shared/providers/index.ts";
-import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { ensureCrds } from "../../support/aws.ts";
-import {
-  armAsUser,
-  armIdOf,
-  createAzureProviderConfig,
-  reconcileGone,
-  reconcileReady,
-  startGenericArmFake,
-} from "../../support/azure.ts";
+import { armIdOf, createAzureProviderConfig } from "../../support/azure.ts";
+import { azureGenTestbed } from "../../support/azure-gen.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { installCrds, removeCrds } from "../../support/crd-holds.ts";
 import { env, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr, keyOf } from "../../support/reconcile.ts";
-import { Reconciler } from "../../support/routed.ts";
 
 type Json = Record<string, unknown>;
 const kube = newKube();
@@ -39,51 +20,22 @@ const SCRIPTS = "Microsoft.Resources/deploymentScripts";
 const MGS = "Microsoft.Management/managementGroups";
 const QUOTAS = "Microsoft.Quota/groupQuotas";
 
-let fake: FakeServer;
-let r: Reconciler;
-let scripts: AzureKindSpec;
-let mgs: AzureKindSpec;
-let quotas: AzureKindSpec;
-let scriptDef: ManagedKindDef;
-let mgDef: ManagedKindDef;
-let quotaDef: ManagedKindDef;
-
-const arm = (method: string, path: string, apiVersion: string, body?: unknown) =>
-  armAsUser(fake.url, method, path, apiVersion, body);
-const untilReady = (def: ManagedKindDef, name: string) => reconcileReady(r, kube, def, name);
-const untilGone = (def: ManagedKindDef, name: string) => reconcileGone(r, def, name);
+const bed = azureGenTestbed(kube, PC, [SCRIPTS, MGS, QUOTAS]);
+const { arm, untilReady, untilGone } = bed;
+const [scripts, mgs, quotas] = [bed.spec(SCRIPTS), bed.spec(MGS), bed.spec(QUOTAS)];
+const [scriptDef, mgDef, quotaDef] = [bed.def(SCRIPTS), bed.def(MGS), bed.def(QUOTAS)];
 
 beforeAll(async () => {
-  generateAzure();
-  const catalog = loadAzureCatalog();
-  const spec = (t: string) => loadAzureSpec(catalog.kinds.find((k) => k.type === t)!);
-  [scripts, mgs, quotas] = [spec(SCRIPTS), spec(MGS), spec(QUOTAS)];
-  [scriptDef, mgDef, quotaDef] = [scripts, mgs, quotas].map(azureGenKindOf) as [
-    ManagedKindDef,
-    ManagedKindDef,
-    ManagedKindDef,
-  ];
-  fake = await startGenericArmFake();
-  await ensureCrds();
   // The CRDs with the variants' CEL rule, on the real API server.
-  await installCrds(kube, [scriptDef, mgDef, quotaDef]);
-  await createAzureProviderConfig(kube, PC, { armEndpoint: fake.url, noStorage: true });
+  await bed.start();
   await createAzureProviderConfig(kube, PC_OTHER_TENANT, {
-    armEndpoint: fake.url,
+    armEndpoint: bed.fake.url,
     noStorage: true,
     tenantId: "33333333-3333-3333-3333-333333333333",
   });
-  r = new Reconciler(
-    kube,
-    new KindRegistry([...managedKinds, ...withNamespacedVariants(azureGenProviders([scripts, mgs, quotas]))]),
-    { creationGracePeriodMs: 0 },
-  );
 }, 120_000);
 
-afterAll(async () => {
-  if (scriptDef) await removeCrds(kube, [scriptDef, mgDef, quotaDef]);
-  await fake?.close();
-});
+afterAll(() => bed.close());
 
 describe("a discriminated body: deployment script (kind AzureCLI / AzurePowerShell)", () => {
   it("two variants: Synced=False from the schema, nothing written (the CRD's CEL rule says the same)", async () => {
@@ -100,7 +52,7 @@ describe("a discriminated body: deployment script (kind AzureCLI / AzurePowerShe
       },
     });
     await kube.create(scriptDef, both);
-    await r.reconcile(keyOf(scriptDef, name));
+    await bed.reconciler.reconcile(keyOf(scriptDef, name));
     const mr = await getMr(kube, scriptDef, name);
     expect(conditionOf(mr, "Synced")).toMatchObject({ status: "False" });
     expect(conditionOf(mr, "Synced")?.message).toMatch(/at most one of azureCLI, azurePowerShell/);
@@ -147,8 +99,8 @@ describe("a discriminated body: deployment script (kind AzureCLI / AzurePowerShe
         forProvider: { resourceGroupNameRef: { name: rgName }, location: "westeurope" },
       }),
     );
-    await r.reconcile(keyOf(scriptDef, name));
-    await r.reconcile(keyOf(scriptDef, name));
+    await bed.reconciler.reconcile(keyOf(scriptDef, name));
+    await bed.reconciler.reconcile(keyOf(scriptDef, name));
     const none = await getMr(kube, scriptDef, name);
     expect(conditionOf(none, "Synced")).toMatchObject({ status: "False" });
     expect(conditionOf(none, "Synced")?.message).toContain("one of azureCLI / azurePowerShell");
@@ -197,7 +149,7 @@ describe("a discriminated body: deployment script (kind AzureCLI / AzurePowerShe
 
     // Immutable: location is create-only, and part of the home: refused with both values, nothing written.
     await kube.patch(scriptDef, name, { spec: { forProvider: { location: "northeurope" } } });
-    await r.reconcile(keyOf(scriptDef, name));
+    await bed.reconciler.reconcile(keyOf(scriptDef, name));
     const refused = await getMr(kube, scriptDef, name);
     expect(conditionOf(refused, "Synced")).toMatchObject({ status: "False" });
     expect(conditionOf(refused, "Synced")?.message).toMatch(
@@ -265,7 +217,7 @@ describe("above the subscriptions: a tenant ManagementGroup and a management-gro
     await kube.patch(quotaDef, quota, {
       spec: { forProvider: { managementGroupId: mg2, managementGroupIdRef: null } },
     });
-    await r.reconcile(keyOf(quotaDef, quota));
+    await bed.reconciler.reconcile(keyOf(quotaDef, quota));
     const refused = await getMr(kube, quotaDef, quota);
     expect(conditionOf(refused, "Synced")).toMatchObject({ status: "False" });
     expect(conditionOf(refused, "Synced")?.message).toMatch(/never follows a resource's home/);
@@ -302,7 +254,7 @@ describe("above the subscriptions: a tenant ManagementGroup and a management-gro
         forProvider: { properties: { displayName: "b" } },
       },
     });
-    await r.reconcile(keyOf(mgDef, mg));
+    await bed.reconciler.reconcile(keyOf(mgDef, mg));
     const refused = await getMr(kube, mgDef, mg);
     expect(conditionOf(refused, "Synced")).toMatchObject({ status: "False" });
     expect(conditionOf(refused, "Synced")?.message).toMatch(/never follows a resource's home/);
