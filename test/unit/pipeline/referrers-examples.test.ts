@@ -6,6 +6,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { managedTypes } from "../../../functions/forwarder-kinds.ts";
+import { apiVersionOf } from "../../../shared/api/meta.ts";
 import { ReferrerIndex, type SeenObject } from "../../../shared/pipeline/referrers.ts";
 import { managedKinds } from "../../../shared/providers/index.ts";
 
@@ -19,8 +21,7 @@ const examples = readdirSync(join(root, "examples"))
 const label = (o: { kind?: string; name: string }) => `${o.kind}/${o.name}`;
 
 /** Every referrer → target edge the index forwards on: each example seen unresolved, then each turned Ready. */
-function forwardedEdges(): string[] {
-  const index = new ReferrerIndex(defs);
+function forwardedEdges(index: ReferrerIndex): string[] {
   for (const o of examples) index.seen(o, o);
   const edges: string[] = [];
   for (const o of examples) {
@@ -31,9 +32,18 @@ function forwardedEdges(): string[] {
   return edges;
 }
 
-describe("the referrer index over examples/", () => {
+/** The in-cluster forwarder's index: from the generated data, loading no provider (functions/forwarder.ts). */
+const forwarderIndex = () =>
+  new ReferrerIndex(
+    managedTypes.map((t) => ({ apiVersion: apiVersionOf(t), kind: t.kind, references: t.references })),
+  );
+
+describe.each([
+  ["driftless run", () => new ReferrerIndex(defs)],
+  ["the in-cluster forwarder", forwarderIndex],
+])("the referrer index of %s over examples/", (_, newIndex) => {
   it("forwards every hop of the Azure PostgreSQL and Cloud SQL chains", () => {
-    expect(forwardedEdges()).toEqual(
+    expect(forwardedEdges(newIndex())).toEqual(
       expect.arrayContaining([
         "VirtualNetwork/app-network-pg → ResourceGroup/driftless-example-pg",
         "Subnet/app-postgres → ResourceGroup/driftless-example-pg",
