@@ -377,8 +377,11 @@ export async function up(
       await waitFor("gcp-generic-fake", () => portOpen(PORTS.gcpApis), gcpApis.pid);
       await waitFor("gcp-cloudasset-fake", () => portOpen(PORTS.gcpCloudAsset), gcpCloudAsset.pid);
     })().catch(async (err: unknown) => {
-      save();
-      await down();
+      // Stopped meanwhile (Ctrl-C during start-up: `down()` removed the state): nothing left to stop.
+      if (readState()) {
+        save();
+        await down();
+      }
       throw err;
     });
     clouds.catch(() => undefined); // awaited below or by the caller
