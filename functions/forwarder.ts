@@ -23,6 +23,7 @@ import { createLogger } from "../shared/log.ts";
 import { CRD_TYPE, type CrdLike, typeOfCrd } from "../shared/ops/activation.ts";
 import type { Logger, MessageSink } from "../shared/pipeline/common.ts";
 import { Forwarder } from "../shared/pipeline/forwarder.ts";
+import { ReferrerIndex } from "../shared/pipeline/referrers.ts";
 import { type Config, readConfig } from "./config.ts";
 import { type Cloud, managedTypes } from "./forwarder-kinds.ts";
 import { servedTypes } from "./served-types.ts";
@@ -144,6 +145,12 @@ export async function startForwarder(cfg: ForwarderConfig, logger: Logger): Prom
     logger,
     ...(cfg.DRIFTLESS_LABEL_SELECTOR ? { labelSelector: cfg.DRIFTLESS_LABEL_SELECTOR } : {}),
     connectionSecrets: cfg.DRIFTLESS_WATCH_CONNECTION_SECRETS,
+    // As in `driftless run`: a resource turning Ready forwards those waiting for it by reference at once.
+    referrers: new ReferrerIndex(
+      managedTypes
+        .filter((t) => clouds.includes(t.cloud))
+        .map((t) => ({ apiVersion: apiVersionOf(t), kind: t.kind, references: t.references })),
+    ),
   });
   await forwarder.start();
   logger.info(

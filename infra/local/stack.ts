@@ -197,12 +197,19 @@ async function stackHealthy(state: StackState): Promise<boolean> {
   return (await kubeReady(token, ca)) && (await portOpen(PORTS.moto)) && (await portOpen(PORTS.pubsub));
 }
 
-/** Starts the stack (or reuses a healthy one). Returns its env and whether this call started it. */
-export async function up(): Promise<{ env: StackEnv; started: boolean }> {
+/**
+ * Starts the stack (or reuses a healthy one). Returns its env and whether this call started it. With
+ * `early`, it returns as soon as the kube-apiserver answers: `clouds` resolves once the emulators and fakes
+ * answer too (and rejects, with the stack stopped, if one does not), so a caller can install CRDs and start
+ * `driftless run` while they come up. Without it, `clouds` has already resolved.
+ */
+export async function up(
+  opts: { early?: boolean } = {},
+): Promise<{ env: StackEnv; started: boolean; clouds: Promise<void> }> {
   const existing = readState();
   if (existing && (await stackHealthy(existing))) {
     log("stack already up — reusing it");
-    return { env: existing.env, started: false };
+    return { env: existing.env, started: false, clouds: Promise.resolve() };
   }
   if (existing) await down();
 
@@ -228,7 +235,35 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
   const procs: ProcessRecord[] = [];
   const state: StackState = { processes: procs, env: {} };
   const save = () => writeFileSync(stateFile(), JSON.stringify(state, null, 2));
+  state.env = {
+    KUBECONFIG: kubeconfig,
+    DRIFTLESS_KUBE_SERVER: `https://127.0.0.1:${PORTS.kube}`,
+    DRIFTLESS_KUBE_TOKEN: token,
+    DRIFTLESS_CA_FILE: tls.caCert,
+    NODE_EXTRA_CA_CERTS: tls.caCert,
+    AWS_ENDPOINT_URL: `http://127.0.0.1:${PORTS.moto}`,
+    AWS_CLOUDCONTROL_ENDPOINT: `http://127.0.0.1:${PORTS.cloudControl}`,
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "testing",
+    AWS_SECRET_ACCESS_KEY: "testing",
+    PUBSUB_EMULATOR_HOST: `127.0.0.1:${PORTS.pubsub}`,
+    GCP_PROJECT_ID: "driftless-local",
+    GCS_ENDPOINT: `http://127.0.0.1:${PORTS.gcs}`,
+    GCP_SQL_ENDPOINT: `http://127.0.0.1:${PORTS.gcpSql}`,
+    GCP_COMPUTE_ENDPOINT: `http://127.0.0.1:${PORTS.gcpCompute}`,
+    GCP_SERVICE_NETWORKING_ENDPOINT: `http://127.0.0.1:${PORTS.gcpServiceNetworking}`,
+    GCP_APIS_ENDPOINT: `http://127.0.0.1:${PORTS.gcpApis}/{api}`,
+    GCP_CLOUDASSET_ENDPOINT: `http://127.0.0.1:${PORTS.gcpCloudAsset}`,
+    AZURE_ARM_ENDPOINT: `https://127.0.0.1:${PORTS.arm}`,
+    AZURE_SUBSCRIPTION_ID: "00000000-0000-0000-0000-00000000d1f7",
+    AZURE_TENANT_ID: "00000000-0000-0000-0000-0000000a2be5",
+    AZURITE_BLOB_ENDPOINT: `http://127.0.0.1:${PORTS.azurite}/${AZURITE_ACCOUNT}`,
+    AZURITE_ACCOUNT_NAME: AZURITE_ACCOUNT,
+    AZURITE_ACCOUNT_KEY: AZURITE_KEY,
+  };
   const t0 = Date.now();
+  /** The emulators and fakes answering (a rejection has stopped the stack). */
+  let clouds: Promise<void> = Promise.resolve();
   try {
     // etcd keeps its data in memory-backed /dev/shm: fast, and gone with the stack.
     const etcdData = `/dev/shm/driftless-etcd-${PORTS.etcd}`;
@@ -331,47 +366,31 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
     procs.push(kcm);
     save();
 
-    await motoWarm;
-    await waitFor("pubsub", () => httpOk(`http://127.0.0.1:${PORTS.pubsub}/`), pubsub.pid);
-    await waitFor("azurite", () => portOpen(PORTS.azurite), azurite.pid);
-    await waitFor("arm-fake", () => portOpen(PORTS.arm), arm.pid);
-    await waitFor("gcs-fake", () => portOpen(PORTS.gcs), gcs.pid);
-    await waitFor("gcp-sql-fakes", () => portOpen(PORTS.gcpServiceNetworking), gcpSql.pid);
-    await waitFor("cloudcontrol-fake", () => portOpen(PORTS.cloudControl), cloudControl.pid);
-    await waitFor("gcp-generic-fake", () => portOpen(PORTS.gcpApis), gcpApis.pid);
-    await waitFor("gcp-cloudasset-fake", () => portOpen(PORTS.gcpCloudAsset), gcpCloudAsset.pid);
+    clouds = (async () => {
+      await motoWarm;
+      await waitFor("pubsub", () => httpOk(`http://127.0.0.1:${PORTS.pubsub}/`), pubsub.pid);
+      await waitFor("azurite", () => portOpen(PORTS.azurite), azurite.pid);
+      await waitFor("arm-fake", () => portOpen(PORTS.arm), arm.pid);
+      await waitFor("gcs-fake", () => portOpen(PORTS.gcs), gcs.pid);
+      await waitFor("gcp-sql-fakes", () => portOpen(PORTS.gcpServiceNetworking), gcpSql.pid);
+      await waitFor("cloudcontrol-fake", () => portOpen(PORTS.cloudControl), cloudControl.pid);
+      await waitFor("gcp-generic-fake", () => portOpen(PORTS.gcpApis), gcpApis.pid);
+      await waitFor("gcp-cloudasset-fake", () => portOpen(PORTS.gcpCloudAsset), gcpCloudAsset.pid);
+    })().catch(async (err: unknown) => {
+      // Stopped meanwhile (Ctrl-C during start-up: `down()` removed the state): nothing left to stop.
+      if (readState()) {
+        save();
+        await down();
+      }
+      throw err;
+    });
+    clouds.catch(() => undefined); // awaited below or by the caller
   } catch (err) {
     save();
     await down();
     throw err;
   }
 
-  state.env = {
-    KUBECONFIG: kubeconfig,
-    DRIFTLESS_KUBE_SERVER: `https://127.0.0.1:${PORTS.kube}`,
-    DRIFTLESS_KUBE_TOKEN: token,
-    DRIFTLESS_CA_FILE: tls.caCert,
-    NODE_EXTRA_CA_CERTS: tls.caCert,
-    AWS_ENDPOINT_URL: `http://127.0.0.1:${PORTS.moto}`,
-    AWS_CLOUDCONTROL_ENDPOINT: `http://127.0.0.1:${PORTS.cloudControl}`,
-    AWS_REGION: "us-east-1",
-    AWS_ACCESS_KEY_ID: "testing",
-    AWS_SECRET_ACCESS_KEY: "testing",
-    PUBSUB_EMULATOR_HOST: `127.0.0.1:${PORTS.pubsub}`,
-    GCP_PROJECT_ID: "driftless-local",
-    GCS_ENDPOINT: `http://127.0.0.1:${PORTS.gcs}`,
-    GCP_SQL_ENDPOINT: `http://127.0.0.1:${PORTS.gcpSql}`,
-    GCP_COMPUTE_ENDPOINT: `http://127.0.0.1:${PORTS.gcpCompute}`,
-    GCP_SERVICE_NETWORKING_ENDPOINT: `http://127.0.0.1:${PORTS.gcpServiceNetworking}`,
-    GCP_APIS_ENDPOINT: `http://127.0.0.1:${PORTS.gcpApis}/{api}`,
-    GCP_CLOUDASSET_ENDPOINT: `http://127.0.0.1:${PORTS.gcpCloudAsset}`,
-    AZURE_ARM_ENDPOINT: `https://127.0.0.1:${PORTS.arm}`,
-    AZURE_SUBSCRIPTION_ID: "00000000-0000-0000-0000-00000000d1f7",
-    AZURE_TENANT_ID: "00000000-0000-0000-0000-0000000a2be5",
-    AZURITE_BLOB_ENDPOINT: `http://127.0.0.1:${PORTS.azurite}/${AZURITE_ACCOUNT}`,
-    AZURITE_ACCOUNT_NAME: AZURITE_ACCOUNT,
-    AZURITE_ACCOUNT_KEY: AZURITE_KEY,
-  };
   save();
   writeFileSync(
     join(STACK_DIR, "env.sh"),
@@ -380,8 +399,18 @@ export async function up(): Promise<{ env: StackEnv; started: boolean }> {
       .join("\n")
       .concat("\n"),
   );
-  log(`up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return { env: state.env, started: true };
+  const seconds = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+  if (!opts.early) {
+    await clouds;
+    log(`up in ${seconds()}`);
+    return { env: state.env, started: true, clouds };
+  }
+  log(`kube-apiserver up in ${seconds()}; the clouds' emulators and fakes are still starting`);
+  const cloudsUp = clouds.then(() => {
+    log(`clouds up in ${seconds()}`);
+  });
+  cloudsUp.catch(() => undefined); // the caller awaits it; not an unhandled rejection meanwhile
+  return { env: state.env, started: true, clouds: cloudsUp };
 }
 
 function etcdArgs(dataDir: string, clientPort: number, peerPort: number): string[] {

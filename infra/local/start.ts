@@ -162,7 +162,7 @@ const readyNow = (examples: Example[]) =>
   );
 
 /** One row per example; MESSAGE says what a not-yet-Ready one waits for. Reads only connection Secrets. */
-async function table(kube: Kube, examples: Example[], t0: number): Promise<string> {
+async function table(kube: Kube, examples: Example[], t0: number, cloudsUp = true): Promise<string> {
   const rows = [
     ["KIND", "NAME", "READY", "SYNCED", "APPLIED→READY", "EXTERNAL-NAME", "SECRET", "WAITING FOR / MESSAGE"],
   ];
@@ -195,7 +195,7 @@ async function table(kube: Kube, examples: Example[], t0: number): Promise<strin
           ? `${ref.namespace}/${ref.name} (${Object.keys(secret.data ?? {}).join(",")})`
           : "pending"
         : "",
-      ready.has(key) ? "" : waitingFor(e, mr, ready),
+      ready.has(key) ? "" : waitingFor(e, mr, ready, cloudsUp),
     ]);
   }
   return render(rows);
@@ -243,7 +243,14 @@ function followExamples(
 }
 
 /** What a row that is not Ready yet is waiting for, in a newcomer's words. */
-function waitingFor(e: Example, mr: ManagedResource | undefined, ready: Set<string>): string {
+function waitingFor(
+  e: Example,
+  mr: ManagedResource | undefined,
+  ready: Set<string>,
+  cloudsUp: boolean,
+): string {
+  if (!e.applied && !cloudsUp)
+    return "not applied yet: waits for the local clouds (emulators and fakes) to answer";
   if (!e.applied) {
     const missing = e.needs.map((n) => keyOf(n.kind, n.name, n.namespace)).filter((k) => !ready.has(k));
     return `not applied yet: waits for ${missing.join(", ")} to be Ready`;
@@ -281,11 +288,25 @@ const seconds = (since: number) => secs(Date.now() - since);
 
 async function main() {
   const tStart = Date.now();
-  const stack = await up();
+  // Every watch event, every CRD served and the clouds coming up wake the loop below; it also looks every second.
+  let wake = () => {};
+  // Back as soon as the kube-apiserver answers: the CRDs and driftless run's start (loading every kind's
+  // SDK) overlap the emulators' and fakes' start; what talks to a cloud waits for `clouds` below.
+  const stack = await up({ early: true });
   started = stack.started;
   const env = stack.env;
   if (stopping) return;
   const tStack = Date.now();
+  let tClouds: number | undefined;
+  let cloudsFailed: Error | undefined;
+  const clouds = stack.clouds.then(() => {
+    tClouds = Date.now();
+    wake();
+  });
+  clouds.catch((err: unknown) => {
+    cloudsFailed = err as Error;
+    wake();
+  });
   const kc = new KubeConfig();
   kc.loadFromFile(env.KUBECONFIG ?? "");
   const kube = new Kube(kc);
@@ -323,8 +344,6 @@ async function main() {
   const crds = allCrds().sort((a, b) => rank(a.metadata.name) - rank(b.metadata.name));
   const first = crds.filter((c) => rank(c.metadata.name) < 2);
   const later = crds.filter((c) => rank(c.metadata.name) === 2);
-  // Every watch event and every CRD served wakes the loop below; it also looks every second.
-  let wake = () => {};
   const served = new Map(crds.map((c) => [c.metadata.name, deferred()]));
   /** Writes `list` and resolves (with the time) once the API server serves all of them. */
   const install = (list: typeof crds) => {
@@ -347,18 +366,21 @@ async function main() {
   const firstInstall = install(first);
   const tWritten = await firstInstall.written;
   // The ProviderConfigs go in as soon as their own CRDs are served, while the API server establishes the rest.
-  const configs = Promise.all(localProviderConfigCrds().map((n) => served.get(n)?.promise)).then(async () => {
-    // A loaded machine's API server can miss an answer (30 s) while it establishes CRDs: say so, try again.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await localProviderConfigs(kube, env);
-        return Date.now();
-      } catch (err) {
-        if (stopping || attempt >= CONFIG_ATTEMPTS) throw err;
-        process.stdout.write(`(retrying the local ProviderConfigs: ${(err as Error).message})\n`);
+  // Their credential checks call the clouds: once those answer.
+  const configs = Promise.all([clouds, ...localProviderConfigCrds().map((n) => served.get(n)?.promise)]).then(
+    async () => {
+      // A loaded machine's API server can miss an answer (30 s) while it establishes CRDs: say so, try again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await localProviderConfigs(kube, env);
+          return Date.now();
+        } catch (err) {
+          if (stopping || attempt >= CONFIG_ATTEMPTS) throw err;
+          process.stdout.write(`(retrying the local ProviderConfigs: ${(err as Error).message})\n`);
+        }
       }
-    }
-  });
+    },
+  );
   configs.catch(() => undefined);
   let tCrds: number | undefined;
   let tConfigs: number | undefined;
@@ -403,6 +425,7 @@ async function main() {
   const phases = () => ({
     start: tStart,
     stack: tStack,
+    clouds: tClouds,
     crdsWritten: tWritten,
     crds: tCrds,
     providerConfigs: tConfigs,
@@ -425,6 +448,7 @@ async function main() {
     const ready = readyNow(examples);
     for (const e of examples) {
       if (
+        tClouds === undefined ||
         e.applied ||
         e.applying ||
         !served.get(crdOf(e.def))?.done ||
@@ -452,6 +476,7 @@ async function main() {
   let lastDrawn = 0;
   while (!stopping) {
     if (crdsFailed) throw crdsFailed;
+    if (cloudsFailed) throw cloudsFailed;
     applyReleased();
     const ready = readyNow(examples);
     const all = ready.size === examples.length;
@@ -459,7 +484,7 @@ async function main() {
       if (tty && (all || Date.now() - lastDrawn >= TABLE_REDRAW_MS)) {
         lastDrawn = Date.now();
         process.stdout.write(
-          `\x1b[2J\x1b[H${crdLine ? `${crdLine}\n\n` : ""}${await table(kube, examples, t0)}\n\n${ready.size}/${examples.length} Ready after ${seconds(t0)} — Ctrl-C stops everything npm start started\n`,
+          `\x1b[2J\x1b[H${crdLine ? `${crdLine}\n\n` : ""}${await table(kube, examples, t0, tClouds !== undefined)}\n\n${ready.size}/${examples.length} Ready after ${seconds(t0)} — Ctrl-C stops everything npm start started\n`,
         );
       }
       if (all) {
@@ -470,7 +495,8 @@ async function main() {
         const last = Math.max(...examples.map((e) => e.readyAt ?? 0));
         process.stdout.write(
           `\nall ${examples.length} example resources are Ready after ${secs(last - t0)} ` +
-            `(${secs(last - tStart)} since npm start: stack ${secs(tStack - tStart)}, ` +
+            `(${secs(last - tStart)} since npm start: kube-apiserver ${secs(tStack - tStart)}, clouds ` +
+            `${secs((tClouds ?? tStack) - tStack)} later, ` +
             `CRDs written ${secs(tWritten - tStack)}, then the examples, beside the API server serving the ` +
             `CRDs for ${secs((tCrds ?? last) - tWritten)}).\n`,
         );
@@ -497,7 +523,7 @@ async function main() {
     if (once && Date.now() - t0 > timeoutMs) {
       writeTimeline(phases(), examples);
       process.stderr.write(
-        `not all resources Ready after ${timeoutMs} ms:\n${await table(kube, examples, t0).catch((err: unknown) => (err as Error).message)}\n`,
+        `not all resources Ready after ${timeoutMs} ms:\n${await table(kube, examples, t0, tClouds !== undefined).catch((err: unknown) => (err as Error).message)}\n`,
       );
       return stop(1, "timed out");
     }

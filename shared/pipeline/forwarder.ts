@@ -5,6 +5,7 @@
 // batches. This file wires them: which kinds, and which key a change stands for (a connection Secret
 // stands for the managed resource that owns it).
 import type { KubeConfig } from "@kubernetes/client-node";
+import type { ManagedResource } from "../api/managed.ts";
 import type { ResourceType } from "../api/meta.ts";
 import type { Kube } from "../kube/client.ts";
 import type { BackoffPolicy } from "../queue/backoff.ts";
@@ -19,6 +20,7 @@ import {
   type WatchCounters,
 } from "./kind-watcher.ts";
 import { Outbox, type OutboxStats } from "./outbox.ts";
+import type { ProviderConfigUsers } from "./provider-config-users.ts";
 import type { ReferrerIndex, SeenObject } from "./referrers.ts";
 
 export {
@@ -84,6 +86,12 @@ export interface ForwarderOptions {
    * referenced object turns Ready, the keys waiting for it are forwarded at once (referrers.ts).
    */
   referrers?: ReferrerIndex;
+  /**
+   * Which ProviderConfig each watched object uses, kept current from the same lists and watches, for the
+   * ProviderConfig reconciler's user count (provider-config-users.ts). Only without a label selector: a
+   * selected subset would undercount.
+   */
+  providerConfigUsers?: ProviderConfigUsers;
 }
 
 export interface ForwarderStats extends WatchCounters, OutboxStats {
@@ -117,6 +125,7 @@ export class Forwarder {
   readonly #whenServed: ForwarderOptions["whenServed"];
   #running = false;
   #referrersForwarded = 0;
+  readonly #users: ProviderConfigUsers | undefined;
   #stop = new AbortController();
   #loops: Promise<void>[] = [];
 
@@ -137,7 +146,10 @@ export class Forwarder {
     });
     const health = new ApiServerHealth(this.#logger);
     const referrers = opts.referrers;
+    const users = opts.labelSelector ? undefined : opts.providerConfigUsers;
+    this.#users = users;
     const watcherOf = (type: ResourceType, connectionSecrets = false): KindWatcher => {
+      const kind = () => ({ apiVersion: watcher.apiVersion, kind: type.kind });
       const watcher: KindWatcher = new KindWatcher({
         kube,
         type,
@@ -151,16 +163,20 @@ export class Forwarder {
         counters: this.#counters,
         health,
         changed: (meta) => this.#forward(watcher, meta),
-        ...(referrers && !connectionSecrets
+        ...((referrers || users) && !connectionSecrets
           ? {
               seen: (obj) => {
-                const kind = { apiVersion: watcher.apiVersion, kind: type.kind };
-                for (const key of referrers.seen(kind, obj as SeenObject)) {
+                users?.seen(kind(), obj as unknown as ManagedResource);
+                for (const key of referrers?.seen(kind(), obj as SeenObject) ?? []) {
                   this.#referrersForwarded++;
                   this.#outbox.add(makeMessage(key, "watch"));
                 }
               },
-              removed: (meta) => referrers.gone({ apiVersion: watcher.apiVersion, kind: type.kind }, meta),
+              removed: (meta) => {
+                users?.gone(kind(), meta);
+                referrers?.gone(kind(), meta);
+              },
+              listed: () => users?.listed(kind()),
             }
           : {}),
       });
@@ -200,8 +216,14 @@ export class Forwarder {
     if (!served) return w.run(signal, resolve).finally(resolve);
     // A kind whose CRD is still being installed does not hold start() up; it is listed once it is served.
     resolve();
+    const kind = { apiVersion: w.apiVersion, kind: w.type.kind };
+    this.#users?.notServed(kind);
     const stopped = new Promise<void>((r) => signal.addEventListener("abort", () => r(), { once: true }));
-    return Promise.race([served, stopped]).then(() => (signal.aborted ? undefined : w.run(signal, () => {})));
+    return Promise.race([served, stopped]).then(() => {
+      if (signal.aborted) return undefined;
+      this.#users?.served(kind);
+      return w.run(signal, () => {});
+    });
   }
 
   /**

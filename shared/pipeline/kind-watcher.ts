@@ -162,6 +162,8 @@ export interface KindWatcherOptions {
    */
   seen?: ((obj: KubeObject) => void) | undefined;
   removed?: ((meta: ChangedMeta) => void) | undefined;
+  /** Called after each complete list (every object through `seen`, every vanished key through `removed`). */
+  listed?: (() => void) | undefined;
 }
 
 type WatchEnd = { kind: "closed"; healthy: boolean } | { kind: "gone" } | { kind: "error"; error: unknown };
@@ -184,6 +186,7 @@ export class KindWatcher {
   readonly #changed: (meta: ChangedMeta) => void;
   readonly #seen: ((obj: KubeObject) => void) | undefined;
   readonly #removed: ((meta: ChangedMeta) => void) | undefined;
+  readonly #listed: (() => void) | undefined;
   /** objectKey → fingerprint; the watcher's only per-object memory. */
   readonly #fingerprints = new Map<string, number>();
 
@@ -217,6 +220,7 @@ export class KindWatcher {
     this.#changed = opts.changed;
     this.#seen = opts.seen;
     this.#removed = opts.removed;
+    this.#listed = opts.listed;
   }
 
   stats(): KindStats {
@@ -348,6 +352,7 @@ export class KindWatcher {
     }
     this.#rv = rv;
     this.#synced = true;
+    this.#listed?.();
     this.#counters.lists++;
     this.#logger.info(
       {

@@ -7,7 +7,7 @@
 // Memory: one entry per object still waiting for a reference (its targets' keys), and one per target that
 // has a waiting referrer. Selectors are not indexed (which object they match is not known without reading
 // it); their referrers keep their backoff.
-import type { ManagedKindDef, ReferenceDef } from "../api/managed.ts";
+import type { ReferenceDef } from "../api/managed.ts";
 import type { ObjectMeta, Reference } from "../api/meta.ts";
 import { holdersOf } from "../api/reference.ts";
 
@@ -45,7 +45,7 @@ export class ReferrerIndex {
   /** Targets with waiting referrers that were Ready when last seen. */
   readonly #ready = new Set<string>();
 
-  constructor(kinds: readonly Pick<ManagedKindDef, "apiVersion" | "kind" | "references">[]) {
+  constructor(kinds: readonly { apiVersion: string; kind: string; references: readonly ReferenceDef[] }[]) {
     for (const k of kinds)
       if (k.references.length > 0) this.#refsOf.set(`${k.apiVersion}/${k.kind}`, k.references);
   }

@@ -26,6 +26,7 @@ import { keyOfMessage } from "../worker/message.ts";
 import { createWorker } from "../worker/worker.ts";
 import { Forwarder, type ForwarderOptions } from "./forwarder.ts";
 import { logQueueEvents } from "./functions.ts";
+import { ProviderConfigUsers } from "./provider-config-users.ts";
 import { ReferrerIndex } from "./referrers.ts";
 import { sweep } from "./sweep.ts";
 import { SweepIndex } from "./sweep-index.ts";
@@ -150,6 +151,10 @@ export async function startRun(o: RunOptions): Promise<Running> {
         })
       : undefined;
   const events = o.events ?? new KubeEventRecorder(kube);
+  // The forwarder's lists and watches keep it (no doorbell, no label selector: it sees every object), and the
+  // ProviderConfig reconciler counts users from it instead of listing every kind per reconcile.
+  const knownUsers =
+    o.doorbell || o.labelSelector ? undefined : new ProviderConfigUsers(o.kinds.map((k) => k.definition));
   // The same wiring as the serverless functions', with claims.
   const worker = createWorker({
     kube,
@@ -161,6 +166,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
     skipDefaultTags: o.skipDefaultTags,
     secretRefNamespaces: o.secretRefNamespaces,
     ambientIdentityNamespaces: o.ambientIdentityNamespaces,
+    knownUsers,
     ...(o.rateLimit ? { rateLimit: o.rateLimit } : {}),
     claims: true,
     metrics,
@@ -246,6 +252,7 @@ export async function startRun(o: RunOptions): Promise<Running> {
       connectionSecrets: true,
       // A resource turning Ready brings the reconciles of those waiting for it by reference at once.
       referrers: new ReferrerIndex(o.kinds.map((k) => k.definition)),
+      ...(knownUsers ? { providerConfigUsers: knownUsers } : {}),
     });
     forwarderRef = forwarder;
     await forwarder.start();

@@ -26,6 +26,15 @@ export interface ProviderConfigResult
 const RECHECK_FAILED_MS = 30_000;
 
 /**
+ * What a process that already lists and watches the managed resources knows of their ProviderConfigs
+ * (`driftless run`: shared/pipeline/provider-config-users.ts): the users of `target` among the objects of
+ * one kind, or undefined when it does not know them (that kind is then listed).
+ */
+export interface KnownUsers {
+  count(def: { apiVersion: string; kind: string }, target: ProviderConfigTarget): number | undefined;
+}
+
+/**
  * Keeps each ProviderConfig's status honest: Ready after a credential check, the number of managed
  * resources using it, and a finalizer that holds its deletion while any resource still uses it. It serves
  * the three kinds of each cloud: the v1 shape's cluster-scoped ProviderConfig, and the namespaced
@@ -38,13 +47,15 @@ export class ProviderConfigReconciler implements Reconciles {
   readonly #kinds: Map<string, ProviderConfigKind>;
   readonly #lifecycle: Lifecycle;
   readonly #tenancy: TenancyOptions;
+  readonly #known: KnownUsers | undefined;
 
   constructor(
     kube: Kube,
     registry: KindRegistry,
     kinds: ProviderConfigKind[],
-    opts: { now?: () => Date; tenancy?: TenancyOptions } = {},
+    opts: { now?: () => Date; tenancy?: TenancyOptions; knownUsers?: KnownUsers } = {},
   ) {
+    this.#known = opts.knownUsers;
     this.#kube = kube;
     this.#registry = registry;
     this.#kinds = new Map(kinds.map((k) => [`${k.type.group}/${k.type.version}/${k.type.kind}`, k]));
@@ -79,7 +90,8 @@ export class ProviderConfigReconciler implements Reconciles {
     if (!read) return { outcome: "gone", users: 0 };
     const pc = withProviderConfigNamespace(read);
     const target: ProviderConfigTarget = { type: kind.type, name, ...(namespace ? { namespace } : {}) };
-    const users = await this.#countUsers(kind.cloud, target);
+    // Before a finalizer is released, every kind is listed: the deletion protection never rests on a cache.
+    const users = await this.#countUsers(kind.cloud, target, !pc.metadata.deletionTimestamp);
     const status = (ready: NewCondition) => this.#lifecycle.writeStatus(kind.type, pc, [ready], { users });
 
     if (pc.metadata.deletionTimestamp) {
@@ -126,13 +138,21 @@ export class ProviderConfigReconciler implements Reconciles {
     }
   }
 
-  /** Managed resources naming this ProviderConfig: of the shape that can name it, in its namespace if it has one. */
-  async #countUsers(cloud: string, target: ProviderConfigTarget): Promise<number> {
+  /**
+   * Managed resources naming this ProviderConfig: of the shape that can name it, in its namespace if it has
+   * one. With `known`, a kind the KnownUsers know is counted from there, not listed.
+   */
+  async #countUsers(cloud: string, target: ProviderConfigTarget, known: boolean): Promise<number> {
     const key = providerConfigKey(target);
     // The `.m.` group's ProviderConfigs serve the namespaced kinds; the v1 one the cluster-scoped kinds.
     const scope = target.type.group.endsWith(`.m.${API_DOMAIN}`) ? "Namespaced" : "Cluster";
     let users = 0;
     for (const def of this.#registry.definitions.filter((d) => d.cloud === cloud && d.scope === scope)) {
+      const counted = known ? this.#known?.count(def, target) : undefined;
+      if (counted !== undefined) {
+        users += counted;
+        continue;
+      }
       // A kind whose CRD is not installed has no page, so no users.
       for await (const page of this.#kube.listPages<ManagedResource & { [k: string]: unknown }>(def, {
         limit: 500,

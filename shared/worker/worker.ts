@@ -17,7 +17,7 @@ import type {
   ReconcileMetrics,
   ResourceKey,
 } from "../reconciler/contract.ts";
-import { ProviderConfigReconciler } from "../reconciler/provider-config.ts";
+import { type KnownUsers, ProviderConfigReconciler } from "../reconciler/provider-config.ts";
 import type { RateLimit } from "../reconciler/rate-limit.ts";
 import { ManagedReconciler } from "../reconciler/reconciler.ts";
 import { KindRegistry } from "../reconciler/registry.ts";
@@ -41,6 +41,8 @@ export interface WorkerSetup {
   secretRefNamespaces?: readonly string[] | undefined;
   /** Namespaces whose namespaced ProviderConfigs may use InjectedIdentity (shared/reconciler/tenancy.ts). */
   ambientIdentityNamespaces?: readonly string[] | undefined;
+  /** ProviderConfig users the process already knows from its watches (`driftless run`); else each kind is listed. */
+  knownUsers?: KnownUsers | undefined;
   /**
    * Also serve claims and classes (claims.driftless.dev, classes.driftless.dev). Claims are
    * cloud-neutral: any cloud's worker can bind them (it only writes Kubernetes objects); the managed
@@ -100,6 +102,7 @@ export function createWorker(setup: WorkerSetup): Worker {
   });
   const providerConfigs = new ProviderConfigReconciler(setup.kube, registry, [...setup.providerConfigKinds], {
     tenancy,
+    ...(setup.knownUsers ? { knownUsers: setup.knownUsers } : {}),
   });
   // The binder's writes make and change managed resources: under their own field manager, they ring the
   // doorbell (the engine's own writes do not: shared/doorbell/admission.ts).
