@@ -10,7 +10,14 @@ import type { CloudEventsDeclaration } from "../shared/api/cloud-events.ts";
 import type { IamStatement, ManagedKindProvider, ProviderConfigKind } from "../shared/api/external.ts";
 import { namespacedGroupOf, type ReferenceDef } from "../shared/api/managed.ts";
 import { managedKinds, providerConfigKinds } from "../shared/providers/index.ts";
-import { IAM_LIMITS, packPolicies, policyDocuments, policySize, type Stage } from "./iam-policies.ts";
+import {
+  compactStatements,
+  IAM_LIMITS,
+  packPolicies,
+  policyDocuments,
+  policySize,
+  type Stage,
+} from "./iam-policies.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 
@@ -332,7 +339,9 @@ const POLICIES_END = `${POLICIES_INDENT}# END generated kinds' IAM`;
  * refused with the measured size.
  */
 export function generatedPolicies(r: KindRegistries = REGISTRIES): IamStatement[][] {
-  const statements = mergedStatements({ kinds: r.kinds.filter(isGeneratedAws), providerConfigKinds: [] });
+  const statements = compactStatements(
+    mergedStatements({ kinds: r.kinds.filter(isGeneratedAws), providerConfigKinds: [] }),
+  );
   const docs = packPolicies(statements);
   if (docs.length > IAM_LIMITS.managedPoliciesPerRoleMax)
     throw new Error(
@@ -561,7 +570,13 @@ export function accountPolicies(stage: Stage, r: KindRegistries = REGISTRIES) {
   if (!/^\d{12}$/.test(stage.account))
     throw new Error(`--account-policies needs a 12-digit account id, not "${stage.account}"`);
   if (!stage.region) throw new Error("--account-policies needs --region");
-  return policyDocuments(packPolicies(mergedStatements(r), IAM_LIMITS.managedPolicyChars, stage), stage);
+  const statements = [
+    ...mergedStatements({ ...r, kinds: r.kinds.filter((k) => !isGeneratedAws(k)) }),
+    ...compactStatements(
+      mergedStatements({ kinds: r.kinds.filter(isGeneratedAws), providerConfigKinds: [] }),
+    ),
+  ];
+  return policyDocuments(packPolicies(statements, IAM_LIMITS.managedPolicyChars, stage), stage);
 }
 
 const argOf = (name: string) => {

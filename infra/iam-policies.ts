@@ -27,7 +27,8 @@ export const WORST_CASE_STAGE = {
 /** Where a policy's ARNs and conditions point: the placeholders of IamStatement resolved. */
 export type Stage = typeof WORST_CASE_STAGE;
 
-const resolved = (text: string, stage: Stage) =>
+/** `text` with the statement placeholders resolved for `stage`. */
+export const resolved = (text: string, stage: Stage) =>
   text
     .replaceAll("{partition}", stage.partition)
     .replaceAll("{account}", stage.account)
@@ -124,4 +125,97 @@ export function packPolicies(
 /** Policy documents as IAM takes them, every placeholder resolved for `stage` (another account's role). */
 export function policyDocuments(docs: readonly IamStatement[][], stage: Stage) {
   return docs.map((d) => ({ Version: "2012-10-17", Statement: d.map((s) => documentStatement(s, stage)) }));
+}
+
+/** An ARN pattern's segments up to the account: `arn:{partition}:<service>:<region>:<account>:`. */
+const ARN_HEAD = /^(arn:\{partition\}:[a-z0-9-]+:(?:\*|):\{account\}:).+$/;
+
+/**
+ * A statement's resources with every pattern in the stage's account widened to its service's every
+ * resource there (`arn:{partition}:ec2:*:{account}:*`). It allows exactly what the statement did when every
+ * action in it lists the patterns of every resource type the Service Authorization Reference names for it
+ * (handlerIam's statements do): a call acts only on resources of its action's types, all of which the
+ * statement already allowed in the stage's account, and the wider pattern adds no other account.
+ */
+function widenedResources(resources: readonly string[]): string[] {
+  return [...new Set(resources.map((r) => r.replace(ARN_HEAD, "$1*")))];
+}
+
+const sameCondition = (s: IamStatement) => JSON.stringify(s.condition ?? {});
+
+/**
+ * The generated kinds' statements in fewer characters, allowing exactly the same calls (docs/adr/0014):
+ * statements with the same condition merge (actions and resources unioned: each action already lists all of
+ * its resource types, see widenedResources), and so do statements that differ only in the values of one
+ * condition key (the values are alternatives); resources are widened to their service in the stage's
+ * account. Never merged: statements with different conditions otherwise — a kind's call held to its own
+ * tag stays held to it alone. Sids: a group keeps its first member's sid when alone, otherwise
+ * `Awscc<Scoped|Any><Untagged?><Global?>` by shape (numbered after the first).
+ */
+export function compactStatements(statements: readonly IamStatement[]): IamStatement[] {
+  const byCondition = new Map<string, IamStatement[]>();
+  for (const s of statements) {
+    const key = `${s.resources.includes("*") ? "*" : "arn"} ${sameCondition(s)}`;
+    byCondition.set(key, [...(byCondition.get(key) ?? []), s]);
+  }
+  const sids = new Map<string, number>();
+  const sidOf = (group: readonly IamStatement[]) => {
+    const first = group[0] as IamStatement;
+    if (group.length === 1) return first.sid;
+    const shape = `Awscc${first.resources.includes("*") ? "Any" : "Scoped"}${first.condition?.Null ? "Untagged" : ""}${first.condition?.StringEquals?.["aws:RequestedRegion"] ? "" : "Global"}`;
+    const n = (sids.get(shape) ?? 0) + 1;
+    sids.set(shape, n);
+    return n === 1 ? shape : `${shape}${n}`;
+  };
+  const merged = [...byCondition.values()].flatMap((group): IamStatement[] => {
+    const one = (members: readonly IamStatement[], resources: string[], sid: string): IamStatement => ({
+      sid,
+      actions: [...new Set(members.flatMap((s) => s.actions))],
+      resources,
+      ...(members[0]?.condition ? { condition: members[0].condition } : {}),
+      comment:
+        members.length === 1
+          ? members[0]?.comment
+          : `${members.length} statements of the generated kinds with this condition and these resources, merged (docs/adr/0014): ${members.map((s) => s.sid).join(", ")}.`,
+    });
+    if (group.some((s) => s.resources.includes("*"))) return [one(group, ["*"], sidOf(group))];
+    // Merged only where the widened resources are the same: a union of resources across statements
+    // would repeat every service's ARNs beside every action, and split past a policy's size.
+    const bySet = new Map<string, IamStatement[]>();
+    for (const s of group) {
+      const key = JSON.stringify(widenedResources(s.resources).sort());
+      bySet.set(key, [...(bySet.get(key) ?? []), s]);
+    }
+    return [...bySet.entries()].map(([key, members]) =>
+      one(members, JSON.parse(key) as string[], sidOf(members)),
+    );
+  });
+  // Statements alike but for one condition key's values: one statement with the values unioned.
+  const alike = new Map<string, IamStatement>();
+  const out: IamStatement[] = [];
+  for (const s of merged) {
+    const multi = Object.entries(s.condition ?? {}).flatMap(([op, keys]) =>
+      Object.entries(keys)
+        .filter(([, v]) => Array.isArray(v))
+        .map(([k]) => [op, k] as const),
+    );
+    if (multi.length !== 1) {
+      out.push(s);
+      continue;
+    }
+    const [op, k] = multi[0] as readonly [string, string];
+    const rest = { ...s.condition, [op]: { ...s.condition?.[op], [k]: null } };
+    const key = JSON.stringify([[...s.actions].sort(), [...s.resources].sort(), op, k, rest]);
+    const had = alike.get(key);
+    if (!had) {
+      const copy = structuredClone(s);
+      alike.set(key, copy);
+      out.push(copy);
+      continue;
+    }
+    const keys = had.condition?.[op] as Record<string, string[]>;
+    keys[k] = [...new Set([...(keys[k] ?? []), ...((s.condition?.[op]?.[k] as string[]) ?? [])])];
+    had.comment = `${had.comment ?? ""}\n${s.comment ?? ""}`.trim();
+  }
+  return out;
 }

@@ -58,9 +58,9 @@ const COMMENT: Record<ScopeClass, (service: string) => string> = {
 
 /**
  * One statement per service and shape: `Awscc<Service>` (scoped to the actions' resource ARNs),
- * `…Owned` (those ARNs and the default tag), `…Create` and `…CreateUntagged` (those ARNs, and the default
- * tag or no tags in the request), `…Any` and `…Unlisted` (`*`); kinds of one service merge into
- * them by sid, so the role grows with the services activated, not with the kinds. Regional statements
+ * `…Owned<Kind>` (those ARNs and the kind's default tag), `…Create<Kind>` and `…CreateUntagged` (those ARNs,
+ * and the kind's default tag or no tags in the request), `…Any` and `…Unlisted` (`*`); kinds of one service
+ * merge into them by sid, except the tag-held ones, which are each kind's own. Regional statements
  * hold to the stage's region (`aws:RequestedRegion`); a global service's actions (GLOBAL_SERVICES) go to
  * `…Global` statements without it. Every action is in exactly one statement, a `created` one in its pair.
  */
@@ -71,6 +71,7 @@ export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
   const group = `${spec.group}.${API_DOMAIN}`;
   // The value defaultTagsOf writes for this kind, in both shapes.
   const kindTag = [group, namespacedGroupOf(group)].map((g) => `${spec.kind}.${g}`.toLowerCase());
+  const kindName = spec.kind.replace(/[^A-Za-z0-9]/g, "");
   const statements: IamStatement[] = [];
   for (const cls of CLASSES)
     for (const global of [false, true]) {
@@ -91,13 +92,16 @@ export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
         ...(cls === "created" ? { [`aws:RequestTag/${DefaultTagKey.kind}`]: kindTag } : {}),
       };
       const where = global ? "Global" : "";
+      // A statement held to the kind's own tag is the kind's alone: merged with another kind's by sid, it
+      // would allow each kind's calls under the other's tag (docs/adr/0014).
+      const held = cls === "owned" || cls === "created" ? kindName : "";
       const shape = {
         actions: mine,
         resources: [...new Set(resources)].sort(),
         comment: `${COMMENT[cls](service)}${global ? " A global service: no region condition." : ""}`,
       };
       statements.push({
-        sid: `${base}${SUFFIX[cls]}${where}`,
+        sid: `${base}${SUFFIX[cls]}${held}${where}`,
         ...shape,
         ...(Object.keys(keys).length > 0 ? { condition: { StringEquals: keys } } : {}),
       });
@@ -109,7 +113,7 @@ export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
             ...(global ? {} : IN_STAGE_REGION),
             Null: { "aws:TagKeys": "true" },
           },
-          comment: `The ${service} kinds' create calls of the ${base}${SUFFIX[cls]}${where} statement, when they carry no tags.`,
+          comment: `The ${service} kinds' create calls of the ${base}${SUFFIX[cls]}${held}${where} statement, when they carry no tags.`,
         });
     }
   return statements;

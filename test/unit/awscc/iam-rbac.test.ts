@@ -59,7 +59,7 @@ describe("IAM of generated kinds", () => {
         resources: ["arn:{partition}:dynamodb:*:{account}:table/*", "arn:{partition}:kms:*:{account}:key/*"],
         condition: { StringEquals: { "aws:RequestedRegion": "{region}" } },
       }),
-      expect.objectContaining({ sid: "AwsccDynamodbOwned", actions: ["dynamodb:DeleteTable"] }),
+      expect.objectContaining({ sid: "AwsccDynamodbOwnedTable", actions: ["dynamodb:DeleteTable"] }),
     ]);
     const statements = mergedStatements({
       kinds: withNamespacedVariants(awsccProviders([table, global, topic])),
@@ -68,9 +68,9 @@ describe("IAM of generated kinds", () => {
     expect(statements.map((s) => s.sid)).toEqual([
       "CloudControl",
       "AwsccDynamodb",
-      "AwsccDynamodbOwned",
+      "AwsccDynamodbOwnedTable",
       // CreateTopic carries the topic's tags (tagOnCreate): with the kind's tag, or with none.
-      "AwsccSnsCreate",
+      "AwsccSnsCreateTopic",
       "AwsccSnsCreateUntagged",
     ]);
     expect(statements.find((s) => s.sid === "AwsccDynamodb")?.actions.sort()).toEqual([

@@ -102,7 +102,10 @@ describe("IAM of every generated kind", () => {
       const bySid = new Map(statements.map((s) => [s.sid, s]));
       // A …CreateUntagged[Global] statement repeats its …Create[Global] partner's actions and resources.
       for (const s of statements.filter((s) => s.sid.includes("CreateUntagged"))) {
-        const partner = bySid.get(s.sid.replace("CreateUntagged", "Create"));
+        // Its partner: the kind's own …Create<Kind>[Global] statement (sids are the kind's, docs/adr/0014).
+        const partner = bySid.get(
+          s.sid.replace(/CreateUntagged(Global)?$/, `Create${spec.kind.replace(/[^A-Za-z0-9]/g, "")}$1`),
+        );
         if (
           !partner ||
           JSON.stringify([partner.actions, partner.resources]) !== JSON.stringify([s.actions, s.resources])
@@ -208,7 +211,7 @@ describe("IAM of every generated kind", () => {
       let mine = 0;
       for (const s of handlerIam(spec)) {
         const held = s.condition?.StringEquals?.[tagKey];
-        const create = /Create(Global)?$/.test(s.sid);
+        const create = /Create[A-Za-z0-9]*$/.test(s.sid) && !/CreateUntagged(Global)?$/.test(s.sid);
         const untagged = /CreateUntagged(Global)?$/.test(s.sid);
         if (!create && !untagged) {
           if (held) problems.push(`${spec.typeName} ${s.sid}: request tag condition`);
@@ -274,7 +277,7 @@ describe("a kind's statements", () => {
     expect(Object.keys(bySid)).toEqual([
       "AwsccDynamodb",
       "AwsccDynamodbGlobal",
-      "AwsccDynamodbOwned",
+      "AwsccDynamodbOwnedTable",
       "AwsccDynamodbAny",
       "AwsccDynamodbUnlisted",
     ]);
@@ -286,7 +289,7 @@ describe("a kind's statements", () => {
       resources: ["arn:{partition}:iam::{account}:role/*"],
     });
     expect(bySid.AwsccDynamodbGlobal?.condition).toBeUndefined();
-    expect(bySid.AwsccDynamodbOwned).toMatchObject({
+    expect(bySid.AwsccDynamodbOwnedTable).toMatchObject({
       actions: ["dynamodb:DeleteTable"],
       resources: ["arn:{partition}:dynamodb:*:{account}:table/*"],
       condition: {
@@ -315,7 +318,7 @@ describe("a kind's statements", () => {
   it("holds a queue's create call to the kind's default tag in the request, or to no tags", () => {
     const queue = specs.find((s) => s.typeName === "AWS::SQS::Queue") as AwsccKindSpec;
     const bySid = Object.fromEntries(handlerIam(queue).map((s) => [s.sid, s]));
-    expect(bySid.AwsccSqsCreate).toMatchObject({
+    expect(bySid.AwsccSqsCreateQueue).toMatchObject({
       actions: ["sqs:CreateQueue"],
       resources: ["arn:{partition}:sqs:*:{account}:*"],
       condition: {
