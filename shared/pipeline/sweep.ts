@@ -45,6 +45,7 @@ import {
   type BatchPage,
   encodedBytes,
   MAX_BATCH_ITEMS,
+  MAX_BATCH_SELECTOR,
   makeMessage,
   type ReconcileMessage,
 } from "../queue/message.ts";
@@ -79,10 +80,11 @@ export const DEFAULT_SWEEP_KIND_CONCURRENCY = 4;
 /** Messages handed to the sink at once (the sink batches them further: SQS 10, Pub/Sub its own). */
 const SEND_CHUNK = 1000;
 /**
- * Objects one warm batch selects by external key: 200 keys make an 8 KiB selector, and one LIST per
- * 200 checks keeps the API-server requests per check at 0.005.
+ * How long a warm batch's selection may grow: the message schema's bound (16 KiB, about 390 external keys).
+ * Fewer, larger selections are fewer API-server requests per check (one LIST each); the kube-apiserver
+ * reads request lines up to its 1 MiB header limit, so the bound is the message's, not the server's.
  */
-export const KEYS_PER_SELECTION = 200;
+export const SELECTION_BYTES = MAX_BATCH_SELECTOR;
 
 export interface SweepOptions {
   kube: Kube | KubeConfig;
@@ -252,8 +254,7 @@ export function indexedMessages(
   let batches = 0;
   let batched = 0;
   for (const [providerConfig, group] of groups) {
-    for (let at = 0; at < group.length; at += KEYS_PER_SELECTION) {
-      const chunk = group.slice(at, at + KEYS_PER_SELECTION);
+    for (const chunk of selections(group, o.labelSelector)) {
       const page: BatchPage = {
         limit: chunk.length,
         // "0": whatever the watch cache holds, at once. A kind's cache advances only with its own events,
@@ -275,6 +276,30 @@ export function indexedMessages(
     }
   }
   return { messages, batches, batched };
+}
+
+/** Consecutive runs of entries whose selection (the run's selector and their external keys) fits SELECTION_BYTES. */
+function selections(group: readonly IndexEntry[], labelSelector: string | undefined): IndexEntry[][] {
+  const out: IndexEntry[][] = [];
+  const base = Buffer.byteLength(batchSelector(labelSelector, []), "utf8");
+  let chunk: IndexEntry[] = [];
+  let keys = new Set<string>();
+  let bytes = base;
+  for (const e of group) {
+    const key = e.batchKey as string;
+    const add = keys.has(key) ? 0 : Buffer.byteLength(key, "utf8") + 1;
+    if (chunk.length > 0 && bytes + add > SELECTION_BYTES) {
+      out.push(chunk);
+      chunk = [];
+      keys = new Set();
+      bytes = base;
+    }
+    if (!keys.has(key)) bytes += Buffer.byteLength(key, "utf8") + 1;
+    keys.add(key);
+    chunk.push(e);
+  }
+  if (chunk.length > 0) out.push(chunk);
+  return out;
 }
 
 /** Lists every kind page by page and enqueues the objects whose poll is due (see the rule above). */

@@ -88,7 +88,7 @@ export interface DriftBatch {
   items: BatchItem[];
 }
 
-/** Longest label selector a batch carries: a warm sweep's selection of up to 200 external keys and its own. */
+/** Longest label selector a batch carries: a warm sweep's selection of external keys (≈ 390) and its own. */
 export const MAX_BATCH_SELECTOR = 16 * 1024;
 
 /** Most items one batch message carries (the byte limit usually binds first). */

@@ -6,8 +6,8 @@ import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../../../shared/api/cloud-events.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
-import { type SweepResult, sweep, sweepWindowEnd } from "../../../shared/pipeline/sweep.ts";
-import { SweepIndex } from "../../../shared/pipeline/sweep-index.ts";
+import { indexedMessages, type SweepResult, sweep, sweepWindowEnd } from "../../../shared/pipeline/sweep.ts";
+import { type IndexEntry, SweepIndex } from "../../../shared/pipeline/sweep-index.ts";
 import { ensureCrds } from "../../support/aws.ts";
 import { inParallel, newKube, uniqueName } from "../../support/env.ts";
 import { cleanup, queueObject, RecordingSink, readyStatus, TEST_LABEL } from "./helpers.ts";
@@ -151,5 +151,45 @@ describe("warm sweep index against the real API server", () => {
     );
     expect(read.items).toHaveLength(59);
     expect(sweepWindowEnd(T0, POLL)).toBeLessThanOrEqual(T0);
+  });
+
+  it("a selection filled to the message's bound (≈ 390 keys, 16 KiB) is one LIST the API server answers", async () => {
+    // The 60 objects and as many keys of objects that do not exist as fit: one selection, not two of 200.
+    const entries = [...names, ...Array.from({ length: 400 }, (_, i) => `absent-${label}-${i}`)].map(
+      (name, i): IndexEntry => ({
+        name,
+        namespace: undefined,
+        uid: undefined,
+        rv: String(i + 1),
+        generation: 1,
+        facts: { paused: false, attention: false, askedPollMs: undefined, lastChangeMs: 0, phase: 0 },
+        batchKey: externalKeyOf(Queue, name),
+        providerConfig: "default",
+        conditions: [],
+        slot: 0,
+      }),
+    );
+    const { messages } = indexedMessages(Queue, entries, {
+      batch: true,
+      labelSelector: `${TEST_LABEL}=${label}`,
+      at: new Date(T0),
+    });
+    const first = messages[0]?.batch?.page;
+    const selected = messages[0]?.batch?.items.length ?? 0;
+    expect(selected).toBeGreaterThan(380);
+    expect(Buffer.byteLength(first?.labelSelector ?? "")).toBeGreaterThan(15 * 1024);
+    // What is there now (a test above deleted one), by the run's own selector.
+    const there = await kube.list<KubeObject>(Queue, { labelSelector: `${TEST_LABEL}=${label}` });
+    kube.resetStats();
+    const read = await kube.list<KubeObject>(Queue, {
+      resourceVersion: "0",
+      resourceVersionMatch: "NotOlderThan",
+      labelSelector: first?.labelSelector ?? "",
+    });
+    expect(kube.stats.lists).toBe(1);
+    expect(there.items.length).toBeGreaterThan(50);
+    expect(new Set(read.items.map((o) => o.metadata.name))).toEqual(
+      new Set(there.items.map((o) => o.metadata.name)),
+    );
   });
 });
