@@ -141,6 +141,65 @@ export function benchFunctions(ctx: BenchContext) {
   return { sweepKube, workerKube, worker, followUps, producer };
 }
 
+/** A stateless sweep of every object matching `selector`, its messages collected. */
+async function sweepEverything(
+  kube: Kube,
+  type: ResourceType & { apiVersion: string },
+  selector: string,
+  batch: boolean,
+) {
+  const messages: ReconcileMessage[] = [];
+  const swept = await sweep({
+    kube,
+    types: [type],
+    sink: {
+      async send(m) {
+        messages.push(...m);
+        return { sent: m.length, failed: [] };
+      },
+    },
+    // A poll interval no longer than the schedule makes every object due: the whole set is checked.
+    scheduleMs: 60_000,
+    defaultPollMs: 60_000,
+    batch,
+    labelSelector: selector,
+  });
+  return { messages, swept };
+}
+
+/**
+ * The product's own verdict on a set before a measurement: one batched drift check of every object matching
+ * `selector` (a stateless sweep with every object due, each message through the reconcile function's batch
+ * path). Returns the names it did not find in sync: handed back as follow-ups, or sent alone (attention).
+ */
+export async function notInSync(
+  ctx: BenchContext,
+  type: ResourceType & { apiVersion: string },
+  selector: string,
+): Promise<{ checked: number; names: string[] }> {
+  const { sweepKube, worker, followUps, producer } = benchFunctions(ctx);
+  const { messages } = await sweepEverything(sweepKube, type, selector, true);
+  const names = new Set<string>();
+  let checked = 0;
+  await inParallel(messages, 4, async (m) => {
+    checked += m.batch ? m.batch.items.length : 1;
+    if (!m.batch) names.add(m.name);
+    await reconcileBatch(
+      worker.reconcile,
+      [
+        {
+          id: "0",
+          key: { apiVersion: m.apiVersion, kind: m.kind, name: m.name },
+          ...(m.batch ? { batch: { apiVersion: m.apiVersion, kind: m.kind, batch: m.batch } } : {}),
+        },
+      ],
+      { concurrency: ctx.sizes.concurrency, checkBatch: worker.checkBatch(producer) },
+    );
+  });
+  for (const f of followUps) names.add(f.name);
+  return { checked, names: [...names] };
+}
+
 /** One drift check of every object matching `selector`, through one path, as Lambda would run it. */
 async function checkOnce(
   ctx: BenchContext,
@@ -152,23 +211,8 @@ async function checkOnce(
   const run = async (count: boolean) => {
     sweepKube.resetStats();
     workerKube.resetStats();
-    const messages: ReconcileMessage[] = [];
     const sweepStarted = performance.now();
-    const swept = await sweep({
-      kube: sweepKube,
-      types: [type],
-      sink: {
-        async send(m) {
-          messages.push(...m);
-          return { sent: m.length, failed: [] };
-        },
-      },
-      // A poll interval no longer than the schedule makes every object due: the whole set is checked.
-      scheduleMs: 60_000,
-      defaultPollMs: 60_000,
-      batch: path === "batched",
-      labelSelector: selector,
-    });
+    const { messages, swept } = await sweepEverything(sweepKube, type, selector, path === "batched");
     const sweepMs = performance.now() - sweepStarted;
     const mark = ctx.proxy.mark();
     const cpu = process.cpuUsage();

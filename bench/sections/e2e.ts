@@ -264,7 +264,14 @@ export async function measureEndToEnd(
   ctx: BenchContext,
   n: number,
   paths: ReadonlyArray<E2eRun["path"]> = ["warm", "stateless"],
+  only: { kinds?: readonly string[]; cadences?: readonly string[] } = {},
 ) {
+  const kinds = only.kinds ?? ["Queue", "VPC"];
+  const cadences = CADENCES.filter((c) => (only.cadences ?? [c.name]).includes(c.name));
+  for (const k of kinds)
+    if (k !== "Queue" && k !== "VPC") throw new Error(`e2e: unknown kind ${k} (Queue, VPC)`);
+  if (cadences.length === 0)
+    throw new Error(`e2e: no cadence among ${CADENCES.map((c) => c.name).join(", ")}`);
   // INIT first, while the stack is idle: aws-reconcile built as deployed, imported in fresh processes.
   const spec = BUNDLES.find((b) => b.name === "aws-reconcile");
   if (!spec) throw new Error("no aws-reconcile bundle in infra/build/build.ts");
@@ -275,16 +282,19 @@ export async function measureEndToEnd(
   ctx.log(
     `e2e: aws-reconcile cold import ${init.wallMs.toFixed(0)} ms wall, ${init.cpuMs.toFixed(0)} ms CPU (load ${load().join(" ")})`,
   );
-  const vpcs = await setupVpcs(ctx, n);
-  ctx.log(`e2e: ${vpcs.names.length} in-sync VPCs adopted (load ${load().join(" ")})`);
+  const started = performance.now();
+  const vpcs = await setupVpcs(ctx, kinds.includes("VPC") ? n : 0);
+  ctx.log(
+    `e2e: ${vpcs.names.length} in-sync VPCs adopted in ${((performance.now() - started) / 1000).toFixed(0)} s (load ${load().join(" ")})`,
+  );
   const runs: E2eRun[] = [];
   try {
     const sets = [
       { type: Queue, selector: `${BENCH_LABEL}=${ctx.run},${SET_LABEL}=insync` },
       { type: VPC, selector: `${BENCH_LABEL}=${ctx.run},${SET_LABEL}=vpc` },
-    ];
+    ].filter((s) => kinds.includes(s.type.kind));
     for (const set of sets)
-      for (const cadence of CADENCES)
+      for (const cadence of cadences)
         for (const path of paths) {
           const r = await runCadence(ctx, set.type, set.selector, cadence, path);
           runs.push(r);
