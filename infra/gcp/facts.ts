@@ -181,3 +181,33 @@ export function loadRefs(file = REFS_FILE): RefsBundle {
     throw new Error(`${file}: references format ${bundle.format}, expected ${REFS_FORMAT}`);
   return bundle;
 }
+
+export const SENSITIVE_FORMAT = 1;
+export const SENSITIVE_FILE = resolve(import.meta.dirname, "sensitive-labels.json.gz");
+
+/**
+ * A resource whose configuration map holds credentials by key (Monitoring NotificationChannel's `labels`:
+ * a Slack `auth_token`, a PagerDuty `service_key`, a webhook's `password`), as Google's Magic Modules
+ * states it (`sensitiveLabels`, each property's `api_name` the map's key).
+ */
+export interface SensitiveLabelsFact {
+  /** Google's resource type (monitoring.googleapis.com/NotificationChannel). */
+  type: string;
+  /** The map the keys are written into on the wire (`labels`). */
+  map: string;
+  /** Each sensitive key: its field name (authToken), its key in the map (auth_token) and Google's text. */
+  keys: Array<{ name: string; key: string; doc?: string }>;
+}
+
+export interface SensitiveBundle {
+  format: typeof SENSITIVE_FORMAT;
+  origin: DataOrigin;
+  resources: SensitiveLabelsFact[];
+}
+
+export function loadSensitive(file = SENSITIVE_FILE): SensitiveBundle {
+  const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as SensitiveBundle;
+  if (bundle.format !== SENSITIVE_FORMAT)
+    throw new Error(`${file}: sensitive-labels format ${bundle.format}, expected ${SENSITIVE_FORMAT}`);
+  return bundle;
+}

@@ -216,7 +216,11 @@ let r: Reconciler;
 const specs = new Map<Case, GoogleKindSpec>();
 const defs = new Map<Case, ManagedKindDef>();
 /** Kinds only the reference tests use (a binding's parent and scope), by Google's type. */
-const MORE = ["gkehub.googleapis.com/Scope", "gkehub.googleapis.com/MembershipBinding"];
+const MORE = [
+  "gkehub.googleapis.com/Scope",
+  "gkehub.googleapis.com/MembershipBinding",
+  "monitoring.googleapis.com/NotificationChannel",
+];
 const more = new Map<string, ManagedKindDef>();
 
 beforeAll(async () => {
@@ -443,6 +447,56 @@ describe("generated Google Cloud kinds through the generic providers", () => {
     await settle(d, "lost-alert");
     await settle(d, "lost-alert");
     expect((await listOf())?.length ?? 0).toBe(before);
+  });
+
+  it("a notification channel's credential labels come from Secret keys, reach Google only, and are never drift", async () => {
+    const d = more.get("monitoring.googleapis.com/NotificationChannel") as ManagedKindDef;
+    const token = "xoxb-slack-token-do-not-show-41";
+    api.seedSecret("default", "slack", { token });
+    seed(d, "chan", {
+      type: "slack",
+      displayName: "c",
+      labels: { channel_name: "#alerts" },
+      sensitiveLabels: { authTokenSecretRef: { namespace: "default", name: "slack", key: "token" } },
+    });
+    const created = await settle(d, "chan");
+    expect(created[0]?.outcome, JSON.stringify(cond(d, "chan", "Synced"))).toBe("created");
+    expect(cond(d, "chan", "Ready")).toMatchObject({ status: "True" });
+    const where = String(get(d, "chan")?.status?.atProvider?.name);
+    // The token is in the channel's labels at Google, merged with the spec's labels; nowhere in the object.
+    expect((fake.resource(where) as Json).labels).toEqual({ channel_name: "#alerts", auth_token: token });
+    const shown = () => JSON.stringify([get(d, "chan"), api.list("v1/events")]);
+    expect(shown()).not.toContain(token);
+    expect(shown()).not.toContain(token.slice(-4));
+    // Google answers it obfuscated: not drift, not late-initialized into spec.forProvider.labels.
+    const quiet = fake.stats();
+    expect((await r.reconcile(key(d, "chan"))).outcome).toBe("in-sync");
+    expect(
+      Object.keys(fake.stats()).filter((k) => k.startsWith("PATCH") && fake.stats()[k] !== quiet[k]),
+    ).toEqual([]);
+    expect(get(d, "chan")?.spec.forProvider.labels).toEqual({ channel_name: "#alerts" });
+    // Drift of a plain label: the labels map is written whole, the token with it (else the mask drops it).
+    fake.mutate(where, { labels: { channel_name: "#console", auth_token: token } });
+    const fixed = await settle(d, "chan");
+    expect(fixed.map((x) => x.outcome)).toContain("updated");
+    expect((fake.resource(where) as Json).labels).toEqual({ channel_name: "#alerts", auth_token: token });
+    expect(shown()).not.toContain(token);
+    // A credential key written in the spec's labels as text is refused, and nothing is sent.
+    const before = fake.stats();
+    api.mutate(d, "chan", (o) =>
+      Object.assign((o.spec as { forProvider: Json }).forProvider, {
+        labels: { channel_name: "#other", auth_token: "plain" },
+      }),
+    );
+    await r.reconcile(key(d, "chan"));
+    expect(cond(d, "chan", "Synced")?.message).toContain("sensitiveLabels.authTokenSecretRef");
+    expect(
+      Object.entries(fake.stats()).filter(([k, n]) => k.startsWith("PATCH") && n > (before[k] ?? 0)),
+    ).toEqual([]);
+    await kube.delete(d, "chan");
+    await settle(d, "chan");
+    await settle(d, "chan");
+    expect(fake.resource(where)).toBeUndefined();
   });
 
   it("fills a field naming another resource from a …Ref and a parent from a …Selector (google.api.resource_reference), after the targets are ready", async () => {

@@ -39,6 +39,7 @@ import { secretReader } from "../../secret-refs.ts";
 import { gcpClientConfig, type ServiceAccountKey } from "../config.ts";
 import { authFor, GoogleHttpError, GoogleRestClient } from "../google-rest.ts";
 import { classifyGoogle, operationError } from "./errors.ts";
+import { fromGoogle, toGoogle } from "./sensitive-labels.ts";
 
 type Json = Record<string, unknown>;
 type MR = ManagedResource<Json, Json>;
@@ -267,8 +268,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return last;
   }
 
-  #found(mr: MR, resource: Json, externalName?: string): ExternalObservation<Json, Json> {
+  #found(mr: MR, answer: Json, externalName?: string): ExternalObservation<Json, Json> {
     const model = modelOf(this.#spec);
+    const resource = fromGoogle(this.#spec, answer);
     const fp = mr.spec.forProvider;
     const { region: _, ...observed } = observedOf(model, resource, "", fp);
     const labels = this.#spec.google.labels;
@@ -612,10 +614,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const model = modelOf(this.#spec);
     const body = this.#withOwnerLabel(
       mr,
-      desiredModel(model, {
-        forProvider: await this.#resolved(mr),
-        externalName: this.#compute || this.#spec.identifierField ? externalName : undefined,
-      }),
+      toGoogle(
+        this.#spec,
+        desiredModel(model, {
+          forProvider: await this.#resolved(mr),
+          externalName: this.#compute || this.#spec.identifierField ? externalName : undefined,
+        }),
+      ),
     );
     const missing = missingRequired(model, body);
     if (missing.length > 0)
@@ -678,7 +683,8 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const update = g.update;
     if (!update)
       throw new ExternalError(`${this.#spec.typeName} has no update method: change an immutable field back`);
-    const current = this.#seen.get(obs) ?? (await this.#get(mr, externalName));
+    const answer = this.#seen.get(obs) ?? (await this.#get(mr, externalName));
+    const current = answer && fromGoogle(this.#spec, answer);
     if (!current) throw new ExternalError(`${this.#spec.typeName} ${externalName} disappeared during update`);
     const model = modelOf(this.#spec);
     const desired = desiredModel(model, { forProvider: await this.#resolved(mr), externalName: undefined });
@@ -703,6 +709,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       }
       at[parts.at(-1) as string] = op.value;
     }
+    // A configuration map written whole carries its credential keys again (else the mask would drop them).
+    const sensitive = this.#spec.google.sensitiveLabels;
+    const wire =
+      sensitive && body[sensitive.map] !== undefined
+        ? toGoogle(this.#spec, { ...body, sensitiveLabels: desired.sensitiveLabels })
+        : body;
     const { values } = this.#where(mr, externalName);
     // Compute's optimistic concurrency: the fingerprint the resource was read with.
     if (this.#compute && typeof current.fingerprint === "string") body.fingerprint = current.fingerprint;
@@ -714,7 +726,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       fillPath(update.p, values),
       `update ${this.#spec.typeName} ${externalName} (${mask.join(", ")})`,
       {
-        body: update.m === "put" ? { ...current, ...body } : body,
+        body: update.m === "put" ? { ...current, ...wire } : wire,
         query,
       },
     );
