@@ -1,6 +1,6 @@
 // Generated Google Cloud kinds end to end through the real engine and the two generic providers, against
 // the generic wire fake driven by the same generated specs (infra/local/fakes/gcp-generic-fake.ts), with the
-// in-memory API server: for 24 kinds of 18 APIs (Compute among them) — create (operations followed over
+// in-memory API server: for 25 kinds of 19 APIs (Compute among them) — create (operations followed over
 // reconciles), drift corrected with an update mask of only the drifted field, an immutable change refused
 // and left unchanged, import by external name, delete.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -164,6 +164,12 @@ const CASES: Case[] = [
     drift: { displayName: "console" },
   },
   {
+    // Created under the project's own path variable (`/v1/projects/{project_id=*}/agentPools`), its id `agentPoolId`.
+    type: "storagetransfer.googleapis.com/agentPools",
+    forProvider: { displayName: "p", bandwidthLimit: { limitMbps: "100" } },
+    drift: { displayName: "console" },
+  },
+  {
     // Updated with PUT (the whole group), not PATCH.
     type: "monitoring.googleapis.com/Group",
     forProvider: { displayName: "g", filter: 'resource.type = "gce_instance"' },
@@ -316,9 +322,9 @@ const seed = (
   });
 
 describe("generated Google Cloud kinds through the generic providers", () => {
-  it("covers 24 kinds of at least 8 APIs, Compute among them", () => {
+  it("covers 25 kinds of at least 8 APIs, Compute among them", () => {
     const groups = new Set([...specs.values()].map((s) => s.group));
-    expect(CASES.length).toBe(24);
+    expect(CASES.length).toBe(25);
     expect(groups.size).toBeGreaterThanOrEqual(8);
     expect(groups.has("compute.googleapis")).toBe(true);
   });
