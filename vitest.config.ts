@@ -42,7 +42,7 @@ const SERIAL = [
   "test/integration/gcp-generated/rbac.test.ts",
   "test/integration/gcp-generated/stack.test.ts",
   "test/integration/gcp-generated/resource-manager.test.ts",
-  "test/integration/gcp-generated/sensitive-labels.test.ts",
+  "test/integration/gcp-generated/child-and-secret-labels.test.ts",
   "test/integration/cli/import-clouds.test.ts",
   "test/integration/cli/migrate-ready.test.ts",
   "test/integration/pipeline/forwarder-generated.test.ts",

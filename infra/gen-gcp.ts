@@ -39,7 +39,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 7;
+export const GENERATOR_VERSION = 8;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -154,9 +154,14 @@ function parentOf(
   if (r.family === "compute") {
     const vars = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
     const home = vars.filter((v): v is "region" | "zone" => v === "region" || v === "zone");
-    if (vars.some((v) => !["project", "region", "zone"].includes(v)))
-      return { why: `Compute insert path has other variables: ${path}` };
-    return { parent: { template: path, home, explicit: false }, collection };
+    // A child's insert path names its parent (`…/instanceGroupManagers/{instance_group_manager}/resizeRequests`).
+    const parents = vars
+      .filter((v) => !["project", "region", "zone"].includes(v))
+      .map((v) => ({ v, field: v.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) }));
+    return {
+      parent: { template: path, home, explicit: false, ...(parents.length > 0 ? { vars: parents } : {}) },
+      collection,
+    };
   }
   const inBody = PARENT_IN_BODY[r.type];
   if (inBody && /^\/v\d+\/[A-Za-z]+$/.test(path))
@@ -666,8 +671,35 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
         : [],
     ),
   );
+  // A Compute child's parent by path variable: the kind whose get path its insert path continues.
+  const byGetPath = new Map(
+    named
+      .filter((n) => n.r.family === "compute")
+      .map((n) => [n.r.get.p.replace(/\{[^}]+\}$/, "{}"), n] as const),
+  );
+  const parentRefsOf = (r: FactResource): GoogleRef[] => {
+    const where = parentOf(r);
+    if ("why" in where) return [];
+    return (where.parent.vars ?? []).flatMap(({ v, field }) => {
+      const upTo = where.parent.template.slice(0, where.parent.template.indexOf(`{${v}}`));
+      const to = byGetPath.get(`${upTo}{}`);
+      return to
+        ? [
+            {
+              field,
+              type: to.r.type,
+              group: to.group,
+              kind: to.kind,
+              plural: pluralOf(to.kind),
+              family: "compute" as const,
+              from: "name",
+            },
+          ]
+        : [];
+    });
+  };
   for (const { r, group, kind } of named) {
-    const more = computeRefs.byKind.get(`${group}/${kind}`) ?? [];
+    const more = [...(computeRefs.byKind.get(`${group}/${kind}`) ?? []), ...parentRefsOf(r)];
     const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known, more, sensitiveOf.get(r.type));
     if ("why" in spec) {
       catalog.skipped.push({ typeName: r.type, why: spec.why });

@@ -33,6 +33,11 @@ export interface GoogleParent {
    * (`organizations/*|folders/*`), the name is `<collection>/<id>` and a list names its parent in the query.
    */
   inBody?: true;
+  /**
+   * Compute: the parent resources a path names by variable (`{instance_group_manager}`), each a forProvider
+   * field (`instanceGroupManager`, the parent's name) beside region / zone, immutable like them.
+   */
+  vars?: Array<{ v: string; field: string }>;
 }
 
 export interface GoogleFacts {

@@ -226,6 +226,8 @@ const MORE = [
   "gkehub.googleapis.com/Scope",
   "gkehub.googleapis.com/MembershipBinding",
   "monitoring.googleapis.com/NotificationChannel",
+  "compute.googleapis.com/CrossSiteNetwork",
+  "compute.googleapis.com/WireGroup",
 ];
 const more = new Map<string, ManagedKindDef>();
 
@@ -503,6 +505,52 @@ describe("generated Google Cloud kinds through the generic providers", () => {
     await settle(d, "chan");
     await settle(d, "chan");
     expect(fake.resource(where)).toBeUndefined();
+  });
+
+  it("makes a Compute child under the parent its insert path names, by reference to the parent's kind (WireGroup under a CrossSiteNetwork)", async () => {
+    const csn = more.get("compute.googleapis.com/CrossSiteNetwork") as ManagedKindDef;
+    const wg = more.get("compute.googleapis.com/WireGroup") as ManagedKindDef;
+    seed(wg, "wg-a", { description: "w", crossSiteNetworkRef: { name: "csn-a" } });
+    // The parent does not exist yet: nothing is made.
+    await r.reconcile(key(wg, "wg-a"));
+    expect(cond(wg, "wg-a", "Synced")).toMatchObject({ status: "False" });
+    seed(csn, "csn-a", { description: "c" });
+    await settle(csn, "csn-a");
+    await settle(wg, "wg-a");
+    expect(cond(wg, "wg-a", "Ready"), JSON.stringify(get(wg, "wg-a")?.status)).toMatchObject({
+      status: "True",
+    });
+    expect(get(wg, "wg-a")?.spec.forProvider.crossSiteNetwork).toBe("csn-a");
+    const where = `/compute/v1/projects/${PROJECT}/global/crossSiteNetworks/csn-a/wireGroups/wg-a`;
+    expect(fake.resource(where)).toMatchObject({ name: "wg-a", description: "w" });
+    // The parent is the object's home: immutable, never sent in the body.
+    expect(fake.resource(where)).not.toHaveProperty("crossSiteNetwork");
+    fake.mutate(where, { description: "console" });
+    expect((await settle(wg, "wg-a")).map((x) => x.outcome)).toContain("updated");
+    expect(fake.resource(where)?.description).toBe("w");
+    api.mutate(wg, "wg-a", (o) => {
+      const fp = (o.spec as { forProvider: Json }).forProvider;
+      delete fp.crossSiteNetworkRef;
+      fp.crossSiteNetwork = "csn-other";
+    });
+    const posts = fake.stats();
+    await r.reconcile(key(wg, "wg-a"));
+    expect(cond(wg, "wg-a", "Synced")).toMatchObject({ status: "False" });
+    expect(cond(wg, "wg-a", "Synced")?.message).toContain("immutable");
+    expect(
+      Object.entries(fake.stats()).filter(([k, n]) => k.startsWith("POST") && n > (posts[k] ?? 0)),
+    ).toEqual([]);
+    expect(fake.resource(where)?.description).toBe("w");
+    api.mutate(wg, "wg-a", (o) => {
+      (o.spec as { forProvider: Json }).forProvider.crossSiteNetwork = "csn-a";
+    });
+    await kube.delete(wg, "wg-a");
+    await settle(wg, "wg-a");
+    await settle(wg, "wg-a");
+    expect(fake.resource(where)).toBeUndefined();
+    await kube.delete(csn, "csn-a");
+    await settle(csn, "csn-a");
+    await settle(csn, "csn-a");
   });
 
   it("fills a field naming another resource from a …Ref and a parent from a …Selector (google.api.resource_reference), after the targets are ready", async () => {
