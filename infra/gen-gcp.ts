@@ -21,11 +21,13 @@ import {
 } from "../shared/api/googleapis/spec.ts";
 import { computeRefsOf } from "./gcp/compute-refs.ts";
 import {
+  API_NAMES_FILE,
   FACTS_FILE,
   type FactField,
   type FactResource,
   type FactsBundle,
   IAM_FILE,
+  loadApiNames,
   loadFacts,
   loadIam,
   loadRefs,
@@ -568,6 +570,7 @@ function stampOf(): string {
     IAM_FILE,
     REFS_FILE,
     SENSITIVE_FILE,
+    API_NAMES_FILE,
   ].map((f) => readFileSync(f));
   const hash = createHash("sha256");
   for (const x of inputs) hash.update(x).update("\0");
@@ -651,9 +654,12 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   }
   // Compute's protos name no references: Config Connector's service mappings do (infra/gcp/compute-refs.ts).
   const refsBundle = loadRefs();
+  const apiNames = loadApiNames();
+  catalog.apiNamesSource = apiNames.origin;
   const computeRefs = computeRefsOf({
     refs: refsBundle,
     facts,
+    apiNames,
     named,
     maxDepth: AWSCC_MAX_DEPTH,
     inForProvider: (_, path) =>

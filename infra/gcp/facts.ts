@@ -211,3 +211,24 @@ export function loadSensitive(file = SENSITIVE_FILE): SensitiveBundle {
     throw new Error(`${file}: sensitive-labels format ${bundle.format}, expected ${SENSITIVE_FORMAT}`);
   return bundle;
 }
+
+export const API_NAMES_FORMAT = 1;
+export const API_NAMES_FILE = resolve(import.meta.dirname, "compute-api-names.json.gz");
+
+/**
+ * Where a Compute Terraform field's name is not the API's (Magic Modules' `api_name`): per Terraform resource
+ * (google_compute_disk), the Terraform path (disk_encryption_key.kms_key_self_link) → the API's JSON name of
+ * its last step (kmsKeyName). Config Connector's reference mappings name Terraform fields.
+ */
+export interface ApiNamesBundle {
+  format: typeof API_NAMES_FORMAT;
+  origin: DataOrigin;
+  resources: Record<string, Record<string, string>>;
+}
+
+export function loadApiNames(file = API_NAMES_FILE): ApiNamesBundle {
+  const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as ApiNamesBundle;
+  if (bundle.format !== API_NAMES_FORMAT)
+    throw new Error(`${file}: api-names format ${bundle.format}, expected ${API_NAMES_FORMAT}`);
+  return bundle;
+}

@@ -149,6 +149,8 @@ export interface GoogleCatalog {
   skipped: Array<{ typeName: string; why: string }>;
   /** Where Compute's references come from (Config Connector's service mappings). */
   refsSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
+  /** Where Compute's Terraform → API field names come from (Google's Magic Modules' `api_name`). */
+  apiNamesSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
   /** Where the credential keys of configuration maps come from (Google's Magic Modules). */
   sensitiveSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
   /** Config Connector's Compute references that map onto no generated field or kind, and why. */
