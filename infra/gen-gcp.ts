@@ -21,22 +21,27 @@ import {
 } from "../shared/api/googleapis/spec.ts";
 import { computeRefsOf } from "./gcp/compute-refs.ts";
 import {
+  API_NAMES_FILE,
   FACTS_FILE,
   type FactField,
   type FactResource,
   type FactsBundle,
   IAM_FILE,
+  loadApiNames,
   loadFacts,
   loadIam,
   loadRefs,
+  loadSensitive,
   REFS_FILE,
+  SENSITIVE_FILE,
+  type SensitiveLabelsFact,
 } from "./gcp/facts.ts";
 import { secretNamed } from "./gen-awscc.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 7;
+export const GENERATOR_VERSION = 8;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -87,10 +92,13 @@ const NOT_CLOUD: Record<string, string> = {
     "Merchant API (Merchant Center): accounts are Merchant Center accounts, and its create is createTestAccount (test accounts only)",
 };
 
-/** Types whose secrets the field model cannot keep out of the spec: left out, with the reason. */
+/**
+ * Types whose configuration map holds credentials by key: generated only with the published fact of which
+ * keys (infra/gcp/sensitive-labels.json.gz, from Magic Modules), else left out with this reason.
+ */
 const UNSAFE: Record<string, string> = {
   "monitoring.googleapis.com/NotificationChannel":
-    "its labels map is the channel's configuration, credentials among it by key (Slack auth_token, PagerDuty service_key, a webhook's password): a map's values cannot be Secret references in the generated field model, and Google reads them back obfuscated",
+    "its labels map is the channel's configuration, credentials among it by key (Slack auth_token, PagerDuty service_key, a webhook's password), and infra/gcp/sensitive-labels.json.gz names none of them",
 };
 
 /**
@@ -129,11 +137,14 @@ export const PARENT_IN_BODY: Record<
 };
 
 /** `/v2/{parent=projects/*\/locations/*}/services` → { template, collection }. */
-function parentOf(r: FactResource): { parent: GoogleParent; collection: string } | { why: string } {
+function parentOf(
+  r: FactResource,
+  sensitive?: SensitiveLabelsFact,
+): { parent: GoogleParent; collection: string } | { why: string } {
   const notCloud = NOT_CLOUD[r.host];
   if (notCloud) return { why: `not a Google Cloud API: ${notCloud}` };
   const unsafe = UNSAFE[r.type];
-  if (unsafe) return { why: unsafe };
+  if (unsafe && !sensitive) return { why: unsafe };
   const path = asParentPath(r.create.p.split(":")[0] ?? "");
   const id = r.create.idParam;
   // The id parameter must be the request's own (`agent_pool_id`), never a variable of its path.
@@ -145,9 +156,14 @@ function parentOf(r: FactResource): { parent: GoogleParent; collection: string }
   if (r.family === "compute") {
     const vars = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
     const home = vars.filter((v): v is "region" | "zone" => v === "region" || v === "zone");
-    if (vars.some((v) => !["project", "region", "zone"].includes(v)))
-      return { why: `Compute insert path has other variables: ${path}` };
-    return { parent: { template: path, home, explicit: false }, collection };
+    // A child's insert path names its parent (`…/instanceGroupManagers/{instance_group_manager}/resizeRequests`).
+    const parents = vars
+      .filter((v) => !["project", "region", "zone"].includes(v))
+      .map((v) => ({ v, field: v.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) }));
+    return {
+      parent: { template: path, home, explicit: false, ...(parents.length > 0 ? { vars: parents } : {}) },
+      collection,
+    };
   }
   const inBody = PARENT_IN_BODY[r.type];
   if (inBody && /^\/v\d+\/[A-Za-z]+$/.test(path))
@@ -376,8 +392,9 @@ export function kindSpecOf(
   byTemplate: ReadonlyMap<string, string[]> = new Map(),
   known: ReadonlySet<string> = new Set(),
   moreRefs: readonly GoogleRef[] = [],
+  sensitive?: SensitiveLabelsFact,
 ): GoogleKindSpec | { why: string } {
-  const where = parentOf(r);
+  const where = parentOf(r, sensitive);
   if ("why" in where) return where;
   const b = new SpecBuilder(facts);
   const fields = b.fieldsOf(r.message);
@@ -400,8 +417,29 @@ export function kindSpecOf(
   // The field a lost create answer is found again by must be set: without it a second create could duplicate.
   if (inBody?.uniqueIn && properties[inBody.uniqueIn])
     properties[inBody.uniqueIn] = { ...(properties[inBody.uniqueIn] as AwsccProp), req: true };
+  const sensitiveMap = sensitive
+    ? fields.find((f) => f.j === sensitive.map && f.map && f.t === "string")
+    : undefined;
+  if (sensitive && !sensitiveMap) return { why: `no ${sensitive.map} map for its sensitive labels` };
   const top = Object.keys(properties);
   const secrets = pathsWhere(b, facts, r.message, top, (f) => stringy(f) && isSecretName(f.j));
+  // Credentials by key in a map: a `sensitiveLabels` object of Secret keys, merged into the map on the wire.
+  if (sensitive) {
+    b.defs.SensitiveLabels = { name: "SensitiveLabels", props: {} };
+    for (const k of sensitive.keys) {
+      (b.defs.SensitiveLabels as AwsccObjectDef).props[k.name] = {
+        n: k.name,
+        s: { t: "string" },
+        doc: `${k.doc ?? k.name} Sent as ${sensitive.map}.${k.key}; Google answers it obfuscated, so it is never compared.`,
+      };
+      secrets.push(`sensitiveLabels.${k.name}`);
+    }
+    properties.sensitiveLabels = {
+      n: "sensitiveLabels",
+      s: { t: "ref", ref: "SensitiveLabels" },
+      doc: `The keys of ${sensitive.map} that are credentials (Google's Magic Modules: sensitive_labels), each read from a Secret key and written into ${sensitive.map} on the wire; ${sensitive.map} itself must not hold them.`,
+    };
+  }
   const writeOnly = pathsWhere(b, facts, r.message, top, (f) => has(f, "INPUT_ONLY")).filter(
     (p) => !secrets.includes(p),
   );
@@ -420,7 +458,8 @@ export function kindSpecOf(
   ).filter((p) => p.includes("."));
   // The labels map: `labels`, or Monitoring's `userLabels` where there is no `labels`.
   const labelMap = (j: string) => fields.find((f) => f.j === j && f.map && f.t === "string" && !isOutput(f));
-  const labels = labelMap("labels") ?? labelMap("userLabels");
+  // Where `labels` is the configuration (credentials among it), `userLabels` is the resource's own labels.
+  const labels = (sensitiveMap ? undefined : labelMap("labels")) ?? labelMap("userLabels");
   const idParam = r.create.idParam;
   const externalName = compute || idParam || inBody?.idField ? "fromAnnotation" : "providerChosen";
   const refs = [
@@ -465,6 +504,14 @@ export function kindSpecOf(
       ...(labels ? { labels: labels.j } : {}),
       ...(inBody?.uniqueIn ? { uniqueIn: inBody.uniqueIn } : {}),
       ...(inBody?.softDelete ? { softDelete: inBody.softDelete } : {}),
+      ...(sensitive
+        ? {
+            sensitiveLabels: {
+              map: sensitive.map,
+              keys: Object.fromEntries(sensitive.keys.map((k) => [k.name, k.key])),
+            },
+          }
+        : {}),
       immutableFromProtos: immutable.length > 0,
       ...(refs.length > 0 ? { refs } : {}),
       ...(iam.unconfirmed.length > 0 ? { unconfirmedPermissions: iam.unconfirmed } : {}),
@@ -522,6 +569,8 @@ function stampOf(): string {
     FACTS_FILE,
     IAM_FILE,
     REFS_FILE,
+    SENSITIVE_FILE,
+    API_NAMES_FILE,
   ].map((f) => readFileSync(f));
   const hash = createHash("sha256");
   for (const x of inputs) hash.update(x).update("\0");
@@ -571,6 +620,9 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   };
   const taken = new Set<string>();
   const groupOf = groupsOf(facts.resources);
+  const sensitiveBundle = loadSensitive();
+  const sensitiveOf = new Map(sensitiveBundle.resources.map((x) => [x.type, x]));
+  catalog.sensitiveSource = sensitiveBundle.origin;
   // Names first, so a reference can name the kind serving its type (one kind per type: Compute's regional
   // and global twins share a message, and the kind named after the message serves it).
   const named: Array<{ r: FactResource; group: string; kind: string }> = [];
@@ -582,7 +634,7 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
       catalog.skipped.push({ typeName: r.type, why: `a second ${r.kind} in ${group} (${r.service})` });
       continue;
     }
-    const where = parentOf(r);
+    const where = parentOf(r, sensitiveOf.get(r.type));
     if ("why" in where) {
       catalog.skipped.push({ typeName: r.type, why: where.why });
       continue;
@@ -602,9 +654,12 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   }
   // Compute's protos name no references: Config Connector's service mappings do (infra/gcp/compute-refs.ts).
   const refsBundle = loadRefs();
+  const apiNames = loadApiNames();
+  catalog.apiNamesSource = apiNames.origin;
   const computeRefs = computeRefsOf({
     refs: refsBundle,
     facts,
+    apiNames,
     named,
     maxDepth: AWSCC_MAX_DEPTH,
     inForProvider: (_, path) =>
@@ -622,9 +677,36 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
         : [],
     ),
   );
+  // A Compute child's parent by path variable: the kind whose get path its insert path continues.
+  const byGetPath = new Map(
+    named
+      .filter((n) => n.r.family === "compute")
+      .map((n) => [n.r.get.p.replace(/\{[^}]+\}$/, "{}"), n] as const),
+  );
+  const parentRefsOf = (r: FactResource): GoogleRef[] => {
+    const where = parentOf(r);
+    if ("why" in where) return [];
+    return (where.parent.vars ?? []).flatMap(({ v, field }) => {
+      const upTo = where.parent.template.slice(0, where.parent.template.indexOf(`{${v}}`));
+      const to = byGetPath.get(`${upTo}{}`);
+      return to
+        ? [
+            {
+              field,
+              type: to.r.type,
+              group: to.group,
+              kind: to.kind,
+              plural: pluralOf(to.kind),
+              family: "compute" as const,
+              from: "name",
+            },
+          ]
+        : [];
+    });
+  };
   for (const { r, group, kind } of named) {
-    const more = computeRefs.byKind.get(`${group}/${kind}`) ?? [];
-    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known, more);
+    const more = [...(computeRefs.byKind.get(`${group}/${kind}`) ?? []), ...parentRefsOf(r)];
+    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known, more, sensitiveOf.get(r.type));
     if ("why" in spec) {
       catalog.skipped.push({ typeName: r.type, why: spec.why });
       continue;

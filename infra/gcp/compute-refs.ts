@@ -4,7 +4,7 @@
 // serves the referenced type. What cannot be mapped is returned with the reason, never dropped silently.
 import { pluralOf } from "../../shared/api/awscc/spec.ts";
 import type { GoogleRef } from "../../shared/api/googleapis/spec.ts";
-import type { FactField, FactResource, FactsBundle, RefsBundle, RefTarget } from "./facts.ts";
+import type { ApiNamesBundle, FactField, FactResource, FactsBundle, RefsBundle, RefTarget } from "./facts.ts";
 
 export interface NamedKind {
   r: FactResource;
@@ -29,6 +29,8 @@ const templateOf = (s: string) => s.replace(/\{\{?[^}]+\}\}?/g, "*");
 export interface ComputeRefsInput {
   refs: RefsBundle;
   facts: FactsBundle;
+  /** Magic Modules' Terraform → API names where they differ (disk_encryption_key.kms_key_self_link → kmsKeyName). */
+  apiNames?: ApiNamesBundle;
   named: readonly NamedKind[];
   /** Whether a field (by message and JSON name) is output-only, a fingerprint or otherwise not in forProvider. */
   inForProvider: (r: FactResource, path: readonly FactField[]) => boolean;
@@ -95,9 +97,10 @@ export function computeRefsOf(i: ComputeRefsInput): {
       const path: FactField[] = [];
       let msg: string | undefined = own.r.message;
       let why = "";
-      for (const part of ref.tfField.split(".")) {
+      const parts = ref.tfField.split(".");
+      for (const [n, part] of parts.entries()) {
         const fields: FactField[] = msg ? (i.facts.messages[msg]?.fields ?? []) : [];
-        const c = camel(part);
+        const c = i.apiNames?.resources[res.tf]?.[parts.slice(0, n + 1).join(".")] ?? camel(part);
         const f = fields.find((x) => x.j === c) ?? fields.find((x) => x.j === `${c}s`);
         if (!f) {
           why = `the API's ${own.r.type.split("/")[1]} has no field for ${part}${path.length ? ` in ${path.map((p) => p.j).join(".")}` : ""}`;

@@ -181,3 +181,54 @@ export function loadRefs(file = REFS_FILE): RefsBundle {
     throw new Error(`${file}: references format ${bundle.format}, expected ${REFS_FORMAT}`);
   return bundle;
 }
+
+export const SENSITIVE_FORMAT = 1;
+export const SENSITIVE_FILE = resolve(import.meta.dirname, "sensitive-labels.json.gz");
+
+/**
+ * A resource whose configuration map holds credentials by key (Monitoring NotificationChannel's `labels`:
+ * a Slack `auth_token`, a PagerDuty `service_key`, a webhook's `password`), as Google's Magic Modules
+ * states it (`sensitiveLabels`, each property's `api_name` the map's key).
+ */
+export interface SensitiveLabelsFact {
+  /** Google's resource type (monitoring.googleapis.com/NotificationChannel). */
+  type: string;
+  /** The map the keys are written into on the wire (`labels`). */
+  map: string;
+  /** Each sensitive key: its field name (authToken), its key in the map (auth_token) and Google's text. */
+  keys: Array<{ name: string; key: string; doc?: string }>;
+}
+
+export interface SensitiveBundle {
+  format: typeof SENSITIVE_FORMAT;
+  origin: DataOrigin;
+  resources: SensitiveLabelsFact[];
+}
+
+export function loadSensitive(file = SENSITIVE_FILE): SensitiveBundle {
+  const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as SensitiveBundle;
+  if (bundle.format !== SENSITIVE_FORMAT)
+    throw new Error(`${file}: sensitive-labels format ${bundle.format}, expected ${SENSITIVE_FORMAT}`);
+  return bundle;
+}
+
+export const API_NAMES_FORMAT = 1;
+export const API_NAMES_FILE = resolve(import.meta.dirname, "compute-api-names.json.gz");
+
+/**
+ * Where a Compute Terraform field's name is not the API's (Magic Modules' `api_name`): per Terraform resource
+ * (google_compute_disk), the Terraform path (disk_encryption_key.kms_key_self_link) → the API's JSON name of
+ * its last step (kmsKeyName). Config Connector's reference mappings name Terraform fields.
+ */
+export interface ApiNamesBundle {
+  format: typeof API_NAMES_FORMAT;
+  origin: DataOrigin;
+  resources: Record<string, Record<string, string>>;
+}
+
+export function loadApiNames(file = API_NAMES_FILE): ApiNamesBundle {
+  const bundle = JSON.parse(gunzipSync(readFileSync(file)).toString("utf8")) as ApiNamesBundle;
+  if (bundle.format !== API_NAMES_FORMAT)
+    throw new Error(`${file}: api-names format ${bundle.format}, expected ${API_NAMES_FORMAT}`);
+  return bundle;
+}

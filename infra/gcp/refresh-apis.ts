@@ -23,6 +23,7 @@ import {
   type FactMessage,
   type FactResource,
   type FactsBundle,
+  loadFacts,
 } from "./facts.ts";
 
 type PType = protobuf.Type;
@@ -342,7 +343,10 @@ function apiDirs(root: string): string[] {
     .sort();
 }
 
-export function extract(root: string): {
+export function extract(
+  root: string,
+  only?: string,
+): {
   resources: FactResource[];
   messages: Record<string, FactMessage>;
   failed: string[];
@@ -350,7 +354,7 @@ export function extract(root: string): {
   const resources: FactResource[] = [];
   const messages: Record<string, FactMessage> = {};
   const failed: string[] = [];
-  for (const dir of apiDirs(root)) {
+  for (const dir of apiDirs(root).filter((d) => !only || d.startsWith(`${only}/`))) {
     const compute = dir === "google/cloud/compute/v1";
     const files = readdirSync(join(root, dir)).filter((f) => f.endsWith(".proto"));
     const pb = new protobuf.Root();
@@ -398,6 +402,7 @@ if (import.meta.main) {
       commit: { type: "string" },
       committed: { type: "string" },
       out: { type: "string" },
+      only: { type: "string" },
     },
   });
   let from = values.from;
@@ -408,7 +413,30 @@ if (import.meta.main) {
   const git = (...args: string[]) => execFileSync("git", ["-C", from, ...args], { encoding: "utf8" }).trim();
   const commit = values.commit ?? git("rev-parse", "HEAD");
   const committed = values.committed ?? git("log", "-1", "--format=%cs");
-  const { resources, messages, failed } = extract(from);
+  const { resources, messages, failed } = extract(from, values.only);
+  if (values.only) {
+    // One API again, into the pinned bundle: only from the commit the bundle is from (the facts stay one
+    // commit's), its resources replaced and its messages added or replaced.
+    const pinned = loadFacts(values.out ?? FACTS_FILE);
+    if (pinned.origin.commit !== commit)
+      throw new Error(
+        `--only ${values.only}: ${from} is at ${commit}, the bundle at ${pinned.origin.commit}`,
+      );
+    if (resources.length === 0)
+      throw new Error(`--only ${values.only}: no resources found: refusing to write`);
+    const kept = pinned.resources.filter((r) => !r.proto.startsWith(`${values.only}/`));
+    const merged: FactsBundle = {
+      ...pinned,
+      resources: [...kept, ...resources],
+      messages: { ...pinned.messages, ...messages },
+    };
+    writeFileSync(values.out ?? FACTS_FILE, gzipSync(JSON.stringify(merged), { level: 9 }));
+    process.stdout.write(
+      `${values.only}: ${resources.length} resources (${pinned.resources.length - kept.length} before) → ${values.out ?? FACTS_FILE}\n`,
+    );
+    for (const f of failed) process.stderr.write(`skipped ${f}\n`);
+    process.exit(0);
+  }
   if (resources.length < 200) throw new Error(`only ${resources.length} resources found: refusing to write`);
   const bundle: FactsBundle = {
     format: FACTS_FORMAT,

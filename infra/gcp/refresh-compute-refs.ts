@@ -7,14 +7,11 @@
 //
 //   npm run refresh:gcp-refs                      clones k8s-config-connector (depth 1, blobs on demand)
 //   npm run refresh:gcp-refs -- --from DIR        a checkout or a bare mirror (its HEAD commit and date)
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { parseArgs } from "node:util";
+import { writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { parse } from "yaml";
 import { REFS_FILE, REFS_FORMAT, type RefFact, type RefsBundle, type RefTarget } from "./facts.ts";
+import { gitSource } from "./git-source.ts";
 
 const SOURCE = "https://github.com/GoogleCloudPlatform/k8s-config-connector";
 const DIR = "config/servicemappings";
@@ -47,19 +44,7 @@ const targetOf = (t: KccType): RefTarget | undefined =>
     : undefined;
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { from: { type: "string" } } });
-  let from = values.from;
-  if (!from) {
-    from = mkdtempSync(join(tmpdir(), "kcc-"));
-    execFileSync(
-      "git",
-      ["clone", "--depth", "1", "--filter=blob:none", "--no-checkout", "--quiet", SOURCE, from],
-      { stdio: "inherit" },
-    );
-  }
-  // git show reads a checkout and a bare mirror alike (HEAD's tree, not the work tree).
-  const git = (...args: string[]) =>
-    execFileSync("git", ["-C", from, ...args], { encoding: "utf8", maxBuffer: 64 << 20 }).trim();
+  const git = gitSource(SOURCE, "kcc-");
   const files = git("ls-tree", "--name-only", `HEAD:${DIR}`)
     .split("\n")
     .filter((f) => f.endsWith(".yaml"));

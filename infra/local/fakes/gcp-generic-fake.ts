@@ -137,6 +137,8 @@ export async function startGoogleGenericFake(
   /** Validates a body against the kind's fields: unknown and output-only fields are refused, at any depth. */
   const validate = (s: GoogleKindSpec, body: Json, path = "", props?: Record<string, AwsccProp>) => {
     const here = props ?? { ...s.properties };
+    // `sensitiveLabels` is driftless's own field (merged into the map on the wire), not Google's.
+    if (!props && s.google.sensitiveLabels) delete here.sensitiveLabels;
     for (const [k, v] of Object.entries(body)) {
       const at = path ? `${path}.${k}` : k;
       if (!props && s.attributes[k]) {
@@ -180,6 +182,22 @@ export async function startGoogleGenericFake(
           isObject(x) ? x[k] : Array.isArray(x) ? x.map((i) => (isObject(i) ? i[k] : undefined)) : undefined,
         o,
       );
+
+  /**
+   * What Google answers for a map's credential keys (NotificationChannel's `labels.auth_token`): obfuscated,
+   * only the last characters shown ("Fields containing sensitive information … are only partially populated
+   * on retrieval", Magic Modules' NotificationChannel).
+   */
+  const answer = (s: GoogleKindSpec, r: Json): Json => {
+    const sens = s.google.sensitiveLabels;
+    const map = sens ? r[sens.map] : undefined;
+    if (!sens || !isObject(map)) return r;
+    const keys = new Set(Object.values(sens.keys));
+    const shown = Object.fromEntries(
+      Object.entries(map).map(([k, v]) => [k, keys.has(k) ? `${"*".repeat(16)}${String(v).slice(-4)}` : v]),
+    );
+    return { ...r, [sens.map]: shown };
+  };
 
   const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
@@ -319,7 +337,7 @@ export async function startGoogleGenericFake(
       };
       const finish = () => {
         store.set(name, { spec: s, resource });
-        return resource;
+        return answer(s, resource);
       };
       if (!g.create.lro) return finish();
       return startOp(s, { parent: vals.parent }, name, finish, "insert");
@@ -336,7 +354,7 @@ export async function startGoogleGenericFake(
     if (r.op === "get") for (const p of ops.values()) if (p.target === name && p.countdown.tick()) settle(p);
     const stored = store.get(name);
     if (!stored) throw notFound(name);
-    if (r.op === "get") return structuredClone(stored.resource);
+    if (r.op === "get") return answer(s, structuredClone(stored.resource));
     const soft = g.softDelete;
     if (soft && stored.resource.state === soft)
       throw new GoogleApiError(
@@ -407,7 +425,7 @@ export async function startGoogleGenericFake(
       }
       if (compute && s.attributes.fingerprint) res.fingerprint = `fp-${++seq}`;
       if (s.attributes.updateTime) res.updateTime = now();
-      return res;
+      return answer(s, res);
     };
     if (!g.update?.lro) return finish();
     return startOp(s, { parent: name }, name, finish, "patch");
@@ -551,7 +569,7 @@ export async function startGoogleGenericFake(
     );
     const all = [...store.entries()]
       .filter(([k, v]) => v.spec === s && under.test(k))
-      .map(([, v]) => structuredClone(v.resource));
+      .map(([, v]) => answer(s, structuredClone(v.resource)));
     const size = Number(req.query.get(compute ? "maxResults" : "pageSize") || 0) || 50;
     const from = Number(req.query.get("pageToken") || 0);
     const page = all.slice(from, from + size);

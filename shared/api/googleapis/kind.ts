@@ -127,10 +127,14 @@ function referenceFields(spec: GoogleKindSpec) {
   return fields;
 }
 
-/** The home fields forProvider carries: location / region / zone, and `parent` for an explicit parent. */
-const homeFieldsOf = (spec: GoogleKindSpec) => [
+/**
+ * The home fields forProvider carries: location / region / zone, `parent` for an explicit parent, and a
+ * Compute child's parent names (`instanceGroupManager`).
+ */
+export const homeFieldsOf = (spec: GoogleKindSpec): string[] => [
   ...spec.google.parent.home,
   ...(spec.google.parent.explicit ? ["parent"] : []),
+  ...(spec.google.parent.vars ?? []).map((x) => x.field),
 ];
 
 /** Field behaviours, references and immutable paths of a generated Google kind: plain data, no schema built. */
@@ -154,6 +158,15 @@ export function googleSchemas(spec: GoogleKindSpec) {
       );
     // Filled by the engine from parentRef / parentSelector when it has them: not required of the user then.
     home.parent = spec.google.refs?.some((r) => r.field === "parent") ? parent.optional() : parent;
+  }
+  for (const { v, field } of spec.google.parent.vars ?? []) {
+    const named = z
+      .string()
+      .min(1)
+      .describe(
+        `The name of the parent ({${v}} in ${spec.google.create.p}) this resource is created under. Immutable.`,
+      );
+    home[field] = spec.google.refs?.some((r) => r.field === field) ? named.optional() : named;
   }
   const forProvider = s.forProvider.omit({ region: true }).extend(home).extend(referenceFields(spec));
   return { forProvider, atProvider: s.atProvider };

@@ -33,6 +33,11 @@ export interface GoogleParent {
    * (`organizations/*|folders/*`), the name is `<collection>/<id>` and a list names its parent in the query.
    */
   inBody?: true;
+  /**
+   * Compute: the parent resources a path names by variable (`{instance_group_manager}`), each a forProvider
+   * field (`instanceGroupManager`, the parent's name) beside region / zone, immutable like them.
+   */
+  vars?: Array<{ v: string; field: string }>;
 }
 
 export interface GoogleFacts {
@@ -68,6 +73,12 @@ export interface GoogleFacts {
   uniqueIn?: string;
   /** The `state` a delete leaves the resource in for a while (a soft delete: `DELETE_REQUESTED`): gone. */
   softDelete?: string;
+  /**
+   * A map whose keys include credentials (Monitoring NotificationChannel's `labels`: `auth_token`, …, from
+   * Google's Magic Modules): forProvider's `sensitiveLabels.<name>SecretRef` fills `map.<key>` on the wire;
+   * Google answers them obfuscated, so they are taken out of what it answers before anything is compared.
+   */
+  sensitiveLabels?: { map: string; keys: Record<string, string> };
   /** Fields the protos mark IMMUTABLE (createOnly), and whether the protos say nothing of immutability. */
   immutableFromProtos: boolean;
   /** Fields (at any depth) that name another generated kind's resource: they get `…Ref` / `…Selector` fields. */
@@ -138,6 +149,10 @@ export interface GoogleCatalog {
   skipped: Array<{ typeName: string; why: string }>;
   /** Where Compute's references come from (Config Connector's service mappings). */
   refsSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
+  /** Where Compute's Terraform → API field names come from (Google's Magic Modules' `api_name`). */
+  apiNamesSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
+  /** Where the credential keys of configuration maps come from (Google's Magic Modules). */
+  sensitiveSource?: { source: string; commit: string; committed: string; retrieved: string; licence: string };
   /** Config Connector's Compute references that map onto no generated field or kind, and why. */
   unmappedRefs?: Array<{ resource: string; tfField: string; target?: string; why: string }>;
 }

@@ -1,6 +1,6 @@
 // Generated Google Cloud kinds end to end through the real engine and the two generic providers, against
 // the generic wire fake driven by the same generated specs (infra/local/fakes/gcp-generic-fake.ts), with the
-// in-memory API server: for 24 kinds of 18 APIs (Compute among them) — create (operations followed over
+// in-memory API server: for 25 kinds of 19 APIs (Compute among them) — create (operations followed over
 // reconciles), drift corrected with an update mask of only the drifted field, an immutable change refused
 // and left unchanged, import by external name, delete.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -164,6 +164,12 @@ const CASES: Case[] = [
     drift: { displayName: "console" },
   },
   {
+    // Created under the project's own path variable (`/v1/projects/{project_id=*}/agentPools`), its id `agentPoolId`.
+    type: "storagetransfer.googleapis.com/agentPools",
+    forProvider: { displayName: "p", bandwidthLimit: { limitMbps: "100" } },
+    drift: { displayName: "console" },
+  },
+  {
     // Updated with PUT (the whole group), not PATCH.
     type: "monitoring.googleapis.com/Group",
     forProvider: { displayName: "g", filter: 'resource.type = "gce_instance"' },
@@ -216,7 +222,13 @@ let r: Reconciler;
 const specs = new Map<Case, GoogleKindSpec>();
 const defs = new Map<Case, ManagedKindDef>();
 /** Kinds only the reference tests use (a binding's parent and scope), by Google's type. */
-const MORE = ["gkehub.googleapis.com/Scope", "gkehub.googleapis.com/MembershipBinding"];
+const MORE = [
+  "gkehub.googleapis.com/Scope",
+  "gkehub.googleapis.com/MembershipBinding",
+  "monitoring.googleapis.com/NotificationChannel",
+  "compute.googleapis.com/CrossSiteNetwork",
+  "compute.googleapis.com/WireGroup",
+];
 const more = new Map<string, ManagedKindDef>();
 
 beforeAll(async () => {
@@ -312,9 +324,9 @@ const seed = (
   });
 
 describe("generated Google Cloud kinds through the generic providers", () => {
-  it("covers 24 kinds of at least 8 APIs, Compute among them", () => {
+  it("covers 25 kinds of at least 8 APIs, Compute among them", () => {
     const groups = new Set([...specs.values()].map((s) => s.group));
-    expect(CASES.length).toBe(24);
+    expect(CASES.length).toBe(25);
     expect(groups.size).toBeGreaterThanOrEqual(8);
     expect(groups.has("compute.googleapis")).toBe(true);
   });
@@ -443,6 +455,102 @@ describe("generated Google Cloud kinds through the generic providers", () => {
     await settle(d, "lost-alert");
     await settle(d, "lost-alert");
     expect((await listOf())?.length ?? 0).toBe(before);
+  });
+
+  it("a notification channel's credential labels come from Secret keys, reach Google only, and are never drift", async () => {
+    const d = more.get("monitoring.googleapis.com/NotificationChannel") as ManagedKindDef;
+    const token = "xoxb-slack-token-do-not-show-41";
+    api.seedSecret("default", "slack", { token });
+    seed(d, "chan", {
+      type: "slack",
+      displayName: "c",
+      labels: { channel_name: "#alerts" },
+      sensitiveLabels: { authTokenSecretRef: { namespace: "default", name: "slack", key: "token" } },
+    });
+    const created = await settle(d, "chan");
+    expect(created[0]?.outcome, JSON.stringify(cond(d, "chan", "Synced"))).toBe("created");
+    expect(cond(d, "chan", "Ready")).toMatchObject({ status: "True" });
+    const where = String(get(d, "chan")?.status?.atProvider?.name);
+    // The token is in the channel's labels at Google, merged with the spec's labels; nowhere in the object.
+    expect((fake.resource(where) as Json).labels).toEqual({ channel_name: "#alerts", auth_token: token });
+    const shown = () => JSON.stringify([get(d, "chan"), api.list("v1/events")]);
+    expect(shown()).not.toContain(token);
+    expect(shown()).not.toContain(token.slice(-4));
+    // Google answers it obfuscated: not drift, not late-initialized into spec.forProvider.labels.
+    const quiet = fake.stats();
+    expect((await r.reconcile(key(d, "chan"))).outcome).toBe("in-sync");
+    expect(
+      Object.keys(fake.stats()).filter((k) => k.startsWith("PATCH") && fake.stats()[k] !== quiet[k]),
+    ).toEqual([]);
+    expect(get(d, "chan")?.spec.forProvider.labels).toEqual({ channel_name: "#alerts" });
+    // Drift of a plain label: the labels map is written whole, the token with it (else the mask drops it).
+    fake.mutate(where, { labels: { channel_name: "#console", auth_token: token } });
+    const fixed = await settle(d, "chan");
+    expect(fixed.map((x) => x.outcome)).toContain("updated");
+    expect((fake.resource(where) as Json).labels).toEqual({ channel_name: "#alerts", auth_token: token });
+    expect(shown()).not.toContain(token);
+    // A credential key written in the spec's labels as text is refused, and nothing is sent.
+    const before = fake.stats();
+    api.mutate(d, "chan", (o) =>
+      Object.assign((o.spec as { forProvider: Json }).forProvider, {
+        labels: { channel_name: "#other", auth_token: "plain" },
+      }),
+    );
+    await r.reconcile(key(d, "chan"));
+    expect(cond(d, "chan", "Synced")?.message).toContain("sensitiveLabels.authTokenSecretRef");
+    expect(
+      Object.entries(fake.stats()).filter(([k, n]) => k.startsWith("PATCH") && n > (before[k] ?? 0)),
+    ).toEqual([]);
+    await kube.delete(d, "chan");
+    await settle(d, "chan");
+    await settle(d, "chan");
+    expect(fake.resource(where)).toBeUndefined();
+  });
+
+  it("makes a Compute child under the parent its insert path names, by reference to the parent's kind (WireGroup under a CrossSiteNetwork)", async () => {
+    const csn = more.get("compute.googleapis.com/CrossSiteNetwork") as ManagedKindDef;
+    const wg = more.get("compute.googleapis.com/WireGroup") as ManagedKindDef;
+    seed(wg, "wg-a", { description: "w", crossSiteNetworkRef: { name: "csn-a" } });
+    // The parent does not exist yet: nothing is made.
+    await r.reconcile(key(wg, "wg-a"));
+    expect(cond(wg, "wg-a", "Synced")).toMatchObject({ status: "False" });
+    seed(csn, "csn-a", { description: "c" });
+    await settle(csn, "csn-a");
+    await settle(wg, "wg-a");
+    expect(cond(wg, "wg-a", "Ready"), JSON.stringify(get(wg, "wg-a")?.status)).toMatchObject({
+      status: "True",
+    });
+    expect(get(wg, "wg-a")?.spec.forProvider.crossSiteNetwork).toBe("csn-a");
+    const where = `/compute/v1/projects/${PROJECT}/global/crossSiteNetworks/csn-a/wireGroups/wg-a`;
+    expect(fake.resource(where)).toMatchObject({ name: "wg-a", description: "w" });
+    // The parent is the object's home: immutable, never sent in the body.
+    expect(fake.resource(where)).not.toHaveProperty("crossSiteNetwork");
+    fake.mutate(where, { description: "console" });
+    expect((await settle(wg, "wg-a")).map((x) => x.outcome)).toContain("updated");
+    expect(fake.resource(where)?.description).toBe("w");
+    api.mutate(wg, "wg-a", (o) => {
+      const fp = (o.spec as { forProvider: Json }).forProvider;
+      delete fp.crossSiteNetworkRef;
+      fp.crossSiteNetwork = "csn-other";
+    });
+    const posts = fake.stats();
+    await r.reconcile(key(wg, "wg-a"));
+    expect(cond(wg, "wg-a", "Synced")).toMatchObject({ status: "False" });
+    expect(cond(wg, "wg-a", "Synced")?.message).toContain("immutable");
+    expect(
+      Object.entries(fake.stats()).filter(([k, n]) => k.startsWith("POST") && n > (posts[k] ?? 0)),
+    ).toEqual([]);
+    expect(fake.resource(where)?.description).toBe("w");
+    api.mutate(wg, "wg-a", (o) => {
+      (o.spec as { forProvider: Json }).forProvider.crossSiteNetwork = "csn-a";
+    });
+    await kube.delete(wg, "wg-a");
+    await settle(wg, "wg-a");
+    await settle(wg, "wg-a");
+    expect(fake.resource(where)).toBeUndefined();
+    await kube.delete(csn, "csn-a");
+    await settle(csn, "csn-a");
+    await settle(csn, "csn-a");
   });
 
   it("fills a field naming another resource from a …Ref and a parent from a …Selector (google.api.resource_reference), after the targets are ready", async () => {

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { loadRefs } from "../../../infra/gcp/facts.ts";
+import { loadApiNames, loadRefs } from "../../../infra/gcp/facts.ts";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
 import { startGoogleGenericFake } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
@@ -52,7 +52,7 @@ describe("Compute references from Config Connector's service mappings", () => {
     const catalog = loadGoogleCatalog();
     const served = new Map(catalog.kinds.map((k) => [`${k.group}/${k.kind}`, k]));
     const kcc = all.filter((x) => x.ref.source === "kcc");
-    // Measured on the pinned data: 88 Compute reference fields in 31 kinds, 31 of them nested.
+    // Measured on the pinned data: 96 Compute reference fields in 32 kinds, 32 of them nested.
     expect(kcc.length).toBeGreaterThan(80);
     expect(new Set(kcc.map((x) => x.spec.kind)).size).toBeGreaterThan(28);
     expect(kcc.filter((x) => x.ref.at).length).toBeGreaterThan(25);
@@ -73,6 +73,22 @@ describe("Compute references from Config Connector's service mappings", () => {
         why: "the API's Instance has no field for boot_disk",
       }),
     );
+  });
+
+  it("lands a Terraform field whose name is not the API's on the API's field, as Magic Modules' api_name says", () => {
+    const names = loadApiNames();
+    expect(loadGoogleCatalog().apiNamesSource).toEqual(names.origin);
+    const readme = readFileSync(join(import.meta.dirname, "../../../infra/gcp/README.md"), "utf8");
+    expect(readme).toContain(names.origin.commit);
+    expect(names.resources.google_compute_disk?.image).toBe("sourceImage");
+    const pick = (kind: string, field: string) =>
+      specOf(`compute.googleapis.com/${kind}`, kind).google.refs?.find((r) => r.field === field && !r.at);
+    expect(pick("Disk", "sourceImage")).toMatchObject({ kind: "Image", source: "kcc" });
+    expect(pick("Disk", "sourceSnapshot")).toMatchObject({ kind: "Snapshot", source: "kcc" });
+    expect(pick("ForwardingRule", "IPAddress")).toMatchObject({ source: "kcc" });
+    expect(pick("TargetSslProxy", "service")).toMatchObject({ kind: "BackendService", source: "kcc" });
+    const unmapped = loadGoogleCatalog().unmappedRefs ?? [];
+    expect(unmapped.filter((u) => u.resource === "google_compute_disk" && u.tfField === "image")).toEqual([]);
   });
 
   it("gives Subnetwork, Firewall and Instance network references that take the Network's self link", () => {

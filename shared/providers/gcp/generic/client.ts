@@ -18,6 +18,7 @@ import {
   findsByOwnerLabel,
   findsByUniqueField,
   googleKindOf,
+  homeFieldsOf,
   modelOf,
   OWNER_LABEL,
 } from "../../../api/googleapis/kind.ts";
@@ -39,6 +40,7 @@ import { secretReader } from "../../secret-refs.ts";
 import { gcpClientConfig, type ServiceAccountKey } from "../config.ts";
 import { authFor, GoogleHttpError, GoogleRestClient } from "../google-rest.ts";
 import { classifyGoogle, operationError } from "./errors.ts";
+import { fromGoogle, toGoogle } from "./sensitive-labels.ts";
 
 type Json = Record<string, unknown>;
 type MR = ManagedResource<Json, Json>;
@@ -46,6 +48,11 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 
 /** The operation a create started and the generation it was for: the next reconciles follow it. */
 export const OPERATION_ANNOTATION = "googleapis.driftless.dev/create-operation";
+/**
+ * The parents a Compute child was created under (`crossSiteNetwork=csn-a`): its path names them, so a changed
+ * parent field would read and create somewhere else; it is refused as an immutable change instead.
+ */
+export const PARENT_ANNOTATION = "googleapis.driftless.dev/created-under";
 
 export interface GoogleProviderOptions {
   /** Pauses between polls of an operation inside one call, before it is left to the next reconcile. */
@@ -188,17 +195,37 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   }
 
   /** The resource's full name (resource-oriented) from an id or a full name; Compute: its path values. */
+  /** A Compute child's parent names as `field=value` (what PARENT_ANNOTATION records). */
+  #parentsOf(fp: Json): string {
+    return (this.#spec.google.parent.vars ?? [])
+      .map(({ field }) => `${field}=${String(fp[field] ?? "")}`)
+      .join(",");
+  }
+
+  /** A Compute path's variables: the project, the home (region / zone) and a child's parent names. */
+  #computeValues(fp: Json, mr?: MR): Record<string, string | undefined> {
+    const recorded = mr?.metadata.annotations?.[PARENT_ANNOTATION];
+    if (recorded && recorded !== this.#parentsOf(fp))
+      throw new InvalidSpecError(
+        `the parent is immutable: ${this.#spec.kind} was created under ${recorded}, the spec now says ${this.#parentsOf(fp)}; set it back`,
+      );
+    const values: Record<string, string | undefined> = {
+      project: this.#project,
+      region: fp.region as string | undefined,
+      zone: fp.zone as string | undefined,
+    };
+    for (const { v, field } of this.#spec.google.parent.vars ?? [])
+      values[v] = fp[field] as string | undefined;
+    return values;
+  }
+
   #where(mr: MR, externalName: string): { name: string; values: Record<string, string | undefined> } {
     const fp = mr.spec.forProvider;
-    if (this.#compute) {
-      const values = {
-        project: this.#project,
-        region: fp.region as string | undefined,
-        zone: fp.zone as string | undefined,
-        [lastVar(this.#spec.google.get.p)]: externalName,
+    if (this.#compute)
+      return {
+        name: externalName,
+        values: { ...this.#computeValues(fp, mr), [lastVar(this.#spec.google.get.p)]: externalName },
       };
-      return { name: externalName, values };
-    }
     if (this.#spec.google.parent.inBody) {
       // A top-level collection (`folders/123`, `projects/my-id`): the parent is the resource's own field,
       // compared as an immutable one (observedOf), never part of its name.
@@ -267,8 +294,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return last;
   }
 
-  #found(mr: MR, resource: Json, externalName?: string): ExternalObservation<Json, Json> {
+  #found(mr: MR, answer: Json, externalName?: string): ExternalObservation<Json, Json> {
     const model = modelOf(this.#spec);
+    const resource = fromGoogle(this.#spec, answer);
     const fp = mr.spec.forProvider;
     const { region: _, ...observed } = observedOf(model, resource, "", fp);
     const labels = this.#spec.google.labels;
@@ -277,11 +305,8 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       observed[labels] = rest;
     }
     // A parent in the body is the resource's own field: the server's value, so a changed one is refused.
-    for (const h of [
-      ...this.#spec.google.parent.home,
-      ...(this.#spec.google.parent.explicit && !this.#spec.google.parent.inBody ? ["parent"] : []),
-    ])
-      if (fp[h] !== undefined) observed[h] = fp[h];
+    for (const h of homeFieldsOf(this.#spec))
+      if (fp[h] !== undefined && !(h === "parent" && this.#spec.google.parent.inBody)) observed[h] = fp[h];
     const state = String(resource.state ?? resource.status ?? "");
     const availability = CREATING_STATE.test(state)
       ? "Creating"
@@ -430,11 +455,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         const fp = (mr as MR).spec.forProvider;
         const { path, prefix, query } = this.#compute
           ? {
-              path: fillPath(list.p, {
-                project: this.#project,
-                region: fp.region as string,
-                zone: fp.zone as string,
-              }),
+              path: fillPath(list.p, this.#computeValues(fp)),
               prefix: "",
               query: {},
             }
@@ -486,6 +507,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const g = this.#spec.google;
     if (!g.list) throw new NotListableError("no list method in its API");
     if (this.#compute) {
+      if (g.parent.vars)
+        throw new NotListableError(
+          `its parent (${g.parent.vars.map((x) => x.field).join(", ")}) is a spec field`,
+        );
       if (/\{(region|zone)\}/.test(g.list.p)) {
         if (!g.aggregated)
           throw new NotListableError(
@@ -612,10 +637,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const model = modelOf(this.#spec);
     const body = this.#withOwnerLabel(
       mr,
-      desiredModel(model, {
-        forProvider: await this.#resolved(mr),
-        externalName: this.#compute || this.#spec.identifierField ? externalName : undefined,
-      }),
+      toGoogle(
+        this.#spec,
+        desiredModel(model, {
+          forProvider: await this.#resolved(mr),
+          externalName: this.#compute || this.#spec.identifierField ? externalName : undefined,
+        }),
+      ),
     );
     const missing = missingRequired(model, body);
     if (missing.length > 0)
@@ -626,11 +654,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     let path: string;
     const query: Record<string, string> = {};
     if (this.#compute) {
-      path = fillPath(g.create.p, {
-        project: this.#project,
-        region: fp.region as string,
-        zone: fp.zone as string,
-      });
+      path = fillPath(g.create.p, this.#computeValues(fp));
     } else {
       path = fillPath(g.create.p, { parent: this.#parent(fp) });
       if (this.#spec.identifierField && (!externalName || externalName.includes("/")))
@@ -665,10 +689,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       typeof op.response.name === "string"
         ? op.response.name
         : undefined;
+    const annotations = {
+      ...(opPath ? { [OPERATION_ANNOTATION]: `${mr.metadata.generation ?? 0}/${opPath}` } : {}),
+      ...(g.parent.vars ? { [PARENT_ANNOTATION]: this.#parentsOf(fp) } : {}),
+    };
     return {
-      ...(opPath
-        ? { annotations: { [OPERATION_ANNOTATION]: `${mr.metadata.generation ?? 0}/${opPath}` } }
-        : {}),
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ...(made ? { externalName: made } : {}),
     };
   }
@@ -678,7 +704,8 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const update = g.update;
     if (!update)
       throw new ExternalError(`${this.#spec.typeName} has no update method: change an immutable field back`);
-    const current = this.#seen.get(obs) ?? (await this.#get(mr, externalName));
+    const answer = this.#seen.get(obs) ?? (await this.#get(mr, externalName));
+    const current = answer && fromGoogle(this.#spec, answer);
     if (!current) throw new ExternalError(`${this.#spec.typeName} ${externalName} disappeared during update`);
     const model = modelOf(this.#spec);
     const desired = desiredModel(model, { forProvider: await this.#resolved(mr), externalName: undefined });
@@ -703,6 +730,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       }
       at[parts.at(-1) as string] = op.value;
     }
+    // A configuration map written whole carries its credential keys again (else the mask would drop them).
+    const sensitive = this.#spec.google.sensitiveLabels;
+    const wire =
+      sensitive && body[sensitive.map] !== undefined
+        ? toGoogle(this.#spec, { ...body, sensitiveLabels: desired.sensitiveLabels })
+        : body;
     const { values } = this.#where(mr, externalName);
     // Compute's optimistic concurrency: the fingerprint the resource was read with.
     if (this.#compute && typeof current.fingerprint === "string") body.fingerprint = current.fingerprint;
@@ -714,7 +747,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       fillPath(update.p, values),
       `update ${this.#spec.typeName} ${externalName} (${mask.join(", ")})`,
       {
-        body: update.m === "put" ? { ...current, ...body } : body,
+        body: update.m === "put" ? { ...current, ...wire } : wire,
         query,
       },
     );
