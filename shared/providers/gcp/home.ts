@@ -1,20 +1,22 @@
-// Where a Google Cloud resource lives (api/external.ts Home): the ProviderConfig's project and the
-// location, region or zone the kind has (global resources have none).
+// Where a Google Cloud resource lives (api/external.ts Home): the ProviderConfig's project, the
+// location, region or zone the kind has (global resources have none), and a generated kind's explicit
+// parent (`projects/p/locations/l/memberships/m`, `folders/1`): its full name is built under that parent, so
+// a changed parent would read and create somewhere else.
 import type { ConnectContext, Home } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { homeFields } from "../home.ts";
 
-const FIELDS = { location: "location", region: "region", zone: "zone" } as const;
+const FIELDS = { location: "location", region: "region", zone: "zone", parent: "parent" } as const;
 
-/** A Google Cloud resource's home: project, and location / region / zone as the kind has them. */
+/** A Google Cloud resource's home: project, and location / region / zone / parent as the kind has them. */
 export async function gcpHome(
   ctx: ConnectContext<GcpProviderConfigSpec>,
   mr: ManagedResource<Record<string, unknown>, unknown>,
 ): Promise<Home> {
-  // Google's multi-region names are case-insensitive (US, us): one home.
+  // Google's multi-region names are case-insensitive (US, us): one home. A parent's name is not.
   return {
     project: ctx.providerConfig.spec.projectID,
-    ...homeFields(mr.spec.forProvider, FIELDS, (_k, v) => v.toLowerCase()),
+    ...homeFields(mr.spec.forProvider, FIELDS, (k, v) => (k === "parent" ? v : v.toLowerCase())),
   };
 }

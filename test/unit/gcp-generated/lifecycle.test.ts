@@ -613,6 +613,26 @@ describe("generated Google Cloud kinds through the generic providers", () => {
     const bound = String(get(binding, "ref-bind")?.status?.atProvider?.name);
     expect(bound.startsWith(`${fp.parent}/bindings/`)).toBe(true);
     expect(fake.resource(bound)?.scope).toBe(fp.scope);
+
+    // The explicit parent is the binding's home: pointed at another Membership, it is refused — nothing is
+    // read or made under the other one (a second binding, the first left behind) and the binding stays.
+    seed(mem, "ref-mem2", structuredClone(memCase.forProvider));
+    await settle(mem, "ref-mem2");
+    expect(cond(mem, "ref-mem2", "Ready")).toMatchObject({ status: "True" });
+    api.mutate(binding, "ref-bind", (o) => {
+      const p = (o.spec as { forProvider: Json }).forProvider;
+      delete p.parentSelector;
+      p.parentRef = { name: "ref-mem2" };
+      delete p.parent;
+    });
+    const before = fake.stats();
+    await settle(binding, "ref-bind");
+    expect(cond(binding, "ref-bind", "Synced")).toMatchObject({ status: "False" });
+    expect(cond(binding, "ref-bind", "Synced")?.message).toContain(`parent "${fp.parent}"`);
+    expect(
+      Object.entries(fake.stats()).filter(([k, n]) => k.startsWith("POST") && n > (before[k] ?? 0)),
+    ).toEqual([]);
+    expect(fake.resource(bound)?.scope).toBe(fp.scope);
   });
 
   it("checks drift in batches: one list call per parent for many objects; drifted or gone ones go to a full reconcile", async () => {
