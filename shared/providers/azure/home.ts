@@ -13,10 +13,17 @@ type Ctx = ConnectContext<AzureProviderConfigSpec>;
 type MR = ManagedResource<Record<string, unknown>, unknown>;
 
 // An extension type's scope (the ARM id it is written under) is its home too: a changed scope is refused,
-// never followed to a second resource. ARM ids are case-insensitive.
-const FIELDS = { resourceGroupName: "resourceGroup", location: "location", scope: "scope" } as const;
+// never followed to a second resource; so is a child's parent (a Subnet's virtual network, a flexible
+// server's database or firewall rule's server): its id is built under it. ARM ids are case-insensitive.
+const FIELDS = {
+  resourceGroupName: "resourceGroup",
+  location: "location",
+  scope: "scope",
+  virtualNetworkName: "virtualNetwork",
+  serverName: "server",
+} as const;
 const normalise = (k: string, v: string) =>
-  k === "location" ? normaliseLocation(v) : k === "scope" ? v.toLowerCase() : v;
+  k === "location" ? normaliseLocation(v) : k === "resourceGroup" ? v : v.toLowerCase();
 
 /** An Azure Resource Manager resource's home: subscription, resource group, location, scope (as the kind has them). */
 export async function azureHome(ctx: Ctx, mr: MR): Promise<Home> {
@@ -34,9 +41,12 @@ export async function azureHome(ctx: Ctx, mr: MR): Promise<Home> {
  * A generated kind's home: a tenant or management-group type's is the ProviderConfig's tenant (its
  * credentials are issued there: a ProviderConfig of another tenant is another home, refused) and its
  * management group, no subscription; a name-discriminated union's (Microsoft.Web/sites/config) adds its
- * variant, which is its name — another variant would be another resource. Else the Azure home.
+ * variant, which is its name — another variant would be another resource. Else the Azure home. A child
+ * type's parents' names (`vaultName` of a Key Vault secret) are part of it: its id is built under them, so
+ * another parent would be another resource (ARM names are case-insensitive).
  */
-export function azureGenHomeOf(spec: Pick<AzureKindSpec, "scope" | "union">) {
+export function azureGenHomeOf(spec: Pick<AzureKindSpec, "scope" | "union" | "parents">) {
+  const parents = Object.fromEntries(spec.parents.map((p) => [p.field, p.field]));
   return async (ctx: Ctx, mr: MR): Promise<Home> => {
     const pc = ctx.providerConfig.spec;
     const endpoint = azureEndpoints(pc).resourceManager?.url;
@@ -50,8 +60,9 @@ export function azureGenHomeOf(spec: Pick<AzureKindSpec, "scope" | "union">) {
             ...(endpoint ? { endpoint } : {}),
           }
         : await azureHome(ctx, mr);
+    const withParents = { ...home, ...homeFields(mr.spec.forProvider, parents, (_k, v) => v.toLowerCase()) };
     const variant = spec.union?.on === "name" ? variantOf(spec, mr.spec.forProvider) : undefined;
-    return variant ? { ...home, name: variant.value.toLowerCase() } : home;
+    return variant ? { ...withParents, name: variant.value.toLowerCase() } : withParents;
   };
 }
 

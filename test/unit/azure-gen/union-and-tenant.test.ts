@@ -23,6 +23,7 @@ import {
 import { resourceIdOf } from "../../../shared/providers/azure/arm-generic/provider.ts";
 import { azureGenHomeOf } from "../../../shared/providers/azure/home.ts";
 import { lateInitialize } from "../../../shared/reconciler/compare.ts";
+import { homeChanges } from "../../../shared/reconciler/plan.ts";
 
 type Json = Record<string, unknown>;
 const SUB = "00000000-0000-0000-0000-0000000000aa";
@@ -258,5 +259,17 @@ describe("tenant and management-group types", () => {
     const b = await azureGenHomeOf(siteConfig)(ctx("t"), mr({ resourceGroupName: "rg", web: {} }));
     expect(a).toMatchObject({ subscription: SUB, resourceGroup: "rg", name: "appsettings" });
     expect(b).toMatchObject({ name: "web" });
+  });
+
+  it("home: a child type's parents (its id is built under them, so another parent would be another resource)", async () => {
+    const secrets = specOf("Microsoft.KeyVault/vaults/secrets");
+    const fp = { resourceGroupName: "rg", vaultName: "Vault-A", properties: {} };
+    const home = await azureGenHomeOf(secrets)(ctx("t"), mr(fp));
+    // ARM names are case-insensitive: one home for either spelling.
+    expect(home).toEqual({ subscription: SUB, resourceGroup: "rg", vaultName: "vault-a" });
+    const moved = await azureGenHomeOf(secrets)(ctx("t"), mr({ ...fp, vaultName: "vault-b" }));
+    expect(homeChanges(home, moved)).toEqual([
+      { key: "vaultName", recorded: "vault-a", requested: "vault-b" },
+    ]);
   });
 });

@@ -93,8 +93,18 @@ describe("Azure home", () => {
     ).toEqual({
       subscription: "sub-a",
       resourceGroup: "rg2",
+      // A child's parent: another server would be another database (its id is built under the server).
+      server: "s",
       endpoint: "https://127.0.0.1:9443",
     });
+    const subnet = kindOf(azureKinds, "network.azure", "Subnet");
+    expect(
+      await homeOf(subnet, azure(), {
+        resourceGroupName: "rg1",
+        virtualNetworkName: "VNet-A",
+        addressPrefix: "10.0.1.0/24",
+      }),
+    ).toEqual({ subscription: "sub-a", resourceGroup: "rg1", virtualNetwork: "vnet-a" });
   });
 
   it("of a Blob container is the ProviderConfig's storage account", async () => {
