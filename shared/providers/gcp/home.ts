@@ -20,3 +20,18 @@ export async function gcpHome(
     ...homeFields(mr.spec.forProvider, FIELDS, (k, v) => (k === "parent" ? v : v.toLowerCase())),
   };
 }
+
+/**
+ * The home of a kind that lives under another resource named in its spec — a Cloud SQL database's or user's
+ * `instance`, a service networking Connection's `network` (a URL or `projects/P/global/networks/N`, one
+ * home): the Google home and that parent, so another one is refused, never a second resource made there.
+ */
+export function gcpHomeUnder(field: "instance" | "network") {
+  return async (
+    ctx: ConnectContext<GcpProviderConfigSpec>,
+    mr: ManagedResource<Record<string, unknown>, unknown>,
+  ): Promise<Home> => ({
+    ...(await gcpHome(ctx, mr)),
+    ...homeFields(mr.spec.forProvider, { [field]: field }, (_k, v) => v.replace(/^.*?(?=projects\/)/, "")),
+  });
+}

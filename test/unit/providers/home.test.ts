@@ -140,7 +140,21 @@ describe("Google Cloud home", () => {
     // A global network has no location: only the project.
     expect(await homeOf(kindOf(gcpKinds, "compute.gcp", "Network"), gcp("p4"), {})).toEqual({
       project: "p4",
+    }); // Under a parent the spec names: another instance or network would be another database or connection.
+    expect(await homeOf(kindOf(gcpKinds, "sql.gcp", "Database"), gcp("p5"), { instance: "main" })).toEqual({
+      project: "p5",
+      instance: "main",
     });
+    expect(await homeOf(kindOf(gcpKinds, "sql.gcp", "User"), gcp("p5"), { instance: "main" })).toEqual({
+      project: "p5",
+      instance: "main",
+    });
+    const connection = kindOf(gcpKinds, "servicenetworking.gcp", "Connection");
+    const url = await homeOf(connection, gcp("p6"), {
+      network: "https://www.googleapis.com/compute/v1/projects/p6/global/networks/n",
+    });
+    expect(url).toEqual({ project: "p6", network: "projects/p6/global/networks/n" });
+    expect(await homeOf(connection, gcp("p6"), { network: "projects/p6/global/networks/n" })).toEqual(url);
   });
 
   it("every kind of every registry answers home", async () => {
