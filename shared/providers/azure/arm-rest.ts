@@ -19,6 +19,7 @@ import type { TokenCredential } from "@azure/identity";
 import { guardedLookup } from "../../api/addresses.ts";
 import { type ConnectContext, ExternalError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { namedError } from "../../named-error.ts";
 import { armAnswers } from "./answers.ts";
 import { azureCredential, azureEndpoints, ClientCache, classifyAzureError } from "./config.ts";
 
@@ -51,8 +52,7 @@ export interface ArmAnswer {
  * An ARM error answer as the Azure SDKs' RestError has it (statusCode, ARM's code and message), so one
  * classification (config.ts classifyAzureError, codeIs, isGone) serves every Azure kind.
  */
-export class ArmRequestError extends Error {
-  override name = "ArmRequestError";
+export class ArmRequestError extends namedError("ArmRequestError", Error) {
   readonly statusCode: number;
   readonly code: string | undefined;
   readonly retryAfter: string | undefined;
