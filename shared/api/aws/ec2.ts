@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 import { AwsRegion, AwsTags } from "./fields.ts";
 
@@ -42,10 +42,9 @@ export const VPCAtProvider = z.object({
   ownerId: z.string().optional().describe("The AWS account that owns the VPC."),
 });
 
-export const VPC = defineManagedKind({
+export const VPC = defineTaggedKind("tags", {
   group: "ec2.aws",
   kind: "VPC",
-  tagging: { field: "tags", format: "tags" },
   plural: "vpcs",
   description:
     "An Amazon VPC. AWS chooses its id: the external name is set to the vpc-… id on create. The connection Secret holds id, arn and cidrBlock.",
@@ -87,10 +86,9 @@ export const SubnetAtProvider = z.object({
   availabilityZoneId: z.string().optional().describe("The availability zone id, e.g. use1-az1."),
 });
 
-export const Subnet = defineManagedKind({
+export const Subnet = defineTaggedKind("tags", {
   group: "ec2.aws",
   kind: "Subnet",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Amazon VPC subnet. AWS chooses its id: the external name is set to the subnet-… id on create. The connection Secret holds id, arn, cidrBlock and availabilityZone.",
   forProvider: SubnetForProvider,
@@ -184,10 +182,9 @@ export const SecurityGroupAtProvider = z.object({
   ownerId: z.string().optional().describe("The AWS account that owns the group."),
 });
 
-export const SecurityGroup = defineManagedKind({
+export const SecurityGroup = defineTaggedKind("tags", {
   group: "ec2.aws",
   kind: "SecurityGroup",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Amazon VPC security group and its rules. AWS chooses its id: the external name is set to the sg-… id on create. The connection Secret holds id and arn.",
   forProvider: SecurityGroupForProvider,

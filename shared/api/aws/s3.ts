@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 import { AwsRegion, AwsTags } from "./fields.ts";
 
 export const BucketForProvider = z.object({
@@ -28,10 +28,9 @@ export const BucketAtProvider = z.object({
   region: z.string().optional().describe("The region the bucket lives in."),
 });
 
-export const Bucket = defineManagedKind({
+export const Bucket = defineTaggedKind("tags", {
   group: "s3.aws",
   kind: "Bucket",
-  tagging: { field: "tags", format: "tags" },
   description: "An Amazon S3 bucket. The external name is the bucket name (globally unique).",
   forProvider: BucketForProvider,
   atProvider: BucketAtProvider,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 import { AwsRegion, AwsTags } from "./fields.ts";
 
 const Tags = AwsTags.describe("Tags on the cloud resource.");
@@ -77,10 +77,9 @@ export const QueueAtProvider = z.object({
   url: z.string().optional().describe("The queue's URL."),
 });
 
-export const Queue = defineManagedKind({
+export const Queue = defineTaggedKind("tags", {
   group: "sqs.aws",
   kind: "Queue",
-  tagging: { field: "tags", format: "tags" },
   description: "An Amazon SQS queue. The external name is the queue name.",
   forProvider: QueueForProvider,
   atProvider: QueueAtProvider,

@@ -2,7 +2,7 @@
 // the kinds Crossplane's Azure provider calls FlexibleServer, FlexibleServerFirewallRule and
 // FlexibleServerDatabase, with Azure Resource Manager's field names.
 import { z } from "zod";
-import { defineManagedKind, type ManagedResource } from "../managed.ts";
+import { defineManagedKind, defineTaggedKind, type ManagedResource } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { referenceTo } from "../reference.ts";
 import { resourceGroupFields, resourceGroupReference, Subnet } from "./network.ts";
@@ -113,10 +113,9 @@ export const FlexibleServerAtProvider = z.object({
   minorVersion: z.string().optional().describe("The PostgreSQL minor version the server runs."),
 });
 
-export const FlexibleServer = defineManagedKind({
+export const FlexibleServer = defineTaggedKind("tags", {
   group: "dbforpostgresql.azure",
   kind: "FlexibleServer",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Azure Database for PostgreSQL flexible server, with public access or private access in a delegated subnet. The external name is the server name (unique across Azure: it is the host name). The connection Secret holds host, port, username and password.",
   forProvider: FlexibleServerForProvider,

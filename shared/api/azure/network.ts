@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineManagedKind, defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 import { AzureTags, ResourceGroup } from "./resources.ts";
 
@@ -54,10 +54,9 @@ export const VirtualNetworkAtProvider = z.object({
   resourceGuid: z.string().optional().describe("The virtual network's resource GUID."),
 });
 
-export const VirtualNetwork = defineManagedKind({
+export const VirtualNetwork = defineTaggedKind("tags", {
   group: "network.azure",
   kind: "VirtualNetwork",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Azure virtual network. The external name is the network's name in its resource group. The connection Secret holds its resource id.",
   forProvider: VirtualNetworkForProvider,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 
 export const AzureTags = z
   .record(z.string().min(1).max(512), z.string().max(256))
@@ -24,10 +24,9 @@ export const ResourceGroupAtProvider = z.object({
     .describe("Provisioning state reported by Azure Resource Manager, e.g. Succeeded or Deleting."),
 });
 
-export const ResourceGroup = defineManagedKind({
+export const ResourceGroup = defineTaggedKind("tags", {
   group: "resources.azure",
   kind: "ResourceGroup",
-  tagging: { field: "tags", format: "tags" },
   description: "An Azure resource group. The external name is the resource group name.",
   forProvider: ResourceGroupForProvider,
   atProvider: ResourceGroupAtProvider,
