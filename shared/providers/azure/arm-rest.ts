@@ -42,6 +42,15 @@ export const ARM_AGENTS = {
 } as const;
 const agentFor = (url: string) => ARM_AGENTS[new URL(url).protocol as keyof typeof ARM_AGENTS];
 
+/** A tracked resource as ARM's REST API answers it: the envelope every resource type shares around its `properties`. */
+export interface ArmResource<P> {
+  id?: string;
+  name?: string;
+  location?: string;
+  tags?: Record<string, string>;
+  properties?: P;
+}
+
 export interface ArmAnswer {
   status: number;
   headers: { get(name: string): string | undefined };
