@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
-import { AwsRegion, AwsTags } from "./fields.ts";
+import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
 const Tags = AwsTags.describe(
   "Tags on the cloud resource. driftless also tags what it creates with driftless.dev/managed-resource-uid (its ownership tag, never shown here and never removed).",
@@ -37,7 +37,7 @@ export const VPCForProvider = z.object({
 
 export const VPCAtProvider = z.object({
   vpcId: z.string().optional().describe("The VPC id (vpc-…), also its external name."),
-  arn: z.string().optional().describe("The VPC's ARN."),
+  arn: AwsArn("VPC"),
   state: z.string().optional().describe("The VPC state as EC2 reports it: pending or available."),
   ownerId: z.string().optional().describe("The AWS account that owns the VPC."),
 });
@@ -81,7 +81,7 @@ export const SubnetForProvider = z.object({
 
 export const SubnetAtProvider = z.object({
   subnetId: z.string().optional().describe("The subnet id (subnet-…), also its external name."),
-  arn: z.string().optional().describe("The subnet's ARN."),
+  arn: AwsArn("subnet"),
   state: z.string().optional().describe("The subnet state as EC2 reports it: pending or available."),
   availabilityZoneId: z.string().optional().describe("The availability zone id, e.g. use1-az1."),
 });
@@ -178,7 +178,7 @@ export const SecurityGroupForProvider = z.object({
 
 export const SecurityGroupAtProvider = z.object({
   groupId: z.string().optional().describe("The security group id (sg-…), also its external name."),
-  arn: z.string().optional().describe("The security group's ARN."),
+  arn: AwsArn("security group"),
   ownerId: z.string().optional().describe("The AWS account that owns the group."),
 });
 

@@ -3,7 +3,7 @@ import { defineTaggedKind } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { listReferenceTo, referenceTo } from "../reference.ts";
 import { SecurityGroup, Subnet } from "./ec2.ts";
-import { AwsRegion, AwsTags } from "./fields.ts";
+import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
 const subnetReference = listReferenceTo("subnetId", Subnet, { fills: "id" });
 
@@ -25,7 +25,7 @@ export const DBSubnetGroupForProvider = z.object({
 });
 
 export const DBSubnetGroupAtProvider = z.object({
-  arn: z.string().optional().describe("The DB subnet group's ARN."),
+  arn: AwsArn("DB subnet group"),
   vpcId: z.string().optional().describe("The VPC of the group's subnets."),
   status: z.string().optional().describe("The group status as RDS reports it, e.g. Complete."),
 });
@@ -158,7 +158,7 @@ export const DBInstanceForProvider = z.object({
 });
 
 export const DBInstanceAtProvider = z.object({
-  arn: z.string().optional().describe("The DB instance's ARN."),
+  arn: AwsArn("DB instance"),
   status: z
     .string()
     .optional()

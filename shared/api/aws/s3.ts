@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTaggedKind } from "../managed.ts";
-import { AwsRegion, AwsTags } from "./fields.ts";
+import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
 export const BucketForProvider = z.object({
   region: AwsRegion,
@@ -24,7 +24,7 @@ export const BucketForProvider = z.object({
 });
 
 export const BucketAtProvider = z.object({
-  arn: z.string().optional().describe("The bucket's ARN."),
+  arn: AwsArn("bucket"),
   region: z.string().optional().describe("The region the bucket lives in."),
 });
 

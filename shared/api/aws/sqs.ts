@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTaggedKind } from "../managed.ts";
-import { AwsRegion, AwsTags } from "./fields.ts";
+import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
 const Tags = AwsTags.describe("Tags on the cloud resource.");
 
@@ -73,7 +73,7 @@ export const QueueForProvider = z.object({
 });
 
 export const QueueAtProvider = z.object({
-  arn: z.string().optional().describe("The queue's ARN."),
+  arn: AwsArn("queue"),
   url: z.string().optional().describe("The queue's URL."),
 });
 

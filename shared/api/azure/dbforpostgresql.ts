@@ -6,7 +6,7 @@ import { defineManagedKind, defineTaggedKind, type ManagedResource } from "../ma
 import { SecretKeySelector } from "../meta.ts";
 import { referenceTo } from "../reference.ts";
 import { resourceGroupFields, resourceGroupReference, Subnet } from "./network.ts";
-import { AzureTags } from "./resources.ts";
+import { AzureId, AzureTags } from "./resources.ts";
 
 /** A referenced Subnet's Azure resource id, as its status reports it once Ready. */
 const subnetIdOf = (target: ManagedResource) =>
@@ -104,7 +104,7 @@ export const FlexibleServerForProvider = z.object({
 });
 
 export const FlexibleServerAtProvider = z.object({
-  id: z.string().optional().describe("The server's Azure resource id."),
+  id: AzureId("server"),
   state: z
     .string()
     .optional()
@@ -165,7 +165,7 @@ export const FlexibleServerFirewallRuleForProvider = z.object({
 });
 
 export const FlexibleServerFirewallRuleAtProvider = z.object({
-  id: z.string().optional().describe("The firewall rule's Azure resource id."),
+  id: AzureId("firewall rule"),
 });
 
 export const FlexibleServerFirewallRule = defineManagedKind({
@@ -195,7 +195,7 @@ export const FlexibleServerDatabaseForProvider = z.object({
 });
 
 export const FlexibleServerDatabaseAtProvider = z.object({
-  id: z.string().optional().describe("The database's Azure resource id."),
+  id: AzureId("database"),
 });
 
 export const FlexibleServerDatabase = defineManagedKind({

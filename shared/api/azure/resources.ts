@@ -5,6 +5,9 @@ export const AzureTags = z
   .record(z.string().min(1).max(512), z.string().max(256))
   .describe("Tags on the Azure resource.");
 
+/** The resource id in a kind's atProvider: `id: AzureId("server")` ("The server's Azure resource id."). */
+export const AzureId = (what: string) => z.string().optional().describe(`The ${what}'s Azure resource id.`);
+
 export const ResourceGroupForProvider = z.object({
   location: z
     .string()
@@ -17,7 +20,7 @@ export const ResourceGroupForProvider = z.object({
 });
 
 export const ResourceGroupAtProvider = z.object({
-  id: z.string().optional().describe("The resource group's Azure resource id."),
+  id: AzureId("resource group"),
   provisioningState: z
     .string()
     .optional()
