@@ -42,7 +42,10 @@ export const ARM_AGENTS = {
 } as const;
 const agentFor = (url: string) => ARM_AGENTS[new URL(url).protocol as keyof typeof ARM_AGENTS];
 
-/** A tracked resource as ARM's REST API answers it: the envelope every resource type shares around its `properties`. */
+/**
+ * A resource as ARM's REST API answers it: the envelope every resource type shares around its `properties`
+ * (`location` and `tags` only on tracked types).
+ */
 export interface ArmResource<P> {
   id?: string;
   name?: string;
