@@ -19,6 +19,7 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { availabilityTable } from "../availability.ts";
+import { found } from "../not-found.ts";
 import { gcp, observedLabels, sameLabels } from "./config.ts";
 import { gcpNetworkingConfig } from "./google-rest.ts";
 import {
@@ -110,13 +111,8 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
     this.#password = password;
   }
 
-  async #get(name: string): Promise<CloudInstance | undefined> {
-    try {
-      return await this.#sql.getInstance(name);
-    } catch (err) {
-      if (isSqlNotFound(err)) return undefined;
-      throw err;
-    }
+  #get(name: string): Promise<CloudInstance | undefined> {
+    return found(() => this.#sql.getInstance(name), isSqlNotFound);
   }
 
   /** Why a FAILED instance failed: the error of its latest operation (one more read, only then). */
