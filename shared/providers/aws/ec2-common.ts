@@ -32,7 +32,6 @@ import { OWNERSHIP_TAG } from "../../api/external-tags.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { namedError } from "../../named-error.ts";
-import { found } from "../not-found.ts";
 import {
   type AwsClientConfig,
   awsClientConfig,
@@ -432,12 +431,16 @@ export abstract class Ec2KindClient<F, A, T, O, C> {
   /** By id once it is known; before that, by the ownership tag (a create whose id was never recorded). */
   protected async find(mr: ManagedResource<F, A>, id: string | undefined): Promise<T | undefined> {
     if (id) {
-      const byId = async () => (await this.#describe({ ids: [id] })).items?.[0];
-      return found(byId, (err) => this.isMissing(err));
+      try {
+        return (await this.#describe({ ids: [id] })).items?.[0];
+      } catch (err) {
+        if (this.isMissing(err)) return undefined;
+        throw err;
+      }
     }
     if (!mr.metadata.uid) return undefined;
-    const owned = (await this.#describe({ Filters: ownedBy(mr as ManagedResource) })).items ?? [];
-    return singleOwned(owned, this.#kind.noun, this.#kind.idOf);
+    const found = (await this.#describe({ Filters: ownedBy(mr as ManagedResource) })).items ?? [];
+    return singleOwned(found, this.#kind.noun, this.#kind.idOf);
   }
 
   async observe(mr: ManagedResource<F, A>, id: string | undefined): Promise<ExternalObservation<F, A>> {

@@ -24,7 +24,6 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import { availabilityTable } from "../availability.ts";
-import { found } from "../not-found.ts";
 import { awsErrorCode, regionOfArn } from "./config.ts";
 import { observeEach, sameSet } from "./ec2-common.ts";
 import { rdsProvider, tagsOnCreate, updateTags } from "./rds-common.ts";
@@ -273,9 +272,14 @@ class DBInstanceClient implements ExternalClient<F, A> {
     this.#secrets = secrets;
   }
 
-  #describe(name: string): Promise<CloudDBInstance | undefined> {
-    const describe = new DescribeDBInstancesCommand({ DBInstanceIdentifier: name });
-    return found(async () => (await this.#rds.send(describe)).DBInstances?.[0], isMissing);
+  async #describe(name: string): Promise<CloudDBInstance | undefined> {
+    try {
+      const out = await this.#rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: name }));
+      return out.DBInstances?.[0];
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
   }
 
   /** Where the master password is published: the connection Secret's password key, if there is one. */

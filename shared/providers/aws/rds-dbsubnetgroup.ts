@@ -21,7 +21,6 @@ import type {
 } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import { found } from "../not-found.ts";
 import { awsErrorCode, regionOfArn } from "./config.ts";
 import { DependencyViolationError, defined, observeEach, sameSet } from "./ec2-common.ts";
 import { rdsProvider, readTags, tagsOnCreate, updateTags } from "./rds-common.ts";
@@ -55,9 +54,14 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
     this.#region = region;
   }
 
-  #describe(name: string): Promise<CloudGroup | undefined> {
-    const describe = new DescribeDBSubnetGroupsCommand({ DBSubnetGroupName: name });
-    return found(async () => (await this.#rds.send(describe)).DBSubnetGroups?.[0], isMissing);
+  async #describe(name: string): Promise<CloudGroup | undefined> {
+    try {
+      const out = await this.#rds.send(new DescribeDBSubnetGroupsCommand({ DBSubnetGroupName: name }));
+      return out.DBSubnetGroups?.[0];
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
   }
 
   /** Every subnet group of the region, page by page, by lower-case name (RDS keeps names in lower case). */

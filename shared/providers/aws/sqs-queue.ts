@@ -24,7 +24,7 @@ import {
 } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { deleted, found } from "../not-found.ts";
+import { deleted } from "../deleted.ts";
 import { refusingOwnQueues } from "../own-queues.ts";
 import { awsClientConfig, awsErrorCode, ClientCache, regionOfArn, sdkOptions } from "./config.ts";
 import { awsHome } from "./home.ts";
@@ -146,10 +146,12 @@ class QueueClient implements ExternalClient<F, A> {
     // The URL from the last observation saves a GetQueueUrl call on every in-sync reconcile.
     const known = mr.status?.atProvider?.url;
     if (known?.endsWith(`/${name}`)) return known;
-    return found(
-      async () => (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl,
-      isMissing,
-    );
+    try {
+      return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
   }
 
   /** Every queue of the ProviderConfig's region, page by page (`driftless import`): its name, from its URL. */

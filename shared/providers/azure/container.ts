@@ -19,7 +19,7 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { deleted } from "../not-found.ts";
+import { deleted } from "../deleted.ts";
 import { azure, type BlobService, blobService, codeIs, isNotFound } from "./config.ts";
 import { eachPage } from "./network-client.ts";
 

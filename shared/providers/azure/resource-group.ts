@@ -15,7 +15,7 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { deleted } from "../not-found.ts";
+import { deleted } from "../deleted.ts";
 import { type ArmResource, type ArmRest, armRest, RESOURCE_GROUPS_API as RESOURCES_API } from "./arm-rest.ts";
 import { availabilityOf, azure, codeIs, isNotFound } from "./config.ts";
 import { observedLocation } from "./in-group.ts";

@@ -19,7 +19,7 @@ import {
 } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
-import { deleted } from "../not-found.ts";
+import { deleted } from "../deleted.ts";
 import { refusingOwnQueues } from "../own-queues.ts";
 import {
   classifyGcpError,

@@ -15,7 +15,7 @@ import {
 } from "../../api/gcp/servicenetworking.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
-import { deleted } from "../not-found.ts";
+import { deleted } from "../deleted.ts";
 import { GlobalCollection } from "./compute-common.ts";
 import { gcp, httpStatus, observedSet } from "./config.ts";
 import {

@@ -19,7 +19,6 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { availabilityTable } from "../availability.ts";
-import { found } from "../not-found.ts";
 import { gcp, observedLabels, sameLabels } from "./config.ts";
 import { gcpNetworkingConfig } from "./google-rest.ts";
 import {
@@ -111,8 +110,13 @@ class DatabaseInstanceClient implements ExternalClient<F, A> {
     this.#password = password;
   }
 
-  #get(name: string): Promise<CloudInstance | undefined> {
-    return found(() => this.#sql.getInstance(name), isSqlNotFound);
+  async #get(name: string): Promise<CloudInstance | undefined> {
+    try {
+      return await this.#sql.getInstance(name);
+    } catch (err) {
+      if (isSqlNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   /** Why a FAILED instance failed: the error of its latest operation (one more read, only then). */
