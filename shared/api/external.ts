@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { namedError } from "../named-error.ts";
 import type { CloudEventsDeclaration } from "./cloud-events.ts";
 import {
   type AnyObjectSchema,
@@ -109,9 +110,7 @@ export interface ListContext {
 }
 
 /** A kind whose client cannot list what exists (yet): `driftless import` names it and goes on. */
-export class NotListableError extends Error {
-  override name = "NotListableError";
-}
+export class NotListableError extends namedError("NotListableError", Error) {}
 
 /** One resource found by a kind's `list`. */
 export interface ExternalListing {
@@ -145,38 +144,26 @@ export interface ConnectContext<S = Record<string, unknown>> {
 }
 
 /** Errors a provider throws to say what kind of failure it was; the engine branches on type, not text. */
-export class ExternalError extends Error {
-  override name = "ExternalError";
-}
+export class ExternalError extends namedError("ExternalError", Error) {}
 /** `name` of ThrottledError, for code that sees only an error's class name (metrics). */
 export const THROTTLED_ERROR_CLASS = "ThrottledError";
 /** The cloud throttled us: the engine backs off (with jitter) and reports it in Synced. */
-export class ThrottledError extends ExternalError {
-  override name = "ThrottledError";
-}
+export class ThrottledError extends namedError("ThrottledError", ExternalError) {}
 /**
  * The cloud refused a delete because something still depends on the resource (subnets in a VPC, a
  * group still in use): the engine keeps Ready=False Deleting with the reason and retries soon.
  */
-export class DependentsExistError extends ExternalError {
-  override name = "DependentsExistError";
-}
+export class DependentsExistError extends namedError("DependentsExistError", ExternalError) {}
 /**
  * Not yet: something the resource needs is not there or not ready (a referenced resource, a network's
  * private services connection still being made). A wait, not a failure: the engine looks again soon and
  * the queue never dead-letters it.
  */
-export class DependencyNotReadyError extends ExternalError {
-  override name = "DependencyNotReadyError";
-}
+export class DependencyNotReadyError extends namedError("DependencyNotReadyError", ExternalError) {}
 /** The request can never succeed as specified (bad field value): no fast retry, clear message. */
-export class InvalidSpecError extends ExternalError {
-  override name = "InvalidSpecError";
-}
+export class InvalidSpecError extends namedError("InvalidSpecError", ExternalError) {}
 /** The credentials were refused: the message names the ProviderConfig. */
-export class CredentialsError extends ExternalError {
-  override name = "CredentialsError";
-}
+export class CredentialsError extends namedError("CredentialsError", ExternalError) {}
 
 /**
  * An AWS IAM statement a provider's SDK calls need when it runs as the function's own role

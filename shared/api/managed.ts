@@ -328,6 +328,19 @@ export function defineManagedKind<F extends AnyObjectSchema, A extends AnyObject
 }
 
 /**
+ * A kind that keeps its tags in a top-level forProvider map named after their format: `tags` (AWS, Azure tag
+ * values) or `labels` (Google label values). The placement every hand-written taggable kind uses, checked
+ * against the schema when it compiles.
+ */
+export function defineTaggedKind<
+  P extends TagPlacement["format"],
+  F extends AnyObjectSchema & { shape: Record<P, unknown> },
+  A extends AnyObjectSchema,
+>(format: P, o: Omit<ManagedKindOptions<F, A>, "tagging">): ManagedKindDef<F, A> {
+  return defineManagedKind({ ...o, tagging: { field: format, format } });
+}
+
+/**
  * A managed kind whose zod schemas are built on first use: `schemas` runs once, when forProvider,
  * atProvider, spec, status or secretRefPaths is first read (validation, CRD, docs), never at definition.
  * A process that activates many generated kinds pays only for the kinds it meets (cold start).

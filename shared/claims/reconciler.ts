@@ -13,6 +13,7 @@ import {
 import type { ManagedKindDef, ManagedResource } from "../api/managed.ts";
 import { DEFAULT_PROVIDER_CONFIG } from "../api/meta.ts";
 import { ConflictError, type Kube } from "../kube/client.ts";
+import { namedError } from "../named-error.ts";
 import { deepEqual } from "../reconciler/compare.ts";
 import { getCondition } from "../reconciler/conditions.ts";
 import {
@@ -105,8 +106,7 @@ type KubeClass = ResourceClass & { [k: string]: unknown };
 type KubeMr = ManagedResource & { [k: string]: unknown };
 
 /** The claim cannot go on as it is (no class, not allowed, a name taken): a clear condition, a retry. */
-class BlockedError extends Error {
-  override name = "BlockedError";
+class BlockedError extends namedError("BlockedError", Error) {
   readonly reason: string;
   constructor(reason: string, message: string) {
     super(message);

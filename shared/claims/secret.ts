@@ -3,11 +3,10 @@ import type { Claim } from "../api/claims/claims.ts";
 import { ClaimLabels } from "../api/claims/meta.ts";
 import type { Kube } from "../kube/client.ts";
 import { connectionSecret } from "../kube/connection-secret.ts";
+import { namedError } from "../named-error.ts";
 
 /** The claim's Secret name is taken by a Secret this claim does not own: never overwrite it. */
-export class SecretConflictError extends Error {
-  override name = "SecretConflictError";
-}
+export class SecretConflictError extends namedError("SecretConflictError", Error) {}
 
 export type Propagation = "written" | "unchanged" | "waiting";
 

@@ -7,11 +7,13 @@
 // Dropped cheaply, before any LIST: driftless's own writes (the functions' own principals, derived at
 // deploy time — never a User-Agent, which any caller may set), failed calls, calls no kind declares, calls naming no resource of a kind. An event about a
 // resource driftless does not manage costs its LIST and finds nothing.
+
 import type { ArmResourceCall } from "../api/cloud-events.ts";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ManagedKindProvider } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 import type { Kube } from "../kube/client.ts";
+import { namedError } from "../named-error.ts";
 import { noopLogger, type ReconcileLogger, type ResourceKey } from "../reconciler/contract.ts";
 import { type RateLimit, TokenBucket } from "../reconciler/rate-limit.ts";
 import { type AuditLogEntry, auditLogCall } from "./audit-log.ts";
@@ -29,9 +31,7 @@ export const DEFAULT_CLOUD_EVENT_RATE: RateLimit = { perSecond: 20, burst: 100 }
 const MAX_SOURCES = 1_000;
 
 /** A source has used its LISTs for now: the event must come back later (queue redelivery, Event Grid retry). */
-export class CloudEventsRateLimitedError extends Error {
-  override name = "CloudEventsRateLimitedError";
-}
+export class CloudEventsRateLimitedError extends namedError("CloudEventsRateLimitedError", Error) {}
 
 export type DropReason =
   /** driftless made the call itself: one of its own principals called. */

@@ -1,6 +1,7 @@
 // `driftless bind`: connects one app cluster to the control plane. Everything it makes is state in the
 // two clusters (namespace, identity, RBAC, two ConfigMaps), so re-running it is harmless and an agent
 // can (re)start from the clusters alone.
+
 import { KubeConfig, type KubernetesObject, KubernetesObjectApi } from "@kubernetes/client-node";
 import { type ClaimKindDef, claimKinds } from "../api/claims/claims.ts";
 import { claimCrd } from "../api/claims/crd.ts";
@@ -15,6 +16,7 @@ import {
 import { Kube, statusOf } from "../kube/client.ts";
 import { coreApi } from "../kube/core.ts";
 import { applyCrds } from "../kube/crds.ts";
+import { namedError } from "../named-error.ts";
 import type { NewCondition } from "../reconciler/contract.ts";
 import { Lifecycle } from "../reconciler/lifecycle.ts";
 import {
@@ -31,9 +33,7 @@ import {
 export const DEFAULT_AGENT_TOKEN_SECONDS = 3600;
 const MANAGED_BY = { "app.kubernetes.io/managed-by": "driftless" };
 
-export class BindError extends Error {
-  override name = "BindError";
-}
+export class BindError extends namedError("BindError", Error) {}
 
 /** The claim kind an exported API names, if driftless serves it. */
 export function claimKindOf(api: ExportedAPI): ClaimKindDef | undefined {

@@ -1,6 +1,7 @@
 // How app-cluster objects are named on the control plane. One namespace per app cluster, so the agent's
 // credentials can be confined to it by a Role; inside it, the app namespace is part of the claim's name
 // (`<app namespace>.<claim name>`): a namespace name has no dot, so no two app namespaces can collide.
+import { namedError } from "../named-error.ts";
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const MAX_NAME = 253;
@@ -14,9 +15,7 @@ export const BINDING_CONFIGMAP = "driftless-export-binding";
 export const APP_BINDING_NAMESPACE = "driftless-system";
 export const APP_BINDING_CONFIGMAP = "driftless-export";
 
-export class InvalidNameError extends Error {
-  override name = "InvalidNameError";
-}
+export class InvalidNameError extends namedError("InvalidNameError", Error) {}
 
 /** Checks an app cluster's name: a DNS label short enough for `app-<name>` to be a namespace. */
 export function validateAppClusterName(name: string): string {

@@ -1,16 +1,16 @@
 // Permission claims: Secrets and ConfigMaps in the control-plane namespace that belong to an exported
 // claim, mirrored into the claim's namespace in the app cluster (owned by the app-cluster claim).
+
 import type { V1ConfigMap, V1ObjectMeta, V1Secret } from "@kubernetes/client-node";
 import { ExportAnnotations, ExportLabels, type PermissionClaim } from "../api/export/template.ts";
 import type { Kube } from "../kube/client.ts";
 import { isNotFound } from "../kube/client.ts";
 import { coreApi } from "../kube/core.ts";
+import { namedError } from "../named-error.ts";
 import { downstreamName } from "./naming.ts";
 
 /** A same-named object the app-cluster claim does not own is in the way: never overwrite it. */
-export class SyncConflictError extends Error {
-  override name = "SyncConflictError";
-}
+export class SyncConflictError extends namedError("SyncConflictError", Error) {}
 
 type Core = V1Secret | V1ConfigMap;
 interface Owner {

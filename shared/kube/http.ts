@@ -5,10 +5,12 @@
 // client-node KubeConfig (CLI, `driftless run` — every auth method client-node has) or by
 // shared/kube/kubeconfig.ts (functions: tokens, certificates, EKS/GKE tokens, in-cluster). Requests and
 // watches both go through here: see docs/adr/0001-kubernetes-access.md.
+
 import http from "node:http";
 import https from "node:https";
 import { HttpsProxyAgent } from "https-proxy-agent";
 import { guardedLookup } from "../api/addresses.ts";
+import { namedError } from "../named-error.ts";
 import { proxyFromEnvironment } from "./proxy.ts";
 
 /** What one request needs: credentials (refreshed as needed) and the connection pool to send it on. */
@@ -33,8 +35,7 @@ export interface ClusterEndpoint {
   prepare(opts?: PrepareOptions): Promise<RequestAuth>;
 }
 
-export class KubeError extends Error {
-  override name = "KubeError";
+export class KubeError extends namedError("KubeError", Error) {
   readonly status: number;
   /** The Status `reason` the API server gave (NotFound, AlreadyExists, Conflict, Invalid…). */
   readonly reason: string | undefined;
@@ -52,9 +53,7 @@ export class KubeError extends Error {
   }
 }
 /** A resourceVersion precondition failed (409): someone else wrote first; re-read and retry. */
-export class ConflictError extends KubeError {
-  override name = "ConflictError";
-}
+export class ConflictError extends namedError("ConflictError", KubeError) {}
 
 export interface KubeRequest {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";

@@ -8,6 +8,7 @@
 // Semantics follow kubectl/client-go where client-node differs: relative paths are relative to the
 // kubeconfig's directory (tokenFile too), several KUBECONFIG files merge first-wins by name and the
 // first current-context counts, a token wins over an exec plugin, in-cluster is always https.
+
 import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isIPv6 } from "node:net";
@@ -16,6 +17,7 @@ import path from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import { tenantAddressProblem } from "../api/addresses.ts";
+import { namedError } from "../named-error.ts";
 import { type ClusterEndpoint, staticEndpoint } from "./http.ts";
 import { type Env, KubeconfigError, noClusterError, SERVICE_ACCOUNT_DIR } from "./lookup.ts";
 
@@ -25,9 +27,7 @@ export { type Env, KubeconfigError, SERVICE_ACCOUNT_DIR } from "./lookup.ts";
  * The kubeconfig needs what only client-node provides (an exec plugin, an auth provider, a socks proxy):
  * a process that may load client-node (the forwarder) falls back to it on this error, functions cannot.
  */
-export class KubeconfigUnsupportedError extends KubeconfigError {
-  override name = "KubeconfigUnsupportedError";
-}
+export class KubeconfigUnsupportedError extends namedError("KubeconfigUnsupportedError", KubeconfigError) {}
 
 /** Token files (projected ServiceAccount tokens rotate) are re-read when the copy in memory is older. */
 export const TOKEN_FILE_MAX_AGE_MS = 60_000;

@@ -4,12 +4,14 @@
 // 1. the kubeconfig loads; 2. the API server answers; 3. the CRDs are installed and equal to the generated
 // ones; 4. RBAC: the current identity may do what driftless does (SelfSubjectAccessReview per verb);
 // 5. the configured queue answers; 6. every ProviderConfig's credentials are accepted by its cloud.
+
 import { AuthorizationV1Api, CustomObjectsApi, type KubeConfig, VersionApi } from "@kubernetes/client-node";
 import type { ProviderConfigKind } from "../api/external.ts";
 import type { ResourceType } from "../api/meta.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
 import { type ClaimKinds, claimKindsOf } from "../claims/kinds.ts";
 import { isNotFound, Kube, statusOf } from "../kube/client.ts";
+import { namedError } from "../named-error.ts";
 import {
   checkNamespacedProviderConfig,
   type TenancyOptions,
@@ -134,9 +136,7 @@ export function requiredAccess(
 const accessLabel = (a: Access) =>
   `${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.subresource ? `/${a.subresource}` : ""}${a.namespace ? ` in ${a.namespace}` : ""}`;
 
-class TimeoutError extends Error {
-  override name = "TimeoutError";
-}
+class TimeoutError extends namedError("TimeoutError", Error) {}
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

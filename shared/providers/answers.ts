@@ -1,11 +1,11 @@
 // An endpoint that answers, but not in its API's language (an HTML page, another service, a 404 on the
 // API root): reported as that, with what the ProviderConfig must point to, instead of a parser's error.
+
 import { ExternalError } from "../api/external.ts";
+import { namedError } from "../named-error.ts";
 
 /** The endpoint a ProviderConfig sends a cloud's calls to does not speak that API. */
-export class EndpointMismatchError extends ExternalError {
-  override name = "EndpointMismatchError";
-}
+export class EndpointMismatchError extends namedError("EndpointMismatchError", ExternalError) {}
 
 /** What an endpoint answered: never a request, never a header but Content-Type. */
 export interface Answer {

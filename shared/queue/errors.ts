@@ -1,23 +1,17 @@
 // Error classes of the queue port: callers branch on the class, never on message text.
+import { namedError } from "../named-error.ts";
 
 /** Base class of every error the queue layer raises or reports. */
-export class QueueError extends Error {
-  override name = "QueueError";
-}
+export class QueueError extends namedError("QueueError", Error) {}
 
 /** A message that does not satisfy the message contract (raised by `encodeMessage`). */
-export class InvalidMessageError extends QueueError {
-  override name = "InvalidMessageError";
-}
+export class InvalidMessageError extends namedError("InvalidMessageError", QueueError) {}
 
 /** The memory queue holds `maxPending` keys already; the drift sweep catches the dropped key up later. */
-export class QueueFullError extends QueueError {
-  override name = "QueueFullError";
-}
+export class QueueFullError extends namedError("QueueFullError", QueueError) {}
 
 /** The queue service refused one message of a batch (SQS batch entry failure, Pub/Sub publish error). */
-export class SendFailedError extends QueueError {
-  override name = "SendFailedError";
+export class SendFailedError extends namedError("SendFailedError", QueueError) {
   readonly code: string | undefined;
   /** True when the request itself was wrong (SQS `SenderFault`): retrying the same message will not help. */
   readonly senderFault: boolean;
@@ -30,6 +24,4 @@ export class SendFailedError extends QueueError {
 }
 
 /** The consumer was used against its life cycle (started twice, started after stop). */
-export class ConsumerStateError extends QueueError {
-  override name = "ConsumerStateError";
-}
+export class ConsumerStateError extends namedError("ConsumerStateError", QueueError) {}

@@ -3,11 +3,10 @@ import type { ManagedKindDef, ManagedResource, ReferenceDef } from "../api/manag
 import { Annotations, type Reference, type Selector } from "../api/meta.ts";
 import { holdersOf } from "../api/reference.ts";
 import type { Kube } from "../kube/client.ts";
+import { namedError } from "../named-error.ts";
 
 /** A reference cannot be resolved yet (target missing, not Ready, or empty): wait, never create without it. */
-export class ReferenceNotReadyError extends DependencyNotReadyError {
-  override name = "ReferenceNotReadyError";
-}
+export class ReferenceNotReadyError extends namedError("ReferenceNotReadyError", DependencyNotReadyError) {}
 
 type Spec = Record<string, unknown>;
 /** A reference or selector that may name its target's kind (ReferenceDef.anyKind). */

@@ -10,11 +10,13 @@
 //    unset: the platform's choice, made on the object the platform owns).
 // References, connection Secrets and Secret references of namespaced objects never leave their namespace
 // (withOwnNamespace in shared/api/managed.ts).
+
 import { promises as dns } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { CredentialsError } from "../api/external.ts";
 import { globMatcher } from "../api/glob.ts";
 import type { ProviderConfig } from "../api/provider-config.ts";
+import { namedError } from "../named-error.ts";
 
 export interface TenancyOptions {
   /** Namespaces (names or globs) whose namespaced ProviderConfigs may use InjectedIdentity. Default none. */
@@ -24,9 +26,7 @@ export interface TenancyOptions {
 }
 
 /** A ProviderConfig a namespace may not use, or may not use this way: the message says which rule. */
-export class TenancyError extends CredentialsError {
-  override name = "TenancyError";
-}
+export class TenancyError extends namedError("TenancyError", CredentialsError) {}
 
 // Link-local (169.254/16 holds the AWS, GCP and Azure instance metadata services and the ECS task
 // endpoint), Alibaba's metadata address, Azure's WireServer, AWS's IPv6 metadata address, "this network".

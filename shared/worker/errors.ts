@@ -1,18 +1,14 @@
 // The worker's errors, by class so callers branch on type, not on message text.
+import { namedError } from "../named-error.ts";
 
 /** Raised instead of starting a reconcile when the invocation is about to time out. */
-export class DeadlineError extends Error {
-  override name = "DeadlineError";
-}
+export class DeadlineError extends namedError("DeadlineError", Error) {}
 
 /** Pub/Sub: the message could not be reconciled; the subscription redelivers it with backoff. */
-export class ReconcileFailedError extends Error {
-  override name = "ReconcileFailedError";
-}
+export class ReconcileFailedError extends namedError("ReconcileFailedError", Error) {}
 
 /** Pub/Sub: not a failure, the resource is waiting (creating, deleting…); the retry policy's backoff is the delay. */
-export class RequeueError extends Error {
-  override name = "RequeueError";
+export class RequeueError extends namedError("RequeueError", Error) {
   readonly afterMs: number;
   constructor(message: string, afterMs: number) {
     super(message);
@@ -21,6 +17,4 @@ export class RequeueError extends Error {
 }
 
 /** Pub/Sub: a message that is not a valid reconcile message, with no dead-letter topic to copy it to. */
-export class MalformedMessageError extends Error {
-  override name = "MalformedMessageError";
-}
+export class MalformedMessageError extends namedError("MalformedMessageError", Error) {}

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
-import { AwsRegion, AwsTags } from "./fields.ts";
+import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
 const Tags = AwsTags.describe(
   "Tags on the cloud resource. driftless also tags what it creates with driftless.dev/managed-resource-uid (its ownership tag, never shown here and never removed).",
@@ -37,15 +37,14 @@ export const VPCForProvider = z.object({
 
 export const VPCAtProvider = z.object({
   vpcId: z.string().optional().describe("The VPC id (vpc-…), also its external name."),
-  arn: z.string().optional().describe("The VPC's ARN."),
+  arn: AwsArn("VPC"),
   state: z.string().optional().describe("The VPC state as EC2 reports it: pending or available."),
   ownerId: z.string().optional().describe("The AWS account that owns the VPC."),
 });
 
-export const VPC = defineManagedKind({
+export const VPC = defineTaggedKind("tags", {
   group: "ec2.aws",
   kind: "VPC",
-  tagging: { field: "tags", format: "tags" },
   plural: "vpcs",
   description:
     "An Amazon VPC. AWS chooses its id: the external name is set to the vpc-… id on create. The connection Secret holds id, arn and cidrBlock.",
@@ -82,15 +81,14 @@ export const SubnetForProvider = z.object({
 
 export const SubnetAtProvider = z.object({
   subnetId: z.string().optional().describe("The subnet id (subnet-…), also its external name."),
-  arn: z.string().optional().describe("The subnet's ARN."),
+  arn: AwsArn("subnet"),
   state: z.string().optional().describe("The subnet state as EC2 reports it: pending or available."),
   availabilityZoneId: z.string().optional().describe("The availability zone id, e.g. use1-az1."),
 });
 
-export const Subnet = defineManagedKind({
+export const Subnet = defineTaggedKind("tags", {
   group: "ec2.aws",
   kind: "Subnet",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Amazon VPC subnet. AWS chooses its id: the external name is set to the subnet-… id on create. The connection Secret holds id, arn, cidrBlock and availabilityZone.",
   forProvider: SubnetForProvider,
@@ -180,14 +178,13 @@ export const SecurityGroupForProvider = z.object({
 
 export const SecurityGroupAtProvider = z.object({
   groupId: z.string().optional().describe("The security group id (sg-…), also its external name."),
-  arn: z.string().optional().describe("The security group's ARN."),
+  arn: AwsArn("security group"),
   ownerId: z.string().optional().describe("The AWS account that owns the group."),
 });
 
-export const SecurityGroup = defineManagedKind({
+export const SecurityGroup = defineTaggedKind("tags", {
   group: "ec2.aws",
   kind: "SecurityGroup",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Amazon VPC security group and its rules. AWS chooses its id: the external name is set to the sg-… id on create. The connection Secret holds id and arn.",
   forProvider: SecurityGroupForProvider,

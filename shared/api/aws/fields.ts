@@ -9,3 +9,6 @@ export const AwsRegion = z
   .min(1)
   .optional()
   .describe("AWS region; defaults to the ProviderConfig's region. Immutable.");
+
+/** The ARN in a kind's atProvider: `arn: AwsArn("VPC")` ("The VPC's ARN."). */
+export const AwsArn = (what: string) => z.string().optional().describe(`The ${what}'s ARN.`);

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { listReferenceTo, referenceTo } from "../reference.ts";
 import { SecurityGroup, Subnet } from "./ec2.ts";
-import { AwsRegion, AwsTags } from "./fields.ts";
+import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
 const subnetReference = listReferenceTo("subnetId", Subnet, { fills: "id" });
 
@@ -25,15 +25,14 @@ export const DBSubnetGroupForProvider = z.object({
 });
 
 export const DBSubnetGroupAtProvider = z.object({
-  arn: z.string().optional().describe("The DB subnet group's ARN."),
+  arn: AwsArn("DB subnet group"),
   vpcId: z.string().optional().describe("The VPC of the group's subnets."),
   status: z.string().optional().describe("The group status as RDS reports it, e.g. Complete."),
 });
 
-export const DBSubnetGroup = defineManagedKind({
+export const DBSubnetGroup = defineTaggedKind("tags", {
   group: "rds.aws",
   kind: "DBSubnetGroup",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Amazon RDS DB subnet group: the subnets a DB instance may be placed in. The external name is the group name (RDS stores it in lower case).",
   forProvider: DBSubnetGroupForProvider,
@@ -159,7 +158,7 @@ export const DBInstanceForProvider = z.object({
 });
 
 export const DBInstanceAtProvider = z.object({
-  arn: z.string().optional().describe("The DB instance's ARN."),
+  arn: AwsArn("DB instance"),
   status: z
     .string()
     .optional()
@@ -178,10 +177,9 @@ export const DBInstanceAtProvider = z.object({
     .describe("The storage size the instance has, GiB (storage autoscaling grows it by itself)."),
 });
 
-export const DBInstance = defineManagedKind({
+export const DBInstance = defineTaggedKind("tags", {
   group: "rds.aws",
   kind: "DBInstance",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Amazon RDS DB instance. The external name is the DB instance identifier. The connection Secret holds endpoint, port, username and password.",
   forProvider: DBInstanceForProvider,

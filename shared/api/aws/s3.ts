@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
-import { AwsRegion, AwsTags } from "./fields.ts";
+import { defineTaggedKind } from "../managed.ts";
+import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
 export const BucketForProvider = z.object({
   region: AwsRegion,
@@ -24,14 +24,13 @@ export const BucketForProvider = z.object({
 });
 
 export const BucketAtProvider = z.object({
-  arn: z.string().optional().describe("The bucket's ARN."),
+  arn: AwsArn("bucket"),
   region: z.string().optional().describe("The region the bucket lives in."),
 });
 
-export const Bucket = defineManagedKind({
+export const Bucket = defineTaggedKind("tags", {
   group: "s3.aws",
   kind: "Bucket",
-  tagging: { field: "tags", format: "tags" },
   description: "An Amazon S3 bucket. The external name is the bucket name (globally unique).",
   forProvider: BucketForProvider,
   atProvider: BucketAtProvider,

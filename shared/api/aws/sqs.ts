@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
-import { AwsRegion, AwsTags } from "./fields.ts";
+import { defineTaggedKind } from "../managed.ts";
+import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
 const Tags = AwsTags.describe("Tags on the cloud resource.");
 
@@ -73,14 +73,13 @@ export const QueueForProvider = z.object({
 });
 
 export const QueueAtProvider = z.object({
-  arn: z.string().optional().describe("The queue's ARN."),
+  arn: AwsArn("queue"),
   url: z.string().optional().describe("The queue's URL."),
 });
 
-export const Queue = defineManagedKind({
+export const Queue = defineTaggedKind("tags", {
   group: "sqs.aws",
   kind: "Queue",
-  tagging: { field: "tags", format: "tags" },
   description: "An Amazon SQS queue. The external name is the queue name.",
   forProvider: QueueForProvider,
   atProvider: QueueAtProvider,

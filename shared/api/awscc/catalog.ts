@@ -1,6 +1,7 @@
 // Where the generated kinds are read from, and which of them an activation list selects. The specs are
 // data generated at install time (infra/gen-awscc.ts → .generated/awscc/); a function bundle never
 // reads them from disk: infra/build/build.ts bakes the activated ones in (providers/awscc/activated.ts).
+import { namedError } from "../../named-error.ts";
 import { activationGlob, eitherShape, generatedCatalog, generatedCrdNames } from "../generated-catalog.ts";
 import {
   AWSCC_GROUP_SUFFIX,
@@ -10,9 +11,7 @@ import {
   awsccAliasOf,
 } from "./spec.ts";
 
-export class AwsccNotGeneratedError extends Error {
-  override name = "AwsccNotGeneratedError";
-}
+export class AwsccNotGeneratedError extends namedError("AwsccNotGeneratedError", Error) {}
 
 const store = generatedCatalog<AwsccCatalog, AwsccCatalogEntry, AwsccKindSpec>({
   folder: "awscc",

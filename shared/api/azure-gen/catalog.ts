@@ -1,11 +1,10 @@
 // Where the generated Azure kinds are read from, and which of them an activation list selects. The specs
 // are data generated from the committed type data (infra/gen-azure.ts → .generated/azure/).
+import { namedError } from "../../named-error.ts";
 import { activationGlob, eitherShape, generatedCatalog, generatedCrdNames } from "../generated-catalog.ts";
 import { type AzureCatalog, type AzureCatalogEntry, type AzureKindSpec, azureGenAliasOf } from "./spec.ts";
 
-export class AzureGenNotGeneratedError extends Error {
-  override name = "AzureGenNotGeneratedError";
-}
+export class AzureGenNotGeneratedError extends namedError("AzureGenNotGeneratedError", Error) {}
 
 const store = generatedCatalog<AzureCatalog, AzureCatalogEntry, AzureKindSpec>({
   folder: "azure",

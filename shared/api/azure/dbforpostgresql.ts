@@ -2,11 +2,11 @@
 // the kinds Crossplane's Azure provider calls FlexibleServer, FlexibleServerFirewallRule and
 // FlexibleServerDatabase, with Azure Resource Manager's field names.
 import { z } from "zod";
-import { defineManagedKind, type ManagedResource } from "../managed.ts";
+import { defineManagedKind, defineTaggedKind, type ManagedResource } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { referenceTo } from "../reference.ts";
 import { resourceGroupFields, resourceGroupReference, Subnet } from "./network.ts";
-import { AzureTags } from "./resources.ts";
+import { AzureId, AzureTags } from "./resources.ts";
 
 /** A referenced Subnet's Azure resource id, as its status reports it once Ready. */
 const subnetIdOf = (target: ManagedResource) =>
@@ -104,7 +104,7 @@ export const FlexibleServerForProvider = z.object({
 });
 
 export const FlexibleServerAtProvider = z.object({
-  id: z.string().optional().describe("The server's Azure resource id."),
+  id: AzureId("server"),
   state: z
     .string()
     .optional()
@@ -113,10 +113,9 @@ export const FlexibleServerAtProvider = z.object({
   minorVersion: z.string().optional().describe("The PostgreSQL minor version the server runs."),
 });
 
-export const FlexibleServer = defineManagedKind({
+export const FlexibleServer = defineTaggedKind("tags", {
   group: "dbforpostgresql.azure",
   kind: "FlexibleServer",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Azure Database for PostgreSQL flexible server, with public access or private access in a delegated subnet. The external name is the server name (unique across Azure: it is the host name). The connection Secret holds host, port, username and password.",
   forProvider: FlexibleServerForProvider,
@@ -166,7 +165,7 @@ export const FlexibleServerFirewallRuleForProvider = z.object({
 });
 
 export const FlexibleServerFirewallRuleAtProvider = z.object({
-  id: z.string().optional().describe("The firewall rule's Azure resource id."),
+  id: AzureId("firewall rule"),
 });
 
 export const FlexibleServerFirewallRule = defineManagedKind({
@@ -196,7 +195,7 @@ export const FlexibleServerDatabaseForProvider = z.object({
 });
 
 export const FlexibleServerDatabaseAtProvider = z.object({
-  id: z.string().optional().describe("The database's Azure resource id."),
+  id: AzureId("database"),
 });
 
 export const FlexibleServerDatabase = defineManagedKind({

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineManagedKind, defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
-import { AzureTags, ResourceGroup } from "./resources.ts";
+import { AzureId, AzureTags, ResourceGroup } from "./resources.ts";
 
 /** The reference of every kind that lives in a resource group: its name, from a ResourceGroup. */
 export const resourceGroupReference = referenceTo("resourceGroupName", ResourceGroup, { fills: "name" });
@@ -49,15 +49,14 @@ export const VirtualNetworkForProvider = z.object({
 });
 
 export const VirtualNetworkAtProvider = z.object({
-  id: z.string().optional().describe("The virtual network's Azure resource id."),
+  id: AzureId("virtual network"),
   provisioningState: ProvisioningState,
   resourceGuid: z.string().optional().describe("The virtual network's resource GUID."),
 });
 
-export const VirtualNetwork = defineManagedKind({
+export const VirtualNetwork = defineTaggedKind("tags", {
   group: "network.azure",
   kind: "VirtualNetwork",
-  tagging: { field: "tags", format: "tags" },
   description:
     "An Azure virtual network. The external name is the network's name in its resource group. The connection Secret holds its resource id.",
   forProvider: VirtualNetworkForProvider,
@@ -101,7 +100,7 @@ export const SubnetForProvider = z.object({
 });
 
 export const SubnetAtProvider = z.object({
-  id: z.string().optional().describe("The subnet's Azure resource id."),
+  id: AzureId("subnet"),
   provisioningState: ProvisioningState,
 });
 

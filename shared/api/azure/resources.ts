@@ -1,9 +1,12 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 
 export const AzureTags = z
   .record(z.string().min(1).max(512), z.string().max(256))
   .describe("Tags on the Azure resource.");
+
+/** The resource id in a kind's atProvider: `id: AzureId("server")` ("The server's Azure resource id."). */
+export const AzureId = (what: string) => z.string().optional().describe(`The ${what}'s Azure resource id.`);
 
 export const ResourceGroupForProvider = z.object({
   location: z
@@ -17,17 +20,16 @@ export const ResourceGroupForProvider = z.object({
 });
 
 export const ResourceGroupAtProvider = z.object({
-  id: z.string().optional().describe("The resource group's Azure resource id."),
+  id: AzureId("resource group"),
   provisioningState: z
     .string()
     .optional()
     .describe("Provisioning state reported by Azure Resource Manager, e.g. Succeeded or Deleting."),
 });
 
-export const ResourceGroup = defineManagedKind({
+export const ResourceGroup = defineTaggedKind("tags", {
   group: "resources.azure",
   kind: "ResourceGroup",
-  tagging: { field: "tags", format: "tags" },
   description: "An Azure resource group. The external name is the resource group name.",
   forProvider: ResourceGroupForProvider,
   atProvider: ResourceGroupAtProvider,

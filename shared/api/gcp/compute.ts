@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineManagedKind, type ManagedResource } from "../managed.ts";
+import { defineManagedKind, defineTaggedKind, type ManagedResource } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 
 /** A network's path as Compute and Service Networking take it: projects/P/global/networks/N. */
@@ -109,10 +109,9 @@ export const GlobalAddressAtProvider = z.object({
   status: z.string().optional().describe("RESERVED, RESERVING or IN_USE."),
 });
 
-export const GlobalAddress = defineManagedKind({
+export const GlobalAddress = defineTaggedKind("labels", {
   group: "compute.gcp",
   kind: "GlobalAddress",
-  tagging: { field: "labels", format: "labels" },
   plural: "globaladdresses",
   description:
     "A Google Cloud global internal address range (purpose VPC_PEERING) reserved in a network for private services access. The external name is the address name.",

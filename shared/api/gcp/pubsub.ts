@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 
 /** A Google protobuf Duration in its JSON form: seconds with an optional fraction, e.g. "600s", "3.5s". */
@@ -32,10 +32,9 @@ export const TopicAtProvider = z.object({
   name: z.string().optional().describe("The topic's full name, projects/PROJECT/topics/TOPIC."),
 });
 
-export const Topic = defineManagedKind({
+export const Topic = defineTaggedKind("labels", {
   group: "pubsub.gcp",
   kind: "Topic",
-  tagging: { field: "labels", format: "labels" },
   description: "A Google Cloud Pub/Sub topic. The external name is the topic id.",
   forProvider: TopicForProvider,
   atProvider: TopicAtProvider,
@@ -112,10 +111,9 @@ export const SubscriptionAtProvider = z.object({
     .describe("The topic's full name as Pub/Sub reports it (_deleted-topic_ once it was deleted)."),
 });
 
-export const Subscription = defineManagedKind({
+export const Subscription = defineTaggedKind("labels", {
   group: "pubsub.gcp",
   kind: "Subscription",
-  tagging: { field: "labels", format: "labels" },
   description: "A Google Cloud Pub/Sub pull subscription. The external name is the subscription id.",
   forProvider: SubscriptionForProvider,
   atProvider: SubscriptionAtProvider,

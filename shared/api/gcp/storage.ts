@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineManagedKind } from "../managed.ts";
+import { defineTaggedKind } from "../managed.ts";
 
 export const StorageClass = z
   .enum([
@@ -74,10 +74,9 @@ export const BucketAtProvider = z.object({
   projectNumber: z.string().optional().describe("Number of the project that owns the bucket."),
 });
 
-export const Bucket = defineManagedKind({
+export const Bucket = defineTaggedKind("labels", {
   group: "storage.gcp",
   kind: "Bucket",
-  tagging: { field: "labels", format: "labels" },
   description: "A Google Cloud Storage bucket. The external name is the bucket name (globally unique).",
   forProvider: BucketForProvider,
   atProvider: BucketAtProvider,

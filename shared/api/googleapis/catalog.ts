@@ -1,12 +1,11 @@
 // Where the generated Google kinds are read from, and which of them an activation list selects. The
 // specs are data generated at install time (infra/gen-gcp.ts → .generated/gcp/); a function bundle has
 // them as data beside it (gcp-kinds/: dist/gcp is the Cloud Functions source folder), read at run time.
+import { namedError } from "../../named-error.ts";
 import { activationGlob, eitherShape, entriesSelected, generatedCatalog } from "../generated-catalog.ts";
 import { type GoogleCatalog, type GoogleCatalogEntry, type GoogleKindSpec, googleAliasOf } from "./spec.ts";
 
-export class GoogleNotGeneratedError extends Error {
-  override name = "GoogleNotGeneratedError";
-}
+export class GoogleNotGeneratedError extends namedError("GoogleNotGeneratedError", Error) {}
 
 const store = generatedCatalog<GoogleCatalog, GoogleCatalogEntry, GoogleKindSpec>({
   folder: "gcp",

@@ -2,6 +2,7 @@
 // resource by id or by the ownership tag (a provider-chosen id never recorded) and observes one or many
 // (Ec2KindClient, read from each kind's Ec2Kind data), tag updates, error classes and IAM. The RDS kinds
 // use the per-region routing and the batched observe's helpers too.
+
 import {
   CreateTagsCommand,
   DeleteTagsCommand,
@@ -30,6 +31,7 @@ import {
 import { OWNERSHIP_TAG } from "../../api/external-tags.ts";
 import type { ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { namedError } from "../../named-error.ts";
 import {
   type AwsClientConfig,
   awsClientConfig,
@@ -60,9 +62,7 @@ const clients = new ClientCache((c) => new EC2Client(sdkOptions(c)), { invalid: 
  * The cloud refused to delete a resource something still depends on (subnets in a VPC, network
  * interfaces in a subnet, a group still referenced): deleting the dependents first resolves it.
  */
-export class DependencyViolationError extends DependentsExistError {
-  override name = "DependencyViolationError";
-}
+export class DependencyViolationError extends namedError("DependencyViolationError", DependentsExistError) {}
 
 export const codeIs = (err: unknown, ...codes: string[]) => codes.includes(awsErrorCode(err));
 

@@ -1,6 +1,7 @@
 // The one provider of every generated AWS kind: the AWS Cloud Control API (CreateResource,
 // GetResource, UpdateResource with an RFC 6902 patch, DeleteResource; GetResourceRequestStatus to follow
 // the asynchronous ones), driven by the kind's compact spec. Decisions: docs/adr/0003-awscc-kinds.md.
+
 import { createHash, randomUUID } from "node:crypto";
 import {
   CloudControlClient,
@@ -35,6 +36,7 @@ import {
 import type { ManagedResource } from "../../api/managed.ts";
 import { Annotations, type SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
+import { namedError } from "../../named-error.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
 import { IN_STAGE_REGION } from "../aws/global-services.ts";
 import { awsHome } from "../aws/home.ts";
@@ -62,9 +64,7 @@ type MR = ManagedResource<Json, Json>;
 export const CREATE_REQUEST_ANNOTATION = "awscc.driftless.dev/create-request";
 
 /** Cloud Control cannot manage this type (not provisionable through it, or unknown in the region). */
-export class UnsupportedTypeError extends InvalidSpecError {
-  override name = "UnsupportedTypeError";
-}
+export class UnsupportedTypeError extends namedError("UnsupportedTypeError", InvalidSpecError) {}
 
 export interface CloudControlOptions {
   /**

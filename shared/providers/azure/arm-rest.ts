@@ -19,6 +19,7 @@ import type { TokenCredential } from "@azure/identity";
 import { guardedLookup } from "../../api/addresses.ts";
 import { type ConnectContext, ExternalError } from "../../api/external.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
+import { namedError } from "../../named-error.ts";
 import { armAnswers } from "./answers.ts";
 import { azureCredential, azureEndpoints, ClientCache, classifyAzureError } from "./config.ts";
 
@@ -41,6 +42,18 @@ export const ARM_AGENTS = {
 } as const;
 const agentFor = (url: string) => ARM_AGENTS[new URL(url).protocol as keyof typeof ARM_AGENTS];
 
+/**
+ * A resource as ARM's REST API answers it: the envelope every resource type shares around its `properties`
+ * (`location` and `tags` only on tracked types).
+ */
+export interface ArmResource<P> {
+  id?: string;
+  name?: string;
+  location?: string;
+  tags?: Record<string, string>;
+  properties?: P;
+}
+
 export interface ArmAnswer {
   status: number;
   headers: { get(name: string): string | undefined };
@@ -51,8 +64,7 @@ export interface ArmAnswer {
  * An ARM error answer as the Azure SDKs' RestError has it (statusCode, ARM's code and message), so one
  * classification (config.ts classifyAzureError, codeIs, isGone) serves every Azure kind.
  */
-export class ArmRequestError extends Error {
-  override name = "ArmRequestError";
+export class ArmRequestError extends namedError("ArmRequestError", Error) {
   readonly statusCode: number;
   readonly code: string | undefined;
   readonly retryAfter: string | undefined;

@@ -1,12 +1,9 @@
 import { FlexibleServerDatabase } from "../../api/azure/dbforpostgresql.ts";
+import type { ArmResource } from "./arm-rest.ts";
 import { defined, serverChildProvider } from "./postgresql-client.ts";
 
 /** A database as ARM's REST API answers it. */
-interface Database {
-  id?: string;
-  name?: string;
-  properties?: { charset?: string; collation?: string };
-}
+type Database = ArmResource<{ charset?: string; collation?: string }>;
 
 export const flexibleServerDatabaseProvider = serverChildProvider({
   definition: FlexibleServerDatabase,

@@ -1,13 +1,10 @@
 import { FlexibleServerFirewallRule } from "../../api/azure/dbforpostgresql.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import type { ArmResource } from "./arm-rest.ts";
 import { serverChildProvider } from "./postgresql-client.ts";
 
 /** A firewall rule as ARM's REST API answers it. */
-interface FirewallRule {
-  id?: string;
-  name?: string;
-  properties?: { startIpAddress?: string; endIpAddress?: string };
-}
+type FirewallRule = ArmResource<{ startIpAddress?: string; endIpAddress?: string }>;
 
 function bodyOf({
   startIpAddress,

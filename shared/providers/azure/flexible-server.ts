@@ -17,7 +17,7 @@ import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { availabilityTable } from "../availability.ts";
 import { ConnectionPassword, PASSWORD_KEY } from "../connection-password.ts";
-import { type ArmRest, armRest } from "./arm-rest.ts";
+import { type ArmResource, type ArmRest, armRest } from "./arm-rest.ts";
 import { azure, isGone } from "./config.ts";
 import { listInGroups, observedLocation, observeInGroups } from "./in-group.ts";
 import { nameInId } from "./network-client.ts";
@@ -29,13 +29,8 @@ type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 
 /** A flexible server as ARM's REST API answers it (the members read here). */
-interface CloudServer {
-  id?: string;
-  name?: string;
-  location?: string;
-  tags?: Record<string, string>;
-  sku?: { name?: string; tier?: string };
-  properties?: {
+interface CloudServer
+  extends ArmResource<{
     administratorLogin?: string;
     version?: string;
     minorVersion?: string;
@@ -49,7 +44,8 @@ interface CloudServer {
       delegatedSubnetResourceId?: string;
       privateDnsZoneArmResourceId?: string;
     };
-  };
+  }> {
+  sku?: { name?: string; tier?: string };
 }
 
 /** The PATCH body of a server (Servers - Update): sku and tags beside, the rest under properties. */

@@ -1,16 +1,16 @@
 // The Azure network kinds' shared pieces: Microsoft.Network's api-version, "still in use" errors, the
 // read-only members a PUT must not send back, and the page loops of the batched observes (every Azure
 // kind's list calls use them).
+
 import { DependentsExistError, ThrottledError } from "../../api/external.ts";
+import { namedError } from "../../named-error.ts";
 import { azure, codeIs, isGone } from "./config.ts";
 
 /** The Microsoft.Network api-version the hand-written network kinds speak. */
 export const NETWORK_API = "2025-09-01";
 
 /** Azure refused a delete because something still uses the resource: deleting that first resolves it. */
-export class InUseError extends DependentsExistError {
-  override name = "InUseError";
-}
+export class InUseError extends namedError("InUseError", DependentsExistError) {}
 
 // Answers Azure gives while dependents exist or another operation holds the resource: wait, then retry.
 const IN_USE = [

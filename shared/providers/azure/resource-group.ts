@@ -16,7 +16,7 @@ import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
-import { type ArmRest, armRest, RESOURCE_GROUPS_API as RESOURCES_API } from "./arm-rest.ts";
+import { type ArmResource, type ArmRest, armRest, RESOURCE_GROUPS_API as RESOURCES_API } from "./arm-rest.ts";
 import { availabilityOf, azure, codeIs, isNotFound } from "./config.ts";
 import { observedLocation } from "./in-group.ts";
 
@@ -25,13 +25,7 @@ type A = z.infer<typeof ResourceGroupAtProvider>;
 type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 /** A resource group as ARM's REST API answers it. */
-interface CloudGroup {
-  id?: string;
-  name?: string;
-  location?: string;
-  tags?: Record<string, string>;
-  properties?: { provisioningState?: string };
-}
+type CloudGroup = ArmResource<{ provisioningState?: string }>;
 
 /**
  * Resource groups one batched observe covers. ARM chooses the size of a list page: the list's only size

@@ -2,23 +2,20 @@ import { Subnet } from "../../api/azure/network.ts";
 import { byResourceUri } from "../../api/cloud-events.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import { armChildProvider } from "./arm-child.ts";
+import type { ArmResource } from "./arm-rest.ts";
 import { availabilityOf } from "./config.ts";
 import { InUseError, isInUse, NETWORK_API, nameInId, writableSubnetProperties } from "./network-client.ts";
 
 type Parent = { rg: string; vnet: string };
 
 /** A subnet as ARM's REST API answers it (the members read here). */
-interface CloudSubnet {
-  id?: string;
-  name?: string;
-  properties?: {
-    [member: string]: unknown;
-    addressPrefix?: string;
-    addressPrefixes?: string[];
-    delegations?: Array<{ name?: string; properties?: { serviceName?: string } }>;
-    provisioningState?: string;
-  };
-}
+type CloudSubnet = ArmResource<{
+  [member: string]: unknown;
+  addressPrefix?: string;
+  addressPrefixes?: string[];
+  delegations?: Array<{ name?: string; properties?: { serviceName?: string } }>;
+  provisioningState?: string;
+}>;
 
 type Delegations = Array<{ name: string; serviceName: string }>;
 /** The spec's delegations as ARM nests them. */

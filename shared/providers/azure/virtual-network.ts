@@ -15,7 +15,7 @@ import type {
 import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { type ArmRest, armRest } from "./arm-rest.ts";
+import { type ArmResource, type ArmRest, armRest } from "./arm-rest.ts";
 import { availabilityOf, azure, classifyAzureError, isGone, isNotFound } from "./config.ts";
 import { listInGroups, observedLocation, observeInGroups } from "./in-group.ts";
 import { InUseError, isInUse, NETWORK_API, nameInId, sameSet, writableNetwork } from "./network-client.ts";
@@ -26,18 +26,14 @@ type MR = ManagedResource<F, A>;
 type Observation = ExternalObservation<F, A>;
 
 /** A virtual network as ARM's REST API answers it (the members read here). */
-interface CloudNetwork {
-  [member: string]: unknown;
-  id?: string;
-  name?: string;
-  location?: string;
-  tags?: Record<string, string>;
-  properties?: {
+interface CloudNetwork
+  extends ArmResource<{
     addressSpace?: { addressPrefixes?: string[] };
     dhcpOptions?: { dnsServers?: string[] };
     provisioningState?: string;
     resourceGuid?: string;
-  };
+  }> {
+  [member: string]: unknown;
 }
 
 // The network as observe() read it, handed to update() (the engine passes the very same observation).

@@ -2,10 +2,12 @@
 // calls go (the ProviderConfig's endpoint overrides, checked), with which identity, and a small
 // JSON-over-HTTPS client for Cloud SQL, Compute, Service Networking, Cloud Storage and the generic kinds
 // (docs/adr/0002-gcp-rest-clients.md says why not their Node clients).
+
 import { type AuthClient, GoogleAuth, JWT, PassThroughClient } from "google-auth-library";
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import type { ConnectContext } from "../../api/external.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
+import { namedError } from "../../named-error.ts";
 import { endpointMismatch, isHtml } from "../answers.ts";
 import { checkEndpoint } from "../endpoints.ts";
 import {
@@ -109,8 +111,7 @@ const isRpcCode = (x: unknown): x is GoogleRpcCode =>
   typeof x === "string" && (GOOGLE_RPC_CODES as readonly string[]).includes(x);
 
 /** An HTTP error of a Google JSON API: `code` is the HTTP status, as config.ts's classification reads it. */
-export class GoogleHttpError extends Error {
-  override name = "GoogleHttpError";
+export class GoogleHttpError extends namedError("GoogleHttpError", Error) {
   readonly code: number;
   /** The first error's `reason` (alreadyExists, notFound, resourceInUseByAnotherResource …), or ErrorInfo's. */
   readonly reason: string | undefined;
