@@ -70,3 +70,35 @@ export async function expectBadSpecRefusedUnbuilt(opts: {
     expect(synced("good")?.message, def.group).toMatch(/^cannot connect to the provider: /);
   }
 }
+
+/**
+ * The activated kinds are built once per process: with `DRIFTLESS_ACTIVATE` naming the kind's pattern, the
+ * registry's provider at load (`activated`) and the functions' served kinds (`served`, twice) carry the same
+ * definition object.
+ */
+export async function expectActivatedBuiltOnce(opts: {
+  entry: { plural: string; group: string; kind: string };
+  activated: () => readonly ManagedKindProvider[];
+  served: (
+    kube: ReturnType<MemoryApiServer["kube"]>,
+    patterns: string[],
+  ) => Promise<{ kinds: readonly ManagedKindProvider[]; generated: readonly string[] }>;
+}): Promise<void> {
+  const { plural, group, kind } = opts.entry;
+  const pattern = `${plural}.${group}.driftless.dev`;
+  const before = process.env.DRIFTLESS_ACTIVATE;
+  process.env.DRIFTLESS_ACTIVATE = pattern;
+  try {
+    const [atLoad] = opts.activated();
+    const served = await opts.served(new MemoryApiServer().kube(), [pattern]);
+    const again = await opts.served(new MemoryApiServer().kube(), [pattern]);
+    const mine = (ks: readonly ManagedKindProvider[]) =>
+      ks.filter((k) => k.definition.kind === kind && k.definition.group === `${group}.driftless.dev`);
+    expect(served.generated).toContain(pattern);
+    expect(mine(served.kinds)[0]?.definition).toBe(atLoad?.definition);
+    expect(mine(again.kinds)[0]?.definition).toBe(atLoad?.definition);
+  } finally {
+    if (before === undefined) delete process.env.DRIFTLESS_ACTIVATE;
+    else process.env.DRIFTLESS_ACTIVATE = before;
+  }
+}

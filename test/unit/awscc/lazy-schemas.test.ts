@@ -1,14 +1,17 @@
 // A generated AWS kind's zod schemas are built on the kind's first use, not when it is activated (the AWS
 // functions' cold start), and every path still validates with the kind's one schema: the facts the
 // registry reads at start are there without them, and the schema built lazily is the one built eagerly.
+// The activated kinds are built once per process: the registry's and the served kinds' are the same.
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { servedAwsKinds } from "../../../functions/aws/kinds.ts";
 import { generateAwscc } from "../../../infra/gen-awscc.ts";
 import { loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import { awsccKindOf, awsccSchemas } from "../../../shared/api/awscc/kind.ts";
 import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
 import { localizeSecretRefs, namespacedVariantOf } from "../../../shared/api/managed.ts";
-import { built } from "../../support/lazy-kinds.ts";
+import { activatedAwsccKinds } from "../../../shared/providers/awscc/kinds.ts";
+import { built, expectActivatedBuiltOnce } from "../../support/lazy-kinds.ts";
 
 const spec = (typeName: string): AwsccKindSpec => {
   const e = loadAwsccCatalog().kinds.find((k) => k.typeName === typeName);
@@ -60,5 +63,11 @@ describe("generated AWS kinds build their schemas on first use", () => {
           expect.arrayContaining([r.refField, r.selectorField]),
         );
     }
+  });
+
+  it("the activated kinds are built once: the registry's and the served kinds' are the same definitions", async () => {
+    const entry = loadAwsccCatalog().kinds.find((k) => k.typeName === "AWS::Logs::LogGroup");
+    if (!entry) throw new Error("AWS::Logs::LogGroup is not generated");
+    await expectActivatedBuiltOnce({ entry, activated: activatedAwsccKinds, served: servedAwsKinds });
   });
 });

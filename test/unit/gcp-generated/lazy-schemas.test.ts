@@ -17,8 +17,7 @@ import { providerConfigs } from "../../../shared/api/provider-config.ts";
 import { activatedGoogleKinds, googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
 import { gcpHome } from "../../../shared/providers/gcp/home.ts";
 import { withHome } from "../../../shared/providers/home.ts";
-import { built, expectBadSpecRefusedUnbuilt } from "../../support/lazy-kinds.ts";
-import { MemoryApiServer } from "../../support/memory-apiserver.ts";
+import { built, expectActivatedBuiltOnce, expectBadSpecRefusedUnbuilt } from "../../support/lazy-kinds.ts";
 
 const spec = (typeName: string): GoogleKindSpec => {
   const e = loadGoogleCatalog().kinds.find((k) => k.typeName === typeName);
@@ -97,29 +96,10 @@ describe("generated Google kinds build their schemas on first use", () => {
   });
 
   it("the activated kinds are built once: the registry's and the served kinds' are the same definitions", async () => {
-    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === "run.googleapis.com/Service");
-    if (!e) throw new Error("run.googleapis.com/Service is not generated");
-    const pattern = `${e.plural}.${e.group}.driftless.dev`;
-    const before = process.env.DRIFTLESS_ACTIVATE;
-    process.env.DRIFTLESS_ACTIVATE = pattern;
-    try {
-      const [atLoad] = activatedGoogleKinds();
-      const served = await servedGcpKinds(new MemoryApiServer().kube(), [pattern]);
-      const again = await servedGcpKinds(new MemoryApiServer().kube(), [pattern]);
-      const mine = (ks: typeof served.kinds) =>
-        ks.filter((k) => k.definition.kind === e.kind && k.definition.group === `${e.group}.driftless.dev`);
-      expect(served.generated).toEqual(
-        [
-          `${e.plural}.${e.group}.driftless.dev`,
-          `${e.plural}.${e.group.replace(/$/, ".m")}.driftless.dev`,
-        ].sort(),
-      );
-      expect(mine(served.kinds)[0]?.definition).toBe(atLoad?.definition);
-      expect(mine(again.kinds)[0]?.definition).toBe(atLoad?.definition);
-      expect(googleSpecsFor([pattern])[0]).toBe(googleSpecsFor([pattern])[0]);
-    } finally {
-      if (before === undefined) delete process.env.DRIFTLESS_ACTIVATE;
-      else process.env.DRIFTLESS_ACTIVATE = before;
-    }
+    const entry = loadGoogleCatalog().kinds.find((k) => k.typeName === "run.googleapis.com/Service");
+    if (!entry) throw new Error("run.googleapis.com/Service is not generated");
+    await expectActivatedBuiltOnce({ entry, activated: activatedGoogleKinds, served: servedGcpKinds });
+    const pattern = `${entry.plural}.${entry.group}.driftless.dev`;
+    expect(googleSpecsFor([pattern])[0]).toBe(googleSpecsFor([pattern])[0]);
   });
 });
