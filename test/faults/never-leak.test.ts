@@ -30,7 +30,10 @@ const tally = new Tally("8 never leak");
 const proxies: FaultProxy[] = [];
 const created: Array<[ManagedKindDef, string]> = [];
 
-/** Rounds, and how many run at once: bounded so the whole file stays well under a minute. */
+/**
+ * Rounds, and how many run at once: bounded so the whole file takes about a minute on a quiet machine. Its
+ * time limit is twice that: the faults project runs three files at once, and a limit is no assertion.
+ */
 const RACE_ROUNDS = 50;
 const AFTER_CREATE_ROUNDS = 20;
 const WIDTH = 10;
@@ -142,7 +145,12 @@ afterAll(async () => {
     );
   }
   const sqs = motoSqs();
-  for (const QueueUrl of await motoQueues(`${RUN}-`)) await sqs.send(new DeleteQueueCommand({ QueueUrl }));
+  // A queue listed here may be gone by the time it is deleted (a reconcile of a timed-out test still running).
+  for (const QueueUrl of await motoQueues(`${RUN}-`))
+    await sqs.send(new DeleteQueueCommand({ QueueUrl })).catch((err: Error) => {
+      if (err.name !== "QueueDoesNotExist" && err.name !== "AWS.SimpleQueueService.NonExistentQueue")
+        throw err;
+    });
   sqs.destroy();
   for (const VpcId of await taggedVpcs(`${RUN}-race`, `${RUN}-after`))
     await ec2.send(new DeleteVpcCommand({ VpcId }));
@@ -205,7 +213,7 @@ describe.concurrent("never leak: delete during and right after create", () => {
       `${inFlight} of ${RACE_ROUNDS * 2}`,
     );
     assertNothingLeft(mine, RACE_ROUNDS, outcomes, left);
-  }, 60_000);
+  }, 120_000);
 
   it(`delete right after Create while reads still say NotFound (${AFTER_CREATE_ROUNDS} rounds): 0 leaked`, async () => {
     const mine = tally.scope("leak#after-create");
@@ -278,5 +286,5 @@ describe.concurrent("never leak: delete during and right after create", () => {
       `${hiddenReads} of ${AFTER_CREATE_ROUNDS * NOT_FOUND_READS}`,
     );
     assertNothingLeft(mine, AFTER_CREATE_ROUNDS, outcomes, left);
-  }, 60_000);
+  }, 120_000);
 });

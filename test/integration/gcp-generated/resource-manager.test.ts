@@ -128,13 +128,14 @@ describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
     expect(fake.resource(folder)?.displayName).toBe(f.slice(0, 30));
     expect(fake.resource(value)?.description).toBe("mine");
 
-    // A changed parent is refused (never a move): Synced=False says immutable; Google's folder stays put.
+    // A changed parent is refused (never a move): the parent is the Folder's home, so Synced=False names the
+    // recorded one and nothing is read or written; Google's folder stays put.
     await kube.patch(def("Folder"), f, { spec: { forProvider: { parent: "organizations/999" } } });
     await r.reconcile(keyOf(def("Folder"), f));
     const moved = await getMr<Json>(kube, def("Folder"), f);
     expect(conditionOf(moved, "Synced")).toMatchObject({
       status: "False",
-      message: expect.stringContaining("immutable field(s) parent"),
+      message: expect.stringContaining(`lives in parent "${ORG}"`),
     });
     expect(fake.resource(folder)?.parent).toBe(ORG);
     await kube.patch(def("Folder"), f, { spec: { forProvider: { parent: ORG } } });

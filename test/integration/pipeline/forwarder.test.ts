@@ -244,8 +244,11 @@ describe("forwarder against the real API server", () => {
 
       // Assess: forwarded; the kind was listed once and never failed (no 404, no backoff).
       await eventually(async () => sink.for(name).length === 1, { what: "Widget forwarded" });
-      expect(forwarder.stats().failures).toBe(0);
-      expect(forwarder.stats().lists).toBe(2);
+      const stats = forwarder.stats();
+      expect(stats.failures).toBe(0);
+      // One first list per kind. A relist after 410 Gone (other files' Queues filling the API server's watch
+      // window between the list and the watch, when files run side by side) is not a failed start.
+      expect(stats.lists - stats.relists, JSON.stringify(stats)).toBe(2);
       expect(forwarder.stats().kinds.map((k) => [k.kind, k.state])).toEqual([
         ["Widget", "watching"],
         ["Queue", "watching"],
