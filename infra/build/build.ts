@@ -240,12 +240,16 @@ export function contributors(metafile: Metafile, outputs: string[]): [string, nu
   const by = new Map<string, number>();
   for (const out of outputs) {
     for (const [input, info] of Object.entries(metafile.outputs[out]?.inputs ?? {})) {
-      const pkg =
-        /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? input.split("/").slice(0, 2).join("/");
+      const pkg = packageOf(input);
       by.set(pkg, (by.get(pkg) ?? 0) + info.bytesInOutput);
     }
   }
   return [...by].sort((a, b) => b[1] - a[1]);
+}
+
+/** The package (`@aws-sdk/client-ec2`) or source folder (`shared/providers`) a bundle input comes from. */
+export function packageOf(input: string): string {
+  return /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? input.split("/").slice(0, 2).join("/");
 }
 
 /** The output file and every chunk it imports statically, transitively. */

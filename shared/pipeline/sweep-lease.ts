@@ -82,13 +82,48 @@ export type SweepClaim =
     }
   | { won: false; windowEndMs: number; reason: Exclude<SweepClaimDecision, "claim"> };
 
-interface LeaseObject extends KubeObject {
+export interface LeaseObject extends KubeObject {
   spec?: {
-    holderIdentity?: string;
+    holderIdentity?: string | null;
     leaseDurationSeconds?: number;
     acquireTime?: string;
     renewTime?: string;
   };
+}
+
+/**
+ * The write of a read-change-write on a Lease: `change` (a JSON merge patch of annotations and spec; null
+ * removes) written over the Lease as it was `read` (guarded by that resourceVersion), or the Lease created
+ * with it when `read` found none. Another writer first → a 409 (isConflict): the caller reads again and
+ * decides again. The sweeps' claims use it, and so does the test kit's lock on shared CRDs.
+ */
+export function writeLease(
+  kube: Kube,
+  ref: SweepLeaseRef,
+  read: { resourceVersion?: string | undefined } | undefined,
+  change: { annotations?: Record<string, string | null>; spec?: LeaseObject["spec"] },
+): Promise<LeaseObject> {
+  if (!read)
+    return kube.create<LeaseObject>(LEASE, {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: ref.name, namespace: ref.namespace, annotations: present(change.annotations) },
+      spec: present(change.spec) ?? {},
+    });
+  return kube.patch<LeaseObject>(
+    LEASE,
+    ref.name,
+    {
+      ...(change.annotations ? { metadata: { annotations: change.annotations } } : {}),
+      ...(change.spec ? { spec: change.spec } : {}),
+    },
+    { resourceVersion: read.resourceVersion ?? "", namespace: ref.namespace },
+  );
+}
+
+/** A merge patch's fields without its removals (null): what a new object is created with. */
+function present<V>(o: Record<string, V | null> | undefined): Record<string, V> | undefined {
+  return o && Object.fromEntries(Object.entries(o).filter((e): e is [string, V] => e[1] !== null));
 }
 
 const numberOf = (s: string | undefined) => {
@@ -102,7 +137,7 @@ function stateOf(lease: LeaseObject): SweepLeaseState {
   return {
     claimedUpTo: numberOf(a[CLAIMED]),
     doneUpTo: numberOf(a[DONE]),
-    holder: lease.spec?.holderIdentity,
+    holder: lease.spec?.holderIdentity ?? undefined,
     renewMs: Number.isNaN(renew) ? undefined : renew,
     ttlMs: lease.spec?.leaseDurationSeconds ? lease.spec.leaseDurationSeconds * 1000 : undefined,
     resourceVersion: lease.metadata.resourceVersion ?? "",
@@ -141,21 +176,11 @@ export async function claimSweepWindow(
     if (decision !== "claim") return { won: false, windowEndMs, reason: decision };
     const at = microTime(now());
     const spec = { holderIdentity: ref.holder, leaseDurationSeconds: ttlS, acquireTime: at, renewTime: at };
-    const annotations = { [CLAIMED]: String(windowEndMs) };
     try {
-      const written = !state
-        ? await kube.create<LeaseObject>(LEASE, {
-            apiVersion: "coordination.k8s.io/v1",
-            kind: "Lease",
-            metadata: { name: ref.name, namespace: ref.namespace, annotations },
-            spec,
-          })
-        : await kube.patch<LeaseObject>(
-            LEASE,
-            ref.name,
-            { metadata: { annotations }, spec },
-            { resourceVersion: state.resourceVersion, namespace: ref.namespace },
-          );
+      const written = await writeLease(kube, ref, state, {
+        annotations: { [CLAIMED]: String(windowEndMs) },
+        spec,
+      });
       return {
         won: true,
         windowEndMs,
@@ -195,14 +220,7 @@ export async function finishSweepWindow(
       annotations = { [CLAIMED]: claim.previousClaim === undefined ? null : String(claim.previousClaim) };
     }
     try {
-      return stateOf(
-        await kube.patch<LeaseObject>(
-          LEASE,
-          ref.name,
-          { metadata: { annotations } },
-          { resourceVersion: state.resourceVersion, namespace: ref.namespace },
-        ),
-      );
+      return stateOf(await writeLease(kube, ref, state, { annotations }));
     } catch (err) {
       if (!isConflict(err) || attempt >= ATTEMPTS) throw err;
       state = undefined;

@@ -1,11 +1,14 @@
 // `npm run package` (build the Lambda bundles + `osls package`) works offline with no AWS credentials, and
 // the CloudFormation it generates wires what the functions rely on: the event source mapping with
-// ReportBatchItemFailures, the DLQ and its redrive policy, the sweep schedule, least-privilege IAM.
+// ReportBatchItemFailures, the DLQ and its redrive policy, the sweep schedule, least-privilege IAM; the
+// bundles it builds stay within their budget and carry only the SDKs they need (built once, for every check).
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { AWS_RECONCILE_BUDGET_BYTES } from "../../infra/build/build.ts";
+import { CLOUD_SDK, packagesInBundle } from "../support/bundles.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const TEMPLATE = path.join(ROOT, ".serverless/cloudformation-template-update-stack.json");
@@ -300,6 +303,21 @@ describe("serverless.yml → CloudFormation (osls package, offline)", () => {
         if (other !== stage)
           expect(o.managedNamePrefix.startsWith(managedNamePrefix), `${stage} covers ${other}`).toBe(false);
     }
+  });
+
+  // The bundles this package ships, built once (here) for every check of their contents.
+  it("the reconcile bundle stays within its size budget and carries no Kubernetes client library, Pub/Sub or Azure", () => {
+    expect(statSync(path.join(ROOT, "dist/aws-reconcile.mjs")).size).toBeLessThanOrEqual(
+      AWS_RECONCILE_BUDGET_BYTES,
+    );
+    const packages = packagesInBundle(path.join(ROOT, "dist/aws-reconcile.mjs"));
+    expect(packages).toContain("@aws-sdk/client-sqs");
+    expect(packages.filter((p) => /client-node|undici|google|azure/.test(p))).toEqual([]);
+  });
+
+  it("the doorbell bundle carries no cloud SDK but SQS, its queue's", () => {
+    const packages = packagesInBundle(path.join(ROOT, "dist/aws-doorbell.mjs"));
+    expect(packages.filter((p) => CLOUD_SDK.test(p))).toEqual(["@aws-sdk/client-sqs"]);
   });
 
   it("builds AWS bundles without Pub/Sub and imports the reconcile bundle cleanly", () => {

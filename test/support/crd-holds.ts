@@ -10,23 +10,15 @@ import type { ResourceType } from "../../shared/api/meta.ts";
 import { isConflict, type Kube, type KubeObject } from "../../shared/kube/client.ts";
 import { applyCrds } from "../../shared/kube/crds.ts";
 import { CRD_TYPE } from "../../shared/ops/activation.ts";
+import { LEASE, type LeaseObject, writeLease } from "../../shared/pipeline/sweep-lease.ts";
 import { kubeConfig } from "./env.ts";
 
-const Lease: ResourceType = {
-  group: "coordination.k8s.io",
-  version: "v1",
-  kind: "Lease",
-  plural: "leases",
-  namespaced: true,
-};
-const LEASE = "driftless-test-crd-holds";
+/** The lock and the holds: one Lease, read and written like the sweeps' (shared/pipeline/sweep-lease.ts). */
+const REF = { namespace: "default", name: "driftless-test-crd-holds" };
 const HOLDS = "test.driftless.dev/holds";
 /** This test file's process (vitest runs each file in a process of its own); the token tells reruns apart. */
 const ME = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 
-interface LeaseObject extends KubeObject {
-  spec?: { holderIdentity?: string | null };
-}
 type Holds = Record<string, string[]>;
 
 const alive = (holder: string) => {
@@ -44,30 +36,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function underLock<T>(kube: Kube, work: (holds: Holds) => Promise<T>): Promise<T> {
   let lease: LeaseObject;
   for (;;) {
-    const current =
-      (await kube.get<LeaseObject>(Lease, LEASE, "default")) ??
-      (await kube
-        .create<LeaseObject>(Lease, {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name: LEASE, namespace: "default" },
-          spec: {},
-        })
-        .catch((err: unknown) => {
-          if (isConflict(err)) return undefined;
-          throw err;
-        }));
+    const current = await kube.get<LeaseObject>(LEASE, REF.name, REF.namespace);
     const holder = current?.spec?.holderIdentity;
-    if (current && (!holder || !alive(holder))) {
+    if (!holder || !alive(holder)) {
       try {
-        lease = await kube.patch<LeaseObject>(
-          Lease,
-          LEASE,
-          { spec: { holderIdentity: ME } },
-          { namespace: "default", resourceVersion: current.metadata.resourceVersion },
-        );
+        lease = await writeLease(kube, REF, current?.metadata, { spec: { holderIdentity: ME } });
         break;
       } catch (err) {
+        // Another file took the lock (or created the Lease) since the read.
         if (!isConflict(err)) throw err;
       }
     }
@@ -82,12 +58,11 @@ async function underLock<T>(kube: Kube, work: (holds: Holds) => Promise<T>): Pro
   try {
     return await work(holds);
   } finally {
-    await kube.patch(
-      Lease,
-      LEASE,
-      { metadata: { annotations: { [HOLDS]: JSON.stringify(holds) } }, spec: { holderIdentity: null } },
-      { namespace: "default" },
-    );
+    // Guarded by the lock's own write: while this process holds it, no other writes the Lease.
+    await writeLease(kube, REF, lease.metadata, {
+      annotations: { [HOLDS]: JSON.stringify(holds) },
+      spec: { holderIdentity: null },
+    });
   }
 }
 

@@ -130,22 +130,27 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
   afterAll(async () => {
     await bed?.close();
   });
+  /** The testbed's kinds activated for the CLI (DRIFTLESS_ACTIVATE). */
+  const activated = () => ({
+    DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(","),
+  });
+  /** Creates a resource through the Cloud Control fake (made by hand, outside driftless): its identifier. */
+  let cc: ReturnType<typeof bed.fake.client> | undefined;
+  const make = async (type: string, state: Record<string, unknown>) => {
+    cc ??= bed.fake.client();
+    const out = await cc.send(
+      new CreateResourceCommand({ TypeName: type, DesiredState: JSON.stringify(state) }),
+    );
+    return (await requestDone(cc, out.ProgressEvent))?.Identifier as string;
+  };
 
   it(
     "pages ListResources, writes the log groups no managed resource names, skips the managed one; the child type is listed per parent (none yet)",
     async () => {
       const def = bed.defs.get(LOGS) as ManagedKindDef;
-      const cc = bed.fake.client();
       const prefix = uniqueName("lg-import");
-      for (let i = 0; i < HAND_MADE; i++) {
-        const out = await cc.send(
-          new CreateResourceCommand({
-            TypeName: LOGS,
-            DesiredState: JSON.stringify({ LogGroupName: `${prefix}-${String(i).padStart(3, "0")}` }),
-          }),
-        );
-        await requestDone(cc, out.ProgressEvent);
-      }
+      for (let i = 0; i < HAND_MADE; i++)
+        await make(LOGS, { LogGroupName: `${prefix}-${String(i).padStart(3, "0")}` });
       const managed = uniqueName("lg-managed");
       await kube.create(def, managedObject(def, managed, PC, { forProvider: {}, connectionSecret: false }));
       await settle(bed.reconciler, keyOf(def, managed));
@@ -153,11 +158,8 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
       expect(managedId).toBeTruthy();
 
       const before = await bed.fake.requests();
-      const activate = [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(",");
       const childAlias = `${(bed.defs.get(CHILD) as ManagedKindDef).group.split(".")[0]}.resource`;
-      const { res, counts, objects, byExt } = await runImport(PC, `logs.loggroup,${childAlias}`, {
-        DRIFTLESS_ACTIVATE: activate,
-      });
+      const { res, counts, objects, byExt } = await runImport(PC, `logs.loggroup,${childAlias}`, activated());
       const total = (await bed.fake.resources(LOGS)).length;
       expect(counts("logs.loggroup")).toEqual({ found: total, written: total - 1, managed: 1 });
       expect(total).toBeGreaterThan(100);
@@ -191,13 +193,6 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
   it(
     "lists a child type per parent: each RestApi ListResources names, then its Resources with restApiId in the ResourceModel",
     async () => {
-      const cc = bed.fake.client();
-      const make = async (type: string, state: Record<string, unknown>) => {
-        const out = await cc.send(
-          new CreateResourceCommand({ TypeName: type, DesiredState: JSON.stringify(state) }),
-        );
-        return (await requestDone(cc, out.ProgressEvent))?.Identifier as string;
-      };
       const apis = [
         await make(REST_API, { Name: uniqueName("api-import") }),
         await make(REST_API, { Name: uniqueName("api-import") }),
@@ -209,9 +204,7 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
       const def = bed.defs.get(CHILD) as ManagedKindDef;
       const childAlias = `${def.group.split(".")[0]}.resource`;
       const before = await bed.fake.requests();
-      const { counts, objects } = await runImport(PC, childAlias, {
-        DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(","),
-      });
+      const { counts, objects } = await runImport(PC, childAlias, activated());
       expect(counts(childAlias)).toEqual({ found: 4, written: 4, managed: 0 });
       const written = objects.filter((o) => o.kind === def.kind);
       expect(written.map((o) => o.metadata.annotations?.[Annotations.externalName]).sort()).toEqual(
@@ -238,7 +231,7 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
       const res = await cli(
         ["import", "--provider-config", PC, "--kinds", childAlias, "--parents", "managed", "-o", out],
         {
-          env: { DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(",") },
+          env: activated(),
         },
       );
       expect(res.code, res.stderr).toBe(0);
@@ -257,13 +250,6 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
   it(
     "lists a child type whose list handler needs two fields, under a parent that is itself a child: Applications, then each one's ConfigurationProfiles, then each profile's versions",
     async () => {
-      const cc = bed.fake.client();
-      const make = async (type: string, state: Record<string, unknown>) => {
-        const out = await cc.send(
-          new CreateResourceCommand({ TypeName: type, DesiredState: JSON.stringify(state) }),
-        );
-        return (await requestDone(cc, out.ProgressEvent))?.Identifier as string;
-      };
       const [APP, PROFILE, VERSION] = APPCONFIG;
       const versions: string[] = [];
       const homes: Array<{ applicationId: string; configurationProfileId: string }> = [];
@@ -292,9 +278,7 @@ describe("driftless import: generated AWS kinds (Cloud Control)", () => {
       const def = bed.defs.get(VERSION) as ManagedKindDef;
       const alias = `${def.group.split(".")[0]}.hostedconfigurationversion`;
       const before = await bed.fake.requests();
-      const { res, counts, objects } = await runImport(PC, alias, {
-        DRIFTLESS_ACTIVATE: [...bed.defs.values()].map((d) => `${d.plural}.${d.group}`).join(","),
-      });
+      const { res, counts, objects } = await runImport(PC, alias, activated());
       expect(res.stderr).not.toContain(`${alias}: not imported`);
       expect(counts(alias)).toEqual({ found: 3, written: 3, managed: 0 });
       const written = objects.filter((o) => o.kind === def.kind);
