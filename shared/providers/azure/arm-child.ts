@@ -212,11 +212,14 @@ export function armChildProvider<
   definition: ManagedKindDef<FS, AS>;
   cloudEvents: CloudEventsDeclaration;
   listCall: string;
+  /** The parent's forProvider field and its key in the home (its id is built under it). */
+  homeParents: Readonly<Record<string, string>>;
   kind: (arm: ArmRest) => ArmChildKind<z.infer<FS>, z.infer<AS>, P, T>;
 }) {
   return defineProvider({
     definition: o.definition,
     cloudEvents: o.cloudEvents,
+    homeParents: o.homeParents,
     observeMany: { calls: o.listCall, maxItems: MAX_ITEMS },
     async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
       return new ArmChildClient(o.kind(await armRest(ctx)));

@@ -92,6 +92,7 @@ export function serverChildProvider<
       },
     },
     listCall: o.listCall,
+    homeParents: { serverName: "server" },
     kind: (arm) => {
       const path = (p: Parent, name?: string) =>
         `${serverPath(arm, p.rg, p.server)}/${o.collection}${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;

@@ -34,6 +34,7 @@ export const azureSubnetProvider = armChildProvider({
     },
   },
   listCall: "Subnets - List per virtual network",
+  homeParents: { virtualNetworkName: "virtualNetwork" },
   kind: (arm) => {
     const path = (p: Parent, name?: string) =>
       arm.sub(
