@@ -204,6 +204,13 @@ export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<str
   /** AWS IAM statements its calls need under InjectedIdentity (AWS kinds; generated into serverless.yml). */
   iam?: readonly IamStatement[];
   /**
+   * The forProvider fields naming a parent the resource's id is built under (a Subnet's
+   * `virtualNetworkName`, a Cloud SQL database's `instance`), each with its key in the home: another parent
+   * would be another resource, so the parent is part of the home and a changed one is refused, never
+   * followed. The cloud's home function reads it (providers/home.ts withHome).
+   */
+  homeParents?: Readonly<Record<string, string>>;
+  /**
    * Which cloud audit events can change a resource of this kind and where its external name is in one
    * (docs/cloud-events.md): an event becomes a reconcile of the resource in seconds, not at the next poll.
    */

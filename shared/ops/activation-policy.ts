@@ -146,21 +146,26 @@ const PART_OF_DRIFTLESS = "app.kubernetes.io/part-of=driftless";
 
 /**
  * A Warning event on every object of a generated kind whose CRD is installed but that this process does
- * not serve (not activated): such an object would otherwise sit with no status at all. Returns how many
- * objects were told. Events are deduplicated by the recorder (one per object per ten minutes, counted).
+ * not serve (not activated): such an object would otherwise sit with no status at all. Only the objects
+ * the run watches (its label selector, when it shards): another shard's objects are that run's to tell.
+ * Returns how many objects were told. Events are deduplicated by the recorder (one per object per ten
+ * minutes, counted).
  */
 export async function warnUnserved(
   kube: Kube,
   served: ReadonlySet<string>,
   events: { record(mr: ManagedResource, type: "Warning", reason: string, message: string): Promise<void> },
-  perKind = 100,
+  o: { labelSelector?: string; perKind?: number } = {},
 ): Promise<number> {
+  const perKind = o.perKind ?? 100;
   const crds = await kube.list<CrdObject>(CRD_TYPE, { labelSelector: PART_OF_DRIFTLESS });
   let told = 0;
   for (const crd of crds.items) {
     if (!isGeneratedGroup(crd.spec.group) || served.has(crd.metadata.name)) continue;
     const t = typeOfCrd(crd);
-    const objects = await kube.list<KubeObject>(t, { limit: perKind }).catch(() => ({ items: [] }));
+    const objects = await kube
+      .list<KubeObject>(t, { limit: perKind, ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}) })
+      .catch(() => ({ items: [] }));
     const message = notActivatedMessage(crd.spec.names.kind, crd.spec.group, crd.metadata.name);
     for (const o of objects.items) {
       await events.record(o as unknown as ManagedResource, "Warning", NOT_ACTIVATED, message);

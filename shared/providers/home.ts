@@ -3,13 +3,20 @@
 import type { ConnectContext, Home, ManagedKindProvider } from "../api/external.ts";
 import type { ManagedResource } from "../api/managed.ts";
 
-/** How a cloud finds a resource's home from the ProviderConfig (spec S) and the resource's spec. */
+/**
+ * How a cloud finds a resource's home from the ProviderConfig (spec S), the resource's spec and the
+ * fields its kind names as parents (ManagedKindProvider.homeParents: field → key in the home).
+ */
 export type HomeOf<S> = (
   ctx: ConnectContext<S>,
   mr: ManagedResource<Record<string, unknown>, unknown>,
+  parents: Readonly<Record<string, string>>,
 ) => Promise<Home>;
 
-/** The provider, its clients answering `home` with `homeOf` (a client's own `home` wins). */
+/**
+ * The provider, its clients answering `home` with `homeOf` and the kind's own `homeParents` (a client's
+ * own `home` wins).
+ */
 export function withHome<S>(provider: ManagedKindProvider, homeOf: HomeOf<S>): ManagedKindProvider {
   return {
     ...provider,
@@ -19,7 +26,7 @@ export function withHome<S>(provider: ManagedKindProvider, homeOf: HomeOf<S>): M
       // connect makes a fresh client each time: adding to it changes no other ProviderConfig's.
       return Object.assign(client, {
         home: (mr: ManagedResource<unknown, unknown>) =>
-          homeOf(ctx, mr as ManagedResource<Record<string, unknown>, unknown>),
+          homeOf(ctx, mr as ManagedResource<Record<string, unknown>, unknown>, provider.homeParents ?? {}),
       });
     },
   };

@@ -244,7 +244,12 @@ export function registerRun(program: Command, cli: CliContext): void {
             serving = await start(next.kinds);
           }
           current = next;
-          await policiesOps.warnUnserved(kube, current.names, events);
+          await policiesOps.warnUnserved(
+            kube,
+            current.names,
+            events,
+            selector ? { labelSelector: selector } : {},
+          );
         };
         let checking: Promise<void> | undefined;
         const tick = () => {

@@ -4,10 +4,7 @@
 // deleted likewise, batch-observed with one list per parent. Each kind supplies its parent, its ARM
 // calls (arm-rest.ts), its field mapping and how its writes fail.
 import type { z } from "zod";
-import type { CloudEventsDeclaration } from "../../api/cloud-events.ts";
 import {
-  type ConnectContext,
-  defineProvider,
   type ExternalClient,
   type ExternalListing,
   type ExternalObservation,
@@ -15,13 +12,10 @@ import {
   type ObserveManyItem,
 } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
-import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { type ArmRest, armRest } from "./arm-rest.ts";
+import { armProvider } from "./arm-provider.ts";
+import type { ArmRest } from "./arm-rest.ts";
 import { azure, isGone } from "./config.ts";
 import { listEach } from "./network-client.ts";
-
-/** Children one batched observe covers (one list per parent; ARM chooses the page size). */
-const MAX_ITEMS = 1000;
 
 /** One child kind's ARM calls on its parent `P` (writes are started, none waited for). */
 export interface ChildCalls<P, T> {
@@ -210,16 +204,18 @@ export function armChildProvider<
   T extends { name?: string },
 >(o: {
   definition: ManagedKindDef<FS, AS>;
-  cloudEvents: CloudEventsDeclaration;
+  /** Its ARM resource type, e.g. `Microsoft.Network/virtualNetworks/subnets` (its cloud events). */
+  resourceType: string;
   listCall: string;
+  /** The parent's forProvider field and its key in the home (its id is built under it). */
+  homeParents: Readonly<Record<string, string>>;
   kind: (arm: ArmRest) => ArmChildKind<z.infer<FS>, z.infer<AS>, P, T>;
 }) {
-  return defineProvider({
+  return armProvider({
     definition: o.definition,
-    cloudEvents: o.cloudEvents,
-    observeMany: { calls: o.listCall, maxItems: MAX_ITEMS },
-    async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-      return new ArmChildClient(o.kind(await armRest(ctx)));
-    },
+    resourceType: o.resourceType,
+    listCall: o.listCall,
+    homeParents: o.homeParents,
+    client: (arm) => new ArmChildClient(o.kind(arm)),
   });
 }

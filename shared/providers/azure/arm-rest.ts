@@ -36,7 +36,7 @@ export const RESOURCE_GROUPS_API = "2025-04-01";
  * name is checked as text, this checks what it resolves to when the socket connects.
  */
 const lookup = guardedLookup();
-export const ARM_AGENTS = {
+const ARM_AGENTS = {
   "https:": new https.Agent({ keepAlive: true, lookup }),
   "http:": new http.Agent({ keepAlive: true, lookup }),
 } as const;
@@ -142,13 +142,14 @@ export class ArmRest {
     const req = createPipelineRequest({
       url,
       method,
-      agent: agentFor(url),
       headers: createHttpHeaders({
         accept: "application/json",
         ...(body !== undefined ? { "content-type": "application/json" } : {}),
       }),
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
+    // Set on the request: createPipelineRequest drops an `agent` option (@typespec/ts-http-runtime 0.3).
+    req.agent = agentFor(url);
     let res: Awaited<ReturnType<Pipeline["sendRequest"]>>;
     try {
       res = await this.#pipeline.sendRequest(this.#http, req);

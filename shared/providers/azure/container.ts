@@ -7,7 +7,6 @@ import {
 } from "@azure/storage-blob";
 import type { z } from "zod";
 import { Container, type ContainerAtProvider, type ContainerForProvider } from "../../api/azure/storage.ts";
-import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
   ConnectContext,
   ConnectionDetails,
@@ -20,6 +19,7 @@ import { defineProvider, InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
+import { armEvents } from "./arm-provider.ts";
 import { azure, type BlobService, blobService, codeIs, isNotFound } from "./config.ts";
 import { eachPage } from "./network-client.ts";
 
@@ -253,15 +253,7 @@ export const containerProvider = defineProvider({
   definition: Container,
   // Only changes made through Resource Manager (az storage container-rm, templates, the portal's
   // management path) are resource events; Blob service (data-plane) calls are not.
-  cloudEvents: {
-    azure: {
-      operations: [
-        "Microsoft.Storage/storageAccounts/blobServices/containers/write",
-        "Microsoft.Storage/storageAccounts/blobServices/containers/delete",
-      ],
-      externalNames: byResourceUri("containers"),
-    },
-  },
+  cloudEvents: armEvents("Microsoft.Storage/storageAccounts/blobServices/containers"),
   observeMany: {
     calls: "List Containers with metadata, by the names' common prefix",
     maxItems: LIST_PAGE_SIZE,

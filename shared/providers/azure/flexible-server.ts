@@ -4,20 +4,18 @@ import {
   type FlexibleServerAtProvider,
   type FlexibleServerForProvider,
 } from "../../api/azure/dbforpostgresql.ts";
-import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
-  ConnectContext,
   ExternalClient,
   ExternalListing,
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
-import { defineProvider, InvalidSpecError } from "../../api/external.ts";
+import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { availabilityTable } from "../availability.ts";
 import { ConnectionPassword, PASSWORD_KEY } from "../connection-password.ts";
-import { type ArmResource, type ArmRest, armRest } from "./arm-rest.ts";
+import { armProvider } from "./arm-provider.ts";
+import type { ArmResource, ArmRest } from "./arm-rest.ts";
 import { azure, isGone } from "./config.ts";
 import { listInGroups, observedLocation, observeInGroups } from "./in-group.ts";
 import { nameInId } from "./network-client.ts";
@@ -62,8 +60,6 @@ interface ServerPatch {
 
 /** The port every flexible server listens on. */
 const POSTGRES_PORT = "5432";
-/** Servers one batched observe covers (ARM chooses the size of a list page). */
-const MAX_ITEMS = 1000;
 
 /** Server states in which Azure takes a change (a stopped server must be started first). */
 const CHANGEABLE = new Set(["Ready"]);
@@ -283,26 +279,13 @@ class FlexibleServerClient implements ExternalClient<F, A> {
   }
 }
 
-export const flexibleServerProvider = defineProvider({
+export const flexibleServerProvider = armProvider({
   definition: FlexibleServer,
-  cloudEvents: {
-    azure: {
-      operations: [
-        "Microsoft.DBforPostgreSQL/flexibleServers/write",
-        "Microsoft.DBforPostgreSQL/flexibleServers/delete",
-      ],
-      externalNames: byResourceUri("flexibleServers"),
-    },
-  },
-  observeMany: {
-    calls: "Servers - List By Resource Group",
-    maxItems: MAX_ITEMS,
-  },
-  async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    const password = new ConnectionPassword<F, A>(
-      (ref) => ctx.readSecretKey(ref),
-      "administratorPasswordSecretRef",
-    );
-    return new FlexibleServerClient(await armRest(ctx), password);
-  },
+  resourceType: "Microsoft.DBforPostgreSQL/flexibleServers",
+  listCall: "Servers - List By Resource Group",
+  client: (arm, ctx) =>
+    new FlexibleServerClient(
+      arm,
+      new ConnectionPassword<F, A>((ref) => ctx.readSecretKey(ref), "administratorPasswordSecretRef"),
+    ),
 });

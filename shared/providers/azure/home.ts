@@ -11,28 +11,27 @@ import { azureEndpoints, normaliseLocation } from "./config.ts";
 
 type Ctx = ConnectContext<AzureProviderConfigSpec>;
 type MR = ManagedResource<Record<string, unknown>, unknown>;
+type Parents = Readonly<Record<string, string>>;
 
 // An extension type's scope (the ARM id it is written under) is its home too: a changed scope is refused,
-// never followed to a second resource; so is a child's parent (a Subnet's virtual network, a flexible
-// server's database or firewall rule's server): its id is built under it. ARM ids are case-insensitive.
-const FIELDS = {
-  resourceGroupName: "resourceGroup",
-  location: "location",
-  scope: "scope",
-  virtualNetworkName: "virtualNetwork",
-  serverName: "server",
-} as const;
+// never followed to a second resource; so are the parents a kind names (homeParents: a Subnet's virtual
+// network, a flexible server's database or firewall rule's server): its id is built under them. ARM ids
+// are case-insensitive.
+const FIELDS = { resourceGroupName: "resourceGroup", location: "location", scope: "scope" } as const;
 const normalise = (k: string, v: string) =>
   k === "location" ? normaliseLocation(v) : k === "resourceGroup" ? v : v.toLowerCase();
 
-/** An Azure Resource Manager resource's home: subscription, resource group, location, scope (as the kind has them). */
-export async function azureHome(ctx: Ctx, mr: MR): Promise<Home> {
+/**
+ * An Azure Resource Manager resource's home: subscription, resource group, location, scope and the kind's
+ * parents (as the kind has them).
+ */
+export async function azureHome(ctx: Ctx, mr: MR, parents: Parents = {}): Promise<Home> {
   const spec = ctx.providerConfig.spec;
   const endpoint = azureEndpoints(spec).resourceManager?.url;
   return {
     subscription: spec.subscriptionID,
     // "West Europe" and "westeurope" are one location to ARM.
-    ...homeFields(mr.spec.forProvider, FIELDS, normalise),
+    ...homeFields(mr.spec.forProvider, { ...FIELDS, ...parents }, normalise),
     ...(endpoint ? { endpoint } : {}),
   };
 }
@@ -42,27 +41,26 @@ export async function azureHome(ctx: Ctx, mr: MR): Promise<Home> {
  * credentials are issued there: a ProviderConfig of another tenant is another home, refused) and its
  * management group, no subscription; a name-discriminated union's (Microsoft.Web/sites/config) adds its
  * variant, which is its name — another variant would be another resource. Else the Azure home. A child
- * type's parents' names (`vaultName` of a Key Vault secret) are part of it: its id is built under them, so
- * another parent would be another resource (ARM names are case-insensitive).
+ * type's parents' names (`vaultName` of a Key Vault secret: the provider's homeParents) are part of it.
  */
-export function azureGenHomeOf(spec: Pick<AzureKindSpec, "scope" | "union" | "parents">) {
-  const parents = Object.fromEntries(spec.parents.map((p) => [p.field, p.field]));
-  return async (ctx: Ctx, mr: MR): Promise<Home> => {
+export function azureGenHomeOf(spec: Pick<AzureKindSpec, "scope" | "union">) {
+  return async (ctx: Ctx, mr: MR, parents: Parents = {}): Promise<Home> => {
     const pc = ctx.providerConfig.spec;
     const endpoint = azureEndpoints(pc).resourceManager?.url;
     const home =
       spec.scope === "tenant" || spec.scope === "managementGroup"
         ? {
             tenant: pc.tenantID.toLowerCase(),
-            ...homeFields(mr.spec.forProvider, { managementGroupId: "managementGroup" }, (_k, v) =>
-              v.toLowerCase(),
+            ...homeFields(
+              mr.spec.forProvider,
+              { managementGroupId: "managementGroup", ...parents },
+              (_k, v) => v.toLowerCase(),
             ),
             ...(endpoint ? { endpoint } : {}),
           }
-        : await azureHome(ctx, mr);
-    const withParents = { ...home, ...homeFields(mr.spec.forProvider, parents, (_k, v) => v.toLowerCase()) };
+        : await azureHome(ctx, mr, parents);
     const variant = spec.union?.on === "name" ? variantOf(spec, mr.spec.forProvider) : undefined;
-    return variant ? { ...withParents, name: variant.value.toLowerCase() } : withParents;
+    return variant ? { ...home, name: variant.value.toLowerCase() } : home;
   };
 }
 

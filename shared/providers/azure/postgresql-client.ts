@@ -1,7 +1,6 @@
 // The Azure Database for PostgreSQL kinds' shared pieces: the flexible servers' api-version and paths,
 // "busy" answers, and the server's children (firewall rules, databases) as ARM child kinds.
 import type { z } from "zod";
-import { byResourceUri } from "../../api/cloud-events.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef } from "../../api/managed.ts";
 import { armChildProvider, type ChildMapping, type ChildParent } from "./arm-child.ts";
@@ -82,16 +81,11 @@ export function serverChildProvider<
   listCall: string;
   mapping: ChildMapping<z.infer<FS>, z.infer<AS>, Parent, T>;
 }) {
-  const operation = `Microsoft.DBforPostgreSQL/flexibleServers/${o.collection}`;
   return armChildProvider<FS, AS, Parent, T>({
     definition: o.definition,
-    cloudEvents: {
-      azure: {
-        operations: [`${operation}/write`, `${operation}/delete`],
-        externalNames: byResourceUri(o.collection),
-      },
-    },
+    resourceType: `Microsoft.DBforPostgreSQL/flexibleServers/${o.collection}`,
     listCall: o.listCall,
+    homeParents: { serverName: "server" },
     kind: (arm) => {
       const path = (p: Parent, name?: string) =>
         `${serverPath(arm, p.rg, p.server)}/${o.collection}${name === undefined ? "" : `/${encodeURIComponent(name)}`}`;

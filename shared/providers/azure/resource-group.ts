@@ -4,19 +4,17 @@ import {
   type ResourceGroupAtProvider,
   type ResourceGroupForProvider,
 } from "../../api/azure/resources.ts";
-import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
-  ConnectContext,
   ExternalClient,
   ExternalListing,
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
-import { defineProvider, InvalidSpecError } from "../../api/external.ts";
+import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { deleted } from "../deleted.ts";
-import { type ArmResource, type ArmRest, armRest, RESOURCE_GROUPS_API as RESOURCES_API } from "./arm-rest.ts";
+import { armProvider } from "./arm-provider.ts";
+import { type ArmResource, type ArmRest, RESOURCE_GROUPS_API as RESOURCES_API } from "./arm-rest.ts";
 import { availabilityOf, azure, codeIs, isNotFound } from "./config.ts";
 import { observedLocation } from "./in-group.ts";
 
@@ -31,7 +29,6 @@ type CloudGroup = ArmResource<{ provisioningState?: string }>;
  * Resource groups one batched observe covers. ARM chooses the size of a list page: the list's only size
  * knob, $top, caps the results ("the number of results to return"), it does not page them.
  */
-const MAX_ITEMS = 1000;
 
 /** What observe reports of a group as ARM returned it, by a GET or in a list page. */
 function observationOf(fp: F, rg: CloudGroup): Observation {
@@ -131,22 +128,9 @@ class ResourceGroupClient implements ExternalClient<F, A> {
   }
 }
 
-export const resourceGroupProvider = defineProvider({
+export const resourceGroupProvider = armProvider({
   definition: ResourceGroup,
-  cloudEvents: {
-    azure: {
-      operations: [
-        "Microsoft.Resources/subscriptions/resourceGroups/write",
-        "Microsoft.Resources/subscriptions/resourceGroups/delete",
-      ],
-      externalNames: byResourceUri("resourceGroups"),
-    },
-  },
-  observeMany: {
-    calls: "Resource Groups - List of the subscription",
-    maxItems: MAX_ITEMS,
-  },
-  async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    return new ResourceGroupClient(await armRest(ctx));
-  },
+  resourceType: "Microsoft.Resources/subscriptions/resourceGroups",
+  listCall: "Resource Groups - List of the subscription",
+  client: (arm) => new ResourceGroupClient(arm),
 });

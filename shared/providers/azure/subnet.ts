@@ -1,5 +1,4 @@
 import { Subnet } from "../../api/azure/network.ts";
-import { byResourceUri } from "../../api/cloud-events.ts";
 import { InvalidSpecError } from "../../api/external.ts";
 import { armChildProvider } from "./arm-child.ts";
 import type { ArmResource } from "./arm-rest.ts";
@@ -24,16 +23,9 @@ const delegationsBody = (ds: Delegations) =>
 
 export const azureSubnetProvider = armChildProvider({
   definition: Subnet,
-  cloudEvents: {
-    azure: {
-      operations: [
-        "Microsoft.Network/virtualNetworks/subnets/write",
-        "Microsoft.Network/virtualNetworks/subnets/delete",
-      ],
-      externalNames: byResourceUri("subnets"),
-    },
-  },
+  resourceType: "Microsoft.Network/virtualNetworks/subnets",
   listCall: "Subnets - List per virtual network",
+  homeParents: { virtualNetworkName: "virtualNetwork" },
   kind: (arm) => {
     const path = (p: Parent, name?: string) =>
       arm.sub(

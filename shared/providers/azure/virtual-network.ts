@@ -4,18 +4,16 @@ import {
   type VirtualNetworkAtProvider,
   type VirtualNetworkForProvider,
 } from "../../api/azure/network.ts";
-import { byResourceUri } from "../../api/cloud-events.ts";
 import type {
-  ConnectContext,
   ExternalClient,
   ExternalListing,
   ExternalObservation,
   ObserveManyItem,
 } from "../../api/external.ts";
-import { defineProvider, InvalidSpecError } from "../../api/external.ts";
+import { InvalidSpecError } from "../../api/external.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
-import { type ArmResource, type ArmRest, armRest } from "./arm-rest.ts";
+import { armProvider } from "./arm-provider.ts";
+import type { ArmResource, ArmRest } from "./arm-rest.ts";
 import { availabilityOf, azure, classifyAzureError, isGone, isNotFound } from "./config.ts";
 import { listInGroups, observedLocation, observeInGroups } from "./in-group.ts";
 import { InUseError, isInUse, NETWORK_API, nameInId, sameSet, writableNetwork } from "./network-client.ts";
@@ -38,9 +36,6 @@ interface CloudNetwork
 
 // The network as observe() read it, handed to update() (the engine passes the very same observation).
 const networkOf = new WeakMap<Observation, CloudNetwork>();
-
-/** Virtual networks one batched observe covers (ARM chooses the size of a list page). */
-const MAX_ITEMS = 1000;
 
 const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -213,19 +208,9 @@ class VirtualNetworkClient implements ExternalClient<F, A> {
   }
 }
 
-export const virtualNetworkProvider = defineProvider({
+export const virtualNetworkProvider = armProvider({
   definition: VirtualNetwork,
-  cloudEvents: {
-    azure: {
-      operations: ["Microsoft.Network/virtualNetworks/write", "Microsoft.Network/virtualNetworks/delete"],
-      externalNames: byResourceUri("virtualNetworks"),
-    },
-  },
-  observeMany: {
-    calls: "Virtual Networks - List per resource group",
-    maxItems: MAX_ITEMS,
-  },
-  async connect(ctx: ConnectContext<AzureProviderConfigSpec>) {
-    return new VirtualNetworkClient(await armRest(ctx));
-  },
+  resourceType: "Microsoft.Network/virtualNetworks",
+  listCall: "Virtual Networks - List per resource group",
+  client: (arm) => new VirtualNetworkClient(arm),
 });

@@ -9,29 +9,21 @@ import { homeFields } from "../home.ts";
 
 const FIELDS = { location: "location", region: "region", zone: "zone", parent: "parent" } as const;
 
-/** A Google Cloud resource's home: project, and location / region / zone / parent as the kind has them. */
+/**
+ * A Google Cloud resource's home: project, location / region / zone / parent as the kind has them, and the
+ * parents its kind names (a Cloud SQL database's or user's `instance`, a service networking Connection's
+ * `network`: a URL and `projects/P/global/networks/N` are one home), so another parent is refused, never a
+ * second resource made there.
+ */
 export async function gcpHome(
   ctx: ConnectContext<GcpProviderConfigSpec>,
   mr: ManagedResource<Record<string, unknown>, unknown>,
+  parents: Readonly<Record<string, string>> = {},
 ): Promise<Home> {
   // Google's multi-region names are case-insensitive (US, us): one home. A parent's name is not.
   return {
     project: ctx.providerConfig.spec.projectID,
     ...homeFields(mr.spec.forProvider, FIELDS, (k, v) => (k === "parent" ? v : v.toLowerCase())),
+    ...homeFields(mr.spec.forProvider, parents, (_k, v) => v.replace(/^.*?(?=projects\/)/, "")),
   };
-}
-
-/**
- * The home of a kind that lives under another resource named in its spec — a Cloud SQL database's or user's
- * `instance`, a service networking Connection's `network` (a URL or `projects/P/global/networks/N`, one
- * home): the Google home and that parent, so another one is refused, never a second resource made there.
- */
-export function gcpHomeUnder(field: "instance" | "network") {
-  return async (
-    ctx: ConnectContext<GcpProviderConfigSpec>,
-    mr: ManagedResource<Record<string, unknown>, unknown>,
-  ): Promise<Home> => ({
-    ...(await gcpHome(ctx, mr)),
-    ...homeFields(mr.spec.forProvider, { [field]: field }, (_k, v) => v.replace(/^.*?(?=projects\/)/, "")),
-  });
 }

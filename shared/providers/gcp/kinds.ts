@@ -7,7 +7,7 @@ import { globalAddressProvider } from "./compute-globaladdress.ts";
 import { computeNetworkProvider } from "./compute-network.ts";
 import { checkGcpCredentials } from "./config.ts";
 import { activatedGoogleKinds } from "./generic/kinds.ts";
-import { gcpHome, gcpHomeUnder } from "./home.ts";
+import { gcpHome } from "./home.ts";
 import { subscriptionProvider } from "./pubsub-subscription.ts";
 import { topicProvider } from "./pubsub-topic.ts";
 import { connectionProvider } from "./servicenetworking-connection.ts";
@@ -23,11 +23,10 @@ export const gcpKinds = withNamespacedVariants(
     gcsBucketProvider,
     computeNetworkProvider,
     globalAddressProvider,
-    // Under a parent their spec names: the parent is part of the home (a client's own home wins below).
-    withHome(connectionProvider, gcpHomeUnder("network")),
+    connectionProvider,
     sqlInstanceProvider,
-    withHome(sqlDatabaseProvider, gcpHomeUnder("instance")),
-    withHome(sqlUserProvider, gcpHomeUnder("instance")),
+    sqlDatabaseProvider,
+    sqlUserProvider,
     // The generated kinds (Google's protos) that are activated; none by default (docs/gcp-generated.md).
     ...activatedGoogleKinds(),
   ].map((p) => withHome(p, gcpHome)),

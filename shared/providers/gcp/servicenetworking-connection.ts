@@ -171,6 +171,8 @@ class ConnectionClient implements ExternalClient<F, A> {
 export const connectionProvider = defineProvider({
   definition: Connection,
   limitsEachRequest: true,
+  // The peering lives on the network its spec names: another network is another home.
+  homeParents: { network: "network" },
   async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
     const cfg = await gcpNetworkingConfig(ctx);
     return new ConnectionClient(clients.get(cfg), cfg, ctx.rateLimit);

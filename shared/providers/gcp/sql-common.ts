@@ -354,6 +354,8 @@ export function sqlChildProvider<FS extends AnyObjectSchema, AS extends AnyObjec
 ) {
   return defineProvider({
     definition,
+    // Its name is built under the instance its spec names: another instance is another home.
+    homeParents: { instance: "instance" },
     async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
       const cfg = await gcpNetworkingConfig(ctx);
       return client(sqlApi(cfg), ctx);

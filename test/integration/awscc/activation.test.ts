@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ActivationPolicy, type ActivationPolicyObject } from "../../../shared/api/pkg/activation-policy.ts";
 import { providerConfigs } from "../../../shared/api/provider-config.ts";
+import { NOT_ACTIVATED } from "../../../shared/ops/activation-policy.ts";
 import { awsccTestbed } from "../../support/awscc.ts";
 import { expectAvailable, managedObject } from "../../support/conformance.ts";
 import { eventually, newKube, uniqueName } from "../../support/env.ts";
@@ -42,9 +43,15 @@ afterAll(async () => {
 
 describe("activation policies read by driftless run", { timeout: 180_000 }, () => {
   it("warns an object of an inactive kind, then serves the kind a policy activates, without a restart", async () => {
-    // Prepare: an object of an installed but not activated generated kind.
+    // Prepare: an object of an installed but not activated generated kind; before it, one of another shard
+    // (another run's label): that run's to tell, not this one's.
     const def = bed.defs.get(TYPE)!;
     const name = uniqueName("group");
+    const otherShard = uniqueName("group-other-shard");
+    await kube.create(
+      def,
+      managedObject(def, otherShard, PC, { connectionSecret: false, labels: { [TEST_LABEL]: `${LABEL}-b` } }),
+    );
     await kube.create(
       def,
       managedObject(def, name, PC, { connectionSecret: false, labels: { [TEST_LABEL]: LABEL } }),
@@ -57,6 +64,9 @@ describe("activation policies read by driftless run", { timeout: 180_000 }, () =
     expect(warning.message).toContain('spec.activate: ["resourcegroups.group"]');
     expect((await getMr(kube, def, name))?.status?.conditions ?? []).toEqual([]);
     expect(await bed.fake.resources(TYPE)).toEqual([]);
+    // The same list of the kind would have told the other shard's object first: it was not listed.
+    const told = await kube.listEvents<{ reason?: string }>("default", `involvedObject.name=${otherShard}`);
+    expect(told.filter((e) => e.reason === NOT_ACTIVATED)).toEqual([]);
 
     // Act: activate it with a policy, as a platform team would (kubectl apply).
     await kube.create<ActivationPolicyObject>(ActivationPolicy, {
@@ -92,7 +102,8 @@ describe("activation policies read by driftless run", { timeout: 180_000 }, () =
       "groups.resourcegroups.awscc.m.driftless.dev",
     ]);
 
-    // Cleanup through the same process: deleted while still activated.
+    // Cleanup through the same process: deleted while still activated (the other shard's was never served).
+    await kube.delete(def, otherShard);
     await kube.delete(def, name);
     await eventually(async () => (await getMr(kube, def, name)) === undefined, {
       timeoutMs: 60_000,

@@ -6,11 +6,17 @@
 import http, { createServer, type Server } from "node:http";
 import type { AddressInfo, LookupFunction } from "node:net";
 import { GetQueueUrlCommand, SQSClient } from "@aws-sdk/client-sqs";
+import {
+  createEmptyPipeline,
+  createHttpHeaders,
+  type HttpClient,
+  type PipelineRequest,
+} from "@azure/core-rest-pipeline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { guardedLookup, RefusedAddressError } from "../../../shared/api/addresses.ts";
 import { keepAliveAgent } from "../../../shared/kube/http.ts";
 import { sdkOptions } from "../../../shared/providers/aws/config.ts";
-import { ARM_AGENTS } from "../../../shared/providers/azure/arm-rest.ts";
+import { ArmRest } from "../../../shared/providers/azure/arm-rest.ts";
 
 /** A resolver that answers every name with the given address (a record the tenant controls). */
 const answering =
@@ -120,7 +126,18 @@ describe("connections through a guarded agent", () => {
   });
 
   it("every Resource Manager request's pools use the guarded lookup", async () => {
-    for (const agent of Object.values(ARM_AGENTS)) {
+    // The requests ArmRest sends, over https and over http (an endpoint override), as the HTTP client gets them.
+    const sent: PipelineRequest[] = [];
+    const client: HttpClient = {
+      sendRequest: async (request) => {
+        sent.push(request);
+        return { request, status: 200, headers: createHttpHeaders(), bodyAsText: "{}" };
+      },
+    };
+    for (const endpoint of ["https://management.example.com", "http://127.0.0.1:8080"])
+      await new ArmRest(createEmptyPipeline(), client, endpoint, "sub").send("GET", "/x", "2025-04-01");
+    expect(sent.map((r) => new URL(r.url).protocol)).toEqual(["https:", "http:"]);
+    for (const agent of sent.map((r) => r.agent)) {
       const fn = (agent as unknown as { options: { lookup?: LookupFunction } }).options.lookup;
       await expect(resolve(fn as LookupFunction, "169.254.169.254", false)).rejects.toBeInstanceOf(
         RefusedAddressError,

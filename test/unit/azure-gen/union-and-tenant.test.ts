@@ -20,7 +20,7 @@ import {
   missingRequired,
   observedOf,
 } from "../../../shared/providers/azure/arm-generic/model.ts";
-import { resourceIdOf } from "../../../shared/providers/azure/arm-generic/provider.ts";
+import { armGenericProvider, resourceIdOf } from "../../../shared/providers/azure/arm-generic/provider.ts";
 import { azureGenHomeOf } from "../../../shared/providers/azure/home.ts";
 import { lateInitialize } from "../../../shared/reconciler/compare.ts";
 import { homeChanges } from "../../../shared/reconciler/plan.ts";
@@ -264,10 +264,12 @@ describe("tenant and management-group types", () => {
   it("home: a child type's parents (its id is built under them, so another parent would be another resource)", async () => {
     const secrets = specOf("Microsoft.KeyVault/vaults/secrets");
     const fp = { resourceGroupName: "rg", vaultName: "Vault-A", properties: {} };
-    const home = await azureGenHomeOf(secrets)(ctx("t"), mr(fp));
+    // The kind names its parents (homeParents); the home function reads them.
+    const parents = armGenericProvider(secrets).homeParents ?? {};
+    const home = await azureGenHomeOf(secrets)(ctx("t"), mr(fp), parents);
     // ARM names are case-insensitive: one home for either spelling.
     expect(home).toEqual({ subscription: SUB, resourceGroup: "rg", vaultName: "vault-a" });
-    const moved = await azureGenHomeOf(secrets)(ctx("t"), mr({ ...fp, vaultName: "vault-b" }));
+    const moved = await azureGenHomeOf(secrets)(ctx("t"), mr({ ...fp, vaultName: "vault-b" }), parents);
     expect(homeChanges(home, moved)).toEqual([
       { key: "vaultName", recorded: "vault-a", requested: "vault-b" },
     ]);

@@ -491,6 +491,8 @@ export function armGenericProvider(spec: AzureKindSpec): ManagedKindProvider {
   return {
     definition: azureGenKindOf(spec),
     limitsEachRequest: true,
+    // A child type's id is built under its parents' names (a Key Vault secret's vaultName).
+    homeParents: Object.fromEntries(spec.parents.map((p) => [p.field, p.field])),
     ...(batchedReadOf(spec) === "list"
       ? {
           observeMany: {
