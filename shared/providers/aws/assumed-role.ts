@@ -52,7 +52,8 @@ async function assume(roleArn: string, opts: AssumeOptions) {
  */
 export function assumedRoleCredentials(roleArn: string, opts: AssumeOptions): AwsCredentialIdentityProvider {
   const now = opts.now ?? Date.now;
-  const key = `${roleArn} ${opts.region}`;
+  // Per role, not per region: credentials from a regional STS endpoint are valid in every region.
+  const key = roleArn;
   return async () => {
     const had = held.get(key);
     if (had) {
