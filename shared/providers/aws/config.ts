@@ -1,7 +1,12 @@
 import { createHash } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
-import type { AwsCredentialIdentity, FinalizeRequestMiddleware, InitializeMiddleware } from "@smithy/types";
+import type {
+  AwsCredentialIdentity,
+  AwsCredentialIdentityProvider,
+  FinalizeRequestMiddleware,
+  InitializeMiddleware,
+} from "@smithy/types";
 import { guardedLookup } from "../../api/addresses.ts";
 import { DRIFTLESS_USER_AGENT } from "../../api/cloud-events.ts";
 import {
@@ -21,7 +26,8 @@ import { type AnswerStack, checkAwsAnswers } from "./answers.ts";
 /** What every AWS SDK client of a managed kind is built from. */
 export interface AwsClientConfig {
   region: string;
-  credentials?: AwsCredentialIdentity;
+  /** A Secret's credentials, or a role's the ambient identity assumes (./assumed-role.ts). */
+  credentials?: AwsCredentialIdentity | AwsCredentialIdentityProvider;
   endpoint?: string;
   /** The engine's per-ProviderConfig rate limit, awaited before every request (retries included). */
   rateLimit?: () => Promise<void>;

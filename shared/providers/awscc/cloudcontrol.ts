@@ -37,11 +37,13 @@ import type { ManagedResource } from "../../api/managed.ts";
 import { Annotations, type SecretKeySelector } from "../../api/meta.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
 import { namedError } from "../../named-error.ts";
+import { asRole } from "../aws/assumed-role.ts";
 import { aws, awsClientConfig, awsErrorCode, ClientCache, perResource, sdkOptions } from "../aws/config.ts";
 import { IN_STAGE_REGION } from "../aws/global-services.ts";
 import { awsHome } from "../aws/home.ts";
 import { lanes, listedAmong, observeListed } from "../listed-models.ts";
 import { secretReader } from "../secret-refs.ts";
+import { groupRoleArn } from "./group-roles.ts";
 import { handlerIam } from "./handler-iam.ts";
 import { type ListLevel, listByLevels, listPlanOf, managedLevel } from "./list-children.ts";
 import {
@@ -72,6 +74,8 @@ export interface CloudControlOptions {
    * the operation returns and the next reconcile follows the request. Default 0.25 s … 4 s (~8 s).
    */
   pollDelaysMs?: readonly number[];
+  /** The services of each generated kinds' role (default: the deployment's, role-groups.ts). */
+  roleGroups?: ReadonlyArray<readonly string[]>;
 }
 
 const DEFAULT_POLL_DELAYS_MS = [250, 500, 1000, 2000, 4000];
@@ -611,8 +615,15 @@ export function cloudControlProvider(
       : {}),
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
       const regionOf = (mr: MR) => (mr.spec.forProvider.region as string | undefined) ?? undefined;
+      // The ambient identity acts through the role of the kind's service group (docs/adr/0014); a
+      // ProviderConfig with credentials of its own uses them as they are.
+      const role =
+        ctx.providerConfig.spec.credentials.source === "InjectedIdentity"
+          ? groupRoleArn(spec.group.split(".")[0] ?? "", process.env, opts.roleGroups)
+          : undefined;
       const inRegion = async (region: string | undefined) => {
-        const cfg = await awsClientConfig(ctx, region);
+        const own = await awsClientConfig(ctx, region);
+        const cfg = role ? asRole(own, role) : own;
         return new CloudControlExternal(clients.get(cfg), spec, cfg.region, delays, (ref) =>
           ctx.readSecretKey(ref),
         );

@@ -56,6 +56,29 @@ const COMMENT: Record<ScopeClass, (service: string) => string> = {
     'action (a wildcard such as ec2:Describe*, or an action it does not list): "*", as the registry asks.',
 };
 
+/** Whether an action names a resource pattern that is not in the stage's account (`arn:…:s3:::*`, `arn:…:*:*:*:*:*`). */
+const actsElsewhere = (spec: AwsccKindSpec, action: string) => {
+  const at = spec.iam?.actions[action];
+  return Array.isArray(at) && at.some((i) => !spec.iam?.arns[i]?.includes(":{account}:"));
+};
+
+/**
+ * `actions` in statements that may merge exactly: first those whose patterns are all in the stage's account
+ * (merged across kinds and widened, docs/adr/0014), then one part per distinct set of patterns among the
+ * others — each such part allows its actions on exactly their own patterns.
+ */
+function partsOf(spec: AwsccKindSpec, actions: readonly string[]): string[][] {
+  const here = actions.filter((a) => !actsElsewhere(spec, a));
+  const sets = new Map<string, string[]>();
+  for (const a of actions.filter((a) => actsElsewhere(spec, a))) {
+    const key = JSON.stringify(
+      [...((spec.iam?.actions[a] as number[]) ?? [])].map((i) => spec.iam?.arns[i]).sort(),
+    );
+    sets.set(key, [...(sets.get(key) ?? []), a]);
+  }
+  return [here, ...sets.values()];
+}
+
 /**
  * One statement per service and shape: `Awscc<Service>` (scoped to the actions' resource ARNs),
  * `…Owned<Kind>` (those ARNs and the kind's default tag), `…Create<Kind>` and `…CreateUntagged` (those ARNs,
@@ -74,47 +97,55 @@ export function handlerIam(spec: AwsccKindSpec): IamStatement[] {
   const kindName = spec.kind.replace(/[^A-Za-z0-9]/g, "");
   const statements: IamStatement[] = [];
   for (const cls of CLASSES)
-    for (const global of [false, true]) {
-      const mine = actions.filter((a) => scopeClassOf(spec.iam, a) === cls && isGlobalAction(a) === global);
-      if (mine.length === 0) continue;
-      const resources = mine.flatMap((a) => {
-        const at = spec.iam?.actions[a];
-        if (!Array.isArray(at)) return ["*"];
-        return at.map((i) => {
-          const arn = spec.iam?.arns[i];
-          if (!arn) throw new Error(`${spec.typeName}: ${a} names ARN ${i}, which its spec lacks`);
-          return arn;
+    for (const global of [false, true])
+      for (const [part, mine] of partsOf(
+        spec,
+        actions.filter((a) => scopeClassOf(spec.iam, a) === cls && isGlobalAction(a) === global),
+      ).entries()) {
+        if (mine.length === 0) continue;
+        const elsewhere = part > 0;
+        const resources = mine.flatMap((a) => {
+          const at = spec.iam?.actions[a];
+          if (!Array.isArray(at)) return ["*"];
+          return at.map((i) => {
+            const arn = spec.iam?.arns[i];
+            if (!arn) throw new Error(`${spec.typeName}: ${a} names ARN ${i}, which its spec lacks`);
+            return arn;
+          });
         });
-      });
-      const keys = {
-        ...(global ? {} : IN_STAGE_REGION.StringEquals),
-        ...(cls === "owned" ? { [`aws:ResourceTag/${DefaultTagKey.kind}`]: kindTag } : {}),
-        ...(cls === "created" ? { [`aws:RequestTag/${DefaultTagKey.kind}`]: kindTag } : {}),
-      };
-      const where = global ? "Global" : "";
-      // A statement held to the kind's own tag is the kind's alone: merged with another kind's by sid, it
-      // would allow each kind's calls under the other's tag (docs/adr/0014).
-      const held = cls === "owned" || cls === "created" ? kindName : "";
-      const shape = {
-        actions: mine,
-        resources: [...new Set(resources)].sort(),
-        comment: `${COMMENT[cls](service)}${global ? " A global service: no region condition." : ""}`,
-      };
-      statements.push({
-        sid: `${base}${SUFFIX[cls]}${held}${where}`,
-        ...shape,
-        ...(Object.keys(keys).length > 0 ? { condition: { StringEquals: keys } } : {}),
-      });
-      if (cls === "created")
+        const keys = {
+          ...(global ? {} : IN_STAGE_REGION.StringEquals),
+          ...(cls === "owned" ? { [`aws:ResourceTag/${DefaultTagKey.kind}`]: kindTag } : {}),
+          ...(cls === "created" ? { [`aws:RequestTag/${DefaultTagKey.kind}`]: kindTag } : {}),
+        };
+        const where = global ? "Global" : "";
+        // A statement held to the kind's own tag is the kind's alone: merged with another kind's by sid, it
+        // would allow each kind's calls under the other's tag (docs/adr/0014).
+        const held = cls === "owned" || cls === "created" ? kindName : "";
+        // A statement with patterns outside the stage's account is the kind's alone too: merged, another
+        // action would get them (backup:CreateBackupSelection on any account's backup plan, by the
+        // arn:*:*:*:*:* of backup:TagResource), and no widening can tell them apart (docs/adr/0014).
+        const apart = elsewhere ? `${held ? "" : kindName}Elsewhere${part > 1 ? part : ""}` : "";
+        const shape = {
+          actions: mine,
+          resources: [...new Set(resources)].sort(),
+          comment: `${COMMENT[cls](service)}${global ? " A global service: no region condition." : ""}`,
+        };
         statements.push({
-          sid: `${base}${SUFFIX[cls]}${UNTAGGED}${where}`,
+          sid: `${base}${SUFFIX[cls]}${held}${apart}${where}`,
           ...shape,
-          condition: {
-            ...(global ? {} : IN_STAGE_REGION),
-            Null: { "aws:TagKeys": "true" },
-          },
-          comment: `The ${service} kinds' create calls of the ${base}${SUFFIX[cls]}${held}${where} statement, when they carry no tags.`,
+          ...(Object.keys(keys).length > 0 ? { condition: { StringEquals: keys } } : {}),
         });
-    }
+        if (cls === "created")
+          statements.push({
+            sid: `${base}${SUFFIX[cls]}${UNTAGGED}${elsewhere ? `${kindName}Elsewhere${part > 1 ? part : ""}` : ""}${where}`,
+            ...shape,
+            condition: {
+              ...(global ? {} : IN_STAGE_REGION),
+              Null: { "aws:TagKeys": "true" },
+            },
+            comment: `The ${service} kinds' create calls of the ${base}${SUFFIX[cls]}${held}${apart}${where} statement, when they carry no tags.`,
+          });
+      }
   return statements;
 }

@@ -2,14 +2,8 @@
 // generated kinds' statements packed into managed policies that each fit IAM's 6,144-character limit:
 // exactly the same permissions, the same packing every time, and a clear refusal past 20 policies.
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { parse } from "yaml";
 import { generateAwscc } from "../../../infra/gen-awscc.ts";
-import {
-  accountPolicies,
-  generatedPolicies,
-  generatedPoliciesSection,
-  mergedStatements,
-} from "../../../infra/gen-kinds.ts";
+import { accountPolicies, mergedStatements, roleGroups } from "../../../infra/gen-kinds.ts";
 import { IAM_LIMITS, packPolicies, policySize } from "../../../infra/iam-policies.ts";
 import { loadAwsccCatalog, loadAwsccSpec } from "../../../shared/api/awscc/catalog.ts";
 import type { AwsccKindSpec } from "../../../shared/api/awscc/spec.ts";
@@ -88,41 +82,18 @@ describe("the reconcile role's policy size", () => {
     ).toBe(true);
   }, 120_000);
 
-  it("writes the packed policies as managed policies attached to the reconcile role, and refuses more than IAM attaches", () => {
-    const four = registries(of(FOUR));
-    const docs = generatedPolicies(four);
-    expect(docs.length).toBeGreaterThan(1);
-    expect(docs.length).toBeLessThanOrEqual(IAM_LIMITS.managedPoliciesPerRole);
-    const yaml = parse(generatedPoliciesSection(four)) as Record<
-      string,
-      { Type: string; Properties: { Roles: unknown; PolicyDocument: { Statement: Array<{ Sid: string }> } } }
-    >;
-    expect(Object.keys(yaml)).toEqual(docs.map((_, n) => `ReconcileGeneratedPolicy${n + 1}`));
-    for (const [n, p] of Object.values(yaml).entries()) {
-      expect(p.Type).toBe("AWS::IAM::ManagedPolicy");
-      expect(p.Properties.Roles).toEqual([{ Ref: "ReconcileRole" }]);
-      expect(p.Properties.PolicyDocument.Statement.map((s) => s.Sid)).toEqual(docs[n]?.map((s) => s.sid));
-    }
-    // Nothing generated activated: no managed policy.
-    expect(generatedPolicies({ kinds: managedKinds, providerConfigKinds })).toEqual([]);
-    // Every generated kind (1,401) needs 123: past what one role holds, refused with the measured size.
-    expect(() => generatedPolicies(registries(specs))).toThrow(
-      /need \d+ managed policies .* more than the 20/,
-    );
-  }, 120_000);
-
-  it("warns past IAM's default of 10 managed policies per role, and not below it", () => {
+  it("gives the generated kinds roles of their own within IAM's default quota, and none when none is activated", () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     try {
-      expect(generatedPolicies(registries(of(FOUR))).length).toBeLessThanOrEqual(10);
+      for (const services of [FOUR, TWENTY]) {
+        const groups = roleGroups(registries(of(services)));
+        for (const g of groups)
+          expect(g.policies.length).toBeLessThanOrEqual(IAM_LIMITS.managedPoliciesPerRole);
+        // Four services fit one role; twenty common services (263 kinds, 22 policies) take 3.
+        expect(groups.length).toBe(services === FOUR ? 1 : 3);
+      }
+      expect(roleGroups({ kinds: managedKinds, providerConfigKinds })).toEqual([]);
       expect(warn).not.toHaveBeenCalled();
-      // Twenty common services (263 kinds) need 18 (31 before compaction, docs/adr/0014): deployable only
-      // after the quota is raised, and said so.
-      const docs = generatedPolicies(registries(of(TWENTY)));
-      expect(docs.length).toBeGreaterThan(IAM_LIMITS.managedPoliciesPerRole);
-      expect(docs.length).toBeLessThanOrEqual(IAM_LIMITS.managedPoliciesPerRoleMax);
-      expect(warn).toHaveBeenCalledTimes(1);
-      expect(String(warn.mock.calls[0]?.[0])).toMatch(/need \d+ managed policies .* by default .* quota/);
     } finally {
       warn.mockRestore();
     }
