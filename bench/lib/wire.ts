@@ -4,6 +4,7 @@
 // "when did the update reach the cloud" are then read off the wire, not off our own counters.
 import { Agent, createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { isMainThread, type MessagePort, parentPort, Worker, workerData } from "node:worker_threads";
 
 export interface WireCall {
   /** `SQS.GetQueueAttributes` (JSON protocol, X-Amz-Target) or the Query protocol's Action. */
@@ -33,26 +34,51 @@ export function logNormalLatency(
   sigma = 0.5,
   random: () => number = Math.random,
 ): CloudLatency {
-  return () => {
+  const sample = () => {
     // Box–Muller: one standard normal sample.
     const u = Math.max(random(), Number.EPSILON);
     const z = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
     return medianMs * Math.exp(sigma * z);
   };
+  // Described, so a proxy in its own thread can draw the same distribution there.
+  return Object.assign(sample, { logNormal: { medianMs, sigma } });
 }
+
+/** What a worker-thread proxy and the main thread say to each other. */
+type ToProxy =
+  | { latency: { medianMs: number; sigma: number } | undefined }
+  | { ping: number }
+  | { cpu: number };
+type FromProxy = { url: string } | { call: WireCall } | { pong: number } | { cpu: number; ms: number };
 
 export class WireProxy {
   readonly calls: WireCall[] = [];
-  /** When set, answers are held to this latency (see CloudLatency). */
-  latency: CloudLatency | undefined;
+  #latency: CloudLatency | undefined;
   readonly #target: URL;
-  readonly #server: Server;
+  readonly #server: Server | undefined;
   readonly #agent = new Agent({ keepAlive: true, maxSockets: 64 });
   readonly #waiters = new Set<{ match: (c: WireCall) => boolean; resolve: (c: WireCall) => void }>();
+  /** Set when the proxy serves from a worker thread (startThreaded). */
+  #thread: Worker | undefined;
+  #replies = new Map<number, (ms: number) => void>();
+  #seq = 0;
   url = "";
 
-  private constructor(target: string) {
+  /** When set, answers are held to this latency (see CloudLatency). */
+  get latency(): CloudLatency | undefined {
+    return this.#latency;
+  }
+  set latency(l: CloudLatency | undefined) {
+    this.#latency = l;
+    if (!this.#thread) return;
+    const described = (l as { logNormal?: { medianMs: number; sigma: number } } | undefined)?.logNormal;
+    if (l && !described) throw new Error("a proxy in its own thread takes logNormalLatency(…) only");
+    this.#thread.postMessage({ latency: described } satisfies ToProxy);
+  }
+
+  private constructor(target: string, threaded = false) {
     this.#target = new URL(target);
+    if (threaded) return;
     this.#server = createServer((req, res) => {
       const at = Date.now();
       const chunks: Buffer[] = [];
@@ -73,11 +99,11 @@ export class WireProxy {
             const headers = { ...upRes.headers };
             for (const h of HOP_BY_HOP) delete headers[h];
             const call = describe(req, body);
-            const latency = this.latency;
+            const latency = this.#latency;
             if (!latency) {
               res.writeHead(upRes.statusCode ?? 502, headers);
               upRes.pipe(res);
-              upRes.on("end", () => this.#record(call, at, upRes.statusCode ?? 502));
+              upRes.on("end", () => this.#record(callOf(call, at, upRes.statusCode ?? 502)));
               return;
             }
             // Held until the modelled answer time has passed since arrival (never shorter than moto took).
@@ -88,7 +114,7 @@ export class WireProxy {
               setTimeout(() => {
                 res.writeHead(upRes.statusCode ?? 502, headers);
                 res.end(Buffer.concat(parts));
-                this.#record(call, at, upRes.statusCode ?? 502);
+                this.#record(callOf(call, at, upRes.statusCode ?? 502));
               }, wait);
             });
           },
@@ -105,14 +131,68 @@ export class WireProxy {
 
   static async start(target: string): Promise<WireProxy> {
     const p = new WireProxy(target);
-    await new Promise<void>((resolve) => p.#server.listen(0, "127.0.0.1", resolve));
-    p.url = `http://127.0.0.1:${(p.#server.address() as AddressInfo).port}`;
+    const server = p.#server as Server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    p.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return p;
   }
 
+  /**
+   * The same proxy serving from a worker thread of its own: its CPU — parsing each request and answer
+   * twice, and a new connection to moto per call (moto closes every one) — is not the measured thread's,
+   * so `process.cpuUsage()` minus `cpuMs()` is what the reconcile function itself spent. Calls are
+   * recorded here as the thread reports them: `settled()` before reading counts after a piece of work.
+   */
+  static async startThreaded(target: string): Promise<WireProxy> {
+    const p = new WireProxy(target, true);
+    const thread = new Worker(new URL(import.meta.url), { workerData: { wireProxyTarget: target } });
+    p.#thread = thread;
+    thread.unref();
+    await new Promise<void>((resolve, reject) => {
+      thread.once("error", reject);
+      thread.on("message", (m: FromProxy) => {
+        if ("url" in m) {
+          p.url = m.url;
+          resolve();
+        } else if ("call" in m) p.#record(m.call);
+        else if ("pong" in m) p.#replies.get(m.pong)?.(0);
+        else p.#replies.get(m.cpu)?.(m.ms);
+      });
+    });
+    return p;
+  }
+
+  #ask(message: (n: number) => ToProxy): Promise<number> {
+    const thread = this.#thread;
+    if (!thread) return Promise.resolve(0);
+    const n = ++this.#seq;
+    return new Promise((resolve) => {
+      this.#replies.set(n, (ms) => {
+        this.#replies.delete(n);
+        resolve(ms);
+      });
+      thread.postMessage(message(n));
+    });
+  }
+
+  /** Resolves once every call the thread answered so far is in `calls` (at once when in-process). */
+  async settled(): Promise<void> {
+    await this.#ask((ping) => ({ ping }));
+  }
+
+  /** CPU the proxy's own thread has used so far, ms (0 in-process: there it is the caller's). */
+  cpuMs(): Promise<number> {
+    return this.#ask((cpu) => ({ cpu }));
+  }
+
   async stop(): Promise<void> {
-    this.#server.closeAllConnections();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    if (this.#thread) {
+      await this.#thread.terminate();
+      return;
+    }
+    const server = this.#server as Server;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
     this.#agent.destroy();
   }
 
@@ -151,12 +231,44 @@ export class WireProxy {
     this.calls.length = 0;
   }
 
-  #record(d: { action: string; resource: string | undefined }, at: number, status: number) {
-    const call: WireCall = { ...d, at, status, ms: Date.now() - at };
+  #record(call: WireCall) {
     this.calls.push(call);
     for (const w of this.#waiters) if (w.match(call)) w.resolve(call);
+    // A proxy in a worker thread tells the main thread of each call.
+    threadPort?.postMessage({ call } satisfies FromProxy);
   }
 }
+
+/** Set in the worker thread of WireProxy.startThreaded: where its proxy reports each call. */
+let threadPort: MessagePort | undefined;
+
+// The worker thread of WireProxy.startThreaded: an in-process proxy whose calls go to the main thread.
+if (!isMainThread && parentPort && (workerData as { wireProxyTarget?: string })?.wireProxyTarget) {
+  const port = parentPort;
+  threadPort = port;
+  const proxy = await WireProxy.start((workerData as { wireProxyTarget: string }).wireProxyTarget);
+  port.on("message", (m: ToProxy) => {
+    if ("latency" in m)
+      proxy.latency = m.latency ? logNormalLatency(m.latency.medianMs, m.latency.sigma) : undefined;
+    else if ("ping" in m) port.postMessage({ pong: m.ping } satisfies FromProxy);
+    else {
+      const used = process.threadCpuUsage();
+      port.postMessage({ cpu: m.cpu, ms: (used.user + used.system) / 1000 } satisfies FromProxy);
+    }
+  });
+  port.postMessage({ url: proxy.url } satisfies FromProxy);
+}
+
+const callOf = (
+  d: { action: string; resource: string | undefined },
+  at: number,
+  status: number,
+): WireCall => ({
+  ...d,
+  at,
+  status,
+  ms: Date.now() - at,
+});
 
 const HOP_BY_HOP = ["connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade"];
 

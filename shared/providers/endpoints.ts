@@ -74,12 +74,15 @@ export function endpointPolicyFromEnv(env: Record<string, string | undefined>): 
 /** A policy that allows only the clouds' own hosts. */
 export const NO_EXTRA_HOSTS: EndpointPolicy = { aws: [], gcp: [], azure: [] };
 
-let parsed: { from: string; policy: EndpointPolicy } | undefined;
+let parsed: { from: Array<string | undefined>; policy: EndpointPolicy } | undefined;
+const POLICY_ENV = Object.values(ENDPOINT_HOSTS_ENV);
 
 /** The policy in force: this process's environment, parsed again only when its three settings change. */
 export function endpointPolicy(): EndpointPolicy {
-  const from = JSON.stringify(Object.values(ENDPOINT_HOSTS_ENV).map((name) => process.env[name]));
-  if (parsed?.from !== from) parsed = { from, policy: endpointPolicyFromEnv(process.env) };
+  // Compared setting by setting (every client configuration asks: no string built per call).
+  const from = POLICY_ENV.map((name) => process.env[name]);
+  if (!parsed || from.some((v, i) => v !== parsed?.from[i]))
+    parsed = { from, policy: endpointPolicyFromEnv(process.env) };
   return parsed.policy;
 }
 
@@ -121,13 +124,35 @@ export function checkEndpoint(
   raw: string,
   opts: { hostPort?: boolean; policy?: EndpointPolicy } = {},
 ): CheckedEndpoint {
+  // A pure function of its inputs: an endpoint accepted under this policy is accepted again, unparsed
+  // (every SDK client configuration checks its ProviderConfig's endpoint). Refusals are not remembered.
+  const policy = opts.policy ?? endpointPolicy();
+  const key = `${cloud}\0${field}\0${opts.hostPort ? 1 : 0}\0${raw}`;
+  const seen = accepted.get(key);
+  if (seen?.policy === policy) return seen.checked;
+  const checked = checkEndpointUnder(cloud, field, raw, opts.hostPort ?? false, policy);
+  if (accepted.size >= MAX_ACCEPTED) accepted.clear();
+  accepted.set(key, { policy, checked: Object.freeze(checked) });
+  return checked;
+}
+
+const accepted = new Map<string, { policy: EndpointPolicy; checked: CheckedEndpoint }>();
+const MAX_ACCEPTED = 256;
+
+function checkEndpointUnder(
+  cloud: Cloud,
+  field: string,
+  raw: string,
+  hostPort: boolean,
+  policy: EndpointPolicy,
+): CheckedEndpoint {
   const refuse = (why: string) => new CredentialsError(`${field}: ${why}`);
   // Characters parsers disagree on (\ is / to WHATWG URL, text to others), or that only hide a host.
   const unclear = (c: string) => c === "\\" || c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f;
   if ([...raw].some(unclear) || /\s/.test(raw))
     throw refuse("the endpoint holds a backslash, space or control character");
   const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw);
-  if (!hasScheme && !opts.hostPort) throw refuse("the endpoint must be an https:// URL");
+  if (!hasScheme && !hostPort) throw refuse("the endpoint must be an https:// URL");
   let url: URL;
   try {
     url = new URL(hasScheme ? raw : `http://${raw}`);
@@ -145,7 +170,6 @@ export function checkEndpoint(
   // Not even a platform's list makes these an endpoint: instance metadata hands out the platform's identity.
   if (isLinkLocalOrMetadata(host))
     throw refuse(`host ${host} is a link-local or metadata address, never an endpoint`);
-  const policy = opts.policy ?? endpointPolicy();
   const trust = trustOf(cloud, host, policy);
   if (!trust)
     throw refuse(

@@ -82,6 +82,35 @@ export function parseAwsCredentials(text: string): AwsCredentialIdentity {
 
 const AWS_REGION = /^[a-z]{2}(-[a-z0-9]+)+-\d+$/;
 
+interface ParsedCredentials {
+  credentials: AwsCredentialIdentity | undefined;
+  /** Part of the client cache key: another key in the Secret, another client. */
+  fingerprint: string;
+}
+
+const fingerprintOf = (c: AwsCredentialIdentity | undefined) =>
+  createHash("sha256")
+    .update(JSON.stringify([c?.accessKeyId, c?.secretAccessKey, c?.sessionToken]))
+    .digest("hex")
+    .slice(0, 16);
+
+const NO_CREDENTIALS: ParsedCredentials = { credentials: undefined, fingerprint: fingerprintOf(undefined) };
+
+// Every call of a batch asks for its client configuration: the Secret's text is parsed and fingerprinted
+// once per text (the Secret itself is still read through the connector's cache each time).
+const parsedByText = new Map<string, ParsedCredentials>();
+const MAX_PARSED = 64;
+
+function parsedCredentials(text: string): ParsedCredentials {
+  const hit = parsedByText.get(text);
+  if (hit) return hit;
+  const credentials = parseAwsCredentials(text);
+  const parsed = { credentials, fingerprint: fingerprintOf(credentials) };
+  if (parsedByText.size >= MAX_PARSED) parsedByText.clear();
+  parsedByText.set(text, parsed);
+  return parsed;
+}
+
 export async function awsClientConfig(
   ctx: ConnectContext<AwsProviderConfigSpec>,
   region: string | undefined,
@@ -98,19 +127,14 @@ export async function awsClientConfig(
     : undefined;
   if (checked && spec.credentials.source === "InjectedIdentity")
     refuseAmbientOffCloud("aws", "spec.endpoint.url", checked);
-  let credentials: AwsCredentialIdentity | undefined;
+  let parsed = NO_CREDENTIALS;
   if (spec.credentials.source === "Secret") {
     if (!spec.credentials.secretRef)
       throw new CredentialsError("credentials.source is Secret but credentials.secretRef is not set");
-    credentials = parseAwsCredentials(await ctx.readSecretKey(spec.credentials.secretRef));
+    parsed = parsedCredentials(await ctx.readSecretKey(spec.credentials.secretRef));
   }
+  const { credentials, fingerprint } = parsed;
   const endpoint = checked?.url;
-  const fingerprint = createHash("sha256")
-    .update(
-      JSON.stringify([credentials?.accessKeyId, credentials?.secretAccessKey, credentials?.sessionToken]),
-    )
-    .digest("hex")
-    .slice(0, 16);
   return {
     region: r,
     ...(credentials ? { credentials } : {}),
@@ -126,6 +150,7 @@ interface WithMiddleware {
   /** Closes the client's connection pool (every AWS SDK v3 client has it). */
   destroy(): void;
   middlewareStack: AnswerStack & {
+    remove(name: string): boolean;
     add(
       middleware: FinalizeRequestMiddleware<object, object>,
       options: { step: "finalizeRequest"; priority: "low"; name: string },
@@ -173,6 +198,9 @@ export class ClientCache<T extends WithMiddleware> {
     let client = this.#clients.get(key);
     if (!client) {
       client = classifyingErrors(this.#make(c), this.#errors);
+      // The SDK's logger middleware copies every input and output through its sensitive-field filter for a
+      // logger we never give it (the default logs nothing): work on every call, for nothing.
+      client.middlewareStack.remove("loggerMiddleware");
       checkAwsAnswers(client.middlewareStack, c);
       // The change log's request id: every answer's $metadata.requestId (x-amzn-RequestId / x-amz-request-id).
       client.middlewareStack.add(

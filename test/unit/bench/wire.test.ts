@@ -71,4 +71,32 @@ describe("the bench's realistic cloud", () => {
     expect(samples[9900]).toBeGreaterThan(85);
     expect(samples[9900]).toBeLessThan(110);
   });
+
+  it("serves from a thread of its own: every call recorded here, its CPU its own", async () => {
+    const threaded = await WireProxy.startThreaded(
+      `http://127.0.0.1:${(backend.address() as AddressInfo).port}`,
+    );
+    try {
+      // Only a described distribution crosses to the thread.
+      expect(() => {
+        threaded.latency = () => 1;
+      }).toThrow(/logNormalLatency/);
+      threaded.latency = logNormalLatency(200, 0.01);
+      const mark = threaded.mark();
+      const before = await threaded.cpuMs();
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          fetch(threaded.url, { method: "POST", body: "Action=GetQueueAttributes" }).then((r) => r.text()),
+        ),
+      );
+      await threaded.settled();
+      expect(threaded.countSince(mark)).toEqual({ GetQueueAttributes: 20 });
+      for (const c of threaded.calls.slice(mark)) expect(c.ms).toBeGreaterThanOrEqual(190);
+      expect(await threaded.cpuMs()).toBeGreaterThan(before);
+    } finally {
+      await threaded.stop();
+    }
+    // In-process, the proxy's CPU is the caller's: nothing to take out.
+    expect(await proxy.cpuMs()).toBe(0);
+  });
 });
