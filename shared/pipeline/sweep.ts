@@ -80,9 +80,10 @@ export const DEFAULT_SWEEP_KIND_CONCURRENCY = 4;
 /** Messages handed to the sink at once (the sink batches them further: SQS 10, Pub/Sub its own). */
 const SEND_CHUNK = 1000;
 /**
- * How long a warm batch's selection may grow: the message schema's bound (16 KiB, about 390 external keys).
- * Fewer, larger selections are fewer API-server requests per check (one LIST each); the kube-apiserver
- * reads request lines up to its 1 MiB header limit, so the bound is the message's, not the server's.
+ * How long a warm batch's selection may grow: the message schema's bound. A selection is also bounded by
+ * its message (selector and items together fill one message, see selections): ≈ 700 external keys for
+ * short names. Fewer, larger selections are fewer API-server requests per check (one LIST each); the
+ * kube-apiserver reads request lines up to its 1 MiB header limit, so the bound is the message's.
  */
 export const SELECTION_BYTES = MAX_BATCH_SELECTOR;
 
@@ -189,6 +190,22 @@ export class SweepError extends Error {
   }
 }
 
+/** One batch message: named after its first item. */
+function batchMessage(
+  apiVersion: string,
+  kind: string,
+  providerConfig: string,
+  page: BatchPage,
+  items: BatchItem[],
+  at: Date,
+): ReconcileMessage {
+  const first = items[0] as BatchItem;
+  return {
+    ...makeMessage({ apiVersion, kind, name: first.name, namespace: first.namespace }, "drift", { at }),
+    batch: { page, providerConfig, items },
+  };
+}
+
 /** One page's due objects of one ProviderConfig as batch messages, each as full as the size limit allows. */
 export function batchMessages(
   apiVersion: string,
@@ -199,15 +216,7 @@ export function batchMessages(
   at: Date,
 ): ReconcileMessage[] {
   const out: ReconcileMessage[] = [];
-  const make = (chunk: BatchItem[]): ReconcileMessage => {
-    const firstItem = chunk[0] as BatchItem;
-    return {
-      ...makeMessage({ apiVersion, kind, name: firstItem.name, namespace: firstItem.namespace }, "drift", {
-        at,
-      }),
-      batch: { page, providerConfig, items: chunk },
-    };
-  };
+  const make = (chunk: BatchItem[]) => batchMessage(apiVersion, kind, providerConfig, page, chunk, at);
   let chunk: BatchItem[] = [];
   let bytes = 0;
   for (const item of items) {
@@ -254,21 +263,9 @@ export function indexedMessages(
   let batches = 0;
   let batched = 0;
   for (const [providerConfig, group] of groups) {
-    for (const chunk of selections(group, o.labelSelector)) {
-      const page: BatchPage = {
-        limit: chunk.length,
-        // "0": whatever the watch cache holds, at once. A kind's cache advances only with its own events,
-        // so the list's resourceVersion (etcd's, newer) could keep a read waiting until it times out; an
-        // object the cache has older than the sweep saw takes the full path (its rv differs), never harm.
-        resourceVersion: "0",
-        resourceVersionMatch: "NotOlderThan",
-        labelSelector: batchSelector(o.labelSelector, [...new Set(chunk.map((e) => e.batchKey as string))]),
-      };
-      const items: BatchItem[] = chunk.map((e) => ({
-        name: e.name,
-        ...(e.namespace ? { namespace: e.namespace } : {}),
-        rv: e.rv,
-      }));
+    for (const chunk of selections(apiVersion, t.kind, providerConfig, group, o)) {
+      const page = selectionPage(chunk, o.labelSelector);
+      const items = chunk.map(itemOf);
       const made = batchMessages(apiVersion, t.kind, providerConfig, page, items, o.at);
       batches += made.length;
       batched += items.length;
@@ -278,23 +275,66 @@ export function indexedMessages(
   return { messages, batches, batched };
 }
 
-/** Consecutive runs of entries whose selection (the run's selector and their external keys) fits SELECTION_BYTES. */
-function selections(group: readonly IndexEntry[], labelSelector: string | undefined): IndexEntry[][] {
+/** The page a warm batch re-reads: its objects by external key, from the watch cache. */
+function selectionPage(chunk: readonly IndexEntry[], labelSelector: string | undefined): BatchPage {
+  return {
+    limit: chunk.length,
+    // "0": whatever the watch cache holds, at once. A kind's cache advances only with its own events,
+    // so the list's resourceVersion (etcd's, newer) could keep a read waiting until it times out; an
+    // object the cache has older than the sweep saw takes the full path (its rv differs), never harm.
+    resourceVersion: "0",
+    resourceVersionMatch: "NotOlderThan",
+    labelSelector: batchSelector(labelSelector, [...new Set(chunk.map((e) => e.batchKey as string))]),
+  };
+}
+
+const itemOf = (e: IndexEntry): BatchItem => ({
+  name: e.name,
+  ...(e.namespace ? { namespace: e.namespace } : {}),
+  rv: e.rv,
+});
+
+/**
+ * Consecutive runs of entries whose whole batch message — the selector of their external keys and their
+ * items — fits one message (BATCH_MESSAGE_BYTES, MAX_BATCH_ITEMS, the selector's MAX_BATCH_SELECTOR): a
+ * selection split over two messages would be listed twice.
+ */
+function selections(
+  apiVersion: string,
+  kind: string,
+  providerConfig: string,
+  group: readonly IndexEntry[],
+  o: { labelSelector: string | undefined; at: Date },
+): IndexEntry[][] {
   const out: IndexEntry[][] = [];
-  const base = Buffer.byteLength(batchSelector(labelSelector, []), "utf8");
+  const selectorBase = Buffer.byteLength(batchSelector(o.labelSelector, []), "utf8");
   let chunk: IndexEntry[] = [];
   let keys = new Set<string>();
-  let bytes = base;
+  let bytes = 0;
+  let selector = 0;
   for (const e of group) {
     const key = e.batchKey as string;
-    const add = keys.has(key) ? 0 : Buffer.byteLength(key, "utf8") + 1;
-    if (chunk.length > 0 && bytes + add > SELECTION_BYTES) {
+    const item = itemOf(e);
+    const itemBytes = Buffer.byteLength(JSON.stringify(item), "utf8") + 1;
+    const keyBytes = keys.has(key) ? 0 : Buffer.byteLength(key, "utf8") + 1;
+    const full =
+      bytes + keyBytes + itemBytes > BATCH_MESSAGE_BYTES ||
+      selector + keyBytes > SELECTION_BYTES ||
+      chunk.length >= MAX_BATCH_ITEMS;
+    if (chunk.length > 0 && full) {
       out.push(chunk);
       chunk = [];
-      keys = new Set();
-      bytes = base;
     }
-    if (!keys.has(key)) bytes += Buffer.byteLength(key, "utf8") + 1;
+    if (chunk.length === 0) {
+      // The message around an empty selection, named after this entry (a message is named by its first item).
+      const page = selectionPage([], o.labelSelector);
+      bytes = encodedBytes(batchMessage(apiVersion, kind, providerConfig, page, [item], o.at)) - itemBytes;
+      selector = selectorBase;
+      keys = new Set();
+    }
+    const added = keys.has(key) ? 0 : Buffer.byteLength(key, "utf8") + 1;
+    bytes += added + itemBytes;
+    selector += added;
     keys.add(key);
     chunk.push(e);
   }

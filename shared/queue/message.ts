@@ -88,8 +88,11 @@ export interface DriftBatch {
   items: BatchItem[];
 }
 
-/** Longest label selector a batch carries: a warm sweep's selection of external keys (≈ 390) and its own. */
-export const MAX_BATCH_SELECTOR = 16 * 1024;
+/**
+ * Longest label selector a batch carries: a warm sweep's selection of external keys and its own. The whole
+ * message (selector and items, BATCH_MESSAGE_BYTES) binds first: ≈ 700 keys for short names.
+ */
+export const MAX_BATCH_SELECTOR = 48 * 1024;
 
 /** Most items one batch message carries (the byte limit usually binds first). */
 export const MAX_BATCH_ITEMS = 1_000;

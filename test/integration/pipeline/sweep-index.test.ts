@@ -153,9 +153,9 @@ describe("warm sweep index against the real API server", () => {
     expect(sweepWindowEnd(T0, POLL)).toBeLessThanOrEqual(T0);
   });
 
-  it("a selection filled to the message's bound (≈ 390 keys, 16 KiB) is one LIST the API server answers", async () => {
-    // The 60 objects and as many keys of objects that do not exist as fit: one selection, not two of 200.
-    const entries = [...names, ...Array.from({ length: 400 }, (_, i) => `absent-${label}-${i}`)].map(
+  it("a selection filled to the message's bound (≈ 650 keys, selector and items in 60 KiB) is one LIST the API server answers", async () => {
+    // The 60 objects and as many keys of objects that do not exist as fit: one selection, not two of 390.
+    const entries = [...names, ...Array.from({ length: 1_000 }, (_, i) => `absent-${label}-${i}`)].map(
       (name, i): IndexEntry => ({
         name,
         namespace: undefined,
@@ -176,8 +176,8 @@ describe("warm sweep index against the real API server", () => {
     });
     const first = messages[0]?.batch?.page;
     const selected = messages[0]?.batch?.items.length ?? 0;
-    expect(selected).toBeGreaterThan(380);
-    expect(Buffer.byteLength(first?.labelSelector ?? "")).toBeGreaterThan(15 * 1024);
+    expect(selected).toBeGreaterThan(600);
+    expect(Buffer.byteLength(first?.labelSelector ?? "")).toBeGreaterThan(25 * 1024);
     // What is there now (a test above deleted one), by the run's own selector.
     const there = await kube.list<KubeObject>(Queue, { labelSelector: `${TEST_LABEL}=${label}` });
     kube.resetStats();
