@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { AWSCC_MAX_DEPTH } from "../shared/api/awscc/kind.ts";
 import type { AwsccNode, AwsccObjectDef, AwsccProp } from "../shared/api/awscc/spec.ts";
 import { pluralOf } from "../shared/api/awscc/spec.ts";
+import { Bucket } from "../shared/api/gcp/storage.ts";
 import {
   GOOGLE_SPEC_VERSION,
   type GoogleCatalog,
@@ -19,6 +20,7 @@ import {
   type GoogleRef,
   googleGroupOf,
 } from "../shared/api/googleapis/spec.ts";
+import { API_DOMAIN } from "../shared/api/meta.ts";
 import { computeRefsOf } from "./gcp/compute-refs.ts";
 import {
   API_NAMES_FILE,
@@ -41,7 +43,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 9;
+export const GENERATOR_VERSION = 10;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -100,6 +102,19 @@ const UNSAFE: Record<string, string> = {
   "monitoring.googleapis.com/NotificationChannel":
     "its labels map is the channel's configuration, credentials among it by key (Slack auth_token, PagerDuty service_key, a webhook's password), and infra/gcp/sensitive-labels.json.gz names none of them",
 };
+
+/**
+ * Hand-written GCP kinds a generated kind's reference may point at, by the Google type they serve, where no
+ * generated kind serves it (Storage's JSON API is not in the protos): Compute BackendBucket's `bucketName`.
+ */
+const HAND_WRITTEN_TARGETS = [
+  {
+    type: "storage.googleapis.com/Bucket",
+    group: Bucket.group.slice(0, -`.${API_DOMAIN}`.length),
+    kind: Bucket.kind,
+    plural: Bucket.plural,
+  },
+];
 
 /**
  * Resource Manager v3's creates are a POST to a top-level collection with the parent in the body
@@ -676,6 +691,7 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   const apiNames = loadApiNames();
   catalog.apiNamesSource = apiNames.origin;
   const computeRefs = computeRefsOf({
+    handWritten: HAND_WRITTEN_TARGETS,
     refs: refsBundle,
     facts,
     apiNames,

@@ -120,7 +120,8 @@ export interface GoogleRef {
   family: "resource" | "compute";
   /**
    * What of the target fills the field: absent, its full resource name (Compute: `projects/…` relative name);
-   * `selfLink` its full URL; `name` its name (external name); another atProvider or forProvider field (`email`).
+   * `selfLink` its full URL; `name` its name (external name); another atProvider or forProvider field (`email`);
+   * `externalName` a hand-written kind's external name (the GCS Bucket's: the bucket name).
    */
   from?: string;
   /** Written before the full name: `//networksecurity.googleapis.com/` (a full resource name with host). */

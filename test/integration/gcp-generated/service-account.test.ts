@@ -29,19 +29,26 @@ let fake: GoogleGenericFake;
 let r: Reconciler;
 let spec: GoogleKindSpec;
 let def: ManagedKindDef;
+let firewall: ManagedKindDef;
 
 beforeAll(async () => {
   generateGcp();
-  fake = await startGoogleGenericFake({ opPolls: 1 });
-  const e = loadGoogleCatalog().kinds.find((x) => x.typeName === "iam.googleapis.com/ServiceAccount");
-  if (!e) throw new Error("iam.googleapis.com/ServiceAccount is not generated");
-  spec = loadGoogleSpec(e);
+  fake = await startGoogleGenericFake({ opPolls: 0 });
+  const catalog = loadGoogleCatalog();
+  const specOf = (type: string) => {
+    const e = catalog.kinds.find((x) => x.typeName === type && x.kind === type.split("/")[1]);
+    if (!e) throw new Error(`${type} is not generated`);
+    return loadGoogleSpec(e);
+  };
+  spec = specOf("iam.googleapis.com/ServiceAccount");
   def = googleKindOf(spec);
-  r = await serveGoogleKinds(kube, { specs: [spec], defs: [def], pc: PC, fakeUrl: fake.url });
+  const fw = specOf("compute.googleapis.com/Firewall");
+  firewall = googleKindOf(fw);
+  r = await serveGoogleKinds(kube, { specs: [spec, fw], defs: [def, firewall], pc: PC, fakeUrl: fake.url });
 }, 120_000);
 
 afterAll(async () => {
-  await removeCrds(kube, [def]);
+  await removeCrds(kube, [def, firewall]);
   await fake?.close();
 });
 
@@ -131,6 +138,44 @@ describe("IAM ServiceAccount (a create whose whole request is the body)", () => 
     await twice(name);
     expect(await getMr(kube, def, name)).toBeUndefined();
     expect(fake.resource(full)).toBeUndefined();
+  });
+
+  it("a Compute Firewall's targetServiceAccountRefs fill targetServiceAccounts with the account's email", {
+    timeout: 120_000,
+  }, async () => {
+    const [sa, fw] = [uniqueName("sa-fw"), uniqueName("fw-sa")];
+    const accountId = `fw-${Date.now().toString(36)}`;
+    await kube.create(
+      def,
+      managedObject(def, sa, PC, { forProvider: { accountId }, connectionSecret: false }),
+    );
+    await twice(sa);
+    const email = `${accountId}@${gcpProject()}.iam.gserviceaccount.com`;
+    await kube.create(
+      firewall,
+      managedObject(firewall, fw, PC, {
+        forProvider: {
+          network: `projects/${gcpProject()}/global/networks/default`,
+          allowed: [{ IPProtocol: "tcp", ports: ["443"] }],
+          targetServiceAccountRefs: [{ name: sa }],
+        },
+        connectionSecret: false,
+      }),
+    );
+    await settle(r, keyOf(firewall, fw));
+    await settle(r, keyOf(firewall, fw));
+    const got = await getMr<Json>(kube, firewall, fw);
+    expect(conditionOf(got, "Ready"), JSON.stringify(got?.status)).toMatchObject({ status: "True" });
+    expect(got?.spec.forProvider.targetServiceAccounts).toEqual([email]);
+    expect(
+      fake.resource(`/compute/v1/projects/${gcpProject()}/global/firewalls/${fw}`)?.targetServiceAccounts,
+    ).toEqual([email]);
+    await kube.delete(firewall, fw);
+    await settle(r, keyOf(firewall, fw));
+    await settle(r, keyOf(firewall, fw));
+    await kube.delete(def, sa);
+    await twice(sa);
+    expect(await getMr(kube, def, sa)).toBeUndefined();
   });
 
   it("the fake refuses what Google refuses: unknown fields, OUTPUT_ONLY sent, a bad account id, a second create", async () => {
