@@ -107,3 +107,14 @@ describe("a create whose whole request is the body", () => {
     expect(googleKindOf(s).immutable).toContain("accountId");
   });
 });
+
+describe("a resource's etag (AIP-154: computed by the server)", () => {
+  it("is atProvider, never forProvider, on every resource-oriented kind", () => {
+    const inSpec = loadGoogleCatalog()
+      .kinds.filter((k) => k.family === "resource")
+      .map((k) => loadGoogleSpec(k))
+      .filter((s) => s.properties.etag)
+      .map((s) => s.typeName);
+    expect(inSpec).toEqual([]);
+  });
+});
