@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { AWSCC_MAX_DEPTH } from "../shared/api/awscc/kind.ts";
 import type { AwsccNode, AwsccObjectDef, AwsccProp } from "../shared/api/awscc/spec.ts";
 import { pluralOf } from "../shared/api/awscc/spec.ts";
+import { Bucket } from "../shared/api/gcp/storage.ts";
 import {
   GOOGLE_SPEC_VERSION,
   type GoogleCatalog,
@@ -19,6 +20,7 @@ import {
   type GoogleRef,
   googleGroupOf,
 } from "../shared/api/googleapis/spec.ts";
+import { API_DOMAIN } from "../shared/api/meta.ts";
 import { computeRefsOf } from "./gcp/compute-refs.ts";
 import {
   API_NAMES_FILE,
@@ -41,7 +43,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 8;
+export const GENERATOR_VERSION = 10;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -100,6 +102,19 @@ const UNSAFE: Record<string, string> = {
   "monitoring.googleapis.com/NotificationChannel":
     "its labels map is the channel's configuration, credentials among it by key (Slack auth_token, PagerDuty service_key, a webhook's password), and infra/gcp/sensitive-labels.json.gz names none of them",
 };
+
+/**
+ * Hand-written GCP kinds a generated kind's reference may point at, by the Google type they serve, where no
+ * generated kind serves it (Storage's JSON API is not in the protos): Compute BackendBucket's `bucketName`.
+ */
+const HAND_WRITTEN_TARGETS = [
+  {
+    type: "storage.googleapis.com/Bucket",
+    group: Bucket.group.slice(0, -`.${API_DOMAIN}`.length),
+    kind: Bucket.kind,
+    plural: Bucket.plural,
+  },
+];
 
 /**
  * Resource Manager v3's creates are a POST to a top-level collection with the parent in the body
@@ -321,6 +336,7 @@ function refsOf(
   return out;
 }
 
+const camelOf = (x: string) => x.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const lowerFirst = (x: string) => x.charAt(0).toLowerCase() + x.slice(1);
 
 /**
@@ -408,12 +424,25 @@ export function kindSpecOf(
       has(f, "IDENTIFIER") ||
       (!compute && f.j === "name") ||
       (compute && FINGERPRINT.test(f.j)) ||
-      // TagKey's and TagValue's etag: "always set in server responses", server state, never a desired value.
-      (inBody !== undefined && f.j === "etag");
+      // A resource's etag is computed by the server (AIP-154; TagKey's "always set in server responses"):
+      // server state, never a desired value (in forProvider it would be late-initialized, then sent stale).
+      (!compute && f.j === "etag" && stringy(f));
     if (serverSide) attributes[f.j] = b.prop(f);
     else properties[f.j] = b.prop(f);
   }
   if (compute && !properties.name) return { why: "Compute resource without a name field" };
+  // A create sent whole (`{accountId, serviceAccount}`): the id is a spec field beside the resource, sent only
+  // on create and immutable (Google never answers it: the provider compares it with the one it created with);
+  // Google names the resource, and its answer's name is the external name (a service account's: its email).
+  const wrapId = !compute && r.create.wrap && r.create.idParam ? camelOf(r.create.idParam) : undefined;
+  if (wrapId && properties[wrapId]) return { why: `its create's id ${wrapId} is also a field of ${r.kind}` };
+  if (wrapId)
+    properties[wrapId] = {
+      n: wrapId,
+      s: { t: "string" },
+      req: true,
+      doc: `${r.create.idDoc ? `${r.create.idDoc} ` : ""}Sent beside the resource on create (${r.create.idParam}); Google names the resource. Immutable.`,
+    };
   // The field a lost create answer is found again by must be set: without it a second create could duplicate.
   if (inBody?.uniqueIn && properties[inBody.uniqueIn])
     properties[inBody.uniqueIn] = { ...(properties[inBody.uniqueIn] as AwsccProp), req: true };
@@ -443,7 +472,10 @@ export function kindSpecOf(
   const writeOnly = pathsWhere(b, facts, r.message, top, (f) => has(f, "INPUT_ONLY")).filter(
     (p) => !secrets.includes(p),
   );
-  const immutable = pathsWhere(b, facts, r.message, top, (f) => has(f, "IMMUTABLE"));
+  const immutable = [
+    ...pathsWhere(b, facts, r.message, top, (f) => has(f, "IMMUTABLE")),
+    ...(wrapId ? [wrapId] : []),
+  ];
   // No update method: nothing can change after create, and the engine says so instead of calling.
   const createOnly = r.update ? immutable : top.filter((k) => !(compute && k === "name"));
   // A secret the cloud answers with: at the top, the connection Secret's (never atProvider); deeper, left out.
@@ -461,7 +493,8 @@ export function kindSpecOf(
   // Where `labels` is the configuration (credentials among it), `userLabels` is the resource's own labels.
   const labels = (sensitiveMap ? undefined : labelMap("labels")) ?? labelMap("userLabels");
   const idParam = r.create.idParam;
-  const externalName = compute || idParam || inBody?.idField ? "fromAnnotation" : "providerChosen";
+  const externalName =
+    compute || (idParam && !wrapId) || inBody?.idField ? "fromAnnotation" : "providerChosen";
   const refs = [
     ...refsOf(b, r.message, properties, where.parent, byType, byTemplate, secrets),
     ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
@@ -493,7 +526,8 @@ export function kindSpecOf(
       host: r.host,
       proto: r.proto,
       service: r.service,
-      create: { ...r.create, p: asParentPath(r.create.p) },
+      create: (({ idDoc: _, ...c }) => ({ ...c, p: asParentPath(c.p) }))(r.create),
+      ...(wrapId ? { createId: wrapId } : {}),
       get: r.get,
       ...(r.update ? { update: r.update } : {}),
       delete: r.delete,
@@ -512,7 +546,7 @@ export function kindSpecOf(
             },
           }
         : {}),
-      immutableFromProtos: immutable.length > 0,
+      immutableFromProtos: immutable.length > (wrapId ? 1 : 0),
       ...(refs.length > 0 ? { refs } : {}),
       ...(iam.unconfirmed.length > 0 ? { unconfirmedPermissions: iam.unconfirmed } : {}),
     },
@@ -657,6 +691,7 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   const apiNames = loadApiNames();
   catalog.apiNamesSource = apiNames.origin;
   const computeRefs = computeRefsOf({
+    handWritten: HAND_WRITTEN_TARGETS,
     refs: refsBundle,
     facts,
     apiNames,

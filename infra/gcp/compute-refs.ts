@@ -26,7 +26,17 @@ const pascal = (words: readonly string[]) =>
   words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("");
 const templateOf = (s: string) => s.replace(/\{\{?[^}]+\}\}?/g, "*");
 
+/** A hand-written kind serving a Google type no generated kind serves (the GCS Bucket): named by its external name. */
+export interface HandWrittenTarget {
+  type: string;
+  group: string;
+  kind: string;
+  plural: string;
+}
+
 export interface ComputeRefsInput {
+  /** Hand-written kinds a reference may point at where no generated kind serves the type. */
+  handWritten?: readonly HandWrittenTarget[];
   refs: RefsBundle;
   facts: FactsBundle;
   /** Magic Modules' Terraform → API names where they differ (disk_encryption_key.kms_key_self_link → kmsKeyName). */
@@ -61,7 +71,8 @@ export function computeRefsOf(i: ComputeRefsInput): {
    * and a regional twin, the one of the referring resource's scope (google_compute_region_* refers to
    * google_compute_region_*) — others by host and the longest Terraform-name suffix that is a served type.
    */
-  const targetKind = (kcc: string, from: string): NamedKind | string => {
+  const handWritten = new Map((i.handWritten ?? []).map((h) => [h.type, h]));
+  const targetKind = (kcc: string, from: string): NamedKind | HandWrittenTarget | string => {
     const k = i.refs.kinds[kcc];
     if (!k) return `Config Connector has no service mapping for ${kcc}`;
     if (k.host === "compute.googleapis.com") {
@@ -79,6 +90,11 @@ export function computeRefsOf(i: ComputeRefsInput): {
       for (let s = 0; s < words.length; s++) {
         const n = byType.get(`${k.host}/${pascal(words.slice(s))}`);
         if (n) return n;
+      }
+      // google_storage_bucket on storage.googleapis.com: the hand-written Bucket.
+      for (let s = 0; s < words.length; s++) {
+        const h = handWritten.get(`${k.host}/${pascal(words.slice(s))}`);
+        if (h) return h;
       }
     }
     return `no generated kind serves ${kcc} (${k.tf.join(", ")} on ${k.host})`;
@@ -150,6 +166,24 @@ export function computeRefsOf(i: ComputeRefsInput): {
           miss(to, t.kind);
           continue;
         }
+        if (!("r" in to)) {
+          // A hand-written kind: its external name is the resource's name (a bucket's), nothing else is known.
+          if (t.targetField && t.targetField !== "name") {
+            miss(`the hand-written ${to.kind} kind has no field for ${t.targetField}`, t.kind);
+            continue;
+          }
+          list.push({
+            field: leaf.j,
+            ...(at ? { at } : {}),
+            ...(leaf.rep ? { list: true as const } : {}),
+            ...to,
+            family: "resource",
+            from: "externalName",
+            source: "kcc",
+          });
+          done = true;
+          continue;
+        }
         const value = fillOf(t, to, i.facts);
         if (typeof value === "string") {
           miss(value, t.kind);
@@ -193,7 +227,14 @@ function fillOf(
   if (!t.targetField) return {};
   const from = camel(t.targetField);
   if (from === "name") return { from };
-  if (!facts.messages[to.r.message]?.fields.some((f) => f.j === from && f.t === "string" && !f.rep))
+  // A resource-oriented target's Terraform `self_link` was its relative name (Magic Modules' KMS CryptoKey:
+  // `self_link: '{{key_ring}}/cryptoKeys/{{name}}'`, deprecated then removed from google_kms_crypto_key,
+  // terraform-provider-google#8275): its full name, what the field (Compute's kmsKeyName) takes.
+  if (from === "selfLink" && to.r.family === "resource" && !hasString(facts, to, from)) return {};
+  if (!hasString(facts, to, from))
     return `${to.kind} has no string field ${from} (KCC targetField ${t.targetField})`;
   return { from };
 }
+
+const hasString = (facts: FactsBundle, to: NamedKind, field: string) =>
+  Boolean(facts.messages[to.r.message]?.fields.some((f) => f.j === field && f.t === "string" && !f.rep));

@@ -74,9 +74,17 @@ export interface FactResource {
   create: FactHttp & {
     /** The request's `<resource>_id` query parameter (absent: the server names it). */
     idParam?: string;
+    /**
+     * The request is the body (`*`) and this field of it (JSON name) holds the resource: IAM Admin's
+     * `{accountId, serviceAccount}`. The id parameter is then a body field, and Google names the resource.
+     */
+    wrap?: string;
+    /** The id parameter's comment (a wrapped create's id is a spec field). */
+    idDoc?: string;
   };
   get: FactHttp;
-  update?: FactHttp & { mask?: string };
+  /** `wrap`: the update's request is the body, the resource in this field beside the mask. */
+  update?: FactHttp & { mask?: string; wrap?: string };
   delete: FactHttp;
   list?: FactHttp;
   /**

@@ -183,6 +183,26 @@ function apiOf(host: string) {
   return host.replace(/\.googleapis\.com$/, "").replace(/[^a-z0-9]/g, "");
 }
 
+/**
+ * The field holding the resource in a create request sent whole (`body: "*"`): the request's only field of a
+ * message with `google.api.resource`, when every other field is a path variable, the `*_id` or `request_id`.
+ */
+function wrappedResource(req: PType | null | undefined, path: string): protobuf.Field | undefined {
+  if (!req) return undefined;
+  const bound = (f: protobuf.Field) => new RegExp(`\\{${f.name}[=}]`).test(path);
+  const isResource = (f: protobuf.Field) => {
+    f.resolve();
+    return (
+      f.resolvedType instanceof protobuf.Type && parsed(f.resolvedType, "(google.api.resource)").length > 0
+    );
+  };
+  const resources = req.fieldsArray.filter(isResource);
+  const rest = req.fieldsArray.filter((f) => !isResource(f) && !bound(f));
+  const ids = rest.filter((f) => f.name.endsWith("_id") && f.type === "string");
+  if (resources.length !== 1 || rest.some((f) => !ids.includes(f))) return undefined;
+  return resources[0];
+}
+
 /** The resource-oriented resources of one service (AIP-133/131/134/135 methods around one resource). */
 function resourceFamily(
   svc: protobuf.Service,
@@ -198,9 +218,13 @@ function resourceFamily(
   for (const create of methods) {
     if (!create.name.startsWith("Create")) continue;
     const http = httpOf(create);
-    if (http?.m !== "post" || !http.body || http.body === "*") continue;
+    if (http?.m !== "post" || !http.body) continue;
     const req = create.resolvedRequestType;
-    const bodyField = req?.fields[http.body];
+    // The whole request as the body (IAM Admin's CreateServiceAccount: `{accountId, serviceAccount}`): the
+    // resource is the request's one field of a resource message, beside only the id and path variables.
+    const wrapped = http.body === "*" ? wrappedResource(req, http.p) : undefined;
+    if (http.body === "*" && !wrapped) continue;
+    const bodyField = wrapped ?? req?.fields[http.body];
     bodyField?.resolve();
     const rt = bodyField?.resolvedType;
     if (!(rt instanceof protobuf.Type)) continue;
@@ -224,11 +248,19 @@ function resourceFamily(
         f.type === "string" &&
         !new RegExp(`\\{${f.name}[=}]`).test(http.p),
     )?.name;
-    const upd = byName("Update");
+    // AIP-134's PATCH with a mask, where the service has one (IAM Admin: PatchServiceAccount beside the older
+    // UpdateServiceAccount PUT, which changes only the display name); else its Update.
+    const upds = [byName("Update"), byName("Patch")].filter((x): x is PMethod => Boolean(x));
+    const upd = upds.find((x) => httpOf(x)?.m === "patch") ?? upds[0];
     const updHttp = upd ? httpOf(upd) : undefined;
     const mask = upd?.resolvedRequestType?.fieldsArray.find(
       (f) => f.type === "google.protobuf.FieldMask",
     )?.name;
+    // An update whose whole request is the body and holds the resource in a field (`{serviceAccount, updateMask}`).
+    const updWrap =
+      updHttp?.body === "*" && upd?.resolvedRequestType !== rt
+        ? upd?.resolvedRequestType?.fieldsArray.find((f) => f.resolve().resolvedType === rt)
+        : undefined;
     const list = methods.find(
       (x) =>
         x.name.startsWith("List") &&
@@ -249,10 +281,27 @@ function resourceFamily(
         const p = patternFor(resource, templateOf(http.p, "parent"));
         return p ? { pattern: p } : {};
       })(),
-      create: { ...withLro(http, create, false), ...(idParam ? { idParam } : {}) },
+      create: {
+        ...withLro(http, create, false),
+        ...(idParam ? { idParam } : {}),
+        ...(wrapped ? { wrap: jsonName(wrapped) } : {}),
+        ...(() => {
+          const doc =
+            wrapped && idParam
+              ? shortDoc(req?.fields[idParam]?.comment?.replace(/^\s*(Required|Optional)\.\s*/, ""), 400)
+              : undefined;
+          return doc ? { idDoc: doc } : {};
+        })(),
+      },
       get: getHttp,
       ...(updHttp && upd && (updHttp.m === "patch" || updHttp.m === "put")
-        ? { update: { ...withLro(updHttp, upd, false), ...(mask ? { mask } : {}) } }
+        ? {
+            update: {
+              ...withLro(updHttp, upd, false),
+              ...(mask ? { mask } : {}),
+              ...(updWrap ? { wrap: jsonName(updWrap) } : {}),
+            },
+          }
         : {}),
       delete: withLro(delHttp, del, false),
       ...(listHttp?.m === "get" ? { list: listHttp } : {}),

@@ -75,6 +75,36 @@ interface PendingOp {
   creating?: Stored;
 }
 
+/**
+ * Resources Google names otherwise than `<parent>/<collection>/<id>`, and what it sets on create. IAM names a
+ * service account by its email, `<accountId>@<project>.iam.gserviceaccount.com` (cloud.google.com/iam/docs/
+ * service-accounts: "projects/PROJECT_ID/serviceAccounts/SA_EMAIL"), and the account id must be 6-30
+ * characters matching `[a-z]([-a-z0-9]*[a-z0-9])` (iam.proto, CreateServiceAccountRequest.account_id).
+ */
+const NAMED: Record<
+  string,
+  (parent: string, id: string, seq: number) => { name: string; set: Json } | string
+> = {
+  "iam.googleapis.com/ServiceAccount": (parent, id, seq) => {
+    if (!/^[a-z]([-a-z0-9]*[a-z0-9])$/.test(id) || id.length < 6 || id.length > 30)
+      return `Invalid value for account_id: '${id}' must be 6-30 characters long and match [a-z]([-a-z0-9]*[a-z0-9]).`;
+    const project = parent.split("/")[1] ?? "";
+    const email = `${id}@${project}.iam.gserviceaccount.com`;
+    const uniqueId = String(100000000000000000000n + BigInt(seq));
+    return {
+      name: `${parent}/serviceAccounts/${email}`,
+      set: {
+        projectId: project,
+        email,
+        uniqueId,
+        oauth2ClientId: uniqueId,
+        disabled: false,
+        etag: "MDEwMjE5MjA=",
+      },
+    };
+  },
+};
+
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export interface GoogleGenericFake extends FakeHttpServer {
@@ -139,6 +169,8 @@ export async function startGoogleGenericFake(
     const here = props ?? { ...s.properties };
     // `sensitiveLabels` is driftless's own field (merged into the map on the wire), not Google's.
     if (!props && s.google.sensitiveLabels) delete here.sensitiveLabels;
+    // A wrapped create's id (`accountId`) is the request's, beside the resource, never one of its fields.
+    if (!props && s.google.createId) delete here[s.google.createId];
     for (const [k, v] of Object.entries(body)) {
       const at = path ? `${path}.${k}` : k;
       if (!props && s.attributes[k]) {
@@ -297,21 +329,43 @@ export async function startGoogleGenericFake(
     const s = r.spec;
     const g = s.google;
     const compute = g.family === "compute";
-    const body = req.body;
+    const sent = req.body;
+    const wrap = r.op === "create" ? g.create.wrap : r.op === "update" ? g.update?.wrap : undefined;
+    // The whole request as the body: only the resource's field and the id (create) or the mask (update).
+    if (wrap) {
+      const allowed = [wrap, r.op === "create" ? camel(g.create.idParam ?? "") : camel(g.update?.mask ?? "")];
+      for (const k of Object.keys(sent))
+        if (!allowed.includes(k))
+          throw bad(`Invalid JSON payload received. Unknown name "${k}": Cannot find field.`);
+      if (sent[wrap] !== undefined && !isObject(sent[wrap]))
+        throw bad(
+          `Invalid JSON payload received. Unknown name "${wrap}": Proto field is not repeating, cannot start list.`,
+        );
+    }
+    const body = wrap ? ((sent[wrap] as Json | undefined) ?? {}) : sent;
     if (r.op === "create" && g.parent.inBody) return createInBody(s, body);
     if (r.op === "create") {
       validate(s, body);
+      const wrappedId = wrap ? sent[camel(g.create.idParam ?? "")] : undefined;
+      if (wrap && g.create.idParam && (typeof wrappedId !== "string" || !wrappedId))
+        throw bad(`Field violation: '${g.create.idParam}' is required.`);
       const id = compute
         ? String(body.name ?? "")
-        : (req.query.get(camel(g.create.idParam ?? "")) ??
-          req.query.get(g.create.idParam ?? "") ??
-          `gen-${++seq}`);
+        : typeof wrappedId === "string"
+          ? wrappedId
+          : (req.query.get(camel(g.create.idParam ?? "")) ??
+            req.query.get(g.create.idParam ?? "") ??
+            `gen-${++seq}`);
       if (!id) throw bad("Required field 'name' not specified");
       const missing = Object.entries(s.properties).filter(
-        ([k, p]) => p.req && body[k] === undefined && k !== "name",
+        ([k, p]) => p.req && body[k] === undefined && k !== "name" && k !== g.createId,
       );
       if (missing.length > 0) throw bad(`Field violation: '${missing[0]?.[0]}' is required.`);
-      const name = compute ? `${path(vals, g.get.p, id)}` : `${vals.parent}/${g.collection}/${id}`;
+      const named = compute ? undefined : NAMED[s.typeName]?.(vals.parent ?? "", id, ++seq);
+      if (typeof named === "string") throw bad(named);
+      const name = compute
+        ? `${path(vals, g.get.p, id)}`
+        : (named?.name ?? `${vals.parent}/${g.collection}/${id}`);
       if (store.has(name))
         throw new GoogleApiError(
           409,
@@ -331,6 +385,7 @@ export async function startGoogleGenericFake(
             }
           : {
               name,
+              ...named?.set,
               ...(s.attributes.createTime ? { createTime: now() } : {}),
               ...(s.attributes.uid ? { uid: `uid-${seq}` } : {}),
             }),
@@ -390,7 +445,12 @@ export async function startGoogleGenericFake(
         );
       paths = Object.keys(body).filter((k) => k !== "fingerprint");
     } else {
-      const mask = req.query.get(camel(g.update?.mask ?? "updateMask")) ?? req.query.get("updateMask") ?? "";
+      const inBody = wrap ? sent[camel(g.update?.mask ?? "updateMask")] : undefined;
+      const mask =
+        (typeof inBody === "string" ? inBody : undefined) ??
+        req.query.get(camel(g.update?.mask ?? "updateMask")) ??
+        req.query.get("updateMask") ??
+        "";
       // Without a mask (a PUT of the whole resource), its own `name` names it and is not a change.
       paths = mask ? mask.split(",") : Object.keys(body).filter((k) => k !== "name");
     }

@@ -76,7 +76,7 @@ export function referenceValueOf(
     const n = fullNameOf(ref, target);
     return n && ref.prefix ? `${ref.prefix}${n}` : n;
   }
-  if (ref.from === "name" && ref.family === "compute")
+  if ((ref.from === "name" && ref.family === "compute") || ref.from === "externalName")
     return target.metadata.annotations?.[Annotations.externalName];
   const at = (target.status?.atProvider as Record<string, unknown> | undefined)?.[ref.from];
   const fp = (target.spec.forProvider as Record<string, unknown> | undefined)?.[ref.from];

@@ -17,6 +17,11 @@ export interface GoogleHttp {
   body?: string;
   /** Long-running: google.longrunning.Operation, or Compute's zonal / regional / global Operations. */
   lro?: string;
+  /**
+   * The whole request is the body (`*`) and this field of it holds the resource: IAM Admin's create
+   * `{accountId, serviceAccount}` and patch `{serviceAccount, updateMask}`.
+   */
+  wrap?: string;
 }
 
 /** Where a resource lives and how its parent is written. */
@@ -49,6 +54,8 @@ export interface GoogleFacts {
   proto: string;
   service: string;
   create: GoogleHttp & { idParam?: string };
+  /** A wrapped create's id (`accountId`): a forProvider field sent beside the resource, never read back. */
+  createId?: string;
   get: GoogleHttp;
   update?: GoogleHttp & { mask?: string };
   delete: GoogleHttp;
@@ -113,7 +120,8 @@ export interface GoogleRef {
   family: "resource" | "compute";
   /**
    * What of the target fills the field: absent, its full resource name (Compute: `projects/…` relative name);
-   * `selfLink` its full URL; `name` its name (external name); another atProvider or forProvider field (`email`).
+   * `selfLink` its full URL; `name` its name (external name); another atProvider or forProvider field (`email`);
+   * `externalName` a hand-written kind's external name (the GCS Bucket's: the bucket name).
    */
   from?: string;
   /** Written before the full name: `//networksecurity.googleapis.com/` (a full resource name with host). */

@@ -53,6 +53,11 @@ export const OPERATION_ANNOTATION = "googleapis.driftless.dev/create-operation";
  * parent field would read and create somewhere else; it is refused as an immutable change instead.
  */
 export const PARENT_ANNOTATION = "googleapis.driftless.dev/created-under";
+/**
+ * The id a wrapped create sent (`accountId`): Google never answers it, so a changed one is compared with this
+ * and refused as an immutable change, never silently kept.
+ */
+export const CREATED_ID_ANNOTATION = "googleapis.driftless.dev/created-with-id";
 
 export interface GoogleProviderOptions {
   /** Pauses between polls of an operation inside one call, before it is left to the next reconcile. */
@@ -304,6 +309,11 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       const { [OWNER_LABEL]: _owner, ...rest } = observed[labels] as Json;
       observed[labels] = rest;
     }
+    // A wrapped create's id is never answered: the one it was created with, so a changed one is refused
+    // (imported, with none recorded: the spec's, as nothing tells otherwise).
+    const createId = this.#spec.google.createId;
+    const createdId = mr.metadata.annotations?.[CREATED_ID_ANNOTATION];
+    if (createId && (createdId ?? fp[createId]) !== undefined) observed[createId] = createdId ?? fp[createId];
     // A parent in the body is the resource's own field: the server's value, so a changed one is refused.
     for (const h of homeFieldsOf(this.#spec))
       if (fp[h] !== undefined && !(h === "parent" && this.#spec.google.parent.inBody)) observed[h] = fp[h];
@@ -661,6 +671,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         throw new InvalidSpecError(
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
         );
+      if (g.create.wrap) {
+        // The request is the body: the id beside the resource (`{accountId, serviceAccount: {…}}`).
+        const id = g.createId;
+        const { [id ?? ""]: value, ...resource } = body;
+        const whole = id ? { [id]: value, [g.create.wrap]: resource } : { [g.create.wrap]: resource };
+        const recorded: Record<string, string> =
+          typeof value === "string" ? { [CREATED_ID_ANNOTATION]: value } : {};
+        return this.#created(mr, path, whole, query, recorded);
+      }
       if (g.create.idParam) {
         if (!externalName || externalName.includes("/"))
           throw new InvalidSpecError(
@@ -669,6 +688,19 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         query[g.create.idParam.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = externalName;
       }
     }
+    return this.#created(mr, path, body, query);
+  }
+
+  /** Sends a create and follows what it started (an operation) or takes the name it answers. */
+  async #created(
+    mr: MR,
+    path: string,
+    body: Json,
+    query: Record<string, string>,
+    recorded: Record<string, string> = {},
+  ): Promise<ExternalCreation> {
+    const g = this.#spec.google;
+    const fp = mr.spec.forProvider;
     const out = await this.#call<Operation & Json>(g.create, path, `create ${this.#spec.typeName}`, {
       body,
       query,
@@ -676,7 +708,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (!g.create.lro) {
       const made =
         typeof out.name === "string" && this.#spec.externalName === "providerChosen" ? out.name : undefined;
-      return made ? { externalName: made } : {};
+      return {
+        ...(made ? { externalName: made } : {}),
+        ...(Object.keys(recorded).length > 0 ? { annotations: recorded } : {}),
+      };
     }
     const opPath = this.#operationPath(out, fp);
     const op = await this.#follow(out, opPath, this.#polls);
@@ -690,6 +725,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         ? op.response.name
         : undefined;
     const annotations = {
+      ...recorded,
       ...(opPath ? { [OPERATION_ANNOTATION]: `${mr.metadata.generation ?? 0}/${opPath}` } : {}),
       ...(g.parent.vars ? { [PARENT_ANNOTATION]: this.#parentsOf(fp) } : {}),
     };
@@ -740,14 +776,18 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     // Compute's optimistic concurrency: the fingerprint the resource was read with.
     if (this.#compute && typeof current.fingerprint === "string") body.fingerprint = current.fingerprint;
     const query: Record<string, string> = {};
-    if (update.mask)
-      query[update.mask.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = mask.join(",");
+    const maskName = update.mask?.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+    if (maskName && !update.wrap) query[maskName] = mask.join(",");
+    const sent = update.m === "put" ? { ...current, ...wire } : wire;
     const out = await this.#call<Operation>(
       update,
       fillPath(update.p, values),
       `update ${this.#spec.typeName} ${externalName} (${mask.join(", ")})`,
       {
-        body: update.m === "put" ? { ...current, ...wire } : wire,
+        // The request is the body: the resource in its field beside the mask (`{serviceAccount, updateMask}`).
+        body: update.wrap
+          ? { [update.wrap]: sent, ...(maskName ? { [maskName]: mask.join(",") } : {}) }
+          : sent,
         query,
       },
     );
