@@ -395,6 +395,9 @@ export function permissionsOf(
     read: [pick("get")],
     ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
     delete: [pick("delete"), ...ops(r.delete.lro)],
+    // The batched drift check and the search for a create whose answer was lost list the parent (Compute:
+    // the region / zone, or every scope at once through aggregatedList, which needs the same permission).
+    ...(r.list ? { list: [pick("list")] } : {}),
   };
   return { permissions, unconfirmed };
 }

@@ -22,7 +22,7 @@ export function googleIamRole(specs: readonly GoogleKindSpec[]): GoogleCustomRol
   const unconfirmed = [...new Set(specs.flatMap((s) => s.google.unconfirmedPermissions ?? []))].sort();
   return {
     title: "driftless reconciler (generated Google Cloud kinds)",
-    description: `Create, get, update and delete of ${specs.map((s) => s.typeName).join(", ")}.${
+    description: `Create, get, update, delete and list of ${specs.map((s) => s.typeName).join(", ")}.${
       unconfirmed.length > 0
         ? ` Derived but in no predefined role (check the API's access control page): ${unconfirmed.join(", ")}.`
         : ""

@@ -41,6 +41,9 @@ describe("IAM permissions of the generated Google kinds", () => {
         if (!p[verb]?.length) problems.push(`${s.typeName}: no ${verb}`);
       // An update permission exactly when Google has an update method (the provider never calls another).
       if (Boolean(p.update?.length) !== Boolean(s.google.update)) problems.push(`${s.typeName}: update`);
+      // A list permission exactly when Google has a list method: the batched drift check and the search
+      // for a create whose answer was lost list the parent (or Compute's region / zone).
+      if (Boolean(p.list?.length) !== Boolean(s.google.list)) problems.push(`${s.typeName}: list`);
       for (const name of Object.values(p).flat()) {
         if (!/^[a-z0-9]+\.[A-Za-z0-9]+\.[a-z][A-Za-z]*$/.test(name)) problems.push(`${s.typeName}: ${name}`);
         if (!known.has(name) && !unconfirmed.has(name)) problems.push(`${s.typeName}: ${name} unchecked`);
@@ -69,6 +72,8 @@ describe("IAM permissions of the generated Google kinds", () => {
     expect(of("compute.googleapis.com/Address", "Address")?.update).toBeUndefined();
     expect(of("bigtableadmin.googleapis.com/Cluster")?.create).toContain("bigtable.clusters.create");
     expect(of("gkehub.googleapis.com/MembershipBinding")?.read).toEqual(["gkehub.membershipbindings.get"]);
+    expect(of("compute.googleapis.com/Address", "GlobalAddress")?.list).toEqual(["compute.globalAddresses.list"]);
+    expect(of("cloudresourcemanager.googleapis.com/TagKey")?.list).toEqual(["resourcemanager.tagKeys.list"]);
   });
 
   it("makes one custom role of an activated set: every permission of their calls, once", () => {
