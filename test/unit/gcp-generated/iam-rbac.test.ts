@@ -72,7 +72,9 @@ describe("IAM permissions of the generated Google kinds", () => {
     expect(of("compute.googleapis.com/Address", "Address")?.update).toBeUndefined();
     expect(of("bigtableadmin.googleapis.com/Cluster")?.create).toContain("bigtable.clusters.create");
     expect(of("gkehub.googleapis.com/MembershipBinding")?.read).toEqual(["gkehub.membershipbindings.get"]);
-    expect(of("compute.googleapis.com/Address", "GlobalAddress")?.list).toEqual(["compute.globalAddresses.list"]);
+    expect(of("compute.googleapis.com/Address", "GlobalAddress")?.list).toEqual([
+      "compute.globalAddresses.list",
+    ]);
     expect(of("cloudresourcemanager.googleapis.com/TagKey")?.list).toEqual(["resourcemanager.tagKeys.list"]);
   });
 
