@@ -5,10 +5,17 @@
 // when a checked-in file is stale.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { isAwsccGroup } from "../shared/api/awscc/catalog.ts";
+import { parse } from "yaml";
+import { isAwsccGroup, loadAwsccCatalog, loadAwsccSpec } from "../shared/api/awscc/catalog.ts";
 import type { CloudEventsDeclaration } from "../shared/api/cloud-events.ts";
-import type { IamStatement, ManagedKindProvider, ProviderConfigKind } from "../shared/api/external.ts";
+import {
+  type IamStatement,
+  type ManagedKindProvider,
+  type ProviderConfigKind,
+  withNamespacedVariants,
+} from "../shared/api/external.ts";
 import { namespacedGroupOf, type ReferenceDef } from "../shared/api/managed.ts";
+import { awsccProviders } from "../shared/providers/awscc/kinds.ts";
 import { managedKinds, providerConfigKinds } from "../shared/providers/index.ts";
 import { compactStatements, IAM_LIMITS, packPolicies, policyDocuments, type Stage } from "./iam-policies.ts";
 
@@ -265,6 +272,28 @@ function resourceYaml(arn: string, indent: string): string[] {
   ];
 }
 
+const SUB_REFS: Record<string, string> = {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a CloudFormation pseudo parameter in Fn::Sub
+  partition: "${AWS::Partition}",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a CloudFormation pseudo parameter in Fn::Sub
+  account: "${AWS::AccountId}",
+};
+
+/**
+ * An ARN pattern as one `Fn::Sub` string (the generated kinds' managed policies): the same value as
+ * resourceYaml's Fn::Join, in a third of its template bytes — what keeps every kind's roles within
+ * CloudFormation's template quota (docs/adr/0014). osls resolves its own `${self:…}` variables and leaves
+ * CloudFormation's `${AWS::…}` to Fn::Sub.
+ */
+function subResourceYaml(arn: string, indent: string): string[] {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a Serverless variable, resolved at package time
+  const text = arn.replaceAll("{namePrefix}", "${self:custom.stage.managedNamePrefix}");
+  const sub = text.replace(PLACEHOLDER, (_, name: string) => SUB_REFS[name] ?? "");
+  return sub === text
+    ? [`${indent}- ${JSON.stringify(text)}`]
+    : [`${indent}- Fn::Sub: ${JSON.stringify(sub)}`];
+}
+
 /** A YAML scalar: keys and values IAM needs quoted ("Null", "false") are quoted. */
 const scalar = (s: string) =>
   /^[\w.:/-]+$/.test(s) && !/^(null|true|false|yes|no|on|off)$/i.test(s) ? s : `"${s}"`;
@@ -289,14 +318,18 @@ function wrap(paragraph: string, prefix: string): string[] {
 // biome-ignore lint/suspicious/noTemplateCurlyInString: a Serverless variable, resolved at package time
 const regionOf = (v: string) => v.replaceAll("{region}", "${self:custom.stage.region}");
 
-export function statementYaml(s: IamStatement, indent = IAM_INDENT): string[] {
+export function statementYaml(
+  s: IamStatement,
+  indent = IAM_INDENT,
+  resource: (arn: string, indent: string) => string[] = resourceYaml,
+): string[] {
   const i2 = `${indent}  `;
   const out = (s.comment ?? "").split("\n").flatMap((paragraph) => wrap(paragraph, `${indent}# `));
   out.push(`${indent}- Sid: ${s.sid}`, `${i2}Effect: Allow`);
   if (s.actions.length === 1) out.push(`${i2}Action: [${s.actions[0]}]`);
   else out.push(`${i2}Action:`, ...s.actions.map((a) => `${i2}  - ${a}`));
   if (s.resources.length === 1 && s.resources[0] === "*") out.push(`${i2}Resource: "*"`);
-  else out.push(`${i2}Resource:`, ...s.resources.flatMap((r) => resourceYaml(r, `${i2}  `)));
+  else out.push(`${i2}Resource:`, ...s.resources.flatMap((r) => resource(r, `${i2}  `)));
   if (s.condition) {
     out.push(`${i2}Condition:`);
     for (const [op, keys] of Object.entries(s.condition)) {
@@ -327,8 +360,9 @@ const POLICIES_END = `${POLICIES_INDENT}# END generated kinds' IAM`;
 /** The service a generated kind belongs to: its group's first part (`ec2` of `ec2.awscc`, both shapes). */
 export const serviceOfKind = (k: ManagedKindProvider) => k.definition.group.split(".")[0] ?? "";
 
-/** One role of the generated kinds: the services it serves and their statements as managed policies. */
+/** One role of the generated kinds: its number, the services it serves and their statements as managed policies. */
 export interface RoleGroup {
+  role: number;
   services: string[];
   policies: IamStatement[][];
 }
@@ -337,38 +371,86 @@ export interface RoleGroup {
 const packedPolicies = (kinds: readonly ManagedKindProvider[]) =>
   packPolicies(compactStatements(mergedStatements({ kinds, providerConfigKinds: [] })));
 
+/** Kinds by service (`ec2` of `ec2.awscc`), services in name order. */
+function byService(kinds: readonly ManagedKindProvider[]): Map<string, ManagedKindProvider[]> {
+  const out = new Map<string, ManagedKindProvider[]>();
+  for (const k of kinds) out.set(serviceOfKind(k), [...(out.get(serviceOfKind(k)) ?? []), k]);
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /**
- * The activated generated AWS kinds partitioned, by service (a service's kinds are never split), into
- * roles that each take IAM's default quota: at most 10 managed policies of at most 6,144 characters
- * (docs/adr/0014). Deterministic: services in name order, each joins the last role while the role's
- * packed policies still number 10 or fewer, else starts the next. The reconcile role assumes them
- * (`AwsccRole<n>`); the functions pick a kind's role by its service (shared/providers/awscc/role-groups.ts).
+ * Services partitioned into roles: in name order, each joins the last role while the role's packed
+ * policies still number 10 or fewer, else starts the next. Service → role number (1-based).
  */
-export function roleGroups(r: KindRegistries = REGISTRIES): RoleGroup[] {
-  const byService = new Map<string, ManagedKindProvider[]>();
-  for (const k of r.kinds.filter(isGeneratedAws))
-    byService.set(serviceOfKind(k), [...(byService.get(serviceOfKind(k)) ?? []), k]);
-  const groups: Array<RoleGroup & { kinds: ManagedKindProvider[] }> = [];
-  for (const service of [...byService.keys()].sort()) {
-    const mine = byService.get(service) ?? [];
-    const last = groups.at(-1);
-    if (last) {
-      const policies = packedPolicies([...last.kinds, ...mine]);
-      if (policies.length <= IAM_LIMITS.managedPoliciesPerRole) {
-        last.services.push(service);
-        last.kinds.push(...mine);
-        last.policies = policies;
-        continue;
-      }
+function partition(kinds: readonly ManagedKindProvider[]): Map<string, number> {
+  const roles = new Map<string, number>();
+  let last: ManagedKindProvider[] = [];
+  let role = 0;
+  for (const [service, mine] of byService(kinds)) {
+    if (role > 0 && packedPolicies([...last, ...mine]).length <= IAM_LIMITS.managedPoliciesPerRole)
+      last = [...last, ...mine];
+    else {
+      const alone = packedPolicies(mine).length;
+      if (alone > IAM_LIMITS.managedPoliciesPerRole)
+        throw new Error(
+          `the generated kinds of ${service} alone need ${alone} managed policies of ${IAM_LIMITS.managedPolicyChars} characters, more than the ${IAM_LIMITS.managedPoliciesPerRole} IAM attaches to a role by default`,
+        );
+      last = [...mine];
+      role += 1;
     }
-    const policies = packedPolicies(mine);
-    if (policies.length > IAM_LIMITS.managedPoliciesPerRole)
-      throw new Error(
-        `the generated kinds of ${service} alone need ${policies.length} managed policies of ${IAM_LIMITS.managedPolicyChars} characters, more than the ${IAM_LIMITS.managedPoliciesPerRole} IAM attaches to a role by default`,
-      );
-    groups.push({ services: [service], kinds: [...mine], policies });
+    roles.set(service, role);
   }
-  return groups.map(({ services, policies }) => ({ services, policies }));
+  return roles;
+}
+
+/** Every generated AWS kind of the catalog (.generated/awscc), both shapes: what the roles are cut from. */
+const catalogKinds = (): ManagedKindProvider[] =>
+  withNamespacedVariants(awsccProviders(loadAwsccCatalog().kinds.map((e) => loadAwsccSpec(e))));
+
+/** The catalog's partition, computed once per process (~10 s for 1,401 kinds). */
+let catalogPartition: Map<string, number> | undefined;
+const catalogRoles = () => {
+  catalogPartition ??= partition(catalogKinds());
+  return catalogPartition;
+};
+
+/**
+ * The activated generated AWS kinds by role (docs/adr/0014): a service's role is its role in the partition
+ * of the whole catalog (every generated kind, by service — a service's kinds are never split — in name
+ * order, each joining the last role while its packed policies number at most 10, IAM's default per role),
+ * so activating or deactivating a service never moves another: a service keeps its role until the catalog
+ * itself changes (`npm run gen:awscc` with new schemas). Only the roles serving an activated service are
+ * returned, each with the activated kinds' policies (a subset of its catalog services; refused past 10).
+ * The reconcile role assumes them (`AwsccRole<n>`); the functions pick a kind's role by its service
+ * (shared/providers/awscc/role-groups.ts).
+ */
+export function roleGroups(
+  r: KindRegistries = REGISTRIES,
+  roles: () => Map<string, number> = catalogRoles,
+): RoleGroup[] {
+  const services = byService(r.kinds.filter(isGeneratedAws));
+  if (services.size === 0) return [];
+  const catalog = roles();
+  const groups = new Map<number, { services: string[]; kinds: ManagedKindProvider[] }>();
+  for (const [service, mine] of services) {
+    const role = catalog.get(service);
+    if (role === undefined)
+      throw new Error(`generated kinds of ${service} are activated but not in the catalog`);
+    const g = groups.get(role) ?? { services: [], kinds: [] };
+    g.services.push(service);
+    g.kinds.push(...mine);
+    groups.set(role, g);
+  }
+  return [...groups]
+    .sort(([a], [b]) => a - b)
+    .map(([role, g]) => {
+      const policies = packedPolicies(g.kinds);
+      if (policies.length > IAM_LIMITS.managedPoliciesPerRole)
+        throw new Error(
+          `the generated kinds of ${g.services.join(", ")} (role ${role}) need ${policies.length} managed policies, more than the ${IAM_LIMITS.managedPoliciesPerRole} IAM attaches to a role by default`,
+        );
+      return { role, services: g.services, policies };
+    });
 }
 
 /** The name of a generated kinds' role resource in serverless.yml (1-based, as the role name's suffix). */
@@ -396,16 +478,16 @@ export function generatedPoliciesSection(r: KindRegistries = REGISTRIES): string
     `${i}          Effect: Allow`,
     `${i}          Action: sts:AssumeRole`,
     `${i}          Resource:`,
-    ...groups.map((_, n) => `${i}            - Fn::GetAtt: [${awsccRoleResource(n + 1)}, Arn]`),
+    ...groups.map((g) => `${i}            - Fn::GetAtt: [${awsccRoleResource(g.role)}, Arn]`),
   ];
-  const roles = groups.flatMap((g, n) => {
-    const role = awsccRoleResource(n + 1);
+  const roles = groups.flatMap((g) => {
+    const role = awsccRoleResource(g.role);
     return [
       `${i}${role}:`,
       `${i}  Type: AWS::IAM::Role`,
       `${i}  Properties:`,
       `${i}    # The generated kinds of ${g.services.join(", ")}.`,
-      `${i}    RoleName: \${self:custom.awsccRoleNamePrefix}${n + 1}`,
+      `${i}    RoleName: \${self:custom.awsccRoleNamePrefix}${g.role}`,
       `${i}    AssumeRolePolicyDocument:`,
       `${i}      Version: "2012-10-17"`,
       `${i}      Statement:`,
@@ -422,7 +504,7 @@ export function generatedPoliciesSection(r: KindRegistries = REGISTRIES): string
         `${i}    PolicyDocument:`,
         `${i}      Version: "2012-10-17"`,
         `${i}      Statement:`,
-        ...doc.flatMap((s) => statementYaml(s, `${i}        `)),
+        ...doc.flatMap((s) => statementYaml(s, `${i}        `, subResourceYaml)),
       ]),
     ];
   });
@@ -431,18 +513,79 @@ export function generatedPoliciesSection(r: KindRegistries = REGISTRIES): string
 
 export const ROLE_GROUPS = "shared/providers/awscc/role-groups.ts";
 
-/** shared/providers/awscc/role-groups.ts: each role group's services, in role order (role n is index n-1). */
+/**
+ * shared/providers/awscc/role-groups.ts: each role's activated services, in role order (role n is index
+ * n-1; a role serving no activated service is an empty list: it is not created).
+ */
 export function roleGroupsSource(r: KindRegistries = REGISTRIES): string {
-  const groups = roleGroups(r).map((g) => g.services);
+  const groups = roleGroups(r);
+  const byRole = Array.from(
+    { length: groups.at(-1)?.role ?? 0 },
+    (_, n) => groups.find((g) => g.role === n + 1)?.services ?? [],
+  );
   return [
     "// Generated by npm run gen:kinds from the activated generated kinds — do not edit.",
     "// The services of each generated kinds' role serverless.yml creates (`AwsccRole<n>`, named",
-    "// `<reconcile role name>-awscc<n>`): role n serves the kinds of the services at index n - 1 (docs/adr/0014).",
-    groups.length === 0
+    "// `<reconcile role name>-awscc<n>`): role n serves the kinds of the services at index n - 1, [] for a",
+    "// role no activated service needs (not created). A service's role is its role in the catalog (docs/adr/0014).",
+    byRole.length === 0
       ? "export const AWSCC_ROLE_GROUPS: ReadonlyArray<readonly string[]> = [];"
-      : `export const AWSCC_ROLE_GROUPS: ReadonlyArray<readonly string[]> = [\n${groups.map((g) => `  ${JSON.stringify(g).replaceAll(",", ", ")},`).join("\n")}\n];`,
+      : `export const AWSCC_ROLE_GROUPS: ReadonlyArray<readonly string[]> = [\n${byRole.map((g) => `  ${JSON.stringify(g).replaceAll(",", ", ")},`).join("\n")}\n];`,
     "",
   ].join("\n");
+}
+
+/**
+ * CloudFormation's quotas a stack's template meets (AWS CloudFormation User Guide, "Understand CloudFormation
+ * quotas"): a template body read from S3 of "1 MB" — 1,000,000 bytes as the service enforces it ("Template
+ * may not exceed 1000000 bytes in size", also cfn-lint's figure) — 51,200 bytes passed inline, 500 resources.
+ * osls uploads the compiled template as compact JSON and creates and updates the stack from its S3 URL; it
+ * passes only its 2 kB create-stack template inline.
+ */
+export const CFN_LIMITS = {
+  templateBytesFromS3: 1_000_000,
+  templateBytesInline: 51_200,
+  resources: 500,
+} as const;
+
+/**
+ * What the rest of the stack may take beside the generated kinds' roles: osls's compiled template without
+ * them was measured with `npm run package` at 23,129 bytes and 25 resources; reserved: 40,000 and 50.
+ */
+export const TEMPLATE_RESERVE = { bytes: 40_000, resources: 50 } as const;
+
+/**
+ * The generated kinds' roles' share of the stack's template as CloudFormation reads it: compact JSON bytes
+ * and resources. Serverless variables stay as their text (`${self:custom.stage.managedNamePrefix}`,
+ * 38 characters), longer than any value a stage gives them (`managed-prod-`): an upper bound.
+ */
+export const generatedTemplateShare = (r: KindRegistries = REGISTRIES) =>
+  templateShare(generatedPoliciesSection(r));
+
+function templateShare(section: string): { bytes: number; resources: number } {
+  if (section === "") return { bytes: 0, resources: 0 };
+  const resources = parse(section) as Record<string, unknown>;
+  return {
+    bytes: Buffer.byteLength(JSON.stringify(resources)),
+    resources: Object.keys(resources).length,
+  };
+}
+
+/** The generated section, refused when the stack it goes into would pass CloudFormation's quotas. */
+export function generatedPoliciesWithinQuotas(
+  r: KindRegistries = REGISTRIES,
+  limits: { templateBytesFromS3: number; resources: number } = CFN_LIMITS,
+): string {
+  const section = generatedPoliciesSection(r);
+  const { bytes, resources } = templateShare(section);
+  if (
+    bytes + TEMPLATE_RESERVE.bytes > limits.templateBytesFromS3 ||
+    resources + TEMPLATE_RESERVE.resources > limits.resources
+  )
+    throw new Error(
+      `the activated generated kinds' roles take ${bytes} bytes and ${resources} resources of serverless.yml's CloudFormation template: with the rest of the stack (up to ${TEMPLATE_RESERVE.bytes} bytes, ${TEMPLATE_RESERVE.resources} resources) past CloudFormation's ${limits.templateBytesFromS3} bytes or ${limits.resources} resources; activate fewer kinds`,
+    );
+  return section;
 }
 
 // --- serverless.yml: the EventBridge rule of the kinds' cloud events ------------------------------------
@@ -600,7 +743,7 @@ export function generatedFiles(r: KindRegistries = REGISTRIES, root = ROOT): Map
           between(read(SERVERLESS), IAM_BEGIN, IAM_END, iamSection(r), SERVERLESS),
           POLICIES_BEGIN,
           POLICIES_END,
-          generatedPoliciesSection(r),
+          generatedPoliciesWithinQuotas(r),
           SERVERLESS,
         ),
         EVENTS_BEGIN,
@@ -637,22 +780,29 @@ export function staleGeneratedFiles(root = ROOT): string[] {
 }
 
 /**
- * Every activated kind's statements (hand-written and generated) as managed-policy documents for a role in
- * another account — a ProviderConfig whose credentials are that account's: its ARNs name that account,
- * partition and region instead of the stage's `AWS::AccountId` Refs. `npm run gen:kinds -- --account-policies
- * 210987654321 --region eu-west-1 [--partition aws] [--name-prefix managed-prod-]` prints them as JSON.
+ * Every activated kind's statements as managed-policy documents for a principal in another account — a
+ * ProviderConfig whose credentials are that account's: its ARNs name that account, partition and region
+ * instead of the stage's `AWS::AccountId` Refs. Split as the stage's own roles are: `driftless-kinds` (the
+ * hand-written kinds and the ProviderConfig kinds) and one `driftless-awscc<n>` set per generated kinds'
+ * role (its services, at most 10 policies each), to attach to one principal each or, up to IAM's quota per
+ * principal, several to one. `npm run gen:kinds -- --account-policies 210987654321 --region eu-west-1
+ * [--partition aws] [--name-prefix managed-prod-]` prints them as JSON.
  */
 export function accountPolicies(stage: Stage, r: KindRegistries = REGISTRIES) {
   if (!/^\d{12}$/.test(stage.account))
     throw new Error(`--account-policies needs a 12-digit account id, not "${stage.account}"`);
   if (!stage.region) throw new Error("--account-policies needs --region");
-  const statements = [
-    ...mergedStatements({ ...r, kinds: r.kinds.filter((k) => !isGeneratedAws(k)) }),
-    ...compactStatements(
-      mergedStatements({ kinds: r.kinds.filter(isGeneratedAws), providerConfigKinds: [] }),
-    ),
+  const handWritten = mergedStatements({ ...r, kinds: r.kinds.filter((k) => !isGeneratedAws(k)) });
+  const documents = (statements: IamStatement[]) =>
+    policyDocuments(packPolicies(statements, IAM_LIMITS.managedPolicyChars, stage), stage);
+  return [
+    { name: "driftless-kinds", services: [] as string[], policies: documents(handWritten) },
+    ...roleGroups(r).map((g) => ({
+      name: `driftless-awscc${g.role}`,
+      services: g.services,
+      policies: documents(g.policies.flat()),
+    })),
   ];
-  return policyDocuments(packPolicies(statements, IAM_LIMITS.managedPolicyChars, stage), stage);
 }
 
 const argOf = (name: string) => {

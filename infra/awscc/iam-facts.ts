@@ -92,6 +92,13 @@ export function arnPattern(template: string): string {
 }
 
 /**
+ * A resource type's ARN templates as Resource patterns: the reference lists several for some types, joined
+ * by ", " (API Gateway's `…/apis/${ApiId}/authorizers, …/restapis/${RestApiId}/authorizers`, Lex's,
+ * Greengrass's); as one pattern that string would match no ARN at all.
+ */
+export const arnPatterns = (template: string): string[] => template.split(/,\s*(?=arn:)/).map(arnPattern);
+
+/**
  * The handler actions' scope for one type (AwsccIamScope). `tags.updatable`: the kind writes the default
  * tags (the registry's tagProperty) and the registry lets tags change after create (tagUpdatable), so every
  * resource it manages — an imported one after its first update — carries them. `tags.onCreate`: the kind
@@ -152,7 +159,7 @@ export function iamScopeOf(
       scope.actions[action] = "any";
       continue;
     }
-    scope.actions[action] = [...new Set(types.map(({ t }) => at(arnPattern(t?.arn ?? ""))))].sort(
+    scope.actions[action] = [...new Set(types.flatMap(({ t }) => arnPatterns(t?.arn ?? "").map(at)))].sort(
       (a, b) => a - b,
     );
     const own = (name: string) => norm(name) === norm(resource);

@@ -55,7 +55,10 @@ function templatesOf(action: string): string[] | undefined {
   const found = index.get(action.toLowerCase());
   if (!found) return undefined;
   const prefix = found.name.split(":")[0];
-  return found.facts.resourceTypes.map((r) => facts.resourceTypes[`${prefix}:${r.name}`]?.arn ?? "");
+  // A resource type may list several templates, `a, b` (API Gateway's `apis/…` and `restapis/…`).
+  return found.facts.resourceTypes.flatMap((r) =>
+    (facts.resourceTypes[`${prefix}:${r.name}`]?.arn ?? "").split(/,\s*(?=arn:)/),
+  );
 }
 
 const HANDLERS = ["create", "read", "update", "delete", "list"] as const;
@@ -119,6 +122,23 @@ describe("IAM of every generated kind", () => {
         problems.push(`${spec.typeName} sids`);
     }
     expect(problems).toEqual([]);
+  });
+
+  it("writes each ARN template of a resource type listing several (`a, b`: API Gateway, Lex, Greengrass) as its own pattern", () => {
+    const listed = Object.values(facts.resourceTypes).filter((t) => t.arn.includes(", arn:"));
+    expect(listed.length).toBeGreaterThan(0);
+    const joined = specs.flatMap((s) =>
+      (s.iam?.arns ?? []).filter((a) => /,|\s/.test(a)).map((a) => `${s.typeName} ${a}`),
+    );
+    expect(joined.slice(0, 5)).toEqual([]);
+    // API Gateway's REST API authorizers: both templates of the type, each allowed by its own pattern.
+    const authorizer = specs.find((s) => s.typeName === "AWS::ApiGateway::Authorizer");
+    expect(authorizer?.iam?.arns).toEqual(
+      expect.arrayContaining([
+        "arn:{partition}:apigateway:*::/apis/*/authorizers",
+        "arn:{partition}:apigateway:*::/restapis/*/authorizers",
+      ]),
+    );
   });
 
   it("scopes each action to exactly the ARNs of the resource types the reference names for it", () => {
