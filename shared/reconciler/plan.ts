@@ -481,10 +481,16 @@ function planExisting(
   // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite, and
   // never take over a field initProvider set (it is left to others after create).
   if (policies.lateInitialize && observed) {
-    const leftAlone = Object.fromEntries(
-      initProviderPaths(mr.spec.initProvider).map((p) => [p, { ...fields[p], lateInitialize: false }]),
-    );
-    const { value, filled } = lateInitialize(forProvider, observed, maps, { ...fields, ...leftAlone });
+    const leftAlone = initProviderPaths(mr.spec.initProvider);
+    // Copies the kind's field behaviours only when initProvider leaves some to others (most specs have none).
+    const behaviours =
+      leftAlone.length === 0
+        ? fields
+        : {
+            ...fields,
+            ...Object.fromEntries(leftAlone.map((p) => [p, { ...fields[p], lateInitialize: false }])),
+          };
+    const { value, filled } = lateInitialize(forProvider, observed, maps, behaviours);
     if (filled.length > 0)
       return { steps: [{ do: "lateInitialize", forProvider: value, filled }], next: "replan" };
   }
