@@ -258,9 +258,6 @@ export const sdkOptions = (c: AwsClientConfig) => ({
   ...(c.credentials ? { credentials: c.credentials } : {}),
   ...(c.endpoint ? { endpoint: c.endpoint, requestHandler: overrideHandler() } : {}),
   maxAttempts: 3,
-  // The middleware stack is resolved once per command class, not on every call (a documented client option;
-  // ClientCache changes the stack only before a client's first request).
-  cacheMiddleware: true,
   // CloudTrail records it as the call's userAgent: the cloud-event path drops driftless's own writes by it.
   customUserAgent: DRIFTLESS_USER_AGENT,
 });
