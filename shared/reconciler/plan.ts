@@ -214,6 +214,12 @@ export interface PlanContext {
   defaultTags: boolean;
   /** Spreads a delay (the engine's jitter); a plan is deterministic for a deterministic jitter. */
   jitter(ms: number): number;
+  /**
+   * Specs already validated, by spec object (their problem, or undefined when valid). Only for a caller that
+   * never rewrites what it plans (the batched check, which plans each listed object up to three times); a
+   * full reconcile leaves it out and validates every plan, so a late-initialised spec is validated again.
+   */
+  validatedSpecs?: WeakMap<object, string | undefined>;
 }
 
 /** The steps of a reconcile of `mr` (as read, in its own namespace) given what is known so far. */
@@ -252,17 +258,8 @@ export function plan(ctx: PlanContext, mr: ManagedResource, known: Known = {}): 
     // Policies and spec validation gate create and update only: deletion must always be possible.
     if (!policies.supported)
       return failed(Reason.invalidPolicy, `${Msg.invalidPolicy}; supported are ${supportedPoliciesText()}`);
-    const parsed = ctx.def.forProvider.safeParse(mr.spec.forProvider ?? {});
-    if (!parsed.success)
-      return failed(Reason.invalidSpec, `${Msg.invalidSpec}: ${formatIssues(parsed.error.issues)}`);
-    if (mr.spec.initProvider) {
-      // What a create sends is initProvider under forProvider: it must be valid as a whole.
-      const merged = ctx.def.forProvider.safeParse(createSpec(mr));
-      if (!merged.success) {
-        const issues = formatIssues(merged.error.issues, "spec.initProvider (merged with spec.forProvider)");
-        return failed(Reason.invalidSpec, `${Msg.invalidSpec}: ${issues}`);
-      }
-    }
+    const invalid = specProblem(ctx, mr);
+    if (invalid !== undefined) return failed(Reason.invalidSpec, `${Msg.invalidSpec}: ${invalid}`);
   }
   const externalName = annotations[Annotations.externalName];
   if (!externalName && ctx.def.externalName === "fromAnnotation") {
@@ -295,6 +292,23 @@ export function plan(ctx: PlanContext, mr: ManagedResource, known: Known = {}): 
   }
   if (!known.observation) return { steps: [], next: "observation" };
   return planObserved(ctx, mr, known.observation, known);
+}
+
+/** What makes the spec invalid (zod's issues), or undefined; validated once per spec object where memoised. */
+function specProblem(ctx: PlanContext, mr: ManagedResource): string | undefined {
+  const memo = ctx.validatedSpecs;
+  if (memo?.has(mr.spec)) return memo.get(mr.spec);
+  let problem: string | undefined;
+  const parsed = ctx.def.forProvider.safeParse(mr.spec.forProvider ?? {});
+  if (!parsed.success) problem = formatIssues(parsed.error.issues);
+  else if (mr.spec.initProvider) {
+    // What a create sends is initProvider under forProvider: it must be valid as a whole.
+    const merged = ctx.def.forProvider.safeParse(createSpec(mr));
+    if (!merged.success)
+      problem = formatIssues(merged.error.issues, "spec.initProvider (merged with spec.forProvider)");
+  }
+  memo?.set(mr.spec, problem);
+  return problem;
 }
 
 /** The steps once the cloud was observed (the second half of `plan`). */
@@ -467,10 +481,16 @@ function planExisting(
   // Late initialization: fill fields the user left empty with what the cloud chose; never overwrite, and
   // never take over a field initProvider set (it is left to others after create).
   if (policies.lateInitialize && observed) {
-    const leftAlone = Object.fromEntries(
-      initProviderPaths(mr.spec.initProvider).map((p) => [p, { ...fields[p], lateInitialize: false }]),
-    );
-    const { value, filled } = lateInitialize(forProvider, observed, maps, { ...fields, ...leftAlone });
+    const leftAlone = initProviderPaths(mr.spec.initProvider);
+    // Copies the kind's field behaviours only when initProvider leaves some to others (most specs have none).
+    const behaviours =
+      leftAlone.length === 0
+        ? fields
+        : {
+            ...fields,
+            ...Object.fromEntries(leftAlone.map((p) => [p, { ...fields[p], lateInitialize: false }])),
+          };
+    const { value, filled } = lateInitialize(forProvider, observed, maps, behaviours);
     if (filled.length > 0)
       return { steps: [{ do: "lateInitialize", forProvider: value, filled }], next: "replan" };
   }

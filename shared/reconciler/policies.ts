@@ -75,6 +75,20 @@ export function resolvePolicies(
   management: ManagementAction[] | undefined,
   deletion: DeletionPolicy | undefined,
 ): Policies {
+  // A plan resolves them several times per object; the spellings in use are few (the default above all).
+  const key = `${management?.join(",") ?? "-"}|${deletion ?? ""}`;
+  let resolved = resolvedPolicies.get(key);
+  if (!resolved) {
+    resolved = Object.freeze(resolve(management, deletion));
+    if (resolvedPolicies.size < MAX_RESOLVED_POLICIES) resolvedPolicies.set(key, resolved);
+  }
+  return resolved;
+}
+
+const resolvedPolicies = new Map<string, Readonly<Policies>>();
+const MAX_RESOLVED_POLICIES = 64;
+
+function resolve(management: ManagementAction[] | undefined, deletion: DeletionPolicy | undefined): Policies {
   const set = new Set<ManagementAction>(management ?? ["*"]);
   const all = set.has("*");
   const has = (a: ManagementAction) => all || set.has(a);

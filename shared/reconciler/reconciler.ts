@@ -339,7 +339,8 @@ export class ManagedReconciler implements Reconciles {
     const first = listed[0];
     const provider = first ? this.#registry.get(first.apiVersion, first.kind) : undefined;
     if (!first || !provider) return listed.map(() => ({ inSync: false, why: Msg.unknownKind }));
-    const ctx = this.#context(provider);
+    // The check never rewrites a listed object: each spec is validated once, not once per plan.
+    const ctx: PlanContext = { ...this.#context(provider), validatedSpecs: new WeakMap() };
     const verdicts: BatchVerdict[] = listed.map(() => ({ inSync: false, why: "unchecked" }));
     // One client serves a group: same ProviderConfig, same namespace (a ClusterProviderConfig's tenancy is
     // checked for the namespace on connect) and same connection Secret namespace (the Secrets it may read).
@@ -359,7 +360,10 @@ export class ManagedReconciler implements Reconciles {
       }
       const pc = providerConfigKey(providerConfigOf(provider.definition, mr));
       const g = `${pc}/${mr.metadata.namespace ?? ""}/${mr.spec.writeConnectionSecretToRef?.namespace ?? ""}`;
-      groups.set(g, [...(groups.get(g) ?? []), { i, mr, externalName: externalName ?? "", known: {} }]);
+      const candidate = { i, mr, externalName: externalName ?? "", known: {} };
+      const group = groups.get(g);
+      if (group) group.push(candidate);
+      else groups.set(g, [candidate]);
     }
     for (const group of groups.values()) {
       await this.#checkGroup(ctx, provider, group, verdicts, opts);

@@ -2,7 +2,7 @@
 // in-sync resources costs (counts, not time), and the safety rows — a stale page, a drifted or failing
 // resource among many, a compacted snapshot, throttling — where the batch must hand over to the full
 // reconcile and never write from what it read on the page.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ThrottledError } from "../../../shared/api/external.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { KubeError } from "../../../shared/kube/client.ts";
@@ -273,5 +273,16 @@ describe("batched drift check", () => {
     expect(e.cloud.calls.observe - observes).toBe(50);
     expect(e.cloud.calls.observeMany).toBe(0);
     expect(requests()).toMatchObject({ lists: 2, gets: 0, writes: 0 });
+  });
+
+  it("validates each listed spec once, though it plans each object three times (connect, observe, verdict)", async () => {
+    const e = engine({ observeManyMaxItems: 1000 });
+    await inSyncWidgets(e, 20);
+    const { messages } = await sweepBatches(e);
+    const parses = vi.spyOn(e.def.forProvider, "safeParse");
+    const totals = await checkAll(e, messages);
+    expect(totals).toMatchObject({ inSync: 20, reconciled: 0 });
+    expect(parses).toHaveBeenCalledTimes(20);
+    parses.mockRestore();
   });
 });
