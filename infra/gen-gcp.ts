@@ -43,7 +43,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 10;
+export const GENERATOR_VERSION = 11;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -503,6 +503,11 @@ export function kindSpecOf(
     ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
   ];
   const iam = permissionsOf(r, where.collection, known);
+  // A project parent written `projects/<id>` is compared with Google's `projects/<number>` through
+  // Resource Manager's projects.get (the provider's #asWritten): reading the parent project is needed too.
+  const projectGet = "resourcemanager.projects.get";
+  if (inBody?.parents.includes("projects/*") && known.has(projectGet))
+    iam.permissions.read = [...(iam.permissions.read ?? []), projectGet];
   return {
     v: GOOGLE_SPEC_VERSION,
     typeName: r.type,

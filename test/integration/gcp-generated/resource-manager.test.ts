@@ -213,3 +213,35 @@ describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
     await gone("TagKey", k);
   });
 });
+
+describe("a TagKey under projects/<id> (Google answers projects/<number>)", () => {
+  it("stays in sync, nothing patched; another project is refused as a changed parent", {
+    timeout: 90_000,
+  }, async () => {
+    const [f, p, k] = [uniqueName("rm-f4"), uniqueName("rm-p4"), uniqueName("rm-k4")];
+    const folder = await make("Folder", f, { parent: ORG, displayName: f.slice(0, 30) });
+    const project = await make("Project", p, { parent: folder });
+    const key = await make("TagKey", k, { parent: `projects/${p}`, shortName: "tier" });
+    expect(fake.resource(key)?.parent).toBe(project);
+    const before = fake.stats();
+    await settle(r, keyOf(def("TagKey"), k));
+    await settle(r, keyOf(def("TagKey"), k));
+    const mr = await getMr<Json>(kube, def("TagKey"), k);
+    expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(mr?.spec.forProvider.parent).toBe(`projects/${p}`);
+    expect(
+      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
+    ).toEqual([]);
+    // Written as another project's id: a changed parent, refused (the recorded home), Google's key untouched.
+    await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: "projects/someone-else" } } });
+    await r.reconcile(keyOf(def("TagKey"), k));
+    expect(conditionOf(await getMr<Json>(kube, def("TagKey"), k), "Synced")).toMatchObject({
+      status: "False",
+    });
+    expect(fake.resource(key)?.parent).toBe(project);
+    await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: `projects/${p}` } } });
+    await gone("TagKey", k);
+    await gone("Project", p);
+    await gone("Folder", f);
+  });
+});

@@ -22,6 +22,13 @@ const spec = (kind: string): GoogleKindSpec => {
   return loadGoogleSpec(e);
 };
 
+/** A managed resource of the given forProvider, named and with a uid. */
+const mrNamed = (name: string, uid: string) => (forProvider: Record<string, unknown>) =>
+  ({
+    metadata: { name, uid, annotations: {} },
+    spec: { forProvider },
+  }) as unknown as ManagedResource<Record<string, unknown>, Record<string, unknown>>;
+
 let fake: GoogleGenericFake;
 beforeAll(async () => {
   generateGcp();
@@ -94,11 +101,7 @@ describe("Resource Manager v3 kinds", () => {
 
 describe("the generic provider on a top-level collection", () => {
   const connect = (s: GoogleKindSpec) => connectGoogle(s, fake.url);
-  const mr = (forProvider: Record<string, unknown>) =>
-    ({
-      metadata: { name: "f", uid: "u1", annotations: {} },
-      spec: { forProvider },
-    }) as unknown as ManagedResource<Record<string, unknown>, Record<string, unknown>>;
+  const mr = mrNamed("f", "u1");
 
   it("refuses a parent of a kind Google does not take, before any call", async () => {
     const client = await connect(spec("TagValue"));
@@ -136,5 +139,45 @@ describe("the generic provider on a top-level collection", () => {
     ]);
     // Two lists (one per organization) and one GET, for the one the lists do not show: 3 calls, not 4 GETs.
     expect(Object.values(fake.stats()).reduce((a, b) => a + b, 0)).toBe(3);
+  });
+});
+
+describe("a parent written projects/<id> against Google's projects/<number>", () => {
+  const connect = (s: GoogleKindSpec) => connectGoogle(s, fake.url);
+  const mr = mrNamed("k", "u2");
+  const calls = () => Object.values(fake.stats()).reduce((a, b) => a + b, 0);
+
+  it("reads as the same parent (one projects.get per project and container); another project stays a change", async () => {
+    const projects = await connect(spec("Project"));
+    for (const id of ["tag-home-1", "tag-home-2"])
+      await projects.create(mr({ parent: "organizations/7", projectId: id }), id);
+    const number = String(
+      (await projects.observe(mr({ parent: "organizations/7" }), "tag-home-1")).atProvider?.name,
+    );
+    expect(number).toMatch(/^projects\/\d+$/);
+    const keys = await connect(spec("TagKey"));
+    const fp = { parent: "projects/tag-home-1", shortName: "env" };
+    const made = String((await keys.create(mr(fp), undefined)).externalName);
+    // Google answers the project's number form, whatever form the parent was sent in.
+    expect(fake.resource(made)?.parent).toBe(number);
+    fake.reset();
+    const seen = await keys.observe(mr(fp), made);
+    expect(seen.observed?.parent).toBe("projects/tag-home-1");
+    const first = calls();
+    expect(first).toBe(2); // the TagKey, and projects.get of tag-home-1
+    await keys.observe(mr(fp), made);
+    expect(calls() - first).toBe(1); // resolved once: only the TagKey
+    // Reading the parent project is in the kind's permissions (and so in its custom role).
+    expect(spec("TagKey").permissions.read).toContain("resourcemanager.projects.get");
+    expect(spec("TagValue").permissions.read).not.toContain("resourcemanager.projects.get");
+    // The number form is the same project without a call.
+    expect((await keys.observe(mr({ ...fp, parent: number }), made)).observed?.parent).toBe(number);
+    // Another project is a changed parent: Google's answer stands (immutable, refused by the engine).
+    const other = await keys.observe(mr({ ...fp, parent: "projects/tag-home-2" }), made);
+    expect(other.observed?.parent).toBe(number);
+    // The batched check agrees (its list takes the id form as Google's does).
+    const many = await keys.observeMany?.([{ mr: mr(fp), externalName: made }]);
+    const checked = many?.[0] as { observed?: Record<string, unknown> } | undefined;
+    expect(checked?.observed?.parent).toBe("projects/tag-home-1");
   });
 });

@@ -133,6 +133,16 @@ interface Operation {
  */
 const updatesRunning = new Map<string, string>();
 
+/**
+ * Project numbers by Resource Manager endpoint and project id (`projects.get`: `name: projects/<number>`
+ * beside `projectId`). A project's id and its number are both fixed at creation and never given to another
+ * project (an id stays taken even after deletion), so a resolution never goes stale and is kept for the
+ * container's life; only answers are kept, never a failure.
+ */
+const projectNumbers = new Map<string, string>();
+/** The `<x>` of a project parent `projects/<x>` (an id or a number), else undefined. */
+const projectOf = (parent: string) => /^projects\/([^/]+)$/.exec(parent)?.[1];
+
 class GoogleGenericExternal implements ExternalClient<Json, Json> {
   readonly #api: GoogleRestClient;
   readonly #spec: GoogleKindSpec;
@@ -299,8 +309,44 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return last;
   }
 
-  #found(mr: MR, answer: Json, externalName?: string): ExternalObservation<Json, Json> {
+  /**
+   * A project's number (`123`) from its id or number: a number as it is, an id through Resource Manager's
+   * `projects.get` (`GET /v3/projects/{id}` answers `name: projects/<number>`), once per container.
+   */
+  async #projectNumber(x: string): Promise<string> {
+    if (/^\d+$/.test(x)) return x;
+    const key = `${this.#api.base}|${x}`;
+    const known = projectNumbers.get(key);
+    if (known) return known;
+    const path = `/${this.#spec.google.version}/projects/${encodeURIComponent(x)}`;
+    const got = await this.#call<Json>({ m: "get", p: path }, path, `read project ${x} (its number)`);
+    const n = typeof got.name === "string" ? projectOf(got.name) : undefined;
+    if (!n || !/^\d+$/.test(n))
+      throw new ExternalError(`projects.get ${x} answered no projects/<number> name`);
+    if (projectNumbers.size > 4096) projectNumbers.clear();
+    projectNumbers.set(key, n);
+    return n;
+  }
+
+  /**
+   * Google's answer with its parent as the spec writes it where both name one project: a parent in the body
+   * written `projects/<id>` comes back `projects/<number>` (a TagKey's). Any other difference stays, so a
+   * changed parent is still an immutable change, refused and never followed.
+   */
+  async #asWritten(fp: Json, answer: Json): Promise<Json> {
+    const [want, got] = [fp.parent, answer.parent];
+    if (!this.#spec.google.parent.inBody || typeof want !== "string" || typeof got !== "string")
+      return answer;
+    const [w, g] = [projectOf(want), projectOf(got)];
+    if (want === got || !w || !g) return answer;
+    if (/^\d+$/.test(w) && /^\d+$/.test(g)) return answer;
+    const same = (await this.#projectNumber(w)) === (await this.#projectNumber(g));
+    return same ? { ...answer, parent: want } : answer;
+  }
+
+  async #found(mr: MR, google: Json, externalName?: string): Promise<ExternalObservation<Json, Json>> {
     const model = modelOf(this.#spec);
+    const answer = await this.#asWritten(mr.spec.forProvider, google);
     const resource = fromGoogle(this.#spec, answer);
     const fp = mr.spec.forProvider;
     const { region: _, ...observed } = observedOf(model, resource, "", fp);
@@ -342,7 +388,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   async observe(mr: MR, externalName: string | undefined): Promise<ExternalObservation<Json, Json>> {
     if (externalName) {
       const resource = await this.#get(mr, externalName);
-      if (resource) return this.#updating(mr, externalName, this.#found(mr, resource));
+      if (resource) return this.#updating(mr, externalName, await this.#found(mr, resource));
     }
     const pending = mr.metadata.annotations?.[OPERATION_ANNOTATION];
     if (!pending) return this.#byOwnerLabel(mr, externalName);
@@ -490,7 +536,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         const { mr, externalName } = items[i] as ObserveManyItem<Json, Json>;
         const name = this.#compute ? externalName : this.#where(mr as MR, externalName).name;
         const found = listed.get(name);
-        if (found && !this.#softDeleted(found)) out[i] = this.#found(mr as MR, found);
+        if (!found || this.#softDeleted(found)) continue;
+        try {
+          out[i] = await this.#found(mr as MR, found);
+        } catch (err) {
+          out[i] = err instanceof Error ? err : new Error(String(err));
+        }
       }
     }
     return Promise.all(
