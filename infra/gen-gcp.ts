@@ -419,6 +419,9 @@ export function kindSpecOf(
   const fields = b.fieldsOf(r.message);
   const compute = r.family === "compute";
   const inBody = where.parent.inBody ? PARENT_IN_BODY[r.type] : undefined;
+  // A parent in the body the proto marks OPTIONAL (Project's) may be left out: Google then makes it with none.
+  if (inBody && fields.some((f) => f.j === "parent" && has(f, "OPTIONAL")))
+    where.parent = { ...where.parent, optional: true };
   const properties: Record<string, AwsccProp> = {};
   const attributes: Record<string, AwsccProp> = {};
   for (const f of fields) {

@@ -540,9 +540,11 @@ export async function startGoogleGenericFake(
       const [a, b] = [t.split("/"), parent.split("/")];
       return a.length === b.length && a.every((x, i) => (x === "*" ? Boolean(b[i]) : x === b[i]));
     });
-    if (!fits)
+    // A Project may have none (its parent is OPTIONAL): Google makes it without one for credentials that
+    // belong to no organization, the fake's case.
+    if (!fits && !(g.parent.optional && !parent))
       throw bad(`Invalid value at '${s.kind.toLowerCase()}.parent': must be one of ${kinds.join(", ")}.`);
-    if (!parent.startsWith("organizations/")) {
+    if (parent && !parent.startsWith("organizations/")) {
       const p = store.get(asNumber(parent));
       if (!p || !active(p.spec, p.resource)) throw notFound(parent);
     }

@@ -245,3 +245,30 @@ describe("a TagKey under projects/<id> (Google answers projects/<number>)", () =
     await gone("Folder", f);
   });
 });
+
+describe("a Project without a parent", () => {
+  it("is created with none and stays in sync; a parent set later is refused, never a move", {
+    timeout: 90_000,
+  }, async () => {
+    const p = uniqueName("rm-np");
+    const project = await make("Project", p, { displayName: "no parent" });
+    expect(project).toMatch(/^projects\/\d+$/);
+    expect(fake.resource(project)?.parent).toBeUndefined();
+    await settle(r, keyOf(def("Project"), p));
+    const mr = await getMr<Json>(kube, def("Project"), p);
+    expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(mr?.spec.forProvider.parent).toBeUndefined();
+    const before = fake.stats();
+    await kube.patch(def("Project"), p, { spec: { forProvider: { parent: ORG } } });
+    await r.reconcile(keyOf(def("Project"), p));
+    expect(conditionOf(await getMr<Json>(kube, def("Project"), p), "Synced")).toMatchObject({
+      status: "False",
+      message: expect.stringContaining("parent"),
+    });
+    expect(fake.resource(project)?.parent).toBeUndefined();
+    expect(
+      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
+    ).toEqual([]);
+    await gone("Project", p);
+  });
+});

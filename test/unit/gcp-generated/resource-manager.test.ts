@@ -54,7 +54,13 @@ describe("Resource Manager v3 kinds", () => {
     for (const [kind, template, to] of cases) {
       const s = spec(kind);
       expect(s.google.create.p).toMatch(/^\/v3\/[a-zA-Z]+$/);
-      expect(s.google.parent).toEqual({ template, home: [], explicit: true, inBody: true });
+      expect(s.google.parent).toEqual({
+        template,
+        home: [],
+        explicit: true,
+        inBody: true,
+        ...(kind === "Project" ? { optional: true } : {}),
+      });
       expect(s.google.refs).toContainEqual(expect.objectContaining({ field: "parent", kind: to }));
       expect(googleKindOf(s).immutable).toContain("parent");
     }
@@ -179,5 +185,31 @@ describe("a parent written projects/<id> against Google's projects/<number>", ()
     const many = await keys.observeMany?.([{ mr: mr(fp), externalName: made }]);
     const checked = many?.[0] as { observed?: Record<string, unknown> } | undefined;
     expect(checked?.observed?.parent).toBe("projects/tag-home-1");
+  });
+});
+
+describe("a Project without a parent (the proto's parent is OPTIONAL)", () => {
+  const mr = mrNamed("np", "u3");
+  it("is generated with an optional parent; the others' stays required", () => {
+    expect(spec("Project").google.parent.optional).toBe(true);
+    for (const k of ["Folder", "TagKey", "TagValue"]) expect(spec(k).google.parent.optional).toBeUndefined();
+  });
+
+  it("is created with none and observed with none (no drift); a Folder without one is refused before any call", async () => {
+    const client = await connectGoogle(spec("Project"), fake.url);
+    await client.create(mr({ displayName: "alone" }), "no-parent-1");
+    const seen = await client.observe(mr({ displayName: "alone" }), "no-parent-1");
+    expect(seen.resourceExists).toBe(true);
+    expect(seen.observed?.parent).toBeUndefined();
+    expect(fake.resource(String(seen.atProvider?.name))?.parent).toBeUndefined();
+    // The batched check has no parent to list: it reads the project alone.
+    const many = await client.observeMany?.([
+      { mr: mr({ displayName: "alone" }), externalName: "no-parent-1" },
+    ]);
+    expect((many?.[0] as { resourceExists?: boolean } | undefined)?.resourceExists).toBe(true);
+    const folders = await connectGoogle(spec("Folder"), fake.url);
+    const before = JSON.stringify(fake.stats());
+    await expect(folders.create(mr({ displayName: "x" }), undefined)).rejects.toThrow(InvalidSpecError);
+    expect(JSON.stringify(fake.stats())).toBe(before);
   });
 });

@@ -189,9 +189,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   }
 
   /** The parent's full name: forProvider.parent, or the ProviderConfig's project and the home fields. */
-  #parent(fp: Json): string {
+  #parent(fp: Json): string;
+  #parent(fp: Json, optional: true): string | undefined;
+  #parent(fp: Json, optional?: true): string | undefined {
     const g = this.#spec.google;
     if (g.parent.explicit) {
+      // A parent the proto marks OPTIONAL (a Project's) may be absent where the call does not need it.
+      if (optional && g.parent.optional && (fp.parent === undefined || fp.parent === "")) return undefined;
       if (typeof fp.parent !== "string" || !fp.parent)
         throw new InvalidSpecError(`spec.forProvider.parent is required (${g.parent.template})`);
       // A parent in the body is one of the kinds of parent Google documents (`organizations/1`, `folders/2`).
@@ -717,7 +721,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (this.#compute) {
       path = fillPath(g.create.p, this.#computeValues(fp));
     } else {
-      path = fillPath(g.create.p, { parent: this.#parent(fp) });
+      path = fillPath(g.create.p, { parent: this.#parent(fp, true) });
       if (this.#spec.identifierField && (!externalName || externalName.includes("/")))
         throw new InvalidSpecError(
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
