@@ -4,7 +4,11 @@
 // refused, never moved; Project's and Folder's soft delete (DELETE_REQUESTED) read as gone, and a soft-deleted
 // project id refused by Google on a re-create; a create whose answer is lost found again by the field Google
 // documents as unique within the parent, never made twice.
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
 import {
   type GoogleGenericFake,
@@ -21,6 +25,7 @@ import { newKube, uniqueName } from "../../support/env.ts";
 import { serveGoogleKinds } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import type { Reconciler } from "../../support/routed.ts";
+import { cli } from "../cli/helpers.ts";
 
 type Json = Record<string, unknown>;
 const KINDS = ["Folder", "Project", "TagKey", "TagValue"] as const;
@@ -270,5 +275,60 @@ describe("a Project without a parent", () => {
       Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
     ).toEqual([]);
     await gone("Project", p);
+  });
+});
+
+describe("driftless import under a given parent", () => {
+  it("lists an organization's folders with ?parent=, skips the managed one; the written Folder becomes Ready in Observe", {
+    timeout: 120_000,
+  }, async () => {
+    const org = `organizations/${Date.now() % 1_000_000_000}`;
+    const f = uniqueName("rm-imp");
+    const managed = await make("Folder", f, { parent: org, displayName: f.slice(0, 30) });
+    const byHand = await fetch(`${fake.url}/cloudresourcemanager/v3/folders`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ parent: org, displayName: "made by hand" }),
+    });
+    expect(byHand.status, await byHand.text()).toBe(200);
+    const folder = (await listed("folders", org))?.find((x) => x.displayName === "made by hand");
+    expect(folder?.name).toMatch(/^folders\/\d+$/);
+    const out = mkdtempSync(join(tmpdir(), "driftless-import-rm-"));
+    const activate = { DRIFTLESS_ACTIVATE: `${def("Folder").plural}.${def("Folder").group}` };
+    const args = ["import", "--provider-config", PC, "--kinds", "cloudresourcemanager.folder", "-o", out];
+    // Without a parent it is named as not listable, with why.
+    const without = await cli(args, { env: activate });
+    expect(without.code, without.stderr).toBe(0);
+    expect(without.stderr).toContain("--parent");
+    const res = await cli([...args, "--parent", org], { env: activate });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^cloudresourcemanager\.folder: 2 found, 1 written, 1 already managed$/m);
+    const objects = readdirSync(out).map((x) => parse(readFileSync(join(out, x), "utf8")) as Json);
+    const written = objects.find(
+      (o) => (o.metadata as { annotations?: Json }).annotations?.[Annotations.externalName] === folder?.name,
+    );
+    expect(written?.spec).toEqual({
+      managementPolicies: ["Observe"],
+      providerConfigRef: { name: PC },
+      forProvider: { parent: org },
+    });
+    expect(objects.map((o) => (o.metadata as Json).annotations)).not.toContainEqual(
+      expect.objectContaining({ [Annotations.externalName]: managed }),
+    );
+    const name = String((written?.metadata as Json | undefined)?.name);
+    const posts = fake.stats();
+    await kube.create(def("Folder"), written as never);
+    await settle(r, keyOf(def("Folder"), name));
+    await settle(r, keyOf(def("Folder"), name));
+    const mr = await getMr<Json>(kube, def("Folder"), name);
+    expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(
+      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST|DELETE)/.test(x) && n > (posts[x] ?? 0)),
+    ).toEqual([]);
+    await kube.delete(def("Folder"), name);
+    await settle(r, keyOf(def("Folder"), name));
+    expect(fake.resource(String(folder?.name))?.state).toBe("ACTIVE");
+    await gone("Folder", f);
   });
 });

@@ -8,7 +8,7 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { InvalidSpecError } from "../../../shared/api/external.ts";
+import { InvalidSpecError, NotListableError } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { findsByOwnerLabel, findsByUniqueField, googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
@@ -211,5 +211,36 @@ describe("a Project without a parent (the proto's parent is OPTIONAL)", () => {
     const before = JSON.stringify(fake.stats());
     await expect(folders.create(mr({ displayName: "x" }), undefined)).rejects.toThrow(InvalidSpecError);
     expect(JSON.stringify(fake.stats())).toBe(before);
+  });
+});
+
+describe("driftless import of the Resource Manager kinds (listed under a given parent)", () => {
+  it("lists a parent's folders, projects (by id) and tag keys with ?parent=; without one, or of another kind, says why", async () => {
+    const mr = mrNamed("imp", "u4");
+    const folders = await connectGoogle(spec("Folder"), fake.url);
+    const f = String(
+      (await folders.create(mr({ parent: "organizations/31", displayName: "imp" }), undefined)).externalName,
+    );
+    const projects = await connectGoogle(spec("Project"), fake.url);
+    await projects.create(mr({ parent: f, projectId: "imp-p" }), "imp-p");
+    const keys = await connectGoogle(spec("TagKey"), fake.url);
+    const k = String(
+      (await keys.create(mr({ parent: "projects/imp-p", shortName: "imp" }), undefined)).externalName,
+    );
+    expect(await folders.list?.({ parent: "organizations/31" })).toEqual([
+      { externalName: f, forProvider: { parent: "organizations/31" } },
+    ]);
+    expect(await projects.list?.({ parent: f })).toEqual([
+      { externalName: "imp-p", forProvider: { parent: f } },
+    ]);
+    // Google keeps a project parent in its number form: the listing says it so.
+    const number = fake.resource(k)?.parent;
+    expect(await keys.list?.({ parent: "projects/imp-p" })).toEqual([
+      { externalName: k, forProvider: { parent: number } },
+    ]);
+    await expect(folders.list?.({})).rejects.toThrow(NotListableError);
+    await expect(
+      (await connectGoogle(spec("TagValue"), fake.url)).list?.({ parent: "organizations/31" }),
+    ).rejects.toThrow(/not one of tagKeys/);
   });
 });

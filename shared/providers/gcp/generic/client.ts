@@ -10,6 +10,7 @@ import type {
   ExternalCreation,
   ExternalListing,
   ExternalObservation,
+  ListContext,
   ManagedKindProvider,
   ObserveManyItem,
 } from "../../../api/external.ts";
@@ -568,7 +569,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    * and zonal kinds with their collection's aggregatedList (every region or zone at once). A kind whose
    * parent is an explicit field is listed per parent (not yet).
    */
-  async list(): Promise<ExternalListing[]> {
+  async list(ctx?: ListContext): Promise<ExternalListing[]> {
     const g = this.#spec.google;
     if (!g.list) throw new NotListableError("no list method in its API");
     if (this.#compute) {
@@ -586,7 +587,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       const listed = await this.#listAll(fillPath(g.list.p, { project: this.#project }), "");
       return [...listed.keys()].map((name) => ({ externalName: name, forProvider: {} }));
     }
-    if (g.parent.explicit) throw new NotListableError(`its parent (${g.parent.template}) is a spec field`);
+    if (g.parent.explicit) return this.#listUnder(ctx?.parent);
     const parent = this.#parent({});
     const listed = await this.#listAll(fillPath(g.list.p, { parent }), "");
     const template = g.parent.template.split("/");
@@ -602,6 +603,34 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
           forProvider: Object.fromEntries(g.parent.home.map((h, i) => [h, stars[i + 1]])),
         },
       ];
+    });
+  }
+
+  /**
+   * A kind whose parent is a spec field, listed under the one given (`driftless import --parent`): a parent in
+   * the body with `?parent=` (Resource Manager: a folder's folders and projects, an organization's or
+   * project's tag keys; soft-deleted ones are not listed), another under `{parent}` in the path. Each with
+   * the parent Google answers (a project parent in its number form) and its external name: a Project's id,
+   * another's full name.
+   */
+  async #listUnder(parent: string | undefined): Promise<ExternalListing[]> {
+    const g = this.#spec.google;
+    const kinds = g.parent.template.split("|");
+    if (!parent)
+      throw new NotListableError(
+        `its parent (${kinds.join(", ")}) is a spec field: list it under one with --parent`,
+      );
+    if (!kinds.some((t) => templateMatches(t, parent)))
+      throw new NotListableError(`--parent ${parent} is not one of ${kinds.join(", ")}`);
+    if (!g.list) throw new NotListableError("no list method in its API");
+    const { path, prefix, query } = this.#listOf({ parent });
+    const listed = await this.#listAll(path, prefix, query);
+    return [...listed.entries()].flatMap(([name, resource]) => {
+      if (this.#softDeleted(resource)) return [];
+      const id = this.#spec.identifierField ? resource[this.#spec.identifierField] : name;
+      if (typeof id !== "string" || !id) return [];
+      const under = typeof resource.parent === "string" && g.parent.inBody ? resource.parent : parent;
+      return [{ externalName: id, forProvider: { parent: under } }];
     });
   }
 
