@@ -43,7 +43,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 10;
+export const GENERATOR_VERSION = 11;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -419,6 +419,9 @@ export function kindSpecOf(
   const fields = b.fieldsOf(r.message);
   const compute = r.family === "compute";
   const inBody = where.parent.inBody ? PARENT_IN_BODY[r.type] : undefined;
+  // A parent in the body the proto marks OPTIONAL (Project's) may be left out: Google then makes it with none.
+  if (inBody && fields.some((f) => f.j === "parent" && has(f, "OPTIONAL")))
+    where.parent = { ...where.parent, optional: true };
   const properties: Record<string, AwsccProp> = {};
   const attributes: Record<string, AwsccProp> = {};
   for (const f of fields) {
@@ -503,6 +506,11 @@ export function kindSpecOf(
     ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
   ];
   const iam = permissionsOf(r, where.collection, known);
+  // A project parent written `projects/<id>` is compared with Google's `projects/<number>` through
+  // Resource Manager's projects.get (the provider's #asWritten): reading the parent project is needed too.
+  const projectGet = "resourcemanager.projects.get";
+  if (inBody?.parents.includes("projects/*") && known.has(projectGet))
+    iam.permissions.read = [...(iam.permissions.read ?? []), projectGet];
   return {
     v: GOOGLE_SPEC_VERSION,
     typeName: r.type,

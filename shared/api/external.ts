@@ -107,6 +107,11 @@ export interface ListContext {
    * its parent types in the cloud. Absent: parents are listed in the cloud.
    */
   managed?: (def: ManagedKindDef) => Promise<ManagedResource[]>;
+  /**
+   * The parent to list under (`--parent organizations/1`): a kind whose parent is a spec field (a generated
+   * Google Folder, Project, TagKey) lists what lies directly under it; absent, such a kind is not listable.
+   */
+  parent?: string;
 }
 
 /** A kind whose client cannot list what exists (yet): `driftless import` names it and goes on. */

@@ -26,6 +26,8 @@ export interface ImportOptions extends ConnectorOptions {
    * parent types; children of a parent driftless does not manage are not found).
    */
   parents?: "cloud" | "managed";
+  /** The parent a kind whose parent is a spec field is listed under (a Google folder, organization, project). */
+  parent?: string;
 }
 
 export interface ImportResult {
@@ -60,15 +62,17 @@ export async function discover(
     (p) => p.definition.scope === "Cluster" && matchers.some((m) => m(kindAlias(p.definition))),
   );
   const connector = new ProviderConnector(kube, opts);
-  const listContext: ListContext =
-    opts.parents === "managed"
+  const listContext: ListContext = {
+    ...(opts.parent ? { parent: opts.parent } : {}),
+    ...(opts.parents === "managed"
       ? {
           managed: async (def) =>
             (await Promise.all([def, namespacedVariantOf(def)].map((t) => listManaged(kube, t))))
               .flat()
               .filter((mr) => (mr.spec.providerConfigRef?.name ?? "default") === opts.providerConfig),
         }
-      : {};
+      : {}),
+  };
   const result: ImportResult = { objects: [], kinds: [], unsupported: [] };
   for (const provider of selected) {
     const def = provider.definition;

@@ -32,6 +32,10 @@ export function registerImport(program: Command, cli: CliContext): void {
         .choices(["cloud", "managed"])
         .default("cloud"),
     )
+    .option(
+      "--parent <name>",
+      "the parent a kind whose parent is a spec field is listed under: a generated Google Resource Manager kind's organizations/N, folders/N or projects/P, another generated Google kind's parent's full name",
+    )
     .addHelpText(
       "after",
       `
@@ -54,10 +58,19 @@ parent, a kind without a list yet) is named on standard error with why. Nothing 
 A generated AWS child type (Cloud Control) is listed level by level under its parents: with --parents cloud
 (the default) every parent type is listed in the cloud first; with --parents managed the parents are the
 managed resources of this ProviderConfig in the cluster (their external names and fields; no list of the
-parent types, so children of a parent driftless does not manage are not found).`,
+parent types, so children of a parent driftless does not manage are not found). A generated Google kind
+whose parent is a spec field (Resource Manager's Folder, Project, TagKey, TagValue) is listed under
+--parent only: what lies directly under it (a folder's folders and
+projects, an organization's or project's tag keys), with that parent in forProvider.`,
     )
     .action(
-      async (opts: { providerConfig: string; kinds: string; out: string; parents: "cloud" | "managed" }) => {
+      async (opts: {
+        providerConfig: string;
+        kinds: string;
+        out: string;
+        parents: "cloud" | "managed";
+        parent?: string;
+      }) => {
         const kinds = opts.kinds
           .split(",")
           .map((k) => k.trim())
@@ -72,6 +85,7 @@ parent types, so children of a parent driftless does not manage are not found).`
           providerConfig: opts.providerConfig,
           kinds,
           parents: opts.parents,
+          ...(opts.parent ? { parent: opts.parent } : {}),
           secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
           tenancy: { ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES },
         });

@@ -504,6 +504,13 @@ export async function startGoogleGenericFake(
   /** The stored name of a project by its id (Project's `projectId`), if one holds it. */
   const byId = (s: GoogleKindSpec, id: string) =>
     inBodyOf(s).find(([, r]) => r[s.identifierField as string] === id)?.[0];
+  /** A project parent in Google's number form (`projects/<id>` → `projects/<number>`); others as they are. */
+  const asNumber = (parent: string) => {
+    const id = /^projects\/([^/]+)$/.exec(parent)?.[1];
+    if (!id || /^\d+$/.test(id)) return parent;
+    for (const [k, v] of store) if (v.spec.identifierField && v.resource.projectId === id) return k;
+    return parent;
+  };
   /** A resource with active children (a folder's folders and projects, a tag key's values) cannot go. */
   const inUse = (name: string) => {
     for (const [k, v] of store)
@@ -533,13 +540,13 @@ export async function startGoogleGenericFake(
       const [a, b] = [t.split("/"), parent.split("/")];
       return a.length === b.length && a.every((x, i) => (x === "*" ? Boolean(b[i]) : x === b[i]));
     });
-    if (!fits)
+    // A Project may have none (its parent is OPTIONAL): Google makes it without one for credentials that
+    // belong to no organization, the fake's case.
+    if (!fits && !(g.parent.optional && !parent))
       throw bad(`Invalid value at '${s.kind.toLowerCase()}.parent': must be one of ${kinds.join(", ")}.`);
-    if (!parent.startsWith("organizations/")) {
-      const p = [...store.entries()].find(
-        ([k, v]) => k === parent || (v.spec.identifierField && `projects/${v.resource.projectId}` === parent),
-      );
-      if (!p || !active(p[1].spec, p[1].resource)) throw notFound(parent);
+    if (parent && !parent.startsWith("organizations/")) {
+      const p = store.get(asNumber(parent));
+      if (!p || !active(p.spec, p.resource)) throw notFound(parent);
     }
     const id = s.identifierField ? String(body[s.identifierField] ?? "") : "";
     if (s.identifierField) {
@@ -558,7 +565,9 @@ export async function startGoogleGenericFake(
     const unique = g.uniqueIn;
     if (
       unique &&
-      inBodyOf(s, true).some(([, r]) => r.parent === parent && r[unique] === body[unique] && active(s, r))
+      inBodyOf(s, true).some(
+        ([, r]) => r.parent === asNumber(parent) && r[unique] === body[unique] && active(s, r),
+      )
     ) {
       const msg = `A ${s.kind} with ${unique} '${String(body[unique])}' already exists under ${parent}.`;
       throw g.softDelete
@@ -567,11 +576,14 @@ export async function startGoogleGenericFake(
     }
     const name = `${g.collection}/${100000 + ++seq}`;
     const parentShort = (() => {
-      const p = store.get(parent)?.resource;
+      const p = store.get(asNumber(parent))?.resource;
       return typeof p?.namespacedName === "string" ? p.namespacedName : (parent.split("/")[1] ?? "");
     })();
     const resource: Json = {
       ...structuredClone(body),
+      // Google keeps a project parent in its number form, whichever form was sent (terraform-provider-google
+      // #14792: a TagKey created under projects/<id> answers projects/<number>).
+      ...(parent ? { parent: asNumber(parent) } : {}),
       name,
       ...(g.softDelete ? { state: "ACTIVE" } : {}),
       ...(s.attributes.namespacedName ? { namespacedName: `${parentShort}/${String(body.shortName)}` } : {}),
@@ -593,8 +605,9 @@ export async function startGoogleGenericFake(
   };
   /** A list of a top-level collection under `?parent=` (required; deleted ones only with `showDeleted`). */
   const listInBody = (s: GoogleKindSpec, req: FakeRequest): Json => {
-    const parent = req.query.get("parent");
-    if (!parent) throw bad("Field violation: 'parent' is required.");
+    const asked = req.query.get("parent");
+    if (!asked) throw bad("Field violation: 'parent' is required.");
+    const parent = asNumber(asked);
     // Operations progress while the collection is read too: Google finishes them whether or not anyone polls.
     for (const p of ops.values())
       if (p.target.startsWith(`${s.google.collection}/`) && p.countdown.tick()) settle(p);

@@ -154,10 +154,13 @@ export function googleSchemas(spec: GoogleKindSpec) {
       .string()
       .min(1)
       .describe(
-        `The full resource name of the parent this resource is created under (${spec.google.parent.template.split("|").join(" or ")}). Immutable${spec.google.parent.inBody ? ": a changed parent is refused, never followed by a move" : ""}.`,
+        `The full resource name of the parent this resource is created under (${spec.google.parent.template.split("|").join(" or ")}). Immutable${spec.google.parent.inBody ? ": a changed parent is refused, never followed by a move" : ""}.${spec.google.parent.optional ? " Optional: without one Google makes it with no parent (an account with no organization) or under the credentials' organization, which is then late-initialized here and recorded as its home." : ""}`,
       );
     // Filled by the engine from parentRef / parentSelector when it has them: not required of the user then.
-    home.parent = spec.google.refs?.some((r) => r.field === "parent") ? parent.optional() : parent;
+    home.parent =
+      spec.google.parent.optional || spec.google.refs?.some((r) => r.field === "parent")
+        ? parent.optional()
+        : parent;
   }
   for (const { v, field } of spec.google.parent.vars ?? []) {
     const named = z

@@ -39,6 +39,11 @@ export interface GoogleParent {
    */
   inBody?: true;
   /**
+   * The parent may be left out (the proto marks it OPTIONAL: Resource Manager's Project, which Google makes
+   * without a parent for an account with no organization, or under the credentials' organization).
+   */
+  optional?: true;
+  /**
    * Compute: the parent resources a path names by variable (`{instance_group_manager}`), each a forProvider
    * field (`instanceGroupManager`, the parent's name) beside region / zone, immutable like them.
    */

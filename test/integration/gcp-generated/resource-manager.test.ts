@@ -4,7 +4,11 @@
 // refused, never moved; Project's and Folder's soft delete (DELETE_REQUESTED) read as gone, and a soft-deleted
 // project id refused by Google on a re-create; a create whose answer is lost found again by the field Google
 // documents as unique within the parent, never made twice.
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
 import {
   type GoogleGenericFake,
@@ -21,6 +25,7 @@ import { newKube, uniqueName } from "../../support/env.ts";
 import { serveGoogleKinds } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import type { Reconciler } from "../../support/routed.ts";
+import { cli } from "../cli/helpers.ts";
 
 type Json = Record<string, unknown>;
 const KINDS = ["Folder", "Project", "TagKey", "TagValue"] as const;
@@ -211,5 +216,119 @@ describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
     ).toEqual([]);
     await gone("TagValue", v);
     await gone("TagKey", k);
+  });
+});
+
+describe("a TagKey under projects/<id> (Google answers projects/<number>)", () => {
+  it("stays in sync, nothing patched; another project is refused as a changed parent", {
+    timeout: 90_000,
+  }, async () => {
+    const [f, p, k] = [uniqueName("rm-f4"), uniqueName("rm-p4"), uniqueName("rm-k4")];
+    const folder = await make("Folder", f, { parent: ORG, displayName: f.slice(0, 30) });
+    const project = await make("Project", p, { parent: folder });
+    const key = await make("TagKey", k, { parent: `projects/${p}`, shortName: "tier" });
+    expect(fake.resource(key)?.parent).toBe(project);
+    const before = fake.stats();
+    await settle(r, keyOf(def("TagKey"), k));
+    await settle(r, keyOf(def("TagKey"), k));
+    const mr = await getMr<Json>(kube, def("TagKey"), k);
+    expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(mr?.spec.forProvider.parent).toBe(`projects/${p}`);
+    expect(
+      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
+    ).toEqual([]);
+    // Written as another project's id: a changed parent, refused (the recorded home), Google's key untouched.
+    await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: "projects/someone-else" } } });
+    await r.reconcile(keyOf(def("TagKey"), k));
+    expect(conditionOf(await getMr<Json>(kube, def("TagKey"), k), "Synced")).toMatchObject({
+      status: "False",
+    });
+    expect(fake.resource(key)?.parent).toBe(project);
+    await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: `projects/${p}` } } });
+    await gone("TagKey", k);
+    await gone("Project", p);
+    await gone("Folder", f);
+  });
+});
+
+describe("a Project without a parent", () => {
+  it("is created with none and stays in sync; a parent set later is refused, never a move", {
+    timeout: 90_000,
+  }, async () => {
+    const p = uniqueName("rm-np");
+    const project = await make("Project", p, { displayName: "no parent" });
+    expect(project).toMatch(/^projects\/\d+$/);
+    expect(fake.resource(project)?.parent).toBeUndefined();
+    await settle(r, keyOf(def("Project"), p));
+    const mr = await getMr<Json>(kube, def("Project"), p);
+    expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(mr?.spec.forProvider.parent).toBeUndefined();
+    const before = fake.stats();
+    await kube.patch(def("Project"), p, { spec: { forProvider: { parent: ORG } } });
+    await r.reconcile(keyOf(def("Project"), p));
+    expect(conditionOf(await getMr<Json>(kube, def("Project"), p), "Synced")).toMatchObject({
+      status: "False",
+      message: expect.stringContaining("parent"),
+    });
+    expect(fake.resource(project)?.parent).toBeUndefined();
+    expect(
+      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
+    ).toEqual([]);
+    await gone("Project", p);
+  });
+});
+
+describe("driftless import under a given parent", () => {
+  it("lists an organization's folders with ?parent=, skips the managed one; the written Folder becomes Ready in Observe", {
+    timeout: 120_000,
+  }, async () => {
+    const org = `organizations/${Date.now() % 1_000_000_000}`;
+    const f = uniqueName("rm-imp");
+    const managed = await make("Folder", f, { parent: org, displayName: f.slice(0, 30) });
+    const byHand = await fetch(`${fake.url}/cloudresourcemanager/v3/folders`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ parent: org, displayName: "made by hand" }),
+    });
+    expect(byHand.status, await byHand.text()).toBe(200);
+    const folder = (await listed("folders", org))?.find((x) => x.displayName === "made by hand");
+    expect(folder?.name).toMatch(/^folders\/\d+$/);
+    const out = mkdtempSync(join(tmpdir(), "driftless-import-rm-"));
+    const activate = { DRIFTLESS_ACTIVATE: `${def("Folder").plural}.${def("Folder").group}` };
+    const args = ["import", "--provider-config", PC, "--kinds", "cloudresourcemanager.folder", "-o", out];
+    // Without a parent it is named as not listable, with why.
+    const without = await cli(args, { env: activate });
+    expect(without.code, without.stderr).toBe(0);
+    expect(without.stderr).toContain("--parent");
+    const res = await cli([...args, "--parent", org], { env: activate });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^cloudresourcemanager\.folder: 2 found, 1 written, 1 already managed$/m);
+    const objects = readdirSync(out).map((x) => parse(readFileSync(join(out, x), "utf8")) as Json);
+    const written = objects.find(
+      (o) => (o.metadata as { annotations?: Json }).annotations?.[Annotations.externalName] === folder?.name,
+    );
+    expect(written?.spec).toEqual({
+      managementPolicies: ["Observe"],
+      providerConfigRef: { name: PC },
+      forProvider: { parent: org },
+    });
+    expect(objects.map((o) => (o.metadata as Json).annotations)).not.toContainEqual(
+      expect.objectContaining({ [Annotations.externalName]: managed }),
+    );
+    const name = String((written?.metadata as Json | undefined)?.name);
+    const posts = fake.stats();
+    await kube.create(def("Folder"), written as never);
+    await settle(r, keyOf(def("Folder"), name));
+    await settle(r, keyOf(def("Folder"), name));
+    const mr = await getMr<Json>(kube, def("Folder"), name);
+    expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(
+      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST|DELETE)/.test(x) && n > (posts[x] ?? 0)),
+    ).toEqual([]);
+    await kube.delete(def("Folder"), name);
+    await settle(r, keyOf(def("Folder"), name));
+    expect(fake.resource(String(folder?.name))?.state).toBe("ACTIVE");
+    await gone("Folder", f);
   });
 });

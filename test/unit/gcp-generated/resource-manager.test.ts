@@ -8,7 +8,7 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { InvalidSpecError } from "../../../shared/api/external.ts";
+import { InvalidSpecError, NotListableError } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { findsByOwnerLabel, findsByUniqueField, googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
@@ -21,6 +21,13 @@ const spec = (kind: string): GoogleKindSpec => {
   if (!e) throw new Error(`${kind} is not generated`);
   return loadGoogleSpec(e);
 };
+
+/** A managed resource of the given forProvider, named and with a uid. */
+const mrNamed = (name: string, uid: string) => (forProvider: Record<string, unknown>) =>
+  ({
+    metadata: { name, uid, annotations: {} },
+    spec: { forProvider },
+  }) as unknown as ManagedResource<Record<string, unknown>, Record<string, unknown>>;
 
 let fake: GoogleGenericFake;
 beforeAll(async () => {
@@ -47,7 +54,13 @@ describe("Resource Manager v3 kinds", () => {
     for (const [kind, template, to] of cases) {
       const s = spec(kind);
       expect(s.google.create.p).toMatch(/^\/v3\/[a-zA-Z]+$/);
-      expect(s.google.parent).toEqual({ template, home: [], explicit: true, inBody: true });
+      expect(s.google.parent).toEqual({
+        template,
+        home: [],
+        explicit: true,
+        inBody: true,
+        ...(kind === "Project" ? { optional: true } : {}),
+      });
       expect(s.google.refs).toContainEqual(expect.objectContaining({ field: "parent", kind: to }));
       expect(googleKindOf(s).immutable).toContain("parent");
     }
@@ -94,11 +107,7 @@ describe("Resource Manager v3 kinds", () => {
 
 describe("the generic provider on a top-level collection", () => {
   const connect = (s: GoogleKindSpec) => connectGoogle(s, fake.url);
-  const mr = (forProvider: Record<string, unknown>) =>
-    ({
-      metadata: { name: "f", uid: "u1", annotations: {} },
-      spec: { forProvider },
-    }) as unknown as ManagedResource<Record<string, unknown>, Record<string, unknown>>;
+  const mr = mrNamed("f", "u1");
 
   it("refuses a parent of a kind Google does not take, before any call", async () => {
     const client = await connect(spec("TagValue"));
@@ -136,5 +145,102 @@ describe("the generic provider on a top-level collection", () => {
     ]);
     // Two lists (one per organization) and one GET, for the one the lists do not show: 3 calls, not 4 GETs.
     expect(Object.values(fake.stats()).reduce((a, b) => a + b, 0)).toBe(3);
+  });
+});
+
+describe("a parent written projects/<id> against Google's projects/<number>", () => {
+  const connect = (s: GoogleKindSpec) => connectGoogle(s, fake.url);
+  const mr = mrNamed("k", "u2");
+  const calls = () => Object.values(fake.stats()).reduce((a, b) => a + b, 0);
+
+  it("reads as the same parent (one projects.get per project and container); another project stays a change", async () => {
+    const projects = await connect(spec("Project"));
+    for (const id of ["tag-home-1", "tag-home-2"])
+      await projects.create(mr({ parent: "organizations/7", projectId: id }), id);
+    const number = String(
+      (await projects.observe(mr({ parent: "organizations/7" }), "tag-home-1")).atProvider?.name,
+    );
+    expect(number).toMatch(/^projects\/\d+$/);
+    const keys = await connect(spec("TagKey"));
+    const fp = { parent: "projects/tag-home-1", shortName: "env" };
+    const made = String((await keys.create(mr(fp), undefined)).externalName);
+    // Google answers the project's number form, whatever form the parent was sent in.
+    expect(fake.resource(made)?.parent).toBe(number);
+    fake.reset();
+    const seen = await keys.observe(mr(fp), made);
+    expect(seen.observed?.parent).toBe("projects/tag-home-1");
+    const first = calls();
+    expect(first).toBe(2); // the TagKey, and projects.get of tag-home-1
+    await keys.observe(mr(fp), made);
+    expect(calls() - first).toBe(1); // resolved once: only the TagKey
+    // Reading the parent project is in the kind's permissions (and so in its custom role).
+    expect(spec("TagKey").permissions.read).toContain("resourcemanager.projects.get");
+    expect(spec("TagValue").permissions.read).not.toContain("resourcemanager.projects.get");
+    // The number form is the same project without a call.
+    expect((await keys.observe(mr({ ...fp, parent: number }), made)).observed?.parent).toBe(number);
+    // Another project is a changed parent: Google's answer stands (immutable, refused by the engine).
+    const other = await keys.observe(mr({ ...fp, parent: "projects/tag-home-2" }), made);
+    expect(other.observed?.parent).toBe(number);
+    // The batched check agrees (its list takes the id form as Google's does).
+    const many = await keys.observeMany?.([{ mr: mr(fp), externalName: made }]);
+    const checked = many?.[0] as { observed?: Record<string, unknown> } | undefined;
+    expect(checked?.observed?.parent).toBe("projects/tag-home-1");
+  });
+});
+
+describe("a Project without a parent (the proto's parent is OPTIONAL)", () => {
+  const mr = mrNamed("np", "u3");
+  it("is generated with an optional parent; the others' stays required", () => {
+    expect(spec("Project").google.parent.optional).toBe(true);
+    for (const k of ["Folder", "TagKey", "TagValue"]) expect(spec(k).google.parent.optional).toBeUndefined();
+  });
+
+  it("is created with none and observed with none (no drift); a Folder without one is refused before any call", async () => {
+    const client = await connectGoogle(spec("Project"), fake.url);
+    await client.create(mr({ displayName: "alone" }), "no-parent-1");
+    const seen = await client.observe(mr({ displayName: "alone" }), "no-parent-1");
+    expect(seen.resourceExists).toBe(true);
+    expect(seen.observed?.parent).toBeUndefined();
+    expect(fake.resource(String(seen.atProvider?.name))?.parent).toBeUndefined();
+    // The batched check has no parent to list: it reads the project alone.
+    const many = await client.observeMany?.([
+      { mr: mr({ displayName: "alone" }), externalName: "no-parent-1" },
+    ]);
+    expect((many?.[0] as { resourceExists?: boolean } | undefined)?.resourceExists).toBe(true);
+    const folders = await connectGoogle(spec("Folder"), fake.url);
+    const before = JSON.stringify(fake.stats());
+    await expect(folders.create(mr({ displayName: "x" }), undefined)).rejects.toThrow(InvalidSpecError);
+    expect(JSON.stringify(fake.stats())).toBe(before);
+  });
+});
+
+describe("driftless import of the Resource Manager kinds (listed under a given parent)", () => {
+  it("lists a parent's folders, projects (by id) and tag keys with ?parent=; without one, or of another kind, says why", async () => {
+    const mr = mrNamed("imp", "u4");
+    const folders = await connectGoogle(spec("Folder"), fake.url);
+    const f = String(
+      (await folders.create(mr({ parent: "organizations/31", displayName: "imp" }), undefined)).externalName,
+    );
+    const projects = await connectGoogle(spec("Project"), fake.url);
+    await projects.create(mr({ parent: f, projectId: "imp-p" }), "imp-p");
+    const keys = await connectGoogle(spec("TagKey"), fake.url);
+    const k = String(
+      (await keys.create(mr({ parent: "projects/imp-p", shortName: "imp" }), undefined)).externalName,
+    );
+    expect(await folders.list?.({ parent: "organizations/31" })).toEqual([
+      { externalName: f, forProvider: { parent: "organizations/31" } },
+    ]);
+    expect(await projects.list?.({ parent: f })).toEqual([
+      { externalName: "imp-p", forProvider: { parent: f } },
+    ]);
+    // Google keeps a project parent in its number form: the listing says it so.
+    const number = fake.resource(k)?.parent;
+    expect(await keys.list?.({ parent: "projects/imp-p" })).toEqual([
+      { externalName: k, forProvider: { parent: number } },
+    ]);
+    await expect(folders.list?.({})).rejects.toThrow(NotListableError);
+    await expect(
+      (await connectGoogle(spec("TagValue"), fake.url)).list?.({ parent: "organizations/31" }),
+    ).rejects.toThrow(/not one of tagKeys/);
   });
 });

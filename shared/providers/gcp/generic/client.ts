@@ -10,6 +10,7 @@ import type {
   ExternalCreation,
   ExternalListing,
   ExternalObservation,
+  ListContext,
   ManagedKindProvider,
   ObserveManyItem,
 } from "../../../api/external.ts";
@@ -133,6 +134,16 @@ interface Operation {
  */
 const updatesRunning = new Map<string, string>();
 
+/**
+ * Project numbers by Resource Manager endpoint and project id (`projects.get`: `name: projects/<number>`
+ * beside `projectId`). A project's id and its number are both fixed at creation and never given to another
+ * project (an id stays taken even after deletion), so a resolution never goes stale and is kept for the
+ * container's life; only answers are kept, never a failure.
+ */
+const projectNumbers = new Map<string, string>();
+/** The `<x>` of a project parent `projects/<x>` (an id or a number), else undefined. */
+const projectOf = (parent: string) => /^projects\/([^/]+)$/.exec(parent)?.[1];
+
 class GoogleGenericExternal implements ExternalClient<Json, Json> {
   readonly #api: GoogleRestClient;
   readonly #spec: GoogleKindSpec;
@@ -179,9 +190,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   }
 
   /** The parent's full name: forProvider.parent, or the ProviderConfig's project and the home fields. */
-  #parent(fp: Json): string {
+  #parent(fp: Json): string;
+  #parent(fp: Json, optional: true): string | undefined;
+  #parent(fp: Json, optional?: true): string | undefined {
     const g = this.#spec.google;
     if (g.parent.explicit) {
+      // A parent the proto marks OPTIONAL (a Project's) may be absent where the call does not need it.
+      if (optional && g.parent.optional && (fp.parent === undefined || fp.parent === "")) return undefined;
       if (typeof fp.parent !== "string" || !fp.parent)
         throw new InvalidSpecError(`spec.forProvider.parent is required (${g.parent.template})`);
       // A parent in the body is one of the kinds of parent Google documents (`organizations/1`, `folders/2`).
@@ -299,8 +314,44 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return last;
   }
 
-  #found(mr: MR, answer: Json, externalName?: string): ExternalObservation<Json, Json> {
+  /**
+   * A project's number (`123`) from its id or number: a number as it is, an id through Resource Manager's
+   * `projects.get` (`GET /v3/projects/{id}` answers `name: projects/<number>`), once per container.
+   */
+  async #projectNumber(x: string): Promise<string> {
+    if (/^\d+$/.test(x)) return x;
+    const key = `${this.#api.base}|${x}`;
+    const known = projectNumbers.get(key);
+    if (known) return known;
+    const path = `/${this.#spec.google.version}/projects/${encodeURIComponent(x)}`;
+    const got = await this.#call<Json>({ m: "get", p: path }, path, `read project ${x} (its number)`);
+    const n = typeof got.name === "string" ? projectOf(got.name) : undefined;
+    if (!n || !/^\d+$/.test(n))
+      throw new ExternalError(`projects.get ${x} answered no projects/<number> name`);
+    if (projectNumbers.size > 4096) projectNumbers.clear();
+    projectNumbers.set(key, n);
+    return n;
+  }
+
+  /**
+   * Google's answer with its parent as the spec writes it where both name one project: a parent in the body
+   * written `projects/<id>` comes back `projects/<number>` (a TagKey's). Any other difference stays, so a
+   * changed parent is still an immutable change, refused and never followed.
+   */
+  async #asWritten(fp: Json, answer: Json): Promise<Json> {
+    const [want, got] = [fp.parent, answer.parent];
+    if (!this.#spec.google.parent.inBody || typeof want !== "string" || typeof got !== "string")
+      return answer;
+    const [w, g] = [projectOf(want), projectOf(got)];
+    if (want === got || !w || !g) return answer;
+    if (/^\d+$/.test(w) && /^\d+$/.test(g)) return answer;
+    const same = (await this.#projectNumber(w)) === (await this.#projectNumber(g));
+    return same ? { ...answer, parent: want } : answer;
+  }
+
+  async #found(mr: MR, google: Json, externalName?: string): Promise<ExternalObservation<Json, Json>> {
     const model = modelOf(this.#spec);
+    const answer = await this.#asWritten(mr.spec.forProvider, google);
     const resource = fromGoogle(this.#spec, answer);
     const fp = mr.spec.forProvider;
     const { region: _, ...observed } = observedOf(model, resource, "", fp);
@@ -342,7 +393,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   async observe(mr: MR, externalName: string | undefined): Promise<ExternalObservation<Json, Json>> {
     if (externalName) {
       const resource = await this.#get(mr, externalName);
-      if (resource) return this.#updating(mr, externalName, this.#found(mr, resource));
+      if (resource) return this.#updating(mr, externalName, await this.#found(mr, resource));
     }
     const pending = mr.metadata.annotations?.[OPERATION_ANNOTATION];
     if (!pending) return this.#byOwnerLabel(mr, externalName);
@@ -490,7 +541,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         const { mr, externalName } = items[i] as ObserveManyItem<Json, Json>;
         const name = this.#compute ? externalName : this.#where(mr as MR, externalName).name;
         const found = listed.get(name);
-        if (found && !this.#softDeleted(found)) out[i] = this.#found(mr as MR, found);
+        if (!found || this.#softDeleted(found)) continue;
+        try {
+          out[i] = await this.#found(mr as MR, found);
+        } catch (err) {
+          out[i] = err instanceof Error ? err : new Error(String(err));
+        }
       }
     }
     return Promise.all(
@@ -513,7 +569,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    * and zonal kinds with their collection's aggregatedList (every region or zone at once). A kind whose
    * parent is an explicit field is listed per parent (not yet).
    */
-  async list(): Promise<ExternalListing[]> {
+  async list(ctx?: ListContext): Promise<ExternalListing[]> {
     const g = this.#spec.google;
     if (!g.list) throw new NotListableError("no list method in its API");
     if (this.#compute) {
@@ -531,7 +587,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       const listed = await this.#listAll(fillPath(g.list.p, { project: this.#project }), "");
       return [...listed.keys()].map((name) => ({ externalName: name, forProvider: {} }));
     }
-    if (g.parent.explicit) throw new NotListableError(`its parent (${g.parent.template}) is a spec field`);
+    if (g.parent.explicit) return this.#listUnder(ctx?.parent);
     const parent = this.#parent({});
     const listed = await this.#listAll(fillPath(g.list.p, { parent }), "");
     const template = g.parent.template.split("/");
@@ -547,6 +603,34 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
           forProvider: Object.fromEntries(g.parent.home.map((h, i) => [h, stars[i + 1]])),
         },
       ];
+    });
+  }
+
+  /**
+   * A kind whose parent is a spec field, listed under the one given (`driftless import --parent`): a parent in
+   * the body with `?parent=` (Resource Manager: a folder's folders and projects, an organization's or
+   * project's tag keys; soft-deleted ones are not listed), another under `{parent}` in the path. Each with
+   * the parent Google answers (a project parent in its number form) and its external name: a Project's id,
+   * another's full name.
+   */
+  async #listUnder(parent: string | undefined): Promise<ExternalListing[]> {
+    const g = this.#spec.google;
+    const kinds = g.parent.template.split("|");
+    if (!parent)
+      throw new NotListableError(
+        `its parent (${kinds.join(", ")}) is a spec field: list it under one with --parent`,
+      );
+    if (!kinds.some((t) => templateMatches(t, parent)))
+      throw new NotListableError(`--parent ${parent} is not one of ${kinds.join(", ")}`);
+    if (!g.list) throw new NotListableError("no list method in its API");
+    const { path, prefix, query } = this.#listOf({ parent });
+    const listed = await this.#listAll(path, prefix, query);
+    return [...listed.entries()].flatMap(([name, resource]) => {
+      if (this.#softDeleted(resource)) return [];
+      const id = this.#spec.identifierField ? resource[this.#spec.identifierField] : name;
+      if (typeof id !== "string" || !id) return [];
+      const under = typeof resource.parent === "string" && g.parent.inBody ? resource.parent : parent;
+      return [{ externalName: id, forProvider: { parent: under } }];
     });
   }
 
@@ -666,7 +750,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (this.#compute) {
       path = fillPath(g.create.p, this.#computeValues(fp));
     } else {
-      path = fillPath(g.create.p, { parent: this.#parent(fp) });
+      path = fillPath(g.create.p, { parent: this.#parent(fp, true) });
       if (this.#spec.identifierField && (!externalName || externalName.includes("/")))
         throw new InvalidSpecError(
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
