@@ -102,6 +102,7 @@ describe("a create whose whole request is the body", () => {
       read: ["iam.serviceAccounts.get"],
       update: ["iam.serviceAccounts.update"],
       delete: ["iam.serviceAccounts.delete"],
+      list: ["iam.serviceAccounts.list"],
     });
     expect(s.google.unconfirmedPermissions).toBeUndefined();
     expect(googleKindOf(s).immutable).toContain("accountId");
