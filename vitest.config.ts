@@ -1,5 +1,4 @@
 import { configDefaults, defineConfig } from "vitest/config";
-import LongestFirst from "./test/support/sequencer.ts";
 
 // Five projects: `unit` needs nothing running; `packaging` builds the function bundles and runs
 // `osls package` (minutes, no servers); `integration` talks to the real local stack (kube-apiserver,
@@ -35,8 +34,6 @@ export default defineConfig({
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Longest files first in every group (recorded durations where vitest has no results of its own).
-    sequence: { sequencer: LongestFirst },
     // Group 0 (unit, packaging, integration): WORKERS files at a time.
     maxWorkers: WORKERS,
     projects: [
