@@ -7,7 +7,7 @@ import {
   type ManagedResource,
   namespacedVariantOf,
 } from "./managed.ts";
-import type { SecretKeySelector } from "./meta.ts";
+import { Annotations, type SecretKeySelector } from "./meta.ts";
 import { type ProviderConfig, providerConfigs, v2ProviderConfigs } from "./provider-config.ts";
 
 /** Connection details as published to the connection Secret: key → value. */
@@ -58,6 +58,20 @@ export interface ExternalUpdate {
  * client would reach another home: a changed region, account, project, subscription or location.
  */
 export type Home = Readonly<Record<string, string>>;
+
+/** The home recorded at create or import (Annotations.home), or undefined. */
+export function recordedHome(mr: ManagedResource<unknown, unknown>): Home | undefined {
+  const raw = mr.metadata.annotations?.[Annotations.home];
+  if (!raw) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+      return Object.fromEntries(Object.entries(parsed).filter(([, v]) => typeof v === "string")) as Home;
+  } catch {
+    // An unreadable record is treated as a changed home, never as none: see reconciler/plan.ts homeChanges.
+  }
+  return { "": raw };
+}
 
 /**
  * One managed kind's link to its cloud, Crossplane's ExternalClient. `mr.spec.forProvider` is already

@@ -10,6 +10,7 @@ import type {
   ExternalCreation,
   ExternalListing,
   ExternalObservation,
+  Home,
   ListContext,
   ManagedKindProvider,
   ObserveManyItem,
@@ -40,6 +41,7 @@ import { checkEndpoint } from "../../endpoints.ts";
 import { secretReader } from "../../secret-refs.ts";
 import { gcpClientConfig, type ServiceAccountKey } from "../config.ts";
 import { authFor, GoogleHttpError, GoogleRestClient } from "../google-rest.ts";
+import { gcpHome, projectOf } from "../home.ts";
 import { classifyGoogle, operationError } from "./errors.ts";
 import { fromGoogle, toGoogle } from "./sensitive-labels.ts";
 
@@ -141,10 +143,9 @@ const updatesRunning = new Map<string, string>();
  * container's life; only answers are kept, never a failure.
  */
 const projectNumbers = new Map<string, string>();
-/** The `<x>` of a project parent `projects/<x>` (an id or a number), else undefined. */
-const projectOf = (parent: string) => /^projects\/([^/]+)$/.exec(parent)?.[1];
 
 class GoogleGenericExternal implements ExternalClient<Json, Json> {
+  readonly #ctx: ConnectContext<GcpProviderConfigSpec>;
   readonly #api: GoogleRestClient;
   readonly #spec: GoogleKindSpec;
   readonly #project: string;
@@ -154,6 +155,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   readonly #seen = new WeakMap<object, Json>();
 
   constructor(
+    ctx: ConnectContext<GcpProviderConfigSpec>,
     api: GoogleRestClient,
     spec: GoogleKindSpec,
     project: string,
@@ -161,6 +163,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     readSecret: (ref: SecretKeySelector) => Promise<string>,
     rateLimit: (() => Promise<void>) | undefined,
   ) {
+    this.#ctx = ctx;
     this.#api = api;
     this.#spec = spec;
     this.#project = project;
@@ -331,6 +334,23 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (projectNumbers.size > 4096) projectNumbers.clear();
     projectNumbers.set(key, n);
     return n;
+  }
+
+  /**
+   * Where it lives (gcp/home.ts): a parent in the body that names a project (a TagKey's) is one home in its
+   * id and number forms, resolved with projects.get; a project Google does not know is no project's.
+   */
+  home(mr: MR): Promise<Home> {
+    const resolve = async (x: string) => {
+      try {
+        return await this.#projectNumber(x);
+      } catch (err) {
+        if (err instanceof Error && err.cause instanceof GoogleHttpError && err.cause.code === 404)
+          return undefined;
+        throw err;
+      }
+    };
+    return gcpHome(this.#ctx, mr, {}, this.#spec.google.parent.inBody ? resolve : undefined);
   }
 
   /**
@@ -919,6 +939,7 @@ export function googleProvider(spec: GoogleKindSpec, opts: GoogleProviderOptions
       const base = apiBase(spec, ctx.providerConfig.spec);
       const api = clientFor(base, cfg.credentials, cfg.cacheKey);
       return new GoogleGenericExternal(
+        ctx,
         api,
         spec,
         cfg.projectId,
