@@ -128,6 +128,16 @@ export interface ListContext {
   parent?: string;
 }
 
+/**
+ * Whether a resource name fits a name pattern of `*` segments (`folders/*` holds `folders/123`, not
+ * `folders/1/x`; `projects/*\/locations/*` holds `projects/p/locations/l`).
+ */
+export function fitsPattern(pattern: string, name: string): boolean {
+  const t = pattern.split("/");
+  const n = name.split("/");
+  return t.length === n.length && t.every((x, i) => (x === "*" ? Boolean(n[i]) : x === n[i]));
+}
+
 /** A kind whose client cannot list what exists (yet): `driftless import` names it and goes on. */
 export class NotListableError extends namedError("NotListableError", Error) {}
 
@@ -143,6 +153,16 @@ export interface ExternalListing {
    * the parent too.
    */
   parent?: string | readonly string[];
+  /**
+   * The same resource under the other external name a managed resource of the kind may hold (a Google
+   * resource's full name beside its id within the parent): a managed resource holding that one holds it too.
+   */
+  alsoNamed?: { externalName: string; parent?: string | readonly string[] };
+  /**
+   * Its full name where resources of kinds whose parent is a spec field may lie under it (ManagedKindProvider
+   * listsUnder: a Folder's `folders/1`, a Project's `projects/<number>`): `driftless import --depth` lists them there.
+   */
+  fullName?: string;
 }
 
 /** One resource of a batched observe: the managed resource and its (recorded) external name. */
@@ -229,6 +249,12 @@ export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<str
    * followed. The cloud's home function reads it (providers/home.ts withHome).
    */
   homeParents?: Readonly<Record<string, string>>;
+  /**
+   * A kind whose parent is a spec field: the name patterns of the parents its `list` takes in
+   * ListContext.parent (`organizations/*`, `folders/*`). `driftless import --depth` lists it under every
+   * resource found whose full name fits one (see fitsPattern).
+   */
+  listsUnder?: readonly string[];
   /**
    * Which cloud audit events can change a resource of this kind and where its external name is in one
    * (docs/cloud-events.md): an event becomes a reconcile of the resource in seconds, not at the next poll.

@@ -287,15 +287,15 @@ describe("driftless import of the Resource Manager kinds (listed under a given p
       (await keys.create(mr({ parent: "projects/imp-p", shortName: "imp" }), undefined)).externalName,
     );
     expect(await folders.list?.({ parent: "organizations/31" })).toEqual([
-      { externalName: f, forProvider: { parent: "organizations/31" } },
+      { externalName: f, forProvider: { parent: "organizations/31" }, fullName: f },
     ]);
-    expect(await projects.list?.({ parent: f })).toEqual([
-      { externalName: "imp-p", forProvider: { parent: f } },
-    ]);
-    // Google keeps a project parent in its number form: the listing says it so.
+    // Google keeps a project parent in its number form: the listing says it so (and a project's full name).
     const number = fake.resource(k)?.parent;
+    expect(await projects.list?.({ parent: f })).toEqual([
+      { externalName: "imp-p", forProvider: { parent: f }, fullName: number },
+    ]);
     expect(await keys.list?.({ parent: "projects/imp-p" })).toEqual([
-      { externalName: k, forProvider: { parent: number } },
+      { externalName: k, forProvider: { parent: number }, fullName: k },
     ]);
     await expect(folders.list?.({})).rejects.toThrow(NotListableError);
     await expect(

@@ -15,7 +15,7 @@ import type {
   ManagedKindProvider,
   ObserveManyItem,
 } from "../../../api/external.ts";
-import { ExternalError, InvalidSpecError, NotListableError } from "../../../api/external.ts";
+import { ExternalError, fitsPattern, InvalidSpecError, NotListableError } from "../../../api/external.ts";
 import {
   findsByOwnerLabel,
   findsByUniqueField,
@@ -85,13 +85,6 @@ export function fillPath(template: string, values: Record<string, string | undef
       .join("/");
   });
 }
-
-/** Whether a full name fits a template of `*` segments (`folders/*` holds `folders/123`, not `folders/1/x`). */
-const templateMatches = (template: string, name: string) => {
-  const t = template.split("/");
-  const n = name.split("/");
-  return t.length === n.length && t.every((x, i) => (x === "*" ? Boolean(n[i]) : x === n[i]));
-};
 
 /** The last variable of a Compute path (`{address}`): the resource's own name. */
 const lastVar = (p: string) => [...p.matchAll(/\{(\w+)\}/g)].at(-1)?.[1] ?? "name";
@@ -203,10 +196,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (typeof fp.parent !== "string" || !fp.parent)
         throw new InvalidSpecError(`spec.forProvider.parent is required (${g.parent.template})`);
       // A parent in the body is one of the kinds of parent Google documents (`organizations/1`, `folders/2`).
-      if (
-        g.parent.inBody &&
-        !g.parent.template.split("|").some((t) => templateMatches(t, fp.parent as string))
-      )
+      if (g.parent.inBody && !g.parent.template.split("|").some((t) => fitsPattern(t, fp.parent as string)))
         throw new InvalidSpecError(
           `spec.forProvider.parent ${fp.parent} is not one of ${g.parent.template.split("|").join(", ")}`,
         );
@@ -621,6 +611,8 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         {
           externalName: segs.at(-1) as string,
           forProvider: Object.fromEntries(g.parent.home.map((h, i) => [h, stars[i + 1]])),
+          alsoNamed: { externalName: name },
+          fullName: name,
         },
       ];
     });
@@ -630,8 +622,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    * A kind whose parent is a spec field, listed under the one given (`driftless import --parent`): a parent in
    * the body with `?parent=` (Resource Manager: a folder's folders and projects, an organization's or
    * project's tag keys; soft-deleted ones are not listed), another under `{parent}` in the path. Each with
-   * the parent Google answers (a project parent in its number form) and its external name: a Project's id,
-   * another's full name.
+   * the parent Google answers (a project parent in its number form), its full name (for `--depth`) and the
+   * external name a create would have recorded: a Project's id; the user's id within the parent for a kind
+   * created with one (a Data Catalog Entry's `entryId`; its full name held too); else the full name.
    */
   async #listUnder(parent: string | undefined): Promise<ExternalListing[]> {
     const g = this.#spec.google;
@@ -640,7 +633,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       throw new NotListableError(
         `its parent (${kinds.join(", ")}) is a spec field: list it under one with --parent`,
       );
-    if (!kinds.some((t) => templateMatches(t, parent)))
+    if (!kinds.some((t) => fitsPattern(t, parent)))
       throw new NotListableError(`--parent ${parent} is not one of ${kinds.join(", ")}`);
     if (!g.list) throw new NotListableError("no list method in its API");
     const { path, prefix, query } = this.#listOf({ parent });
@@ -650,7 +643,21 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       const id = this.#spec.identifierField ? resource[this.#spec.identifierField] : name;
       if (typeof id !== "string" || !id) return [];
       const under = typeof resource.parent === "string" && g.parent.inBody ? resource.parent : parent;
-      return [{ externalName: id, forProvider: { parent: under } }];
+      const forProvider = { parent: under };
+      if (!g.parent.inBody && this.#spec.externalName === "fromAnnotation" && name.startsWith(prefix)) {
+        // Unique only within its parent: held by a managed resource of the same parent, or by its full name.
+        const short = name.slice(prefix.length);
+        return [
+          {
+            externalName: short,
+            forProvider,
+            parent: "parent",
+            alsoNamed: { externalName: name },
+            fullName: name,
+          },
+        ];
+      }
+      return [{ externalName: id, forProvider, fullName: name }];
     });
   }
 
@@ -923,9 +930,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
 
 /** The provider of one generated Google kind (cluster-scoped; both shapes come from withNamespacedVariants). */
 export function googleProvider(spec: GoogleKindSpec, opts: GoogleProviderOptions = {}): ManagedKindProvider {
+  const g = spec.google;
   return {
     definition: googleKindOf(spec),
     limitsEachRequest: true,
+    ...(g.parent.explicit && g.list && g.family !== "compute"
+      ? { listsUnder: g.parent.template.split("|") }
+      : {}),
     ...(spec.google.list
       ? {
           observeMany: {
