@@ -120,14 +120,17 @@ where a bound stopped it, "not walked (--depth <n> reached): <count> parent(s): 
         const walk = result.walk;
         if (walk) {
           stdout.write(
-            `walked ${walk.levels} levels below ${opts.parent ?? "what was listed"}: ${walk.lists} lists under ${walk.parents} parents\n`,
+            `walked ${plural(walk.levels, "level")} below ${opts.parent ?? "what was listed"}: ${plural(walk.lists, "list")} under ${plural(walk.parents, "parent")}\n`,
           );
           if (walk.bound)
             stdout.write(
-              `not walked (${walk.bound === "depth" ? `--depth ${depth}` : `${MAX_IMPORT_PARENTS} parents`} reached): ${walk.notWalked.length} parent${walk.notWalked.length === 1 ? "" : "s"}: ${walk.notWalked.join(", ")}\n`,
+              `not walked (${walk.bound === "depth" ? `--depth ${depth}` : `${MAX_IMPORT_PARENTS} parents`} reached): ${plural(walk.notWalked.length, "parent")}: ${walk.notWalked.join(", ")}\n`,
             );
         }
         for (const k of result.unsupported) process.stderr.write(`${k.kind}: not imported: ${k.reason}\n`);
       },
     );
 }
+
+/** `1 level`, `3 levels`. */
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -23,6 +23,7 @@ import { Annotations } from "../../../shared/api/meta.ts";
 import { managedObject } from "../../support/conformance.ts";
 import { removeCrds } from "../../support/crd-holds.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
+import { gcpProject } from "../../support/gcp.ts";
 import { serveGoogleKinds } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import type { Reconciler } from "../../support/routed.ts";
@@ -269,5 +270,48 @@ describe("driftless import --depth (walks down levels)", () => {
     await kube.delete(def("Folder"), m);
     expect(await settled("Folder", m)).toBeUndefined();
     expect(fake.resource(mf)?.state).toBe("ACTIVE");
+  });
+});
+
+describe("driftless import --depth without --parent (from an account-wide kind)", () => {
+  it("lists the project's entry groups, then each one's entries", { timeout: 120_000 }, async () => {
+    const id = uniqueName("eg_walk").replaceAll("-", "_");
+    const group = `projects/${gcpProject()}/locations/europe-west1/entryGroups/${id}`;
+    expect(
+      await byHand(
+        `datacatalog/v1/${group.replace(/\/entryGroups\/.*$/, "")}/entryGroups?entryGroupId=${id}`,
+        {},
+      ),
+    ).toBe(group);
+    for (const e of ["one", "two"])
+      await byHand(`datacatalog/v1/${group}/entries?entryId=${e}`, {
+        userSpecifiedSystem: "s",
+        userSpecifiedType: "t",
+      });
+    const out = mkdtempSync(join(tmpdir(), "driftless-import-walk-"));
+    const res = await cli(
+      [
+        "import",
+        "--provider-config",
+        PC,
+        "--kinds",
+        "datacatalog.entrygroup,datacatalog.entry",
+        "-o",
+        out,
+        "--depth",
+        "1",
+      ],
+      { env: activate() },
+    );
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^datacatalog\.entrygroup: 1 found, 1 written, 0 already managed$/m);
+    expect(res.stdout).toMatch(/^datacatalog\.entry: 2 found, 2 written, 0 already managed$/m);
+    expect(res.stdout).toMatch(/^walked 1 level below what was listed: 1 list under 1 parent$/m);
+    // Listed below the group, the entry kind is not named as not listable.
+    expect(res.stderr).not.toContain("datacatalog.entry");
+    const objects = written(out);
+    expect([...objects.keys()].sort()).toEqual([id, "one", "two"].sort());
+    expect(objects.get("one")?.spec).toMatchObject({ forProvider: { parent: group } });
+    expect(objects.get(id)?.spec).toMatchObject({ forProvider: { location: "europe-west1" } });
   });
 });
