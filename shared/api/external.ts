@@ -7,7 +7,7 @@ import {
   type ManagedResource,
   namespacedVariantOf,
 } from "./managed.ts";
-import type { SecretKeySelector } from "./meta.ts";
+import { Annotations, type SecretKeySelector } from "./meta.ts";
 import { type ProviderConfig, providerConfigs, v2ProviderConfigs } from "./provider-config.ts";
 
 /** Connection details as published to the connection Secret: key → value. */
@@ -58,6 +58,20 @@ export interface ExternalUpdate {
  * client would reach another home: a changed region, account, project, subscription or location.
  */
 export type Home = Readonly<Record<string, string>>;
+
+/** The home recorded at create or import (Annotations.home), or undefined. */
+export function recordedHome(mr: ManagedResource<unknown, unknown>): Home | undefined {
+  const raw = mr.metadata.annotations?.[Annotations.home];
+  if (!raw) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+      return Object.fromEntries(Object.entries(parsed).filter(([, v]) => typeof v === "string")) as Home;
+  } catch {
+    // An unreadable record is treated as a changed home, never as none: see reconciler/plan.ts homeChanges.
+  }
+  return { "": raw };
+}
 
 /**
  * One managed kind's link to its cloud, Crossplane's ExternalClient. `mr.spec.forProvider` is already
@@ -114,6 +128,16 @@ export interface ListContext {
   parent?: string;
 }
 
+/**
+ * Whether a resource name fits a name pattern of `*` segments (`folders/*` holds `folders/123`, not
+ * `folders/1/x`; `projects/*\/locations/*` holds `projects/p/locations/l`).
+ */
+export function fitsPattern(pattern: string, name: string): boolean {
+  const t = pattern.split("/");
+  const n = name.split("/");
+  return t.length === n.length && t.every((x, i) => (x === "*" ? Boolean(n[i]) : x === n[i]));
+}
+
 /** A kind whose client cannot list what exists (yet): `driftless import` names it and goes on. */
 export class NotListableError extends namedError("NotListableError", Error) {}
 
@@ -129,6 +153,16 @@ export interface ExternalListing {
    * the parent too.
    */
   parent?: string | readonly string[];
+  /**
+   * The same resource under the other external name a managed resource of the kind may hold (a Google
+   * resource's full name beside its id within the parent): a managed resource holding that one holds it too.
+   */
+  alsoNamed?: { externalName: string; parent?: string | readonly string[] };
+  /**
+   * Its full name where resources of kinds whose parent is a spec field may lie under it (ManagedKindProvider
+   * listsUnder: a Folder's `folders/1`, a Project's `projects/<number>`): `driftless import --depth` lists them there.
+   */
+  fullName?: string;
 }
 
 /** One resource of a batched observe: the managed resource and its (recorded) external name. */
@@ -215,6 +249,12 @@ export interface ManagedKindProvider<F = Record<string, unknown>, A = Record<str
    * followed. The cloud's home function reads it (providers/home.ts withHome).
    */
   homeParents?: Readonly<Record<string, string>>;
+  /**
+   * A kind whose parent is a spec field: the name patterns of the parents its `list` takes in
+   * ListContext.parent (`organizations/*`, `folders/*`). `driftless import --depth` lists it under every
+   * resource found whose full name fits one (see fitsPattern).
+   */
+  listsUnder?: readonly string[];
   /**
    * Which cloud audit events can change a resource of this kind and where its external name is in one
    * (docs/cloud-events.md): an event becomes a reconcile of the resource in seconds, not at the next poll.

@@ -2,8 +2,11 @@
 // Each selected kind's `list` (the cloud's own list calls) names what exists; whatever a managed resource
 // of the kind already names by its external name is skipped; the rest becomes an object with
 // `managementPolicies: ["Observe"]` and `crossplane.io/external-name`: applied, driftless only reads it.
+// With a depth, the kinds whose parent is a spec field are listed again under what was found, level by level.
 import {
+  type ExternalClient,
   type ExternalListing,
+  fitsPattern,
   type ListContext,
   type ManagedKindProvider,
   NotListableError,
@@ -13,6 +16,7 @@ import { type ManagedResource, namespacedVariantOf } from "../api/managed.ts";
 import { Annotations, type ResourceType } from "../api/meta.ts";
 import { isNotFound, type Kube } from "../kube/client.ts";
 import { type ConnectorOptions, ProviderConnector } from "../reconciler/connect.ts";
+import { MAX_IMPORT_DEPTH, MAX_IMPORT_PARENTS } from "./import-limits.ts";
 import type { DriftlessObject } from "./migrate-types.ts";
 
 export interface ImportOptions extends ConnectorOptions {
@@ -28,6 +32,12 @@ export interface ImportOptions extends ConnectorOptions {
   parents?: "cloud" | "managed";
   /** The parent a kind whose parent is a spec field is listed under (a Google folder, organization, project). */
   parent?: string;
+  /**
+   * How many levels further down to list (0, the default: none): the kinds whose parent is a spec field
+   * (ManagedKindProvider.listsUnder) are listed again under every resource found whose full name fits their
+   * parent, level by level, at most MAX_IMPORT_DEPTH levels and MAX_IMPORT_PARENTS parents.
+   */
+  depth?: number;
 }
 
 export interface ImportResult {
@@ -36,6 +46,17 @@ export interface ImportResult {
   kinds: Array<{ kind: string; found: number; imported: number; managed: number }>;
   /** Selected kinds that cannot be listed (no `list` in their provider, or a child type), and why. */
   unsupported: Array<{ kind: string; reason: string }>;
+  /**
+   * With a depth: the levels listed below the start, the lists made under how many parents (the --parent
+   * given counts), and the resources a selected kind lists under that a bound left unlisted, and which bound.
+   */
+  walk?: {
+    levels: number;
+    lists: number;
+    parents: number;
+    notWalked: string[];
+    bound?: "depth" | "parents";
+  };
 }
 
 /** `<service>.<kind>` of a kind, lower-case: ec2.vpc, sqs.queue, pubsub.topic. */
@@ -57,6 +78,9 @@ export async function discover(
   providers: readonly ManagedKindProvider[],
   opts: ImportOptions,
 ): Promise<ImportResult> {
+  const depth = opts.depth ?? 0;
+  if (!Number.isInteger(depth) || depth < 0 || depth > MAX_IMPORT_DEPTH)
+    throw new RangeError(`depth ${depth}: a whole number from 0 to ${MAX_IMPORT_DEPTH}`);
   const matchers = opts.kinds.map(globMatcher);
   const selected = providers.filter(
     (p) => p.definition.scope === "Cluster" && matchers.some((m) => m(kindAlias(p.definition))),
@@ -73,39 +97,49 @@ export async function discover(
         }
       : {}),
   };
-  const result: ImportResult = { objects: [], kinds: [], unsupported: [] };
-  for (const provider of selected) {
+  const tally = new Map<ManagedKindProvider, Tally>();
+  const unsupported = new Map<ManagedKindProvider, string>();
+  const objects: ImportResult["objects"] = [];
+  /** Lists one kind (under one parent) and takes what no managed resource holds; the full names found. */
+  const listKind = async (provider: ManagedKindProvider, ctx: ListContext): Promise<string[]> => {
     const def = provider.definition;
-    const probe = {
-      apiVersion: def.apiVersion,
-      kind: def.kind,
-      metadata: { name: "driftless-import" },
-      spec: { forProvider: {}, providerConfigRef: { name: opts.providerConfig } },
-    } as unknown as ManagedResource;
-    const client = await connector.connect(provider, probe);
+    let t = tally.get(provider);
+    if (!t) {
+      const probe = {
+        apiVersion: def.apiVersion,
+        kind: def.kind,
+        metadata: { name: "driftless-import" },
+        spec: { forProvider: {}, providerConfigRef: { name: opts.providerConfig } },
+      } as unknown as ManagedResource;
+      t = { client: await connector.connect(provider, probe), found: 0, imported: 0, taken: new Set() };
+    }
+    const client = t.client;
     let found: ExternalListing[];
     try {
       if (!client.list) throw new NotListableError("cannot be listed yet");
-      found = await client.list(listContext);
+      found = await client.list(ctx);
     } catch (err) {
       if (!(err instanceof NotListableError)) throw err;
-      result.unsupported.push({ kind: kindAlias(def), reason: err.message });
-      continue;
+      if (!tally.has(provider)) unsupported.set(provider, err.message);
+      return [];
     }
-    const managed = await managedNames(kube, provider);
-    let imported = 0;
+    tally.set(provider, t);
+    unsupported.delete(provider);
+    t.managed ??= await managedNames(kube, provider);
     for (const item of found) {
-      if (held(managed, item)) continue;
-      imported++;
-      result.objects.push({
+      t.found++;
+      const key = [
+        ...parentFields(item).map((f) => String(item.forProvider[f] ?? "")),
+        item.externalName,
+      ].join("-");
+      if (held(t.managed, item) || t.taken.has(key)) continue;
+      t.taken.add(key);
+      t.imported++;
+      objects.push({
         apiVersion: def.apiVersion,
         kind: def.kind,
         metadata: {
-          name: objectNameOf(
-            [...parentFields(item).map((f) => String(item.forProvider[f] ?? "")), item.externalName].join(
-              "-",
-            ),
-          ),
+          name: objectNameOf(key),
           annotations: { [Annotations.externalName]: item.externalName },
         },
         spec: {
@@ -115,14 +149,83 @@ export async function discover(
         },
       });
     }
-    result.kinds.push({
-      kind: kindAlias(def),
-      found: found.length,
-      imported,
-      managed: found.length - imported,
-    });
+    return found.flatMap((item) => (item.fullName ? [item.fullName] : []));
+  };
+
+  let frontier: string[] = [];
+  for (const provider of selected) frontier.push(...(await listKind(provider, listContext)));
+  const walk: NonNullable<ImportResult["walk"]> = {
+    levels: 0,
+    lists: 0,
+    parents: opts.parent ? 1 : 0,
+    notWalked: [],
+  };
+  /** The selected kinds that list under a name (their parent pattern fits it). */
+  const under = (name: string) =>
+    selected.filter((p) => p.listsUnder?.some((pattern) => fitsPattern(pattern, name)));
+  const walked = new Set<string>(opts.parent ? [opts.parent] : []);
+  for (let level = 1; level <= depth; level++) {
+    const next: string[] = [];
+    const here = [...new Set(frontier)].filter((n) => !walked.has(n) && under(n).length > 0);
+    if (here.length === 0) {
+      frontier = [];
+      break;
+    }
+    for (const [i, name] of here.entries()) {
+      if (walk.parents >= MAX_IMPORT_PARENTS) {
+        walk.notWalked.push(...here.slice(i));
+        walk.bound = "parents";
+        break;
+      }
+      walked.add(name);
+      walk.parents++;
+      for (const provider of under(name)) {
+        walk.lists++;
+        next.push(...(await listKind(provider, { ...listContext, parent: name })));
+      }
+    }
+    walk.levels = level;
+    frontier = walk.bound ? [] : next;
+    if (walk.bound) break;
   }
-  return result;
+  if (!walk.bound) {
+    const left = [...new Set(frontier)].filter((n) => !walked.has(n) && under(n).length > 0);
+    if (depth > 0 && left.length > 0) {
+      walk.notWalked.push(...left);
+      walk.bound = "depth";
+    }
+  }
+  return {
+    objects,
+    kinds: selected.flatMap((p) => {
+      const t = tally.get(p);
+      return t
+        ? [
+            {
+              kind: kindAlias(p.definition),
+              found: t.found,
+              imported: t.imported,
+              managed: t.found - t.imported,
+            },
+          ]
+        : [];
+    }),
+    unsupported: selected.flatMap((p) => {
+      const reason = unsupported.get(p);
+      return reason === undefined ? [] : [{ kind: kindAlias(p.definition), reason }];
+    }),
+    ...(depth > 0 ? { walk } : {}),
+  };
+}
+
+/** What one kind's lists found and took, and what its managed resources hold (read once per import). */
+interface Tally {
+  client: ExternalClient<Record<string, unknown>, Record<string, unknown>>;
+  found: number;
+  imported: number;
+  /** The object keys taken, so a resource reached twice is written once. */
+  taken: Set<string>;
+  managed?: Map<string, Array<Record<string, unknown>>>;
 }
 
 /**
@@ -142,13 +245,22 @@ async function managedNames(
   return names;
 }
 
-/** A listed resource a managed resource already holds: the same external name (and parent, for a child; names compared as the clouds do, ignoring case). */
-const held = (managed: Map<string, Array<Record<string, unknown>>>, item: ExternalListing) =>
+/**
+ * A listed resource a managed resource already holds: the same external name (and parent, for a child; names
+ * compared as the clouds do, ignoring case), or the other name it is also known by (ExternalListing.alsoNamed).
+ */
+const held = (managed: Map<string, Array<Record<string, unknown>>>, item: ExternalListing): boolean =>
   (managed.get(item.externalName) ?? []).some((fp) =>
     parentFields(item).every(
       (f) => String(fp[f] ?? "").toLowerCase() === String(item.forProvider[f] ?? "").toLowerCase(),
     ),
-  );
+  ) ||
+  (item.alsoNamed !== undefined &&
+    held(managed, {
+      externalName: item.alsoNamed.externalName,
+      forProvider: item.forProvider,
+      ...(item.alsoNamed.parent ? { parent: item.alsoNamed.parent } : {}),
+    }));
 
 /** The forProvider fields naming a listed child's parent (none for a resource that is no child). */
 const parentFields = (item: ExternalListing): readonly string[] =>

@@ -4,7 +4,12 @@
 // calls the same function and finds an object in sync exactly when its plan is empty.
 import type { V1Secret } from "@kubernetes/client-node";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
-import type { ConnectionDetails, ExternalObservation, Home } from "../api/external.ts";
+import {
+  type ConnectionDetails,
+  type ExternalObservation,
+  type Home,
+  recordedHome,
+} from "../api/external.ts";
 import { DEFAULT_TAG_KEYS, defaultTagsOf } from "../api/external-tags.ts";
 import type { LastExternalUpdate, ManagedKindDef, ManagedResource } from "../api/managed.ts";
 import {
@@ -684,20 +689,6 @@ function isSecretPath(fields: FieldBehaviours, path: string): boolean {
       (b.writeOnly || (b as { sensitive?: boolean }).sensitive) &&
       (p === path || path.startsWith(`${p}.`) || p.startsWith(`${path}.`)),
   );
-}
-
-/** The home recorded at create or import, or undefined. */
-export function recordedHome(mr: ManagedResource): Home | undefined {
-  const raw = mr.metadata.annotations?.[Annotations.home];
-  if (!raw) return undefined;
-  try {
-    const parsed = JSON.parse(raw) as unknown;
-    if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
-      return Object.fromEntries(Object.entries(parsed).filter(([, v]) => typeof v === "string")) as Home;
-  } catch {
-    // An unreadable record is treated as a changed home, never as none: see homeChanges.
-  }
-  return { "": raw };
 }
 
 /** The keys both homes name whose values differ: where the resource lives against where the spec points. */

@@ -28,9 +28,12 @@ export async function serveGoogleKinds(
   });
 }
 
-/** A generated Google kind's client against a fake, for a ProviderConfig of `project` (no cluster needed). */
+/**
+ * A generated Google kind's client against a fake, for a ProviderConfig of `project` (no cluster needed),
+ * answering its home as the registry's does (providers/gcp/kinds.ts).
+ */
 export const connectGoogle = (spec: GoogleKindSpec, fakeUrl: string, project = "p") =>
-  googleProvider(spec, { pollDelaysMs: [] }).connect({
+  withHome(googleProvider(spec, { pollDelaysMs: [] }), gcpHome).connect({
     providerConfig: {
       apiVersion: "gcp.driftless.dev/v1alpha1",
       kind: "ProviderConfig",

@@ -6,6 +6,7 @@ import { type Command, Option } from "commander";
 import { stringify } from "yaml";
 import { Kube } from "../../../shared/kube/client.ts";
 import { UsageError } from "../../../shared/ops/errors.ts";
+import { MAX_IMPORT_DEPTH, MAX_IMPORT_PARENTS } from "../../../shared/ops/import-limits.ts";
 import { type CliContext, registry } from "../common.ts";
 import { stdout } from "../output.ts";
 
@@ -36,6 +37,11 @@ export function registerImport(program: Command, cli: CliContext): void {
       "--parent <name>",
       "the parent a kind whose parent is a spec field is listed under: a generated Google Resource Manager kind's organizations/N, folders/N or projects/P, another generated Google kind's parent's full name",
     )
+    .option(
+      "--depth <n>",
+      `walk down n levels (0 to ${MAX_IMPORT_DEPTH}): list the selected kinds whose parent is a spec field again under every resource found whose name fits their parent, level by level`,
+      "0",
+    )
     .addHelpText(
       "after",
       `
@@ -59,9 +65,17 @@ A generated AWS child type (Cloud Control) is listed level by level under its pa
 (the default) every parent type is listed in the cloud first; with --parents managed the parents are the
 managed resources of this ProviderConfig in the cluster (their external names and fields; no list of the
 parent types, so children of a parent driftless does not manage are not found). A generated Google kind
-whose parent is a spec field (Resource Manager's Folder, Project, TagKey, TagValue) is listed under
---parent only: what lies directly under it (a folder's folders and
-projects, an organization's or project's tag keys), with that parent in forProvider.`,
+whose parent is a spec field (Resource Manager's Folder, Project, TagKey, TagValue; a Data Catalog Entry, a
+Dialogflow CX Flow and the like) is listed under --parent (without it, and unless --depth finds parents
+for it, it is named as not listable):
+what lies directly under that parent (a folder's folders and projects, an organization's or project's tag
+keys, an entry group's entries), with the parent in forProvider as Google answers it. --depth n walks down:
+after the first lists, each selected kind whose parent is a spec field is listed again under every resource
+found (the --parent's children, and without --parent what the account-wide lists found) whose full name
+fits its parent, then under what that found, n levels in all (at most ${MAX_IMPORT_DEPTH}; at most ${MAX_IMPORT_PARENTS}
+parents listed under in one run). What a managed resource already holds is never written, and the walk goes
+on below it. Standard output then says "walked <l> levels below <parent>: <k> lists under <p> parents" and,
+where a bound stopped it, "not walked (--depth <n> reached): <count> parent(s): <names>" (or "(${MAX_IMPORT_PARENTS} parents reached)").`,
     )
     .action(
       async (opts: {
@@ -70,7 +84,11 @@ projects, an organization's or project's tag keys), with that parent in forProvi
         out: string;
         parents: "cloud" | "managed";
         parent?: string;
+        depth: string;
       }) => {
+        const depth = Number(opts.depth);
+        if (!/^\d+$/.test(opts.depth) || depth > MAX_IMPORT_DEPTH)
+          throw new UsageError(`--depth ${opts.depth}: a whole number from 0 to ${MAX_IMPORT_DEPTH}`);
         const kinds = opts.kinds
           .split(",")
           .map((k) => k.trim())
@@ -86,6 +104,7 @@ projects, an organization's or project's tag keys), with that parent in forProvi
           kinds,
           parents: opts.parents,
           ...(opts.parent ? { parent: opts.parent } : {}),
+          depth,
           secretRefNamespaces: cfg.DRIFTLESS_SECRET_REF_NAMESPACES,
           tenancy: { ambientIdentityNamespaces: cfg.DRIFTLESS_AMBIENT_IDENTITY_NAMESPACES },
         });
@@ -98,7 +117,20 @@ projects, an organization's or project's tag keys), with that parent in forProvi
         }
         for (const k of result.kinds)
           stdout.write(`${k.kind}: ${k.found} found, ${k.imported} written, ${k.managed} already managed\n`);
+        const walk = result.walk;
+        if (walk) {
+          stdout.write(
+            `walked ${plural(walk.levels, "level")} below ${opts.parent ?? "what was listed"}: ${plural(walk.lists, "list")} under ${plural(walk.parents, "parent")}\n`,
+          );
+          if (walk.bound)
+            stdout.write(
+              `not walked (${walk.bound === "depth" ? `--depth ${depth}` : `${MAX_IMPORT_PARENTS} parents`} reached): ${plural(walk.notWalked.length, "parent")}: ${walk.notWalked.join(", ")}\n`,
+            );
+        }
         for (const k of result.unsupported) process.stderr.write(`${k.kind}: not imported: ${k.reason}\n`);
       },
     );
 }
+
+/** `1 level`, `3 levels`. */
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -237,11 +237,26 @@ describe("a TagKey under projects/<id> (Google answers projects/<number>)", () =
     expect(
       Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
     ).toEqual([]);
+    // Written in the number form of the same project: the same home, still in sync, nothing sent to Google.
+    await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: project } } });
+    await settle(r, keyOf(def("TagKey"), k));
+    await settle(r, keyOf(def("TagKey"), k));
+    const switched = await getMr<Json>(kube, def("TagKey"), k);
+    expect(conditionOf(switched, "Synced"), JSON.stringify(switched?.status)).toMatchObject({
+      status: "True",
+    });
+    expect(conditionOf(switched, "Ready")).toMatchObject({ status: "True" });
+    expect(
+      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
+    ).toEqual([]);
     // Written as another project's id: a changed parent, refused (the recorded home), Google's key untouched.
     await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: "projects/someone-else" } } });
     await r.reconcile(keyOf(def("TagKey"), k));
     expect(conditionOf(await getMr<Json>(kube, def("TagKey"), k), "Synced")).toMatchObject({
       status: "False",
+      message: expect.stringContaining(
+        `lives in parent "projects/${p}", but its spec and ProviderConfig now reach parent "projects/someone-else"`,
+      ),
     });
     expect(fake.resource(key)?.parent).toBe(project);
     await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: `projects/${p}` } } });

@@ -170,8 +170,19 @@ describe("driftless import: a kind's list", () => {
     const client = await connect(specOf("workflows.googleapis.com/Workflow"));
     const listed = await client.list?.();
     expect(listed?.sort((x, y) => x.externalName.localeCompare(y.externalName))).toEqual([
-      { externalName: "a", forProvider: { location: "us-east1" } },
-      { externalName: "b", forProvider: { location: "europe-west1" } },
+      // Its full name too: a managed resource holding that one holds it, and --depth lists under it.
+      {
+        externalName: "a",
+        forProvider: { location: "us-east1" },
+        alsoNamed: { externalName: "projects/imp/locations/us-east1/workflows/a" },
+        fullName: "projects/imp/locations/us-east1/workflows/a",
+      },
+      {
+        externalName: "b",
+        forProvider: { location: "europe-west1" },
+        alsoNamed: { externalName: "projects/imp/locations/europe-west1/workflows/b" },
+        fullName: "projects/imp/locations/europe-west1/workflows/b",
+      },
     ]);
   });
 

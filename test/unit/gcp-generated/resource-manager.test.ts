@@ -8,11 +8,13 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { InvalidSpecError, NotListableError } from "../../../shared/api/external.ts";
+import { InvalidSpecError, NotListableError, recordedHome } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { findsByOwnerLabel, findsByUniqueField, googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
+import { Annotations } from "../../../shared/api/meta.ts";
+import { homeChanges } from "../../../shared/reconciler/plan.ts";
 import { connectGoogle } from "../../support/gcp-generated.ts";
 
 const RM = "cloudresourcemanager.googleapis.com";
@@ -188,6 +190,63 @@ describe("a parent written projects/<id> against Google's projects/<number>", ()
   });
 });
 
+describe("the home of a TagKey whose parent is a project (id or number form)", () => {
+  const calls = () => Object.values(fake.stats()).reduce((a, b) => a + b, 0);
+  /** A TagKey whose spec says `parent` and whose recorded home (create or import) says `recorded`. */
+  const tagKey = (parent: string, recorded?: string) =>
+    ({
+      metadata: {
+        name: "hk",
+        uid: "u5",
+        annotations: recorded
+          ? { [Annotations.home]: JSON.stringify({ parent: recorded, project: "p" }) }
+          : {},
+      },
+      spec: { forProvider: { parent, shortName: "h" } },
+    }) as unknown as ManagedResource<Record<string, unknown>, Record<string, unknown>>;
+
+  it("is one home for both forms of one project (one projects.get per id); another or unknown project is a changed home", async () => {
+    const projects = await connectGoogle(spec("Project"), fake.url);
+    for (const id of ["home-form-1", "home-form-2"])
+      await projects.create(mrNamed("hp", "u6")({ parent: "organizations/7", projectId: id }), id);
+    const numberOf = async (id: string) =>
+      String(
+        (await projects.observe(mrNamed("hp", "u6")({ parent: "organizations/7" }), id)).atProvider?.name,
+      );
+    const [n1, n2] = [await numberOf("home-form-1"), await numberOf("home-form-2")];
+    const keys = await connectGoogle(spec("TagKey"), fake.url);
+    if (!keys.home) throw new Error("TagKey has no home");
+    fake.reset();
+    // [spec's parent, recorded parent, projects.get calls, changed?]
+    const rows: Array<[string, string | undefined, number, boolean]> = [
+      ["projects/home-form-1", undefined, 0, false], // nothing recorded: nothing to compare, no call
+      ["projects/home-form-1", "projects/home-form-1", 0, false], // the same text: no call
+      [n1, "projects/home-form-1", 1, false], // id recorded, number written: one project
+      ["projects/home-form-1", n1, 0, false], // number recorded, id written: resolved once already
+      ["projects/home-form-2", "projects/home-form-1", 1, true], // another project
+      [n2, "projects/home-form-1", 0, true], // another project's number (home-form-2 resolved already)
+      [n2, n1, 0, true], // two numbers: compared as they are
+      ["projects/nowhere-9", "projects/home-form-1", 1, true], // a project Google does not know
+      ["projects/home-form-1", "organizations/7", 0, true], // another kind of parent
+    ];
+    for (const [parent, recorded, gets, changed] of rows) {
+      const before = calls();
+      const mr = tagKey(parent, recorded);
+      const home = await keys.home(mr);
+      const moved = homeChanges(recordedHome(mr), home);
+      expect({ parent, recorded, changed: moved.length > 0 }).toEqual({ parent, recorded, changed });
+      expect({ parent, recorded, gets: calls() - before }).toEqual({ parent, recorded, gets });
+      // A changed home names the spec's parent as written, so the refusal says what the person wrote.
+      if (changed) expect(moved).toEqual([{ key: "parent", recorded, requested: parent }]);
+    }
+    // A TagValue's parent (tagKeys/N) is never resolved: its text is its home.
+    const values = await connectGoogle(spec("TagValue"), fake.url);
+    const before = calls();
+    expect(await values.home?.(tagKey("tagKeys/2", "tagKeys/1"))).toMatchObject({ parent: "tagKeys/2" });
+    expect(calls()).toBe(before);
+  });
+});
+
 describe("a Project without a parent (the proto's parent is OPTIONAL)", () => {
   const mr = mrNamed("np", "u3");
   it("is generated with an optional parent; the others' stays required", () => {
@@ -228,15 +287,15 @@ describe("driftless import of the Resource Manager kinds (listed under a given p
       (await keys.create(mr({ parent: "projects/imp-p", shortName: "imp" }), undefined)).externalName,
     );
     expect(await folders.list?.({ parent: "organizations/31" })).toEqual([
-      { externalName: f, forProvider: { parent: "organizations/31" } },
+      { externalName: f, forProvider: { parent: "organizations/31" }, fullName: f },
     ]);
-    expect(await projects.list?.({ parent: f })).toEqual([
-      { externalName: "imp-p", forProvider: { parent: f } },
-    ]);
-    // Google keeps a project parent in its number form: the listing says it so.
+    // Google keeps a project parent in its number form: the listing says it so (and a project's full name).
     const number = fake.resource(k)?.parent;
+    expect(await projects.list?.({ parent: f })).toEqual([
+      { externalName: "imp-p", forProvider: { parent: f }, fullName: number },
+    ]);
     expect(await keys.list?.({ parent: "projects/imp-p" })).toEqual([
-      { externalName: k, forProvider: { parent: number } },
+      { externalName: k, forProvider: { parent: number }, fullName: k },
     ]);
     await expect(folders.list?.({})).rejects.toThrow(NotListableError);
     await expect(

@@ -10,11 +10,12 @@ import type {
   ExternalCreation,
   ExternalListing,
   ExternalObservation,
+  Home,
   ListContext,
   ManagedKindProvider,
   ObserveManyItem,
 } from "../../../api/external.ts";
-import { ExternalError, InvalidSpecError, NotListableError } from "../../../api/external.ts";
+import { ExternalError, fitsPattern, InvalidSpecError, NotListableError } from "../../../api/external.ts";
 import {
   findsByOwnerLabel,
   findsByUniqueField,
@@ -40,6 +41,7 @@ import { checkEndpoint } from "../../endpoints.ts";
 import { secretReader } from "../../secret-refs.ts";
 import { gcpClientConfig, type ServiceAccountKey } from "../config.ts";
 import { authFor, GoogleHttpError, GoogleRestClient } from "../google-rest.ts";
+import { gcpHome, projectOf } from "../home.ts";
 import { classifyGoogle, operationError } from "./errors.ts";
 import { fromGoogle, toGoogle } from "./sensitive-labels.ts";
 
@@ -83,13 +85,6 @@ export function fillPath(template: string, values: Record<string, string | undef
       .join("/");
   });
 }
-
-/** Whether a full name fits a template of `*` segments (`folders/*` holds `folders/123`, not `folders/1/x`). */
-const templateMatches = (template: string, name: string) => {
-  const t = template.split("/");
-  const n = name.split("/");
-  return t.length === n.length && t.every((x, i) => (x === "*" ? Boolean(n[i]) : x === n[i]));
-};
 
 /** The last variable of a Compute path (`{address}`): the resource's own name. */
 const lastVar = (p: string) => [...p.matchAll(/\{(\w+)\}/g)].at(-1)?.[1] ?? "name";
@@ -141,10 +136,9 @@ const updatesRunning = new Map<string, string>();
  * container's life; only answers are kept, never a failure.
  */
 const projectNumbers = new Map<string, string>();
-/** The `<x>` of a project parent `projects/<x>` (an id or a number), else undefined. */
-const projectOf = (parent: string) => /^projects\/([^/]+)$/.exec(parent)?.[1];
 
 class GoogleGenericExternal implements ExternalClient<Json, Json> {
+  readonly #ctx: ConnectContext<GcpProviderConfigSpec>;
   readonly #api: GoogleRestClient;
   readonly #spec: GoogleKindSpec;
   readonly #project: string;
@@ -154,6 +148,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   readonly #seen = new WeakMap<object, Json>();
 
   constructor(
+    ctx: ConnectContext<GcpProviderConfigSpec>,
     api: GoogleRestClient,
     spec: GoogleKindSpec,
     project: string,
@@ -161,6 +156,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     readSecret: (ref: SecretKeySelector) => Promise<string>,
     rateLimit: (() => Promise<void>) | undefined,
   ) {
+    this.#ctx = ctx;
     this.#api = api;
     this.#spec = spec;
     this.#project = project;
@@ -200,10 +196,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (typeof fp.parent !== "string" || !fp.parent)
         throw new InvalidSpecError(`spec.forProvider.parent is required (${g.parent.template})`);
       // A parent in the body is one of the kinds of parent Google documents (`organizations/1`, `folders/2`).
-      if (
-        g.parent.inBody &&
-        !g.parent.template.split("|").some((t) => templateMatches(t, fp.parent as string))
-      )
+      if (g.parent.inBody && !g.parent.template.split("|").some((t) => fitsPattern(t, fp.parent as string)))
         throw new InvalidSpecError(
           `spec.forProvider.parent ${fp.parent} is not one of ${g.parent.template.split("|").join(", ")}`,
         );
@@ -331,6 +324,23 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (projectNumbers.size > 4096) projectNumbers.clear();
     projectNumbers.set(key, n);
     return n;
+  }
+
+  /**
+   * Where it lives (gcp/home.ts): a parent in the body that names a project (a TagKey's) is one home in its
+   * id and number forms, resolved with projects.get; a project Google does not know is no project's.
+   */
+  home(mr: MR): Promise<Home> {
+    const resolve = async (x: string) => {
+      try {
+        return await this.#projectNumber(x);
+      } catch (err) {
+        if (err instanceof Error && err.cause instanceof GoogleHttpError && err.cause.code === 404)
+          return undefined;
+        throw err;
+      }
+    };
+    return gcpHome(this.#ctx, mr, {}, this.#spec.google.parent.inBody ? resolve : undefined);
   }
 
   /**
@@ -601,6 +611,8 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         {
           externalName: segs.at(-1) as string,
           forProvider: Object.fromEntries(g.parent.home.map((h, i) => [h, stars[i + 1]])),
+          alsoNamed: { externalName: name },
+          fullName: name,
         },
       ];
     });
@@ -610,8 +622,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    * A kind whose parent is a spec field, listed under the one given (`driftless import --parent`): a parent in
    * the body with `?parent=` (Resource Manager: a folder's folders and projects, an organization's or
    * project's tag keys; soft-deleted ones are not listed), another under `{parent}` in the path. Each with
-   * the parent Google answers (a project parent in its number form) and its external name: a Project's id,
-   * another's full name.
+   * the parent Google answers (a project parent in its number form), its full name (for `--depth`) and the
+   * external name a create would have recorded: a Project's id; the user's id within the parent for a kind
+   * created with one (a Data Catalog Entry's `entryId`; its full name held too); else the full name.
    */
   async #listUnder(parent: string | undefined): Promise<ExternalListing[]> {
     const g = this.#spec.google;
@@ -620,7 +633,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       throw new NotListableError(
         `its parent (${kinds.join(", ")}) is a spec field: list it under one with --parent`,
       );
-    if (!kinds.some((t) => templateMatches(t, parent)))
+    if (!kinds.some((t) => fitsPattern(t, parent)))
       throw new NotListableError(`--parent ${parent} is not one of ${kinds.join(", ")}`);
     if (!g.list) throw new NotListableError("no list method in its API");
     const { path, prefix, query } = this.#listOf({ parent });
@@ -630,7 +643,21 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       const id = this.#spec.identifierField ? resource[this.#spec.identifierField] : name;
       if (typeof id !== "string" || !id) return [];
       const under = typeof resource.parent === "string" && g.parent.inBody ? resource.parent : parent;
-      return [{ externalName: id, forProvider: { parent: under } }];
+      const forProvider = { parent: under };
+      if (!g.parent.inBody && this.#spec.externalName === "fromAnnotation" && name.startsWith(prefix)) {
+        // Unique only within its parent: held by a managed resource of the same parent, or by its full name.
+        const short = name.slice(prefix.length);
+        return [
+          {
+            externalName: short,
+            forProvider,
+            parent: "parent",
+            alsoNamed: { externalName: name },
+            fullName: name,
+          },
+        ];
+      }
+      return [{ externalName: id, forProvider, fullName: name }];
     });
   }
 
@@ -903,9 +930,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
 
 /** The provider of one generated Google kind (cluster-scoped; both shapes come from withNamespacedVariants). */
 export function googleProvider(spec: GoogleKindSpec, opts: GoogleProviderOptions = {}): ManagedKindProvider {
+  const g = spec.google;
   return {
     definition: googleKindOf(spec),
     limitsEachRequest: true,
+    ...(g.parent.explicit && g.list && g.family !== "compute"
+      ? { listsUnder: g.parent.template.split("|") }
+      : {}),
     ...(spec.google.list
       ? {
           observeMany: {
@@ -919,6 +950,7 @@ export function googleProvider(spec: GoogleKindSpec, opts: GoogleProviderOptions
       const base = apiBase(spec, ctx.providerConfig.spec);
       const api = clientFor(base, cfg.credentials, cfg.cacheKey);
       return new GoogleGenericExternal(
+        ctx,
         api,
         spec,
         cfg.projectId,
