@@ -27,6 +27,9 @@ import { structuralProblems } from "../../support/structural.ts";
 import { shapeAt } from "../../support/zod-shape.ts";
 
 const SENTINEL = "sentinel-secret-value-9c41";
+// A private key's bytes (IAM ServiceAccountKey's privateKeyData, "the private key data", bytes in the protos)
+// are a secret though the AWS name rule (…PrivateKey$) does not name them.
+const PRIVATE_KEY_DATA = /privateKeyData$/i;
 type Json = Record<string, unknown>;
 
 beforeAll(() => {
@@ -174,7 +177,11 @@ describe("generated Google Cloud kinds", () => {
           const at = prefix ? `${prefix}.${f.j}` : f.j;
           let v: unknown;
           if (facts.messages[f.t] && depth < 6) v = build(f.t, at, depth + 1);
-          else if (f.t === "string" && secretNamed(f.j) && !/^secretManager/i.test(f.j)) {
+          else if (
+            ["string", "bytes"].includes(f.t) &&
+            (secretNamed(f.j) || PRIVATE_KEY_DATA.test(f.j)) &&
+            !/^secretManager/i.test(f.j)
+          ) {
             v = SENTINEL;
             paths.push(at);
           } else continue;
