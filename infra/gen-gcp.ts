@@ -607,13 +607,22 @@ export function kindSpecOf(
  * packages share a host (Dialogflow ES and CX), the package path (`google/cloud/dialogflow/cx/v3` →
  * dialogflowcx.googleapis).
  */
+/**
+ * Groups published while their package was its host's only one in the facts: they keep their name when the
+ * host's next package enters (Spanner's instance admin, with the bundle re-extracted whole on 2026-11-27,
+ * beside the database admin's Backup and BackupSchedule in `spanner.googleapis`).
+ */
+const PUBLISHED_GROUPS: Record<string, string> = { "google/spanner/admin/database/v1": "spanner" };
+
 function groupsOf(resources: readonly FactResource[]): (r: FactResource) => string {
   const dirs = new Map<string, Set<string>>();
   for (const r of resources) dirs.set(r.host, (dirs.get(r.host) ?? new Set()).add(r.proto));
   return (r) =>
-    (dirs.get(r.host)?.size ?? 0) > 1
-      ? groupOfProto(r.proto)
-      : googleGroupOf(r.api.replace(/[^a-z0-9]/g, ""));
+    PUBLISHED_GROUPS[r.proto]
+      ? googleGroupOf(PUBLISHED_GROUPS[r.proto] as string)
+      : (dirs.get(r.host)?.size ?? 0) > 1
+        ? groupOfProto(r.proto)
+        : googleGroupOf(r.api.replace(/[^a-z0-9]/g, ""));
 }
 
 /** The group of a proto package: `google/cloud/dialogflow/cx/v3` → dialogflowcx.googleapis. */

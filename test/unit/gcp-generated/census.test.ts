@@ -134,6 +134,16 @@ describe("the generator's census", () => {
     ).toEqual(count(facts.resources.map((r) => r.type)));
   });
 
+  it("keeps a published group when its host's next package enters the facts (Spanner's instance admin)", () => {
+    const groups = Object.fromEntries(
+      loadGoogleCatalog()
+        .kinds.filter((k) => k.typeName.startsWith("spanner.googleapis.com/"))
+        .map((k) => [k.kind, k.group]),
+    );
+    expect(groups).toMatchObject({ Backup: "spanner.googleapis", BackupSchedule: "spanner.googleapis" });
+    expect(groups.Instance).toBe("spanneradmininstance.googleapis");
+  });
+
   it("docs/gcp-census.md is what infra/gcp/census.ts writes (npm run gen:docs)", () => {
     expect(readFileSync(CENSUS_FILE, "utf8")).toBe(censusMarkdown(loadFacts(), loadGoogleCatalog()));
   });
