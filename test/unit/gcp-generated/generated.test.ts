@@ -1,4 +1,4 @@
-// Every generated Google Cloud kind (≈690 resources from Google's protos), both shapes, makes a valid
+// Every generated Google Cloud kind (≈700 resources from Google's protos), both shapes, makes a valid
 // structural CRD offline, in groups no hand-written kind uses, activated only by name; and a secrets walk
 // over every kind, read from the facts bundle on its own (not through the generator's spec): no
 // secret-named string at any depth can be written in spec.forProvider as text (it is a `…SecretRef` or
