@@ -165,6 +165,37 @@ describe("IAM ServiceAccountKey (a create whose request holds no resource messag
     await twice(sa, account);
   });
 
+  it("is not created without a connection Secret: its private key could never be given to anyone", {
+    timeout: 120_000,
+  }, async () => {
+    const [account, name] = [uniqueName("sa-nokey"), uniqueName("sakey-nosecret")];
+    const accountId = `nok-${Date.now().toString(36)}`.slice(0, 30);
+    await kube.create(
+      sa,
+      managedObject(sa, account, PC, { forProvider: { accountId }, connectionSecret: false }),
+    );
+    await twice(sa, account);
+    const project = gcpProject();
+    const saName = `projects/${project}/serviceAccounts/${accountId}@${project}.iam.gserviceaccount.com`;
+    await kube.create(
+      key,
+      managedObject(key, name, PC, { forProvider: { parent: saName }, connectionSecret: false }),
+    );
+    await twice(key, name);
+    const mr = await getMr<Json>(kube, key, name);
+    expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({
+      status: "False",
+      message: expect.stringContaining("writeConnectionSecretToRef"),
+    });
+    expect(mr?.metadata.annotations?.[Annotations.externalName] ?? "").not.toContain("/keys/");
+    expect(fake.assets().filter((a) => JSON.stringify(a).includes(`${saName}/keys/`))).toEqual([]);
+    await kube.delete(key, name);
+    await twice(key, name);
+    expect(await getMr(kube, key, name)).toBeUndefined();
+    await kube.delete(sa, account);
+    await twice(sa, account);
+  });
+
   it("the fake refuses what Google refuses and answers the private key only to the create", async () => {
     const project = gcpProject();
     const accountId = `raw-${Date.now().toString(36)}`.slice(0, 30);

@@ -772,6 +772,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
         );
       if (g.createFields) {
+        // A secret only the create's answer holds (a key's privateKeyData) needs a Secret to go to: made
+        // without one, the key would exist and its private half be lost at once.
+        const once = Object.entries(this.#spec.attributes).filter(([, p]) => p.secret);
+        if (once.length > 0 && !mr.spec.writeConnectionSecretToRef)
+          throw new InvalidSpecError(
+            `${this.#spec.kind} needs spec.writeConnectionSecretToRef: Google answers ${once.map(([k]) => k).join(", ")} only to the create, never again`,
+          );
         // A create of options: its request is only them (`{privateKeyType, keyAlgorithm}`), under the parent.
         const sent = Object.fromEntries(
           g.createFields.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]),
