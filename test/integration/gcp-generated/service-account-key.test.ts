@@ -63,19 +63,25 @@ const secretData = async (name: string) => {
   );
 };
 
+/** A generated ServiceAccount, Ready: its object's name and its full name at Google. */
+const newAccount = async (prefix: string) => {
+  const name = uniqueName(`sa-${prefix}`);
+  const accountId = `${prefix}-${Date.now().toString(36)}`.slice(0, 30);
+  await kube.create(sa, managedObject(sa, name, PC, { forProvider: { accountId }, connectionSecret: false }));
+  await twice(sa, name);
+  const project = gcpProject();
+  return {
+    name,
+    full: `projects/${project}/serviceAccounts/${accountId}@${project}.iam.gserviceaccount.com`,
+  };
+};
+
 describe("IAM ServiceAccountKey (a create whose request holds no resource message)", () => {
   it("created under a referenced account; privateKeyData only in the connection Secret, kept; an immutable change refused; import; delete", {
     timeout: 180_000,
   }, async () => {
-    const [account, name] = [uniqueName("sa-key-owner"), uniqueName("sakey")];
-    const accountId = `key-${Date.now().toString(36)}`.slice(0, 30);
-    await kube.create(
-      sa,
-      managedObject(sa, account, PC, { forProvider: { accountId }, connectionSecret: false }),
-    );
-    await twice(sa, account);
-    const project = gcpProject();
-    const saName = `projects/${project}/serviceAccounts/${accountId}@${project}.iam.gserviceaccount.com`;
+    const name = uniqueName("sakey");
+    const { name: account, full: saName } = await newAccount("key");
     expect(fake.resource(saName)).toBeDefined();
 
     await kube.create(
@@ -168,15 +174,8 @@ describe("IAM ServiceAccountKey (a create whose request holds no resource messag
   it("is not created without a connection Secret: its private key could never be given to anyone", {
     timeout: 120_000,
   }, async () => {
-    const [account, name] = [uniqueName("sa-nokey"), uniqueName("sakey-nosecret")];
-    const accountId = `nok-${Date.now().toString(36)}`.slice(0, 30);
-    await kube.create(
-      sa,
-      managedObject(sa, account, PC, { forProvider: { accountId }, connectionSecret: false }),
-    );
-    await twice(sa, account);
-    const project = gcpProject();
-    const saName = `projects/${project}/serviceAccounts/${accountId}@${project}.iam.gserviceaccount.com`;
+    const name = uniqueName("sakey-nosecret");
+    const { name: owner, full: saName } = await newAccount("nokey");
     await kube.create(
       key,
       managedObject(key, name, PC, { forProvider: { parent: saName }, connectionSecret: false }),
@@ -192,8 +191,8 @@ describe("IAM ServiceAccountKey (a create whose request holds no resource messag
     await kube.delete(key, name);
     await twice(key, name);
     expect(await getMr(kube, key, name)).toBeUndefined();
-    await kube.delete(sa, account);
-    await twice(sa, account);
+    await kube.delete(sa, owner);
+    await twice(sa, owner);
   });
 
   it("the fake refuses what Google refuses and answers the private key only to the create", async () => {
