@@ -43,7 +43,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 11;
+export const GENERATOR_VERSION = 12;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -53,10 +53,16 @@ const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
 // Server state a Compute update must echo back (optimistic concurrency), never a desired value.
 const FINGERPRINT = /^(fingerprint|[a-z]+Fingerprint)$/;
 /**
- * The generated AWS kinds' secret-name rule. Google's bare `secret` fields and `secretManagerStored…` name a
+ * A private key's bytes: IAM ServiceAccountKey's `privateKeyData` ("the private key data", bytes, only in the
+ * create's answer), which the AWS rule (…PrivateKey$) does not name.
+ */
+const PRIVATE_KEY_DATA = /privateKeyData$/i;
+/**
+ * The generated AWS kinds' secret-name rule, and a private key's data. Google's bare `secret` fields and `secretManagerStored…` name a
  * Secret Manager secret (a reference, not a value), so they stay plain fields.
  */
-const isSecretName = (name: string) => secretNamed(name) && !/^secretManager/i.test(name);
+const isSecretName = (name: string) =>
+  (secretNamed(name) || PRIVATE_KEY_DATA.test(name)) && !/^secretManager/i.test(name);
 
 const has = (f: FactField, b: string) => f.b?.includes(b as never) ?? false;
 /**
@@ -338,6 +344,8 @@ function refsOf(
 
 const camelOf = (x: string) => x.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const lowerFirst = (x: string) => x.charAt(0).toLowerCase() + x.slice(1);
+const camelPlural = (k: string) =>
+  /[^aeiou]y$/.test(k) ? `${k.slice(0, -1)}ies` : /(s|x|z|ch|sh)$/.test(k) ? `${k}es` : `${k}s`;
 
 /**
  * The IAM permissions the generic provider's calls of a kind need. Google names a permission
@@ -371,6 +379,8 @@ export function permissionsOf(
             collection.toLowerCase(),
             lowerFirst(pluralOf(r.kind)),
             pluralOf(r.kind).toLowerCase(),
+            // The message's plural in camelCase (IAM's `serviceAccountKeys` for ServiceAccountKey at `…/keys`).
+            camelPlural(lowerFirst(r.kind)),
           ]),
         ];
   const unconfirmed: string[] = [];
@@ -402,6 +412,15 @@ export function permissionsOf(
   return { permissions, unconfirmed };
 }
 
+/** What a create of options' kind says of its secrets: Google answers them once, in the create's answer. */
+function answerSecrets(options: readonly string[] | undefined, attributes: Record<string, AwsccProp>) {
+  const keys = Object.entries(attributes)
+    .filter(([, p]) => p.secret)
+    .map(([k]) => k);
+  if (!options || keys.length === 0) return "";
+  return ` ${keys.join(", ")}: only in Google's answer to the create, published then to the connection Secret and kept there (connection keys are never removed while the resource lives); Google never answers it again, so an imported resource's Secret has none.`;
+}
+
 export function kindSpecOf(
   r: FactResource,
   facts: FactsBundle,
@@ -424,8 +443,12 @@ export function kindSpecOf(
     where.parent = { ...where.parent, optional: true };
   const properties: Record<string, AwsccProp> = {};
   const attributes: Record<string, AwsccProp> = {};
+  // A create of options (no resource message in its request): the resource is Google's answer, all of it
+  // server state; the spec is the request's options, sent only on create.
+  const options = !compute && r.create.fields && r.create.request ? r.create.fields : undefined;
   for (const f of fields) {
     const serverSide =
+      Boolean(options) ||
       isOutput(f) ||
       has(f, "IDENTIFIER") ||
       (!compute && f.j === "name") ||
@@ -437,6 +460,15 @@ export function kindSpecOf(
     else properties[f.j] = b.prop(f);
   }
   if (compute && !properties.name) return { why: "Compute resource without a name field" };
+  if (options)
+    for (const f of b.fieldsOf(r.create.request as string))
+      if (options.includes(f.j))
+        properties[f.j] = {
+          ...b.prop(f),
+          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create.request?.split(".").at(-1)}).`,
+        };
+  if (options?.some((o) => !properties[o]))
+    return { why: `its create's fields ${options.join(", ")} are not all in ${r.create.request}` };
   // A create sent whole (`{accountId, serviceAccount}`): the id is a spec field beside the resource, sent only
   // on create and immutable (Google never answers it: the provider compares it with the one it created with);
   // Google names the resource, and its answer's name is the external name (a service account's: its email).
@@ -479,14 +511,18 @@ export function kindSpecOf(
     (p) => !secrets.includes(p),
   );
   const immutable = [
-    ...pathsWhere(b, facts, r.message, top, (f) => has(f, "IMMUTABLE")),
+    ...(options ? [] : pathsWhere(b, facts, r.message, top, (f) => has(f, "IMMUTABLE"))),
     ...(wrapId ? [wrapId] : []),
+    ...(options ?? []),
   ];
   // No update method: nothing can change after create, and the engine says so instead of calling.
   const createOnly = r.update ? immutable : top.filter((k) => !(compute && k === "name"));
   // A secret the cloud answers with: at the top, the connection Secret's (never atProvider); deeper, left out.
   for (const [k, p] of Object.entries(attributes))
     if (p.s.t === "string" && isSecretName(k)) (attributes[k] as AwsccProp).secret = true;
+  // A secret only a create's answer holds must be in that answer, not in an operation a later reconcile reads.
+  if (options && r.create.lro && Object.values(attributes).some((p) => p.secret))
+    return { why: "a create of options that answers a secret through a long-running operation" };
   const attributeSecrets = pathsWhere(
     b,
     facts,
@@ -517,7 +553,7 @@ export function kindSpecOf(
     group,
     kind,
     plural: pluralOf(kind),
-    description: `${r.type}, from ${r.proto} (${r.service}), reconciled by the generic ${compute ? "Compute" : "resource-oriented"} provider.`,
+    description: `${r.type}, from ${r.proto} (${r.service}), reconciled by the generic ${compute ? "Compute" : "resource-oriented"} provider.${answerSecrets(options, attributes)}`,
     properties,
     attributes,
     defs: b.defs,
@@ -537,8 +573,9 @@ export function kindSpecOf(
       host: r.host,
       proto: r.proto,
       service: r.service,
-      create: (({ idDoc: _, ...c }) => ({ ...c, p: asParentPath(c.p) }))(r.create),
+      create: (({ idDoc: _, request: _r, fields: _f, ...c }) => ({ ...c, p: asParentPath(c.p) }))(r.create),
       ...(wrapId ? { createId: wrapId } : {}),
+      ...(options ? { createFields: options } : {}),
       get: r.get,
       ...(r.update ? { update: r.update } : {}),
       delete: r.delete,
@@ -557,7 +594,8 @@ export function kindSpecOf(
             },
           }
         : {}),
-      immutableFromProtos: immutable.length > (wrapId ? 1 : 0),
+      // A create of options says it: its fields are only the create's, and the resource has no update.
+      immutableFromProtos: Boolean(options) || immutable.length > (wrapId ? 1 : 0),
       ...(refs.length > 0 ? { refs } : {}),
       ...(iam.unconfirmed.length > 0 ? { unconfirmedPermissions: iam.unconfirmed } : {}),
     },
@@ -569,13 +607,22 @@ export function kindSpecOf(
  * packages share a host (Dialogflow ES and CX), the package path (`google/cloud/dialogflow/cx/v3` →
  * dialogflowcx.googleapis).
  */
+/**
+ * Groups published while their package was its host's only one in the facts: they keep their name when the
+ * host's next package enters (Spanner's instance admin, with the bundle re-extracted whole on 2026-11-27,
+ * beside the database admin's Backup and BackupSchedule in `spanner.googleapis`).
+ */
+const PUBLISHED_GROUPS: Record<string, string> = { "google/spanner/admin/database/v1": "spanner" };
+
 function groupsOf(resources: readonly FactResource[]): (r: FactResource) => string {
   const dirs = new Map<string, Set<string>>();
   for (const r of resources) dirs.set(r.host, (dirs.get(r.host) ?? new Set()).add(r.proto));
   return (r) =>
-    (dirs.get(r.host)?.size ?? 0) > 1
-      ? groupOfProto(r.proto)
-      : googleGroupOf(r.api.replace(/[^a-z0-9]/g, ""));
+    PUBLISHED_GROUPS[r.proto]
+      ? googleGroupOf(PUBLISHED_GROUPS[r.proto] as string)
+      : (dirs.get(r.host)?.size ?? 0) > 1
+        ? groupOfProto(r.proto)
+        : googleGroupOf(r.api.replace(/[^a-z0-9]/g, ""));
 }
 
 /** The group of a proto package: `google/cloud/dialogflow/cx/v3` → dialogflowcx.googleapis. */

@@ -81,6 +81,14 @@ export interface FactResource {
     wrap?: string;
     /** The id parameter's comment (a wrapped create's id is a spec field). */
     idDoc?: string;
+    /**
+     * The request is the body (`*`) and holds no resource message: its fields are the create's options
+     * (IAM Admin's CreateServiceAccountKey: `{privateKeyType, keyAlgorithm}` under the account's name). The
+     * request message's key, and the JSON names of the fields the kind's spec sends (every field but the path
+     * variables, `request_id` and `validate_only`); the resource is the create's answer.
+     */
+    request?: string;
+    fields?: string[];
   };
   get: FactHttp;
   /** `wrap`: the update's request is the body, the resource in this field beside the mask. */
@@ -92,6 +100,40 @@ export interface FactResource {
    * lists every region's or zone's resources of the collection in one call, keyed by scope.
    */
   aggregated?: FactHttp;
+}
+
+/** Why a resource of the protos is not in the facts (refresh-apis.ts `extract`'s census). */
+export type NotTakenWhy =
+  /** The create is not an HTTP POST with a body (a GET, a PUT, no google.api.http). */
+  | "create-not-post"
+  /** The create's whole request is the body and holds a resource message beside fields other than its id. */
+  | "fields-beside-resource"
+  /** The create's request holds no resource message and its answer is none, or a field is not a plain option. */
+  | "no-resource-message"
+  /** The create's request is the resource message itself, sent whole (`body: "*"`). */
+  | "request-is-resource"
+  /** The create's body field is a message without google.api.resource. */
+  | "body-not-resource"
+  /** No Get<R> answering the resource with a GET of its name. */
+  | "no-get"
+  /** No Delete<R> with a DELETE of its name. */
+  | "no-delete"
+  /** Get or Delete are not bound to the resource's name (`{name=…}`). */
+  | "get-or-delete-not-by-name"
+  /** A resource the API answers (Get<R>) but does not let a caller create: server-made or a singleton. */
+  | "no-create";
+
+/** One resource of the protos that is not in `resources`, and why. */
+export interface FactNotTaken {
+  host: string;
+  proto: string;
+  service: string;
+  /** google.api.resource type where the protos give one, else `<host>/<name in the method>`. */
+  type: string;
+  /** The method the census started from (`CreateServiceAccountKey`, `GetProjectSettings`). */
+  method: string;
+  why: NotTakenWhy;
+  detail: string;
 }
 
 export interface FactsBundle {
@@ -106,6 +148,8 @@ export interface FactsBundle {
     licence: string;
   };
   resources: FactResource[];
+  /** Every other resource the extractor met, with why it is not in `resources` (absent: an older bundle). */
+  notTaken?: FactNotTaken[];
   messages: Record<string, FactMessage>;
 }
 

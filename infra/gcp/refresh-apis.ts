@@ -21,9 +21,11 @@ import {
   type FactField,
   type FactHttp,
   type FactMessage,
+  type FactNotTaken,
   type FactResource,
   type FactsBundle,
   loadFacts,
+  type NotTakenWhy,
 } from "./facts.ts";
 
 type PType = protobuf.Type;
@@ -203,51 +205,199 @@ function wrappedResource(req: PType | null | undefined, path: string): protobuf.
   return resources[0];
 }
 
-/** The resource-oriented resources of one service (AIP-133/131/134/135 methods around one resource). */
+/** Request fields never sent as the kind's own: AIP-155's idempotency key and AIP-163's dry run. */
+const NOT_SPEC = new Set(["request_id", "validate_only"]);
+
+const isResourceMessage = (t: unknown): t is PType =>
+  t instanceof protobuf.Type && parsed(t, "(google.api.resource)").length > 0;
+
+/** The message a create answers: its response, or a long-running one's `operation_info.response_type`. */
+function answerOf(m: PMethod): PType | undefined {
+  const res = m.resolvedResponseType;
+  if (!res || fqn(res) !== "google.longrunning.Operation") return res ?? undefined;
+  const info = parsed(m, "(google.longrunning.operation_info)")[0] as Opt | undefined;
+  const name = typeof info?.response_type === "string" ? info.response_type : undefined;
+  if (!name) return undefined;
+  try {
+    const t = (m.parent as protobuf.Namespace).lookupTypeOrEnum(name);
+    return t instanceof protobuf.Type ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A create whose whole request is the body and holds no resource message (IAM Admin's
+ * CreateServiceAccountKey: `{name, private_key_type, key_algorithm}`), where that is sound: it answers a
+ * resource message, and every field but the path variables, `request_id` and `validate_only` is a plain
+ * option (a string, number, bool or enum, not a list, map, message or bytes) the kind's spec can hold.
+ * The fields, or why not.
+ */
+function optionsCreate(
+  req: PType | null | undefined,
+  path: string,
+  answer: PType | undefined,
+  create: string,
+): { fields: protobuf.Field[] } | { why: string } {
+  if (!req) return { why: "no request message" };
+  if (!isResourceMessage(answer))
+    return { why: `its answer ${answer ? fqn(answer) : "(none)"} is not a resource message` };
+  // Another way to make a resource (Bigtable's CreateTableFromSnapshot) is not its create.
+  if (create !== `Create${answer.name}`) return { why: `${create} is not Create${answer.name}` };
+  const bound = (f: protobuf.Field) => new RegExp(`\\{${f.name}[=}]`).test(path);
+  const fields = req.fieldsArray.filter((f) => !bound(f) && !NOT_SPEC.has(f.name));
+  for (const f of fields) {
+    f.resolve();
+    const plain = SCALARS[f.type] && f.type !== "bytes";
+    if (
+      f.repeated ||
+      f instanceof protobuf.MapField ||
+      (!plain && !(f.resolvedType instanceof protobuf.Enum))
+    )
+      return { why: `its field ${f.name} is not a plain option (a list, map, message or bytes)` };
+  }
+  return { fields };
+}
+
+/**
+ * The resource-oriented resources of one service (AIP-133/131/134/135 methods around one resource), and every
+ * create it does not take with why (the census: nothing the protos offer is dropped without a reason).
+ */
 function resourceFamily(
   svc: protobuf.Service,
   proto: string,
   version: string,
   col: Collector,
-): FactResource[] {
+): { resources: FactResource[]; notTaken: FactNotTaken[] } {
   const host = String(svc.options?.["(google.api.default_host)"] ?? "");
-  if (!host) return [];
   const out: FactResource[] = [];
+  const notTaken: FactNotTaken[] = [];
+  if (!host) return { resources: out, notTaken };
   const methods = svc.methodsArray;
   for (const m of methods) m.resolve();
   for (const create of methods) {
     if (!create.name.startsWith("Create")) continue;
-    const http = httpOf(create);
-    if (http?.m !== "post" || !http.body) continue;
     const req = create.resolvedRequestType;
+    const answer = answerOf(create);
+    const named = create.name.slice("Create".length);
+    const typeOf = (t: PType | null | undefined) => {
+      const res = t ? (parsed(t, "(google.api.resource)")[0] as Opt | undefined) : undefined;
+      return typeof res?.type === "string" ? res.type : `${host}/${t?.name ?? named}`;
+    };
+    const skip = (why: NotTakenWhy, detail: string, t?: PType | null) => {
+      // Only creates of a resource count: a Create whose answer and request name none (Monitoring's
+      // CreateTimeSeries writes data points) is not a resource the census misses.
+      const resourceLike =
+        isResourceMessage(t) ||
+        isResourceMessage(answer) ||
+        (req?.fieldsArray ?? []).some((f) => isResourceMessage(f.resolve().resolvedType));
+      if (resourceLike)
+        notTaken.push({
+          host,
+          proto,
+          service: svc.name,
+          type: typeOf(t ?? answer),
+          method: create.name,
+          why,
+          detail,
+        });
+    };
+    const http = httpOf(create);
+    if (http?.m !== "post" || !http.body) {
+      skip(
+        "create-not-post",
+        http
+          ? `${http.m.toUpperCase()} ${http.p}${http.body ? "" : " without a body"}`
+          : "no google.api.http binding",
+      );
+      continue;
+    }
     // The whole request as the body (IAM Admin's CreateServiceAccount: `{accountId, serviceAccount}`): the
     // resource is the request's one field of a resource message, beside only the id and path variables.
     const wrapped = http.body === "*" ? wrappedResource(req, http.p) : undefined;
-    if (http.body === "*" && !wrapped) continue;
-    const bodyField = wrapped ?? req?.fields[http.body];
+    let options: protobuf.Field[] | undefined;
+    if (http.body === "*" && !wrapped) {
+      const inner = (req?.fieldsArray ?? []).filter((f) => isResourceMessage(f.resolve().resolvedType));
+      if (inner.length > 0) {
+        const bound = (f: protobuf.Field) => new RegExp(`\\{${f.name}[=}]`).test(http.p);
+        const rest = (req?.fieldsArray ?? [])
+          .filter((f) => !inner.includes(f) && !bound(f))
+          .map((f) => f.name);
+        skip(
+          "fields-beside-resource",
+          `${inner.map((f) => f.name).join(", ")} beside ${rest.join(", ")}`,
+          inner[0]?.resolvedType as PType,
+        );
+        continue;
+      }
+      // The request is the resource itself (Access Context Manager's AccessPolicy, Trace's Span).
+      if (isResourceMessage(req)) {
+        skip("request-is-resource", `the request ${fqn(req)} is the resource, sent whole`, req);
+        continue;
+      }
+      const o = optionsCreate(req, http.p, answer, create.name);
+      if ("why" in o) {
+        skip("no-resource-message", `the request ${req ? fqn(req) : ""} is the body: ${o.why}`, answer);
+        continue;
+      }
+      options = o.fields;
+    }
+    const bodyField = options ? undefined : (wrapped ?? req?.fields[http.body]);
     bodyField?.resolve();
-    const rt = bodyField?.resolvedType;
-    if (!(rt instanceof protobuf.Type)) continue;
+    const rt = options ? answer : bodyField?.resolvedType;
+    if (!(rt instanceof protobuf.Type)) {
+      skip("body-not-resource", `body ${http.body} is not a message`);
+      continue;
+    }
     const resource = parsed(rt, "(google.api.resource)")[0] as Opt | undefined;
-    if (!resource) continue;
+    if (!resource) {
+      skip("body-not-resource", `body ${http.body} is ${fqn(rt)}, without google.api.resource`, rt);
+      continue;
+    }
     const rName = rt.name;
     const byName = (verb: string) => methods.find((x) => x.name === `${verb}${rName}`);
     const get = byName("Get");
     const del = byName("Delete");
-    if (!get || !del || get.resolvedResponseType !== rt) continue;
+    if (!get || get.resolvedResponseType !== rt) {
+      skip(
+        "no-get",
+        get
+          ? `Get${rName} answers ${get.resolvedResponseType ? fqn(get.resolvedResponseType) : "?"}`
+          : `no Get${rName} in ${svc.name}`,
+        rt,
+      );
+      continue;
+    }
+    if (!del) {
+      skip("no-delete", `no Delete${rName} in ${svc.name}`, rt);
+      continue;
+    }
     const getHttp = httpOf(get);
     const delHttp = httpOf(del);
-    if (getHttp?.m !== "get" || delHttp?.m !== "delete") continue;
-    if (!templateOf(getHttp.p, "name") || !templateOf(delHttp.p, "name")) continue;
+    if (
+      getHttp?.m !== "get" ||
+      delHttp?.m !== "delete" ||
+      !templateOf(getHttp.p, "name") ||
+      !templateOf(delHttp.p, "name")
+    ) {
+      skip(
+        "get-or-delete-not-by-name",
+        `get ${getHttp?.m ?? "?"} ${getHttp?.p ?? ""}, delete ${delHttp?.m ?? "?"} ${delHttp?.p ?? ""}`,
+        rt,
+      );
+      continue;
+    }
     // The resource's id: a `*_id` string of the request that is not bound in the path (Storage Transfer's
-    // `project_id` is the parent; `agent_pool_id` the id).
-    const idParam = req?.fieldsArray.find(
-      (f) =>
-        f.name.endsWith("_id") &&
-        f.name !== "request_id" &&
-        f.type === "string" &&
-        !new RegExp(`\\{${f.name}[=}]`).test(http.p),
-    )?.name;
+    // `project_id` is the parent; `agent_pool_id` the id). A create of options has none: Google names it.
+    const idParam = options
+      ? undefined
+      : req?.fieldsArray.find(
+          (f) =>
+            f.name.endsWith("_id") &&
+            f.name !== "request_id" &&
+            f.type === "string" &&
+            !new RegExp(`\\{${f.name}[=}]`).test(http.p),
+        )?.name;
     // AIP-134's PATCH with a mask, where the service has one (IAM Admin: PatchServiceAccount beside the older
     // UpdateServiceAccount PUT, which changes only the display name); else its Update.
     const upds = [byName("Update"), byName("Patch")].filter((x): x is PMethod => Boolean(x));
@@ -278,7 +428,10 @@ function resourceFamily(
       service: svc.name,
       type: String(resource.type ?? `${host}/${rName}`),
       ...(() => {
-        const p = patternFor(resource, templateOf(http.p, "parent"));
+        const p = patternFor(
+          resource,
+          templateOf(http.p, "parent") ?? (options ? templateOf(http.p, "name") : undefined),
+        );
         return p ? { pattern: p } : {};
       })(),
       create: {
@@ -292,6 +445,7 @@ function resourceFamily(
               : undefined;
           return doc ? { idDoc: doc } : {};
         })(),
+        ...(options && req ? { request: col.message(req), fields: options.map(jsonName) } : {}),
       },
       get: getHttp,
       ...(updHttp && upd && (updHttp.m === "patch" || updHttp.m === "put")
@@ -305,6 +459,34 @@ function resourceFamily(
         : {}),
       delete: withLro(delHttp, del, false),
       ...(listHttp?.m === "get" ? { list: listHttp } : {}),
+    });
+  }
+  return { resources: out, notTaken };
+}
+
+/**
+ * The resources of a service the API answers but does not let a caller create: a `Get<R>` answering a
+ * resource message whose type no create of the API (taken or not) named.
+ */
+function uncreatable(svc: protobuf.Service, proto: string, named: ReadonlySet<string>): FactNotTaken[] {
+  const host = String(svc.options?.["(google.api.default_host)"] ?? "");
+  if (!host) return [];
+  const out: FactNotTaken[] = [];
+  for (const get of svc.methodsArray) {
+    get.resolve();
+    const rt = get.resolvedResponseType;
+    if (!get.name.startsWith("Get") || !isResourceMessage(rt) || get.name !== `Get${rt.name}`) continue;
+    const type = String((parsed(rt, "(google.api.resource)")[0] as Opt).type ?? `${host}/${rt.name}`);
+    if (named.has(type)) continue;
+    const verbs = ["Update", "Patch", "Delete"].filter((v) => svc.methods[`${v}${rt.name}`]);
+    out.push({
+      host,
+      proto,
+      service: svc.name,
+      type,
+      method: get.name,
+      why: "no-create",
+      detail: verbs.length > 0 ? `Get${verbs.map((v) => `, ${v}`).join("")} only` : "Get only",
     });
   }
   return out;
@@ -324,7 +506,7 @@ function computeFamily(
   proto: string,
   version: string,
   col: Collector,
-): FactResource[] {
+): { resources: FactResource[]; notTaken: FactNotTaken[] } {
   const m = (name: string) => {
     const x = svc.methods[name];
     x?.resolve();
@@ -333,20 +515,56 @@ function computeFamily(
   const insert = m("Insert");
   const get = m("Get");
   const del = m("Delete");
-  if (!insert || !get || !del) return [];
+  if (!insert || !get || !del) {
+    // A collection Google answers but a caller cannot make or remove (Zones, MachineTypes), or half of one.
+    const rt = (get ?? insert)?.resolvedResponseType;
+    if (!get && !insert) return { resources: [], notTaken: [] };
+    const why: NotTakenWhy = !insert ? "no-create" : !get ? "no-get" : "no-delete";
+    return {
+      resources: [],
+      notTaken: [
+        {
+          host: "compute.googleapis.com",
+          proto,
+          service: svc.name,
+          type: `compute.googleapis.com/${get ? (rt?.name ?? singular(svc.name)) : singular(svc.name)}`,
+          method: get ? "Get" : "Insert",
+          why,
+          detail: `${svc.name}: ${["Insert", "Get", "Delete"].filter((x) => svc.methods[x]).join(", ")} only`,
+        },
+      ],
+    };
+  }
   const insHttp = httpOf(insert);
   const getHttp = httpOf(get);
   const delHttp = httpOf(del);
-  if (!insHttp?.body || !getHttp || !delHttp) return [];
   const rt = get.resolvedResponseType;
-  if (!rt || insert.resolvedRequestType?.fields[insHttp.body]?.type !== rt.name) return [];
+  const notTaken = (why: NotTakenWhy, detail: string) => ({
+    resources: [],
+    notTaken: [
+      {
+        host: "compute.googleapis.com",
+        proto,
+        service: svc.name,
+        type: `compute.googleapis.com/${rt?.name ?? singular(svc.name)}`,
+        method: "Insert",
+        why,
+        detail: `${svc.name}: ${detail}`,
+      },
+    ],
+  });
+  if (!insHttp?.body) return notTaken("create-not-post", "Insert has no body");
+  if (!getHttp || !delHttp)
+    return notTaken("get-or-delete-not-by-name", "Get or Delete has no google.api.http");
+  if (!rt || insert.resolvedRequestType?.fields[insHttp.body]?.type !== rt.name)
+    return notTaken("body-not-resource", `Insert's body ${insHttp.body} is not what Get answers`);
   const upd = m("Patch") ?? m("Update");
   const updHttp = upd ? httpOf(upd) : undefined;
   const list = m("List");
   const listHttp = list ? httpOf(list) : undefined;
   const aggregated = m("AggregatedList");
   const aggregatedHttp = aggregated ? httpOf(aggregated) : undefined;
-  return [
+  const resources: FactResource[] = [
     {
       family: "compute",
       api: "compute",
@@ -366,6 +584,7 @@ function computeFamily(
       ...(aggregatedHttp ? { aggregated: aggregatedHttp } : {}),
     },
   ];
+  return { resources, notTaken: [] };
 }
 
 /** Every `google/**\/vN` directory (GA versions only), the highest version per API. */
@@ -397,10 +616,12 @@ export function extract(
   only?: string,
 ): {
   resources: FactResource[];
+  notTaken: FactNotTaken[];
   messages: Record<string, FactMessage>;
   failed: string[];
 } {
   const resources: FactResource[] = [];
+  const notTaken: FactNotTaken[] = [];
   const messages: Record<string, FactMessage> = {};
   const failed: string[] = [];
   for (const dir of apiDirs(root).filter((d) => !only || d.startsWith(`${only}/`))) {
@@ -430,18 +651,43 @@ export function extract(
     };
     walk(pb);
     const own = services.filter((s) => s.filename && relative(root, s.filename).startsWith(`${dir}/`));
+    const mine: FactNotTaken[] = [];
+    const found: FactResource[] = [];
     for (const svc of own) {
       try {
-        resources.push(
-          ...(compute ? computeFamily(svc, dir, version, col) : resourceFamily(svc, dir, version, col)),
-        );
+        const got = compute ? computeFamily(svc, dir, version, col) : resourceFamily(svc, dir, version, col);
+        found.push(...got.resources);
+        mine.push(...got.notTaken);
       } catch (err) {
         failed.push(`${dir} ${svc.name}: ${(err as Error).message.slice(0, 120)}`);
       }
     }
+    // Resources no create of the API named, taken or not: the API answers them but makes them itself.
+    const named = new Set([...found, ...mine].map((x) => x.type));
+    if (!compute)
+      for (const svc of own) {
+        try {
+          for (const x of uncreatable(svc, dir, named)) {
+            named.add(x.type);
+            mine.push(x);
+          }
+        } catch (err) {
+          failed.push(`${dir} ${svc.name}: ${(err as Error).message.slice(0, 120)}`);
+        }
+      }
+    resources.push(...found);
+    notTaken.push(...mine);
     Object.assign(messages, col.messages);
   }
-  return { resources, messages, failed };
+  return { resources, notTaken, messages, failed };
+}
+
+/** `174 not taken: 12 no-get, …`: the census by reason, as the refresh prints it. */
+export function censusLine(notTaken: readonly FactNotTaken[]): string {
+  const by = new Map<string, number>();
+  for (const x of notTaken) by.set(x.why, (by.get(x.why) ?? 0) + 1);
+  const parts = [...by].sort((a, b) => b[1] - a[1]).map(([w, n]) => `${n} ${w}`);
+  return `${notTaken.length} resources not taken: ${parts.join(", ")}`;
 }
 
 if (import.meta.main) {
@@ -462,7 +708,7 @@ if (import.meta.main) {
   const git = (...args: string[]) => execFileSync("git", ["-C", from, ...args], { encoding: "utf8" }).trim();
   const commit = values.commit ?? git("rev-parse", "HEAD");
   const committed = values.committed ?? git("log", "-1", "--format=%cs");
-  const { resources, messages, failed } = extract(from, values.only);
+  const { resources, notTaken, messages, failed } = extract(from, values.only);
   if (values.only) {
     // One API again, into the pinned bundle: only from the commit the bundle is from (the facts stay one
     // commit's), its resources replaced and its messages added or replaced.
@@ -474,9 +720,11 @@ if (import.meta.main) {
     if (resources.length === 0)
       throw new Error(`--only ${values.only}: no resources found: refusing to write`);
     const kept = pinned.resources.filter((r) => !r.proto.startsWith(`${values.only}/`));
+    const keptNot = (pinned.notTaken ?? []).filter((r) => !r.proto.startsWith(`${values.only}/`));
     const merged: FactsBundle = {
       ...pinned,
       resources: [...kept, ...resources],
+      notTaken: [...keptNot, ...notTaken],
       messages: { ...pinned.messages, ...messages },
     };
     writeFileSync(values.out ?? FACTS_FILE, gzipSync(JSON.stringify(merged), { level: 9 }));
@@ -497,6 +745,7 @@ if (import.meta.main) {
       licence: "Apache-2.0 (googleapis/googleapis LICENSE)",
     },
     resources,
+    notTaken,
     messages,
   };
   const out = values.out ?? FACTS_FILE;
@@ -505,5 +754,6 @@ if (import.meta.main) {
   process.stdout.write(
     `${resources.length} resources (${resources.length - compute} resource-oriented in ${new Set(resources.filter((r) => r.family === "resource").map((r) => r.api)).size} APIs, ${compute} Compute), ${Object.keys(messages).length} messages → ${out}\n`,
   );
+  process.stdout.write(`${censusLine(notTaken)}\n`);
   for (const f of failed) process.stderr.write(`skipped ${f}\n`);
 }

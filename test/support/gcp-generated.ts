@@ -6,6 +6,7 @@ import { googleProvider } from "../../shared/providers/gcp/generic/client.ts";
 import { googleProviders } from "../../shared/providers/gcp/generic/kinds.ts";
 import { gcpHome } from "../../shared/providers/gcp/home.ts";
 import { withHome } from "../../shared/providers/home.ts";
+import type { ReconcilerOptions } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { ensureCrds } from "./aws.ts";
 import { installCrds } from "./crd-holds.ts";
@@ -14,7 +15,14 @@ import { Reconciler } from "./routed.ts";
 
 export async function serveGoogleKinds(
   kube: Kube,
-  o: { specs: readonly GoogleKindSpec[]; defs: readonly ManagedKindDef[]; pc: string; fakeUrl: string },
+  o: {
+    specs: readonly GoogleKindSpec[];
+    defs: readonly ManagedKindDef[];
+    pc: string;
+    fakeUrl: string;
+    /** Where the reconciler logs (a test that checks what reaches the logs captures them). */
+    logger?: ReconcilerOptions["logger"];
+  },
 ): Promise<Reconciler> {
   await ensureCrds();
   await installCrds(kube, [...o.defs]);
@@ -25,6 +33,7 @@ export async function serveGoogleKinds(
   const providers = googleProviders([...o.specs], { pollDelaysMs: [] }).map((p) => withHome(p, gcpHome));
   return new Reconciler(kube, new KindRegistry(withNamespacedVariants(providers)), {
     creationGracePeriodMs: 0,
+    ...(o.logger ? { logger: o.logger } : {}),
   });
 }
 

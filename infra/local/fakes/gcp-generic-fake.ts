@@ -105,6 +105,45 @@ const NAMED: Record<
   },
 };
 
+/**
+ * Creates of options (no resource message in the request): how Google names and fills what they make, and
+ * what it answers only then. IAM's service account key (iam.proto, ServiceAccountKey): its name
+ * `projects/{PROJECT_ID}/serviceAccounts/{ACCOUNT}/keys/{key}`, `private_key_type` defaulting to
+ * `TYPE_GOOGLE_CREDENTIALS_FILE` and `key_algorithm` to a 2K RSA key; `private_key_data` and `private_key_type`
+ * "only provided in CreateServiceAccountKey responses", `public_key_data` "only provided in
+ * GetServiceAccountKey responses".
+ */
+const MADE: Record<
+  string,
+  (parent: string, sent: Json, seq: number) => { name: string; set: Json; once: Json }
+> = {
+  "iam.googleapis.com/Key": (parent, sent, seq) => {
+    const key = (BigInt(seq) * 0x9e3779b97f4a7c15n).toString(16).padStart(40, "0").slice(-40);
+    const email = parent.split("/").at(-1) ?? "";
+    const privateKeyType = sent.privateKeyType ?? "TYPE_GOOGLE_CREDENTIALS_FILE";
+    const file = JSON.stringify({
+      type: "service_account",
+      project_id: parent.split("/")[1],
+      private_key_id: key,
+      private_key: `-----BEGIN PRIVATE KEY-----\nfake-${key}\n-----END PRIVATE KEY-----\n`,
+      client_email: email,
+    });
+    return {
+      name: `${parent}/keys/${key}`,
+      set: {
+        keyAlgorithm: sent.keyAlgorithm ?? "KEY_ALG_RSA_2048",
+        publicKeyData: Buffer.from(`fake public key ${key}`).toString("base64"),
+        validAfterTime: now(),
+        validBeforeTime: "9999-12-31T23:59:59Z",
+        keyOrigin: "GOOGLE_PROVIDED",
+        keyType: "USER_MANAGED",
+        disabled: false,
+      },
+      once: { privateKeyType, privateKeyData: Buffer.from(file).toString("base64") },
+    };
+  },
+};
+
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export interface GoogleGenericFake extends FakeHttpServer {
@@ -325,6 +364,32 @@ export async function startGoogleGenericFake(
     return undefined;
   };
 
+  /**
+   * A create of options: the request message's fields only (anything else is an unknown name, as Google's
+   * JSON parser says; an enum outside its values is refused), under a parent that exists. Its answer holds
+   * what Google answers only once; the stored resource, read by get and list, never does.
+   */
+  const createOptions = (s: GoogleKindSpec, parent: string, sent: Json): Json => {
+    const fields = s.google.createFields ?? [];
+    for (const [k, v] of Object.entries(sent)) {
+      if (!fields.includes(k))
+        throw bad(`Invalid JSON payload received. Unknown name "${k}": Cannot find field.`);
+      const allowed = s.properties[k]?.enum;
+      if (allowed && !allowed.includes(String(v)))
+        throw bad(`Invalid value at '${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}', "${String(v)}"`);
+    }
+    if (s.google.parent.explicit && !store.has(parent)) throw notFound(parent);
+    const made = MADE[s.typeName]?.(parent, sent, ++seq) ?? {
+      name: `${parent}/${s.google.collection}/gen-${++seq}`,
+      set: {},
+      once: {},
+    };
+    const resource: Json = { name: made.name, ...structuredClone(sent), ...made.set };
+    for (const k of Object.keys(made.once)) delete resource[k];
+    store.set(made.name, { spec: s, resource });
+    return { ...answer(s, structuredClone(resource)), ...made.once };
+  };
+
   const handle = (r: Route, vals: Record<string, string>, req: FakeRequest): Json => {
     const s = r.spec;
     const g = s.google;
@@ -344,6 +409,8 @@ export async function startGoogleGenericFake(
     }
     const body = wrap ? ((sent[wrap] as Json | undefined) ?? {}) : sent;
     if (r.op === "create" && g.parent.inBody) return createInBody(s, body);
+    if (r.op === "create" && g.createFields)
+      return createOptions(s, decodeURIComponent(vals.parent ?? ""), sent);
     if (r.op === "create") {
       validate(s, body);
       const wrappedId = wrap ? sent[camel(g.create.idParam ?? "")] : undefined;

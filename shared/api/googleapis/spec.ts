@@ -61,6 +61,13 @@ export interface GoogleFacts {
   create: GoogleHttp & { idParam?: string };
   /** A wrapped create's id (`accountId`): a forProvider field sent beside the resource, never read back. */
   createId?: string;
+  /**
+   * A create of options, with no resource message in its request (IAM Admin's CreateServiceAccountKey:
+   * `{privateKeyType, keyAlgorithm}`): the forProvider fields that are its whole body. Every one is immutable,
+   * recorded at create and compared with the recorded value (Google may never answer it again); the
+   * resource is only ever what Google answers (atProvider, and its secrets the connection Secret's).
+   */
+  createFields?: string[];
   get: GoogleHttp;
   update?: GoogleHttp & { mask?: string };
   delete: GoogleHttp;

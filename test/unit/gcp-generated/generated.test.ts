@@ -1,4 +1,4 @@
-// Every generated Google Cloud kind (≈690 resources from Google's protos), both shapes, makes a valid
+// Every generated Google Cloud kind (≈700 resources from Google's protos), both shapes, makes a valid
 // structural CRD offline, in groups no hand-written kind uses, activated only by name; and a secrets walk
 // over every kind, read from the facts bundle on its own (not through the generator's spec): no
 // secret-named string at any depth can be written in spec.forProvider as text (it is a `…SecretRef` or
@@ -27,6 +27,9 @@ import { structuralProblems } from "../../support/structural.ts";
 import { shapeAt } from "../../support/zod-shape.ts";
 
 const SENTINEL = "sentinel-secret-value-9c41";
+// A private key's bytes (IAM ServiceAccountKey's privateKeyData, "the private key data", bytes in the protos)
+// are a secret though the AWS name rule (…PrivateKey$) does not name them.
+const PRIVATE_KEY_DATA = /privateKeyData$/i;
 type Json = Record<string, unknown>;
 
 beforeAll(() => {
@@ -174,7 +177,11 @@ describe("generated Google Cloud kinds", () => {
           const at = prefix ? `${prefix}.${f.j}` : f.j;
           let v: unknown;
           if (facts.messages[f.t] && depth < 6) v = build(f.t, at, depth + 1);
-          else if (f.t === "string" && secretNamed(f.j) && !/^secretManager/i.test(f.j)) {
+          else if (
+            ["string", "bytes"].includes(f.t) &&
+            (secretNamed(f.j) || PRIVATE_KEY_DATA.test(f.j)) &&
+            !/^secretManager/i.test(f.j)
+          ) {
             v = SENTINEL;
             paths.push(at);
           } else continue;

@@ -61,6 +61,11 @@ export const PARENT_ANNOTATION = "googleapis.driftless.dev/created-under";
  * and refused as an immutable change, never silently kept.
  */
 export const CREATED_ID_ANNOTATION = "googleapis.driftless.dev/created-with-id";
+/**
+ * The options a create of options sent (`{"keyAlgorithm":"KEY_ALG_RSA_2048"}`, JSON): Google may never answer
+ * them again (a key's privateKeyType), so a changed one is compared with these and refused as immutable.
+ */
+export const CREATED_WITH_ANNOTATION = "googleapis.driftless.dev/created-with";
 
 export interface GoogleProviderOptions {
   /** Pauses between polls of an operation inside one call, before it is left to the next reconcile. */
@@ -375,6 +380,17 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const createId = this.#spec.google.createId;
     const createdId = mr.metadata.annotations?.[CREATED_ID_ANNOTATION];
     if (createId && (createdId ?? fp[createId]) !== undefined) observed[createId] = createdId ?? fp[createId];
+    // A create of options: what it was created with (imported, with none recorded: the spec's).
+    const createFields = this.#spec.google.createFields;
+    if (createFields) {
+      const raw = mr.metadata.annotations?.[CREATED_WITH_ANNOTATION];
+      const recorded = raw ? (JSON.parse(raw) as Json) : undefined;
+      for (const f of createFields) {
+        const v = recorded ? recorded[f] : fp[f];
+        if (v === undefined) delete observed[f];
+        else observed[f] = v;
+      }
+    }
     // A parent in the body is the resource's own field: the server's value, so a changed one is refused.
     for (const h of homeFieldsOf(this.#spec))
       if (fp[h] !== undefined && !(h === "parent" && this.#spec.google.parent.inBody)) observed[h] = fp[h];
@@ -782,6 +798,20 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         throw new InvalidSpecError(
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
         );
+      if (g.createFields) {
+        // A secret only the create's answer holds (a key's privateKeyData) needs a Secret to go to: made
+        // without one, the key would exist and its private half be lost at once.
+        const once = Object.entries(this.#spec.attributes).filter(([, p]) => p.secret);
+        if (once.length > 0 && !mr.spec.writeConnectionSecretToRef)
+          throw new InvalidSpecError(
+            `${this.#spec.kind} needs spec.writeConnectionSecretToRef: Google answers ${once.map(([k]) => k).join(", ")} only to the create, never again`,
+          );
+        // A create of options: its request is only them (`{privateKeyType, keyAlgorithm}`), under the parent.
+        const sent = Object.fromEntries(
+          g.createFields.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]),
+        );
+        return this.#created(mr, path, sent, query, { [CREATED_WITH_ANNOTATION]: JSON.stringify(sent) });
+      }
       if (g.create.wrap) {
         // The request is the body: the id beside the resource (`{accountId, serviceAccount: {…}}`).
         const id = g.createId;
@@ -816,12 +846,20 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       body,
       query,
     });
+    // Secrets Google answers only now (a key's privateKeyData): the connection Secret's, never read again.
+    const once = (answer: unknown) => {
+      const details = isObject(answer)
+        ? secretAttributesOf(modelOf(this.#spec), fromGoogle(this.#spec, answer))
+        : {};
+      return Object.keys(details).length > 0 ? { connectionDetails: details } : {};
+    };
     if (!g.create.lro) {
       const made =
         typeof out.name === "string" && this.#spec.externalName === "providerChosen" ? out.name : undefined;
       return {
         ...(made ? { externalName: made } : {}),
         ...(Object.keys(recorded).length > 0 ? { annotations: recorded } : {}),
+        ...(g.createFields ? once(out) : {}),
       };
     }
     const opPath = this.#operationPath(out, fp);
@@ -843,6 +881,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return {
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ...(made ? { externalName: made } : {}),
+      ...(g.createFields && this.#done(op) ? once(op.response) : {}),
     };
   }
 

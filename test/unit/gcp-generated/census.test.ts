@@ -1,0 +1,181 @@
+// The census of Google Cloud resource types: the extractor takes a resource or lists it with why (never drops
+// one silently), the generator makes a kind of every resource in the facts or lists it with why, the pinned
+// facts carry the census, and docs/gcp-census.md is what infra/gcp/census.ts writes from them. A create of
+// options (no resource message in its request: IAM's CreateServiceAccountKey) is taken; its kind's spec is
+// the request's fields, all immutable, and the resource Google answers is atProvider, its private key data the
+// connection Secret's.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CENSUS_FILE, censusMarkdown, NOT_TAKEN_WHY } from "../../../infra/gcp/census.ts";
+import { loadFacts } from "../../../infra/gcp/facts.ts";
+import { extract } from "../../../infra/gcp/refresh-apis.ts";
+import { generateGcp } from "../../../infra/gen-gcp.ts";
+import { managedCrd } from "../../../shared/api/crd.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
+
+const root = mkdtempSync(join(tmpdir(), "census-protos-"));
+const PROTO = `syntax = "proto3";
+package google.demo.v1;
+service Demo {
+  option (google.api.default_host) = "demo.googleapis.com";
+  // Taken: the body is the resource.
+  rpc CreateWidget(CreateWidgetRequest) returns (Widget) { option (google.api.http) = { post: "/v1/{parent=projects/*}/widgets" body: "widget" }; }
+  rpc GetWidget(NameRequest) returns (Widget) { option (google.api.http) = { get: "/v1/{name=projects/*/widgets/*}" }; }
+  rpc DeleteWidget(NameRequest) returns (Widget) { option (google.api.http) = { delete: "/v1/{name=projects/*/widgets/*}" }; }
+  // Taken: a create of options under its parent's name (CreateServiceAccountKey's shape).
+  rpc CreateKey(CreateKeyRequest) returns (Key) { option (google.api.http) = { post: "/v1/{name=projects/*/widgets/*}/keys" body: "*" }; }
+  rpc GetKey(NameRequest) returns (Key) { option (google.api.http) = { get: "/v1/{name=projects/*/widgets/*/keys/*}" }; }
+  rpc DeleteKey(NameRequest) returns (Key) { option (google.api.http) = { delete: "/v1/{name=projects/*/widgets/*/keys/*}" }; }
+  // Not taken: a field beside the resource.
+  rpc CreateGadget(CreateGadgetRequest) returns (Gadget) { option (google.api.http) = { post: "/v1/{parent=projects/*}/gadgets" body: "*" }; }
+  rpc GetGadget(NameRequest) returns (Gadget) { option (google.api.http) = { get: "/v1/{name=projects/*/gadgets/*}" }; }
+  rpc DeleteGadget(NameRequest) returns (Gadget) { option (google.api.http) = { delete: "/v1/{name=projects/*/gadgets/*}" }; }
+  // Not taken: no delete.
+  rpc CreateSprocket(CreateSprocketRequest) returns (Sprocket) { option (google.api.http) = { post: "/v1/{parent=projects/*}/sprockets" body: "sprocket" }; }
+  rpc GetSprocket(NameRequest) returns (Sprocket) { option (google.api.http) = { get: "/v1/{name=projects/*/sprockets/*}" }; }
+  // Not taken: no get.
+  rpc CreateCog(CreateCogRequest) returns (Cog) { option (google.api.http) = { post: "/v1/{parent=projects/*}/cogs" body: "cog" }; }
+  rpc DeleteCog(NameRequest) returns (Cog) { option (google.api.http) = { delete: "/v1/{name=projects/*/cogs/*}" }; }
+  // Not taken: a PUT create.
+  rpc CreateLever(Lever) returns (Lever) { option (google.api.http) = { put: "/v1/{name=projects/*/levers/*}" body: "*" }; }
+  rpc GetLever(NameRequest) returns (Lever) { option (google.api.http) = { get: "/v1/{name=projects/*/levers/*}" }; }
+  // Not taken: options that are not plain (a list of messages).
+  rpc CreateBatch(CreateBatchRequest) returns (Batch) { option (google.api.http) = { post: "/v1/{parent=projects/*}/batches" body: "*" }; }
+  rpc GetBatch(NameRequest) returns (Batch) { option (google.api.http) = { get: "/v1/{name=projects/*/batches/*}" }; }
+  rpc DeleteBatch(NameRequest) returns (Batch) { option (google.api.http) = { delete: "/v1/{name=projects/*/batches/*}" }; }
+  // Not taken: the API answers it but has no create.
+  rpc GetSettings(NameRequest) returns (Settings) { option (google.api.http) = { get: "/v1/{name=projects/*/settings}" }; }
+  // Not a resource at all (data points): not in the census.
+  rpc CreatePoints(CreatePointsRequest) returns (Empty) { option (google.api.http) = { post: "/v1/{name=projects/*}/points" body: "*" }; }
+}
+message Widget { option (google.api.resource) = { type: "demo.googleapis.com/Widget" pattern: "projects/{project}/widgets/{widget}" }; string name = 1; }
+message Key { option (google.api.resource) = { type: "demo.googleapis.com/Key" pattern: "projects/{project}/widgets/{widget}/keys/{key}" }; string name = 1; string key_algorithm = 2; bytes private_key_data = 3; }
+message Gadget { option (google.api.resource) = { type: "demo.googleapis.com/Gadget" pattern: "projects/{project}/gadgets/{gadget}" }; string name = 1; }
+message Sprocket { option (google.api.resource) = { type: "demo.googleapis.com/Sprocket" pattern: "projects/{project}/sprockets/{sprocket}" }; string name = 1; }
+message Cog { option (google.api.resource) = { type: "demo.googleapis.com/Cog" pattern: "projects/{project}/cogs/{cog}" }; string name = 1; }
+message Lever { option (google.api.resource) = { type: "demo.googleapis.com/Lever" pattern: "projects/{project}/levers/{lever}" }; string name = 1; }
+message Batch { option (google.api.resource) = { type: "demo.googleapis.com/Batch" pattern: "projects/{project}/batches/{batch}" }; string name = 1; }
+message Settings { option (google.api.resource) = { type: "demo.googleapis.com/Settings" pattern: "projects/{project}/settings" }; string name = 1; }
+message Point { int64 value = 1; }
+message Empty {}
+message NameRequest { string name = 1; }
+message CreateWidgetRequest { string parent = 1; string widget_id = 2; Widget widget = 3; }
+message CreateKeyRequest { string name = 1; string key_algorithm = 2; string request_id = 3; }
+message CreateGadgetRequest { string parent = 1; string gadget_id = 2; Gadget gadget = 3; bool validate_only = 4; }
+message CreateSprocketRequest { string parent = 1; Sprocket sprocket = 2; }
+message CreateCogRequest { string parent = 1; Cog cog = 2; }
+message CreateBatchRequest { string parent = 1; repeated Point points = 2; }
+message CreatePointsRequest { string name = 1; repeated Point points = 2; }
+`;
+
+beforeAll(() => {
+  generateGcp();
+}, 60_000);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("the extractor's census", () => {
+  it("takes a resource or lists it with why: never drops one silently", () => {
+    mkdirSync(join(root, "google/demo/v1"), { recursive: true });
+    writeFileSync(join(root, "google/demo/v1/demo.proto"), PROTO);
+    const { resources, notTaken, failed } = extract(root);
+    expect(failed).toEqual([]);
+    expect(resources.map((r) => r.type).sort()).toEqual([
+      "demo.googleapis.com/Key",
+      "demo.googleapis.com/Widget",
+    ]);
+    expect(Object.fromEntries(notTaken.map((x) => [x.type, x.why]))).toEqual({
+      "demo.googleapis.com/Gadget": "fields-beside-resource",
+      "demo.googleapis.com/Sprocket": "no-delete",
+      "demo.googleapis.com/Cog": "no-get",
+      "demo.googleapis.com/Lever": "create-not-post",
+      "demo.googleapis.com/Batch": "no-resource-message",
+      "demo.googleapis.com/Settings": "no-create",
+    });
+    expect(notTaken.every((x) => x.detail.length > 0)).toBe(true);
+    // The create of options: its request's fields but the path variable and the idempotency key.
+    const key = resources.find((r) => r.type === "demo.googleapis.com/Key");
+    expect(key?.create).toMatchObject({
+      body: "*",
+      request: "google.demo.v1.CreateKeyRequest",
+      fields: ["keyAlgorithm"],
+    });
+    expect(key?.create.idParam).toBeUndefined();
+    expect(key?.pattern).toBe("projects/{project}/widgets/{widget}/keys/{key}");
+  });
+
+  it("is in the pinned facts: every resource met is taken or listed, each with a known reason", () => {
+    const facts = loadFacts();
+    const not = facts.notTaken ?? [];
+    expect(not.length).toBeGreaterThan(0);
+    const reasons = new Set(Object.keys(NOT_TAKEN_WHY));
+    expect(not.filter((x) => !reasons.has(x.why) || !x.detail)).toEqual([]);
+    // Measured on the pinned commit: 719 taken, 495 not (docs/gcp-census.md).
+    expect(facts.resources.length + not.length).toBeGreaterThan(1100);
+    // IAM's service account key, once absent without a word, is taken.
+    expect(facts.resources.map((r) => r.type)).toContain("iam.googleapis.com/Key");
+  });
+});
+
+describe("the generator's census", () => {
+  it("makes a kind of every resource in the facts or lists it as skipped with why", () => {
+    const facts = loadFacts();
+    const catalog = loadGoogleCatalog();
+    const count = (xs: string[]) => {
+      const m = new Map<string, number>();
+      for (const x of xs) m.set(x, (m.get(x) ?? 0) + 1);
+      return [...m].sort((a, b) => a[0].localeCompare(b[0]));
+    };
+    expect(catalog.skipped.filter((s) => !s.why)).toEqual([]);
+    expect(
+      count([...catalog.kinds.map((k) => k.typeName), ...catalog.skipped.map((s) => s.typeName)]),
+    ).toEqual(count(facts.resources.map((r) => r.type)));
+  });
+
+  it("keeps a published group when its host's next package enters the facts (Spanner's instance admin)", () => {
+    const groups = Object.fromEntries(
+      loadGoogleCatalog()
+        .kinds.filter((k) => k.typeName.startsWith("spanner.googleapis.com/"))
+        .map((k) => [k.kind, k.group]),
+    );
+    expect(groups).toMatchObject({ Backup: "spanner.googleapis", BackupSchedule: "spanner.googleapis" });
+    expect(groups.Instance).toBe("spanneradmininstance.googleapis");
+  });
+
+  it("docs/gcp-census.md is what infra/gcp/census.ts writes (npm run gen:docs)", () => {
+    expect(readFileSync(CENSUS_FILE, "utf8")).toBe(censusMarkdown(loadFacts(), loadGoogleCatalog()));
+  });
+});
+
+describe("a create of options: IAM's ServiceAccountKey", () => {
+  const spec = () => {
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === "iam.googleapis.com/Key");
+    expect(e).toMatchObject({ group: "iamadmin.googleapis", kind: "ServiceAccountKey" });
+    return loadGoogleSpec(e as never);
+  };
+
+  it("its spec is the request's options, all immutable; the key Google answers is atProvider, its private key data the Secret's", () => {
+    const s = spec();
+    expect(Object.keys(s.properties).sort()).toEqual(["keyAlgorithm", "privateKeyType"]);
+    expect(s.createOnly.sort()).toEqual(["keyAlgorithm", "privateKeyType"]);
+    expect(s.google.createFields).toEqual(["privateKeyType", "keyAlgorithm"]);
+    expect(s.externalName).toBe("providerChosen");
+    expect(s.attributes.privateKeyData).toMatchObject({ secret: true });
+    expect(s.secrets).toEqual([]);
+    expect(s.google.parent).toMatchObject({ template: "projects/*/serviceAccounts/*", explicit: true });
+    expect(s.google.refs?.find((r) => r.field === "parent")).toMatchObject({ kind: "ServiceAccount" });
+    expect(s.google.update).toBeUndefined();
+    expect(s.permissions).toEqual({
+      create: ["iam.serviceAccountKeys.create"],
+      read: ["iam.serviceAccountKeys.get"],
+      delete: ["iam.serviceAccountKeys.delete"],
+      list: ["iam.serviceAccountKeys.list"],
+    });
+    const def = googleKindOf(s);
+    expect(def.immutable).toEqual(expect.arrayContaining(["keyAlgorithm", "privateKeyType"]));
+    // The CRD: no private key data field in forProvider or atProvider.
+    expect(JSON.stringify(managedCrd(def))).not.toMatch(/"privateKeyData":\{/);
+  });
+});
