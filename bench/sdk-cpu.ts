@@ -262,7 +262,7 @@ const PARTS: [string, RegExp][] = [
   ["retry (strategy, invocation id, attempt headers)", /submodules\/retry\//],
   ["user agent, host header, recursion detection", /@aws-sdk\/core\/dist-cjs\/submodules\/client\//],
   [
-    "serde: request serialisation, response parsing (schema, JSON/XML)",
+    "schema and protocol code: serialisation, parsing, HTTP request objects, URI escaping",
     /submodules\/(schema|protocols|serde|cbor)\/|@aws-sdk\/core\/dist-cjs\/submodules\/protocols|xml|schemas/,
   ],
   [
