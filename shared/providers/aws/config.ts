@@ -97,17 +97,18 @@ const fingerprintOf = (c: AwsCredentialIdentity | undefined) =>
 const NO_CREDENTIALS: ParsedCredentials = { credentials: undefined, fingerprint: fingerprintOf(undefined) };
 
 // Every call of a batch asks for its client configuration: the Secret's text is parsed and fingerprinted
-// once per text (the Secret itself is still read through the connector's cache each time).
-const parsedByText = new Map<string, ParsedCredentials>();
+// once per text (the Secret itself is still read through the connector's cache each time). One entry per
+// ProviderConfig's Secret key, replaced when its text changes: a rotated key's old text is not kept.
+const parsedByRef = new Map<string, { text: string; parsed: ParsedCredentials }>();
 const MAX_PARSED = 64;
 
-function parsedCredentials(text: string): ParsedCredentials {
-  const hit = parsedByText.get(text);
-  if (hit) return hit;
+function parsedCredentials(ref: string, text: string): ParsedCredentials {
+  const hit = parsedByRef.get(ref);
+  if (hit?.text === text) return hit.parsed;
   const credentials = parseAwsCredentials(text);
   const parsed = { credentials, fingerprint: fingerprintOf(credentials) };
-  if (parsedByText.size >= MAX_PARSED) parsedByText.clear();
-  parsedByText.set(text, parsed);
+  if (!hit && parsedByRef.size >= MAX_PARSED) parsedByRef.clear();
+  parsedByRef.set(ref, { text, parsed });
   return parsed;
 }
 
@@ -131,7 +132,12 @@ export async function awsClientConfig(
   if (spec.credentials.source === "Secret") {
     if (!spec.credentials.secretRef)
       throw new CredentialsError("credentials.source is Secret but credentials.secretRef is not set");
-    parsed = parsedCredentials(await ctx.readSecretKey(spec.credentials.secretRef));
+    const ref = spec.credentials.secretRef;
+    const text = await ctx.readSecretKey(ref);
+    parsed = parsedCredentials(
+      `${ctx.providerConfig.metadata.uid}/${ref.namespace}/${ref.name}/${ref.key}`,
+      text,
+    );
   }
   const { credentials, fingerprint } = parsed;
   const endpoint = checked?.url;
