@@ -6,6 +6,7 @@ import type { V1Secret } from "@kubernetes/client-node";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
 import type { ConnectionDetails, ExternalObservation, Home } from "../api/external.ts";
 import { DEFAULT_TAG_KEYS, defaultTagsOf } from "../api/external-tags.ts";
+import { isObject } from "../api/json.ts";
 import type { LastExternalUpdate, ManagedKindDef, ManagedResource } from "../api/managed.ts";
 import {
   Annotations,
@@ -874,9 +875,6 @@ function mergeUnder(under: Record<string, unknown>, over: Record<string, unknown
   }
   return out;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Every dotted path initProvider sets (and the objects above them): late-initialization leaves those alone. */
 function initProviderPaths(init: unknown, prefix = "", out: string[] = []): string[] {

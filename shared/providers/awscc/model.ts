@@ -5,11 +5,9 @@
 // compared or re-sent, create-only paths are never patched.
 import { childPath, expandsAt, referenceFieldsOf, secretRefFieldOf } from "../../api/awscc/kind.ts";
 import { type AwsccKindSpec, type AwsccNode, type AwsccProp, pathWithin } from "../../api/awscc/spec.ts";
+import { isObject, type Json } from "../../api/json.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import type { SecretUse } from "../secret-refs.ts";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The object type a node holds, through lists and maps (undefined for scalars and free-form values). */
 const refOf = (node: AwsccNode): string | undefined => {

@@ -10,11 +10,9 @@ import {
   variantOf,
   variantOfValue,
 } from "../../../api/azure-gen/spec.ts";
+import { isObject, type Json } from "../../../api/json.ts";
 import type { SecretKeySelector } from "../../../api/meta.ts";
 import type { SecretUse } from "../../secret-refs.ts";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** ARM's programmatic form of a location: "West Europe" → "westeurope". */
 export const normaliseLocation = (location: string) => location.replace(/\s+/g, "").toLowerCase();
