@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "./fields.ts";
 import {
   API_DOMAIN,
   Condition,
@@ -195,12 +196,9 @@ export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
         .describe(
           "The last update of the external resource, for kinds whose cloud shows updates only after a while: drift seen before then is not updated again.",
         ),
-      lastHandledReconcileAt: z
-        .string()
-        .optional()
-        .describe(
-          "The value of the crossplane.io/reconcile-requested-at annotation the last reconcile handled: equal to the annotation once a requested reconcile has run.",
-        ),
+      lastHandledReconcileAt: optionalString(
+        "The value of the crossplane.io/reconcile-requested-at annotation the last reconcile handled: equal to the annotation once a requested reconcile has run.",
+      ),
     })
     .describe("The observed state of the managed resource, written by driftless.");
 }

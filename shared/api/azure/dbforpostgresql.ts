@@ -2,6 +2,7 @@
 // the kinds Crossplane's Azure provider calls FlexibleServer, FlexibleServerFirewallRule and
 // FlexibleServerDatabase, with Azure Resource Manager's field names.
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineManagedKind, defineTaggedKind, type ManagedResource } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { referenceTo } from "../reference.ts";
@@ -105,12 +106,11 @@ export const FlexibleServerForProvider = z.object({
 
 export const FlexibleServerAtProvider = z.object({
   id: AzureId("server"),
-  state: z
-    .string()
-    .optional()
-    .describe("The server state Azure reports, e.g. Provisioning, Ready, Updating, Dropping, Stopped."),
-  fullyQualifiedDomainName: z.string().optional().describe("The server's host name."),
-  minorVersion: z.string().optional().describe("The PostgreSQL minor version the server runs."),
+  state: optionalString(
+    "The server state Azure reports, e.g. Provisioning, Ready, Updating, Dropping, Stopped.",
+  ),
+  fullyQualifiedDomainName: optionalString("The server's host name."),
+  minorVersion: optionalString("The PostgreSQL minor version the server runs."),
 });
 
 export const FlexibleServer = defineTaggedKind("tags", {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineManagedKind, defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 import { AzureId, AzureTags, ResourceGroup } from "./resources.ts";
@@ -16,10 +17,9 @@ export const resourceGroupFields = {
   ...resourceGroupReference.fields,
 };
 
-const ProvisioningState = z
-  .string()
-  .optional()
-  .describe("Provisioning state reported by Azure Resource Manager, e.g. Succeeded, Updating or Deleting.");
+const ProvisioningState = optionalString(
+  "Provisioning state reported by Azure Resource Manager, e.g. Succeeded, Updating or Deleting.",
+);
 
 export const VirtualNetworkForProvider = z.object({
   ...resourceGroupFields,
@@ -51,7 +51,7 @@ export const VirtualNetworkForProvider = z.object({
 export const VirtualNetworkAtProvider = z.object({
   id: AzureId("virtual network"),
   provisioningState: ProvisioningState,
-  resourceGuid: z.string().optional().describe("The virtual network's resource GUID."),
+  resourceGuid: optionalString("The virtual network's resource GUID."),
 });
 
 export const VirtualNetwork = defineTaggedKind("tags", {
