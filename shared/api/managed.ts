@@ -381,7 +381,7 @@ export function defineManagedKindLazily<F extends AnyObjectSchema, A extends Any
 }
 
 /** `f`, called at most once. */
-function once<T>(f: () => T): () => T {
+export function once<T>(f: () => T): () => T {
   let done: { v: T } | undefined;
   return () => {
     done ??= { v: f() };

@@ -132,9 +132,6 @@ async function updateTags(
 export const sameSet = (a: readonly string[], b: readonly string[]) =>
   new Set(a).size === new Set(b).size && a.every((x) => b.includes(x));
 
-export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-
 /** The ARN EC2 does not return for a VPC: arn:aws:ec2:region:account:vpc/id. */
 export const ec2Arn = (region: string, owner: string | undefined, type: string, id: string | undefined) =>
   owner && id ? `arn:aws:ec2:${region}:${owner}:${type}/${id}` : undefined;

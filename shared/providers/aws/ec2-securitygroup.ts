@@ -24,8 +24,9 @@ import {
 } from "../../api/aws/ec2.ts";
 import type { ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import { codeIs, defined, type Ec2Kind, Ec2KindClient, ec2Provider } from "./ec2-common.ts";
+import { codeIs, type Ec2Kind, Ec2KindClient, ec2Provider } from "./ec2-common.ts";
 
 type F = z.infer<typeof SecurityGroupForProvider>;
 type A = z.infer<typeof SecurityGroupAtProvider>;

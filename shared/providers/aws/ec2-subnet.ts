@@ -12,8 +12,9 @@ import type { z } from "zod";
 import { Subnet, type SubnetAtProvider, type SubnetForProvider } from "../../api/aws/ec2.ts";
 import type { ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import { defined, type Ec2Kind, Ec2KindClient, ec2Provider } from "./ec2-common.ts";
+import { type Ec2Kind, Ec2KindClient, ec2Provider } from "./ec2-common.ts";
 
 type F = z.infer<typeof SubnetForProvider>;
 type A = z.infer<typeof SubnetAtProvider>;

@@ -13,8 +13,9 @@ import type { z } from "zod";
 import { VPC, type VPCAtProvider, type VPCForProvider } from "../../api/aws/ec2.ts";
 import type { ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import { defined, type Ec2Kind, Ec2KindClient, ec2Arn, ec2Provider } from "./ec2-common.ts";
+import { type Ec2Kind, Ec2KindClient, ec2Arn, ec2Provider } from "./ec2-common.ts";
 
 type F = z.infer<typeof VPCForProvider>;
 type A = z.infer<typeof VPCAtProvider>;

@@ -22,11 +22,12 @@ import {
   InvalidSpecError,
   type ObserveManyItem,
 } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import { availabilityTable } from "../availability.ts";
 import { awsErrorCode, regionOfArn } from "./config.ts";
-import { defined, observeEach, sameSet } from "./ec2-common.ts";
+import { observeEach, sameSet } from "./ec2-common.ts";
 import { RdsKindClient, type RdsNamed, rdsProvider } from "./rds-common.ts";
 
 type F = z.infer<typeof DBInstanceForProvider>;

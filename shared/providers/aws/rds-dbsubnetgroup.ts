@@ -20,9 +20,10 @@ import type {
   ObserveManyItem,
 } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import { awsErrorCode, regionOfArn } from "./config.ts";
-import { DependencyViolationError, defined, observeEach, sameSet } from "./ec2-common.ts";
+import { DependencyViolationError, observeEach, sameSet } from "./ec2-common.ts";
 import { RdsKindClient, type RdsNamed, rdsProvider, readTags } from "./rds-common.ts";
 
 type F = z.infer<typeof DBSubnetGroupForProvider>;

@@ -109,5 +109,6 @@ export function serverChildProvider<
 export const sameId = (a: string | undefined, b: string | undefined) =>
   a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
 
+/** `o` without its undefined and empty members (unlike api/json.ts's `defined`, "" goes too). */
 export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== "")) as Partial<T>;

@@ -366,9 +366,6 @@ export function sqlChildProvider<FS extends AnyObjectSchema, AS extends AnyObjec
 /** A non-empty string, or undefined (an API may answer "" for a field not set). */
 export const text = (v: string | null | undefined) => (v ? v : undefined);
 
-export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-
 // The password kept in the connection Secret (generated before create, or the user's, rotated) is the
 // cloud-neutral one every database kind shares.
 export { ConnectionPassword, PASSWORD_KEY } from "../connection-password.ts";

@@ -16,6 +16,7 @@ import {
   type DatabaseInstanceAtProvider,
   type DatabaseInstanceForProvider,
 } from "../../api/gcp/sql.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { availabilityTable } from "../availability.ts";
@@ -23,7 +24,6 @@ import { gcp, observedLabels, sameLabels } from "./config.ts";
 import { gcpNetworkingConfig } from "./google-rest.ts";
 import {
   ConnectionPassword,
-  defined,
   isPostgresPrimary,
   isSqlAlreadyExists,
   isSqlNotFound,
