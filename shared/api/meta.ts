@@ -109,6 +109,16 @@ export interface ObjectMeta {
   }>;
 }
 
+/** An object of one of driftless's own kinds as read from the API server: its spec S and status T. */
+export interface KindObject<S, T> {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: S;
+  status?: T;
+  [field: string]: unknown;
+}
+
 /** Identity of a Kubernetes resource type, enough to address it over the API. */
 export interface ResourceType {
   group: string;

@@ -4,7 +4,7 @@
 // serves the generated kinds either names — docs/adr/0010-activation-policies.md says why both.
 import { z } from "zod";
 import { crd } from "../crd.ts";
-import { Condition, type ObjectMeta, type ResourceType } from "../meta.ts";
+import { Condition, type KindObject, type ObjectMeta, type ResourceType } from "../meta.ts";
 import { PKG_GROUP, PKG_VERSION } from "./provider.ts";
 
 const MRAP = { kind: "ManagedResourceActivationPolicy", plural: "managedresourceactivationpolicies" };
@@ -73,14 +73,7 @@ export const ActivationPolicyStatus = z
   .describe("What driftless made of the policy.");
 export type ActivationPolicyStatus = z.infer<typeof ActivationPolicyStatus>;
 
-export interface ActivationPolicyObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec: ActivationPolicySpec;
-  status?: ActivationPolicyStatus;
-  [field: string]: unknown;
-}
+export type ActivationPolicyObject = KindObject<ActivationPolicySpec, ActivationPolicyStatus>;
 
 export function activationPolicyCrd() {
   return crd({

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { conditionColumn, crd } from "../crd.ts";
 import { optionalString } from "../fields.ts";
-import { API_DOMAIN, Condition, type ObjectMeta, type ResourceType } from "../meta.ts";
+import { API_DOMAIN, Condition, type KindObject, type ResourceType } from "../meta.ts";
 
 export const PKG_GROUP = `pkg.${API_DOMAIN}`;
 export const PKG_VERSION = "v1alpha1";
@@ -137,14 +137,7 @@ export const ProviderStatus = z
 export type ProviderStatus = z.infer<typeof ProviderStatus>;
 
 /** A Provider as read from the API server. */
-export interface ProviderObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec: ProviderSpec;
-  status?: ProviderStatus;
-  [field: string]: unknown;
-}
+export type ProviderObject = KindObject<ProviderSpec, ProviderStatus>;
 
 export function providerCrd() {
   return crd({

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { conditionColumn, crd } from "../crd.ts";
 import { optionalString } from "../fields.ts";
-import { Condition, type ObjectMeta, type ResourceType } from "../meta.ts";
+import { Condition, type KindObject, type ObjectMeta, type ResourceType } from "../meta.ts";
 
 export const PROTECTION_GROUP = "protection.crossplane.io";
 export const PROTECTION_VERSION = "v1beta1";
@@ -111,14 +111,7 @@ export const UsageStatus = z
   .object({ conditions: z.array(Condition).optional().describe("Ready: the used resource is protected.") })
   .describe("Whether the Usage is in force.");
 
-export interface UsageObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec: UsageSpec;
-  status?: { conditions?: Condition[] };
-  [field: string]: unknown;
-}
+export type UsageObject = KindObject<UsageSpec, { conditions?: Condition[] }>;
 
 const COLUMNS = [
   { name: "DETAILS", type: "string", jsonPath: `.metadata.annotations.crossplane\\.io/usage-details` },
