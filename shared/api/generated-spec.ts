@@ -1,5 +1,6 @@
 // What the generated kinds' specs (awscc, azure-gen) share: members keyed by CRD name, each with a node
 // `s` that is a scalar, a container (`array`, `map`) of a node, or a `ref` into the spec's object `defs`.
+import { isObject, type Json } from "./json.ts";
 
 /** The member path of `k` below `path` (arrays and maps add no step, as in the engine's paths). */
 export const childPath = (path: string, k: string) => (path ? `${path}.${k}` : k);
@@ -39,4 +40,24 @@ export function crdPathOfMember(
   const parts = path.split(".");
   const last = parts.pop() ?? "";
   return [...parts, secretRefFieldOf(last, node(path))].join(".");
+}
+
+/**
+ * `f` on each item of `v` at `node`, through containers (a list's items, a map's values), naming each
+ * item's place (`users[0]`, `tags.team`) for messages: the same shape back, with `f`'s answers.
+ */
+export async function eachItem<N extends Node>(
+  node: N,
+  v: unknown,
+  where: string,
+  f: (x: unknown, node: N, where: string) => Promise<unknown>,
+): Promise<unknown> {
+  if (node.t === "array" && Array.isArray(v))
+    return Promise.all(v.map((x, i) => eachItem(node.of as N, x, `${where}[${i}]`, f)));
+  if (node.t === "map" && isObject(v)) {
+    const out: Json = {};
+    for (const [k, x] of Object.entries(v)) out[k] = await eachItem(node.of as N, x, `${where}.${k}`, f);
+    return out;
+  }
+  return f(v, node, where);
 }

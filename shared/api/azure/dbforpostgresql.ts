@@ -6,7 +6,7 @@ import { optionalString } from "../fields.ts";
 import { defineManagedKind, defineTaggedKind, type ManagedResource } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { referenceTo } from "../reference.ts";
-import { resourceGroupFields, resourceGroupReference, Subnet } from "./network.ts";
+import { AzureLocation, resourceGroupFields, resourceGroupReference, Subnet } from "./network.ts";
 import { AzureId, AzureTags } from "./resources.ts";
 
 /** A referenced Subnet's Azure resource id, as its status reports it once Ready. */
@@ -20,13 +20,7 @@ const delegatedSubnetReference = referenceTo("delegatedSubnetId", Subnet, {
 
 export const FlexibleServerForProvider = z.object({
   ...resourceGroupFields,
-  location: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Azure region, e.g. westeurope or "West Europe". Required to create; filled in on import. Immutable.',
-    ),
+  location: AzureLocation,
   administratorLogin: z
     .string()
     .min(1)

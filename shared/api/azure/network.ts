@@ -17,19 +17,22 @@ export const resourceGroupFields = {
   ...resourceGroupReference.fields,
 };
 
+/** The region of a resource in a resource group, as its spec says it. */
+export const AzureLocation = z
+  .string()
+  .min(1)
+  .optional()
+  .describe(
+    'Azure region, e.g. westeurope or "West Europe". Required to create; filled in on import. Immutable.',
+  );
+
 const ProvisioningState = optionalString(
   "Provisioning state reported by Azure Resource Manager, e.g. Succeeded, Updating or Deleting.",
 );
 
 export const VirtualNetworkForProvider = z.object({
   ...resourceGroupFields,
-  location: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Azure region, e.g. westeurope or "West Europe". Required to create; filled in on import. Immutable.',
-    ),
+  location: AzureLocation,
   addressSpace: z
     .object({
       addressPrefixes: z
