@@ -1,5 +1,6 @@
 // What the generated kinds' specs (awscc, azure-gen) share: members keyed by CRD name, each with a node
 // `s` that is a scalar, a container (`array`, `map`) of a node, or a `ref` into the spec's object `defs`.
+import { z } from "zod";
 import { isObject, type Json } from "./json.ts";
 
 /** The member path of `k` below `path` (arrays and maps add no step, as in the engine's paths). */
@@ -10,6 +11,26 @@ export const secretRefFieldOf = (field: string, node?: { t: string }) =>
   node?.t === "array" ? `${field}SecretRefs` : `${field}SecretRef`;
 
 type Node = { t: string; of?: unknown; ref?: unknown };
+
+/** A field the API server keeps as given (any JSON): the `json` type. */
+export const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
+
+/** The zod schema of a scalar node (string, integer, number, boolean, json); undefined for any other. */
+export function scalarZod(t: string): z.ZodType | undefined {
+  switch (t) {
+    case "string":
+      return z.string();
+    case "integer":
+      return z.number().int();
+    case "number":
+      return z.number();
+    case "boolean":
+      return z.boolean();
+    case "json":
+      return freeForm();
+  }
+  return undefined;
+}
 type Members<N> = Record<string, { s: N }>;
 
 /** The node at a member path, from `top` through containers and object refs (undefined below free-form values). */

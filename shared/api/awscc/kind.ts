@@ -3,7 +3,14 @@
 // CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
 import { z } from "zod";
 import { AwsRegion } from "../aws/fields.ts";
-import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
+import {
+  childPath,
+  crdPathOfMember,
+  freeForm,
+  nodeAtPath,
+  scalarZod,
+  secretRefFieldOf,
+} from "../generated-spec.ts";
 import {
   defineManagedKindLazily,
   type FieldBehaviour,
@@ -31,9 +38,6 @@ export { childPath, secretRefFieldOf };
  * recurse, and each level multiplies the CRD's size.
  */
 export const AWSCC_MAX_DEPTH = 5;
-
-/** A field the API server keeps as given (any JSON): CloudFormation's `json` type. */
-export const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
 
 const enumText = (p: AwsccProp) => (p.enum ? ` One of: ${p.enum.join(", ")}.` : "");
 
@@ -118,16 +122,6 @@ export function zodOfNode(
   path = "",
 ): z.ZodType {
   switch (node.t) {
-    case "string":
-      return z.string();
-    case "integer":
-      return z.number().int();
-    case "number":
-      return z.number();
-    case "boolean":
-      return z.boolean();
-    case "json":
-      return freeForm();
     case "tags":
       return z.record(z.string(), z.string());
     case "array":
@@ -139,6 +133,8 @@ export function zodOfNode(
       if (!def || !expandsAt(spec, node.ref, depth, seen, path)) return freeForm();
       return z.object(membersOf(spec, def.props, depth + 1, [...seen, node.ref], path));
     }
+    default:
+      return scalarZod(node.t) ?? freeForm();
   }
 }
 

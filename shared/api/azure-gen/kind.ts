@@ -4,7 +4,14 @@
 // so the CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
 import { z } from "zod";
 import { ResourceGroup } from "../azure/resources.ts";
-import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
+import {
+  childPath,
+  crdPathOfMember,
+  freeForm,
+  nodeAtPath,
+  scalarZod,
+  secretRefFieldOf,
+} from "../generated-spec.ts";
 import {
   defineManagedKindLazily,
   type FieldBehaviour,
@@ -26,9 +33,6 @@ import {
 
 // The generated kinds' providers and tests take these from the kind module.
 export { childPath, secretRefFieldOf };
-
-/** A field the API server keeps as given (any JSON). */
-const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
 
 function describe(spec: AzureKindSpec, p: AzProp, path: string) {
   const enumText = p.enum ? ` One of: ${p.enum.join(", ")}.` : "";
@@ -64,14 +68,6 @@ function members(
 /** The zod schema of one value at member path `path`. */
 export function zodOf(spec: AzureKindSpec, node: AzNode, path = ""): z.ZodType {
   switch (node.t) {
-    case "string":
-      return z.string();
-    case "integer":
-      return z.number().int();
-    case "boolean":
-      return z.boolean();
-    case "json":
-      return freeForm();
     case "array":
       return z.array(zodOf(spec, node.of, path));
     case "map":
@@ -80,6 +76,8 @@ export function zodOf(spec: AzureKindSpec, node: AzNode, path = ""): z.ZodType {
       const def = spec.defs[node.ref];
       return def ? z.object(members(spec, def.props, path)) : freeForm();
     }
+    default:
+      return scalarZod(node.t) ?? freeForm();
   }
 }
 
