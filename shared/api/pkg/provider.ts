@@ -5,7 +5,7 @@
 //
 // The group is not Crossplane's pkg.crossplane.io, so both can be installed side by side.
 import { z } from "zod";
-import { conditionColumn, crd } from "../crd.ts";
+import { type CrdInput, conditionColumn, crd } from "../crd.ts";
 import { optionalString } from "../fields.ts";
 import { API_DOMAIN, Condition, type KindObject, type ResourceType } from "../meta.ts";
 
@@ -139,13 +139,16 @@ export type ProviderStatus = z.infer<typeof ProviderStatus>;
 /** A Provider as read from the API server. */
 export type ProviderObject = KindObject<ProviderSpec, ProviderStatus>;
 
+/** The CRD of a pkg kind (Provider, ActivationPolicy): its type's own description, in the pkg category. */
+export const pkgCrd = (
+  type: ResourceType & { description: string },
+  o: Pick<CrdInput, "spec" | "status" | "shortNames" | "printerColumns">,
+) => crd({ type, description: type.description, categories: ["driftless", "pkg"], ...o });
+
 export function providerCrd() {
-  return crd({
-    type: Provider,
-    description: Provider.description,
+  return pkgCrd(Provider, {
     spec: ProviderSpec,
     status: ProviderStatus,
-    categories: ["driftless", "pkg"],
     // `kubectl get providers` may mean Crossplane's: `kubectl get dlprovider` never does.
     shortNames: [PROVIDER_SHORT_NAME],
     printerColumns: [
