@@ -15,9 +15,12 @@ type Node = { t: string; of?: unknown; ref?: unknown };
 /** A field the API server keeps as given (any JSON): the `json` type. */
 export const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
 
-/** The zod schema of a scalar node (string, integer, number, boolean, json); undefined for any other. */
-export function scalarZod(t: string): z.ZodType | undefined {
-  switch (t) {
+/**
+ * The zod schema of a node: scalars and containers (a list, a map of the node `of`) here, any other node
+ * (an object type, a type of the cloud's own) by `other`; free-form JSON where `other` has no schema.
+ */
+export function zodSchemaOf<N extends Node>(node: N, other: (node: N) => z.ZodType | undefined): z.ZodType {
+  switch (node.t) {
     case "string":
       return z.string();
     case "integer":
@@ -28,8 +31,12 @@ export function scalarZod(t: string): z.ZodType | undefined {
       return z.boolean();
     case "json":
       return freeForm();
+    case "array":
+      return z.array(zodSchemaOf(node.of as N, other));
+    case "map":
+      return z.record(z.string(), zodSchemaOf(node.of as N, other));
   }
-  return undefined;
+  return other(node) ?? freeForm();
 }
 type Members<N> = Record<string, { s: N }>;
 

@@ -3,14 +3,7 @@
 // CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
 import { z } from "zod";
 import { AwsRegion } from "../aws/fields.ts";
-import {
-  childPath,
-  crdPathOfMember,
-  freeForm,
-  nodeAtPath,
-  scalarZod,
-  secretRefFieldOf,
-} from "../generated-spec.ts";
+import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf, zodSchemaOf } from "../generated-spec.ts";
 import {
   defineManagedKindLazily,
   type FieldBehaviour,
@@ -121,21 +114,13 @@ export function zodOfNode(
   seen: readonly string[] = [],
   path = "",
 ): z.ZodType {
-  switch (node.t) {
-    case "tags":
-      return z.record(z.string(), z.string());
-    case "array":
-      return z.array(zodOfNode(spec, node.of, depth, seen, path));
-    case "map":
-      return z.record(z.string(), zodOfNode(spec, node.of, depth, seen, path));
-    case "ref": {
-      const def = spec.defs[node.ref];
-      if (!def || !expandsAt(spec, node.ref, depth, seen, path)) return freeForm();
-      return z.object(membersOf(spec, def.props, depth + 1, [...seen, node.ref], path));
-    }
-    default:
-      return scalarZod(node.t) ?? freeForm();
-  }
+  return zodSchemaOf(node, (n) => {
+    if (n.t === "tags") return z.record(z.string(), z.string());
+    if (n.t !== "ref") return undefined;
+    const def = spec.defs[n.ref];
+    if (!def || !expandsAt(spec, n.ref, depth, seen, path)) return undefined;
+    return z.object(membersOf(spec, def.props, depth + 1, [...seen, n.ref], path));
+  });
 }
 
 /** The CRD field paths of the spec's paths: a secret's last step is its `…SecretRef(s)` field. */
