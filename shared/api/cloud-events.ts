@@ -133,6 +133,15 @@ export const byResourceName =
   (call: AuditLogCall): string[] =>
     firstName(segmentAfter(call.resourceName, collection));
 
+/** A Google kind's cloud events: `serviceName`'s `methodNames`, the resource named after `collection`. */
+export const googleAuditEvents = (
+  serviceName: string,
+  methodNames: readonly string[],
+  collection: string,
+): CloudEventsDeclaration => ({
+  gcp: { serviceName, methodNames, externalNames: byResourceName(collection) },
+});
+
 /** An Azure kind's external name: the name after `collection` in the event's resourceUri. */
 export const byResourceUri =
   (collection: string) =>

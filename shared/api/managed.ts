@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "./fields.ts";
 import {
   API_DOMAIN,
   Condition,
@@ -153,21 +154,24 @@ const managementPolicies = (more: string) =>
       `Which actions driftless may take on the external resource: Observe, Create, Update, Delete, LateInitialize or *.${more}`,
     );
 
+/** A managed kind's spec: forProvider first, then `fields` (how driftless manages it). */
+const specOf = <F extends AnyObjectSchema, S extends z.ZodRawShape>(forProvider: F, fields: S) =>
+  z
+    .object({ forProvider: forProvider.describe("The desired state of the external resource."), ...fields })
+    .describe("The desired state of the managed resource and how driftless manages it.");
+
 /** The spec fields every managed kind shares, Crossplane's ResourceSpec. */
 export function managedSpec<F extends AnyObjectSchema>(forProvider: F) {
-  return z
-    .object({
-      forProvider: forProvider.describe("The desired state of the external resource."),
-      writeConnectionSecretToRef: SecretReference.optional().describe(
-        "Where to write the connection details (endpoints, credentials) of the external resource.",
-      ),
-      providerConfigRef: ProviderConfigReference.default({ name: DEFAULT_PROVIDER_CONFIG }),
-      deletionPolicy: DeletionPolicy.default("Delete").describe(
-        "What happens to the external resource when this managed resource is deleted: Delete or Orphan.",
-      ),
-      managementPolicies: managementPolicies(""),
-    })
-    .describe("The desired state of the managed resource and how driftless manages it.");
+  return specOf(forProvider, {
+    writeConnectionSecretToRef: SecretReference.optional().describe(
+      "Where to write the connection details (endpoints, credentials) of the external resource.",
+    ),
+    providerConfigRef: ProviderConfigReference.default({ name: DEFAULT_PROVIDER_CONFIG }),
+    deletionPolicy: DeletionPolicy.default("Delete").describe(
+      "What happens to the external resource when this managed resource is deleted: Delete or Orphan.",
+    ),
+    managementPolicies: managementPolicies(""),
+  });
 }
 
 export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
@@ -195,12 +199,9 @@ export function managedStatus<A extends AnyObjectSchema>(atProvider: A) {
         .describe(
           "The last update of the external resource, for kinds whose cloud shows updates only after a while: drift seen before then is not updated again.",
         ),
-      lastHandledReconcileAt: z
-        .string()
-        .optional()
-        .describe(
-          "The value of the crossplane.io/reconcile-requested-at annotation the last reconcile handled: equal to the annotation once a requested reconcile has run.",
-        ),
+      lastHandledReconcileAt: optionalString(
+        "The value of the crossplane.io/reconcile-requested-at annotation the last reconcile handled: equal to the annotation once a requested reconcile has run.",
+      ),
     })
     .describe("The observed state of the managed resource, written by driftless.");
 }
@@ -255,21 +256,18 @@ export const TypedProviderConfigReference = z
 
 /** The spec of the namespaced (Crossplane v2) shape: no deletionPolicy, typed providerConfigRef, local Secrets. */
 export function namespacedManagedSpec<F extends AnyObjectSchema>(forProvider: F) {
-  return z
-    .object({
-      forProvider: forProvider.describe("The desired state of the external resource."),
-      writeConnectionSecretToRef: LocalSecretReference.optional().describe(
-        "The Secret, in this resource's namespace, to write the connection details (endpoints, credentials) of the external resource to.",
-      ),
-      providerConfigRef: TypedProviderConfigReference.default({
-        kind: "ClusterProviderConfig",
-        name: DEFAULT_PROVIDER_CONFIG,
-      }),
-      managementPolicies: managementPolicies(
-        " Leave out Delete to keep the external resource when this object is deleted.",
-      ),
-    })
-    .describe("The desired state of the managed resource and how driftless manages it.");
+  return specOf(forProvider, {
+    writeConnectionSecretToRef: LocalSecretReference.optional().describe(
+      "The Secret, in this resource's namespace, to write the connection details (endpoints, credentials) of the external resource to.",
+    ),
+    providerConfigRef: TypedProviderConfigReference.default({
+      kind: "ClusterProviderConfig",
+      name: DEFAULT_PROVIDER_CONFIG,
+    }),
+    managementPolicies: managementPolicies(
+      " Leave out Delete to keep the external resource when this object is deleted.",
+    ),
+  });
 }
 
 type Wrapped = { schema: z.ZodType; paths: string[] };
@@ -383,7 +381,7 @@ export function defineManagedKindLazily<F extends AnyObjectSchema, A extends Any
 }
 
 /** `f`, called at most once. */
-function once<T>(f: () => T): () => T {
+export function once<T>(f: () => T): () => T {
   let done: { v: T } | undefined;
   return () => {
     done ??= { v: f() };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "./fields.ts";
 
 /** Annotations with Crossplane's names, so users and tools that know Crossplane read them unchanged. */
 export const Annotations = {
@@ -57,7 +58,7 @@ export const Condition = z.object({
   type: z.string().describe("Type of the condition: Ready, Synced or UpToDate."),
   status: z.enum(["True", "False", "Unknown"]).describe("Status of the condition: True, False or Unknown."),
   reason: z.string().describe("A machine-readable reason, e.g. Available, Creating, ReconcileError."),
-  message: z.string().optional().describe("A human-readable message explaining the condition."),
+  message: optionalString("A human-readable message explaining the condition."),
   lastTransitionTime: z.string().describe("When the condition last changed status or reason (RFC3339)."),
   observedGeneration: z
     .number()
@@ -106,6 +107,16 @@ export interface ObjectMeta {
     controller?: boolean;
     blockOwnerDeletion?: boolean;
   }>;
+}
+
+/** An object of one of driftless's own kinds as read from the API server: its spec S and status T. */
+export interface KindObject<S, T> {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: S;
+  status?: T;
+  [field: string]: unknown;
 }
 
 /** Identity of a Kubernetes resource type, enough to address it over the API. */

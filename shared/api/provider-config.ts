@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "./fields.ts";
 import {
   clusterProviderConfigType,
   localizeSecretRefs,
@@ -71,21 +72,17 @@ export const GcpProviderConfigSpec = z
     credentials: ProviderCredentials,
     endpoint: z
       .object({
-        pubsub: z.string().optional().describe("Pub/Sub API host:port, e.g. an emulator."),
-        storage: z.string().optional().describe("Cloud Storage API base URL."),
-        sql: z.string().optional().describe("Cloud SQL Admin API base URL."),
-        compute: z.string().optional().describe("Compute Engine API base URL."),
-        serviceNetworking: z.string().optional().describe("Service Networking API base URL."),
-        cloudAsset: z
-          .string()
-          .optional()
-          .describe("Cloud Asset Inventory API base URL (driftless orphans searches labels with it)."),
-        apis: z
-          .string()
-          .optional()
-          .describe(
-            "Base URL of the generated kinds' Google APIs (docs/gcp-generated.md): `{api}` is replaced by the API's host name without .googleapis.com (https://{api}-myendpoint.p.googleapis.com); without `{api}` one server (a local fake) serves them all. Compute uses `compute`.",
-          ),
+        pubsub: optionalString("Pub/Sub API host:port, e.g. an emulator."),
+        storage: optionalString("Cloud Storage API base URL."),
+        sql: optionalString("Cloud SQL Admin API base URL."),
+        compute: optionalString("Compute Engine API base URL."),
+        serviceNetworking: optionalString("Service Networking API base URL."),
+        cloudAsset: optionalString(
+          "Cloud Asset Inventory API base URL (driftless orphans searches labels with it).",
+        ),
+        apis: optionalString(
+          "Base URL of the generated kinds' Google APIs (docs/gcp-generated.md): `{api}` is replaced by the API's host name without .googleapis.com (https://{api}-myendpoint.p.googleapis.com); without `{api}` one server (a local fake) serves them all. Compute uses `compute`.",
+        ),
       })
       .optional()
       .describe("Override the Google Cloud API endpoints (local emulators, private endpoints)."),
@@ -98,21 +95,15 @@ export const AzureProviderConfigSpec = z
   .object({
     tenantID: z.string().min(1).describe("Microsoft Entra tenant id."),
     subscriptionID: z.string().min(1).describe("Azure subscription id."),
-    clientID: z
-      .string()
-      .optional()
-      .describe("Application (client) id; with source Secret the Secret holds its secret."),
+    clientID: optionalString("Application (client) id; with source Secret the Secret holds its secret."),
     credentials: ProviderCredentials,
     endpoint: z
       .object({
-        resourceManager: z.string().optional().describe("Azure Resource Manager base URL."),
-        authorityHost: z.string().optional().describe("Microsoft Entra authority host."),
-        blob: z
-          .string()
-          .optional()
-          .describe(
-            "Blob service URL of the storage account; default https://<storage.accountName>.blob.core.windows.net.",
-          ),
+        resourceManager: optionalString("Azure Resource Manager base URL."),
+        authorityHost: optionalString("Microsoft Entra authority host."),
+        blob: optionalString(
+          "Blob service URL of the storage account; default https://<storage.accountName>.blob.core.windows.net.",
+        ),
       })
       .optional()
       .describe("Override the Azure endpoints (local fakes, sovereign clouds)."),

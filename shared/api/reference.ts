@@ -2,6 +2,7 @@
 // `<field>Ref` names or `<field>Selector` selects (a list field `<one>s`: `<one>Refs`, `<one>Selector`), and
 // the engine's ReferenceDef says the same names.
 import { z } from "zod";
+import { isObject, type Json } from "./json.ts";
 import type { ReferenceDef } from "./managed.ts";
 import { Reference, Selector } from "./meta.ts";
 
@@ -53,14 +54,11 @@ function definition(
   return { field, refField, selectorField, to, ...(o.extract ? { extract: o.extract } : {}) };
 }
 
-type Obj = Record<string, unknown>;
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-
 /**
  * The objects that hold a reference's fields, with their place for messages: forProvider itself, or (a
  * nested reference) every object at `at`, each item of a list on the way on its own (`subnetworks[1].`).
  */
-export function holdersOf(fp: Obj, at: string | undefined): Array<{ holder: Obj; where: string }> {
+export function holdersOf(fp: Json, at: string | undefined): Array<{ holder: Json; where: string }> {
   let out = [{ holder: fp, where: "" }];
   for (const part of at ? at.split(".") : []) {
     const next: typeof out = [];

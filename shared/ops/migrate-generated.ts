@@ -12,7 +12,7 @@ import type { AzureKindSpec } from "../api/azure-gen/spec.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../api/googleapis/catalog.ts";
 import { googleKindOf } from "../api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../api/googleapis/spec.ts";
-import type { ManagedKindDef } from "../api/managed.ts";
+import { type ManagedKindDef, once } from "../api/managed.ts";
 import type { UpjetFacts } from "./migrate-upjet-facts.ts";
 
 /** How Crossplane's external name becomes the generated kind's. */
@@ -79,9 +79,9 @@ export interface GeneratedDirs {
  */
 export function generatedKinds(facts: UpjetFacts, dirs: GeneratedDirs = {}): GeneratedKinds {
   const cache = new Map<string, GeneratedResolution | undefined>();
-  const aws = lazy(() => awsIndex(dirs.awscc));
-  const azure = lazy(() => azureIndex(dirs.azure));
-  const gcp = lazy(() => gcpIndex(dirs.gcp));
+  const aws = once(() => awsIndex(dirs.awscc));
+  const azure = once(() => azureIndex(dirs.azure));
+  const gcp = once(() => gcpIndex(dirs.gcp));
   return (group, kind) => {
     const key = `${group}/${kind}`;
     if (cache.has(key)) return cache.get(key);
@@ -105,14 +105,6 @@ export function generatedKinds(facts: UpjetFacts, dirs: GeneratedDirs = {}): Gen
     }
     cache.set(key, out);
     return out;
-  };
-}
-
-function lazy<T>(f: () => T): () => T {
-  let v: { value: T } | undefined;
-  return () => {
-    v ??= { value: f() };
-    return v.value;
   };
 }
 

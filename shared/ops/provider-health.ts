@@ -10,6 +10,7 @@
 // - NoSuccessfulReconcile: managed resources exist, none is Synced=True, and some failed.
 // A single failing resource is the resource's problem (its own Synced condition), not the deployment's.
 import type { ManagedKindProvider, ProviderConfigKind } from "../api/external.ts";
+import { isObject } from "../api/json.ts";
 import type { Condition, ResourceType } from "../api/meta.ts";
 import {
   Provider,
@@ -255,8 +256,6 @@ export type ReportResult =
  * key, and null for keys `desired` no longer has. Arrays are replaced whole.
  */
 export function mergePatchOf(current: unknown, desired: unknown): Record<string, unknown> {
-  const isObject = (v: unknown): v is Record<string, unknown> =>
-    typeof v === "object" && v !== null && !Array.isArray(v);
   const from = isObject(current) ? current : {};
   const to = isObject(desired) ? desired : {};
   const patch: Record<string, unknown> = {};

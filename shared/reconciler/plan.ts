@@ -11,6 +11,7 @@ import {
   recordedHome,
 } from "../api/external.ts";
 import { DEFAULT_TAG_KEYS, defaultTagsOf } from "../api/external-tags.ts";
+import { isObject } from "../api/json.ts";
 import type { LastExternalUpdate, ManagedKindDef, ManagedResource } from "../api/managed.ts";
 import {
   Annotations,
@@ -865,9 +866,6 @@ function mergeUnder(under: Record<string, unknown>, over: Record<string, unknown
   }
   return out;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Every dotted path initProvider sets (and the objects above them): late-initialization leaves those alone. */
 function initProviderPaths(init: unknown, prefix = "", out: string[] = []): string[] {

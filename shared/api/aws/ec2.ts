@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
@@ -36,10 +37,10 @@ export const VPCForProvider = z.object({
 });
 
 export const VPCAtProvider = z.object({
-  vpcId: z.string().optional().describe("The VPC id (vpc-…), also its external name."),
+  vpcId: optionalString("The VPC id (vpc-…), also its external name."),
   arn: AwsArn("VPC"),
-  state: z.string().optional().describe("The VPC state as EC2 reports it: pending or available."),
-  ownerId: z.string().optional().describe("The AWS account that owns the VPC."),
+  state: optionalString("The VPC state as EC2 reports it: pending or available."),
+  ownerId: optionalString("The AWS account that owns the VPC."),
 });
 
 export const VPC = defineTaggedKind("tags", {
@@ -80,10 +81,10 @@ export const SubnetForProvider = z.object({
 });
 
 export const SubnetAtProvider = z.object({
-  subnetId: z.string().optional().describe("The subnet id (subnet-…), also its external name."),
+  subnetId: optionalString("The subnet id (subnet-…), also its external name."),
   arn: AwsArn("subnet"),
-  state: z.string().optional().describe("The subnet state as EC2 reports it: pending or available."),
-  availabilityZoneId: z.string().optional().describe("The availability zone id, e.g. use1-az1."),
+  state: optionalString("The subnet state as EC2 reports it: pending or available."),
+  availabilityZoneId: optionalString("The availability zone id, e.g. use1-az1."),
 });
 
 export const Subnet = defineTaggedKind("tags", {
@@ -177,9 +178,9 @@ export const SecurityGroupForProvider = z.object({
 });
 
 export const SecurityGroupAtProvider = z.object({
-  groupId: z.string().optional().describe("The security group id (sg-…), also its external name."),
+  groupId: optionalString("The security group id (sg-…), also its external name."),
   arn: AwsArn("security group"),
-  ownerId: z.string().optional().describe("The AWS account that owns the group."),
+  ownerId: optionalString("The AWS account that owns the group."),
 });
 
 export const SecurityGroup = defineTaggedKind("tags", {

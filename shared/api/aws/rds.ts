@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineTaggedKind } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { listReferenceTo, referenceTo } from "../reference.ts";
@@ -26,8 +27,8 @@ export const DBSubnetGroupForProvider = z.object({
 
 export const DBSubnetGroupAtProvider = z.object({
   arn: AwsArn("DB subnet group"),
-  vpcId: z.string().optional().describe("The VPC of the group's subnets."),
-  status: z.string().optional().describe("The group status as RDS reports it, e.g. Complete."),
+  vpcId: optionalString("The VPC of the group's subnets."),
+  status: optionalString("The group status as RDS reports it, e.g. Complete."),
 });
 
 export const DBSubnetGroup = defineTaggedKind("tags", {
@@ -159,17 +160,15 @@ export const DBInstanceForProvider = z.object({
 
 export const DBInstanceAtProvider = z.object({
   arn: AwsArn("DB instance"),
-  status: z
-    .string()
-    .optional()
-    .describe("The DB instance status as RDS reports it (DBInstanceStatus), e.g. available, creating."),
-  endpoint: z.string().optional().describe("DNS name of the instance's endpoint."),
+  status: optionalString(
+    "The DB instance status as RDS reports it (DBInstanceStatus), e.g. available, creating.",
+  ),
+  endpoint: optionalString("DNS name of the instance's endpoint."),
   port: z.number().int().optional().describe("Port of the instance's endpoint."),
-  resourceId: z.string().optional().describe("The region-unique, immutable resource id (DbiResourceId)."),
-  engineVersion: z
-    .string()
-    .optional()
-    .describe("The engine version the instance runs (AWS upgrades minor versions by itself)."),
+  resourceId: optionalString("The region-unique, immutable resource id (DbiResourceId)."),
+  engineVersion: optionalString(
+    "The engine version the instance runs (AWS upgrades minor versions by itself).",
+  ),
   allocatedStorage: z
     .number()
     .int()

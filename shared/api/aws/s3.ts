@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineTaggedKind } from "../managed.ts";
 import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
@@ -25,7 +26,7 @@ export const BucketForProvider = z.object({
 
 export const BucketAtProvider = z.object({
   arn: AwsArn("bucket"),
-  region: z.string().optional().describe("The region the bucket lives in."),
+  region: optionalString("The region the bucket lives in."),
 });
 
 export const Bucket = defineTaggedKind("tags", {

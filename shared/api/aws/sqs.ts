@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineTaggedKind } from "../managed.ts";
 import { AwsArn, AwsRegion, AwsTags } from "./fields.ts";
 
@@ -74,7 +75,7 @@ export const QueueForProvider = z.object({
 
 export const QueueAtProvider = z.object({
   arn: AwsArn("queue"),
-  url: z.string().optional().describe("The queue's URL."),
+  url: optionalString("The queue's URL."),
 });
 
 export const Queue = defineTaggedKind("tags", {

@@ -3,7 +3,7 @@
 // CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
 import { z } from "zod";
 import { AwsRegion } from "../aws/fields.ts";
-import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
+import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf, zodSchemaOf } from "../generated-spec.ts";
 import {
   defineManagedKindLazily,
   type FieldBehaviour,
@@ -31,9 +31,6 @@ export { childPath, secretRefFieldOf };
  * recurse, and each level multiplies the CRD's size.
  */
 export const AWSCC_MAX_DEPTH = 5;
-
-/** A field the API server keeps as given (any JSON): CloudFormation's `json` type. */
-export const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
 
 const enumText = (p: AwsccProp) => (p.enum ? ` One of: ${p.enum.join(", ")}.` : "");
 
@@ -117,29 +114,13 @@ export function zodOfNode(
   seen: readonly string[] = [],
   path = "",
 ): z.ZodType {
-  switch (node.t) {
-    case "string":
-      return z.string();
-    case "integer":
-      return z.number().int();
-    case "number":
-      return z.number();
-    case "boolean":
-      return z.boolean();
-    case "json":
-      return freeForm();
-    case "tags":
-      return z.record(z.string(), z.string());
-    case "array":
-      return z.array(zodOfNode(spec, node.of, depth, seen, path));
-    case "map":
-      return z.record(z.string(), zodOfNode(spec, node.of, depth, seen, path));
-    case "ref": {
-      const def = spec.defs[node.ref];
-      if (!def || !expandsAt(spec, node.ref, depth, seen, path)) return freeForm();
-      return z.object(membersOf(spec, def.props, depth + 1, [...seen, node.ref], path));
-    }
-  }
+  return zodSchemaOf(node, (n) => {
+    if (n.t === "tags") return z.record(z.string(), z.string());
+    if (n.t !== "ref") return undefined;
+    const def = spec.defs[n.ref];
+    if (!def || !expandsAt(spec, n.ref, depth, seen, path)) return undefined;
+    return z.object(membersOf(spec, def.props, depth + 1, [...seen, n.ref], path));
+  });
 }
 
 /** The CRD field paths of the spec's paths: a secret's last step is its `…SecretRef(s)` field. */

@@ -4,7 +4,7 @@
 // so the CRD, docs, validation, drift comparison and late-initialization are the hand-written kinds' own.
 import { z } from "zod";
 import { ResourceGroup } from "../azure/resources.ts";
-import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf } from "../generated-spec.ts";
+import { childPath, crdPathOfMember, nodeAtPath, secretRefFieldOf, zodSchemaOf } from "../generated-spec.ts";
 import {
   defineManagedKindLazily,
   type FieldBehaviour,
@@ -26,9 +26,6 @@ import {
 
 // The generated kinds' providers and tests take these from the kind module.
 export { childPath, secretRefFieldOf };
-
-/** A field the API server keeps as given (any JSON). */
-const freeForm = () => z.unknown().meta({ "x-kubernetes-preserve-unknown-fields": true });
 
 function describe(spec: AzureKindSpec, p: AzProp, path: string) {
   const enumText = p.enum ? ` One of: ${p.enum.join(", ")}.` : "";
@@ -63,24 +60,10 @@ function members(
 
 /** The zod schema of one value at member path `path`. */
 export function zodOf(spec: AzureKindSpec, node: AzNode, path = ""): z.ZodType {
-  switch (node.t) {
-    case "string":
-      return z.string();
-    case "integer":
-      return z.number().int();
-    case "boolean":
-      return z.boolean();
-    case "json":
-      return freeForm();
-    case "array":
-      return z.array(zodOf(spec, node.of, path));
-    case "map":
-      return z.record(z.string(), zodOf(spec, node.of, path));
-    case "ref": {
-      const def = spec.defs[node.ref];
-      return def ? z.object(members(spec, def.props, path)) : freeForm();
-    }
-  }
+  return zodSchemaOf(node, (n) => {
+    const def = n.t === "ref" ? spec.defs[n.ref] : undefined;
+    return def && z.object(members(spec, def.props, path));
+  });
 }
 
 /** The CRD field path of a member path: a secret's last step is its `…SecretRef(s)` field. */
@@ -216,20 +199,19 @@ function oneVariant<T extends z.ZodObject>(union: AzUnion, schema: T): T {
 
 /** atProvider's schema of a read-only member, without its secret strings (they go to the connection Secret). */
 function zodOfOut(spec: AzureKindSpec, outSecrets: readonly string[], node: AzNode, path: string): z.ZodType {
-  if (node.t === "array") return z.array(zodOfOut(spec, outSecrets, node.of, path));
-  if (node.t === "map") return z.record(z.string(), zodOfOut(spec, outSecrets, node.of, path));
-  if (node.t !== "ref") return zodOf(spec, node, path);
-  const def = spec.defs[node.ref];
-  if (!def) return freeForm();
-  const shape: Record<string, z.ZodType> = {};
-  for (const [k, p] of Object.entries(def.props)) {
-    const at = childPath(path, k);
-    if (outSecrets.includes(at)) continue;
-    shape[k] = zodOfOut(spec, outSecrets, p.s, at)
-      .optional()
-      .describe(p.doc ?? k);
-  }
-  return z.object(shape);
+  return zodSchemaOf(node, (n) => {
+    const def = n.t === "ref" ? spec.defs[n.ref] : undefined;
+    if (!def) return undefined;
+    const shape: Record<string, z.ZodType> = {};
+    for (const [k, p] of Object.entries(def.props)) {
+      const at = childPath(path, k);
+      if (outSecrets.includes(at)) continue;
+      shape[k] = zodOfOut(spec, outSecrets, p.s, at)
+        .optional()
+        .describe(p.doc ?? k);
+    }
+    return z.object(shape);
+  });
 }
 
 const isStringMap = (n: AzNode | undefined) => n?.t === "map" && n.of.t === "string";

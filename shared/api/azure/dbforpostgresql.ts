@@ -2,10 +2,11 @@
 // the kinds Crossplane's Azure provider calls FlexibleServer, FlexibleServerFirewallRule and
 // FlexibleServerDatabase, with Azure Resource Manager's field names.
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineManagedKind, defineTaggedKind, type ManagedResource } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { referenceTo } from "../reference.ts";
-import { resourceGroupFields, resourceGroupReference, Subnet } from "./network.ts";
+import { AzureLocation, resourceGroupFields, resourceGroupReference, Subnet } from "./network.ts";
 import { AzureId, AzureTags } from "./resources.ts";
 
 /** A referenced Subnet's Azure resource id, as its status reports it once Ready. */
@@ -19,13 +20,7 @@ const delegatedSubnetReference = referenceTo("delegatedSubnetId", Subnet, {
 
 export const FlexibleServerForProvider = z.object({
   ...resourceGroupFields,
-  location: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Azure region, e.g. westeurope or "West Europe". Required to create; filled in on import. Immutable.',
-    ),
+  location: AzureLocation,
   administratorLogin: z
     .string()
     .min(1)
@@ -105,12 +100,11 @@ export const FlexibleServerForProvider = z.object({
 
 export const FlexibleServerAtProvider = z.object({
   id: AzureId("server"),
-  state: z
-    .string()
-    .optional()
-    .describe("The server state Azure reports, e.g. Provisioning, Ready, Updating, Dropping, Stopped."),
-  fullyQualifiedDomainName: z.string().optional().describe("The server's host name."),
-  minorVersion: z.string().optional().describe("The PostgreSQL minor version the server runs."),
+  state: optionalString(
+    "The server state Azure reports, e.g. Provisioning, Ready, Updating, Dropping, Stopped.",
+  ),
+  fullyQualifiedDomainName: optionalString("The server's host name."),
+  minorVersion: optionalString("The PostgreSQL minor version the server runs."),
 });
 
 export const FlexibleServer = defineTaggedKind("tags", {

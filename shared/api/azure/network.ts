@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineManagedKind, defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 import { AzureId, AzureTags, ResourceGroup } from "./resources.ts";
@@ -16,20 +17,22 @@ export const resourceGroupFields = {
   ...resourceGroupReference.fields,
 };
 
-const ProvisioningState = z
+/** The region of a resource in a resource group, as its spec says it. */
+export const AzureLocation = z
   .string()
+  .min(1)
   .optional()
-  .describe("Provisioning state reported by Azure Resource Manager, e.g. Succeeded, Updating or Deleting.");
+  .describe(
+    'Azure region, e.g. westeurope or "West Europe". Required to create; filled in on import. Immutable.',
+  );
+
+const ProvisioningState = optionalString(
+  "Provisioning state reported by Azure Resource Manager, e.g. Succeeded, Updating or Deleting.",
+);
 
 export const VirtualNetworkForProvider = z.object({
   ...resourceGroupFields,
-  location: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      'Azure region, e.g. westeurope or "West Europe". Required to create; filled in on import. Immutable.',
-    ),
+  location: AzureLocation,
   addressSpace: z
     .object({
       addressPrefixes: z
@@ -51,7 +54,7 @@ export const VirtualNetworkForProvider = z.object({
 export const VirtualNetworkAtProvider = z.object({
   id: AzureId("virtual network"),
   provisioningState: ProvisioningState,
-  resourceGuid: z.string().optional().describe("The virtual network's resource GUID."),
+  resourceGuid: optionalString("The virtual network's resource GUID."),
 });
 
 export const VirtualNetwork = defineTaggedKind("tags", {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineTaggedKind } from "../managed.ts";
 
 export const AzureTags = z
@@ -6,7 +7,7 @@ export const AzureTags = z
   .describe("Tags on the Azure resource.");
 
 /** The resource id in a kind's atProvider: `id: AzureId("server")` ("The server's Azure resource id."). */
-export const AzureId = (what: string) => z.string().optional().describe(`The ${what}'s Azure resource id.`);
+export const AzureId = (what: string) => optionalString(`The ${what}'s Azure resource id.`);
 
 export const ResourceGroupForProvider = z.object({
   location: z
@@ -21,10 +22,9 @@ export const ResourceGroupForProvider = z.object({
 
 export const ResourceGroupAtProvider = z.object({
   id: AzureId("resource group"),
-  provisioningState: z
-    .string()
-    .optional()
-    .describe("Provisioning state reported by Azure Resource Manager, e.g. Succeeded or Deleting."),
+  provisioningState: optionalString(
+    "Provisioning state reported by Azure Resource Manager, e.g. Succeeded or Deleting.",
+  ),
 });
 
 export const ResourceGroup = defineTaggedKind("tags", {

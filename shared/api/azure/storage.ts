@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineManagedKind } from "../managed.ts";
 import { resourceGroupReference } from "./network.ts";
 
@@ -35,12 +36,11 @@ export const ContainerForProvider = z.object({
 });
 
 export const ContainerAtProvider = z.object({
-  url: z.string().optional().describe("The container's URL."),
-  storageAccountName: z.string().optional().describe("The storage account the container lives in."),
-  resourceGroupName: z
-    .string()
-    .optional()
-    .describe("The resource group named by the spec (not reported by the Blob service)."),
+  url: optionalString("The container's URL."),
+  storageAccountName: optionalString("The storage account the container lives in."),
+  resourceGroupName: optionalString(
+    "The resource group named by the spec (not reported by the Blob service).",
+  ),
 });
 
 export const Container = defineManagedKind({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineManagedKind, defineTaggedKind, type ManagedResource } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 
@@ -36,8 +37,8 @@ export const NetworkForProvider = z.object({
 });
 
 export const NetworkAtProvider = z.object({
-  id: z.string().optional().describe("The network's numeric id."),
-  selfLink: z.string().optional().describe("The network's URL; references to it take its path from here."),
+  id: optionalString("The network's numeric id."),
+  selfLink: optionalString("The network's URL; references to it take its path from here."),
   peerings: z
     .array(z.string())
     .optional()
@@ -104,9 +105,9 @@ export const GlobalAddressForProvider = z.object({
 });
 
 export const GlobalAddressAtProvider = z.object({
-  id: z.string().optional().describe("The address's numeric id."),
-  selfLink: z.string().optional().describe("The address's URL."),
-  status: z.string().optional().describe("RESERVED, RESERVING or IN_USE."),
+  id: optionalString("The address's numeric id."),
+  selfLink: optionalString("The address's URL."),
+  status: optionalString("RESERVED, RESERVING or IN_USE."),
 });
 
 export const GlobalAddress = defineTaggedKind("labels", {

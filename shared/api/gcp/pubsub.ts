@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineTaggedKind } from "../managed.ts";
 import { referenceTo } from "../reference.ts";
 
@@ -29,7 +30,7 @@ export const TopicForProvider = z.object({
 });
 
 export const TopicAtProvider = z.object({
-  name: z.string().optional().describe("The topic's full name, projects/PROJECT/topics/TOPIC."),
+  name: optionalString("The topic's full name, projects/PROJECT/topics/TOPIC."),
 });
 
 export const Topic = defineTaggedKind("labels", {
@@ -101,14 +102,8 @@ export const SubscriptionForProvider = z.object({
 });
 
 export const SubscriptionAtProvider = z.object({
-  name: z
-    .string()
-    .optional()
-    .describe("The subscription's full name, projects/PROJECT/subscriptions/SUBSCRIPTION."),
-  topic: z
-    .string()
-    .optional()
-    .describe("The topic's full name as Pub/Sub reports it (_deleted-topic_ once it was deleted)."),
+  name: optionalString("The subscription's full name, projects/PROJECT/subscriptions/SUBSCRIPTION."),
+  topic: optionalString("The topic's full name as Pub/Sub reports it (_deleted-topic_ once it was deleted)."),
 });
 
 export const Subscription = defineTaggedKind("labels", {

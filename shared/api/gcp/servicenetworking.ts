@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineManagedKind } from "../managed.ts";
 import { listReferenceTo } from "../reference.ts";
 import { GlobalAddress, networkFields, networkReference } from "./compute.ts";
@@ -24,11 +25,8 @@ export const ConnectionForProvider = z.object({
 });
 
 export const ConnectionAtProvider = z.object({
-  peering: z
-    .string()
-    .optional()
-    .describe("The VPC peering the connection made (servicenetworking-googleapis-com)."),
-  service: z.string().optional().describe("The producer service, services/…"),
+  peering: optionalString("The VPC peering the connection made (servicenetworking-googleapis-com)."),
+  service: optionalString("The producer service, services/…"),
 });
 
 export const Connection = defineManagedKind({

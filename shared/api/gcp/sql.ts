@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineManagedKind } from "../managed.ts";
 import { SecretKeySelector } from "../meta.ts";
 import { referenceTo } from "../reference.ts";
@@ -73,17 +74,14 @@ export const DatabaseInstanceForProvider = z.object({
 });
 
 export const DatabaseInstanceAtProvider = z.object({
-  state: z
-    .string()
-    .optional()
-    .describe("The instance state: PENDING_CREATE, RUNNABLE, MAINTENANCE, PENDING_DELETE, FAILED…"),
-  connectionName: z.string().optional().describe("project:region:instance, for the Cloud SQL Auth Proxy."),
-  selfLink: z.string().optional().describe("The instance's URL."),
-  privateIP: z.string().optional().describe("The instance's private IP in privateNetwork."),
-  publicIP: z.string().optional().describe("The instance's public IP, when ipv4Enabled."),
-  databaseInstalledVersion: z.string().optional().describe("The exact version running, e.g. POSTGRES_16_4."),
-  gceZone: z.string().optional().describe("The zone the instance runs in."),
-  serviceAccountEmailAddress: z.string().optional().describe("The instance's service account."),
+  state: optionalString("The instance state: PENDING_CREATE, RUNNABLE, MAINTENANCE, PENDING_DELETE, FAILED…"),
+  connectionName: optionalString("project:region:instance, for the Cloud SQL Auth Proxy."),
+  selfLink: optionalString("The instance's URL."),
+  privateIP: optionalString("The instance's private IP in privateNetwork."),
+  publicIP: optionalString("The instance's public IP, when ipv4Enabled."),
+  databaseInstalledVersion: optionalString("The exact version running, e.g. POSTGRES_16_4."),
+  gceZone: optionalString("The zone the instance runs in."),
+  serviceAccountEmailAddress: optionalString("The instance's service account."),
 });
 
 export const DatabaseInstance = defineManagedKind({
@@ -128,7 +126,7 @@ export const DatabaseForProvider = z.object({
 });
 
 export const DatabaseAtProvider = z.object({
-  selfLink: z.string().optional().describe("The database's URL."),
+  selfLink: optionalString("The database's URL."),
 });
 
 export const Database = defineManagedKind({
@@ -150,7 +148,7 @@ export const UserForProvider = z.object({
 });
 
 export const UserAtProvider = z.object({
-  type: z.string().optional().describe("The user type Cloud SQL reports, e.g. BUILT_IN."),
+  type: optionalString("The user type Cloud SQL reports, e.g. BUILT_IN."),
 });
 
 export const User = defineManagedKind({

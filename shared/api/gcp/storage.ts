@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalString } from "../fields.ts";
 import { defineTaggedKind } from "../managed.ts";
 
 export const StorageClass = z
@@ -60,18 +61,18 @@ export const BucketForProvider = z.object({
     .describe("Cross-origin resource sharing rules, compared as a whole list."),
   website: z
     .object({
-      mainPageSuffix: z.string().optional().describe("The object served for a directory, e.g. index.html."),
-      notFoundPage: z.string().optional().describe("The object served when none is found, e.g. 404.html."),
+      mainPageSuffix: optionalString("The object served for a directory, e.g. index.html."),
+      notFoundPage: optionalString("The object served when none is found, e.g. 404.html."),
     })
     .optional()
     .describe("Static website settings."),
 });
 
 export const BucketAtProvider = z.object({
-  selfLink: z.string().optional().describe("The bucket's JSON API URL."),
-  url: z.string().optional().describe("The bucket's gs:// URL."),
-  locationType: z.string().optional().describe("region, dual-region or multi-region."),
-  projectNumber: z.string().optional().describe("Number of the project that owns the bucket."),
+  selfLink: optionalString("The bucket's JSON API URL."),
+  url: optionalString("The bucket's gs:// URL."),
+  locationType: optionalString("region, dual-region or multi-region."),
+  projectNumber: optionalString("Number of the project that owns the bucket."),
 });
 
 export const Bucket = defineTaggedKind("labels", {

@@ -3,9 +3,8 @@
 // (pkg.driftless.dev) and, where Crossplane is installed, Crossplane's (apiextensions.crossplane.io), and
 // serves the generated kinds either names — docs/adr/0010-activation-policies.md says why both.
 import { z } from "zod";
-import { crd } from "../crd.ts";
-import { Condition, type ObjectMeta, type ResourceType } from "../meta.ts";
-import { PKG_GROUP, PKG_VERSION } from "./provider.ts";
+import { Condition, type KindObject, type ObjectMeta, type ResourceType } from "../meta.ts";
+import { PKG_GROUP, PKG_VERSION, pkgCrd } from "./provider.ts";
 
 const MRAP = { kind: "ManagedResourceActivationPolicy", plural: "managedresourceactivationpolicies" };
 
@@ -73,22 +72,12 @@ export const ActivationPolicyStatus = z
   .describe("What driftless made of the policy.");
 export type ActivationPolicyStatus = z.infer<typeof ActivationPolicyStatus>;
 
-export interface ActivationPolicyObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec: ActivationPolicySpec;
-  status?: ActivationPolicyStatus;
-  [field: string]: unknown;
-}
+export type ActivationPolicyObject = KindObject<ActivationPolicySpec, ActivationPolicyStatus>;
 
 export function activationPolicyCrd() {
-  return crd({
-    type: ActivationPolicy,
-    description: ActivationPolicy.description,
+  return pkgCrd(ActivationPolicy, {
     spec: ActivationPolicySpec,
     status: ActivationPolicyStatus,
-    categories: ["driftless", "pkg"],
     shortNames: [ACTIVATION_POLICY_SHORT_NAME],
     printerColumns: [
       { name: "ACTIVATE", type: "string", jsonPath: ".spec.activate" },

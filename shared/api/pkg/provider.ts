@@ -5,8 +5,9 @@
 //
 // The group is not Crossplane's pkg.crossplane.io, so both can be installed side by side.
 import { z } from "zod";
-import { conditionColumn, crd } from "../crd.ts";
-import { API_DOMAIN, Condition, type ObjectMeta, type ResourceType } from "../meta.ts";
+import { type CrdInput, conditionColumn, crd } from "../crd.ts";
+import { optionalString } from "../fields.ts";
+import { API_DOMAIN, Condition, type KindObject, type ResourceType } from "../meta.ts";
 
 export const PKG_GROUP = `pkg.${API_DOMAIN}`;
 export const PKG_VERSION = "v1alpha1";
@@ -51,12 +52,9 @@ export type ProviderReason = (typeof ProviderReason)[keyof typeof ProviderReason
 export const ProviderSpec = z
   .object({
     cloud: z.enum(["aws", "gcp", "azure"]).describe("The cloud this deployment's kinds belong to."),
-    labelSelector: z
-      .string()
-      .optional()
-      .describe(
-        "The label selector of a sharded deployment (DRIFTLESS_LABEL_SELECTOR): it serves only the objects matching it.",
-      ),
+    labelSelector: optionalString(
+      "The label selector of a sharded deployment (DRIFTLESS_LABEL_SELECTOR): it serves only the objects matching it.",
+    ),
     revisionHistoryLimit: z
       .number()
       .int()
@@ -91,8 +89,8 @@ export const ProviderStatus = z
         "Installed: the current revision and its activated kinds. Healthy: the last health check (drift sweep) of its resources, ProviderConfigs and dead letters.",
       ),
     currentRevision: z.number().int().optional().describe("The revision the functions run now."),
-    currentVersion: z.string().optional().describe("The driftless version of the current revision."),
-    currentIdentifier: z.string().optional().describe("The function version of the current revision."),
+    currentVersion: optionalString("The driftless version of the current revision."),
+    currentIdentifier: optionalString("The function version of the current revision."),
     revisions: z
       .array(ProviderRevision)
       .optional()
@@ -107,12 +105,9 @@ export const ProviderStatus = z
         synced: z.number().int().describe("Of these, Synced=True."),
         failing: z.number().int().describe("Of these, Synced=False with ReconcileError."),
         paused: z.number().int().describe("Paused managed resources (not counted in total)."),
-        lastSyncedTime: z
-          .string()
-          .optional()
-          .describe(
-            "The latest successful reconcile the conditions show: the newest Synced=True transition (an in-sync reconcile writes nothing).",
-          ),
+        lastSyncedTime: optionalString(
+          "The latest successful reconcile the conditions show: the newest Synced=True transition (an in-sync reconcile writes nothing).",
+        ),
       })
       .optional()
       .describe("The managed resources the last health check saw."),
@@ -134,33 +129,26 @@ export const ProviderStatus = z
       .describe(
         "Messages in the dead-letter queue (SQS), or dead-lettered since the last check (driftless run); absent when the queue cannot tell cheaply (Pub/Sub).",
       ),
-    lastHealthCheckTime: z
-      .string()
-      .optional()
-      .describe(
-        "When a health check last wrote this status; refreshed at least every 30 minutes while the sweep runs.",
-      ),
+    lastHealthCheckTime: optionalString(
+      "When a health check last wrote this status; refreshed at least every 30 minutes while the sweep runs.",
+    ),
   })
   .describe("What driftless observed: revisions, activated kinds, health.");
 export type ProviderStatus = z.infer<typeof ProviderStatus>;
 
 /** A Provider as read from the API server. */
-export interface ProviderObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec: ProviderSpec;
-  status?: ProviderStatus;
-  [field: string]: unknown;
-}
+export type ProviderObject = KindObject<ProviderSpec, ProviderStatus>;
+
+/** The CRD of a pkg kind (Provider, ActivationPolicy): its type's own description, in the pkg category. */
+export const pkgCrd = (
+  type: ResourceType & { description: string },
+  o: Pick<CrdInput, "spec" | "status" | "shortNames" | "printerColumns">,
+) => crd({ type, description: type.description, categories: ["driftless", "pkg"], ...o });
 
 export function providerCrd() {
-  return crd({
-    type: Provider,
-    description: Provider.description,
+  return pkgCrd(Provider, {
     spec: ProviderSpec,
     status: ProviderStatus,
-    categories: ["driftless", "pkg"],
     // `kubectl get providers` may mean Crossplane's: `kubectl get dlprovider` never does.
     shortNames: [PROVIDER_SHORT_NAME],
     printerColumns: [

@@ -5,7 +5,8 @@
 // and which of them still hold it. docs/concepts.md#usages says how driftless enforces them.
 import { z } from "zod";
 import { conditionColumn, crd } from "../crd.ts";
-import { Condition, type ObjectMeta, type ResourceType } from "../meta.ts";
+import { optionalString } from "../fields.ts";
+import { Condition, type KindObject, type ObjectMeta, type ResourceType } from "../meta.ts";
 
 export const PROTECTION_GROUP = "protection.crossplane.io";
 export const PROTECTION_VERSION = "v1beta1";
@@ -35,11 +36,8 @@ export const ClusterUsageType: ResourceType = {
 };
 export const usageTypes = (): ResourceType[] => [UsageType, ClusterUsageType];
 
-const apiVersion = z
-  .string()
-  .optional()
-  .describe("API version of the referent, e.g. ec2.aws.driftless.dev/v1.");
-const kind = z.string().optional().describe("Kind of the referent, e.g. VPC.");
+const apiVersion = optionalString("API version of the referent, e.g. ec2.aws.driftless.dev/v1.");
+const kind = optionalString("Kind of the referent, e.g. VPC.");
 const matchLabels = z
   .record(z.string(), z.string())
   .optional()
@@ -69,10 +67,9 @@ const NamespacedResource = z
     apiVersion,
     kind,
     resourceRef: ResourceRef.extend({
-      namespace: z
-        .string()
-        .optional()
-        .describe("Namespace of the referent; default the Usage's (another only together with spec.by)."),
+      namespace: optionalString(
+        "Namespace of the referent; default the Usage's (another only together with spec.by).",
+      ),
     })
       .optional()
       .describe("Reference to the resource by name."),
@@ -80,7 +77,7 @@ const NamespacedResource = z
       .object({
         matchLabels,
         matchControllerRef,
-        namespace: z.string().optional().describe("Namespace to select in; default the Usage's."),
+        namespace: optionalString("Namespace to select in; default the Usage's."),
       })
       .optional()
       .describe(
@@ -93,10 +90,7 @@ const common = {
   by: Resource.optional().describe(
     "The resource using the other one: it must be gone before `of` may be deleted.",
   ),
-  reason: z
-    .string()
-    .optional()
-    .describe("Why the resource must not be deleted (deletion protection without a `by`)."),
+  reason: optionalString("Why the resource must not be deleted (deletion protection without a `by`)."),
   replayDeletion: z
     .boolean()
     .optional()
@@ -117,14 +111,7 @@ export const UsageStatus = z
   .object({ conditions: z.array(Condition).optional().describe("Ready: the used resource is protected.") })
   .describe("Whether the Usage is in force.");
 
-export interface UsageObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec: UsageSpec;
-  status?: { conditions?: Condition[] };
-  [field: string]: unknown;
-}
+export type UsageObject = KindObject<UsageSpec, { conditions?: Condition[] }>;
 
 const COLUMNS = [
   { name: "DETAILS", type: "string", jsonPath: `.metadata.annotations.crossplane\\.io/usage-details` },

@@ -75,14 +75,14 @@ export function dependencyViolation(what: string, err: unknown): DependencyViola
 }
 
 /** User tags as a map, without driftless's ownership tag. */
-export function tagsOf(tags: Tag[] | undefined): Record<string, string> {
+function tagsOf(tags: Tag[] | undefined): Record<string, string> {
   return Object.fromEntries(
     (tags ?? []).filter((t) => t.Key && t.Key !== OWNER_TAG).map((t) => [t.Key ?? "", t.Value ?? ""]),
   );
 }
 
 /** Tags the resource at creation with the user's tags and the ownership tag, in the same call. */
-export function tagSpecifications(resourceType: ResourceType, mr: ManagedResource): TagSpecification[] {
+function tagSpecifications(resourceType: ResourceType, mr: ManagedResource): TagSpecification[] {
   const uid = mr.metadata.uid;
   if (!uid) throw new Error("the managed resource has no metadata.uid to tag the cloud resource with");
   const user = (mr.spec.forProvider as { tags?: Record<string, string> }).tags ?? {};
@@ -110,7 +110,7 @@ export function singleOwned<T>(found: T[], kind: string, idOf: (t: T) => string 
 }
 
 /** Sets the user's tags on a resource; never touches the ownership tag. */
-export async function updateTags(
+async function updateTags(
   ec2: EC2Client,
   id: string,
   wanted: Record<string, string>,
@@ -128,33 +128,13 @@ export async function updateTags(
   }
 }
 
-/** The tags to report as observed: only when the spec manages them or the cloud has some. */
-export const observedTags = (specTags: Record<string, string> | undefined, cloud: Record<string, string>) =>
-  specTags !== undefined || Object.keys(cloud).length > 0 ? cloud : undefined;
-
 /** Two lists hold the same items, in any order (ids: no duplicates that matter). */
 export const sameSet = (a: readonly string[], b: readonly string[]) =>
   new Set(a).size === new Set(b).size && a.every((x) => b.includes(x));
 
-export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-
 /** The ARN EC2 does not return for a VPC: arn:aws:ec2:region:account:vpc/id. */
 export const ec2Arn = (region: string, owner: string | undefined, type: string, id: string | undefined) =>
   owner && id ? `arn:aws:ec2:${region}:${owner}:${type}/${id}` : undefined;
-
-/** What one EC2 kind does, for its IAM statements. */
-export interface Ec2Permissions {
-  /** The resource type in ARNs: vpc, subnet, security-group. */
-  type: string;
-  /** Its create call: CreateVpc… (the ec2:CreateAction of the tags written with it). */
-  create: string;
-  describe: string[];
-  /** Changes and delete, allowed only on resources carrying the ownership tag. */
-  manage: string[];
-  /** Created inside a VPC: that VPC must carry the ownership tag too. */
-  inVpc?: boolean;
-}
 
 const ec2ArnPattern = (type: string) => `arn:{partition}:ec2:*:{account}:${type}/*`;
 const owned = { Null: { [`aws:ResourceTag/${OWNER_TAG}`]: "false" } };
@@ -164,18 +144,19 @@ const owned = { Null: { [`aws:ResourceTag/${OWNER_TAG}`]: "false" } };
  * the ownership tag written in the very call that creates the resource. Creates must carry it, every
  * later change or delete needs it on the resource, and the tag itself can be neither added nor removed.
  */
-export function ec2Iam(p: Ec2Permissions): IamStatement[] {
-  const arn = ec2ArnPattern(p.type);
+function ec2Iam<T, O, C>(k: Ec2Kind<T, O, C>): IamStatement[] {
+  const arn = ec2ArnPattern(k.type);
+  const create = k.create.call;
   return [
     {
       sid: "DescribeNetworks",
-      actions: p.describe.map((a) => `ec2:${a}`),
+      actions: k.iam.describe.map((a) => `ec2:${a}`),
       resources: ["*"],
       comment: "EC2 Describe* calls have no resource-level permissions.",
     },
     {
       sid: "CreateOwnedNetworks",
-      actions: [`ec2:${p.create}`],
+      actions: [`ec2:${create}`],
       resources: [arn],
       condition: { Null: { [`aws:RequestTag/${OWNER_TAG}`]: "false" } },
       comment:
@@ -185,11 +166,11 @@ export function ec2Iam(p: Ec2Permissions): IamStatement[] {
         "every later change or delete needs it on the resource, and the tag itself can be neither added to " +
         "nor removed from an existing resource.",
     },
-    ...(p.inVpc
+    ...(k.iam.inVpc
       ? [
           {
             sid: "CreateInOwnedVpcs",
-            actions: [`ec2:${p.create}`],
+            actions: [`ec2:${create}`],
             resources: [ec2ArnPattern("vpc")],
             condition: owned,
             comment:
@@ -202,9 +183,14 @@ export function ec2Iam(p: Ec2Permissions): IamStatement[] {
       sid: "TagOnCreate",
       actions: ["ec2:CreateTags"],
       resources: [arn],
-      condition: { StringEquals: { "ec2:CreateAction": [p.create] } },
+      condition: { StringEquals: { "ec2:CreateAction": [create] } },
     },
-    { sid: "ManagedNetworks", actions: p.manage.map((a) => `ec2:${a}`), resources: [arn], condition: owned },
+    {
+      sid: "ManagedNetworks",
+      actions: k.iam.manage.map((a) => `ec2:${a}`),
+      resources: [arn],
+      condition: owned,
+    },
     {
       sid: "ManagedNetworkTags",
       actions: ["ec2:CreateTags", "ec2:DeleteTags"],
@@ -348,6 +334,8 @@ export interface Ec2DescribeInput {
 export interface Ec2Kind<T, O, C> {
   /** The noun in messages: VPC, subnet, security group. */
   noun: string;
+  /** The resource type in ARNs, IAM and the tags written on create: vpc, subnet, security-group. */
+  type: ResourceType;
   /** The id's prefix: vpc, subnet, sg. */
   idPrefix: string;
   /** The Describe* filter that names ids: vpc-id, subnet-id, group-id. */
@@ -365,14 +353,34 @@ export interface Ec2Kind<T, O, C> {
   remove: (id: string) => unknown;
   /** Codes of a delete that waits for dependents, beyond DependencyViolation. */
   inUse?: readonly string[];
+  /**
+   * Its calls beyond create, for IAM: Describe* (any resource), and the changes and delete allowed only on
+   * resources carrying the ownership tag; `inVpc`: created inside a VPC, which must carry that tag too.
+   */
+  iam: { describe: readonly string[]; manage: readonly string[]; inVpc?: boolean };
+  /** The field of its calls' CloudTrail records (requestParameters) that holds the id: vpcId, groupId… */
+  eventIdField: string;
+  /** What its batched observe calls, for the README's kind table. */
+  calls: string;
 }
+
+type RegionSpec = { region?: string };
+
+/** An AWS kind's client for one region, with its batched observe. */
+export type RegionalClient<F, A> = ExternalClient<F, A> & Required<Pick<ExternalClient<F, A>, "observeMany">>;
+
+/** The spec of an EC2 kind, as the template reads it. */
+type Ec2Spec = { region?: string; tags?: Record<string, string> };
 
 /**
  * The template of the EC2 kinds: the client of one region that finds a resource by id once it is known,
  * before that by the ownership tag (a create whose id was never recorded), observes it and batch-observes
- * many by an id filter. A kind adds its data (Ec2Kind), what it reports of a resource, and its writes.
+ * many by an id filter, and manages its user tags. A kind adds its data (Ec2Kind), what it reports of a
+ * resource, its create command and its own changes.
  */
-export abstract class Ec2KindClient<F, A, T, O, C> {
+export abstract class Ec2KindClient<F extends Ec2Spec, A, T extends { Tags?: Tag[] }, O, C>
+  implements RegionalClient<F, A>
+{
   protected readonly ec2: EC2Client;
   protected readonly region: string;
   readonly #kind: Ec2Kind<T, O, C>;
@@ -385,12 +393,22 @@ export abstract class Ec2KindClient<F, A, T, O, C> {
     this.#isId = (name) => pattern.test(name);
   }
 
-  /** What observe reports of a resource as Describe* returned it. */
+  /** What observe reports of a resource as Describe* returned it, but its tags (the template's). */
   protected abstract observationOf(
     fp: F,
     id: string,
     t: T,
   ): ExternalObservation<F, A> | Promise<ExternalObservation<F, A>>;
+
+  /** The kind's create command, carrying the tags it is given (the ownership tag among them). */
+  protected abstract createCommand(mr: ManagedResource<F, A>, tags: TagSpecification[]): unknown;
+
+  /** The kind's own changes (attributes, rules); the template sets the user's tags after them. */
+  protected abstract updateFields(
+    mr: ManagedResource<F, A>,
+    id: string,
+    obs: ExternalObservation<F, A>,
+  ): Promise<void>;
 
   /** Sends one of the kind's commands (data): the client's send types every EC2 command, so the answer is the command's own. */
   #send<Out>(command: unknown): Promise<Out> {
@@ -402,14 +420,23 @@ export abstract class Ec2KindClient<F, A, T, O, C> {
   }
 
   /**
-   * Sends the kind's create command, which carries the ownership tag (tagSpecifications): if the id is
-   * lost (crash before it is recorded), observe finds the resource by that tag. The id is the external name.
+   * Sends the kind's create command with the user's tags and the ownership tag: if the id is lost (crash
+   * before it is recorded), observe finds the resource by that tag. The id is the external name.
    */
-  protected async createTagged(command: unknown): Promise<{ externalName: string }> {
+  async create(mr: ManagedResource<F, A>): Promise<{ externalName: string }> {
     const { call, idField, idOf } = this.#kind.create;
+    const command = this.createCommand(mr, tagSpecifications(this.#kind.type, mr as ManagedResource));
     const id = idOf(await this.#send<C>(command));
     if (!id) throw new Error(`${call} returned no ${idField}`);
     return { externalName: id };
+  }
+
+  /** The kind's own changes, then the user's tags (compared with what observe reported). */
+  async update(mr: ManagedResource<F, A>, id: string, obs: ExternalObservation<F, A>) {
+    await this.updateFields(mr, id, obs);
+    const wanted = mr.spec.forProvider.tags;
+    if (wanted !== undefined) await updateTags(this.ec2, id, wanted, obs.observed?.tags ?? {});
+    return {};
   }
 
   /** Deletes by id: already gone is done; dependents still there are waited for (DependencyViolationError). */
@@ -447,7 +474,16 @@ export abstract class Ec2KindClient<F, A, T, O, C> {
     const t = await this.find(mr, id);
     const found = t === undefined ? undefined : this.#kind.idOf(t);
     if (t === undefined || !found) return { resourceExists: false };
-    return this.observationOf(mr.spec.forProvider, found, t);
+    return this.#observation(mr.spec.forProvider, found, t);
+  }
+
+  /** The kind's observation with the resource's user tags: when the spec manages them or the cloud has some. */
+  async #observation(fp: F, id: string, t: T): Promise<ExternalObservation<F, A>> {
+    const obs = await this.observationOf(fp, id, t);
+    const tags = tagsOf(t.Tags);
+    if (fp.tags !== undefined || Object.keys(tags).length > 0)
+      obs.observed = { ...obs.observed, tags } as Partial<F>;
+    return obs;
   }
 
   /** Every resource of the kind in this region, page by page (`driftless import`). */
@@ -474,16 +510,11 @@ export abstract class Ec2KindClient<F, A, T, O, C> {
       filter: this.#kind.idFilter,
       describe: (input) => this.#describe(input),
       idOf: this.#kind.idOf,
-      observation: async (mr, id, t) => this.observationOf(mr.spec.forProvider, id, t),
+      observation: (mr, id, t) => this.#observation(mr.spec.forProvider, id, t),
       observeOne: (mr, name) => this.observe(mr, name),
     });
   }
 }
-
-type RegionSpec = { region?: string };
-
-/** An AWS kind's client for one region, with its batched observe. */
-export type RegionalClient<F, A> = ExternalClient<F, A> & Required<Pick<ExternalClient<F, A>, "observeMany">>;
 
 /**
  * An AWS kind's client over every region of a ProviderConfig: each operation goes to the (cached) client
@@ -545,51 +576,44 @@ export function perRegion<F extends RegionSpec, A extends { arn?: string }>(
   };
 }
 
-/** Where an EC2 kind's id is in its calls' CloudTrail records: `requestParameters[idField]`, `idPrefix…`. */
-export interface Ec2Events {
-  idField: string;
-  idPrefix: string;
-}
-
 /**
  * An EC2 kind's cloud events: the calls it manages its resources with (a change made by anyone else
  * through them is drift) and the tag calls, whose records name resources of every type (hence the prefix).
  */
-function ec2CloudEvents(p: Ec2Permissions, e: Ec2Events): CloudEventsDeclaration {
+function ec2CloudEvents<T, O, C>(k: Ec2Kind<T, O, C>): CloudEventsDeclaration {
+  const prefix = `${k.idPrefix}-`;
   return {
     aws: {
       source: "aws.ec2",
-      eventNames: [...p.manage, "CreateTags", "DeleteTags"],
+      eventNames: [...k.iam.manage, "CreateTags", "DeleteTags"],
       externalNames(call) {
         if (call.eventName === "CreateTags" || call.eventName === "DeleteTags")
-          return withPrefix(itemsAt(call.requestParameters, "resourcesSet", "resourceId"), e.idPrefix);
-        const id = stringAt(call.requestParameters, e.idField);
-        return id?.startsWith(e.idPrefix) ? [id] : [];
+          return withPrefix(itemsAt(call.requestParameters, "resourcesSet", "resourceId"), prefix);
+        const id = stringAt(call.requestParameters, k.eventIdField);
+        return id?.startsWith(prefix) ? [id] : [];
       },
     },
   };
 }
 
 /**
- * A provider for an EC2 kind: its batched drift check describes up to EC2_MAX_FILTER_VALUES resources by
- * id filter per request; `calls` says which calls, for the README's kind table.
+ * A provider for an EC2 kind, from its data and its client: its batched drift check describes up to
+ * EC2_MAX_FILTER_VALUES resources by id filter per request.
  */
-export function ec2Provider<F extends RegionSpec, A extends { arn?: string }>(
+export function ec2Provider<F extends Ec2Spec, A extends { arn?: string }, T, O, C>(
   // biome-ignore lint/suspicious/noExplicitAny: definitions are heterogeneous; F and A type the client
   definition: ManagedKindDef<any, any>,
-  make: (ec2: EC2Client, region: string) => RegionalClient<F, A>,
-  permissions: Ec2Permissions,
-  calls: string,
-  events: Ec2Events,
+  kind: Ec2Kind<T, O, C>,
+  Client: new (ec2: EC2Client, region: string, kind: Ec2Kind<T, O, C>) => RegionalClient<F, A>,
 ): ManagedKindProvider {
   const provider: ManagedKindProvider<F, A> = {
     definition,
-    cloudEvents: ec2CloudEvents(permissions, events),
+    cloudEvents: ec2CloudEvents(kind),
     limitsEachRequest: true,
-    observeMany: { calls, maxItems: EC2_MAX_FILTER_VALUES },
-    iam: ec2Iam(permissions),
+    observeMany: { calls: kind.calls, maxItems: EC2_MAX_FILTER_VALUES },
+    iam: ec2Iam(kind),
     async connect(ctx: ConnectContext<AwsProviderConfigSpec>) {
-      return perRegion<F, A>(ctx, (cfg) => make(clients.get(cfg), cfg.region));
+      return perRegion<F, A>(ctx, (cfg) => new Client(clients.get(cfg), cfg.region, kind));
     },
   };
   return defineProvider(provider);

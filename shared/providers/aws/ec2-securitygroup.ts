@@ -10,6 +10,7 @@ import {
   type IpPermission,
   RevokeSecurityGroupEgressCommand,
   RevokeSecurityGroupIngressCommand,
+  type TagSpecification,
   UpdateSecurityGroupRuleDescriptionsEgressCommand,
   UpdateSecurityGroupRuleDescriptionsIngressCommand,
 } from "@aws-sdk/client-ec2";
@@ -21,20 +22,11 @@ import {
   type SecurityGroupAtProvider,
   type SecurityGroupForProvider,
 } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type { ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import {
-  codeIs,
-  defined,
-  type Ec2Kind,
-  Ec2KindClient,
-  ec2Provider,
-  observedTags,
-  tagSpecifications,
-  tagsOf,
-  updateTags,
-} from "./ec2-common.ts";
+import { codeIs, type Ec2Kind, Ec2KindClient, ec2Provider } from "./ec2-common.ts";
 
 type F = z.infer<typeof SecurityGroupForProvider>;
 type A = z.infer<typeof SecurityGroupAtProvider>;
@@ -299,6 +291,7 @@ export function ruleChanges(desired: Map<string, Atom>, cloud: Map<string, Atom>
 /** The security groups as the EC2 template (ec2-common.ts) reads them. */
 const GROUPS: Ec2Kind<CloudGroup, DescribeSecurityGroupsCommandOutput, CreateSecurityGroupCommandOutput> = {
   noun: "security group",
+  type: "security-group",
   idPrefix: "sg",
   idFilter: "group-id",
   notFound: ["InvalidGroup.NotFound", "InvalidGroupId.NotFound"],
@@ -309,18 +302,30 @@ const GROUPS: Ec2Kind<CloudGroup, DescribeSecurityGroupsCommandOutput, CreateSec
   create: { call: "CreateSecurityGroup", idField: "GroupId", idOf: (out) => out.GroupId },
   remove: (id) => new DeleteSecurityGroupCommand({ GroupId: id }),
   inUse: ["InvalidGroup.InUse"],
+  iam: {
+    describe: ["DescribeSecurityGroups"],
+    manage: [
+      "DeleteSecurityGroup",
+      "AuthorizeSecurityGroupIngress",
+      "AuthorizeSecurityGroupEgress",
+      "RevokeSecurityGroupIngress",
+      "RevokeSecurityGroupEgress",
+      "UpdateSecurityGroupRuleDescriptionsIngress",
+      "UpdateSecurityGroupRuleDescriptionsEgress",
+    ],
+    inVpc: true,
+  },
+  eventIdField: "groupId",
+  calls: "DescribeSecurityGroups (group-id filter; rules included)",
 };
 
-class SecurityGroupClient
-  extends Ec2KindClient<
-    F,
-    A,
-    CloudGroup,
-    DescribeSecurityGroupsCommandOutput,
-    CreateSecurityGroupCommandOutput
-  >
-  implements ExternalClient<F, A>
-{
+class SecurityGroupClient extends Ec2KindClient<
+  F,
+  A,
+  CloudGroup,
+  DescribeSecurityGroupsCommandOutput,
+  CreateSecurityGroupCommandOutput
+> {
   /**
    * What observe reports of a group as DescribeSecurityGroups returned it: its rules are in that answer
    * (IpPermissions, IpPermissionsEgress), so nothing else is read. The group is kept for update().
@@ -337,7 +342,6 @@ class SecurityGroupClient
         // Unset rule lists are not managed: not reported, so neither late-initialized nor drift.
         ingress: observedRules(fp.ingress, group.IpPermissions, "ingress"),
         egress: observedRules(fp.egress, group.IpPermissionsEgress, "egress"),
-        tags: observedTags(fp.tags, tagsOf(group.Tags)),
       }),
       atProvider: defined({ groupId, arn: group.SecurityGroupArn, ownerId: group.OwnerId }),
       availability: "Available",
@@ -347,7 +351,7 @@ class SecurityGroupClient
     return obs;
   }
 
-  async create(mr: MR) {
+  protected createCommand(mr: MR, TagSpecifications: TagSpecification[]) {
     const fp = mr.spec.forProvider;
     const vpcId = fp.vpcId;
     if (!vpcId)
@@ -355,17 +359,15 @@ class SecurityGroupClient
         "spec.forProvider.vpcId (or vpcIdRef, vpcIdSelector) is required to create a security group",
       );
     // Rules are applied by update on the next reconcile, as a diff against what AWS put in the new group.
-    return this.createTagged(
-      new CreateSecurityGroupCommand({
-        GroupName: fp.groupName ?? mr.metadata.name,
-        Description: fp.description ?? DEFAULT_GROUP_DESCRIPTION,
-        VpcId: vpcId,
-        TagSpecifications: tagSpecifications("security-group", mr),
-      }),
-    );
+    return new CreateSecurityGroupCommand({
+      GroupName: fp.groupName ?? mr.metadata.name,
+      Description: fp.description ?? DEFAULT_GROUP_DESCRIPTION,
+      VpcId: vpcId,
+      TagSpecifications,
+    });
   }
 
-  async update(mr: MR, id: string, obs: Observation) {
+  protected async updateFields(mr: MR, id: string, obs: Observation) {
     const fp = mr.spec.forProvider;
     const group = groupOf.get(obs) ?? (await this.find(mr, id));
     if (!group) throw new Error(`security group ${id} disappeared during update`);
@@ -377,8 +379,6 @@ class SecurityGroupClient
       const changes = ruleChanges(specAtoms(fp.egress, "egress"), cloudAtoms(group.IpPermissionsEgress));
       await this.#apply(id, "egress", changes);
     }
-    if (fp.tags !== undefined) await updateTags(this.ec2, id, fp.tags, tagsOf(group.Tags));
-    return {};
   }
 
   /** New permissions first, removals last, so traffic the spec allows is never cut off in between. */
@@ -429,24 +429,4 @@ class SecurityGroupClient
   }
 }
 
-export const securityGroupProvider = ec2Provider<F, A>(
-  SecurityGroup,
-  (ec2, region) => new SecurityGroupClient(ec2, region, GROUPS),
-  {
-    type: "security-group",
-    create: "CreateSecurityGroup",
-    describe: ["DescribeSecurityGroups"],
-    manage: [
-      "DeleteSecurityGroup",
-      "AuthorizeSecurityGroupIngress",
-      "AuthorizeSecurityGroupEgress",
-      "RevokeSecurityGroupIngress",
-      "RevokeSecurityGroupEgress",
-      "UpdateSecurityGroupRuleDescriptionsIngress",
-      "UpdateSecurityGroupRuleDescriptionsEgress",
-    ],
-    inVpc: true,
-  },
-  "DescribeSecurityGroups (group-id filter; rules included)",
-  { idField: "groupId", idPrefix: "sg-" },
-);
+export const securityGroupProvider = ec2Provider(SecurityGroup, GROUPS, SecurityGroupClient);

@@ -6,22 +6,15 @@ import {
   DescribeSubnetsCommand,
   type DescribeSubnetsCommandOutput,
   ModifySubnetAttributeCommand,
+  type TagSpecification,
 } from "@aws-sdk/client-ec2";
 import type { z } from "zod";
 import { Subnet, type SubnetAtProvider, type SubnetForProvider } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type { ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import {
-  defined,
-  type Ec2Kind,
-  Ec2KindClient,
-  ec2Provider,
-  observedTags,
-  tagSpecifications,
-  tagsOf,
-  updateTags,
-} from "./ec2-common.ts";
+import { type Ec2Kind, Ec2KindClient, ec2Provider } from "./ec2-common.ts";
 
 type F = z.infer<typeof SubnetForProvider>;
 type A = z.infer<typeof SubnetAtProvider>;
@@ -31,6 +24,7 @@ type Observation = ExternalObservation<F, A>;
 /** The subnets as the EC2 template (ec2-common.ts) reads them. */
 const SUBNETS: Ec2Kind<CloudSubnet, DescribeSubnetsCommandOutput, CreateSubnetCommandOutput> = {
   noun: "subnet",
+  type: "subnet",
   idPrefix: "subnet",
   idFilter: "subnet-id",
   notFound: ["InvalidSubnetID.NotFound"],
@@ -40,14 +34,20 @@ const SUBNETS: Ec2Kind<CloudSubnet, DescribeSubnetsCommandOutput, CreateSubnetCo
   idOf: (s) => s.SubnetId,
   create: { call: "CreateSubnet", idField: "SubnetId", idOf: (out) => out.Subnet?.SubnetId },
   remove: (id) => new DeleteSubnetCommand({ SubnetId: id }),
+  iam: { describe: ["DescribeSubnets"], manage: ["DeleteSubnet", "ModifySubnetAttribute"], inVpc: true },
+  eventIdField: "subnetId",
+  calls: "DescribeSubnets (subnet-id filter)",
 };
 
-class SubnetClient
-  extends Ec2KindClient<F, A, CloudSubnet, DescribeSubnetsCommandOutput, CreateSubnetCommandOutput>
-  implements ExternalClient<F, A>
-{
+class SubnetClient extends Ec2KindClient<
+  F,
+  A,
+  CloudSubnet,
+  DescribeSubnetsCommandOutput,
+  CreateSubnetCommandOutput
+> {
   /** What observe reports of a subnet as DescribeSubnets returned it. */
-  protected observationOf(fp: F, subnetId: string, subnet: CloudSubnet): Observation {
+  protected observationOf(_fp: F, subnetId: string, subnet: CloudSubnet): Observation {
     return {
       resourceExists: true,
       externalName: subnetId,
@@ -57,7 +57,6 @@ class SubnetClient
         cidrBlock: subnet.CidrBlock,
         availabilityZone: subnet.AvailabilityZone,
         mapPublicIpOnLaunch: subnet.MapPublicIpOnLaunch,
-        tags: observedTags(fp.tags, tagsOf(subnet.Tags)),
       }),
       atProvider: defined({
         subnetId,
@@ -75,7 +74,7 @@ class SubnetClient
     };
   }
 
-  async create(mr: MR) {
+  protected createCommand(mr: MR, TagSpecifications: TagSpecification[]) {
     const fp = mr.spec.forProvider;
     const { vpcId, cidrBlock } = fp;
     if (!vpcId)
@@ -84,17 +83,15 @@ class SubnetClient
       );
     if (!cidrBlock) throw new InvalidSpecError("spec.forProvider.cidrBlock is required to create a subnet");
     // mapPublicIpOnLaunch is set by update on the next reconcile, like any other drift.
-    return this.createTagged(
-      new CreateSubnetCommand({
-        VpcId: vpcId,
-        CidrBlock: cidrBlock,
-        ...(fp.availabilityZone ? { AvailabilityZone: fp.availabilityZone } : {}),
-        TagSpecifications: tagSpecifications("subnet", mr),
-      }),
-    );
+    return new CreateSubnetCommand({
+      VpcId: vpcId,
+      CidrBlock: cidrBlock,
+      ...(fp.availabilityZone ? { AvailabilityZone: fp.availabilityZone } : {}),
+      TagSpecifications,
+    });
   }
 
-  async update(mr: MR, id: string, obs: ExternalObservation<F, A>) {
+  protected async updateFields(mr: MR, id: string, obs: Observation) {
     const fp = mr.spec.forProvider;
     const observed = obs.observed ?? {};
     if (fp.mapPublicIpOnLaunch !== undefined && observed.mapPublicIpOnLaunch !== fp.mapPublicIpOnLaunch) {
@@ -103,21 +100,7 @@ class SubnetClient
         new ModifySubnetAttributeCommand({ SubnetId: id, MapPublicIpOnLaunch: { Value: value } }),
       );
     }
-    if (fp.tags !== undefined) await updateTags(this.ec2, id, fp.tags, observed.tags ?? {});
-    return {};
   }
 }
 
-export const subnetProvider = ec2Provider<F, A>(
-  Subnet,
-  (ec2, region) => new SubnetClient(ec2, region, SUBNETS),
-  {
-    type: "subnet",
-    create: "CreateSubnet",
-    describe: ["DescribeSubnets"],
-    manage: ["DeleteSubnet", "ModifySubnetAttribute"],
-    inVpc: true,
-  },
-  "DescribeSubnets (subnet-id filter)",
-  { idField: "subnetId", idPrefix: "subnet-" },
-);
+export const subnetProvider = ec2Provider(Subnet, SUBNETS, SubnetClient);

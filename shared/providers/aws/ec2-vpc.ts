@@ -6,24 +6,16 @@ import {
   DescribeVpcsCommand,
   type DescribeVpcsCommandOutput,
   ModifyVpcAttributeCommand,
+  type TagSpecification,
   type Vpc,
 } from "@aws-sdk/client-ec2";
 import type { z } from "zod";
 import { VPC, type VPCAtProvider, type VPCForProvider } from "../../api/aws/ec2.ts";
-import type { ExternalClient, ExternalObservation } from "../../api/external.ts";
+import type { ExternalObservation } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import {
-  defined,
-  type Ec2Kind,
-  Ec2KindClient,
-  ec2Arn,
-  ec2Provider,
-  observedTags,
-  tagSpecifications,
-  tagsOf,
-  updateTags,
-} from "./ec2-common.ts";
+import { type Ec2Kind, Ec2KindClient, ec2Arn, ec2Provider } from "./ec2-common.ts";
 
 type F = z.infer<typeof VPCForProvider>;
 type A = z.infer<typeof VPCAtProvider>;
@@ -33,6 +25,7 @@ type Observation = ExternalObservation<F, A>;
 /** The VPCs as the EC2 template (ec2-common.ts) reads them. */
 const VPCS: Ec2Kind<Vpc, DescribeVpcsCommandOutput, CreateVpcCommandOutput> = {
   noun: "VPC",
+  type: "vpc",
   idPrefix: "vpc",
   idFilter: "vpc-id",
   notFound: ["InvalidVpcID.NotFound"],
@@ -41,12 +34,12 @@ const VPCS: Ec2Kind<Vpc, DescribeVpcsCommandOutput, CreateVpcCommandOutput> = {
   idOf: (v) => v.VpcId,
   create: { call: "CreateVpc", idField: "VpcId", idOf: (out) => out.Vpc?.VpcId },
   remove: (id) => new DeleteVpcCommand({ VpcId: id }),
+  iam: { describe: ["DescribeVpcs", "DescribeVpcAttribute"], manage: ["DeleteVpc", "ModifyVpcAttribute"] },
+  eventIdField: "vpcId",
+  calls: "DescribeVpcs (vpc-id filter), plus DescribeVpcAttribute per VPC and DNS attribute its spec sets",
 };
 
-class VpcClient
-  extends Ec2KindClient<F, A, Vpc, DescribeVpcsCommandOutput, CreateVpcCommandOutput>
-  implements ExternalClient<F, A>
-{
+class VpcClient extends Ec2KindClient<F, A, Vpc, DescribeVpcsCommandOutput, CreateVpcCommandOutput> {
   async #attribute(id: string, attribute: "enableDnsSupport" | "enableDnsHostnames") {
     const out = await this.ec2.send(new DescribeVpcAttributeCommand({ VpcId: id, Attribute: attribute }));
     return attribute === "enableDnsSupport" ? out.EnableDnsSupport?.Value : out.EnableDnsHostnames?.Value;
@@ -71,7 +64,6 @@ class VpcClient
         instanceTenancy: vpc.InstanceTenancy as F["instanceTenancy"],
         enableDnsSupport,
         enableDnsHostnames,
-        tags: observedTags(fp.tags, tagsOf(vpc.Tags)),
       }),
       atProvider: defined({ vpcId, arn, state: vpc.State, ownerId: vpc.OwnerId }),
       availability: vpc.State === "available" ? "Available" : "Creating",
@@ -79,20 +71,18 @@ class VpcClient
     };
   }
 
-  async create(mr: MR) {
+  protected createCommand(mr: MR, TagSpecifications: TagSpecification[]) {
     const fp = mr.spec.forProvider;
     if (!fp.cidrBlock) throw new InvalidSpecError("spec.forProvider.cidrBlock is required to create a VPC");
     // DNS attributes are set by update on the next reconcile, like any other drift.
-    return this.createTagged(
-      new CreateVpcCommand({
-        CidrBlock: fp.cidrBlock,
-        ...(fp.instanceTenancy ? { InstanceTenancy: fp.instanceTenancy } : {}),
-        TagSpecifications: tagSpecifications("vpc", mr),
-      }),
-    );
+    return new CreateVpcCommand({
+      CidrBlock: fp.cidrBlock,
+      ...(fp.instanceTenancy ? { InstanceTenancy: fp.instanceTenancy } : {}),
+      TagSpecifications,
+    });
   }
 
-  async update(mr: MR, id: string, obs: ExternalObservation<F, A>) {
+  protected async updateFields(mr: MR, id: string, obs: Observation) {
     const fp = mr.spec.forProvider;
     const observed = obs.observed ?? {};
     const modify = async (attr: "enableDnsSupport" | "enableDnsHostnames") => {
@@ -113,20 +103,7 @@ class VpcClient
         ? (["enableDnsHostnames", "enableDnsSupport"] as const)
         : (["enableDnsSupport", "enableDnsHostnames"] as const);
     for (const attr of order) await modify(attr);
-    if (fp.tags !== undefined) await updateTags(this.ec2, id, fp.tags, observed.tags ?? {});
-    return {};
   }
 }
 
-export const vpcProvider = ec2Provider<F, A>(
-  VPC,
-  (ec2, region) => new VpcClient(ec2, region, VPCS),
-  {
-    type: "vpc",
-    create: "CreateVpc",
-    describe: ["DescribeVpcs", "DescribeVpcAttribute"],
-    manage: ["DeleteVpc", "ModifyVpcAttribute"],
-  },
-  "DescribeVpcs (vpc-id filter), plus DescribeVpcAttribute per VPC and DNS attribute its spec sets",
-  { idField: "vpcId", idPrefix: "vpc-" },
-);
+export const vpcProvider = ec2Provider(VPC, VPCS, VpcClient);

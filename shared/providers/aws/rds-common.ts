@@ -1,7 +1,8 @@
-// The RDS family (DBInstance, DBSubnetGroup): one SDK client cache, the tags every RDS resource keeps
-// behind its ARN (sent on create, read with ListTagsForResource, changed with Add/RemoveTagsToResource),
-// and the provider every RDS kind is: its cloud events, its IAM statements (one statement for all
-// managed databases, one for the batched drift check's listing) and its per-region routing.
+// The RDS family's template (DBInstance, DBSubnetGroup): one SDK client cache, the client that describes a
+// resource by name and keeps the tags every RDS resource holds behind its ARN (sent on create, read with
+// ListTagsForResource, changed with Add/RemoveTagsToResource), and the provider every RDS kind is: its cloud
+// events, its IAM statements (one statement for all managed databases, one for the batched drift check's
+// listing) and its per-region routing.
 import {
   AddTagsToResourceCommand,
   ListTagsForResourceCommand,
@@ -11,10 +12,16 @@ import {
 } from "@aws-sdk/client-rds";
 import type { z } from "zod";
 import { arnName, firstName, stringAt } from "../../api/cloud-events.ts";
-import { type ConnectContext, defineProvider, type IamStatement } from "../../api/external.ts";
-import type { AnyObjectSchema, ManagedKindDef } from "../../api/managed.ts";
+import {
+  type ConnectContext,
+  defineProvider,
+  type ExternalObservation,
+  type ExternalUpdate,
+  type IamStatement,
+} from "../../api/external.ts";
+import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { AwsProviderConfigSpec } from "../../api/provider-config.ts";
-import { ClientCache, sdkOptions } from "./config.ts";
+import { awsErrorCode, ClientCache, sdkOptions } from "./config.ts";
 import { perRegion, type RegionalClient } from "./ec2-common.ts";
 
 // RDS's "can never succeed as specified" codes, beyond the AWS-wide ones in config.ts.
@@ -26,7 +33,7 @@ const RDS_INVALID = new Set([
 const clients = new ClientCache((c) => new RDSClient(sdkOptions(c)), { invalid: RDS_INVALID });
 
 /** The Tags of a create: the spec's, when it sets any. */
-export const tagsOnCreate = (tags: Record<string, string> | undefined): { Tags?: Tag[] } =>
+const tagsOnCreate = (tags: Record<string, string> | undefined): { Tags?: Tag[] } =>
   tags && Object.keys(tags).length > 0
     ? { Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) }
     : {};
@@ -40,7 +47,7 @@ export async function readTags(rds: RDSClient, arn: string): Promise<Record<stri
 }
 
 /** Brings the tags of the resource at `arn` from `current` to `wanted`: removed keys, then changed ones. */
-export async function updateTags(
+async function updateTags(
   rds: RDSClient,
   arn: string,
   wanted: Record<string, string>,
@@ -57,6 +64,86 @@ export async function updateTags(
         Tags: changed.map(([Key, Value]) => ({ Key, Value })),
       }),
     );
+  }
+}
+
+/** How one RDS kind is described by name, as data: the template (RdsKindClient) reads it. */
+export interface RdsNamed<T, O> {
+  /** The kind's Describe* command for one name. */
+  describe: (name: string) => unknown;
+  /** The one resource of its answer. */
+  first: (out: O) => T | undefined;
+  /** The codes of a Describe* or Delete* of a name that does not exist. */
+  notFound: readonly string[];
+}
+
+/**
+ * The template of the RDS kinds: the client of one region that observes a resource by name and keeps its
+ * tags. A kind adds what it reports of a resource, its create (with `tagsOnCreate`) and its changes.
+ */
+export abstract class RdsKindClient<
+  F extends { tags?: Record<string, string> },
+  A extends { arn?: string },
+  T,
+  O,
+> {
+  protected readonly rds: RDSClient;
+  protected readonly region: string;
+  readonly #named: RdsNamed<T, O>;
+  constructor(rds: RDSClient, region: string, named: RdsNamed<T, O>) {
+    this.rds = rds;
+    this.region = region;
+    this.#named = named;
+  }
+
+  protected isMissing(err: unknown): boolean {
+    return this.#named.notFound.includes(awsErrorCode(err));
+  }
+
+  /** What observe reports of a resource as described, or of its absence (`undefined`). */
+  protected abstract observed(
+    mr: ManagedResource<F, A>,
+    t: T | undefined,
+  ): Promise<ExternalObservation<F, A>>;
+
+  async observe(mr: ManagedResource<F, A>, name: string | undefined): Promise<ExternalObservation<F, A>> {
+    if (!name) return { resourceExists: false };
+    return this.observed(mr, await this.#describe(name));
+  }
+
+  /** The resource of this name; none when RDS says there is none. */
+  async #describe(name: string): Promise<T | undefined> {
+    const send = this.rds.send.bind(this.rds) as unknown as (command: unknown) => Promise<O>;
+    try {
+      return this.#named.first(await send(this.#named.describe(name)));
+    } catch (err) {
+      if (this.isMissing(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The Tags of a create: the spec's, when it sets any. */
+  protected tagsOnCreate(mr: ManagedResource<F, A>): { Tags?: Tag[] } {
+    return tagsOnCreate(mr.spec.forProvider.tags);
+  }
+
+  /** The kind's own changes; its tags are the template's. */
+  protected abstract updateFields(
+    mr: ManagedResource<F, A>,
+    name: string,
+    obs: ExternalObservation<F, A>,
+  ): Promise<ExternalUpdate>;
+
+  /** The user's tags first (a resource RDS will not modify yet still gets them), then the kind's changes. */
+  async update(
+    mr: ManagedResource<F, A>,
+    name: string,
+    obs: ExternalObservation<F, A>,
+  ): Promise<ExternalUpdate> {
+    const wanted = mr.spec.forProvider.tags;
+    const arn = obs.atProvider?.arn;
+    if (wanted !== undefined && arn) await updateTags(this.rds, arn, wanted, obs.observed?.tags ?? {});
+    return this.updateFields(mr, name, obs);
   }
 }
 

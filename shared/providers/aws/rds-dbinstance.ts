@@ -5,6 +5,7 @@ import {
   DeleteDBInstanceCommand,
   DescribeDBInstancesCommand,
   type DescribeDBInstancesCommandInput,
+  type DescribeDBInstancesCommandOutput,
   ModifyDBInstanceCommand,
   type ModifyDBInstanceMessage,
   paginateDescribeDBInstances,
@@ -21,12 +22,13 @@ import {
   InvalidSpecError,
   type ObserveManyItem,
 } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import { availabilityTable } from "../availability.ts";
 import { awsErrorCode, regionOfArn } from "./config.ts";
 import { observeEach, sameSet } from "./ec2-common.ts";
-import { rdsProvider, tagsOnCreate, updateTags } from "./rds-common.ts";
+import { RdsKindClient, type RdsNamed, rdsProvider } from "./rds-common.ts";
 
 type F = z.infer<typeof DBInstanceForProvider>;
 type A = z.infer<typeof DBInstanceAtProvider>;
@@ -50,8 +52,12 @@ const MAX_RECORDS = 100;
 /** A DB instance identifier: 1–63 letters, digits and hyphens, a letter first, no "--", no trailing "-". */
 const IDENTIFIER = /^[a-z](?!.*--)[a-z0-9-]{0,62}(?<!-)$/i;
 
-const isMissing = (err: unknown) =>
-  ["DBInstanceNotFound", "DBInstanceNotFoundFault"].includes(awsErrorCode(err));
+/** The DB instances as the RDS template (rds-common.ts) describes them. */
+const INSTANCES: RdsNamed<CloudDBInstance, DescribeDBInstancesCommandOutput> = {
+  describe: (name) => new DescribeDBInstancesCommand({ DBInstanceIdentifier: name }),
+  first: (out) => out.DBInstances?.[0],
+  notFound: ["DBInstanceNotFound", "DBInstanceNotFoundFault"],
+};
 const isAlreadyDeleting = (err: unknown) =>
   awsErrorCode(err) === "InvalidDBInstanceState" &&
   /already being deleted/i.test((err as Error).message ?? "");
@@ -116,9 +122,6 @@ function versionSatisfies(specified: string, cloud: string | undefined): boolean
   if (cloud === specified || cloud.startsWith(`${specified}.`)) return true;
   return specified.split(".")[0] === cloud.split(".")[0] && compareVersions(cloud, specified) >= 0;
 }
-
-const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 function tagsOf(db: CloudDBInstance): Record<string, string> {
   return Object.fromEntries((db.TagList ?? []).filter((t) => t.Key).map((t) => [t.Key ?? "", t.Value ?? ""]));
@@ -262,24 +265,14 @@ class SecretReader {
   }
 }
 
-class DBInstanceClient implements ExternalClient<F, A> {
-  readonly #rds: RDSClient;
-  readonly #region: string;
+class DBInstanceClient
+  extends RdsKindClient<F, A, CloudDBInstance, DescribeDBInstancesCommandOutput>
+  implements ExternalClient<F, A>
+{
   readonly #secrets: SecretReader;
   constructor(client: RDSClient, region: string, secrets: SecretReader) {
-    this.#rds = client;
-    this.#region = region;
+    super(client, region, INSTANCES);
     this.#secrets = secrets;
-  }
-
-  async #describe(name: string): Promise<CloudDBInstance | undefined> {
-    try {
-      const out = await this.#rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: name }));
-      return out.DBInstances?.[0];
-    } catch (err) {
-      if (isMissing(err)) return undefined;
-      throw err;
-    }
   }
 
   /** Where the master password is published: the connection Secret's password key, if there is one. */
@@ -318,7 +311,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
           out.push({
             externalName: db.DBInstanceIdentifier,
             forProvider: defined({
-              region: this.#region,
+              region: this.region,
               engine: db.Engine,
               dbInstanceClass: db.DBInstanceClass,
             }),
@@ -328,18 +321,13 @@ class DBInstanceClient implements ExternalClient<F, A> {
 
   /** DescribeDBInstances page by page (the SDK's paginator follows Marker). */
   #pages(input: DescribeDBInstancesCommandInput) {
-    return paginateDescribeDBInstances({ client: this.#rds, pageSize: MAX_RECORDS }, input);
-  }
-
-  async observe(mr: MR, name: string | undefined): Promise<Observation> {
-    if (!name) return { resourceExists: false };
-    return this.#observed(mr, await this.#describe(name));
+    return paginateDescribeDBInstances({ client: this.rds, pageSize: MAX_RECORDS }, input);
   }
 
   /** An instance as described, or its absence, as observe reports it (the password checked). */
-  async #observed(mr: MR, db: CloudDBInstance | undefined): Promise<Observation> {
+  protected async observed(mr: MR, db: CloudDBInstance | undefined): Promise<Observation> {
     if (!db) return this.#observeAbsent(mr);
-    const obs = observationOf(db, mr.spec.forProvider, this.#region);
+    const obs = observationOf(db, mr.spec.forProvider, this.region);
     await this.#checkPassword(mr, obs);
     return obs;
   }
@@ -353,7 +341,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
     const found = await this.#describeMany(items.map((i) => i.externalName).filter(listable));
     return observeEach(items, ({ mr, externalName }) =>
       listable(externalName)
-        ? this.#observed(mr, found.get(externalName.toLowerCase()))
+        ? this.observed(mr, found.get(externalName.toLowerCase()))
         : this.observe(mr, externalName),
     );
   }
@@ -415,7 +403,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
     if (!fp.masterUsername)
       throw new InvalidSpecError("spec.forProvider.masterUsername is required to create a DB instance");
     const password = await this.#passwordForCreate(mr);
-    const out = await this.#rds.send(
+    const out = await this.rds.send(
       new CreateDBInstanceCommand({
         DBInstanceIdentifier: name,
         Engine: fp.engine,
@@ -438,7 +426,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
           DBSubnetGroupName: fp.dbSubnetGroupName,
           VpcSecurityGroupIds: fp.vpcSecurityGroupIds,
         }),
-        ...tagsOnCreate(fp.tags),
+        ...this.tagsOnCreate(mr),
       }),
     );
     rememberPasswordSet(mr, password);
@@ -446,12 +434,9 @@ class DBInstanceClient implements ExternalClient<F, A> {
     return { connectionDetails: { ...details, [PASSWORD_KEY]: password } };
   }
 
-  async update(mr: MR, name: string, obs: Observation) {
+  protected async updateFields(mr: MR, name: string, obs: Observation) {
     const fp = mr.spec.forProvider;
     const observed = obs.observed ?? {};
-    const arn = obs.atProvider?.arn;
-    if (fp.tags !== undefined && arn) await updateTags(this.#rds, arn, fp.tags, observed.tags ?? {});
-
     const params: Record<string, unknown> = {};
     const changed: string[] = [];
     for (const [field, param] of Object.entries(MODIFIABLE_FIELDS)) {
@@ -486,7 +471,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
         `DB instance ${name} is ${status}: ${changed.join(", ")} will be changed once it is available`,
       );
     }
-    await this.#rds.send(
+    await this.rds.send(
       new ModifyDBInstanceCommand({ ...input, ApplyImmediately: fp.applyImmediately ?? false }),
     );
     if (password === undefined) return {};
@@ -498,7 +483,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
     const fp = mr.spec.forProvider;
     const skip = fp.skipFinalSnapshot === true;
     try {
-      await this.#rds.send(
+      await this.rds.send(
         new DeleteDBInstanceCommand({
           DBInstanceIdentifier: name,
           SkipFinalSnapshot: skip,
@@ -509,7 +494,7 @@ class DBInstanceClient implements ExternalClient<F, A> {
       );
     } catch (err) {
       // Deleting is already under way (or done): the engine observes until the instance is gone.
-      if (!isMissing(err) && !isAlreadyDeleting(err)) throw err;
+      if (!this.isMissing(err) && !isAlreadyDeleting(err)) throw err;
     }
   }
 }

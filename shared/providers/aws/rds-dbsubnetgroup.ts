@@ -3,9 +3,9 @@ import {
   CreateDBSubnetGroupCommand,
   DeleteDBSubnetGroupCommand,
   DescribeDBSubnetGroupsCommand,
+  type DescribeDBSubnetGroupsCommandOutput,
   ModifyDBSubnetGroupCommand,
   paginateDescribeDBSubnetGroups,
-  type RDSClient,
 } from "@aws-sdk/client-rds";
 import type { z } from "zod";
 import {
@@ -20,10 +20,11 @@ import type {
   ObserveManyItem,
 } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import { awsErrorCode, regionOfArn } from "./config.ts";
-import { DependencyViolationError, defined, observeEach, sameSet } from "./ec2-common.ts";
-import { rdsProvider, readTags, tagsOnCreate, updateTags } from "./rds-common.ts";
+import { DependencyViolationError, observeEach, sameSet } from "./ec2-common.ts";
+import { RdsKindClient, type RdsNamed, rdsProvider, readTags } from "./rds-common.ts";
 
 type F = z.infer<typeof DBSubnetGroupForProvider>;
 type A = z.infer<typeof DBSubnetGroupAtProvider>;
@@ -32,8 +33,12 @@ type Observation = ExternalObservation<F, A>;
 
 export const DEFAULT_SUBNET_GROUP_DESCRIPTION = "Managed by driftless";
 
-const isMissing = (err: unknown) =>
-  ["DBSubnetGroupNotFoundFault", "DBSubnetGroupNotFound"].includes(awsErrorCode(err));
+/** The subnet groups as the RDS template (rds-common.ts) describes them. */
+const GROUPS: RdsNamed<CloudGroup, DescribeDBSubnetGroupsCommandOutput> = {
+  describe: (name) => new DescribeDBSubnetGroupsCommand({ DBSubnetGroupName: name }),
+  first: (out) => out.DBSubnetGroups?.[0],
+  notFound: ["DBSubnetGroupNotFoundFault", "DBSubnetGroupNotFound"],
+};
 /** DescribeDBSubnetGroups' largest page (MaxRecords is 20–100). */
 const MAX_RECORDS = 100;
 /**
@@ -46,28 +51,14 @@ const MAX_ITEMS = 1000;
 const subnetIdsAsSpecified = (spec: string[] | undefined, cloud: string[]): string[] =>
   spec && sameSet(spec, cloud) ? spec : [...cloud].sort();
 
-class DBSubnetGroupClient implements ExternalClient<F, A> {
-  readonly #rds: RDSClient;
-  readonly #region: string;
-  constructor(client: RDSClient, region: string) {
-    this.#rds = client;
-    this.#region = region;
-  }
-
-  async #describe(name: string): Promise<CloudGroup | undefined> {
-    try {
-      const out = await this.#rds.send(new DescribeDBSubnetGroupsCommand({ DBSubnetGroupName: name }));
-      return out.DBSubnetGroups?.[0];
-    } catch (err) {
-      if (isMissing(err)) return undefined;
-      throw err;
-    }
-  }
-
+class DBSubnetGroupClient
+  extends RdsKindClient<F, A, CloudGroup, DescribeDBSubnetGroupsCommandOutput>
+  implements ExternalClient<F, A>
+{
   /** Every subnet group of the region, page by page, by lower-case name (RDS keeps names in lower case). */
   async #listAll(): Promise<Map<string, CloudGroup>> {
     const found = new Map<string, CloudGroup>();
-    for await (const out of paginateDescribeDBSubnetGroups({ client: this.#rds, pageSize: MAX_RECORDS }, {}))
+    for await (const out of paginateDescribeDBSubnetGroups({ client: this.rds, pageSize: MAX_RECORDS }, {}))
       for (const g of out.DBSubnetGroups ?? [])
         if (g.DBSubnetGroupName) found.set(g.DBSubnetGroupName.toLowerCase(), g);
     return found;
@@ -77,23 +68,25 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
   async list(): Promise<ExternalListing[]> {
     return [...(await this.#listAll()).values()].flatMap((g) =>
       g.DBSubnetGroupName
-        ? [{ externalName: g.DBSubnetGroupName, forProvider: { region: this.#region } }]
+        ? [{ externalName: g.DBSubnetGroupName, forProvider: { region: this.region } }]
         : [],
     );
   }
 
   /**
-   * What observe reports of a group as DescribeDBSubnetGroups returned it. Its tags are not in that
-   * answer: they cost a ListTagsForResource, read only when the spec manages them.
+   * What observe reports of a group as DescribeDBSubnetGroups returned it (or of none). Its tags are not in
+   * that answer: they cost a ListTagsForResource, read only when the spec manages them.
    */
-  async #observationOf(fp: F, group: CloudGroup): Promise<Observation> {
+  protected async observed(mr: MR, group: CloudGroup | undefined): Promise<Observation> {
+    if (!group) return { resourceExists: false };
+    const fp = mr.spec.forProvider;
     const arn = group.DBSubnetGroupArn;
-    const tags = fp.tags !== undefined && arn ? await readTags(this.#rds, arn) : undefined;
+    const tags = fp.tags !== undefined && arn ? await readTags(this.rds, arn) : undefined;
     const subnetIds = (group.Subnets ?? []).flatMap((s) => (s.SubnetIdentifier ? [s.SubnetIdentifier] : []));
     return {
       resourceExists: true,
       observed: defined({
-        region: regionOfArn(arn) ?? this.#region,
+        region: regionOfArn(arn) ?? this.region,
         description: group.DBSubnetGroupDescription,
         subnetIds: subnetIdsAsSpecified(fp.subnetIds, subnetIds),
         tags,
@@ -104,18 +97,11 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
     };
   }
 
-  async observe(mr: MR, name: string | undefined): Promise<Observation> {
-    if (!name) return { resourceExists: false };
-    const group = await this.#describe(name);
-    return group ? this.#observationOf(mr.spec.forProvider, group) : { resourceExists: false };
-  }
-
   /** DescribeDBSubnetGroups of the whole region, then ListTagsForResource per group whose spec sets tags. */
   async observeMany(items: ReadonlyArray<ObserveManyItem<F, A>>): Promise<Array<Observation | Error>> {
     const groups = await this.#listAll();
     return observeEach(items, async ({ mr, externalName }) => {
-      const group = groups.get(externalName.toLowerCase());
-      return group ? this.#observationOf(mr.spec.forProvider, group) : { resourceExists: false };
+      return this.observed(mr, groups.get(externalName.toLowerCase()));
     });
   }
 
@@ -128,18 +114,18 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
       );
     }
     const subnetIds = fp.subnetIds;
-    await this.#rds.send(
+    await this.rds.send(
       new CreateDBSubnetGroupCommand({
         DBSubnetGroupName: name,
         DBSubnetGroupDescription: fp.description ?? DEFAULT_SUBNET_GROUP_DESCRIPTION,
         SubnetIds: subnetIds,
-        ...tagsOnCreate(fp.tags),
+        ...this.tagsOnCreate(mr),
       }),
     );
     return {};
   }
 
-  async update(mr: MR, name: string, obs: ExternalObservation<F, A>) {
+  protected async updateFields(mr: MR, name: string, obs: Observation) {
     const fp = mr.spec.forProvider;
     const observed = obs.observed ?? {};
     const descriptionDrifted = fp.description !== undefined && fp.description !== observed.description;
@@ -147,7 +133,7 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
       fp.subnetIds !== undefined && JSON.stringify(fp.subnetIds) !== JSON.stringify(observed.subnetIds);
     if (descriptionDrifted || subnetsDrifted) {
       // ModifyDBSubnetGroup always takes the full subnet list.
-      await this.#rds.send(
+      await this.rds.send(
         new ModifyDBSubnetGroupCommand({
           DBSubnetGroupName: name,
           SubnetIds: fp.subnetIds ?? observed.subnetIds ?? [],
@@ -155,16 +141,14 @@ class DBSubnetGroupClient implements ExternalClient<F, A> {
         }),
       );
     }
-    const arn = obs.atProvider?.arn;
-    if (fp.tags !== undefined && arn) await updateTags(this.#rds, arn, fp.tags, observed.tags ?? {});
     return {};
   }
 
   async delete(_mr: MR, name: string) {
     try {
-      await this.#rds.send(new DeleteDBSubnetGroupCommand({ DBSubnetGroupName: name }));
+      await this.rds.send(new DeleteDBSubnetGroupCommand({ DBSubnetGroupName: name }));
     } catch (err) {
-      if (isMissing(err)) return;
+      if (this.isMissing(err)) return;
       // RDS refuses while a DB instance still uses the group: it goes once the instance is deleted.
       if (awsErrorCode(err) === "InvalidDBSubnetGroupStateFault") {
         throw new DependencyViolationError(
@@ -196,5 +180,5 @@ export const dbSubnetGroupProvider = rdsProvider(
       maxItems: MAX_ITEMS,
     },
   },
-  (rds, region) => new DBSubnetGroupClient(rds, region),
+  (rds, region) => new DBSubnetGroupClient(rds, region, GROUPS),
 );

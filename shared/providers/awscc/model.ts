@@ -5,11 +5,10 @@
 // compared or re-sent, create-only paths are never patched.
 import { childPath, expandsAt, referenceFieldsOf, secretRefFieldOf } from "../../api/awscc/kind.ts";
 import { type AwsccKindSpec, type AwsccNode, type AwsccProp, pathWithin } from "../../api/awscc/spec.ts";
+import { eachItem } from "../../api/generated-spec.ts";
+import { isObject, type Json } from "../../api/json.ts";
 import type { SecretKeySelector } from "../../api/meta.ts";
 import type { SecretUse } from "../secret-refs.ts";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The object type a node holds, through lists and maps (undefined for scalars and free-form values). */
 const refOf = (node: AwsccNode): string | undefined => {
@@ -143,7 +142,7 @@ export async function resolveSecrets(
       }
       const ref = refOf(p.s);
       if (v[k] === undefined || !ref || !spec.secrets.some((s) => s.startsWith(`${at}.`))) continue;
-      out[k] = await eachAsync(p.s, v[k], here, async (x, w) =>
+      out[k] = await eachItem(p.s, v[k], here, async (x, _node, w) =>
         isObject(x) && expandsAt(spec, ref, depth, seen, at)
           ? walk(x, spec.defs[ref]?.props ?? {}, depth + 1, [...seen, ref], at, w)
           : x,
@@ -152,23 +151,6 @@ export async function resolveSecrets(
     return out;
   };
   return walk(forProvider, spec.properties, 0, [], "", "");
-}
-
-/** eachOf for an asynchronous `f`, naming each item's place (`users[0]`, `tags.team`) for messages. */
-async function eachAsync(
-  node: AwsccNode,
-  v: unknown,
-  where: string,
-  f: (x: unknown, where: string) => Promise<unknown>,
-): Promise<unknown> {
-  if (node.t === "array" && Array.isArray(v))
-    return Promise.all(v.map((x, i) => eachAsync(node.of, x, `${where}[${i}]`, f)));
-  if (node.t === "map" && isObject(v)) {
-    const out: Json = {};
-    for (const [k, x] of Object.entries(v)) out[k] = await eachAsync(node.of, x, `${where}.${k}`, f);
-    return out;
-  }
-  return f(v, where);
 }
 
 /** What a resource model is written from: forProvider with its secrets resolved, and the external name. */

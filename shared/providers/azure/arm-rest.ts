@@ -18,13 +18,11 @@ import {
 import type { TokenCredential } from "@azure/identity";
 import { guardedLookup } from "../../api/addresses.ts";
 import { type ConnectContext, ExternalError } from "../../api/external.ts";
+import { isObject, type Json } from "../../api/json.ts";
 import type { AzureProviderConfigSpec } from "../../api/provider-config.ts";
 import { namedError } from "../../named-error.ts";
 import { armAnswers } from "./answers.ts";
 import { azureCredential, azureEndpoints, ClientCache, classifyAzureError } from "./config.ts";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export const PUBLIC_ARM = "https://management.azure.com";
 /** The Microsoft.Resources api-version of resource groups. */

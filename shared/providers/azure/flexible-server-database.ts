@@ -12,18 +12,9 @@ export const flexibleServerDatabaseProvider = serverChildProvider({
   mapping: {
     what: "database",
     // Charset and collation are all a database has, and Azure cannot change either.
-    observationOf: (_fp, parent, db: Database) => ({
-      resourceExists: true,
-      observed: defined({
-        resourceGroupName: parent.rg,
-        serverName: parent.server,
-        charset: db.properties?.charset,
-        collation: db.properties?.collation,
-      }),
-      atProvider: db.id ? { id: db.id } : {},
-      availability: "Available",
-      ...(db.name ? { connectionDetails: { database: db.name } } : {}),
-    }),
+    observed: (db: Database) =>
+      defined({ charset: db.properties?.charset, collation: db.properties?.collation }),
+    connectionDetails: (db) => (db.name ? { database: db.name } : undefined),
     createBody: ({ charset, collation }): Database => ({ properties: defined({ charset, collation }) }),
   },
 });

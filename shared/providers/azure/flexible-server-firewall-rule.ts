@@ -24,16 +24,9 @@ export const flexibleServerFirewallRuleProvider = serverChildProvider({
   listCall: "Firewall Rules - List By Server",
   mapping: {
     what: "firewall rule",
-    observationOf: (_fp, parent, rule: FirewallRule) => ({
-      resourceExists: true,
-      observed: {
-        resourceGroupName: parent.rg,
-        serverName: parent.server,
-        startIpAddress: rule.properties?.startIpAddress,
-        endIpAddress: rule.properties?.endIpAddress,
-      },
-      atProvider: rule.id ? { id: rule.id } : {},
-      availability: "Available",
+    observed: (rule: FirewallRule) => ({
+      startIpAddress: rule.properties?.startIpAddress,
+      endIpAddress: rule.properties?.endIpAddress,
     }),
     createBody: bodyOf,
     // A PUT of the same rule replaces its range.

@@ -3,6 +3,7 @@
 // kind's list calls use them).
 
 import { DependentsExistError, ThrottledError } from "../../api/external.ts";
+import { isObject, type Json } from "../../api/json.ts";
 import { namedError } from "../../named-error.ts";
 import { azure, codeIs, isGone } from "./config.ts";
 
@@ -94,8 +95,6 @@ export async function listEach<P, T extends { name?: string }>(
   return out;
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 const pick = (o: unknown, keys: readonly string[]): Json =>
   isObject(o) ? Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) : {};
 const each = (v: unknown, f: (x: unknown) => Json) => (Array.isArray(v) ? v.map(f) : undefined);

@@ -1,7 +1,7 @@
 // The Azure Database for PostgreSQL kinds' shared pieces: the flexible servers' api-version and paths,
 // "busy" answers, and the server's children (firewall rules, databases) as ARM child kinds.
 import type { z } from "zod";
-import { InvalidSpecError } from "../../api/external.ts";
+import { type ConnectionDetails, InvalidSpecError } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef } from "../../api/managed.ts";
 import { armChildProvider, type ChildMapping, type ChildParent } from "./arm-child.ts";
 import type { ArmRest } from "./arm-rest.ts";
@@ -67,6 +67,15 @@ const SERVER: ChildParent<{ resourceGroupName?: string; serverName?: string }, P
 };
 
 /**
+ * What a server's child kind maps: its own members as observed (its server's names and its id are the
+ * template's), its connection details, and the bodies that create or update one.
+ */
+type ServerChildMapping<F, A, T> = Omit<ChildMapping<F, A, Parent, T>, "observationOf"> & {
+  observed(child: T): Partial<F>;
+  connectionDetails?(child: T): ConnectionDetails | undefined;
+};
+
+/**
  * A flexible server's child kind (firewall rule, database): its definition, ARM's name of its
  * collection (the cloud events, the external name in a resource URI and its path under the server), its
  * list call's name in Azure's REST reference and its field mapping; its writes wait while the server is busy.
@@ -74,13 +83,27 @@ const SERVER: ChildParent<{ resourceGroupName?: string; serverName?: string }, P
 export function serverChildProvider<
   FS extends AnyObjectSchema,
   AS extends AnyObjectSchema,
-  T extends { name?: string },
+  T extends { id?: string; name?: string },
 >(o: {
   definition: ManagedKindDef<FS, AS>;
   collection: string;
   listCall: string;
-  mapping: ChildMapping<z.infer<FS>, z.infer<AS>, Parent, T>;
+  mapping: ServerChildMapping<z.infer<FS>, z.infer<AS>, T>;
 }) {
+  const { observed, connectionDetails, ...writes } = o.mapping;
+  const mapping: ChildMapping<z.infer<FS>, z.infer<AS>, Parent, T> = {
+    ...writes,
+    observationOf: (_fp, parent, child) => {
+      const details = connectionDetails?.(child);
+      return {
+        resourceExists: true,
+        observed: { ...SERVER.fields(parent), ...observed(child) } as Partial<z.infer<FS>>,
+        atProvider: (child.id ? { id: child.id } : {}) as z.infer<AS>,
+        availability: "Available",
+        ...(details ? { connectionDetails: details } : {}),
+      };
+    },
+  };
   return armChildProvider<FS, AS, Parent, T>({
     definition: o.definition,
     resourceType: `Microsoft.DBforPostgreSQL/flexibleServers/${o.collection}`,
@@ -98,7 +121,7 @@ export function serverChildProvider<
           put: (p, name, body) => arm.call("PUT", path(p, name), POSTGRES_API, body),
           remove: (p, name) => arm.call("DELETE", path(p, name), POSTGRES_API),
         },
-        mapping: o.mapping,
+        mapping,
         writes: { guard: (p, call) => onServer(p.server, call) },
       };
     },
@@ -109,5 +132,6 @@ export function serverChildProvider<
 export const sameId = (a: string | undefined, b: string | undefined) =>
   a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
 
+/** `o` without its undefined and empty members (unlike api/json.ts's `defined`, "" goes too). */
 export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== "")) as Partial<T>;

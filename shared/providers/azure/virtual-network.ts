@@ -11,6 +11,7 @@ import type {
   ObserveManyItem,
 } from "../../api/external.ts";
 import { InvalidSpecError } from "../../api/external.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import { armProvider } from "./arm-provider.ts";
 import type { ArmResource, ArmRest } from "./arm-rest.ts";
@@ -36,9 +37,6 @@ interface CloudNetwork
 
 // The network as observe() read it, handed to update() (the engine passes the very same observation).
 const networkOf = new WeakMap<Observation, CloudNetwork>();
-
-const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** What observe reports of a network as ARM returned it, by a GET or in a list page of group `rg`. */
 function observationOf(fp: F, rg: string, vnet: CloudNetwork): Observation {

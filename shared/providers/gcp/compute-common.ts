@@ -3,7 +3,7 @@
 // (Compute shows a resource only once its insert operation is done) — and the client every global
 // Compute kind is, read from its ComputeKind data.
 import type { z } from "zod";
-import { byResourceName } from "../../api/cloud-events.ts";
+import { googleAuditEvents } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   DependentsExistError,
@@ -199,13 +199,11 @@ export function computeProvider<FS extends AnyObjectSchema, AS extends AnyObject
   return defineProvider({
     definition,
     limitsEachRequest: true,
-    cloudEvents: {
-      gcp: {
-        serviceName: "compute.googleapis.com",
-        methodNames: kind.methods.map((m) => `v1.compute.${kind.events}.${m}`),
-        externalNames: byResourceName(kind.collection),
-      },
-    },
+    cloudEvents: googleAuditEvents(
+      "compute.googleapis.com",
+      kind.methods.map((m) => `v1.compute.${kind.events}.${m}`),
+      kind.collection,
+    ),
     async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
       const cfg = await gcpNetworkingConfig(ctx);
       return new ComputeKindClient(kind, new GlobalCollection<T>(cfg, kind.collection, ctx.rateLimit));

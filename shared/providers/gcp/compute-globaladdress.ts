@@ -6,9 +6,9 @@ import {
   type GlobalAddressForProvider,
   networkPathOf,
 } from "../../api/gcp/compute.ts";
+import { defined } from "../../api/json.ts";
 import { computeProvider } from "./compute-common.ts";
 import { observedLabels, sameLabels } from "./config.ts";
-import { defined } from "./sql-common.ts";
 
 type F = z.infer<typeof GlobalAddressForProvider>;
 type Observation = ExternalObservation<F, z.infer<typeof GlobalAddressAtProvider>>;

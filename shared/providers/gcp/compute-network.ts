@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { ExternalObservation } from "../../api/external.ts";
 import { Network, type NetworkAtProvider, type NetworkForProvider } from "../../api/gcp/compute.ts";
+import { defined } from "../../api/json.ts";
 import { computeProvider, type Json } from "./compute-common.ts";
-import { defined } from "./sql-common.ts";
 
 type F = z.infer<typeof NetworkForProvider>;
 type A = z.infer<typeof NetworkAtProvider>;

@@ -5,7 +5,7 @@
 // body (its canonical `status`), as the generated kinds read them. The kinds' template (PubSubKindClient,
 // pubsubProvider) reads, lists, batch-observes, creates, updates and deletes; a kind says what differs.
 import type { z } from "zod";
-import { byResourceName } from "../../api/cloud-events.ts";
+import { googleAuditEvents } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   defineProvider,
@@ -304,9 +304,7 @@ export function pubsubProvider<FS extends AnyObjectSchema, AS extends AnyObjectS
 ): ManagedKindProvider {
   return defineProvider({
     definition,
-    cloudEvents: {
-      gcp: { serviceName: "pubsub.googleapis.com", methodNames, externalNames: byResourceName(collection) },
-    },
+    cloudEvents: googleAuditEvents("pubsub.googleapis.com", methodNames, collection),
     observeMany: {
       calls: `projects.${collection}.list of the project (${collection}.get for one named in another project)`,
       maxItems: PUBSUB_LIST_PAGE_SIZE,

@@ -14,6 +14,7 @@ import {
   type ExternalObservation,
   type ExternalUpdate,
   InvalidSpecError,
+  type ManagedKindProvider,
 } from "../../api/external.ts";
 import type { AnyObjectSchema, ManagedKindDef, ManagedResource } from "../../api/managed.ts";
 import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
@@ -344,30 +345,38 @@ export abstract class SqlChildClient<F extends InstanceChild, A> implements Exte
   }
 }
 
-/** A Cloud SQL child kind's provider: its client, made on the ProviderConfig's Cloud SQL clients. */
-export function sqlChildProvider<FS extends AnyObjectSchema, AS extends AnyObjectSchema>(
+/**
+ * A Cloud SQL kind's provider (the instance, its children): its client, made on the ProviderConfig's Cloud
+ * SQL Admin API; `o` says the rest of the provider (cloud events, homes).
+ */
+export function sqlProvider<FS extends AnyObjectSchema, AS extends AnyObjectSchema>(
+  definition: ManagedKindDef<FS, AS>,
+  client: (
+    sql: SqlApi,
+    ctx: ConnectContext<GcpProviderConfigSpec>,
+  ) => ExternalClient<z.infer<FS>, z.infer<AS>>,
+  o: Pick<ManagedKindProvider, "cloudEvents" | "homeParents">,
+) {
+  return defineProvider({
+    definition,
+    ...o,
+    async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
+      return client(sqlApi(await gcpNetworkingConfig(ctx)), ctx);
+    },
+  });
+}
+
+/** A Cloud SQL child kind's provider: its name is built under the instance its spec names (its home). */
+export const sqlChildProvider = <FS extends AnyObjectSchema, AS extends AnyObjectSchema>(
   definition: ManagedKindDef<FS, AS>,
   client: (
     sql: SqlApi,
     ctx: ConnectContext<GcpProviderConfigSpec>,
   ) => SqlChildClient<z.infer<FS>, z.infer<AS>>,
-) {
-  return defineProvider({
-    definition,
-    // Its name is built under the instance its spec names: another instance is another home.
-    homeParents: { instance: "instance" },
-    async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
-      const cfg = await gcpNetworkingConfig(ctx);
-      return client(sqlApi(cfg), ctx);
-    },
-  });
-}
+) => sqlProvider(definition, client, { homeParents: { instance: "instance" } });
 
 /** A non-empty string, or undefined (an API may answer "" for a field not set). */
 export const text = (v: string | null | undefined) => (v ? v : undefined);
-
-export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 // The password kept in the connection Secret (generated before create, or the user's, rotated) is the
 // cloud-neutral one every database kind shares.

@@ -1,8 +1,9 @@
 import type { z } from "zod";
 import type { ExternalObservation } from "../../api/external.ts";
 import { Database, type DatabaseAtProvider, type DatabaseForProvider } from "../../api/gcp/sql.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import { defined, isSqlAlreadyExists, SqlChildClient, sqlChildProvider, text } from "./sql-common.ts";
+import { isSqlAlreadyExists, SqlChildClient, sqlChildProvider, text } from "./sql-common.ts";
 
 type F = z.infer<typeof DatabaseForProvider>;
 type A = z.infer<typeof DatabaseAtProvider>;

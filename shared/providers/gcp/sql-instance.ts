@@ -1,10 +1,8 @@
 import type { z } from "zod";
-import { byResourceName } from "../../api/cloud-events.ts";
+import { googleAuditEvents } from "../../api/cloud-events.ts";
 import {
-  type ConnectContext,
   type ConnectionDetails,
   DependencyNotReadyError,
-  defineProvider,
   type ExternalClient,
   type ExternalListing,
   type ExternalObservation,
@@ -16,14 +14,12 @@ import {
   type DatabaseInstanceAtProvider,
   type DatabaseInstanceForProvider,
 } from "../../api/gcp/sql.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
-import type { GcpProviderConfigSpec } from "../../api/provider-config.ts";
 import { availabilityTable } from "../availability.ts";
 import { gcp, observedLabels, sameLabels } from "./config.ts";
-import { gcpNetworkingConfig } from "./google-rest.ts";
 import {
   ConnectionPassword,
-  defined,
   isPostgresPrimary,
   isSqlAlreadyExists,
   isSqlNotFound,
@@ -33,7 +29,7 @@ import {
   type SqlApi,
   type SqlInstance,
   type SqlSettings,
-  sqlApi,
+  sqlProvider,
   text,
   unlessGone,
 } from "./sql-common.ts";
@@ -276,18 +272,18 @@ function settingsOf(fp: F, seen?: Partial<F>): Settings {
   return s;
 }
 
-export const sqlInstanceProvider = defineProvider({
-  definition: DatabaseInstance,
-  cloudEvents: {
-    gcp: {
-      serviceName: "cloudsql.googleapis.com",
-      methodNames: ["cloudsql.instances.create", "cloudsql.instances.update", "cloudsql.instances.delete"],
-      externalNames: byResourceName("instances"),
-    },
+export const sqlInstanceProvider = sqlProvider(
+  DatabaseInstance,
+  (sql, ctx) =>
+    new DatabaseInstanceClient(
+      sql,
+      new ConnectionPassword<F, A>((ref) => ctx.readSecretKey(ref), "rootPasswordSecretRef"),
+    ),
+  {
+    cloudEvents: googleAuditEvents(
+      "cloudsql.googleapis.com",
+      ["cloudsql.instances.create", "cloudsql.instances.update", "cloudsql.instances.delete"],
+      "instances",
+    ),
   },
-  async connect(ctx: ConnectContext<GcpProviderConfigSpec>) {
-    const cfg = await gcpNetworkingConfig(ctx);
-    const password = new ConnectionPassword<F, A>((ref) => ctx.readSecretKey(ref), "rootPasswordSecretRef");
-    return new DatabaseInstanceClient(sqlApi(cfg), password);
-  },
-});
+);

@@ -1,10 +1,10 @@
 import type { z } from "zod";
 import type { ExternalObservation } from "../../api/external.ts";
 import { User, type UserAtProvider, type UserForProvider } from "../../api/gcp/sql.ts";
+import { defined } from "../../api/json.ts";
 import type { ManagedResource } from "../../api/managed.ts";
 import {
   ConnectionPassword,
-  defined,
   isSqlAlreadyExists,
   PASSWORD_KEY,
   type SqlApi,

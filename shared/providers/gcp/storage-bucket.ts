@@ -3,7 +3,7 @@
 // (docs/adr/0002-gcp-rest-clients.md).
 import { isDeepStrictEqual } from "node:util";
 import type { z } from "zod";
-import { byResourceName } from "../../api/cloud-events.ts";
+import { googleAuditEvents } from "../../api/cloud-events.ts";
 import {
   type ConnectContext,
   CredentialsError,
@@ -354,13 +354,11 @@ class BucketClient implements ExternalClient<F, A> {
 
 export const gcsBucketProvider = defineProvider({
   definition: Bucket,
-  cloudEvents: {
-    gcp: {
-      serviceName: "storage.googleapis.com",
-      methodNames: ["storage.buckets.create", "storage.buckets.update", "storage.buckets.delete"],
-      externalNames: byResourceName("buckets"),
-    },
-  },
+  cloudEvents: googleAuditEvents(
+    "storage.googleapis.com",
+    ["storage.buckets.create", "storage.buckets.update", "storage.buckets.delete"],
+    "buckets",
+  ),
   observeMany: {
     calls: "buckets.list of the project by the names' common prefix (buckets.get for a bucket not listed)",
     maxItems: LIST_PAGE_SIZE,

@@ -141,7 +141,8 @@ const KINDS: KindPath[] = [
     routing: ROUTED,
   },
   {
-    file: "rds-dbinstance.ts",
+    kind: "rds-dbinstance.ts",
+    file: "rds-common.ts",
     provider: dbInstanceProvider,
     definition: DBInstance,
     externalName: "path-db",
@@ -152,7 +153,8 @@ const KINDS: KindPath[] = [
     routing: ROUTED,
   },
   {
-    file: "rds-dbsubnetgroup.ts",
+    kind: "rds-dbsubnetgroup.ts",
+    file: "rds-common.ts",
     provider: dbSubnetGroupProvider,
     definition: DBSubnetGroup,
     externalName: "path-group",

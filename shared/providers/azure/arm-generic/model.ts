@@ -10,11 +10,10 @@ import {
   variantOf,
   variantOfValue,
 } from "../../../api/azure-gen/spec.ts";
+import { eachItem } from "../../../api/generated-spec.ts";
+import { isObject, type Json } from "../../../api/json.ts";
 import type { SecretKeySelector } from "../../../api/meta.ts";
 import type { SecretUse } from "../../secret-refs.ts";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** ARM's programmatic form of a location: "West Europe" → "westeurope". */
 export const normaliseLocation = (location: string) => location.replace(/\s+/g, "").toLowerCase();
@@ -49,7 +48,7 @@ export async function desiredBody(
         continue;
       }
       if (v[k] === undefined) continue;
-      out[k] = await each(p.s, v[k], here, async (x, node, w) => {
+      out[k] = await eachItem(p.s, v[k], here, async (x, node, w) => {
         const def = node.t === "ref" ? spec.defs[node.ref] : undefined;
         return def && isObject(x) ? walk(x, def.props, at, w) : x;
       });
@@ -98,22 +97,6 @@ export function fromWire(spec: AzureKindSpec, body: Json): Json {
   }
   out[set.field] = variant;
   return out;
-}
-
-async function each(
-  node: AzNode,
-  v: unknown,
-  where: string,
-  f: (x: unknown, node: AzNode, where: string) => Promise<unknown>,
-): Promise<unknown> {
-  if (node.t === "array" && Array.isArray(v))
-    return Promise.all(v.map((x, i) => each(node.of, x, `${where}[${i}]`, f)));
-  if (node.t === "map" && isObject(v)) {
-    const out: Json = {};
-    for (const [k, x] of Object.entries(v)) out[k] = await each(node.of, x, `${where}.${k}`, f);
-    return out;
-  }
-  return f(v, node, where);
 }
 
 /**

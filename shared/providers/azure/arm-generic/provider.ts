@@ -18,6 +18,7 @@ import {
   NotListableError,
   type ObserveManyItem,
 } from "../../../api/external.ts";
+import { isObject, type Json } from "../../../api/json.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { AzureProviderConfigSpec } from "../../../api/provider-config.ts";
 import { listedAmong, observeListed } from "../../listed-models.ts";
@@ -33,9 +34,7 @@ import {
   outSecretsOf,
 } from "./model.ts";
 
-type Json = Record<string, unknown>;
 type MR = ManagedResource<Json, Json>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The provider's own annotation: the last accepted operation's Azure-AsyncOperation URL, read when it failed. */
 export const OPERATION_ANNOTATION = "azure.gen.driftless.dev/operation";

@@ -25,6 +25,7 @@ import {
   OWNER_LABEL,
 } from "../../../api/googleapis/kind.ts";
 import type { GoogleHttp, GoogleKindSpec } from "../../../api/googleapis/spec.ts";
+import { isObject, type Json } from "../../../api/json.ts";
 import type { ManagedResource } from "../../../api/managed.ts";
 import type { SecretKeySelector } from "../../../api/meta.ts";
 import type { GcpProviderConfigSpec } from "../../../api/provider-config.ts";
@@ -45,9 +46,7 @@ import { gcpHome, projectOf } from "../home.ts";
 import { classifyGoogle, operationError } from "./errors.ts";
 import { fromGoogle, toGoogle } from "./sensitive-labels.ts";
 
-type Json = Record<string, unknown>;
 type MR = ManagedResource<Json, Json>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The operation a create started and the generation it was for: the next reconciles follow it. */
 export const OPERATION_ANNOTATION = "googleapis.driftless.dev/create-operation";

@@ -4,9 +4,7 @@
 // them obfuscated, so they are taken out of every answer before it is compared, late-initialized or shown.
 import { InvalidSpecError } from "../../../api/external.ts";
 import type { GoogleKindSpec } from "../../../api/googleapis/spec.ts";
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObject, type Json } from "../../../api/json.ts";
 
 /** A resource as Google answers it, without the map's credential keys (what is compared and reported). */
 export function fromGoogle(spec: GoogleKindSpec, resource: Json): Json {
