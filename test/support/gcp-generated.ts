@@ -1,32 +1,95 @@
+// The generated Google kinds in tests: a file's testbed, like azureGenTestbed for the Azure ones — the kinds
+// generated once (skipped when current), their specs and defs by type, a generic Google fake of the file's
+// own, their CRDs held on the shared API server, a ProviderConfig and a reconciler.
+import { generateGcp } from "../../infra/gen-gcp.ts";
+import { type GoogleGenericFake, startGoogleGenericFake } from "../../infra/local/fakes/gcp-generic-fake.ts";
 import { withNamespacedVariants } from "../../shared/api/external.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../shared/api/googleapis/catalog.ts";
+import { googleKindOf } from "../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../shared/api/googleapis/spec.ts";
-import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import type { Kube } from "../../shared/kube/client.ts";
 import { googleProvider } from "../../shared/providers/gcp/generic/client.ts";
 import { googleProviders } from "../../shared/providers/gcp/generic/kinds.ts";
 import { gcpHome } from "../../shared/providers/gcp/home.ts";
 import { withHome } from "../../shared/providers/home.ts";
+import type { ReconcilerOptions } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { ensureCrds } from "./aws.ts";
-import { installCrds } from "./crd-holds.ts";
+import { installCrds, removeCrds } from "./crd-holds.ts";
 import { createGcpProviderConfig } from "./gcp.ts";
+import { generatedKinds } from "./generated-testbed.ts";
 import { Reconciler } from "./routed.ts";
 
-export async function serveGoogleKinds(
-  kube: Kube,
-  o: { specs: readonly GoogleKindSpec[]; defs: readonly ManagedKindDef[]; pc: string; fakeUrl: string },
-): Promise<Reconciler> {
-  await ensureCrds();
-  await installCrds(kube, [...o.defs]);
-  await createGcpProviderConfig(kube, o.pc, {
-    credentials: "InjectedIdentity",
-    endpoint: { apis: `${o.fakeUrl}/{api}` },
-  });
-  const providers = googleProviders([...o.specs], { pollDelaysMs: [] }).map((p) => withHome(p, gcpHome));
-  return new Reconciler(kube, new KindRegistry(withNamespacedVariants(providers)), {
-    creationGracePeriodMs: 0,
-  });
+/** The generated kinds of these types (`iam.googleapis.com/ServiceAccount`), generated first if need be. */
+export function googleGenSpecs(types: readonly string[]): Map<string, GoogleKindSpec> {
+  generateGcp();
+  const catalog = loadGoogleCatalog();
+  return new Map(
+    types.map((t) => {
+      const entry = catalog.kinds.find((k) => k.typeName === t && k.kind === t.split("/")[1]);
+      if (!entry) throw new Error(`no generated Google kind for ${t}`);
+      return [t, loadGoogleSpec(entry)] as const;
+    }),
+  );
 }
+
+/**
+ * A test file's generated Google kinds: specs and defs at once; `start` (in beforeAll) brings up the file's
+ * own generic Google fake, holds the kinds' CRDs (crd-holds.ts), creates the ProviderConfig `pc` on the fake
+ * and a reconciler of the kinds it serves (all of them unless `serve` says; both shapes); `close` (in
+ * afterAll) lets go of them.
+ */
+export function googleGenTestbed(kube: Kube, pc: string, types: readonly string[]) {
+  const { started, ...kinds } = generatedKinds("googleGenTestbed", googleGenSpecs(types), googleKindOf);
+  const { defs } = kinds;
+  let fake: GoogleGenericFake | undefined;
+  let reconciler: Reconciler | undefined;
+  return {
+    ...kinds,
+    get fake() {
+      return started("fake", fake);
+    },
+    get reconciler() {
+      return started("reconciler", reconciler);
+    },
+    async start(
+      fakeOpts: Parameters<typeof startGoogleGenericFake>[0] = {},
+      o: {
+        /** The types the reconciler serves (default: all); the others only have their CRDs. */
+        serve?: readonly string[];
+        /** Whose access the reconciler has (default: `kube`'s). */
+        as?: Kube;
+        reconciler?: ReconcilerOptions;
+      } = {},
+    ) {
+      fake = await startGoogleGenericFake(fakeOpts);
+      await ensureCrds();
+      await installCrds(kube, [...defs.values()]);
+      await createGcpProviderConfig(kube, pc, {
+        credentials: "InjectedIdentity",
+        endpoint: { apis: `${fake.url}/{api}` },
+      });
+      const served = (o.serve ?? types).map((t) => kinds.spec(t));
+      const providers = googleProviders(served, { pollDelaysMs: [] }).map((p) => withHome(p, gcpHome));
+      reconciler = new Reconciler(o.as ?? kube, new KindRegistry(withNamespacedVariants(providers)), {
+        creationGracePeriodMs: 0,
+        ...o.reconciler,
+      });
+    },
+    async close() {
+      await removeCrds(kube, [...defs.values()]);
+      await fake?.close();
+    },
+  };
+}
+
+/** Requests of `fake` whose key matches `pattern` served since `before` (its stats() then), with their counts. */
+export const requestsSince = (
+  fake: { stats(): Record<string, number> },
+  before: Record<string, number>,
+  pattern: RegExp,
+): [string, number][] =>
+  Object.entries(fake.stats()).filter(([key, n]) => pattern.test(key) && n > (before[key] ?? 0));
 
 /** A generated Google kind's client against a fake, for a ProviderConfig of `project` (no cluster needed). */
 export const connectGoogle = (spec: GoogleKindSpec, fakeUrl: string, project = "p") =>
