@@ -1,27 +1,21 @@
-// Spawns the real CLI (functions/cli/main.ts, bundled as `npm run build` ships it: test/support/test-cli.ts)
+// Spawns the real CLI (functions/cli/main.ts, bundled as `npm run build` ships it: test/support/test-bundles.ts)
 // with the Node 22 binary running the tests and the stack's environment, the way an operator runs it.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { expect } from "vitest";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { ActivationPolicy, type ActivationPolicyObject } from "../../../shared/api/pkg/activation-policy.ts";
 import type { Kube } from "../../../shared/kube/client.ts";
 import { eventually } from "../../support/env.ts";
 import { getMr } from "../../support/reconcile.ts";
-import { TEST_CLI, TEST_CLI_COMPILE_CACHE } from "../../support/test-cli.ts";
+import { TEST_COMPILE_CACHE, testBundle } from "../../support/test-bundles.ts";
 
 /** Node's arguments for `driftless args…`: the bundle the global setup built. */
-function cliArgs(args: string[]): string[] {
-  if (!existsSync(TEST_CLI)) {
-    throw new Error(`${TEST_CLI} is missing: its global setup (test/support/global-stack.ts) builds it`);
-  }
-  return [TEST_CLI, ...args];
-}
+const cliArgs = (args: string[]) => [testBundle("cli"), ...args];
 
 /** The CLI's environment: the test's, sharing one compile cache across the spawned CLIs. */
 const cliEnv = (env: Record<string, string | undefined>) => ({
   ...process.env,
-  NODE_COMPILE_CACHE: TEST_CLI_COMPILE_CACHE,
+  NODE_COMPILE_CACHE: TEST_COMPILE_CACHE,
   ...env,
 });
 
