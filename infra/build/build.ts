@@ -179,6 +179,8 @@ export interface BuiltBundle {
   importMs?: number;
   /** Bytes each package (or our own top-level folder) adds to the eager output, largest first. */
   contributors: [string, number][];
+  /** Every file esbuild read to make it (paths relative to the repository), to tell when it is stale. */
+  inputs: string[];
 }
 
 export async function buildBundle(spec: BundleSpec, outfile: string): Promise<BuiltBundle> {
@@ -232,6 +234,7 @@ export async function buildBundle(spec: BundleSpec, outfile: string): Promise<Bu
     gzipBytes: gzipSync(code).length,
     ...(files.length > 1 ? { chunks: files.length - 1 } : {}),
     contributors: contributors(result.metafile, files),
+    inputs: Object.keys(result.metafile.inputs),
   };
 }
 

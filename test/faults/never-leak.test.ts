@@ -12,11 +12,11 @@ import { DeleteQueueCommand } from "@aws-sdk/client-sqs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { VPC } from "../../shared/api/aws/ec2.ts";
 import { Queue } from "../../shared/api/aws/sqs.ts";
-import type { ManagedKindDef } from "../../shared/api/managed.ts";
+import type { ManagedKindDef, ManagedResource } from "../../shared/api/managed.ts";
 import { Annotations } from "../../shared/api/meta.ts";
 import type { ResourceKey } from "../../shared/reconciler/reconciler.ts";
 import { ensureCrds, motoSqs } from "../support/aws.ts";
-import { env, eventually, newKube, sleep, uniqueName } from "../support/env.ts";
+import { env, newKube, sleep, uniqueName } from "../support/env.ts";
 import { FaultProxy } from "../support/fault-proxy.ts";
 import { getMr, keyOf, newReconciler } from "../support/reconcile.ts";
 import type { Reconciler } from "../support/routed.ts";
@@ -65,15 +65,47 @@ async function proxied(): Promise<{ proxy: FaultProxy; pc: string }> {
   return { proxy, pc };
 }
 
-/** `group` (a test's own prefix) names its queues and tags its VPCs, so concurrent tests count apart. */
+/**
+ * `group` (a test's own prefix) names its queues and tags its VPCs, so concurrent tests count apart; it
+ * labels the objects too, for the test's watch (createPendings).
+ */
 function mrObject(def: ManagedKindDef, name: string, pc: string, group: string) {
   const forProvider = def.kind === VPC.kind ? { cidrBlock: "10.230.0.0/16", tags: { [RUN_TAG]: group } } : {};
   return {
     apiVersion: def.apiVersion,
     kind: def.kind,
-    metadata: { name },
+    metadata: { name, labels: { [RUN_TAG]: group } },
     spec: { forProvider, providerConfigRef: { name: pc } },
   };
+}
+
+/**
+ * The objects of `group` as they get their create-pending annotation, seen through one watch per kind: the
+ * moment a reconciler is about to create, without polling the API server (twenty 10 ms polls at once cost
+ * it a core, which starved the reconcilers they waited for when another file loaded the machine).
+ */
+async function createPendings(defs: readonly ManagedKindDef[], group: string, signal: AbortSignal) {
+  const seen = new Map<string, ManagedResource>();
+  const waiting = new Map<string, (mr: ManagedResource) => void>();
+  const onEvent = (type: string, mr: ManagedResource) => {
+    if ((type !== "ADDED" && type !== "MODIFIED") || !mr.metadata.annotations?.[Annotations.createPending])
+      return;
+    const name = mr.metadata.name;
+    const wake = waiting.get(name);
+    if (wake) {
+      waiting.delete(name);
+      wake(mr);
+    } else if (!seen.has(name)) seen.set(name, mr);
+  };
+  for (const def of defs)
+    await kube.watch<ManagedResource>(def, { labelSelector: `${RUN_TAG}=${group}` }, onEvent, signal);
+  /** The object as it was when it first carried create-pending. */
+  return (name: string) =>
+    new Promise<ManagedResource>((resolve) => {
+      const mr = seen.get(name);
+      if (mr) resolve(mr);
+      else waiting.set(name, resolve);
+    });
 }
 
 /** Two reconcilers, each with its own API-server client, as two Lambda invocations would be. */
@@ -172,6 +204,8 @@ describe.concurrent("never leak: delete during and right after create", () => {
     const rounds = Array.from({ length: RACE_ROUNDS }, (_, i) => i);
     const names: Array<[ManagedKindDef, string]> = [];
     let inFlight = 0;
+    const watching = new AbortController();
+    const pendingOf = await createPendings([Queue, VPC], group, watching.signal);
 
     const outcomes = await mapLimit(rounds, WIDTH, async (i) => {
       const rs = pair();
@@ -183,13 +217,15 @@ describe.concurrent("never leak: delete during and right after create", () => {
         const key = keyOf(def, name);
         // The first reconciler gets as far as Create, which the proxy holds.
         const first = rs[0].reconcile(key);
-        const pending = await eventually(
-          async () => {
+        // Seen by the watch; or, should the reconcile end first, read once after it.
+        const pending = await Promise.race([
+          pendingOf(name),
+          first.then(async (res) => {
             const mr = await getMr(kube, def, name);
-            return mr?.metadata.annotations?.[Annotations.createPending] ? mr : undefined;
-          },
-          { intervalMs: 10, timeoutMs: 15_000, what: `create-pending on ${name}` },
-        );
+            if (mr?.metadata.annotations?.[Annotations.createPending]) return mr;
+            throw new Error(`no create-pending on ${name} after its first reconcile (${res.outcome})`);
+          }),
+        ]);
         if (!pending.metadata.annotations?.[Annotations.createSucceeded]) inFlight++;
         // While the create is in flight, the resource is deleted and a second reconciler takes it up.
         await kube.delete(def, name);
@@ -199,7 +235,7 @@ describe.concurrent("never leak: delete during and right after create", () => {
       };
       const [q, v] = await Promise.all([one(Queue), one(VPC)]);
       return q && v;
-    });
+    }).finally(() => watching.abort());
 
     const left = await leftovers(group, names);
     const creates = proxy.calls.filter((c) => c.action === "CreateQueue" || c.action === "CreateVpc").length;

@@ -13,6 +13,7 @@ import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import { allCrds } from "../../shared/crds.ts";
 import { managedKinds } from "../../shared/providers/index.ts";
 import { newKube, sleep } from "../support/env.ts";
+import { testBundle } from "../support/test-bundles.ts";
 
 const EXAMPLE_LABEL = "driftless.dev/example";
 const SELECTOR = `${EXAMPLE_LABEL}=true`;
@@ -101,7 +102,7 @@ afterAll(async () => {
   const list = examples();
   if ((await present(list)).length === 0) return;
   for (const e of list) await kube.delete(e.def, e.name, e.namespace);
-  const run = start(["functions/cli/main.ts", "run", "--no-crds", "--no-metrics"], {
+  const run = start([testBundle("cli"), "run", "--no-crds", "--no-metrics"], {
     DRIFTLESS_LABEL_SELECTOR: SELECTOR,
     DRIFTLESS_SWEEP_INTERVAL: "10s",
     LOG_LEVEL: "warn",

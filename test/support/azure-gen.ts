@@ -21,6 +21,7 @@ import {
   startGenericArmFake,
 } from "./azure.ts";
 import { installCrds, removeCrds } from "./crd-holds.ts";
+import { generatedKinds } from "./generated-testbed.ts";
 import { Reconciler } from "./routed.ts";
 
 /** The generated kinds of these ARM types (generated first if this checkout has not, or has stale ones). */
@@ -42,23 +43,12 @@ export function azureGenSpecs(types: readonly string[]): Map<string, AzureKindSp
  * a reconciler of every hand-written kind plus these (both shapes); `close` (in afterAll) lets go of them.
  */
 export function azureGenTestbed(kube: Kube, pc: string, types: readonly string[]) {
-  const specs = azureGenSpecs(types);
-  const defs = new Map([...specs].map(([t, s]) => [t, azureGenKindOf(s)] as const));
+  const { started, ...kinds } = generatedKinds("azureGenTestbed", azureGenSpecs(types), azureGenKindOf);
+  const { specs, defs } = kinds;
   let fake: FakeServer | undefined;
   let reconciler: Reconciler | undefined;
-  const started = <T>(what: string, v: T | undefined): T => {
-    if (v === undefined) throw new Error(`azureGenTestbed: ${what} before start()`);
-    return v;
-  };
-  const known = <T>(type: string, v: T | undefined): T => {
-    if (v === undefined) throw new Error(`azureGenTestbed: ${type} is not one of its types`);
-    return v;
-  };
   const bed = {
-    specs,
-    defs,
-    spec: (type: string) => known(type, specs.get(type)),
-    def: (type: string) => known(type, defs.get(type)),
+    ...kinds,
     get fake() {
       return started("fake", fake);
     },

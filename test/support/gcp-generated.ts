@@ -1,4 +1,11 @@
+// The generated Google kinds in tests: a file's testbed, like azureGenTestbed for the Azure ones — the kinds
+// generated once (skipped when current), their specs and defs by type, a generic Google fake of the file's
+// own, their CRDs held on the shared API server, a ProviderConfig and a reconciler.
+import { generateGcp } from "../../infra/gen-gcp.ts";
+import { type GoogleGenericFake, startGoogleGenericFake } from "../../infra/local/fakes/gcp-generic-fake.ts";
 import { withNamespacedVariants } from "../../shared/api/external.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../shared/api/googleapis/catalog.ts";
+import { googleKindOf } from "../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../shared/api/googleapis/spec.ts";
 import type { ManagedKindDef } from "../../shared/api/managed.ts";
 import type { Kube } from "../../shared/kube/client.ts";
@@ -9,10 +16,15 @@ import { withHome } from "../../shared/providers/home.ts";
 import type { ReconcilerOptions } from "../../shared/reconciler/reconciler.ts";
 import { KindRegistry } from "../../shared/reconciler/registry.ts";
 import { ensureCrds } from "./aws.ts";
-import { installCrds } from "./crd-holds.ts";
+import { installCrds, removeCrds } from "./crd-holds.ts";
 import { createGcpProviderConfig } from "./gcp.ts";
+import { generatedKinds } from "./generated-testbed.ts";
 import { Reconciler } from "./routed.ts";
 
+/**
+ * Serves generated Google kinds against a running generic fake: holds their CRDs (crd-holds.ts), creates the
+ * ProviderConfig `pc` on the fake and returns a reconciler of `specs` (both shapes).
+ */
 export async function serveGoogleKinds(
   kube: Kube,
   o: {
@@ -20,8 +32,11 @@ export async function serveGoogleKinds(
     defs: readonly ManagedKindDef[];
     pc: string;
     fakeUrl: string;
+    /** Whose access the reconciler has (default: `kube`'s). */
+    as?: Kube;
     /** Where the reconciler logs (a test that checks what reaches the logs captures them). */
     logger?: ReconcilerOptions["logger"];
+    reconciler?: ReconcilerOptions;
   },
 ): Promise<Reconciler> {
   await ensureCrds();
@@ -31,11 +46,79 @@ export async function serveGoogleKinds(
     endpoint: { apis: `${o.fakeUrl}/{api}` },
   });
   const providers = googleProviders([...o.specs], { pollDelaysMs: [] }).map((p) => withHome(p, gcpHome));
-  return new Reconciler(kube, new KindRegistry(withNamespacedVariants(providers)), {
+  return new Reconciler(o.as ?? kube, new KindRegistry(withNamespacedVariants(providers)), {
     creationGracePeriodMs: 0,
     ...(o.logger ? { logger: o.logger } : {}),
+    ...o.reconciler,
   });
 }
+
+/** The generated kinds of these types (`iam.googleapis.com/ServiceAccount`), generated first if need be. */
+export function googleGenSpecs(types: readonly string[]): Map<string, GoogleKindSpec> {
+  generateGcp();
+  const catalog = loadGoogleCatalog();
+  return new Map(
+    types.map((t) => {
+      const entry = catalog.kinds.find((k) => k.typeName === t && k.kind === t.split("/")[1]);
+      if (!entry) throw new Error(`no generated Google kind for ${t}`);
+      return [t, loadGoogleSpec(entry)] as const;
+    }),
+  );
+}
+
+/**
+ * A test file's generated Google kinds: specs and defs at once; `start` (in beforeAll) brings up the file's
+ * own generic Google fake, holds the kinds' CRDs (crd-holds.ts), creates the ProviderConfig `pc` on the fake
+ * and a reconciler of the kinds it serves (all of them unless `serve` says; both shapes); `close` (in
+ * afterAll) lets go of them.
+ */
+export function googleGenTestbed(kube: Kube, pc: string, types: readonly string[]) {
+  const { started, ...kinds } = generatedKinds("googleGenTestbed", googleGenSpecs(types), googleKindOf);
+  const { defs } = kinds;
+  let fake: GoogleGenericFake | undefined;
+  let reconciler: Reconciler | undefined;
+  return {
+    ...kinds,
+    get fake() {
+      return started("fake", fake);
+    },
+    get reconciler() {
+      return started("reconciler", reconciler);
+    },
+    async start(
+      fakeOpts: Parameters<typeof startGoogleGenericFake>[0] = {},
+      o: {
+        /** The types the reconciler serves (default: all); the others only have their CRDs. */
+        serve?: readonly string[];
+        /** Whose access the reconciler has (default: `kube`'s). */
+        as?: Kube;
+        reconciler?: ReconcilerOptions;
+      } = {},
+    ) {
+      fake = await startGoogleGenericFake(fakeOpts);
+      reconciler = await serveGoogleKinds(kube, {
+        specs: (o.serve ?? types).map((t) => kinds.spec(t)),
+        defs: [...defs.values()],
+        pc,
+        fakeUrl: fake.url,
+        ...(o.as ? { as: o.as } : {}),
+        ...(o.reconciler ? { reconciler: o.reconciler } : {}),
+      });
+    },
+    async close() {
+      await removeCrds(kube, [...defs.values()]);
+      await fake?.close();
+    },
+  };
+}
+
+/** Requests of `fake` whose key matches `pattern` served since `before` (its stats() then), with their counts. */
+export const requestsSince = (
+  fake: { stats(): Record<string, number> },
+  before: Record<string, number>,
+  pattern: RegExp,
+): [string, number][] =>
+  Object.entries(fake.stats()).filter(([key, n]) => pattern.test(key) && n > (before[key] ?? 0));
 
 /**
  * A generated Google kind's client against a fake, for a ProviderConfig of `project` (no cluster needed),

@@ -1,16 +1,24 @@
-// Spawns the real CLI (functions/cli/main.ts) with the Node 22 binary running the tests and the stack's
-// environment, the way an operator runs it.
+// Spawns the real CLI (functions/cli/main.ts, bundled as `npm run build` ships it: test/support/test-bundles.ts)
+// with the Node 22 binary running the tests and the stack's environment, the way an operator runs it.
 import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
 import { expect } from "vitest";
-import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { ActivationPolicy, type ActivationPolicyObject } from "../../../shared/api/pkg/activation-policy.ts";
 import type { Kube } from "../../../shared/kube/client.ts";
 import { eventually } from "../../support/env.ts";
 import { getMr } from "../../support/reconcile.ts";
+import { TEST_COMPILE_CACHE, testBundle } from "../../support/test-bundles.ts";
 
-export const CLI = join(REPO_ROOT, "functions/cli/main.ts");
+/** Node's arguments for `driftless args…`: the bundle the global setup built. */
+const cliArgs = (args: string[]) => [testBundle("cli"), ...args];
+
+/** The CLI's environment: the test's, sharing one compile cache across the spawned CLIs. */
+const cliEnv = (env: Record<string, string | undefined>) => ({
+  ...process.env,
+  NODE_COMPILE_CACHE: TEST_COMPILE_CACHE,
+  ...env,
+});
+
 /** The label the objects of one test carry, so `run`, `forward` and `sweep` see only that test's objects. */
 export const TEST_LABEL = "driftless.dev/test";
 
@@ -26,8 +34,8 @@ export function cli(
   opts: { env?: Record<string, string | undefined>; input?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, LOG_LEVEL: "warn", ...opts.env },
+    const child = spawn(process.execPath, cliArgs(args), {
+      env: cliEnv({ LOG_LEVEL: "warn", ...opts.env }),
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -59,8 +67,8 @@ export class CliProcess {
   readonly #exit: Promise<number | null>;
 
   constructor(args: string[], env: Record<string, string | undefined> = {}) {
-    this.child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, ...env },
+    this.child = spawn(process.execPath, cliArgs(args), {
+      env: cliEnv(env),
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.child.stdout?.setEncoding("utf8").on("data", (d: string) => {

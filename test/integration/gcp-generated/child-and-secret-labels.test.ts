@@ -1,73 +1,43 @@
-// Two of issue 31's last Google types on a real kube-apiserver against the generic Google fake. A Monitoring
+// Two of issue 31's last Google types on a real kube-apiserver against the generic Google bed.fake. A Monitoring
 // NotificationChannel: its credential labels (Magic Modules' sensitive_labels: auth_token, password,
 // service_key) come from a real Secret, reach Google merged into `labels`, and never the object, its events or
 // the logs; Google answers them obfuscated and that is never drift; a plain label's drift is put back with
 // the token kept; delete. A Compute WireGroup: made under the CrossSiteNetwork its insert path names, filled
 // from crossSiteNetworkRef (the generated parent kind), drift put back, delete.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateGcp } from "../../../infra/gen-gcp.ts";
-import {
-  type GoogleGenericFake,
-  startGoogleGenericFake,
-} from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { withNamespacedVariants } from "../../../shared/api/external.ts";
-import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
-import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
-import type { ManagedKindDef } from "../../../shared/api/managed.ts";
-import { googleProviders } from "../../../shared/providers/gcp/generic/kinds.ts";
-import { gcpHome } from "../../../shared/providers/gcp/home.ts";
-import { withHome } from "../../../shared/providers/home.ts";
-import { KindRegistry } from "../../../shared/reconciler/registry.ts";
-import { ensureCrds } from "../../support/aws.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { installCrds, removeCrds } from "../../support/crd-holds.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
-import { createGcpProviderConfig, gcpProject } from "../../support/gcp.ts";
+import { gcpProject } from "../../support/gcp.ts";
+import { googleGenTestbed } from "../../support/gcp-generated.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
-import { Reconciler } from "../../support/routed.ts";
 
 type Json = Record<string, unknown>;
-const TYPES = [
+const [CHANNEL, CSN, WG] = [
   "monitoring.googleapis.com/NotificationChannel",
   "compute.googleapis.com/CrossSiteNetwork",
   "compute.googleapis.com/WireGroup",
 ];
 const kube = newKube();
 const PC = uniqueName("gcpsens");
-let fake: GoogleGenericFake;
-let def: ManagedKindDef;
-let csn: ManagedKindDef;
-let wg: ManagedKindDef;
-let r: Reconciler;
+const bed = googleGenTestbed(kube, PC, [CHANNEL, CSN, WG]);
+const [def, csn, wg] = [bed.def(CHANNEL), bed.def(CSN), bed.def(WG)];
 const { lines, logger } = captureLogger();
 
-beforeAll(async () => {
-  generateGcp();
-  fake = await startGoogleGenericFake({ opPolls: 1 });
-  const catalog = loadGoogleCatalog();
-  const specs = TYPES.map((t) =>
-    loadGoogleSpec(catalog.kinds.find((k) => k.typeName === t && k.kind === t.split("/")[1]) as never),
-  );
-  [def, csn, wg] = specs.map((s) => googleKindOf(s)) as [ManagedKindDef, ManagedKindDef, ManagedKindDef];
-  await ensureCrds();
-  await installCrds(kube, [def, csn, wg]);
-  await createGcpProviderConfig(kube, PC, {
-    credentials: "InjectedIdentity",
-    endpoint: { apis: `${fake.url}/{api}` },
-  });
-  const providers = googleProviders(specs, { pollDelaysMs: [] }).map((p) => withHome(p, gcpHome));
-  r = new Reconciler(kube, new KindRegistry(withNamespacedVariants(providers)), {
-    creationGracePeriodMs: 0,
-    logger,
-    // A cluster-scoped resource without a connection Secret reads Secrets only where the platform allows.
-    secretRefNamespaces: ["default"],
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await removeCrds(kube, [def, csn, wg]);
-  await fake?.close();
-});
+beforeAll(
+  () =>
+    bed.start(
+      { opPolls: 1 },
+      {
+        reconciler: {
+          logger,
+          // A cluster-scoped resource without a connection Secret reads Secrets only where the platform allows.
+          secretRefNamespaces: ["default"],
+        },
+      },
+    ),
+  120_000,
+);
+afterAll(() => bed.close());
 
 describe("issue 31's last Google types on a real API server", () => {
   it("sends the PagerDuty service key from a Secret, never stores, compares or logs it; drift and delete", {
@@ -88,21 +58,21 @@ describe("issue 31's last Google types on a real API server", () => {
         connectionSecret: false,
       }),
     );
-    await settle(r, keyOf(def, name));
+    await settle(bed.reconciler, keyOf(def, name));
     let mr = await getMr<Json>(kube, def, name);
     expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
     const where = String(mr?.status?.atProvider?.name);
-    expect(fake.resource(where)?.labels).toEqual({ plain: "a", service_key: key });
+    expect(bed.fake.resource(where)?.labels).toEqual({ plain: "a", service_key: key });
 
     // Google's answer is obfuscated: in sync, nothing late-initialized into the spec's labels.
-    expect((await r.reconcile(keyOf(def, name))).outcome).toBe("in-sync");
+    expect((await bed.reconciler.reconcile(keyOf(def, name))).outcome).toBe("in-sync");
     mr = await getMr<Json>(kube, def, name);
     expect(mr?.spec.forProvider.labels).toEqual({ plain: "a" });
 
     // Drift of a plain label: put back, the key still there.
-    fake.mutate(where, { labels: { plain: "console", service_key: key } });
-    await settle(r, keyOf(def, name));
-    expect(fake.resource(where)?.labels).toEqual({ plain: "a", service_key: key });
+    bed.fake.mutate(where, { labels: { plain: "console", service_key: key } });
+    await settle(bed.reconciler, keyOf(def, name));
+    expect(bed.fake.resource(where)?.labels).toEqual({ plain: "a", service_key: key });
 
     const events = await kube.listEvents<Json>("default");
     const shown = JSON.stringify([await getMr<Json>(kube, def, name), events]) + lines.join("\n");
@@ -110,9 +80,9 @@ describe("issue 31's last Google types on a real API server", () => {
     expect(shown).not.toContain(key.slice(-4));
 
     await kube.delete(def, name);
-    await settle(r, keyOf(def, name));
-    await settle(r, keyOf(def, name));
-    expect(fake.resource(where)).toBeUndefined();
+    await settle(bed.reconciler, keyOf(def, name));
+    await settle(bed.reconciler, keyOf(def, name));
+    expect(bed.fake.resource(where)).toBeUndefined();
     expect(await getMr(kube, def, name)).toBeUndefined();
   });
 
@@ -127,36 +97,36 @@ describe("issue 31's last Google types on a real API server", () => {
         connectionSecret: false,
       }),
     );
-    await r.reconcile(keyOf(wg, w));
+    await bed.reconciler.reconcile(keyOf(wg, w));
     // The parent does not exist yet: nothing is made, and Synced says why.
     expect(conditionOf(await getMr(kube, wg, w), "Synced")).toMatchObject({ status: "False" });
     await kube.create(
       csn,
       managedObject(csn, n, PC, { forProvider: { description: "c" }, connectionSecret: false }),
     );
-    await settle(r, keyOf(csn, n));
-    await settle(r, keyOf(csn, n));
-    await settle(r, keyOf(wg, w));
-    await settle(r, keyOf(wg, w));
+    await settle(bed.reconciler, keyOf(csn, n));
+    await settle(bed.reconciler, keyOf(csn, n));
+    await settle(bed.reconciler, keyOf(wg, w));
+    await settle(bed.reconciler, keyOf(wg, w));
     const got = await getMr<Json>(kube, wg, w);
     expect(conditionOf(got, "Ready"), JSON.stringify(got?.status)).toMatchObject({ status: "True" });
     expect(got?.spec.forProvider.crossSiteNetwork).toBe(n);
     const where = `/compute/v1/projects/${gcpProject()}/global/crossSiteNetworks/${n}/wireGroups/${w}`;
-    expect(fake.resource(where)).toMatchObject({ name: w, description: "w" });
+    expect(bed.fake.resource(where)).toMatchObject({ name: w, description: "w" });
 
-    fake.mutate(where, { description: "console" });
-    await settle(r, keyOf(wg, w));
-    expect(fake.resource(where)?.description).toBe("w");
+    bed.fake.mutate(where, { description: "console" });
+    await settle(bed.reconciler, keyOf(wg, w));
+    expect(bed.fake.resource(where)?.description).toBe("w");
 
     for (const [d, x] of [
       [wg, w],
       [csn, n],
     ] as const) {
       await kube.delete(d, x);
-      await settle(r, keyOf(d, x));
-      await settle(r, keyOf(d, x));
+      await settle(bed.reconciler, keyOf(d, x));
+      await settle(bed.reconciler, keyOf(d, x));
       expect(await getMr(kube, d, x)).toBeUndefined();
     }
-    expect(fake.resource(where)).toBeUndefined();
+    expect(bed.fake.resource(where)).toBeUndefined();
   });
 });

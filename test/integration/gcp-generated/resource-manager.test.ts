@@ -9,65 +9,31 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { generateGcp } from "../../../infra/gen-gcp.ts";
-import {
-  type GoogleGenericFake,
-  startGoogleGenericFake,
-} from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
-import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
-import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
-import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { removeCrds } from "../../support/crd-holds.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
-import { serveGoogleKinds } from "../../support/gcp-generated.ts";
+import { googleGenTestbed, requestsSince } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
-import type { Reconciler } from "../../support/routed.ts";
 import { cli } from "../cli/helpers.ts";
 
 type Json = Record<string, unknown>;
 const KINDS = ["Folder", "Project", "TagKey", "TagValue"] as const;
 type Kind = (typeof KINDS)[number];
 const ORG = "organizations/123456789";
+const typeOf = (k: Kind) => `cloudresourcemanager.googleapis.com/${k}`;
 
 const kube = newKube();
 const PC = uniqueName("gcprm");
-let fake: GoogleGenericFake;
-let r: Reconciler;
-const specs = new Map<Kind, GoogleKindSpec>();
-const defs = new Map<Kind, ManagedKindDef>();
-const def = (k: Kind) => defs.get(k) as ManagedKindDef;
+const bed = googleGenTestbed(kube, PC, KINDS.map(typeOf));
+const def = (k: Kind) => bed.def(typeOf(k));
 
-beforeAll(async () => {
-  generateGcp();
-  fake = await startGoogleGenericFake({ opPolls: 1 });
-  const catalog = loadGoogleCatalog();
-  for (const k of KINDS) {
-    const e = catalog.kinds.find((x) => x.typeName === `cloudresourcemanager.googleapis.com/${k}`);
-    if (!e) throw new Error(k);
-    const s = loadGoogleSpec(e);
-    specs.set(k, s);
-    defs.set(k, googleKindOf(s));
-  }
-  r = await serveGoogleKinds(kube, {
-    specs: [...specs.values()],
-    defs: [...defs.values()],
-    pc: PC,
-    fakeUrl: fake.url,
-  });
-}, 120_000);
-
-afterAll(async () => {
-  await removeCrds(kube, [...defs.values()]);
-  await fake?.close();
-});
+beforeAll(() => bed.start({ opPolls: 1 }), 120_000);
+afterAll(() => bed.close());
 
 const make = async (k: Kind, name: string, forProvider: Json) => {
   await kube.create(def(k), managedObject(def(k), name, PC, { forProvider, connectionSecret: false }));
-  await settle(r, keyOf(def(k), name));
-  await settle(r, keyOf(def(k), name));
+  await settle(bed.reconciler, keyOf(def(k), name));
+  await settle(bed.reconciler, keyOf(def(k), name));
   const mr = await getMr<Json>(kube, def(k), name);
   expect(conditionOf(mr, "Ready"), `${k} ${JSON.stringify(mr?.status)}`).toMatchObject({ status: "True" });
   return String(mr?.status?.atProvider?.name);
@@ -75,8 +41,8 @@ const make = async (k: Kind, name: string, forProvider: Json) => {
 
 const gone = async (k: Kind, name: string) => {
   await kube.delete(def(k), name);
-  await settle(r, keyOf(def(k), name));
-  await settle(r, keyOf(def(k), name));
+  await settle(bed.reconciler, keyOf(def(k), name));
+  await settle(bed.reconciler, keyOf(def(k), name));
   expect(await getMr(kube, def(k), name)).toBeUndefined();
 };
 
@@ -84,7 +50,9 @@ const gone = async (k: Kind, name: string) => {
 const listed = async (collection: string, parent: string) =>
   (
     (await (
-      await fetch(`${fake.url}/cloudresourcemanager/v3/${collection}?parent=${encodeURIComponent(parent)}`)
+      await fetch(
+        `${bed.fake.url}/cloudresourcemanager/v3/${collection}?parent=${encodeURIComponent(parent)}`,
+      )
     ).json()) as Json
   )[collection] as Json[] | undefined;
 
@@ -108,11 +76,11 @@ describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
     expect(project).toMatch(/^projects\/\d+$/);
     const pmr = await getMr<Json>(kube, def("Project"), p);
     expect(pmr?.spec.forProvider.parent).toBe(folder);
-    expect(fake.resource(project)).toMatchObject({ projectId: p, parent: folder, state: "ACTIVE" });
+    expect(bed.fake.resource(project)).toMatchObject({ projectId: p, parent: folder, state: "ACTIVE" });
     const key = await make("TagKey", k, { parentRef: { name: p }, shortName: "env" });
-    expect(fake.resource(key)).toMatchObject({ parent: project, shortName: "env" });
+    expect(bed.fake.resource(key)).toMatchObject({ parent: project, shortName: "env" });
     const value = await make("TagValue", v, { parentRef: { name: k }, shortName: "prod" });
-    expect(fake.resource(value)).toMatchObject({ parent: key, shortName: "prod" });
+    expect(bed.fake.resource(value)).toMatchObject({ parent: key, shortName: "prod" });
     // OUTPUT_ONLY in atProvider: state, etag, namespacedName.
     expect((await getMr<Json>(kube, def("TagValue"), v))?.status?.atProvider).toMatchObject({
       namespacedName: `${project.split("/")[1]}/env/prod`,
@@ -120,43 +88,43 @@ describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
     });
 
     // Drift (a console edit) is put back, with an update mask of only that field.
-    fake.mutate(folder, { displayName: "console" });
-    fake.mutate(value, { description: "console" });
+    bed.fake.mutate(folder, { displayName: "console" });
+    bed.fake.mutate(value, { description: "console" });
     await kube.patch(def("TagValue"), v, { spec: { forProvider: { description: "mine" } } });
     for (const [kind, n] of [
       ["Folder", f],
       ["TagValue", v],
     ] as const) {
-      await settle(r, keyOf(def(kind), n));
-      await settle(r, keyOf(def(kind), n));
+      await settle(bed.reconciler, keyOf(def(kind), n));
+      await settle(bed.reconciler, keyOf(def(kind), n));
     }
-    expect(fake.resource(folder)?.displayName).toBe(f.slice(0, 30));
-    expect(fake.resource(value)?.description).toBe("mine");
+    expect(bed.fake.resource(folder)?.displayName).toBe(f.slice(0, 30));
+    expect(bed.fake.resource(value)?.description).toBe("mine");
 
     // A changed parent is refused (never a move): the parent is the Folder's home, so Synced=False names the
     // recorded one and nothing is read or written; Google's folder stays put.
     await kube.patch(def("Folder"), f, { spec: { forProvider: { parent: "organizations/999" } } });
-    await r.reconcile(keyOf(def("Folder"), f));
+    await bed.reconciler.reconcile(keyOf(def("Folder"), f));
     const moved = await getMr<Json>(kube, def("Folder"), f);
     expect(conditionOf(moved, "Synced")).toMatchObject({
       status: "False",
       message: expect.stringContaining(`lives in parent "${ORG}"`),
     });
-    expect(fake.resource(folder)?.parent).toBe(ORG);
+    expect(bed.fake.resource(folder)?.parent).toBe(ORG);
     await kube.patch(def("Folder"), f, { spec: { forProvider: { parent: ORG } } });
 
     // Deletes, children first: TagValue and TagKey go; the Project and the Folder are only marked
     // DELETE_REQUESTED by Google, which the managed resources read as gone.
     await gone("TagValue", v);
-    expect(fake.resource(value)).toBeUndefined();
+    expect(bed.fake.resource(value)).toBeUndefined();
     await gone("TagKey", k);
     await gone("Project", p);
-    expect(fake.resource(project)).toMatchObject({
+    expect(bed.fake.resource(project)).toMatchObject({
       state: "DELETE_REQUESTED",
       deleteTime: expect.any(String),
     });
     await gone("Folder", f);
-    expect(fake.resource(folder)?.state).toBe("DELETE_REQUESTED");
+    expect(bed.fake.resource(folder)?.state).toBe("DELETE_REQUESTED");
     expect((await listed("folders", ORG)) ?? []).not.toContainEqual(
       expect.objectContaining({ name: folder }),
     );
@@ -169,8 +137,8 @@ describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
     const folder = await make("Folder", f, { parent: ORG, displayName: f.slice(0, 30) });
     const project = await make("Project", p, { parent: folder });
     // Deleted in the console: DELETE_REQUESTED, so the managed resource's project does not exist.
-    await (await fetch(`${fake.url}/cloudresourcemanager/v3/${project}`, { method: "DELETE" })).text();
-    await settle(r, keyOf(def("Project"), p));
+    await (await fetch(`${bed.fake.url}/cloudresourcemanager/v3/${project}`, { method: "DELETE" })).text();
+    await settle(bed.reconciler, keyOf(def("Project"), p));
     const mr = await getMr<Json>(kube, def("Project"), p);
     expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({
       status: "False",
@@ -178,7 +146,7 @@ describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
     });
     // Google's own message is kept only from Google's hosts (the fake is not one): its status and reason are.
     expect(conditionOf(mr, "Synced")?.message).toContain("cannot create external resource");
-    expect(fake.resource(project)?.state).toBe("DELETE_REQUESTED");
+    expect(bed.fake.resource(project)?.state).toBe("DELETE_REQUESTED");
     await gone("Project", p);
     await gone("Folder", f);
   });
@@ -196,24 +164,22 @@ describe("Resource Manager v3 kinds (parent in the body, soft delete)", () => {
       }),
     );
     // Google makes it; the answer never arrives.
-    fake.loseAnswerNext(/^POST cloudresourcemanager /);
-    const first = await r.reconcile(keyOf(def("TagValue"), v));
+    bed.fake.loseAnswerNext(/^POST cloudresourcemanager /);
+    const first = await bed.reconciler.reconcile(keyOf(def("TagValue"), v));
     expect(first.outcome).toBe("error");
     expect(
       (await getMr(kube, def("TagValue"), v))?.metadata.annotations?.[Annotations.externalName],
     ).toBeUndefined();
-    const before = fake.stats();
-    await settle(r, keyOf(def("TagValue"), v));
-    await settle(r, keyOf(def("TagValue"), v));
+    const before = bed.fake.stats();
+    await settle(bed.reconciler, keyOf(def("TagValue"), v));
+    await settle(bed.reconciler, keyOf(def("TagValue"), v));
     const mine = (await listed("tagValues", key)) ?? [];
     expect(mine).toHaveLength(1);
     const mr = await getMr<Json>(kube, def("TagValue"), v);
     expect(mr?.metadata.annotations?.[Annotations.externalName]).toBe(mine[0]?.name);
     expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
     // No second create was sent.
-    expect(
-      Object.entries(fake.stats()).filter(([x, n]) => x.startsWith("POST") && n > (before[x] ?? 0)),
-    ).toEqual([]);
+    expect(requestsSince(bed.fake, before, /^POST/)).toEqual([]);
     await gone("TagValue", v);
     await gone("TagKey", k);
   });
@@ -227,38 +193,34 @@ describe("a TagKey under projects/<id> (Google answers projects/<number>)", () =
     const folder = await make("Folder", f, { parent: ORG, displayName: f.slice(0, 30) });
     const project = await make("Project", p, { parent: folder });
     const key = await make("TagKey", k, { parent: `projects/${p}`, shortName: "tier" });
-    expect(fake.resource(key)?.parent).toBe(project);
-    const before = fake.stats();
-    await settle(r, keyOf(def("TagKey"), k));
-    await settle(r, keyOf(def("TagKey"), k));
+    expect(bed.fake.resource(key)?.parent).toBe(project);
+    const before = bed.fake.stats();
+    await settle(bed.reconciler, keyOf(def("TagKey"), k));
+    await settle(bed.reconciler, keyOf(def("TagKey"), k));
     const mr = await getMr<Json>(kube, def("TagKey"), k);
     expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
     expect(mr?.spec.forProvider.parent).toBe(`projects/${p}`);
-    expect(
-      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
-    ).toEqual([]);
+    expect(requestsSince(bed.fake, before, /^(PATCH|POST)/)).toEqual([]);
     // Written in the number form of the same project: the same home, still in sync, nothing sent to Google.
     await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: project } } });
-    await settle(r, keyOf(def("TagKey"), k));
-    await settle(r, keyOf(def("TagKey"), k));
+    await settle(bed.reconciler, keyOf(def("TagKey"), k));
+    await settle(bed.reconciler, keyOf(def("TagKey"), k));
     const switched = await getMr<Json>(kube, def("TagKey"), k);
     expect(conditionOf(switched, "Synced"), JSON.stringify(switched?.status)).toMatchObject({
       status: "True",
     });
     expect(conditionOf(switched, "Ready")).toMatchObject({ status: "True" });
-    expect(
-      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
-    ).toEqual([]);
+    expect(requestsSince(bed.fake, before, /^(PATCH|POST)/)).toEqual([]);
     // Written as another project's id: a changed parent, refused (the recorded home), Google's key untouched.
     await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: "projects/someone-else" } } });
-    await r.reconcile(keyOf(def("TagKey"), k));
+    await bed.reconciler.reconcile(keyOf(def("TagKey"), k));
     expect(conditionOf(await getMr<Json>(kube, def("TagKey"), k), "Synced")).toMatchObject({
       status: "False",
       message: expect.stringContaining(
         `lives in parent "projects/${p}", but its spec and ProviderConfig now reach parent "projects/someone-else"`,
       ),
     });
-    expect(fake.resource(key)?.parent).toBe(project);
+    expect(bed.fake.resource(key)?.parent).toBe(project);
     await kube.patch(def("TagKey"), k, { spec: { forProvider: { parent: `projects/${p}` } } });
     await gone("TagKey", k);
     await gone("Project", p);
@@ -273,22 +235,20 @@ describe("a Project without a parent", () => {
     const p = uniqueName("rm-np");
     const project = await make("Project", p, { displayName: "no parent" });
     expect(project).toMatch(/^projects\/\d+$/);
-    expect(fake.resource(project)?.parent).toBeUndefined();
-    await settle(r, keyOf(def("Project"), p));
+    expect(bed.fake.resource(project)?.parent).toBeUndefined();
+    await settle(bed.reconciler, keyOf(def("Project"), p));
     const mr = await getMr<Json>(kube, def("Project"), p);
     expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
     expect(mr?.spec.forProvider.parent).toBeUndefined();
-    const before = fake.stats();
+    const before = bed.fake.stats();
     await kube.patch(def("Project"), p, { spec: { forProvider: { parent: ORG } } });
-    await r.reconcile(keyOf(def("Project"), p));
+    await bed.reconciler.reconcile(keyOf(def("Project"), p));
     expect(conditionOf(await getMr<Json>(kube, def("Project"), p), "Synced")).toMatchObject({
       status: "False",
       message: expect.stringContaining("parent"),
     });
-    expect(fake.resource(project)?.parent).toBeUndefined();
-    expect(
-      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST)/.test(x) && n > (before[x] ?? 0)),
-    ).toEqual([]);
+    expect(bed.fake.resource(project)?.parent).toBeUndefined();
+    expect(requestsSince(bed.fake, before, /^(PATCH|POST)/)).toEqual([]);
     await gone("Project", p);
   });
 });
@@ -300,7 +260,7 @@ describe("driftless import under a given parent", () => {
     const org = `organizations/${Date.now() % 1_000_000_000}`;
     const f = uniqueName("rm-imp");
     const managed = await make("Folder", f, { parent: org, displayName: f.slice(0, 30) });
-    const byHand = await fetch(`${fake.url}/cloudresourcemanager/v3/folders`, {
+    const byHand = await fetch(`${bed.fake.url}/cloudresourcemanager/v3/folders`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ parent: org, displayName: "made by hand" }),
@@ -331,19 +291,17 @@ describe("driftless import under a given parent", () => {
       expect.objectContaining({ [Annotations.externalName]: managed }),
     );
     const name = String((written?.metadata as Json | undefined)?.name);
-    const posts = fake.stats();
+    const posts = bed.fake.stats();
     await kube.create(def("Folder"), written as never);
-    await settle(r, keyOf(def("Folder"), name));
-    await settle(r, keyOf(def("Folder"), name));
+    await settle(bed.reconciler, keyOf(def("Folder"), name));
+    await settle(bed.reconciler, keyOf(def("Folder"), name));
     const mr = await getMr<Json>(kube, def("Folder"), name);
     expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
     expect(conditionOf(mr, "Synced"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
-    expect(
-      Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST|DELETE)/.test(x) && n > (posts[x] ?? 0)),
-    ).toEqual([]);
+    expect(requestsSince(bed.fake, posts, /^(PATCH|POST|DELETE)/)).toEqual([]);
     await kube.delete(def("Folder"), name);
-    await settle(r, keyOf(def("Folder"), name));
-    expect(fake.resource(String(folder?.name))?.state).toBe("ACTIVE");
+    await settle(bed.reconciler, keyOf(def("Folder"), name));
+    expect(bed.fake.resource(String(folder?.name))?.state).toBe("ACTIVE");
     await gone("Folder", f);
   });
 });

@@ -4,61 +4,31 @@
 // accountId refused as immutable (Google never answers it); import by the full name; delete. The fake refuses
 // what Google refuses: an unknown field, an OUTPUT_ONLY field sent, a bad account id.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateGcp } from "../../../infra/gen-gcp.ts";
-import {
-  type GoogleGenericFake,
-  startGoogleGenericFake,
-} from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
-import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
-import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
-import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { managedObject } from "../../support/conformance.ts";
-import { removeCrds } from "../../support/crd-holds.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import { serveGoogleKinds } from "../../support/gcp-generated.ts";
+import { googleGenTestbed } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
-import type { Reconciler } from "../../support/routed.ts";
 
 type Json = Record<string, unknown>;
+const SA = "iam.googleapis.com/ServiceAccount";
+const FW = "compute.googleapis.com/Firewall";
 const kube = newKube();
 const PC = uniqueName("gcpsa");
-let fake: GoogleGenericFake;
-let r: Reconciler;
-let spec: GoogleKindSpec;
-let def: ManagedKindDef;
-let firewall: ManagedKindDef;
+const bed = googleGenTestbed(kube, PC, [SA, FW]);
+const [def, firewall] = [bed.def(SA), bed.def(FW)];
 
-beforeAll(async () => {
-  generateGcp();
-  fake = await startGoogleGenericFake({ opPolls: 0 });
-  const catalog = loadGoogleCatalog();
-  const specOf = (type: string) => {
-    const e = catalog.kinds.find((x) => x.typeName === type && x.kind === type.split("/")[1]);
-    if (!e) throw new Error(`${type} is not generated`);
-    return loadGoogleSpec(e);
-  };
-  spec = specOf("iam.googleapis.com/ServiceAccount");
-  def = googleKindOf(spec);
-  const fw = specOf("compute.googleapis.com/Firewall");
-  firewall = googleKindOf(fw);
-  r = await serveGoogleKinds(kube, { specs: [spec, fw], defs: [def, firewall], pc: PC, fakeUrl: fake.url });
-}, 120_000);
-
-afterAll(async () => {
-  await removeCrds(kube, [def, firewall]);
-  await fake?.close();
-});
+beforeAll(() => bed.start({ opPolls: 0 }), 120_000);
+afterAll(() => bed.close());
 
 const twice = async (name: string) => {
-  await settle(r, keyOf(def, name));
-  await settle(r, keyOf(def, name));
+  await settle(bed.reconciler, keyOf(def, name));
+  await settle(bed.reconciler, keyOf(def, name));
 };
 
 const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${fake.url}/iam/v1/${path}`, {
+  const res = await fetch(`${bed.fake.url}/iam/v1/${path}`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -91,26 +61,28 @@ describe("IAM ServiceAccount (a create whose whole request is the body)", () => 
     // The external name is the full name Google answers (its email), not the id it was created with.
     expect(mr?.metadata.annotations?.[Annotations.externalName]).toBe(full);
     expect(mr?.status?.atProvider).toMatchObject({ name: full, email, uniqueId: expect.any(String) });
-    expect(fake.resource(full)).toMatchObject({ displayName: "App", description: "runs the app", email });
-    expect(fake.resource(full)).not.toHaveProperty("accountId");
+    expect(bed.fake.resource(full)).toMatchObject({ displayName: "App", description: "runs the app", email });
+    expect(bed.fake.resource(full)).not.toHaveProperty("accountId");
 
     // Drift (a console edit) is put back with the wrapped patch, only that field in the mask.
-    fake.mutate(full, { description: "console" });
+    bed.fake.mutate(full, { description: "console" });
     await twice(name);
-    expect(fake.resource(full)?.description).toBe("runs the app");
+    expect(bed.fake.resource(full)?.description).toBe("runs the app");
     expect(conditionOf(await getMr(kube, def, name), "Synced")).toMatchObject({ status: "True" });
 
     // A changed accountId is refused: Google cannot rename an account, and never answers the id.
     await kube.patch(def, name, { spec: { forProvider: { accountId: "other-account" } } });
-    await r.reconcile(keyOf(def, name));
+    await bed.reconciler.reconcile(keyOf(def, name));
     const changed = await getMr<Json>(kube, def, name);
     expect(conditionOf(changed, "Synced"), JSON.stringify(changed?.status)).toMatchObject({
       status: "False",
       message: expect.stringContaining("accountId"),
     });
-    expect(fake.resource(full)).toBeDefined();
+    expect(bed.fake.resource(full)).toBeDefined();
     expect(
-      fake.resource(`projects/${project}/serviceAccounts/other-account@${project}.iam.gserviceaccount.com`),
+      bed.fake.resource(
+        `projects/${project}/serviceAccounts/other-account@${project}.iam.gserviceaccount.com`,
+      ),
     ).toBeUndefined();
     await kube.patch(def, name, { spec: { forProvider: { accountId } } });
     await twice(name);
@@ -132,12 +104,12 @@ describe("IAM ServiceAccount (a create whose whole request is the body)", () => 
     await kube.patch(def, imported, { spec: { deletionPolicy: "Orphan" } });
     await kube.delete(def, imported);
     await twice(imported);
-    expect(fake.resource(full)).toBeDefined();
+    expect(bed.fake.resource(full)).toBeDefined();
 
     await kube.delete(def, name);
     await twice(name);
     expect(await getMr(kube, def, name)).toBeUndefined();
-    expect(fake.resource(full)).toBeUndefined();
+    expect(bed.fake.resource(full)).toBeUndefined();
   });
 
   it("a Compute Firewall's targetServiceAccountRefs fill targetServiceAccounts with the account's email", {
@@ -162,17 +134,17 @@ describe("IAM ServiceAccount (a create whose whole request is the body)", () => 
         connectionSecret: false,
       }),
     );
-    await settle(r, keyOf(firewall, fw));
-    await settle(r, keyOf(firewall, fw));
+    await settle(bed.reconciler, keyOf(firewall, fw));
+    await settle(bed.reconciler, keyOf(firewall, fw));
     const got = await getMr<Json>(kube, firewall, fw);
     expect(conditionOf(got, "Ready"), JSON.stringify(got?.status)).toMatchObject({ status: "True" });
     expect(got?.spec.forProvider.targetServiceAccounts).toEqual([email]);
     expect(
-      fake.resource(`/compute/v1/projects/${gcpProject()}/global/firewalls/${fw}`)?.targetServiceAccounts,
+      bed.fake.resource(`/compute/v1/projects/${gcpProject()}/global/firewalls/${fw}`)?.targetServiceAccounts,
     ).toEqual([email]);
     await kube.delete(firewall, fw);
-    await settle(r, keyOf(firewall, fw));
-    await settle(r, keyOf(firewall, fw));
+    await settle(bed.reconciler, keyOf(firewall, fw));
+    await settle(bed.reconciler, keyOf(firewall, fw));
     await kube.delete(def, sa);
     await twice(sa);
     expect(await getMr(kube, def, sa)).toBeUndefined();
