@@ -3,7 +3,7 @@
 // clusters}`, the clusters made with the instance). `clusters` is a spec field beside the instance's, sent
 // only in the create, recorded there (googleapis.driftless.dev/created-with): a later change is refused
 // (Synced=False) and nothing is sent, never a second instance. The fake refuses what Google refuses: an unknown
-// field, the clusters inside the instance, no clusters.
+// field, the clusters inside the instance, no clusters. A Table's initialSplits are taken the same way.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { CREATED_WITH_ANNOTATION } from "../../../shared/providers/gcp/generic/client.ts";
@@ -16,34 +16,59 @@ import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 type Json = Record<string, unknown>;
 const kube = newKube();
 const PC = uniqueName("gcpbt");
-const bed = googleGenTestbed(kube, PC, ["bigtableadmin.googleapis.com/Instance"]);
-const instance = bed.def("bigtableadmin.googleapis.com/Instance");
+const [INSTANCE, TABLE] = ["bigtableadmin.googleapis.com/Instance", "bigtableadmin.googleapis.com/Table"];
+const bed = googleGenTestbed(kube, PC, [INSTANCE, TABLE]);
+const [instance, table] = [bed.def(INSTANCE), bed.def(TABLE)];
 
 beforeAll(() => bed.start({ opPolls: 0 }), 120_000);
 afterAll(() => bed.close());
 
-const twice = async (name: string) => {
-  for (const _ of [1, 2]) await settle(bed.reconciler, keyOf(instance, name));
+const twice = async (name: string, def = instance) => {
+  for (const _ of [1, 2]) await settle(bed.reconciler, keyOf(def, name));
+};
+
+/** An Instance made with one cluster `{instanceId}-c1`, settled: its object's name, id, full name, clusters. */
+const newInstance = async (prefix: string) => {
+  const project = gcpProject();
+  const name = uniqueName(prefix);
+  const instanceId = `${prefix}-${Date.now().toString(36)}`;
+  const location = `projects/${project}/locations/us-central1-b`;
+  const clusters = { [`${instanceId}-c1`]: { location, serveNodes: 1, defaultStorageType: "SSD" } };
+  await kube.create(
+    instance,
+    managedObject(instance, name, PC, {
+      forProvider: { instanceId, displayName: "driftless test", clusters },
+      connectionSecret: false,
+    }),
+  );
+  await twice(name);
+  return { name, instanceId, full: `projects/${project}/instances/${instanceId}`, location, clusters };
+};
+
+/** A change of a create's input: Synced=False naming the field, and no request goes to Google. */
+const refusedWithNothingSent = async (
+  def: typeof instance,
+  name: string,
+  forProvider: Json,
+  field: string,
+) => {
+  const writes = bed.fake.writeAgents.length;
+  await kube.patch(def, name, { spec: { forProvider } });
+  await bed.reconciler.reconcile(keyOf(def, name));
+  await bed.reconciler.reconcile(keyOf(def, name));
+  const changed = await getMr<Json>(kube, def, name);
+  expect(conditionOf(changed, "Synced"), JSON.stringify(changed?.status)).toMatchObject({
+    status: "False",
+    message: expect.stringContaining(field),
+  });
+  expect(bed.fake.writeAgents.length).toBe(writes);
 };
 
 describe("Bigtable Instance (a create with clusters beside the instance)", () => {
   it("created with its clusters; a change of clusters refused with nothing sent; delete takes the clusters too", {
     timeout: 180_000,
   }, async () => {
-    const project = gcpProject();
-    const name = uniqueName("bt");
-    const instanceId = `bt-${Date.now().toString(36)}`;
-    const full = `projects/${project}/instances/${instanceId}`;
-    const location = `projects/${project}/locations/us-central1-b`;
-    const clusters = { [`${instanceId}-c1`]: { location, serveNodes: 1, defaultStorageType: "SSD" } };
-    await kube.create(
-      instance,
-      managedObject(instance, name, PC, {
-        forProvider: { instanceId, displayName: "driftless test", clusters },
-        connectionSecret: false,
-      }),
-    );
-    await twice(name);
+    const { name, instanceId, full, location, clusters } = await newInstance("bt");
     const mr = await getMr<Json>(kube, instance, name);
     expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
     expect(mr?.metadata.annotations?.[Annotations.externalName]).toBe(full);
@@ -61,18 +86,12 @@ describe("Bigtable Instance (a create with clusters beside the instance)", () =>
     expect(conditionOf(await getMr(kube, instance, name), "Synced")).toMatchObject({ status: "True" });
 
     // The clusters are the create's: a change is refused, and nothing goes to Google.
-    const writes = bed.fake.writeAgents.length;
-    await kube.patch(instance, name, {
-      spec: { forProvider: { clusters: { [`${instanceId}-c1`]: { location, serveNodes: 3 } } } },
-    });
-    await bed.reconciler.reconcile(keyOf(instance, name));
-    await bed.reconciler.reconcile(keyOf(instance, name));
-    const changed = await getMr<Json>(kube, instance, name);
-    expect(conditionOf(changed, "Synced"), JSON.stringify(changed?.status)).toMatchObject({
-      status: "False",
-      message: expect.stringContaining("clusters"),
-    });
-    expect(bed.fake.writeAgents.length).toBe(writes);
+    await refusedWithNothingSent(
+      instance,
+      name,
+      { clusters: { [`${instanceId}-c1`]: { location, serveNodes: 3 } } },
+      "clusters",
+    );
     expect(bed.fake.resource(`${full}/clusters/${instanceId}-c1`)).toMatchObject({ serveNodes: 1 });
     expect(
       bed.fake.assets().filter((a) => JSON.stringify(a).includes(`/instances/${instanceId}"`)),
@@ -89,6 +108,43 @@ describe("Bigtable Instance (a create with clusters beside the instance)", () =>
     expect(await getMr(kube, instance, name)).toBeUndefined();
     expect(bed.fake.resource(full)).toBeUndefined();
     expect(bed.fake.resource(`${full}/clusters/${instanceId}-c1`)).toBeUndefined();
+  });
+
+  it("a Table's initialSplits: sent beside the table only in the create, a change refused with nothing sent", {
+    timeout: 180_000,
+  }, async () => {
+    const { name: owner, full: parent } = await newInstance("btt");
+    const name = uniqueName("bt-table");
+    const initialSplits = [{ key: Buffer.from("m").toString("base64") }];
+    await kube.create(
+      table,
+      managedObject(table, name, PC, {
+        forProvider: { parent, tableId: "t1", initialSplits },
+        connectionSecret: false,
+      }),
+    );
+    await twice(name, table);
+    const mr = await getMr<Json>(kube, table, name);
+    expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(JSON.parse(mr?.metadata.annotations?.[CREATED_WITH_ANNOTATION] ?? "{}")).toEqual({
+      initialSplits,
+    });
+    expect(bed.fake.resource(`${parent}/tables/t1`)).toMatchObject({ name: `${parent}/tables/t1` });
+    expect(bed.fake.resource(`${parent}/tables/t1`)).not.toHaveProperty("initialSplits");
+
+    await refusedWithNothingSent(
+      table,
+      name,
+      { initialSplits: [{ key: Buffer.from("q").toString("base64") }] },
+      "initialSplits",
+    );
+
+    await kube.delete(table, name);
+    await twice(name, table);
+    expect(bed.fake.resource(`${parent}/tables/t1`)).toBeUndefined();
+    await kube.delete(instance, owner);
+    await twice(owner);
+    expect(bed.fake.resource(parent)).toBeUndefined();
   });
 
   it("the fake refuses what Google refuses: an unknown field, clusters inside the instance, no clusters", async () => {
