@@ -43,7 +43,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 12;
+export const GENERATOR_VERSION = 13;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -445,7 +445,12 @@ export function kindSpecOf(
   const attributes: Record<string, AwsccProp> = {};
   // A create of options (no resource message in its request): the resource is Google's answer, all of it
   // server state; the spec is the request's options, sent only on create.
-  const options = !compute && r.create.fields && r.create.request ? r.create.fields : undefined;
+  const options =
+    !compute && r.create.fields && r.create.request && !r.create.wrap ? r.create.fields : undefined;
+  // Create-time inputs beside the resource in a create sent whole (Bigtable's CreateInstance: `clusters`
+  // beside `instance`): spec fields beside the resource's, sent only in the create, immutable.
+  const inputs =
+    !compute && r.create.fields && r.create.request && r.create.wrap ? r.create.fields : undefined;
   for (const f of fields) {
     const serverSide =
       Boolean(options) ||
@@ -460,15 +465,20 @@ export function kindSpecOf(
     else properties[f.j] = b.prop(f);
   }
   if (compute && !properties.name) return { why: "Compute resource without a name field" };
-  if (options)
+  if (inputs?.some((i) => properties[i] || attributes[i]))
+    return {
+      why: `its create's fields ${inputs.join(", ")} beside the resource share a name with its fields`,
+    };
+  const sentOnCreate = options ?? inputs;
+  if (sentOnCreate)
     for (const f of b.fieldsOf(r.create.request as string))
-      if (options.includes(f.j))
+      if (sentOnCreate.includes(f.j))
         properties[f.j] = {
           ...b.prop(f),
-          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create.request?.split(".").at(-1)}).`,
+          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create.wrap}; recorded at create, a change refused` : ""}.`,
         };
-  if (options?.some((o) => !properties[o]))
-    return { why: `its create's fields ${options.join(", ")} are not all in ${r.create.request}` };
+  if (sentOnCreate?.some((o) => !properties[o]))
+    return { why: `its create's fields ${sentOnCreate.join(", ")} are not all in ${r.create.request}` };
   // A create sent whole (`{accountId, serviceAccount}`): the id is a spec field beside the resource, sent only
   // on create and immutable (Google never answers it: the provider compares it with the one it created with);
   // Google names the resource, and its answer's name is the external name (a service account's: its email).
@@ -513,7 +523,7 @@ export function kindSpecOf(
   const immutable = [
     ...(options ? [] : pathsWhere(b, facts, r.message, top, (f) => has(f, "IMMUTABLE"))),
     ...(wrapId ? [wrapId] : []),
-    ...(options ?? []),
+    ...(sentOnCreate ?? []),
   ];
   // No update method: nothing can change after create, and the engine says so instead of calling.
   const createOnly = r.update ? immutable : top.filter((k) => !(compute && k === "name"));
@@ -575,7 +585,7 @@ export function kindSpecOf(
       service: r.service,
       create: (({ idDoc: _, request: _r, fields: _f, ...c }) => ({ ...c, p: asParentPath(c.p) }))(r.create),
       ...(wrapId ? { createId: wrapId } : {}),
-      ...(options ? { createFields: options } : {}),
+      ...(sentOnCreate ? { createFields: sentOnCreate } : {}),
       get: r.get,
       ...(r.update ? { update: r.update } : {}),
       delete: r.delete,
@@ -595,7 +605,7 @@ export function kindSpecOf(
           }
         : {}),
       // A create of options says it: its fields are only the create's, and the resource has no update.
-      immutableFromProtos: Boolean(options) || immutable.length > (wrapId ? 1 : 0),
+      immutableFromProtos: Boolean(options) || immutable.length > (wrapId ? 1 : 0) + (inputs?.length ?? 0),
       ...(refs.length > 0 ? { refs } : {}),
       ...(iam.unconfirmed.length > 0 ? { unconfirmedPermissions: iam.unconfirmed } : {}),
     },

@@ -16,7 +16,7 @@ export const NOT_TAKEN_WHY: Record<NotTakenWhy, string> = {
   "no-delete": "a create and a get, but no `Delete<R>`: nothing could remove what a kind makes",
   "no-get": "a create, but no `Get<R>` answering the resource: nothing could observe it",
   "fields-beside-resource":
-    "the create's whole request is the body and holds the resource beside fields other than its id (Bigtable's `clusters`, Spanner's `validate_only`): not taken yet",
+    "the create's whole request is the body and holds the resource beside other fields, and is not a create the rule takes. Taken: one resource message beside at most one id, where the other fields are create-time inputs (Bigtable's `clusters`, `initial_splits`: spec fields sent only in the create, recorded then, a change refused) or request controls, never spec fields (`request_id`, `validate_only`, `response_view`, `request_metadata`, a field mask). Not taken: more resource messages or ids, or another method's name than Create<resource>",
   "no-resource-message":
     "the create's request holds no resource message and is not a create of plain options (a list, map, message or bytes among its fields, or another method's name)",
   "request-is-resource": "the create's request is the resource itself, sent whole: not taken yet",

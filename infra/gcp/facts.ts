@@ -88,6 +88,10 @@ export interface FactResource {
      * variables, `request_id` and `validate_only`); the resource is the create's answer.
      */
     request?: string;
+    /**
+     * With `wrap`: the JSON names of the create-time inputs beside the resource (Bigtable's CreateInstance:
+     * `clusters`), sent only in the create; the request controls (`validate_only`, `response_view`, …) never.
+     */
     fields?: string[];
   };
   get: FactHttp;
@@ -106,7 +110,10 @@ export interface FactResource {
 export type NotTakenWhy =
   /** The create is not an HTTP POST with a body (a GET, a PUT, no google.api.http). */
   | "create-not-post"
-  /** The create's whole request is the body and holds a resource message beside fields other than its id. */
+  /**
+   * The create's whole request is the body and holds a resource message beside other fields, in a shape the
+   * extractor does not take (more resource messages or ids, or another method than Create<R>).
+   */
   | "fields-beside-resource"
   /** The create's request holds no resource message and its answer is none, or a field is not a plain option. */
   | "no-resource-message"

@@ -207,6 +207,44 @@ function wrappedResource(req: PType | null | undefined, path: string): protobuf.
 
 /** Request fields never sent as the kind's own: AIP-155's idempotency key and AIP-163's dry run. */
 const NOT_SPEC = new Set(["request_id", "validate_only"]);
+/**
+ * Fields of a create's request that steer the request, not the resource made: never spec fields. Beside
+ * NOT_SPEC, Cloud Tasks' `response_view` (which of the task's fields the answer holds) and Content
+ * Warehouse's `request_metadata` (who asks, for its access checks), and any field mask (what of the body to
+ * take).
+ */
+const REQUEST_CONTROLS = new Set([...NOT_SPEC, "response_view", "request_metadata"]);
+const isControl = (f: protobuf.Field) =>
+  REQUEST_CONTROLS.has(f.name) ||
+  f.type === "google.protobuf.FieldMask" ||
+  f.type === ".google.protobuf.FieldMask";
+
+/**
+ * A create whose whole request is the body and holds one resource message beside other fields (Bigtable's
+ * CreateInstance: `{instanceId, instance, clusters}`; CreateTable: `{tableId, table, initialSplits}`): the
+ * resource's field, its id (one `*_id` string not in the path, if any) and the create-time inputs beside it,
+ * the request controls left out; or why not (more than one resource message, more than one id).
+ */
+function besideCreate(
+  req: PType,
+  path: string,
+  create: string,
+): { resource: protobuf.Field; inputs: protobuf.Field[] } | { why: string } {
+  const bound = (f: protobuf.Field) => new RegExp(`\\{${f.name}[=}]`).test(path);
+  // The resource is the one single field of a resource message; a map or list of them (Bigtable's clusters,
+  // made with the instance) is an input beside it.
+  const inner = req.fieldsArray.filter(
+    (f) => isResourceMessage(f.resolve().resolvedType) && !f.repeated && !(f instanceof protobuf.MapField),
+  );
+  const rest = req.fieldsArray.filter((f) => !inner.includes(f) && !bound(f) && !isControl(f));
+  const ids = rest.filter((f) => f.name.endsWith("_id") && f.type === "string");
+  if (inner.length !== 1) return { why: `${inner.length} resource messages in the request` };
+  if (ids.length > 1) return { why: `${ids.length} ids in the request` };
+  // Another way to make a resource (Merchant's CreateAndConfigureAccount) is not its create.
+  const made = (inner[0] as protobuf.Field).resolvedType as PType;
+  if (create !== `Create${made.name}`) return { why: `${create} is not Create${made.name}` };
+  return { resource: inner[0] as protobuf.Field, inputs: rest.filter((f) => !ids.includes(f)) };
+}
 
 const isResourceMessage = (t: unknown): t is PType =>
   t instanceof protobuf.Type && parsed(t, "(google.api.resource)").length > 0;
@@ -314,33 +352,38 @@ function resourceFamily(
     }
     // The whole request as the body (IAM Admin's CreateServiceAccount: `{accountId, serviceAccount}`): the
     // resource is the request's one field of a resource message, beside only the id and path variables.
-    const wrapped = http.body === "*" ? wrappedResource(req, http.p) : undefined;
+    let wrapped = http.body === "*" ? wrappedResource(req, http.p) : undefined;
     let options: protobuf.Field[] | undefined;
+    // Create-time inputs beside the resource (Bigtable's clusters), sent only in the create.
+    let inputs: protobuf.Field[] = [];
     if (http.body === "*" && !wrapped) {
       const inner = (req?.fieldsArray ?? []).filter((f) => isResourceMessage(f.resolve().resolvedType));
-      if (inner.length > 0) {
-        const bound = (f: protobuf.Field) => new RegExp(`\\{${f.name}[=}]`).test(http.p);
-        const rest = (req?.fieldsArray ?? [])
-          .filter((f) => !inner.includes(f) && !bound(f))
-          .map((f) => f.name);
-        skip(
-          "fields-beside-resource",
-          `${inner.map((f) => f.name).join(", ")} beside ${rest.join(", ")}`,
-          inner[0]?.resolvedType as PType,
-        );
-        continue;
-      }
-      // The request is the resource itself (Access Context Manager's AccessPolicy, Trace's Span).
-      if (isResourceMessage(req)) {
+      if (inner.length > 0 && req) {
+        const beside = besideCreate(req, http.p, create.name);
+        if ("why" in beside) {
+          const bound = (f: protobuf.Field) => new RegExp(`\\{${f.name}[=}]`).test(http.p);
+          const rest = req.fieldsArray.filter((f) => !inner.includes(f) && !bound(f)).map((f) => f.name);
+          skip(
+            "fields-beside-resource",
+            `${inner.map((f) => f.name).join(", ")} beside ${rest.join(", ")}: ${beside.why}`,
+            inner[0]?.resolvedType as PType,
+          );
+          continue;
+        }
+        wrapped = beside.resource;
+        inputs = beside.inputs;
+      } else if (isResourceMessage(req)) {
+        // The request is the resource itself (Access Context Manager's AccessPolicy, Trace's Span).
         skip("request-is-resource", `the request ${fqn(req)} is the resource, sent whole`, req);
         continue;
+      } else {
+        const o = optionsCreate(req, http.p, answer, create.name);
+        if ("why" in o) {
+          skip("no-resource-message", `the request ${req ? fqn(req) : ""} is the body: ${o.why}`, answer);
+          continue;
+        }
+        options = o.fields;
       }
-      const o = optionsCreate(req, http.p, answer, create.name);
-      if ("why" in o) {
-        skip("no-resource-message", `the request ${req ? fqn(req) : ""} is the body: ${o.why}`, answer);
-        continue;
-      }
-      options = o.fields;
     }
     const bodyField = options ? undefined : (wrapped ?? req?.fields[http.body]);
     bodyField?.resolve();
@@ -446,6 +489,7 @@ function resourceFamily(
           return doc ? { idDoc: doc } : {};
         })(),
         ...(options && req ? { request: col.message(req), fields: options.map(jsonName) } : {}),
+        ...(inputs.length > 0 && req ? { request: col.message(req), fields: inputs.map(jsonName) } : {}),
       },
       get: getHttp,
       ...(updHttp && upd && (updHttp.m === "patch" || updHttp.m === "put")
@@ -717,7 +761,8 @@ if (import.meta.main) {
       throw new Error(
         `--only ${values.only}: ${from} is at ${commit}, the bundle at ${pinned.origin.commit}`,
       );
-    if (resources.length === 0)
+    // An API none of whose resources are taken still has its census (BigQuery Storage's ReadSession).
+    if (resources.length === 0 && notTaken.length === 0)
       throw new Error(`--only ${values.only}: no resources found: refusing to write`);
     const kept = pinned.resources.filter((r) => !r.proto.startsWith(`${values.only}/`));
     const keptNot = (pinned.notTaken ?? []).filter((r) => !r.proto.startsWith(`${values.only}/`));

@@ -144,6 +144,23 @@ const MADE: Record<
   },
 };
 
+/**
+ * Create-time inputs beside the resource that make resources of their own with it: Bigtable's CreateInstance
+ * `clusters` ("the clusters to be created within the instance, mapped by desired cluster ID"), each a Cluster
+ * at `{instance}/clusters/{id}` (bigtable_instance_admin.proto), deleted with the instance. The type made, and
+ * each one's name and fields.
+ */
+const MADE_BESIDE: Record<string, { type: string; made: (name: string, sent: Json) => [string, Json][] }> = {
+  "bigtableadmin.googleapis.com/Instance": {
+    type: "bigtableadmin.googleapis.com/Cluster",
+    made: (name, sent) =>
+      Object.entries(isObject(sent.clusters) ? sent.clusters : {}).map(([id, c]) => [
+        `${name}/clusters/${id}`,
+        { ...(isObject(c) ? c : {}), name: `${name}/clusters/${id}`, state: "READY" },
+      ]),
+  },
+};
+
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export interface GoogleGenericFake extends FakeHttpServer {
@@ -172,6 +189,10 @@ export async function startGoogleGenericFake(
     }
     return s;
   };
+  const specOfType = (type: string) => {
+    const e = catalog.kinds.find((k) => k.typeName === type);
+    return e ? spec(e.file) : undefined;
+  };
   // Routes are built per API on its first request: 690 kinds' specs are not read up front.
   const routesOf = (api: string): Route[] => {
     const known = routesByApi.get(api);
@@ -197,6 +218,8 @@ export async function startGoogleGenericFake(
   };
 
   const store = new Map<string, Stored>();
+  /** What a create made beside its resource (a Bigtable instance's clusters), deleted with it. */
+  const madeWith = new Map<string, string[]>();
   const ops = new Map<string, PendingOp>();
   let seq = 0;
   const state = { opPolls: opts.opPolls ?? 1 };
@@ -208,8 +231,10 @@ export async function startGoogleGenericFake(
     const here = props ?? { ...s.properties };
     // `sensitiveLabels` is driftless's own field (merged into the map on the wire), not Google's.
     if (!props && s.google.sensitiveLabels) delete here.sensitiveLabels;
-    // A wrapped create's id (`accountId`) is the request's, beside the resource, never one of its fields.
+    // A wrapped create's id (`accountId`) is the request's, beside the resource, never one of its fields; so
+    // are the create-time inputs beside it (Bigtable's `clusters`).
     if (!props && s.google.createId) delete here[s.google.createId];
+    if (!props && s.google.create.wrap) for (const f of s.google.createFields ?? []) delete here[f];
     for (const [k, v] of Object.entries(body)) {
       const at = path ? `${path}.${k}` : k;
       if (!props && s.attributes[k]) {
@@ -243,6 +268,9 @@ export async function startGoogleGenericFake(
     if (n.t === "array" && Array.isArray(v)) for (const x of v) check(s, n.of, x, at);
     else if (n.t === "map" && isObject(v)) for (const x of Object.values(v)) check(s, n.of, x, at);
     else if (n.t === "ref" && isObject(v) && s.defs[n.ref]) validate(s, v, at, s.defs[n.ref]?.props);
+    // A message sent as anything but an object: Google's JSON parser names the field and the value.
+    else if (n.t === "ref" && s.defs[n.ref] && !isObject(v))
+      throw bad(`Invalid value at '${at}' (${n.ref}), ${JSON.stringify(v)}`);
   };
 
   const valueAt = (o: Json, path: string): unknown =>
@@ -398,7 +426,12 @@ export async function startGoogleGenericFake(
     const wrap = r.op === "create" ? g.create.wrap : r.op === "update" ? g.update?.wrap : undefined;
     // The whole request as the body: only the resource's field and the id (create) or the mask (update).
     if (wrap) {
-      const allowed = [wrap, r.op === "create" ? camel(g.create.idParam ?? "") : camel(g.update?.mask ?? "")];
+      const allowed = [
+        wrap,
+        ...(r.op === "create"
+          ? [camel(g.create.idParam ?? ""), ...(g.createFields ?? [])]
+          : [camel(g.update?.mask ?? "")]),
+      ];
       for (const k of Object.keys(sent))
         if (!allowed.includes(k))
           throw bad(`Invalid JSON payload received. Unknown name "${k}": Cannot find field.`);
@@ -409,10 +442,17 @@ export async function startGoogleGenericFake(
     }
     const body = wrap ? ((sent[wrap] as Json | undefined) ?? {}) : sent;
     if (r.op === "create" && g.parent.inBody) return createInBody(s, body);
-    if (r.op === "create" && g.createFields)
+    if (r.op === "create" && g.createFields && !wrap)
       return createOptions(s, decodeURIComponent(vals.parent ?? ""), sent);
     if (r.op === "create") {
       validate(s, body);
+      // Create-time inputs beside the resource: the request's fields, checked as the proto types them.
+      const inputs = wrap ? (g.createFields ?? []) : [];
+      for (const f of inputs) {
+        const p = s.properties[f];
+        if (sent[f] === undefined && p?.req) throw bad(`Field violation: '${f}' is required.`);
+        if (sent[f] !== undefined && p) check(s, p.s, sent[f], f);
+      }
       const wrappedId = wrap ? sent[camel(g.create.idParam ?? "")] : undefined;
       if (wrap && g.create.idParam && (typeof wrappedId !== "string" || !wrappedId))
         throw bad(`Field violation: '${g.create.idParam}' is required.`);
@@ -425,7 +465,7 @@ export async function startGoogleGenericFake(
             `gen-${++seq}`);
       if (!id) throw bad("Required field 'name' not specified");
       const missing = Object.entries(s.properties).filter(
-        ([k, p]) => p.req && body[k] === undefined && k !== "name" && k !== g.createId,
+        ([k, p]) => p.req && body[k] === undefined && k !== "name" && k !== g.createId && !inputs.includes(k),
       );
       if (missing.length > 0) throw bad(`Field violation: '${missing[0]?.[0]}' is required.`);
       const named = compute ? undefined : NAMED[s.typeName]?.(vals.parent ?? "", id, ++seq);
@@ -457,8 +497,18 @@ export async function startGoogleGenericFake(
               ...(s.attributes.uid ? { uid: `uid-${seq}` } : {}),
             }),
       };
+      const beside = MADE_BESIDE[s.typeName];
+      const besideSpec = beside && specOfType(beside.type);
       const finish = () => {
         store.set(name, { spec: s, resource });
+        if (beside && besideSpec) {
+          const made = beside.made(name, sent);
+          for (const [n, res] of made) store.set(n, { spec: besideSpec, resource: res });
+          madeWith.set(
+            name,
+            made.map(([n]) => n),
+          );
+        }
         return answer(s, resource);
       };
       if (!g.create.lro) return finish();
@@ -491,6 +541,8 @@ export async function startGoogleGenericFake(
         // A soft delete: the resource stays, marked, for 30 days (GetProject / GetFolder still show it).
         if (soft) Object.assign(stored.resource, { state: soft, deleteTime: now(), updateTime: now() });
         else store.delete(name);
+        for (const n of madeWith.get(name) ?? []) store.delete(n);
+        madeWith.delete(name);
         return soft ? structuredClone(stored.resource) : undefined;
       };
       if (!g.delete.lro) {

@@ -66,6 +66,10 @@ export interface GoogleFacts {
    * `{privateKeyType, keyAlgorithm}`): the forProvider fields that are its whole body. Every one is immutable,
    * recorded at create and compared with the recorded value (Google may never answer it again); the
    * resource is only ever what Google answers (atProvider, and its secrets the connection Secret's).
+   * With `create.wrap`, the create-time inputs sent beside the resource (Bigtable's CreateInstance:
+   * `clusters` beside `instance`): forProvider fields that are not the resource's, sent only in the create,
+   * recorded there and compared the same way (a change refused, never a second resource). Request controls
+   * (`validate_only`, `response_view`, `request_metadata`, a field mask) are never among them.
    */
   createFields?: string[];
   get: GoogleHttp;

@@ -17,6 +17,17 @@ import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapi
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 
 const root = mkdtempSync(join(tmpdir(), "census-protos-"));
+/** Create (the whole request the body), Get and Delete of `R` under a project. */
+const crud = (r: string, plural: string) =>
+  ["Create", "Get", "Delete"]
+    .map((verb) => {
+      const [method, path, req] =
+        verb === "Create"
+          ? ["post", `{parent=projects/*}/${plural}" body: "*`, `Create${r}Request`]
+          : [verb.toLowerCase(), `{name=projects/*/${plural}/*}`, "NameRequest"];
+      return `  rpc ${verb}${r}(${req}) returns (${r}) { option (google.api.http) = { ${method}: "/v1/${path}" }; }`;
+    })
+    .join("\n");
 const PROTO = `syntax = "proto3";
 package google.demo.v1;
 service Demo {
@@ -29,7 +40,12 @@ service Demo {
   rpc CreateKey(CreateKeyRequest) returns (Key) { option (google.api.http) = { post: "/v1/{name=projects/*/widgets/*}/keys" body: "*" }; }
   rpc GetKey(NameRequest) returns (Key) { option (google.api.http) = { get: "/v1/{name=projects/*/widgets/*/keys/*}" }; }
   rpc DeleteKey(NameRequest) returns (Key) { option (google.api.http) = { delete: "/v1/{name=projects/*/widgets/*/keys/*}" }; }
-  // Not taken: a field beside the resource.
+  // Taken: fields beside the resource that are create-time inputs (Bigtable's CreateTable: initial_splits), and
+  // request controls (validate_only) that are never spec fields.
+${crud("Tablet", "tablets")}
+  // Taken: the resource beside only a request control (Cloud Tasks' response_view).
+${crud("Ticket", "tickets")}
+  // Not taken: a second resource message beside the resource.
   rpc CreateGadget(CreateGadgetRequest) returns (Gadget) { option (google.api.http) = { post: "/v1/{parent=projects/*}/gadgets" body: "*" }; }
   rpc GetGadget(NameRequest) returns (Gadget) { option (google.api.http) = { get: "/v1/{name=projects/*/gadgets/*}" }; }
   rpc DeleteGadget(NameRequest) returns (Gadget) { option (google.api.http) = { delete: "/v1/{name=projects/*/gadgets/*}" }; }
@@ -53,6 +69,8 @@ service Demo {
 }
 message Widget { option (google.api.resource) = { type: "demo.googleapis.com/Widget" pattern: "projects/{project}/widgets/{widget}" }; string name = 1; }
 message Key { option (google.api.resource) = { type: "demo.googleapis.com/Key" pattern: "projects/{project}/widgets/{widget}/keys/{key}" }; string name = 1; string key_algorithm = 2; bytes private_key_data = 3; }
+message Tablet { option (google.api.resource) = { type: "demo.googleapis.com/Tablet" pattern: "projects/{project}/tablets/{tablet}" }; string name = 1; }
+message Ticket { option (google.api.resource) = { type: "demo.googleapis.com/Ticket" pattern: "projects/{project}/tickets/{ticket}" }; string name = 1; }
 message Gadget { option (google.api.resource) = { type: "demo.googleapis.com/Gadget" pattern: "projects/{project}/gadgets/{gadget}" }; string name = 1; }
 message Sprocket { option (google.api.resource) = { type: "demo.googleapis.com/Sprocket" pattern: "projects/{project}/sprockets/{sprocket}" }; string name = 1; }
 message Cog { option (google.api.resource) = { type: "demo.googleapis.com/Cog" pattern: "projects/{project}/cogs/{cog}" }; string name = 1; }
@@ -64,7 +82,11 @@ message Empty {}
 message NameRequest { string name = 1; }
 message CreateWidgetRequest { string parent = 1; string widget_id = 2; Widget widget = 3; }
 message CreateKeyRequest { string name = 1; string key_algorithm = 2; string request_id = 3; }
-message CreateGadgetRequest { string parent = 1; string gadget_id = 2; Gadget gadget = 3; bool validate_only = 4; }
+message CreateGadgetRequest { string parent = 1; string gadget_id = 2; Gadget gadget = 3; bool validate_only = 4; Widget template = 5; }
+message Split { bytes key = 1; }
+message CreateTabletRequest { string parent = 1; string tablet_id = 2; Tablet tablet = 3; repeated Split initial_splits = 4; bool validate_only = 5; }
+enum View { VIEW_UNSPECIFIED = 0; BASIC = 1; FULL = 2; }
+message CreateTicketRequest { string parent = 1; Ticket ticket = 2; View response_view = 3; }
 message CreateSprocketRequest { string parent = 1; Sprocket sprocket = 2; }
 message CreateCogRequest { string parent = 1; Cog cog = 2; }
 message CreateBatchRequest { string parent = 1; repeated Point points = 2; }
@@ -84,6 +106,8 @@ describe("the extractor's census", () => {
     expect(failed).toEqual([]);
     expect(resources.map((r) => r.type).sort()).toEqual([
       "demo.googleapis.com/Key",
+      "demo.googleapis.com/Tablet",
+      "demo.googleapis.com/Ticket",
       "demo.googleapis.com/Widget",
     ]);
     expect(Object.fromEntries(notTaken.map((x) => [x.type, x.why]))).toEqual({
@@ -104,6 +128,18 @@ describe("the extractor's census", () => {
     });
     expect(key?.create.idParam).toBeUndefined();
     expect(key?.pattern).toBe("projects/{project}/widgets/{widget}/keys/{key}");
+    // Fields beside the resource: the create-time inputs are the create's fields, the request control is not.
+    const tablet = resources.find((r) => r.type === "demo.googleapis.com/Tablet");
+    expect(tablet?.create).toMatchObject({
+      body: "*",
+      wrap: "tablet",
+      idParam: "tablet_id",
+      request: "google.demo.v1.CreateTabletRequest",
+      fields: ["initialSplits"],
+    });
+    const ticket = resources.find((r) => r.type === "demo.googleapis.com/Ticket");
+    expect(ticket?.create).toMatchObject({ body: "*", wrap: "ticket" });
+    expect(ticket?.create.fields).toBeUndefined();
   });
 
   it("is in the pinned facts: every resource met is taken or listed, each with a known reason", () => {
@@ -112,10 +148,19 @@ describe("the extractor's census", () => {
     expect(not.length).toBeGreaterThan(0);
     const reasons = new Set(Object.keys(NOT_TAKEN_WHY));
     expect(not.filter((x) => !reasons.has(x.why) || !x.detail)).toEqual([]);
-    // Measured on the pinned commit: 719 taken, 495 not (docs/gcp-census.md).
+    // Measured on the pinned commit: 723 taken, 491 not (docs/gcp-census.md; 719 and 495 before creates with fields beside the resource were taken).
     expect(facts.resources.length + not.length).toBeGreaterThan(1100);
     // IAM's service account key, once absent without a word, is taken.
     expect(facts.resources.map((r) => r.type)).toContain("iam.googleapis.com/Key");
+    // Creates with fields beside the resource are taken (Bigtable's clusters, initial_splits).
+    expect(facts.resources.map((r) => r.type)).toEqual(
+      expect.arrayContaining(["bigtableadmin.googleapis.com/Instance", "bigtableadmin.googleapis.com/Table"]),
+    );
+    expect(
+      not.filter(
+        (x) => x.type.startsWith("bigtableadmin.googleapis.com/") && x.why === "fields-beside-resource",
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -177,5 +222,41 @@ describe("a create of options: IAM's ServiceAccountKey", () => {
     expect(def.immutable).toEqual(expect.arrayContaining(["keyAlgorithm", "privateKeyType"]));
     // The CRD: no private key data field in forProvider or atProvider.
     expect(JSON.stringify(managedCrd(def))).not.toMatch(/"privateKeyData":\{/);
+  });
+});
+
+describe("fields beside the resource: Bigtable's Instance and Table", () => {
+  const spec = (type: string) => {
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === type);
+    expect(e).toBeDefined();
+    return loadGoogleSpec(e as never);
+  };
+
+  it("an Instance's clusters are a spec field beside the instance's, sent only in the create and immutable", () => {
+    const s = spec("bigtableadmin.googleapis.com/Instance");
+    expect(s.google.create.wrap).toBe("instance");
+    expect(s.google.createId).toBe("instanceId");
+    expect(s.google.createFields).toEqual(["clusters"]);
+    expect(s.properties.clusters).toBeDefined();
+    expect(s.properties.displayName).toBeDefined();
+    expect(s.createOnly).toEqual(expect.arrayContaining(["clusters", "instanceId"]));
+    expect(s.google.update).toBeDefined();
+  });
+
+  it("a Table's initialSplits are a spec field, immutable", () => {
+    const s = spec("bigtableadmin.googleapis.com/Table");
+    expect(s.google.createFields).toEqual(["initialSplits"]);
+    expect(s.createOnly).toEqual(expect.arrayContaining(["initialSplits", "tableId"]));
+  });
+
+  it("a request control is never a spec field (Spanner's validate_only, Cloud Tasks' response_view)", () => {
+    for (const [type, control] of [
+      ["spanner.googleapis.com/InstanceConfig", "validateOnly"],
+      ["cloudtasks.googleapis.com/Task", "responseView"],
+    ] as const) {
+      const s = spec(type);
+      expect(s.properties[control]).toBeUndefined();
+      expect(s.google.createFields ?? []).not.toContain(control);
+    }
   });
 });

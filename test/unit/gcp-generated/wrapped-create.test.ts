@@ -77,9 +77,17 @@ describe("a create whose whole request is the body", () => {
     });
   });
 
-  it("is not taken when the request carries anything but the resource, its id and path variables", () => {
-    const { resources } = extract(write("extra", "bool validate_only = 4;"));
+  it("is not taken when the request carries a second resource message beside the resource", () => {
+    const { resources, notTaken } = extract(write("extra", "Widget template = 4;"));
     expect(resources).toEqual([]);
+    expect(notTaken.map((x) => x.why)).toEqual(["fields-beside-resource"]);
+  });
+
+  it("is taken beside a request control (validate_only), which is never a create field", () => {
+    const { resources } = extract(write("control", "bool validate_only = 4;"));
+    expect(resources).toHaveLength(1);
+    expect(resources[0]?.create).toMatchObject({ wrap: "widget", idParam: "widget_id" });
+    expect(resources[0]?.create.fields).toBeUndefined();
   });
 
   it("makes IAM's ServiceAccount: accountId an immutable required spec field, Google's name the external name", () => {

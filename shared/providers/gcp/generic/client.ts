@@ -797,7 +797,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         throw new InvalidSpecError(
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
         );
-      if (g.createFields) {
+      if (g.createFields && !g.create.wrap) {
         // A secret only the create's answer holds (a key's privateKeyData) needs a Secret to go to: made
         // without one, the key would exist and its private half be lost at once.
         const once = Object.entries(this.#spec.attributes).filter(([, p]) => p.secret);
@@ -813,11 +813,23 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       }
       if (g.create.wrap) {
         // The request is the body: the id beside the resource (`{accountId, serviceAccount: {…}}`).
+        // Create-time inputs beside it (Bigtable's `clusters`) go out only here, recorded as sent.
         const id = g.createId;
-        const { [id ?? ""]: value, ...resource } = body;
-        const whole = id ? { [id]: value, [g.create.wrap]: resource } : { [g.create.wrap]: resource };
-        const recorded: Record<string, string> =
-          typeof value === "string" ? { [CREATED_ID_ANNOTATION]: value } : {};
+        const { [id ?? ""]: value, ...rest } = body;
+        const inputs = g.createFields ?? [];
+        const resource = Object.fromEntries(Object.entries(rest).filter(([k]) => !inputs.includes(k)));
+        const beside = Object.fromEntries(
+          inputs.filter((f) => rest[f] !== undefined).map((f) => [f, rest[f]]),
+        );
+        const whole = {
+          ...(id ? { [id]: value } : {}),
+          [g.create.wrap]: resource,
+          ...beside,
+        };
+        const recorded: Record<string, string> = {
+          ...(typeof value === "string" ? { [CREATED_ID_ANNOTATION]: value } : {}),
+          ...(inputs.length > 0 ? { [CREATED_WITH_ANNOTATION]: JSON.stringify(beside) } : {}),
+        };
         return this.#created(mr, path, whole, query, recorded);
       }
       if (g.create.idParam) {
@@ -858,7 +870,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       return {
         ...(made ? { externalName: made } : {}),
         ...(Object.keys(recorded).length > 0 ? { annotations: recorded } : {}),
-        ...(g.createFields ? once(out) : {}),
+        ...(g.createFields && !g.create.wrap ? once(out) : {}),
       };
     }
     const opPath = this.#operationPath(out, fp);
@@ -880,7 +892,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return {
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ...(made ? { externalName: made } : {}),
-      ...(g.createFields && this.#done(op) ? once(op.response) : {}),
+      ...(g.createFields && !g.create.wrap && this.#done(op) ? once(op.response) : {}),
     };
   }
 
