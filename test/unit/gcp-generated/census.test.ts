@@ -55,8 +55,9 @@ ${crud("Ticket", "tickets")}
   // Not taken: no get.
   rpc CreateCog(CreateCogRequest) returns (Cog) { option (google.api.http) = { post: "/v1/{parent=projects/*}/cogs" body: "cog" }; }
   rpc DeleteCog(NameRequest) returns (Cog) { option (google.api.http) = { delete: "/v1/{name=projects/*/cogs/*}" }; }
-  // Not taken: a PUT create.
-  rpc CreateLever(Lever) returns (Lever) { option (google.api.http) = { put: "/v1/{name=projects/*/levers/*}" body: "*" }; }
+  // Not taken: a PUT create that is not on the resource's name (a PUT on the name is taken:
+  // special-methods.test.ts).
+  rpc CreateLever(Lever) returns (Lever) { option (google.api.http) = { put: "/v1/{parent=projects/*}/levers" body: "*" }; }
   rpc GetLever(NameRequest) returns (Lever) { option (google.api.http) = { get: "/v1/{name=projects/*/levers/*}" }; }
   // Not taken: options that are not plain (a list of messages).
   rpc CreateBatch(CreateBatchRequest) returns (Batch) { option (google.api.http) = { post: "/v1/{parent=projects/*}/batches" body: "*" }; }
