@@ -7,6 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { extract } from "../../../infra/gcp/refresh-apis.ts";
+import { generateGcp } from "../../../infra/gen-gcp.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 
 const root = mkdtempSync(join(tmpdir(), "special-protos-"));
 const PROTO = `syntax = "proto3";
@@ -177,5 +179,52 @@ describe("methods recognised by their HTTP binding and types, whatever their nam
     });
     expect(snap?.nameField).toBe("snapshot");
     expect(snap?.update).toMatchObject({ m: "patch", wrap: "snapshot" });
+  });
+});
+
+describe("the kinds generated from them (pinned facts)", () => {
+  const spec = (type: string) => {
+    generateGcp();
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === type);
+    expect(e, type).toBeDefined();
+    return loadGoogleSpec(e as never);
+  };
+
+  it("LogMetric: its id is its own name (the external name), read by metric_name", () => {
+    const s = spec("logging.googleapis.com/LogMetric");
+    expect(s).toMatchObject({ externalName: "fromAnnotation", identifierField: "name" });
+    expect(s.properties.name).toBeDefined();
+    expect(s.google).toMatchObject({
+      nameField: "metric_name",
+      create: { m: "post", namedBy: "field" },
+      update: { m: "put", p: "/v2/{metric_name=projects/*/metrics/*}" },
+      collection: "metrics",
+      parent: { template: "projects/*", explicit: false },
+    });
+  });
+
+  it("LogBucket: made with CreateBucket (not CreateBucketAsync), updated and deleted by name", () => {
+    const s = spec("logging.googleapis.com/LogBucket");
+    expect(s.google.create).toMatchObject({
+      p: "/v2/{parent=*/*/locations/*}/buckets",
+      idParam: "bucket_id",
+    });
+    expect(s.google.update).toMatchObject({ m: "patch", mask: "update_mask" });
+    expect(s.attributes.name).toBeDefined();
+  });
+
+  it("Pub/Sub Snapshot: its spec is the create request's fields; the topic Google's; subscription and tags immutable", () => {
+    const s = spec("pubsub.googleapis.com/Snapshot");
+    expect(Object.keys(s.properties).sort()).toEqual(["labels", "subscription", "tags"]);
+    expect(Object.keys(s.attributes).sort()).toEqual(["expireTime", "name", "topic"]);
+    expect(s.createOnly.sort()).toEqual(["subscription", "tags"]);
+    expect(s.google).toMatchObject({
+      create: { m: "put", namedBy: "path" },
+      createFields: ["subscription", "tags"],
+      nameField: "snapshot",
+      collection: "snapshots",
+      update: { wrap: "snapshot" },
+    });
+    expect(s.externalName).toBe("fromAnnotation");
   });
 });
