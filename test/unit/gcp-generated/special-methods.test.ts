@@ -8,7 +8,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { extract } from "../../../infra/gcp/refresh-apis.ts";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
+import { startGoogleGenericFake } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import type { ManagedResource } from "../../../shared/api/managed.ts";
+import { connectGoogle } from "../../support/gcp-generated.ts";
 
 const root = mkdtempSync(join(tmpdir(), "special-protos-"));
 const PROTO = `syntax = "proto3";
@@ -226,5 +229,36 @@ describe("the kinds generated from them (pinned facts)", () => {
       update: { wrap: "snapshot" },
     });
     expect(s.externalName).toBe("fromAnnotation");
+  });
+});
+
+describe("a LogMetric's short names in its list (Google answers `errors`, not the full name)", () => {
+  it("the batched drift check finds each in one list call, and import lists them by id", async () => {
+    generateGcp();
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === "logging.googleapis.com/LogMetric");
+    const fake = await startGoogleGenericFake({ opPolls: 0 });
+    try {
+      const client = await connectGoogle(loadGoogleSpec(e as never), fake.url, "lm");
+      const mr = (name: string) =>
+        ({
+          metadata: { name, uid: name, annotations: {} },
+          spec: { forProvider: { filter: "severity>=ERROR" } },
+        }) as unknown as ManagedResource;
+      await client.create(mr("a"), "a");
+      await client.create(mr("b"), "b");
+      expect(fake.resource("projects/lm/metrics/a")).toMatchObject({ name: "a" });
+      const before = fake.stats();
+      const seen = await client.observeMany?.([
+        { mr: mr("a"), externalName: "a" },
+        { mr: mr("b"), externalName: "b" },
+      ]);
+      expect(seen?.map((o) => (o instanceof Error ? o.message : o.resourceExists))).toEqual([true, true]);
+      const calls = Object.entries(fake.stats()).reduce((n, [k, v]) => n + v - (before[k] ?? 0), 0);
+      expect(calls).toBe(1);
+      const listed = await client.list?.();
+      expect(listed?.map((x) => x.externalName).sort()).toEqual(["a", "b"]);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -620,7 +620,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     }
     if (g.parent.explicit) return this.#listUnder(ctx?.parent);
     const parent = this.#parent({});
-    const listed = await this.#listAll(fillPath(g.list.p, { parent }), "");
+    // A kind named by the caller in its `name` (LogMetric) is listed with short names: made full under it.
+    const under = g.create.namedBy === "field" ? `${parent}/${g.collection}/` : "";
+    const listed = await this.#listAll(fillPath(g.list.p, { parent }), under);
     const template = g.parent.template.split("/");
     return [...listed.keys()].flatMap((name) => {
       // projects/{project}/locations/{location}/<collection>/{id}: the project, then the home fields.
