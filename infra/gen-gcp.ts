@@ -43,7 +43,7 @@ import { secretNamed } from "./gen-awscc.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 export const GCP_GEN_DIR = join(ROOT, ".generated/gcp");
 /** Bumped whenever the output format or a mapping rule changes: stale output is generated again. */
-export const GENERATOR_VERSION = 13;
+export const GENERATOR_VERSION = 14;
 
 const HOME_COLLECTIONS: Record<string, GoogleParent["home"][number]> = {
   locations: "location",
@@ -186,13 +186,17 @@ function parentOf(
       collection,
     };
   }
+  // A PUT on the full name (Pub/Sub's `/v1/{name=projects/*\/snapshots/*}`): the parent and collection are in it.
+  const put = r.create.namedBy === "path" ? /\{name=(.+)\/([A-Za-z]+)\/\*\}$/.exec(r.create.p) : undefined;
+  if (r.create.namedBy === "path" && !put)
+    return { why: `a PUT create not on <parent>/<collection>/*: ${r.create.p}` };
   const inBody = PARENT_IN_BODY[r.type];
   if (inBody && /^\/v\d+\/[A-Za-z]+$/.test(path))
     return {
       parent: { template: inBody.parents.join("|"), home: [], explicit: true, inBody: true },
       collection,
     };
-  const m = /\{parent=([^}]*)\}\/([A-Za-z]+)$/.exec(path);
+  const m = put ? [put[0], put[1], put[2]] : /\{parent=([^}]*)\}\/([A-Za-z]+)$/.exec(path);
   if (!m) return { why: `create path has no {parent=…}/<collection>: ${r.create.p}` };
   const template = m[1] as string;
   const parts = template.split("/");
@@ -446,17 +450,26 @@ export function kindSpecOf(
   // A create of options (no resource message in its request): the resource is Google's answer, all of it
   // server state; the spec is the request's options, sent only on create.
   const options =
-    !compute && r.create.fields && r.create.request && !r.create.wrap ? r.create.fields : undefined;
+    !compute && r.create.fields && r.create.request && !r.create.wrap && !r.create.namedBy
+      ? r.create.fields
+      : undefined;
   // Create-time inputs beside the resource in a create sent whole (Bigtable's CreateInstance: `clusters`
   // beside `instance`): spec fields beside the resource's, sent only in the create, immutable.
+  // A PUT on the name whose request is not the resource (Pub/Sub's CreateSnapshot): its fields that are not the
+  // resource's (`subscription`, `tags`) are such inputs, and the resource's fields it does not carry Google's.
   const inputs =
-    !compute && r.create.fields && r.create.request && r.create.wrap ? r.create.fields : undefined;
+    !compute && r.create.fields && r.create.request && (r.create.wrap || r.create.namedBy === "path")
+      ? r.create.fields
+      : undefined;
+  const onlyFromRequest = r.create.resourceFields;
   for (const f of fields) {
     const serverSide =
       Boolean(options) ||
       isOutput(f) ||
       has(f, "IDENTIFIER") ||
-      (!compute && f.j === "name") ||
+      // The resource's own name, unless the caller names it there (Logging's LogMetric: a short id).
+      (!compute && f.j === "name" && r.create.namedBy !== "field") ||
+      (onlyFromRequest !== undefined && !onlyFromRequest.includes(f.j)) ||
       (compute && FINGERPRINT.test(f.j)) ||
       // A resource's etag is computed by the server (AIP-154; TagKey's "always set in server responses"):
       // server state, never a desired value (in forProvider it would be late-initialized, then sent stale).
@@ -475,7 +488,7 @@ export function kindSpecOf(
       if (sentOnCreate.includes(f.j))
         properties[f.j] = {
           ...b.prop(f),
-          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create.wrap}; recorded at create, a change refused` : ""}.`,
+          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create.wrap ?? "resource's fields"}; recorded at create, a change refused` : ""}.`,
         };
   if (sentOnCreate?.some((o) => !properties[o]))
     return { why: `its create's fields ${sentOnCreate.join(", ")} are not all in ${r.create.request}` };
@@ -546,7 +559,9 @@ export function kindSpecOf(
   const labels = (sensitiveMap ? undefined : labelMap("labels")) ?? labelMap("userLabels");
   const idParam = r.create.idParam;
   const externalName =
-    compute || (idParam && !wrapId) || inBody?.idField ? "fromAnnotation" : "providerChosen";
+    compute || (idParam && !wrapId) || inBody?.idField || r.create.namedBy
+      ? "fromAnnotation"
+      : "providerChosen";
   const refs = [
     ...refsOf(b, r.message, properties, where.parent, byType, byTemplate, secrets),
     ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
@@ -569,7 +584,11 @@ export function kindSpecOf(
     defs: b.defs,
     primaryIdentifier: ["name"],
     externalName,
-    ...(compute ? { identifierField: "name" } : inBody?.idField ? { identifierField: inBody.idField } : {}),
+    ...(compute || r.create.namedBy === "field"
+      ? { identifierField: "name" }
+      : inBody?.idField
+        ? { identifierField: inBody.idField }
+        : {}),
     references: [],
     createOnly: createOnly.filter((p) => !secrets.includes(p)),
     writeOnly,
@@ -583,7 +602,11 @@ export function kindSpecOf(
       host: r.host,
       proto: r.proto,
       service: r.service,
-      create: (({ idDoc: _, request: _r, fields: _f, ...c }) => ({ ...c, p: asParentPath(c.p) }))(r.create),
+      create: (({ idDoc: _, request: _r, fields: _f, resourceFields: _s, ...c }) => ({
+        ...c,
+        p: asParentPath(c.p),
+      }))(r.create),
+      ...(r.nameField ? { nameField: r.nameField } : {}),
       ...(wrapId ? { createId: wrapId } : {}),
       ...(sentOnCreate ? { createFields: sentOnCreate } : {}),
       get: r.get,

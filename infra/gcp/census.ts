@@ -13,17 +13,23 @@ export const CENSUS_FILE = resolve(import.meta.dirname, "../../docs/gcp-census.m
 
 /** What each reason means, in the order the census lists them. */
 export const NOT_TAKEN_WHY: Record<NotTakenWhy, string> = {
-  "no-delete": "a create and a get, but no `Delete<R>`: nothing could remove what a kind makes",
-  "no-get": "a create, but no `Get<R>` answering the resource: nothing could observe it",
+  "no-delete":
+    "a create and a get, but no method that DELETEs the name the get reads (recognised by its HTTP binding, whatever its name): nothing could remove what a kind makes",
+  "no-get":
+    "a create, but no method answering the resource with a GET of its name (recognised by its HTTP binding and answer, whatever its name: Logging's GetBucket is LogBucket's), or several: nothing could observe it. Some have only a list (Resource Manager's TagBinding, Monitoring's MonitoredProject, Data Catalog's Tag)",
+  "second-create":
+    "a custom method that makes a resource the service already makes with its standard create (Logging's CreateBucketAsync beside CreateBucket): the kind is made with the standard one",
   "fields-beside-resource":
     "the create's whole request is the body and holds the resource beside other fields, and is not a create the rule takes. Taken: one resource message beside at most one id, where the other fields are create-time inputs (Bigtable's `clusters`, `initial_splits`: spec fields sent only in the create, recorded then, a change refused) or request controls, never spec fields (`request_id`, `validate_only`, `response_view`, `request_metadata`, a field mask). Not taken: more resource messages or ids, or another method's name than Create<resource>",
   "no-resource-message":
     "the create's request holds no resource message and is not a create of plain options (a list, map, message or bytes among its fields, or another method's name)",
-  "request-is-resource": "the create's request is the resource itself, sent whole: not taken yet",
+  "request-is-resource":
+    "the create's request is the resource itself, POSTed whole to a collection with no id (Access Context Manager's AccessPolicy: its parent a field inside it, Google names it). Taken instead: a PUT on the resource's name whose request is the resource (Pub/Sub's Topic, Subscription)",
   "create-not-post":
-    "the create is not a POST with a body (Pub/Sub's PUT; Cloud Storage's gRPC-only methods have no HTTP binding)",
+    "the create is neither a POST with a body nor a PUT on the resource's full name (taken: Pub/Sub's PUT creates); Cloud Storage's gRPC-only methods have no HTTP binding",
   "body-not-resource": "the create's body is a message without `google.api.resource`",
-  "get-or-delete-not-by-name": "get or delete is bound to another variable than the resource's `name`",
+  "get-or-delete-not-by-name":
+    "get or delete is not a GET / DELETE on one variable holding the resource's name (Content Warehouse's POST `:get`), or the two bind different variables (any one variable is taken: Logging's `{metric_name=…}`)",
   "no-create":
     "the API answers it (`Get<R>`) but has no create: made by Google or by another resource, or a singleton of settings (some have Update)",
 };

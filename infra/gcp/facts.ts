@@ -93,7 +93,25 @@ export interface FactResource {
      * `clusters`), sent only in the create; the request controls (`validate_only`, `response_view`, …) never.
      */
     fields?: string[];
+    /**
+     * Where the caller's id travels when the create has no `<resource>_id`: `field`, the resource's own `name`
+     * (REQUIRED in the message: Logging's LogMetric `{name: "errors"}`, a short id under the parent); `path`,
+     * the create is a PUT on the resource's full name (Pub/Sub's `PUT /v1/{name=projects/*\/topics/*}`).
+     */
+    namedBy?: "field" | "path";
+    /**
+     * A PUT on the name whose request is not the resource (Pub/Sub's CreateSnapshot `{subscription, labels,
+     * tags}`): the JSON names of the request's fields that are the resource's own (same name and type); the
+     * rest of the request (`fields`) are create-time inputs, and the resource's fields the request does not
+     * carry are Google's.
+     */
+    resourceFields?: string[];
   };
+  /**
+   * The request field get, update and delete bind the full name to, where it is not `name` (Logging's
+   * `metric_name`, Pub/Sub's `snapshot`); the update may bind `<it>.name` inside its body.
+   */
+  nameField?: string;
   get: FactHttp;
   /** `wrap`: the update's request is the body, the resource in this field beside the mask. */
   update?: FactHttp & { mask?: string; wrap?: string };
@@ -121,12 +139,20 @@ export type NotTakenWhy =
   | "request-is-resource"
   /** The create's body field is a message without google.api.resource. */
   | "body-not-resource"
-  /** No Get<R> answering the resource with a GET of its name. */
+  /**
+   * No method answering the resource with a GET of its name (recognised by its HTTP binding and types, not its
+   * name), or several.
+   */
   | "no-get"
-  /** No Delete<R> with a DELETE of its name. */
+  /** No method with a DELETE of the name the get reads. */
   | "no-delete"
   /** Get or Delete are not bound to the resource's name (`{name=…}`). */
   | "get-or-delete-not-by-name"
+  /**
+   * A second create of a resource the service already makes with its standard create: a custom method
+   * (Logging's CreateBucketAsync, `…/buckets:createAsync`) beside CreateBucket.
+   */
+  | "second-create"
   /** A resource the API answers (Get<R>) but does not let a caller create: server-made or a singleton. */
   | "no-create";
 

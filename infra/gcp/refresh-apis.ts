@@ -265,6 +265,26 @@ function answerOf(m: PMethod): PType | undefined {
 }
 
 /**
+ * Where the answer holds a request field's message deeper down (DLP's CreateStoredInfoType `config`, a
+ * StoredInfoTypeConfig, is the resource's only at `current_version.config` and `pending_versions[].config`):
+ * said in the census, since no annotation ties the request's field to either place.
+ */
+function heldAt(f: protobuf.Field, answer: PType): string {
+  const t = f.resolvedType;
+  if (!(t instanceof protobuf.Type)) return "";
+  const at: string[] = [];
+  for (const a of answer.fieldsArray) {
+    const inner = a.resolve().resolvedType;
+    if (!(inner instanceof protobuf.Type)) continue;
+    for (const b of inner.fieldsArray)
+      if (b.resolve().resolvedType === t) at.push(`${a.name}${a.repeated ? "[]" : ""}.${b.name}`);
+  }
+  return at.length > 0
+    ? `; the resource holds ${fqn(t).split(".").at(-1)} only inside ${at.join(", ")}, which no annotation ties to the request's ${f.name} (the current and pending versions)`
+    : "";
+}
+
+/**
  * A create whose whole request is the body and holds no resource message (IAM Admin's
  * CreateServiceAccountKey: `{name, private_key_type, key_algorithm}`), where that is sound: it answers a
  * resource message, and every field but the path variables, `request_id` and `validate_only` is a plain
@@ -292,9 +312,117 @@ function optionsCreate(
       f instanceof protobuf.MapField ||
       (!plain && !(f.resolvedType instanceof protobuf.Enum))
     )
-      return { why: `its field ${f.name} is not a plain option (a list, map, message or bytes)` };
+      return {
+        why: `its field ${f.name} is not a plain option (a list, map, message or bytes)${heldAt(f, answer)}`,
+      };
   }
   return { fields };
+}
+
+/**
+ * The one variable of a path that ends in it (`/v2/{metric_name=projects/*\/metrics/*}` → `metric_name`,
+ * `projects/*\/metrics/*`): a method on one resource by its full name. A custom method (`…:fetch`), a path
+ * with more variables or a collection after the variable is none.
+ */
+export function nameBinding(p: string): { v: string; t: string } | undefined {
+  const vars = [...p.matchAll(/\{([\w.]+)(?:=([^}]*))?\}/g)];
+  if (vars.length !== 1 || !p.endsWith("}")) return undefined;
+  const [, v, t] = vars[0] as RegExpMatchArray;
+  return v && t ? { v, t } : undefined;
+}
+
+/** A name template fits one of the resource's patterns: segment by segment, `*` for any value. */
+function fitsResource(template: string, resource: Opt): boolean {
+  const want = template.split("/");
+  return ([] as unknown[])
+    .concat(resource.pattern ?? [])
+    .filter((p): p is string => typeof p === "string")
+    .some((p) => {
+      const parts = p.split("/");
+      // `**` (Dataplex's entries) takes the rest; a pattern's `{variable}` any one literal (`locations/global`).
+      const deep = want.at(-1) === "**";
+      return (
+        (deep ? parts.length >= want.length : parts.length === want.length) &&
+        want.every((w, i) => w === "*" || w === "**" || w === parts[i] || /^\{/.test(parts[i] ?? ""))
+      );
+    });
+}
+
+/**
+ * The method of a service that does `verb` to one resource by its full name, recognised by what it is, not
+ * what it is called (Logging's GetBucket answering a LogBucket): its HTTP binding is `verb` on one variable
+ * whose template fits the resource's pattern (`same`: exactly that template), and `fits` says its types do.
+ * The conventional name (`Get<R>`) first; else the only such method; several: which, for the census.
+ */
+function byBinding(
+  methods: readonly PMethod[],
+  verbs: readonly FactHttp["m"][],
+  named: readonly string[],
+  resource: Opt,
+  fits: (m: PMethod) => boolean,
+  same?: string,
+  /** The template of the name the create makes, which picks one of several. */
+  made?: string,
+): { m: PMethod; http: FactHttp; v: string } | { why: string } {
+  const on = (m: PMethod) => {
+    const http = httpOf(m);
+    const b = http && verbs.includes(http.m) ? nameBinding(http.p) : undefined;
+    return http && b && fits(m) ? { m, http, v: b.v, t: b.t } : undefined;
+  };
+  // The conventional name with a fitting binding and types is the method, as it always was.
+  const conventional = methods
+    .filter((m) => named.includes(m.name))
+    .map(on)
+    .find((x) => x !== undefined);
+  if (conventional) return conventional;
+  const found = methods.flatMap((m) => {
+    const x = on(m);
+    return x && (same ? x.t === same : fitsResource(x.t, resource)) ? [x] : [];
+  });
+  if (found.length === 1) return found[0] as { m: PMethod; http: FactHttp; v: string };
+  // Several: the one on the name the create makes (`<parent>/<collection>/*`: GKE Hub's scope RBACRoleBinding
+  // beside the membership one).
+  const onMade = found.filter((x) => x.t === made);
+  if (onMade.length === 1) return onMade[0] as { m: PMethod; http: FactHttp; v: string };
+  return {
+    why:
+      found.length === 0
+        ? "none"
+        : `${found.map((x) => x.m.name).join(", ")} all ${verbs.join("/").toUpperCase()} it by its name`,
+  };
+}
+
+/**
+ * A create that is a PUT on the resource's full name (`PUT /v1/{name=projects/*\/snapshots/*}`, body `*`): the
+ * resource, and how the request carries it — the request is the resource itself (Pub/Sub's CreateTopic), or the
+ * create answers a resource message whose same-named, same-typed fields the request carries (CreateSnapshot's
+ * `labels`) beside create-time inputs (`subscription`, `tags`); request controls are neither. Or why not.
+ */
+function putOnName(
+  req: PType | null | undefined,
+  answer: PType | undefined,
+  create: string,
+  path: string,
+): { rt: PType; shared: protobuf.Field[]; inputs: protobuf.Field[] } | { why: string } {
+  if (!req) return { why: "no request message" };
+  if (parsed(req, "(google.api.resource)").length > 0) return { rt: req, shared: [], inputs: [] };
+  if (!isResourceMessage(answer))
+    return { why: `its answer ${answer ? fqn(answer) : "(none)"} is not a resource message` };
+  if (create !== `Create${answer.name}`) return { why: `${create} is not Create${answer.name}` };
+  const bound = (f: protobuf.Field) => new RegExp(`\\{${f.name}[=}]`).test(path);
+  const fields = req.fieldsArray.filter((f) => !bound(f) && !isControl(f));
+  if (fields.some((f) => isResourceMessage(f.resolve().resolvedType)))
+    return { why: "a resource message in the request beside the name" };
+  const own = (f: protobuf.Field) => {
+    const r = answer.fields[f.name];
+    return (
+      r !== undefined &&
+      r.type === f.type &&
+      r.repeated === f.repeated &&
+      r instanceof protobuf.MapField === f instanceof protobuf.MapField
+    );
+  };
+  return { rt: answer, shared: fields.filter(own), inputs: fields.filter((f) => !own(f)) };
 }
 
 /**
@@ -313,6 +441,7 @@ function resourceFamily(
   if (!host) return { resources: out, notTaken };
   const methods = svc.methodsArray;
   for (const m of methods) m.resolve();
+  const createOf = new Map<FactResource, string>();
   for (const create of methods) {
     if (!create.name.startsWith("Create")) continue;
     const req = create.resolvedRequestType;
@@ -341,7 +470,18 @@ function resourceFamily(
         });
     };
     const http = httpOf(create);
-    if (http?.m !== "post" || !http.body) {
+    // A PUT on the resource's full name (Pub/Sub's CreateTopic, CreateSnapshot): the caller names it in the path.
+    const onName =
+      http?.m === "put" && http.body === "*" && nameBinding(http.p)?.v === "name" ? http : undefined;
+    let put: { rt: PType; shared: protobuf.Field[]; inputs: protobuf.Field[] } | undefined;
+    if (onName) {
+      const shape = putOnName(req, answer, create.name, onName.p);
+      if ("why" in shape) {
+        skip("create-not-post", `PUT ${onName.p}: ${shape.why}`);
+        continue;
+      }
+      put = shape;
+    } else if (http?.m !== "post" || !http.body) {
       skip(
         "create-not-post",
         http
@@ -350,13 +490,14 @@ function resourceFamily(
       );
       continue;
     }
+    if (!http) continue; // every branch above has one
     // The whole request as the body (IAM Admin's CreateServiceAccount: `{accountId, serviceAccount}`): the
     // resource is the request's one field of a resource message, beside only the id and path variables.
-    let wrapped = http.body === "*" ? wrappedResource(req, http.p) : undefined;
+    let wrapped = http.body === "*" && !put ? wrappedResource(req, http.p) : undefined;
     let options: protobuf.Field[] | undefined;
     // Create-time inputs beside the resource (Bigtable's clusters), sent only in the create.
-    let inputs: protobuf.Field[] = [];
-    if (http.body === "*" && !wrapped) {
+    let inputs: protobuf.Field[] = put?.inputs ?? [];
+    if (http.body === "*" && !wrapped && !put) {
       const inner = (req?.fieldsArray ?? []).filter((f) => isResourceMessage(f.resolve().resolvedType));
       if (inner.length > 0 && req) {
         const beside = besideCreate(req, http.p, create.name);
@@ -374,7 +515,15 @@ function resourceFamily(
         inputs = beside.inputs;
       } else if (isResourceMessage(req)) {
         // The request is the resource itself (Access Context Manager's AccessPolicy, Trace's Span).
-        skip("request-is-resource", `the request ${fqn(req)} is the resource, sent whole`, req);
+        skip(
+          "request-is-resource",
+          `the request ${fqn(req)} is the resource, POSTed whole to ${http.p} with no id: ${
+            req.fields.parent
+              ? "its parent is a field inside it, and which parents it takes and what finds a create whose answer was lost again are only in comments"
+              : "Google names it"
+          }`,
+          req,
+        );
         continue;
       } else {
         const o = optionsCreate(req, http.p, answer, create.name);
@@ -385,9 +534,9 @@ function resourceFamily(
         options = o.fields;
       }
     }
-    const bodyField = options ? undefined : (wrapped ?? req?.fields[http.body]);
+    const bodyField = options || put ? undefined : (wrapped ?? req?.fields[http.body ?? ""]);
     bodyField?.resolve();
-    const rt = options ? answer : bodyField?.resolvedType;
+    const rt = put ? put.rt : options ? answer : bodyField?.resolvedType;
     if (!(rt instanceof protobuf.Type)) {
       skip("body-not-resource", `body ${http.body} is not a message`);
       continue;
@@ -399,52 +548,96 @@ function resourceFamily(
     }
     const rName = rt.name;
     const byName = (verb: string) => methods.find((x) => x.name === `${verb}${rName}`);
-    const get = byName("Get");
-    const del = byName("Delete");
-    if (!get || get.resolvedResponseType !== rt) {
+    // Get, delete (and below, update) are recognised by what they are: a GET answering the resource, a DELETE,
+    // on one variable whose template fits the resource's pattern (Logging's GetBucket answers a LogBucket).
+    // The name the create makes: the PUT's, or `<parent>/<collection>/*`.
+    const made = put
+      ? templateOf(http.p, "name")
+      : /\{parent=([^}]*)\}\/([A-Za-z]+)$/
+          .exec(http.p.split(":")[0] ?? "")
+          ?.slice(1)
+          .join("/")
+          .concat("/*");
+    const found = byBinding(
+      methods,
+      ["get"],
+      [`Get${rName}`],
+      resource,
+      (x) => x.resolvedResponseType === rt,
+      undefined,
+      made,
+    );
+    const conv = { get: byName("Get"), del: byName("Delete") };
+    const delFound = byBinding(
+      methods,
+      ["delete"],
+      [`Delete${rName}`],
+      resource,
+      () => true,
+      "why" in found ? undefined : nameBinding(found.http.p)?.t,
+    );
+    if ("why" in found && !(conv.get && conv.get.resolvedResponseType === rt)) {
       skip(
         "no-get",
-        get
-          ? `Get${rName} answers ${get.resolvedResponseType ? fqn(get.resolvedResponseType) : "?"}`
-          : `no Get${rName} in ${svc.name}`,
+        found.why !== "none"
+          ? found.why
+          : conv.get
+            ? `Get${rName} answers ${conv.get.resolvedResponseType ? fqn(conv.get.resolvedResponseType) : "?"}`
+            : `no Get${rName} in ${svc.name}, and no other GET of its name answering it`,
         rt,
       );
       continue;
     }
-    if (!del) {
-      skip("no-delete", `no Delete${rName} in ${svc.name}`, rt);
+    if ("why" in delFound && !conv.del) {
+      skip(
+        "no-delete",
+        delFound.why !== "none"
+          ? delFound.why
+          : `no Delete${rName} in ${svc.name}, and no other DELETE of its name`,
+        rt,
+      );
       continue;
     }
-    const getHttp = httpOf(get);
-    const delHttp = httpOf(del);
-    if (
-      getHttp?.m !== "get" ||
-      delHttp?.m !== "delete" ||
-      !templateOf(getHttp.p, "name") ||
-      !templateOf(delHttp.p, "name")
-    ) {
+    if ("why" in found || "why" in delFound || found.v !== delFound.v) {
+      const [g, d] = [httpOf(conv.get ?? create), conv.del ? httpOf(conv.del) : undefined];
       skip(
         "get-or-delete-not-by-name",
-        `get ${getHttp?.m ?? "?"} ${getHttp?.p ?? ""}, delete ${delHttp?.m ?? "?"} ${delHttp?.p ?? ""}`,
+        "why" in found || "why" in delFound
+          ? `get ${g?.m ?? "?"} ${g?.p ?? ""}, delete ${d?.m ?? "?"} ${d?.p ?? ""}`
+          : `get binds {${found.v}}, delete {${delFound.v}}`,
         rt,
       );
       continue;
     }
+    const getHttp = found.http;
+    const del = delFound.m;
+    const delHttp = delFound.http;
+    // The request field the name is bound to, where it is not `name` (Logging's `metric_name`).
+    const nameField = found.v !== "name" ? found.v : undefined;
     // The resource's id: a `*_id` string of the request that is not bound in the path (Storage Transfer's
     // `project_id` is the parent; `agent_pool_id` the id). A create of options has none: Google names it.
-    const idParam = options
-      ? undefined
-      : req?.fieldsArray.find(
-          (f) =>
-            f.name.endsWith("_id") &&
-            f.name !== "request_id" &&
-            f.type === "string" &&
-            !new RegExp(`\\{${f.name}[=}]`).test(http.p),
-        )?.name;
+    const idParam =
+      options || put
+        ? undefined
+        : req?.fieldsArray.find(
+            (f) =>
+              f.name.endsWith("_id") &&
+              f.name !== "request_id" &&
+              f.type === "string" &&
+              !new RegExp(`\\{${f.name}[=}]`).test(http.p),
+          )?.name;
     // AIP-134's PATCH with a mask, where the service has one (IAM Admin: PatchServiceAccount beside the older
     // UpdateServiceAccount PUT, which changes only the display name); else its Update.
     const upds = [byName("Update"), byName("Patch")].filter((x): x is PMethod => Boolean(x));
-    const upd = upds.find((x) => httpOf(x)?.m === "patch") ?? upds[0];
+    // Else one recognised by what it is: a PATCH (else a PUT) on the name the get reads, carrying the resource
+    // (as the request, its body field, or a field of the whole request): Logging's UpdateBucket.
+    const carries = (x: PMethod) =>
+      x.resolvedRequestType === rt ||
+      (x.resolvedRequestType?.fieldsArray ?? []).some((f) => !f.repeated && f.resolve().resolvedType === rt);
+    const updFound = (["patch", "put"] as const)
+      .map((verb) => byBinding(methods, [verb], [], resource, carries, nameBinding(getHttp.p)?.t))
+      .find((x): x is { m: PMethod; http: FactHttp; v: string } => !("why" in x));
+    const upd = upds.find((x) => httpOf(x)?.m === "patch") ?? upds[0] ?? updFound?.m;
     const updHttp = upd ? httpOf(upd) : undefined;
     const mask = upd?.resolvedRequestType?.fieldsArray.find(
       (f) => f.type === "google.protobuf.FieldMask",
@@ -460,6 +653,24 @@ function resourceFamily(
         x.resolvedResponseType?.fieldsArray.some((f) => f.repeated && f.resolve().resolvedType === rt),
     );
     const listHttp = list ? httpOf(list) : undefined;
+    // Where a create with no `<resource>_id` takes the caller's id: the PUT's path, or the resource's own
+    // `name`, REQUIRED, where its comment says it is a client-assigned identifier, not the full name AIP-122
+    // makes `name` (Logging's LogMetric: "The client-assigned metric identifier", LogExclusion's "A
+    // client-assigned identifier"); a REQUIRED full name (Translation's Glossary) is not this.
+    const ownName = rt.fields.name;
+    const nameBehaviour = ownName ? parsed(ownName, "(google.api.field_behavior)").flat() : [];
+    const namedBy = put
+      ? "path"
+      : !idParam &&
+          !options &&
+          !wrapped &&
+          http.body !== "*" &&
+          ownName?.type === "string" &&
+          nameBehaviour.includes("REQUIRED") &&
+          !nameBehaviour.includes("IDENTIFIER") &&
+          /\bclient-assigned\b[^.]*\bidentifier\b/i.test(ownName.comment ?? "")
+        ? "field"
+        : undefined;
     out.push({
       family: "resource",
       api: apiOf(host),
@@ -473,7 +684,9 @@ function resourceFamily(
       ...(() => {
         const p = patternFor(
           resource,
-          templateOf(http.p, "parent") ?? (options ? templateOf(http.p, "name") : undefined),
+          put
+            ? templateOf(http.p, "name")?.split("/").slice(0, -2).join("/")
+            : (templateOf(http.p, "parent") ?? (options ? templateOf(http.p, "name") : undefined)),
         );
         return p ? { pattern: p } : {};
       })(),
@@ -490,7 +703,12 @@ function resourceFamily(
         })(),
         ...(options && req ? { request: col.message(req), fields: options.map(jsonName) } : {}),
         ...(inputs.length > 0 && req ? { request: col.message(req), fields: inputs.map(jsonName) } : {}),
+        ...(namedBy ? { namedBy } : {}),
+        ...(put && put.shared.length > 0 && req
+          ? { request: col.message(req), resourceFields: put.shared.map(jsonName) }
+          : {}),
       },
+      ...(nameField ? { nameField } : {}),
       get: getHttp,
       ...(updHttp && upd && (updHttp.m === "patch" || updHttp.m === "put")
         ? {
@@ -504,8 +722,35 @@ function resourceFamily(
       delete: withLro(delHttp, del, false),
       ...(listHttp?.m === "get" ? { list: listHttp } : {}),
     });
+    createOf.set(out.at(-1) as FactResource, create.name);
   }
-  return { resources: out, notTaken };
+  return { resources: secondCreates(out, notTaken, createOf), notTaken };
+}
+
+/**
+ * A resource a service makes with its standard create and also with a custom method (Logging's CreateBucketAsync,
+ * `…/buckets:createAsync`, beside CreateBucket): taken once, by the standard create; the other is listed.
+ */
+function secondCreates(
+  found: FactResource[],
+  notTaken: FactNotTaken[],
+  createOf: ReadonlyMap<FactResource, string>,
+): FactResource[] {
+  const custom = (r: FactResource) => /:[A-Za-z]+$/.test(r.create.p);
+  return found.filter((r) => {
+    const standard = found.find((x) => x !== r && x.type === r.type && !custom(x));
+    if (!custom(r) || !standard) return true;
+    notTaken.push({
+      host: r.host,
+      proto: r.proto,
+      service: r.service,
+      type: r.type,
+      method: createOf.get(r) ?? "",
+      why: "second-create",
+      detail: `a custom method (${r.create.m.toUpperCase()} ${r.create.p}) beside the standard create (${standard.create.m.toUpperCase()} ${standard.create.p})`,
+    });
+    return false;
+  });
 }
 
 /**

@@ -161,6 +161,25 @@ const MADE_BESIDE: Record<string, { type: string; made: (name: string, sent: Jso
   },
 };
 
+/**
+ * Creates that are a PUT on the full name whose request is not the resource: what Google sets from the
+ * create-time inputs. Pub/Sub's Snapshot (pubsub.proto, CreateSnapshotRequest): `subscription` must exist
+ * ("If the subscription does not exist, returns NOT_FOUND"), the snapshot retains its topic's messages, and
+ * "a newly-created snapshot expires no later than 7 days from the time of its creation".
+ */
+const MADE_ON_NAME: Record<string, (sent: Json, stored: (name: string) => Json | undefined) => Json> = {
+  "pubsub.googleapis.com/Snapshot": (sent, stored) => {
+    const sub = String(sent.subscription ?? "");
+    const subscription = stored(sub);
+    if (!subscription)
+      throw new GoogleApiError(404, "notFound", `Resource not found (resource=${sub}).`, "NOT_FOUND");
+    return {
+      topic: subscription.topic,
+      expireTime: new Date(Date.now() + 7 * 24 * 3600 * 1000).toISOString(),
+    };
+  },
+};
+
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export interface GoogleGenericFake extends FakeHttpServer {
@@ -442,6 +461,8 @@ export async function startGoogleGenericFake(
     }
     const body = wrap ? ((sent[wrap] as Json | undefined) ?? {}) : sent;
     if (r.op === "create" && g.parent.inBody) return createInBody(s, body);
+    if (r.op === "create" && g.create.namedBy === "path")
+      return createOnName(s, decodeURIComponent(vals.name ?? ""), sent);
     if (r.op === "create" && g.createFields && !wrap)
       return createOptions(s, decodeURIComponent(vals.parent ?? ""), sent);
     if (r.op === "create") {
@@ -456,13 +477,15 @@ export async function startGoogleGenericFake(
       const wrappedId = wrap ? sent[camel(g.create.idParam ?? "")] : undefined;
       if (wrap && g.create.idParam && (typeof wrappedId !== "string" || !wrappedId))
         throw bad(`Field violation: '${g.create.idParam}' is required.`);
-      const id = compute
-        ? String(body.name ?? "")
-        : typeof wrappedId === "string"
-          ? wrappedId
-          : (req.query.get(camel(g.create.idParam ?? "")) ??
-            req.query.get(g.create.idParam ?? "") ??
-            `gen-${++seq}`);
+      // The caller's id in the resource's own name (Logging's LogMetric): a short id, answered as sent.
+      const id =
+        compute || g.create.namedBy === "field"
+          ? String(body.name ?? "")
+          : typeof wrappedId === "string"
+            ? wrappedId
+            : (req.query.get(camel(g.create.idParam ?? "")) ??
+              req.query.get(g.create.idParam ?? "") ??
+              `gen-${++seq}`);
       if (!id) throw bad("Required field 'name' not specified");
       const missing = Object.entries(s.properties).filter(
         ([k, p]) => p.req && body[k] === undefined && k !== "name" && k !== g.createId && !inputs.includes(k),
@@ -491,7 +514,7 @@ export async function startGoogleGenericFake(
               ...(s.attributes.fingerprint ? { fingerprint: `fp-${seq}` } : {}),
             }
           : {
-              name,
+              name: g.create.namedBy === "field" ? id : name,
               ...named?.set,
               ...(s.attributes.createTime ? { createTime: now() } : {}),
               ...(s.attributes.uid ? { uid: `uid-${seq}` } : {}),
@@ -518,7 +541,8 @@ export async function startGoogleGenericFake(
     const asked = compute
       ? path(vals, g.get.p)
       : decodeURIComponent(
-          Object.entries(vals).find(([k]) => k === "name" || k.endsWith(".name"))?.[1] ?? "",
+          Object.entries(vals).find(([k]) => k === "name" || k.endsWith(".name") || k === g.nameField)?.[1] ??
+            "",
         );
     // A project is named by its number or by its id (`projects/{project_id_or_number}`).
     const name = (g.parent.inBody && s.identifierField && byId(s, asked.split("/")[1] ?? "")) || asked;
@@ -608,6 +632,39 @@ export async function startGoogleGenericFake(
     };
     if (!g.update?.lro) return finish();
     return startOp(s, { parent: name }, name, finish, "patch");
+  };
+
+  /**
+   * A create that is a PUT on the full name (Pub/Sub's `PUT /v1/projects/p/snapshots/s`): the body only the
+   * request's fields (the resource's own and the create-time inputs; anything else an unknown name, Google's
+   * 400), the name a `<parent>/<collection>/<id>` of the kind, once (409 ALREADY_EXISTS). The inputs are the
+   * request's, never stored as the resource's; what Google sets from them is (a Snapshot's topic).
+   */
+  const createOnName = (s: GoogleKindSpec, name: string, sent: Json): Json => {
+    const g = s.google;
+    // The request's own fields only: a resource field it does not carry (a Snapshot's topic) is unknown to it.
+    for (const k of Object.keys(sent))
+      if (!s.properties[k])
+        throw bad(`Invalid JSON payload received. Unknown name "${k}": Cannot find field.`);
+    validate(s, sent);
+    const inputs = g.createFields ?? [];
+    const missing = Object.entries(s.properties).filter(([k, p]) => p.req && sent[k] === undefined);
+    if (missing.length > 0) throw bad(`Field violation: '${missing[0]?.[0]}' is required.`);
+    const parts = name.split("/");
+    if (parts.at(-2) !== g.collection || !parts.at(-1) || parts.length % 2 !== 0)
+      throw bad(`Invalid resource name given (name=${name}).`);
+    if (store.has(name))
+      throw new GoogleApiError(
+        409,
+        "alreadyExists",
+        `Resource already exists in the project (resource=${parts.at(-1)}).`,
+        "ALREADY_EXISTS",
+      );
+    const made = MADE_ON_NAME[s.typeName]?.(sent, (n) => store.get(n)?.resource) ?? {};
+    const own = Object.fromEntries(Object.entries(sent).filter(([k]) => !inputs.includes(k)));
+    const resource: Json = { name, ...structuredClone(own), ...made };
+    store.set(name, { spec: s, resource });
+    return answer(s, structuredClone(resource));
   };
 
   /** Resource Manager v3's resources, top-level collections whose parent is a field: by `parent`. */

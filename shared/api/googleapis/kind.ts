@@ -210,7 +210,7 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
     spec.externalName === "fromAnnotation"
       ? g.family === "compute"
         ? `The external name (${Annotations.externalName}, default metadata.name) is its name.`
-        : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam ?? spec.identifierField}) or its full resource name (${g.pattern ?? g.collection}).`
+        : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam ?? spec.identifierField ?? (g.create.namedBy === "path" ? "the last segment of the name the create PUTs" : "?")}) or its full resource name (${g.pattern ?? g.collection}).`
       : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : findsByUniqueField(spec) ? ` (a create whose answer is lost is found again by its ${g.uniqueIn}, unique within its parent)` : ""}.`;
   const softText = g.softDelete
     ? ` Google's delete only marks it ${g.softDelete} (restorable for 30 days): driftless treats a resource in that state as gone.`

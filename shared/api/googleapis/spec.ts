@@ -58,7 +58,13 @@ export interface GoogleFacts {
   /** The proto package and service the methods are in (google/cloud/run/v2 Services). */
   proto: string;
   service: string;
-  create: GoogleHttp & { idParam?: string };
+  /**
+   * `namedBy`: where the caller's id travels without a `<resource>_id` — `field`, the resource's own `name` (a
+   * short id: Logging's LogMetric), `path`, a PUT on the full name (Pub/Sub's Topic, Snapshot).
+   */
+  create: GoogleHttp & { idParam?: string; namedBy?: "field" | "path" };
+  /** The variable get, update and delete bind the full name to where it is not `name` (`metric_name`). */
+  nameField?: string;
   /** A wrapped create's id (`accountId`): a forProvider field sent beside the resource, never read back. */
   createId?: string;
   /**

@@ -259,10 +259,16 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         throw new InvalidSpecError(
           `external name ${externalName} is not a ${this.#spec.google.collection} of ${parent}: set the spec's home fields to where it lives`,
         );
-      return { name: externalName, values: { name: externalName, parent } };
+      return { name: externalName, values: this.#named(externalName, parent) };
     }
     const name = `${parent}/${this.#spec.google.collection}/${externalName}`;
-    return { name, values: { name, parent } };
+    return { name, values: this.#named(name, parent) };
+  }
+
+  /** A path's values for a full name: `name`, and the variable get and delete bind it to (`metric_name`). */
+  #named(name: string, parent: string): Record<string, string> {
+    const field = this.#spec.google.nameField;
+    return { name, parent, ...(field ? { [field]: name } : {}) };
   }
 
   async #get(mr: MR, externalName: string): Promise<Json | undefined> {
@@ -614,7 +620,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     }
     if (g.parent.explicit) return this.#listUnder(ctx?.parent);
     const parent = this.#parent({});
-    const listed = await this.#listAll(fillPath(g.list.p, { parent }), "");
+    // A kind named by the caller in its `name` (LogMetric) is listed with short names: made full under it.
+    const under = g.create.namedBy === "field" ? `${parent}/${g.collection}/` : "";
+    const listed = await this.#listAll(fillPath(g.list.p, { parent }), under);
     const template = g.parent.template.split("/");
     return [...listed.keys()].flatMap((name) => {
       // projects/{project}/locations/{location}/<collection>/{id}: the project, then the home fields.
@@ -713,6 +721,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return out;
   }
 
+  /** A listed resource's full name: a kind the caller names in its `name` (LogMetric) answers the short id. */
+  #fullName(name: string, prefix: string): string {
+    return this.#spec.google.create.namedBy === "field" && prefix && !name.includes("/")
+      ? `${prefix}${name}`
+      : name;
+  }
+
   /** Every resource of one list, by full name (Compute: by name), page by page. */
   async #listAll(
     path: string,
@@ -737,11 +752,17 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       const mine = this.#compute
         ? (page.items as unknown[] | undefined)
         : arrays.find((a) =>
-            a.every((x) => isObject(x) && typeof x.name === "string" && x.name.startsWith(prefix)),
+            a.every(
+              (x) =>
+                isObject(x) &&
+                typeof x.name === "string" &&
+                this.#fullName(x.name, prefix).startsWith(prefix),
+            ),
           );
       if (!mine && arrays.some((a) => a.some((x) => isObject(x) && typeof x.name === "string")))
         throw new ExternalError(`list ${path}: no list of ${this.#spec.google.collection} in the answer`);
-      for (const x of mine ?? []) if (isObject(x) && typeof x.name === "string") found.set(x.name, x);
+      for (const x of mine ?? [])
+        if (isObject(x) && typeof x.name === "string") found.set(this.#fullName(x.name, prefix), x);
       pageToken =
         typeof page.nextPageToken === "string" && page.nextPageToken ? page.nextPageToken : undefined;
     } while (pageToken);
@@ -792,6 +813,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (this.#compute) {
       path = fillPath(g.create.p, this.#computeValues(fp));
     } else {
+      if (g.create.namedBy === "path") return this.#createOnName(mr, externalName, body);
       path = fillPath(g.create.p, { parent: this.#parent(fp, true) });
       if (this.#spec.identifierField && (!externalName || externalName.includes("/")))
         throw new InvalidSpecError(
@@ -841,6 +863,29 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       }
     }
     return this.#created(mr, path, body, query);
+  }
+
+  /**
+   * A create that is a PUT on the resource's full name (Pub/Sub's `PUT /v1/projects/p/snapshots/s`): the id in
+   * the path, the body the resource's fields and the create-time inputs beside them (a Snapshot's
+   * `subscription`), those recorded as sent so a change is refused, never a second resource.
+   */
+  async #createOnName(mr: MR, externalName: string | undefined, body: Json): Promise<ExternalCreation> {
+    const g = this.#spec.google;
+    if (!externalName || externalName.includes("/"))
+      throw new InvalidSpecError(
+        `${this.#spec.kind} is created on its name: the external name must be an id, not ${externalName ?? "empty"}`,
+      );
+    const { name } = this.#where(mr, externalName);
+    const inputs = g.createFields ?? [];
+    const sent = Object.fromEntries(inputs.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
+    return this.#created(
+      mr,
+      fillPath(g.create.p, { name }),
+      body,
+      {},
+      inputs.length > 0 ? { [CREATED_WITH_ANNOTATION]: JSON.stringify(sent) } : {},
+    );
   }
 
   /** Sends a create and follows what it started (an operation) or takes the name it answers. */
@@ -939,7 +984,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const query: Record<string, string> = {};
     const maskName = update.mask?.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
     if (maskName && !update.wrap) query[maskName] = mask.join(",");
-    const sent = update.m === "put" ? { ...current, ...wire } : wire;
+    // A PUT replaces the resource: what Google answered of the kind's own fields (never its output fields),
+    // with what drifted; the create-time inputs beside the resource are not the resource's.
+    const own = Object.fromEntries(
+      Object.entries(current).filter(
+        ([k]) =>
+          this.#spec.properties[k] !== undefined && !(this.#spec.google.createFields ?? []).includes(k),
+      ),
+    );
+    const sent = update.m === "put" ? { ...own, ...wire } : wire;
     const out = await this.#call<Operation>(
       update,
       fillPath(update.p, values),
