@@ -1,6 +1,7 @@
 // The generated Google kinds in tests: a file's testbed, like azureGenTestbed for the Azure ones — the kinds
 // generated once (skipped when current), their specs and defs by type, a generic Google fake of the file's
 // own, their CRDs held on the shared API server, a ProviderConfig and a reconciler.
+import { afterAll, beforeAll } from "vitest";
 import { generateGcp } from "../../infra/gen-gcp.ts";
 import { type GoogleGenericFake, startGoogleGenericFake } from "../../infra/local/fakes/gcp-generic-fake.ts";
 import { withNamespacedVariants } from "../../shared/api/external.ts";
@@ -138,3 +139,20 @@ export const connectGoogle = (spec: GoogleKindSpec, fakeUrl: string, project = "
     },
     readSecretKey: async () => "",
   } as never);
+
+/**
+ * A test file's own generic Google fake (the kinds generated first), started before its tests and closed
+ * after them; `use` receives it.
+ */
+export function withGoogleFake(
+  opts: Parameters<typeof startGoogleGenericFake>[0],
+  use: (fake: GoogleGenericFake) => void,
+): void {
+  let fake: GoogleGenericFake | undefined;
+  beforeAll(async () => {
+    generateGcp();
+    fake = await startGoogleGenericFake(opts);
+    use(fake);
+  }, 60_000);
+  afterAll(() => fake?.close());
+}

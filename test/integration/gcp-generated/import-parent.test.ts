@@ -100,6 +100,22 @@ const written = (dir: string) =>
     }),
   );
 
+/** A managed Entry under `parent`, its external name the entry id from `name`, reconciled to Ready. */
+const readyEntry = async (name: string, parent: string, system: string) => {
+  await kube.create(
+    def("Entry"),
+    managedObject(def("Entry"), name, PC, {
+      forProvider: { parent, userSpecifiedSystem: system, userSpecifiedType: "t" },
+      // Entry ids take letters, digits and underscores only.
+      annotations: { [Annotations.externalName]: name.replaceAll("-", "_") },
+      connectionSecret: false,
+    }),
+  );
+  const made = await settled("Entry", name);
+  expect(conditionOf(made, "Ready"), JSON.stringify(made?.status)).toMatchObject({ status: "True" });
+  return made;
+};
+
 const writes = (before: Record<string, number>) =>
   Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST|DELETE)/.test(x) && n > (before[x] ?? 0));
 
@@ -109,17 +125,7 @@ describe("driftless import --parent for another API's kind (Data Catalog Entry)"
   }, async () => {
     const group = `projects/p/locations/us-central1/entryGroups/${uniqueName("eg").replaceAll("-", "_")}`;
     const mine = uniqueName("entry-mine");
-    await kube.create(
-      def("Entry"),
-      managedObject(def("Entry"), mine, PC, {
-        forProvider: { parent: group, userSpecifiedSystem: "mine", userSpecifiedType: "t" },
-        // Entry ids take letters, digits and underscores only.
-        annotations: { [Annotations.externalName]: mine.replaceAll("-", "_") },
-        connectionSecret: false,
-      }),
-    );
-    const managed = await settled("Entry", mine);
-    expect(conditionOf(managed, "Ready"), JSON.stringify(managed?.status)).toMatchObject({ status: "True" });
+    await readyEntry(mine, group, "mine");
     const console = await byHand(`datacatalog/v1/${group}/entries?entryId=by_hand`, {
       userSpecifiedSystem: "console",
       userSpecifiedType: "t",
@@ -156,6 +162,50 @@ describe("driftless import --parent for another API's kind (Data Catalog Entry)"
     expect(fake.resource(console)).toBeDefined();
     await kube.delete(def("Entry"), mine);
     await settle(r, keyOf(def("Entry"), mine));
+  });
+});
+
+describe("an Entry whose parent names its project by id, then by its number", () => {
+  it("is one home: in sync and nothing sent to Google; another location is refused, the message naming both", {
+    timeout: 120_000,
+  }, async () => {
+    const org = `organizations/${(Date.now() % 1_000_000_000) + 11}`;
+    const pid = uniqueName("pn-p").slice(0, 30);
+    const project = await byHand("cloudresourcemanager/v3/projects", { parent: org, projectId: pid });
+    expect(project).toMatch(/^projects\/\d+$/);
+    const gid = uniqueName("eg").replaceAll("-", "_");
+    await byHand(`datacatalog/v1/projects/${pid}/locations/us/entryGroups?entryGroupId=${gid}`, {});
+    const byId = `projects/${pid}/locations/us/entryGroups/${gid}`;
+    const byNumber = `${project}/locations/us/entryGroups/${gid}`;
+    const e = uniqueName("entry-pn");
+    const made = await readyEntry(e, byId, "pn");
+    // Google answers the entry's name with the project's number.
+    const full = String(made?.status?.atProvider?.name);
+    expect(full).toBe(`${byNumber}/entries/${e.replaceAll("-", "_")}`);
+    const before = fake.stats();
+    await kube.patch(def("Entry"), e, { spec: { forProvider: { parent: byNumber } } });
+    const switched = await settled("Entry", e);
+    expect(conditionOf(switched, "Synced"), JSON.stringify(switched?.status)).toMatchObject({
+      status: "True",
+    });
+    expect(conditionOf(switched, "Ready")).toMatchObject({ status: "True" });
+    expect(writes(before)).toEqual([]);
+    // Another location of the same project: a changed home, refused, nothing sent.
+    const elsewhere = byNumber.replace("/us/", "/europe-west1/");
+    await kube.patch(def("Entry"), e, { spec: { forProvider: { parent: elsewhere } } });
+    await r.reconcile(keyOf(def("Entry"), e));
+    expect(conditionOf(await getMr<Json>(kube, def("Entry"), e), "Synced")).toMatchObject({
+      status: "False",
+      message: expect.stringContaining(
+        `lives in parent "${byId}", but its spec and ProviderConfig now reach parent "${elsewhere}"`,
+      ),
+    });
+    expect(writes(before)).toEqual([]);
+    await kube.patch(def("Entry"), e, { spec: { forProvider: { parent: byId } } });
+    await kube.delete(def("Entry"), e);
+    await settle(r, keyOf(def("Entry"), e));
+    expect(await getMr<Json>(kube, def("Entry"), e)).toBeUndefined();
+    expect(fake.resource(full)).toBeUndefined();
   });
 });
 
