@@ -420,6 +420,34 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return same ? { ...answer, parent: want } : answer;
   }
 
+  /**
+   * What the create recorded it sent (CREATED_WITH_ANNOTATION), or undefined where nothing was recorded. A
+   * record that is not a JSON object of the create's inputs (hand-edited) is refused with what is wrong and
+   * how to restore it: never read as none, which would take the spec's values as what was sent.
+   */
+  #createdWith(mr: MR): Json | undefined {
+    const raw = mr.metadata.annotations?.[CREATED_WITH_ANNOTATION];
+    if (raw === undefined) return undefined;
+    const inputs = this.#spec.google.createFields ?? [];
+    const refuse = (what: string) =>
+      new InvalidSpecError(
+        `the annotation ${CREATED_WITH_ANNOTATION} ${what}: it records what the create sent (a JSON object of ${inputs.join(", ")}, e.g. {"${inputs[0]}":…}) and is written by driftless; set the annotation ${CREATED_WITH_ANNOTATION} back to the value the create wrote (in the object's history, e.g. its last applied copy or Git)`,
+      );
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw refuse("is not JSON");
+    }
+    if (!isObject(parsed)) throw refuse("is not a JSON object");
+    for (const [k, v] of Object.entries(parsed)) {
+      if (!inputs.includes(k)) throw refuse(`names ${k}, and ${k} is not one of the create's inputs`);
+      const type = this.#spec.properties[k]?.s.t;
+      if (type === "string" && typeof v !== "string") throw refuse(`says ${k} is not a string`);
+    }
+    return parsed;
+  }
+
   async #found(mr: MR, google: Json, externalName?: string): Promise<ExternalObservation<Json, Json>> {
     const model = modelOf(this.#spec);
     const answer = await this.#asWritten(mr.spec.forProvider, google);
@@ -436,13 +464,16 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const createId = this.#spec.google.createId;
     const createdId = mr.metadata.annotations?.[CREATED_ID_ANNOTATION];
     if (createId && (createdId ?? fp[createId]) !== undefined) observed[createId] = createdId ?? fp[createId];
-    // A create of options: what it was created with (imported, with none recorded: the spec's).
+    // A create's inputs: what Google answers where it answers one (a key's keyAlgorithm), else what the
+    // create recorded it sent (imported, with none recorded: the spec's) — a hand-edited record cannot make a
+    // change Google can see look accepted.
     const createFields = this.#spec.google.createFields;
     if (createFields) {
-      const raw = mr.metadata.annotations?.[CREATED_WITH_ANNOTATION];
-      const recorded = raw ? (JSON.parse(raw) as Json) : undefined;
+      const recorded = this.#createdWith(mr);
       for (const f of createFields) {
-        const v = recorded ? recorded[f] : fp[f];
+        const sent = recorded ? recorded[f] : fp[f];
+        const v =
+          resource[f] !== undefined && (sent !== undefined || fp[f] !== undefined) ? resource[f] : sent;
         if (v === undefined) delete observed[f];
         else observed[f] = v;
       }
