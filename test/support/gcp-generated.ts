@@ -54,14 +54,22 @@ export async function serveGoogleKinds(
   });
 }
 
-/** The generated kinds of these types (`iam.googleapis.com/ServiceAccount`), generated first if need be. */
+/**
+ * The generated kinds of these types (`iam.googleapis.com/ServiceAccount`), generated first if need be: the
+ * type's one kind (`iam.googleapis.com/Key` is ServiceAccountKey), or where a type has several (Compute's
+ * Address and GlobalAddress) the one named as the type's last segment.
+ */
 export function googleGenSpecs(types: readonly string[]): Map<string, GoogleKindSpec> {
   generateGcp();
   const catalog = loadGoogleCatalog();
   return new Map(
     types.map((t) => {
-      const entry = catalog.kinds.find((k) => k.typeName === t && k.kind === t.split("/")[1]);
-      if (!entry) throw new Error(`no generated Google kind for ${t}`);
+      const all = catalog.kinds.filter((k) => k.typeName === t);
+      const entry = all.length === 1 ? all[0] : all.find((k) => k.kind === t.split("/")[1]);
+      if (!entry)
+        throw new Error(
+          `no generated Google kind for ${t}${all.length > 1 ? ` (it has ${all.map((k) => k.kind).join(", ")}; none is named ${t.split("/")[1]})` : ""}`,
+        );
       return [t, loadGoogleSpec(entry)] as const;
     }),
   );

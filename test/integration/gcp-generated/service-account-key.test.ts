@@ -11,7 +11,6 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
@@ -20,7 +19,7 @@ import { managedObject } from "../../support/conformance.ts";
 import { removeCrds } from "../../support/crd-holds.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import { requestsSince, serveGoogleKinds } from "../../support/gcp-generated.ts";
+import { googleGenSpecs, requestsSince, serveGoogleKinds } from "../../support/gcp-generated.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import type { Reconciler } from "../../support/routed.ts";
 
@@ -36,13 +35,7 @@ let key: ManagedKindDef;
 beforeAll(async () => {
   generateGcp();
   fake = await startGoogleGenericFake({ opPolls: 0 });
-  const catalog = loadGoogleCatalog();
-  const specOf = (type: string) => {
-    const e = catalog.kinds.find((x) => x.typeName === type);
-    if (!e) throw new Error(`${type} is not generated`);
-    return loadGoogleSpec(e);
-  };
-  const specs = [specOf("iam.googleapis.com/ServiceAccount"), specOf("iam.googleapis.com/Key")];
+  const specs = [...googleGenSpecs(["iam.googleapis.com/ServiceAccount", "iam.googleapis.com/Key"]).values()];
   [sa, key] = specs.map((s) => googleKindOf(s)) as [ManagedKindDef, ManagedKindDef];
   r = await serveGoogleKinds(kube, { specs, defs: [sa, key], pc: PC, fakeUrl: fake.url, logger });
 }, 120_000);
