@@ -1,7 +1,7 @@
 // The generated Google kinds in tests: a file's testbed, like azureGenTestbed for the Azure ones — the kinds
 // generated once (skipped when current), their specs and defs by type, a generic Google fake of the file's
 // own, their CRDs held on the shared API server, a ProviderConfig and a reconciler.
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { generateGcp } from "../../infra/gen-gcp.ts";
 import { type GoogleGenericFake, startGoogleGenericFake } from "../../infra/local/fakes/gcp-generic-fake.ts";
 import { withNamespacedVariants } from "../../shared/api/external.ts";
@@ -20,6 +20,7 @@ import { ensureCrds } from "./aws.ts";
 import { installCrds, removeCrds } from "./crd-holds.ts";
 import { createGcpProviderConfig } from "./gcp.ts";
 import { generatedKinds } from "./generated-testbed.ts";
+import { conditionOf, getMr, keyOf } from "./reconcile.ts";
 import { Reconciler } from "./routed.ts";
 
 /**
@@ -163,4 +164,28 @@ export function withGoogleFake(
     use(fake);
   }, 60_000);
   afterAll(() => fake?.close());
+}
+
+/**
+ * A change of what only a create takes (an input beside the resource, an id, a field with no update): patched
+ * into forProvider, it is Synced=False naming `field`, and no request that writes goes to Google.
+ */
+export async function refusedWithNothingSent(
+  kube: Kube,
+  at: { fake: GoogleGenericFake; reconciler: Reconciler },
+  def: ManagedKindDef,
+  name: string,
+  forProvider: Record<string, unknown>,
+  field: string,
+): Promise<void> {
+  const writes = at.fake.writeAgents.length;
+  await kube.patch(def, name, { spec: { forProvider } });
+  await at.reconciler.reconcile(keyOf(def, name));
+  await at.reconciler.reconcile(keyOf(def, name));
+  const changed = await getMr(kube, def, name);
+  expect(conditionOf(changed, "Synced"), JSON.stringify(changed?.status)).toMatchObject({
+    status: "False",
+    message: expect.stringContaining(field),
+  });
+  expect(at.fake.writeAgents.length).toBe(writes);
 }
