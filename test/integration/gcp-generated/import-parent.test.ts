@@ -20,11 +20,12 @@ import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
+import { MAX_IMPORT_PARENTS } from "../../../shared/ops/import-limits.ts";
 import { managedObject } from "../../support/conformance.ts";
 import { removeCrds } from "../../support/crd-holds.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import { serveGoogleKinds } from "../../support/gcp-generated.ts";
+import { requestsSince, serveGoogleKinds } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import type { Reconciler } from "../../support/routed.ts";
 import { cli } from "../cli/helpers.ts";
@@ -320,6 +321,51 @@ describe("driftless import --depth (walks down levels)", () => {
     await kube.delete(def("Folder"), m);
     expect(await settled("Folder", m)).toBeUndefined();
     expect(fake.resource(mf)?.state).toBe("ACTIVE");
+  });
+});
+
+describe("driftless import --depth: the bound of MAX_IMPORT_PARENTS parents", () => {
+  it("lists under at most that many parents in one run and names every one it did not walk", {
+    timeout: 300_000,
+  }, async () => {
+    const org = `organizations/${(Date.now() % 1_000_000_000) + 13}`;
+    // One more folder under the organization than the walk may list under (the organization counts too).
+    const folders: string[] = [];
+    for (let i = 0; i < MAX_IMPORT_PARENTS + 1; i += 50) {
+      const batch = Array.from({ length: Math.min(50, MAX_IMPORT_PARENTS + 1 - i) }, (_, j) =>
+        byHand("cloudresourcemanager/v3/folders", { parent: org, displayName: `wide-${i + j}` }),
+      );
+      folders.push(...(await Promise.all(batch)));
+    }
+    const before = fake.stats();
+    const out = mkdtempSync(join(tmpdir(), "driftless-import-wide-"));
+    const args = ["import", "--provider-config", PC, "--kinds", "cloudresourcemanager.folder", "-o", out];
+    const res = await cli([...args, "--parent", org, "--depth", "1"], { env: activate() });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(
+      new RegExp(
+        `^cloudresourcemanager\\.folder: ${folders.length} found, ${folders.length} written, 0 already managed$`,
+        "m",
+      ),
+    );
+    // The organization and 999 folders were listed under; the last 2 folders found were not.
+    expect(res.stdout).toMatch(
+      new RegExp(
+        `^walked 1 level below ${org}: ${MAX_IMPORT_PARENTS - 1} lists under ${MAX_IMPORT_PARENTS} parents$`,
+        "m",
+      ),
+    );
+    const line = res.stdout.split("\n").find((l) => l.startsWith("not walked")) ?? "";
+    expect(line).toBe(
+      `not walked (${MAX_IMPORT_PARENTS} parents reached): 2 parents: ${folders.slice(-2).join(", ")}`,
+    );
+    // Lists under the organization (3 pages of 500) and under each walked folder: no list under the 2 others.
+    const lists = requestsSince(fake, before, /^GET cloudresourcemanager /).reduce(
+      (n, [k, now]) => n + now - (before[k] ?? 0),
+      0,
+    );
+    expect(lists).toBe(3 + MAX_IMPORT_PARENTS - 1);
+    expect(writes(before)).toEqual([]);
   });
 });
 
