@@ -567,10 +567,11 @@ export function kindSpecOf(
     ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
   ];
   const iam = permissionsOf(r, where.collection, known);
-  // A project parent written `projects/<id>` is compared with Google's `projects/<number>` through
-  // Resource Manager's projects.get (the provider's #asWritten): reading the parent project is needed too.
+  // A parent under a project written `projects/<id>/…` is compared with `projects/<number>/…` through
+  // Resource Manager's projects.get (the provider's home and #asWritten): reading the project is needed too.
   const projectGet = "resourcemanager.projects.get";
-  if (inBody?.parents.includes("projects/*") && known.has(projectGet))
+  const underAProject = where.parent.template.split("|").some((t) => t.startsWith("projects/*"));
+  if (where.parent.explicit && !compute && underAProject && known.has(projectGet))
     iam.permissions.read = [...(iam.permissions.read ?? []), projectGet];
   return {
     v: GOOGLE_SPEC_VERSION,

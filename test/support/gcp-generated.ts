@@ -1,6 +1,7 @@
 // The generated Google kinds in tests: a file's testbed, like azureGenTestbed for the Azure ones — the kinds
 // generated once (skipped when current), their specs and defs by type, a generic Google fake of the file's
 // own, their CRDs held on the shared API server, a ProviderConfig and a reconciler.
+import { afterAll, beforeAll, expect } from "vitest";
 import { generateGcp } from "../../infra/gen-gcp.ts";
 import { type GoogleGenericFake, startGoogleGenericFake } from "../../infra/local/fakes/gcp-generic-fake.ts";
 import { withNamespacedVariants } from "../../shared/api/external.ts";
@@ -19,6 +20,7 @@ import { ensureCrds } from "./aws.ts";
 import { installCrds, removeCrds } from "./crd-holds.ts";
 import { createGcpProviderConfig } from "./gcp.ts";
 import { generatedKinds } from "./generated-testbed.ts";
+import { conditionOf, getMr, keyOf } from "./reconcile.ts";
 import { Reconciler } from "./routed.ts";
 
 /**
@@ -53,14 +55,22 @@ export async function serveGoogleKinds(
   });
 }
 
-/** The generated kinds of these types (`iam.googleapis.com/ServiceAccount`), generated first if need be. */
+/**
+ * The generated kinds of these types (`iam.googleapis.com/ServiceAccount`), generated first if need be: the
+ * type's one kind (`iam.googleapis.com/Key` is ServiceAccountKey), or where a type has several (Compute's
+ * Address and GlobalAddress) the one named as the type's last segment.
+ */
 export function googleGenSpecs(types: readonly string[]): Map<string, GoogleKindSpec> {
   generateGcp();
   const catalog = loadGoogleCatalog();
   return new Map(
     types.map((t) => {
-      const entry = catalog.kinds.find((k) => k.typeName === t && k.kind === t.split("/")[1]);
-      if (!entry) throw new Error(`no generated Google kind for ${t}`);
+      const all = catalog.kinds.filter((k) => k.typeName === t);
+      const entry = all.length === 1 ? all[0] : all.find((k) => k.kind === t.split("/")[1]);
+      if (!entry)
+        throw new Error(
+          `no generated Google kind for ${t}${all.length > 1 ? ` (it has ${all.map((k) => k.kind).join(", ")}; none is named ${t.split("/")[1]})` : ""}`,
+        );
       return [t, loadGoogleSpec(entry)] as const;
     }),
   );
@@ -138,3 +148,44 @@ export const connectGoogle = (spec: GoogleKindSpec, fakeUrl: string, project = "
     },
     readSecretKey: async () => "",
   } as never);
+
+/**
+ * A test file's own generic Google fake (the kinds generated first), started before its tests and closed
+ * after them; `use` receives it.
+ */
+export function withGoogleFake(
+  opts: Parameters<typeof startGoogleGenericFake>[0],
+  use: (fake: GoogleGenericFake) => void,
+): void {
+  let fake: GoogleGenericFake | undefined;
+  beforeAll(async () => {
+    generateGcp();
+    fake = await startGoogleGenericFake(opts);
+    use(fake);
+  }, 60_000);
+  afterAll(() => fake?.close());
+}
+
+/**
+ * A change of what only a create takes (an input beside the resource, an id, a field with no update): patched
+ * into forProvider, it is Synced=False naming `field`, and no request that writes goes to Google.
+ */
+export async function refusedWithNothingSent(
+  kube: Kube,
+  at: { fake: GoogleGenericFake; reconciler: Reconciler },
+  def: ManagedKindDef,
+  name: string,
+  forProvider: Record<string, unknown>,
+  field: string,
+): Promise<void> {
+  const writes = at.fake.writeAgents.length;
+  await kube.patch(def, name, { spec: { forProvider } });
+  await at.reconciler.reconcile(keyOf(def, name));
+  await at.reconciler.reconcile(keyOf(def, name));
+  const changed = await getMr(kube, def, name);
+  expect(conditionOf(changed, "Synced"), JSON.stringify(changed?.status)).toMatchObject({
+    status: "False",
+    message: expect.stringContaining(field),
+  });
+  expect(at.fake.writeAgents.length).toBe(writes);
+}

@@ -425,9 +425,9 @@ export async function startGoogleGenericFake(
       if (allowed && !allowed.includes(String(v)))
         throw bad(`Invalid value at '${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}', "${String(v)}"`);
     }
-    if (s.google.parent.explicit && !store.has(parent)) throw notFound(parent);
-    const made = MADE[s.typeName]?.(parent, sent, ++seq) ?? {
-      name: `${parent}/${s.google.collection}/gen-${++seq}`,
+    if (s.google.parent.explicit && !store.has(canon(parent))) throw notFound(parent);
+    const made = MADE[s.typeName]?.(canon(parent), sent, ++seq) ?? {
+      name: `${canon(parent)}/${s.google.collection}/gen-${++seq}`,
       set: {},
       once: {},
     };
@@ -495,7 +495,7 @@ export async function startGoogleGenericFake(
       if (typeof named === "string") throw bad(named);
       const name = compute
         ? `${path(vals, g.get.p, id)}`
-        : (named?.name ?? `${vals.parent}/${g.collection}/${id}`);
+        : canon(named?.name ?? `${vals.parent}/${g.collection}/${id}`);
       if (store.has(name))
         throw new GoogleApiError(
           409,
@@ -545,7 +545,9 @@ export async function startGoogleGenericFake(
             "",
         );
     // A project is named by its number or by its id (`projects/{project_id_or_number}`).
-    const name = (g.parent.inBody && s.identifierField && byId(s, asked.split("/")[1] ?? "")) || asked;
+    const name =
+      (g.parent.inBody && s.identifierField && byId(s, asked.split("/")[1] ?? "")) ||
+      (compute ? asked : canon(asked));
     // Operations progress while the resource is read too: Google finishes them whether or not anyone polls.
     if (r.op === "get") for (const p of ops.values()) if (p.target === name && p.countdown.tick()) settle(p);
     const stored = store.get(name);
@@ -687,6 +689,15 @@ export async function startGoogleGenericFake(
     for (const [k, v] of store) if (v.spec.identifierField && v.resource.projectId === id) return k;
     return parent;
   };
+  /**
+   * A name under a project in Google's number form (`projects/<id>/locations/l/…` → `projects/<number>/…`)
+   * where the fake knows the project (a Project made in it): Google takes either form in a request and, for
+   * many APIs, answers the number (Secret Manager, Cloud Run). Others as they are.
+   */
+  const canon = (name: string) => {
+    const m = /^projects\/([^/]+)(\/.+)$/.exec(name);
+    return m ? `${asNumber(`projects/${m[1]}`)}${m[2]}` : name;
+  };
   /** A resource with active children (a folder's folders and projects, a tag key's values) cannot go. */
   const inUse = (name: string) => {
     for (const [k, v] of store)
@@ -808,7 +819,7 @@ export async function startGoogleGenericFake(
     const compute = g.family === "compute";
     const prefix = compute
       ? `${(g.list?.p ?? "").replace(/\{(\w+)\}/g, (_, v: string) => vals[v] ?? "")}/`
-      : `${decodeURIComponent(vals.parent ?? "")}/${g.collection}/`;
+      : `${canon(decodeURIComponent(vals.parent ?? ""))}/${g.collection}/`;
     // AIP-159: a `-` segment of the parent reads as every value of it (every location).
     const under = new RegExp(
       `^${prefix

@@ -43,8 +43,8 @@ import type { AzureKindSpec } from "../../../shared/api/azure-gen/spec.ts";
 import { withNamespacedVariants } from "../../../shared/api/external.ts";
 import { Subscription, Topic } from "../../../shared/api/gcp/pubsub.ts";
 import { Database, DatabaseInstance, User } from "../../../shared/api/gcp/sql.ts";
-import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
+import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedKindDef, ManagedResource } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import type { KubeObject } from "../../../shared/kube/client.ts";
@@ -64,6 +64,7 @@ import { managedObject } from "../../support/conformance.ts";
 import { installCrds, removeCrds } from "../../support/crd-holds.ts";
 import { env, eventually, newKube, uniqueName } from "../../support/env.ts";
 import { createGcpProviderConfig, emulatorPubSub, gcpProject } from "../../support/gcp.ts";
+import { googleGenSpecs } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, newReconciler, settle } from "../../support/reconcile.ts";
 import { Reconciler } from "../../support/routed.ts";
 import { cli } from "./helpers.ts";
@@ -603,7 +604,7 @@ describe("driftless import: generated Google kinds (their list methods)", () => 
   beforeAll(async () => {
     generateGcp();
     fake = await startGoogleGenericFake({ opPolls: 0 });
-    const spec = loadGoogleSpec(loadGoogleCatalog().kinds.find((k) => k.typeName === TYPE) as never);
+    const spec = googleGenSpecs([TYPE]).get(TYPE) as GoogleKindSpec;
     def = googleKindOf(spec);
     await installCrds(kube, [def]);
     await createGcpProviderConfig(kube, PC, {
@@ -663,8 +664,10 @@ describe("driftless import: generated Google kinds (their list methods)", () => 
 
 describe("driftless import: generated regional and zonal Compute kinds (aggregatedList)", () => {
   const PC = uniqueName("pc-import-gcpagg");
-  const kindOf = (kind: string) =>
-    loadGoogleSpec(loadGoogleCatalog().kinds.find((k) => k.family === "compute" && k.kind === kind) as never);
+  const kindOf = (kind: string) => {
+    const type = `compute.googleapis.com/${kind}`;
+    return googleGenSpecs([type]).get(type) as GoogleKindSpec;
+  };
   let fake: GoogleGenericFake;
   let address: ManagedKindDef;
   let disk: ManagedKindDef;

@@ -10,7 +10,7 @@ import { CREATED_WITH_ANNOTATION } from "../../../shared/providers/gcp/generic/c
 import { managedObject } from "../../support/conformance.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import { googleGenTestbed } from "../../support/gcp-generated.ts";
+import { googleGenTestbed, refusedWithNothingSent } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 
 type Json = Record<string, unknown>;
@@ -45,25 +45,6 @@ const newInstance = async (prefix: string) => {
   return { name, instanceId, full: `projects/${project}/instances/${instanceId}`, location, clusters };
 };
 
-/** A change of a create's input: Synced=False naming the field, and no request goes to Google. */
-const refusedWithNothingSent = async (
-  def: typeof instance,
-  name: string,
-  forProvider: Json,
-  field: string,
-) => {
-  const writes = bed.fake.writeAgents.length;
-  await kube.patch(def, name, { spec: { forProvider } });
-  await bed.reconciler.reconcile(keyOf(def, name));
-  await bed.reconciler.reconcile(keyOf(def, name));
-  const changed = await getMr<Json>(kube, def, name);
-  expect(conditionOf(changed, "Synced"), JSON.stringify(changed?.status)).toMatchObject({
-    status: "False",
-    message: expect.stringContaining(field),
-  });
-  expect(bed.fake.writeAgents.length).toBe(writes);
-};
-
 describe("Bigtable Instance (a create with clusters beside the instance)", () => {
   it("created with its clusters; a change of clusters refused with nothing sent; delete takes the clusters too", {
     timeout: 180_000,
@@ -87,6 +68,8 @@ describe("Bigtable Instance (a create with clusters beside the instance)", () =>
 
     // The clusters are the create's: a change is refused, and nothing goes to Google.
     await refusedWithNothingSent(
+      kube,
+      bed,
       instance,
       name,
       { clusters: { [`${instanceId}-c1`]: { location, serveNodes: 3 } } },
@@ -133,6 +116,8 @@ describe("Bigtable Instance (a create with clusters beside the instance)", () =>
     expect(bed.fake.resource(`${parent}/tables/t1`)).not.toHaveProperty("initialSplits");
 
     await refusedWithNothingSent(
+      kube,
+      bed,
       table,
       name,
       { initialSplits: [{ key: Buffer.from("q").toString("base64") }] },

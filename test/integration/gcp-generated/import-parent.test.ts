@@ -20,11 +20,12 @@ import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
+import { MAX_IMPORT_PARENTS } from "../../../shared/ops/import-limits.ts";
 import { managedObject } from "../../support/conformance.ts";
 import { removeCrds } from "../../support/crd-holds.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import { serveGoogleKinds } from "../../support/gcp-generated.ts";
+import { requestsSince, serveGoogleKinds } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import type { Reconciler } from "../../support/routed.ts";
 import { cli } from "../cli/helpers.ts";
@@ -100,6 +101,22 @@ const written = (dir: string) =>
     }),
   );
 
+/** A managed Entry under `parent`, its external name the entry id from `name`, reconciled to Ready. */
+const readyEntry = async (name: string, parent: string, system: string) => {
+  await kube.create(
+    def("Entry"),
+    managedObject(def("Entry"), name, PC, {
+      forProvider: { parent, userSpecifiedSystem: system, userSpecifiedType: "t" },
+      // Entry ids take letters, digits and underscores only.
+      annotations: { [Annotations.externalName]: name.replaceAll("-", "_") },
+      connectionSecret: false,
+    }),
+  );
+  const made = await settled("Entry", name);
+  expect(conditionOf(made, "Ready"), JSON.stringify(made?.status)).toMatchObject({ status: "True" });
+  return made;
+};
+
 const writes = (before: Record<string, number>) =>
   Object.entries(fake.stats()).filter(([x, n]) => /^(PATCH|POST|DELETE)/.test(x) && n > (before[x] ?? 0));
 
@@ -109,17 +126,7 @@ describe("driftless import --parent for another API's kind (Data Catalog Entry)"
   }, async () => {
     const group = `projects/p/locations/us-central1/entryGroups/${uniqueName("eg").replaceAll("-", "_")}`;
     const mine = uniqueName("entry-mine");
-    await kube.create(
-      def("Entry"),
-      managedObject(def("Entry"), mine, PC, {
-        forProvider: { parent: group, userSpecifiedSystem: "mine", userSpecifiedType: "t" },
-        // Entry ids take letters, digits and underscores only.
-        annotations: { [Annotations.externalName]: mine.replaceAll("-", "_") },
-        connectionSecret: false,
-      }),
-    );
-    const managed = await settled("Entry", mine);
-    expect(conditionOf(managed, "Ready"), JSON.stringify(managed?.status)).toMatchObject({ status: "True" });
+    await readyEntry(mine, group, "mine");
     const console = await byHand(`datacatalog/v1/${group}/entries?entryId=by_hand`, {
       userSpecifiedSystem: "console",
       userSpecifiedType: "t",
@@ -156,6 +163,50 @@ describe("driftless import --parent for another API's kind (Data Catalog Entry)"
     expect(fake.resource(console)).toBeDefined();
     await kube.delete(def("Entry"), mine);
     await settle(r, keyOf(def("Entry"), mine));
+  });
+});
+
+describe("an Entry whose parent names its project by id, then by its number", () => {
+  it("is one home: in sync and nothing sent to Google; another location is refused, the message naming both", {
+    timeout: 120_000,
+  }, async () => {
+    const org = `organizations/${(Date.now() % 1_000_000_000) + 11}`;
+    const pid = uniqueName("pn-p").slice(0, 30);
+    const project = await byHand("cloudresourcemanager/v3/projects", { parent: org, projectId: pid });
+    expect(project).toMatch(/^projects\/\d+$/);
+    const gid = uniqueName("eg").replaceAll("-", "_");
+    await byHand(`datacatalog/v1/projects/${pid}/locations/us/entryGroups?entryGroupId=${gid}`, {});
+    const byId = `projects/${pid}/locations/us/entryGroups/${gid}`;
+    const byNumber = `${project}/locations/us/entryGroups/${gid}`;
+    const e = uniqueName("entry-pn");
+    const made = await readyEntry(e, byId, "pn");
+    // Google answers the entry's name with the project's number.
+    const full = String(made?.status?.atProvider?.name);
+    expect(full).toBe(`${byNumber}/entries/${e.replaceAll("-", "_")}`);
+    const before = fake.stats();
+    await kube.patch(def("Entry"), e, { spec: { forProvider: { parent: byNumber } } });
+    const switched = await settled("Entry", e);
+    expect(conditionOf(switched, "Synced"), JSON.stringify(switched?.status)).toMatchObject({
+      status: "True",
+    });
+    expect(conditionOf(switched, "Ready")).toMatchObject({ status: "True" });
+    expect(writes(before)).toEqual([]);
+    // Another location of the same project: a changed home, refused, nothing sent.
+    const elsewhere = byNumber.replace("/us/", "/europe-west1/");
+    await kube.patch(def("Entry"), e, { spec: { forProvider: { parent: elsewhere } } });
+    await r.reconcile(keyOf(def("Entry"), e));
+    expect(conditionOf(await getMr<Json>(kube, def("Entry"), e), "Synced")).toMatchObject({
+      status: "False",
+      message: expect.stringContaining(
+        `lives in parent "${byId}", but its spec and ProviderConfig now reach parent "${elsewhere}"`,
+      ),
+    });
+    expect(writes(before)).toEqual([]);
+    await kube.patch(def("Entry"), e, { spec: { forProvider: { parent: byId } } });
+    await kube.delete(def("Entry"), e);
+    await settle(r, keyOf(def("Entry"), e));
+    expect(await getMr<Json>(kube, def("Entry"), e)).toBeUndefined();
+    expect(fake.resource(full)).toBeUndefined();
   });
 });
 
@@ -270,6 +321,51 @@ describe("driftless import --depth (walks down levels)", () => {
     await kube.delete(def("Folder"), m);
     expect(await settled("Folder", m)).toBeUndefined();
     expect(fake.resource(mf)?.state).toBe("ACTIVE");
+  });
+});
+
+describe("driftless import --depth: the bound of MAX_IMPORT_PARENTS parents", () => {
+  it("lists under at most that many parents in one run and names every one it did not walk", {
+    timeout: 300_000,
+  }, async () => {
+    const org = `organizations/${(Date.now() % 1_000_000_000) + 13}`;
+    // One more folder under the organization than the walk may list under (the organization counts too).
+    const folders: string[] = [];
+    for (let i = 0; i < MAX_IMPORT_PARENTS + 1; i += 50) {
+      const batch = Array.from({ length: Math.min(50, MAX_IMPORT_PARENTS + 1 - i) }, (_, j) =>
+        byHand("cloudresourcemanager/v3/folders", { parent: org, displayName: `wide-${i + j}` }),
+      );
+      folders.push(...(await Promise.all(batch)));
+    }
+    const before = fake.stats();
+    const out = mkdtempSync(join(tmpdir(), "driftless-import-wide-"));
+    const args = ["import", "--provider-config", PC, "--kinds", "cloudresourcemanager.folder", "-o", out];
+    const res = await cli([...args, "--parent", org, "--depth", "1"], { env: activate() });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(
+      new RegExp(
+        `^cloudresourcemanager\\.folder: ${folders.length} found, ${folders.length} written, 0 already managed$`,
+        "m",
+      ),
+    );
+    // The organization and 999 folders were listed under; the last 2 folders found were not.
+    expect(res.stdout).toMatch(
+      new RegExp(
+        `^walked 1 level below ${org}: ${MAX_IMPORT_PARENTS - 1} lists under ${MAX_IMPORT_PARENTS} parents$`,
+        "m",
+      ),
+    );
+    const line = res.stdout.split("\n").find((l) => l.startsWith("not walked")) ?? "";
+    expect(line).toBe(
+      `not walked (${MAX_IMPORT_PARENTS} parents reached): 2 parents: ${folders.slice(-2).join(", ")}`,
+    );
+    // Lists under the organization (3 pages of 500) and under each walked folder: no list under the 2 others.
+    const lists = requestsSince(fake, before, /^GET cloudresourcemanager /).reduce(
+      (n, [k, now]) => n + now - (before[k] ?? 0),
+      0,
+    );
+    expect(lists).toBe(3 + MAX_IMPORT_PARENTS - 1);
+    expect(writes(before)).toEqual([]);
   });
 });
 

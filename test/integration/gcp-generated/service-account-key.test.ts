@@ -11,15 +11,15 @@ import {
   type GoogleGenericFake,
   startGoogleGenericFake,
 } from "../../../infra/local/fakes/gcp-generic-fake.ts";
-import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { googleKindOf } from "../../../shared/api/googleapis/kind.ts";
 import type { ManagedKindDef } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
+import { CREATED_WITH_ANNOTATION } from "../../../shared/providers/gcp/generic/client.ts";
 import { managedObject } from "../../support/conformance.ts";
 import { removeCrds } from "../../support/crd-holds.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import { serveGoogleKinds } from "../../support/gcp-generated.ts";
+import { googleGenSpecs, requestsSince, serveGoogleKinds } from "../../support/gcp-generated.ts";
 import { captureLogger, conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 import type { Reconciler } from "../../support/routed.ts";
 
@@ -35,13 +35,7 @@ let key: ManagedKindDef;
 beforeAll(async () => {
   generateGcp();
   fake = await startGoogleGenericFake({ opPolls: 0 });
-  const catalog = loadGoogleCatalog();
-  const specOf = (type: string) => {
-    const e = catalog.kinds.find((x) => x.typeName === type);
-    if (!e) throw new Error(`${type} is not generated`);
-    return loadGoogleSpec(e);
-  };
-  const specs = [specOf("iam.googleapis.com/ServiceAccount"), specOf("iam.googleapis.com/Key")];
+  const specs = [...googleGenSpecs(["iam.googleapis.com/ServiceAccount", "iam.googleapis.com/Key"]).values()];
   [sa, key] = specs.map((s) => googleKindOf(s)) as [ManagedKindDef, ManagedKindDef];
   r = await serveGoogleKinds(kube, { specs, defs: [sa, key], pc: PC, fakeUrl: fake.url, logger });
 }, 120_000);
@@ -76,6 +70,20 @@ const newAccount = async (prefix: string) => {
   };
 };
 
+/** A key (RSA 2048) under the generated ServiceAccount `account`, by reference, reconciled to Ready. */
+const readyKey = async (name: string, account: string) => {
+  await kube.create(
+    key,
+    managedObject(key, name, PC, {
+      forProvider: { parentRef: { name: account }, keyAlgorithm: "KEY_ALG_RSA_2048" },
+    }),
+  );
+  await twice(key, name);
+  const mr = await getMr<Json>(kube, key, name);
+  expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+  return mr;
+};
+
 describe("IAM ServiceAccountKey (a create whose request holds no resource message)", () => {
   it("created under a referenced account; privateKeyData only in the connection Secret, kept; an immutable change refused; import; delete", {
     timeout: 180_000,
@@ -84,15 +92,7 @@ describe("IAM ServiceAccountKey (a create whose request holds no resource messag
     const { name: account, full: saName } = await newAccount("key");
     expect(fake.resource(saName)).toBeDefined();
 
-    await kube.create(
-      key,
-      managedObject(key, name, PC, {
-        forProvider: { parentRef: { name: account }, keyAlgorithm: "KEY_ALG_RSA_2048" },
-      }),
-    );
-    await twice(key, name);
-    const mr = await getMr<Json>(kube, key, name);
-    expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    const mr = await readyKey(name, account);
     const full = mr?.metadata.annotations?.[Annotations.externalName] as string;
     expect(full).toMatch(new RegExp(`^${saName.replaceAll(".", "\\.")}/keys/[0-9a-f]{40}$`));
     expect(mr?.spec.forProvider.parent).toBe(saName);
@@ -167,6 +167,60 @@ describe("IAM ServiceAccountKey (a create whose request holds no resource messag
     await twice(key, name);
     expect(await getMr(kube, key, name)).toBeUndefined();
     expect(fake.resource(full)).toBeUndefined();
+    await kube.delete(sa, account);
+    await twice(sa, account);
+  });
+
+  it("a hand-edited created-with record: unreadable is Synced=False saying how to restore it, nothing sent; one edited to hide a change is checked against Google's keyAlgorithm", {
+    timeout: 120_000,
+  }, async () => {
+    const name = uniqueName("sakey-cw");
+    const { name: account } = await newAccount("cw");
+    const made = await readyKey(name, account);
+    const recorded = String(made?.metadata.annotations?.[CREATED_WITH_ANNOTATION]);
+    expect(JSON.parse(recorded)).toEqual({ keyAlgorithm: "KEY_ALG_RSA_2048" });
+    const before = fake.stats();
+    const synced = async () => conditionOf(await getMr<Json>(kube, key, name), "Synced");
+    // [the annotation as edited, what the message says is wrong]
+    const rows: Array<[string, RegExp]> = [
+      ['{"keyAlgorithm": "KEY_ALG_RSA_2048"', /is not JSON/],
+      ['["KEY_ALG_RSA_2048"]', /is not a JSON object/],
+      ['{"keyAlgorithm":"KEY_ALG_RSA_2048","colour":"red"}', /colour is not one of the create's inputs/],
+      ['{"keyAlgorithm":2048}', /keyAlgorithm is not a string/],
+    ];
+    for (const [edited, why] of rows) {
+      await kube.patch(key, name, { metadata: { annotations: { [CREATED_WITH_ANNOTATION]: edited } } });
+      await r.reconcile(keyOf(key, name));
+      const c = await synced();
+      expect({ edited, c }).toMatchObject({
+        edited,
+        c: { status: "False", message: expect.stringMatching(why) },
+      });
+      // What to do: restore the record the create wrote (a person reads it in Git or the last applied object).
+      expect(c?.message).toContain(`set the annotation ${CREATED_WITH_ANNOTATION} back`);
+      expect(c?.message).not.toMatch(/SyntaxError|Unexpected token|position \d/);
+    }
+    expect(requestsSince(fake, before, /^(POST|PATCH|DELETE)/)).toEqual([]);
+    // Edited to say the key was made with RSA 1024, the spec changed to match: Google answers 2048, refused.
+    await kube.patch(key, name, {
+      metadata: { annotations: { [CREATED_WITH_ANNOTATION]: '{"keyAlgorithm":"KEY_ALG_RSA_1024"}' } },
+      spec: { forProvider: { keyAlgorithm: "KEY_ALG_RSA_1024" } },
+    });
+    await r.reconcile(keyOf(key, name));
+    expect(await synced()).toMatchObject({
+      status: "False",
+      message: expect.stringContaining("keyAlgorithm"),
+    });
+    expect(requestsSince(fake, before, /^(POST|PATCH|DELETE)/)).toEqual([]);
+    await kube.patch(key, name, {
+      metadata: { annotations: { [CREATED_WITH_ANNOTATION]: recorded } },
+      spec: { forProvider: { keyAlgorithm: "KEY_ALG_RSA_2048" } },
+    });
+    await twice(key, name);
+    expect(await synced()).toMatchObject({ status: "True" });
+    await kube.delete(key, name);
+    await twice(key, name);
+    expect(await getMr(kube, key, name)).toBeUndefined();
     await kube.delete(sa, account);
     await twice(sa, account);
   });

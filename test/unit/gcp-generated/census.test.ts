@@ -215,7 +215,8 @@ describe("a create of options: IAM's ServiceAccountKey", () => {
     expect(s.google.update).toBeUndefined();
     expect(s.permissions).toEqual({
       create: ["iam.serviceAccountKeys.create"],
-      read: ["iam.serviceAccountKeys.get"],
+      // Its parent's project (projects/<id> or <number>) is resolved to compare the two forms as one home.
+      read: ["iam.serviceAccountKeys.get", "resourcemanager.projects.get"],
       delete: ["iam.serviceAccountKeys.delete"],
       list: ["iam.serviceAccountKeys.list"],
     });

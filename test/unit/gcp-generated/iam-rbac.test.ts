@@ -71,7 +71,11 @@ describe("IAM permissions of the generated Google kinds", () => {
     ]);
     expect(of("compute.googleapis.com/Address", "Address")?.update).toBeUndefined();
     expect(of("bigtableadmin.googleapis.com/Cluster")?.create).toContain("bigtable.clusters.create");
-    expect(of("gkehub.googleapis.com/MembershipBinding")?.read).toEqual(["gkehub.membershipbindings.get"]);
+    // A parent under a project (a spec field) reads that project too: its id and number are one home.
+    expect(of("gkehub.googleapis.com/MembershipBinding")?.read).toEqual([
+      "gkehub.membershipbindings.get",
+      "resourcemanager.projects.get",
+    ]);
     expect(of("compute.googleapis.com/Address", "GlobalAddress")?.list).toEqual([
       "compute.globalAddresses.list",
     ]);

@@ -2,12 +2,8 @@
 // collection with the parent in the body (a third parent style), their parent the immutable home with a
 // reference to the kind above, the field unique in the parent that finds a lost create again, and the soft
 // delete of Folder and Project.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateGcp } from "../../../infra/gen-gcp.ts";
-import {
-  type GoogleGenericFake,
-  startGoogleGenericFake,
-} from "../../../infra/local/fakes/gcp-generic-fake.ts";
+import { describe, expect, it } from "vitest";
+import type { GoogleGenericFake } from "../../../infra/local/fakes/gcp-generic-fake.ts";
 import { InvalidSpecError, NotListableError, recordedHome } from "../../../shared/api/external.ts";
 import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
 import { findsByOwnerLabel, findsByUniqueField, googleKindOf } from "../../../shared/api/googleapis/kind.ts";
@@ -15,7 +11,7 @@ import type { GoogleKindSpec } from "../../../shared/api/googleapis/spec.ts";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { homeChanges } from "../../../shared/reconciler/plan.ts";
-import { connectGoogle } from "../../support/gcp-generated.ts";
+import { connectGoogle, withGoogleFake } from "../../support/gcp-generated.ts";
 
 const RM = "cloudresourcemanager.googleapis.com";
 const spec = (kind: string): GoogleKindSpec => {
@@ -32,11 +28,9 @@ const mrNamed = (name: string, uid: string) => (forProvider: Record<string, unkn
   }) as unknown as ManagedResource<Record<string, unknown>, Record<string, unknown>>;
 
 let fake: GoogleGenericFake;
-beforeAll(async () => {
-  generateGcp();
-  fake = await startGoogleGenericFake({ opPolls: 0 });
-}, 60_000);
-afterAll(() => fake?.close());
+withGoogleFake({ opPolls: 0 }, (f) => {
+  fake = f;
+});
 
 describe("Resource Manager v3 kinds", () => {
   it("are generated, none of them skipped", () => {

@@ -42,7 +42,7 @@ import { checkEndpoint } from "../../endpoints.ts";
 import { secretReader } from "../../secret-refs.ts";
 import { gcpClientConfig, type ServiceAccountKey } from "../config.ts";
 import { authFor, GoogleHttpError, GoogleRestClient } from "../google-rest.ts";
-import { gcpHome, projectOf } from "../home.ts";
+import { gcpHome, projectOf, underProject } from "../home.ts";
 import { classifyGoogle, operationError } from "./errors.ts";
 import { fromGoogle, toGoogle } from "./sensitive-labels.ts";
 
@@ -95,14 +95,21 @@ const lastVar = (p: string) => [...p.matchAll(/\{(\w+)\}/g)].at(-1)?.[1] ?? "nam
 
 /** Where the kind's API is reached: the ProviderConfig's `endpoint.apis` (`{api}` filled), else Google. */
 export function apiBase(spec: GoogleKindSpec, pc: GcpProviderConfigSpec): string {
-  const host = spec.google.host;
-  const api = host.replace(/\.googleapis\.com$/, "");
-  const raw = pc.endpoint?.apis;
-  if (raw) return checkEndpoint("gcp", "spec.endpoint.apis", raw.replaceAll("{api}", api)).url;
-  if (spec.google.family === "compute" && pc.endpoint?.compute)
+  if (spec.google.family === "compute" && !pc.endpoint?.apis && pc.endpoint?.compute)
     return checkEndpoint("gcp", "spec.endpoint.compute", pc.endpoint.compute).url;
+  return hostBase(spec.google.host, pc);
+}
+
+/** An API host's base URL: the ProviderConfig's `endpoint.apis` with `{api}` filled, else the host's own. */
+function hostBase(host: string, pc: GcpProviderConfigSpec): string {
+  const raw = pc.endpoint?.apis;
+  const api = host.replace(/\.googleapis\.com$/, "");
+  if (raw) return checkEndpoint("gcp", "spec.endpoint.apis", raw.replaceAll("{api}", api)).url;
   return `https://${host}`;
 }
+
+/** Resource Manager v3, where a project's id is resolved to its number (projects.get) for any kind. */
+const RESOURCE_MANAGER = { host: "cloudresourcemanager.googleapis.com", version: "v3" } as const;
 
 const clients = new Map<string, GoogleRestClient>();
 function clientFor(base: string, credentials: ServiceAccountKey | undefined, cacheKey: string) {
@@ -144,6 +151,8 @@ const projectNumbers = new Map<string, string>();
 class GoogleGenericExternal implements ExternalClient<Json, Json> {
   readonly #ctx: ConnectContext<GcpProviderConfigSpec>;
   readonly #api: GoogleRestClient;
+  /** Resource Manager (projects.get): this kind's own client where its API is Resource Manager. */
+  readonly #rm: GoogleRestClient;
   readonly #spec: GoogleKindSpec;
   readonly #project: string;
   readonly #polls: readonly number[];
@@ -154,6 +163,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   constructor(
     ctx: ConnectContext<GcpProviderConfigSpec>,
     api: GoogleRestClient,
+    rm: GoogleRestClient,
     spec: GoogleKindSpec,
     project: string,
     polls: readonly number[],
@@ -162,6 +172,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   ) {
     this.#ctx = ctx;
     this.#api = api;
+    this.#rm = rm;
     this.#spec = spec;
     this.#project = project;
     this.#polls = polls;
@@ -255,7 +266,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const parent = this.#parent(fp);
     if (externalName.includes("/")) {
       // Import by full name: it must lie in this resource's parent (its home), never elsewhere.
-      if (!externalName.startsWith(`${parent}/${this.#spec.google.collection}/`))
+      if (!this.#under(externalName, `${parent}/${this.#spec.google.collection}/`))
         throw new InvalidSpecError(
           `external name ${externalName} is not a ${this.#spec.google.collection} of ${parent}: set the spec's home fields to where it lives`,
         );
@@ -322,35 +333,81 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    * `projects.get` (`GET /v3/projects/{id}` answers `name: projects/<number>`), once per container.
    */
   async #projectNumber(x: string): Promise<string> {
-    if (/^\d+$/.test(x)) return x;
-    const key = `${this.#api.base}|${x}`;
-    const known = projectNumbers.get(key);
+    const known = this.#knownNumber(x);
     if (known) return known;
-    const path = `/${this.#spec.google.version}/projects/${encodeURIComponent(x)}`;
-    const got = await this.#call<Json>({ m: "get", p: path }, path, `read project ${x} (its number)`);
+    const path = `/${RESOURCE_MANAGER.version}/projects/${encodeURIComponent(x)}`;
+    let got: Json;
+    try {
+      got = await this.#rm.request<Json>("GET", path, { rateLimit: this.#rateLimit });
+    } catch (err) {
+      throw classifyGoogle(err, `read project ${x} (its number)`);
+    }
     const n = typeof got.name === "string" ? projectOf(got.name) : undefined;
     if (!n || !/^\d+$/.test(n))
       throw new ExternalError(`projects.get ${x} answered no projects/<number> name`);
     if (projectNumbers.size > 4096) projectNumbers.clear();
-    projectNumbers.set(key, n);
+    projectNumbers.set(`${this.#rm.base}|${x}`, n);
     return n;
   }
 
+  /** A project's number where it is one or already resolved (no call), else undefined. */
+  #knownNumber(x: string): string | undefined {
+    return /^\d+$/.test(x) ? x : projectNumbers.get(`${this.#rm.base}|${x}`);
+  }
+
+  /** #projectNumber, with a project Google answers 404 for as none (no project's number). */
+  async #numberOrNone(x: string): Promise<string | undefined> {
+    try {
+      return await this.#projectNumber(x);
+    } catch (err) {
+      if (err instanceof Error && err.cause instanceof GoogleHttpError && err.cause.code === 404)
+        return undefined;
+      throw err;
+    }
+  }
+
   /**
-   * Where it lives (gcp/home.ts): a parent in the body that names a project (a TagKey's) is one home in its
-   * id and number forms, resolved with projects.get; a project Google does not know is no project's.
+   * Whether `name` lies under `prefix` (`<parent>/<collection>/`): as text, or with its project in the other
+   * form (`projects/<number>/…` for `projects/<id>/…`) where both are resolved already (#learn), the rest the
+   * same text.
+   */
+  #under(name: string, prefix: string): boolean {
+    if (name.startsWith(prefix)) return true;
+    const [a, b] = [underProject(name), underProject(prefix)];
+    if (!a || !b || !a[1].startsWith(b[1])) return false;
+    const [na, nb] = [this.#knownNumber(a[0]), this.#knownNumber(b[0])];
+    return na !== undefined && na === nb;
+  }
+
+  /** Resolves the projects of a name that lies under `prefix` but for its project's form, for #under. */
+  async #learn(name: string, prefix: string): Promise<void> {
+    if (name.startsWith(prefix)) return;
+    const [a, b] = [underProject(name), underProject(prefix)];
+    if (!a || !b || !a[1].startsWith(b[1]) || a[0] === b[0]) return;
+    await Promise.all([this.#numberOrNone(a[0]), this.#numberOrNone(b[0])]);
+  }
+
+  /** A full name with its project in the number form where that is known (no call), else as it is. */
+  #canonical(name: string): string {
+    const at = underProject(name);
+    const n = at && this.#knownNumber(at[0]);
+    return at && n ? `projects/${n}${at[1]}` : name;
+  }
+
+  /** Before #where reads an external name given in full: its project resolved where its form differs. */
+  async #learnName(mr: MR, externalName: string | undefined): Promise<void> {
+    if (this.#compute || this.#spec.google.parent.inBody || !externalName?.includes("/")) return;
+    await this.#learn(externalName, `${this.#parent(mr.spec.forProvider)}/${this.#spec.google.collection}/`);
+  }
+
+  /**
+   * Where it lives (gcp/home.ts): a parent that is a spec field and lies under a project (a TagKey's
+   * `projects/<x>`, an Entry's `projects/<x>/locations/…`) is one home in its id and number forms, resolved
+   * with projects.get; a project Google does not know is no project's.
    */
   home(mr: MR): Promise<Home> {
-    const resolve = async (x: string) => {
-      try {
-        return await this.#projectNumber(x);
-      } catch (err) {
-        if (err instanceof Error && err.cause instanceof GoogleHttpError && err.cause.code === 404)
-          return undefined;
-        throw err;
-      }
-    };
-    return gcpHome(this.#ctx, mr, {}, this.#spec.google.parent.inBody ? resolve : undefined);
+    const explicit = this.#spec.google.parent.explicit;
+    return gcpHome(this.#ctx, mr, {}, explicit ? (x) => this.#numberOrNone(x) : undefined);
   }
 
   /**
@@ -369,6 +426,34 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return same ? { ...answer, parent: want } : answer;
   }
 
+  /**
+   * What the create recorded it sent (CREATED_WITH_ANNOTATION), or undefined where nothing was recorded. A
+   * record that is not a JSON object of the create's inputs (hand-edited) is refused with what is wrong and
+   * how to restore it: never read as none, which would take the spec's values as what was sent.
+   */
+  #createdWith(mr: MR): Json | undefined {
+    const raw = mr.metadata.annotations?.[CREATED_WITH_ANNOTATION];
+    if (raw === undefined) return undefined;
+    const inputs = this.#spec.google.createFields ?? [];
+    const refuse = (what: string) =>
+      new InvalidSpecError(
+        `the annotation ${CREATED_WITH_ANNOTATION} ${what}: it records what the create sent (a JSON object of ${inputs.join(", ")}, e.g. {"${inputs[0]}":…}) and is written by driftless; set the annotation ${CREATED_WITH_ANNOTATION} back to the value the create wrote (in the object's history, e.g. its last applied copy or Git)`,
+      );
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw refuse("is not JSON");
+    }
+    if (!isObject(parsed)) throw refuse("is not a JSON object");
+    for (const [k, v] of Object.entries(parsed)) {
+      if (!inputs.includes(k)) throw refuse(`names ${k}, and ${k} is not one of the create's inputs`);
+      const type = this.#spec.properties[k]?.s.t;
+      if (type === "string" && typeof v !== "string") throw refuse(`says ${k} is not a string`);
+    }
+    return parsed;
+  }
+
   async #found(mr: MR, google: Json, externalName?: string): Promise<ExternalObservation<Json, Json>> {
     const model = modelOf(this.#spec);
     const answer = await this.#asWritten(mr.spec.forProvider, google);
@@ -385,13 +470,16 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const createId = this.#spec.google.createId;
     const createdId = mr.metadata.annotations?.[CREATED_ID_ANNOTATION];
     if (createId && (createdId ?? fp[createId]) !== undefined) observed[createId] = createdId ?? fp[createId];
-    // A create of options: what it was created with (imported, with none recorded: the spec's).
+    // A create's inputs: what Google answers where it answers one (a key's keyAlgorithm), else what the
+    // create recorded it sent (imported, with none recorded: the spec's) — a hand-edited record cannot make a
+    // change Google can see look accepted.
     const createFields = this.#spec.google.createFields;
     if (createFields) {
-      const raw = mr.metadata.annotations?.[CREATED_WITH_ANNOTATION];
-      const recorded = raw ? (JSON.parse(raw) as Json) : undefined;
+      const recorded = this.#createdWith(mr);
       for (const f of createFields) {
-        const v = recorded ? recorded[f] : fp[f];
+        const sent = recorded ? recorded[f] : fp[f];
+        const v =
+          resource[f] !== undefined && (sent !== undefined || fp[f] !== undefined) ? resource[f] : sent;
         if (v === undefined) delete observed[f];
         else observed[f] = v;
       }
@@ -422,6 +510,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   }
 
   async observe(mr: MR, externalName: string | undefined): Promise<ExternalObservation<Json, Json>> {
+    await this.#learnName(mr, externalName);
     if (externalName) {
       const resource = await this.#get(mr, externalName);
       if (resource) return this.#updating(mr, externalName, await this.#found(mr, resource));
@@ -568,10 +657,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         for (const i of g.at) out[i] = err instanceof Error ? err : new Error(String(err));
         continue;
       }
+      // By the project's number where the names' forms differ (#listAll resolved it).
+      const byName = new Map([...listed].map(([k, v]) => [this.#canonical(k), v]));
       for (const i of g.at) {
         const { mr, externalName } = items[i] as ObserveManyItem<Json, Json>;
         const name = this.#compute ? externalName : this.#where(mr as MR, externalName).name;
-        const found = listed.get(name);
+        const found = byName.get(this.#canonical(name));
         if (!found || this.#softDeleted(found)) continue;
         try {
           out[i] = await this.#found(mr as MR, found);
@@ -624,12 +715,20 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const under = g.create.namedBy === "field" ? `${parent}/${g.collection}/` : "";
     const listed = await this.#listAll(fillPath(g.list.p, { parent }), under);
     const template = g.parent.template.split("/");
+    // Names Google answers with the project's number are this project's where its id resolves to it.
+    const other = [...listed.keys()].map((n) => underProject(n)?.[0]).find((x) => x && x !== this.#project);
+    // Without projects.get (a 403), such names stay another project's, as before: fewer found, none wrong.
+    if (other)
+      await Promise.all([this.#project, other].map((x) => this.#numberOrNone(x).catch(() => undefined)));
+    const mine = this.#knownNumber(this.#project);
     return [...listed.keys()].flatMap((name) => {
       // projects/{project}/locations/{location}/<collection>/{id}: the project, then the home fields.
       const segs = name.split("/");
       if (segs.length !== template.length + 2 || segs[template.length] !== g.collection) return [];
       const stars = template.flatMap((t, i) => (t === "*" ? [segs[i] as string] : t === segs[i] ? [] : [""]));
-      if (stars.includes("") || stars[0] !== this.#project) return [];
+      const ours =
+        stars[0] === this.#project || (mine !== undefined && this.#knownNumber(stars[0] ?? "") === mine);
+      if (stars.includes("") || !ours) return [];
       return [
         {
           externalName: segs.at(-1) as string,
@@ -667,9 +766,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (typeof id !== "string" || !id) return [];
       const under = typeof resource.parent === "string" && g.parent.inBody ? resource.parent : parent;
       const forProvider = { parent: under };
-      if (!g.parent.inBody && this.#spec.externalName === "fromAnnotation" && name.startsWith(prefix)) {
+      if (!g.parent.inBody && this.#spec.externalName === "fromAnnotation" && this.#under(name, prefix)) {
         // Unique only within its parent: held by a managed resource of the same parent, or by its full name.
-        const short = name.slice(prefix.length);
+        const short = name
+          .split("/")
+          .slice(prefix.split("/").length - 1)
+          .join("/");
         return [
           {
             externalName: short,
@@ -748,6 +850,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (Array.isArray(unreachable) && unreachable.length > 0)
         throw new ExternalError(`list ${path}: unreachable ${unreachable.slice(0, 3).join(", ")}`);
       const arrays = Object.values(page).filter((v): v is unknown[] => Array.isArray(v) && v.length > 0);
+      // Google may answer the names with the project's number where the parent says its id (or back).
+      const named = arrays.flat().find((x) => isObject(x) && typeof x.name === "string");
+      if (prefix && isObject(named)) await this.#learn(this.#fullName(String(named.name), prefix), prefix);
       // Compute's `items`; otherwise the array whose members are this collection's resources (AIP-132).
       const mine = this.#compute
         ? (page.items as unknown[] | undefined)
@@ -756,7 +861,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
               (x) =>
                 isObject(x) &&
                 typeof x.name === "string" &&
-                this.#fullName(x.name, prefix).startsWith(prefix),
+                this.#under(this.#fullName(x.name, prefix), prefix),
             ),
           );
       if (!mine && arrays.some((a) => a.some((x) => isObject(x) && typeof x.name === "string")))
@@ -946,6 +1051,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const update = g.update;
     if (!update)
       throw new ExternalError(`${this.#spec.typeName} has no update method: change an immutable field back`);
+    await this.#learnName(mr, externalName);
     const answer = this.#seen.get(obs) ?? (await this.#get(mr, externalName));
     const current = answer && fromGoogle(this.#spec, answer);
     if (!current) throw new ExternalError(`${this.#spec.typeName} ${externalName} disappeared during update`);
@@ -1019,6 +1125,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   async delete(mr: MR, externalName: string) {
     if (!externalName)
       throw new ExternalError(`${this.#spec.typeName}: waiting for the create to name it before deleting`);
+    await this.#learnName(mr, externalName);
     const { values } = this.#where(mr, externalName);
     try {
       await this.#api.request("DELETE", fillPath(this.#spec.google.delete.p, values), {
@@ -1052,9 +1159,18 @@ export function googleProvider(spec: GoogleKindSpec, opts: GoogleProviderOptions
       const cfg = await gcpClientConfig(ctx);
       const base = apiBase(spec, ctx.providerConfig.spec);
       const api = clientFor(base, cfg.credentials, cfg.cacheKey);
+      const rm =
+        spec.google.host === RESOURCE_MANAGER.host
+          ? api
+          : clientFor(
+              hostBase(RESOURCE_MANAGER.host, ctx.providerConfig.spec),
+              cfg.credentials,
+              cfg.cacheKey,
+            );
       return new GoogleGenericExternal(
         ctx,
         api,
+        rm,
         spec,
         cfg.projectId,
         opts.pollDelaysMs ?? DEFAULT_POLLS,
