@@ -404,7 +404,7 @@ export function permissionsOf(
     create: [pick("create"), ...ops(r.create.lro)],
     read: [pick("get")],
     ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
-    delete: [pick("delete"), ...ops(r.delete.lro)],
+    ...(r.delete ? { delete: [pick("delete"), ...ops(r.delete.lro)] } : {}),
     // The batched drift check and the search for a create whose answer was lost list the parent (Compute:
     // the region / zone, or every scope at once through aggregatedList, which needs the same permission).
     ...(r.list ? { list: [pick("list")] } : {}),
@@ -588,7 +588,7 @@ export function kindSpecOf(
       ...(sentOnCreate ? { createFields: sentOnCreate } : {}),
       get: r.get,
       ...(r.update ? { update: r.update } : {}),
-      delete: r.delete,
+      ...(r.delete ? { delete: r.delete } : {}),
       ...(r.list ? { list: { ...r.list, p: asParentPath(r.list.p) } } : {}),
       ...(r.pattern ? { pattern: r.pattern } : {}),
       collection: where.collection,

@@ -13,7 +13,8 @@ export const CENSUS_FILE = resolve(import.meta.dirname, "../../docs/gcp-census.m
 
 /** What each reason means, in the order the census lists them. */
 export const NOT_TAKEN_WHY: Record<NotTakenWhy, string> = {
-  "no-delete": "a create and a get, but no `Delete<R>`: nothing could remove what a kind makes",
+  "no-delete":
+    "a create and a get, but no `Delete<R>` (bundles before 2026-11-28; such resources are now taken, their kinds released on deletion, never deleted)",
   "no-get": "a create, but no `Get<R>` answering the resource: nothing could observe it",
   "fields-beside-resource":
     "the create's whole request is the body and holds the resource beside other fields, and is not a create the rule takes. Taken: one resource message beside at most one id, where the other fields are create-time inputs (Bigtable's `clusters`, `initial_splits`: spec fields sent only in the create, recorded then, a change refused) or request controls, never spec fields (`request_id`, `validate_only`, `response_view`, `request_metadata`, a field mask). Not taken: more resource messages or ids, or another method's name than Create<resource>",
@@ -53,6 +54,9 @@ export function censusMarkdown(facts: FactsBundle, catalog: GoogleCatalog): stri
   const not = facts.notTaken ?? [];
   const total = c.taken + not.length;
   const compute = catalog.kinds.filter((k) => k.family === "compute").length;
+  // Taken without a delete (Cloud KMS's KeyRing): a kind whose deletion releases the resource, never deletes it.
+  const noDelete = new Set(facts.resources.filter((r) => !r.delete).map((r) => r.type));
+  const releasedKinds = catalog.kinds.filter((k) => noDelete.has(k.typeName)).length;
   const out = [
     "# Census of Google Cloud resource types",
     "",
@@ -65,6 +69,7 @@ export function censusMarkdown(facts: FactsBundle, catalog: GoogleCatalog): stri
     `| resources met | ${total} |`,
     `| taken into the facts | ${c.taken} |`,
     `| → generated kinds | ${c.kinds} (${c.kinds - compute} resource-oriented, ${compute} Compute) |`,
+    `| → of them, kinds Google publishes no delete for (\`deletionPolicy\` Orphan only: deleting the object releases the resource; docs/gcp-generated.md) | ${releasedKinds} of ${noDelete.size} taken without a delete |`,
     `| → left out by the generator, with the reason (catalog \`skipped\`, listed below) | ${c.skipped} |`,
     `| not taken by the extractor, with the reason (below) | ${not.length} |`,
     ...Object.entries(NOT_TAKEN_WHY)

@@ -97,7 +97,8 @@ export interface FactResource {
   get: FactHttp;
   /** `wrap`: the update's request is the body, the resource in this field beside the mask. */
   update?: FactHttp & { mask?: string; wrap?: string };
-  delete: FactHttp;
+  /** Absent: the API publishes no Delete<R> (Cloud KMS's KeyRing): its kind releases, never deletes. */
+  delete?: FactHttp;
   list?: FactHttp;
   /**
    * Compute: the service's AggregatedList (`/compute/v1/projects/{project}/aggregated/<collection>`), which
@@ -123,7 +124,7 @@ export type NotTakenWhy =
   | "body-not-resource"
   /** No Get<R> answering the resource with a GET of its name. */
   | "no-get"
-  /** No Delete<R> with a DELETE of its name. */
+  /** No Delete<R> with a DELETE of its name (bundles before 2026-11-28: such resources are now taken). */
   | "no-delete"
   /** Get or Delete are not bound to the resource's name (`{name=…}`). */
   | "get-or-delete-not-by-name"

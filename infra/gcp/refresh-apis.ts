@@ -411,17 +411,13 @@ function resourceFamily(
       );
       continue;
     }
-    if (!del) {
-      skip("no-delete", `no Delete${rName} in ${svc.name}`, rt);
-      continue;
-    }
+    // No Delete<R> (Cloud KMS's KeyRing): taken without one; its kind releases, never deletes (facts.ts).
     const getHttp = httpOf(get);
-    const delHttp = httpOf(del);
+    const delHttp = del ? httpOf(del) : undefined;
     if (
       getHttp?.m !== "get" ||
-      delHttp?.m !== "delete" ||
       !templateOf(getHttp.p, "name") ||
-      !templateOf(delHttp.p, "name")
+      (del && (delHttp?.m !== "delete" || !templateOf(delHttp.p, "name")))
     ) {
       skip(
         "get-or-delete-not-by-name",
@@ -501,7 +497,7 @@ function resourceFamily(
             },
           }
         : {}),
-      delete: withLro(delHttp, del, false),
+      ...(del && delHttp ? { delete: withLro(delHttp, del, false) } : {}),
       ...(listHttp?.m === "get" ? { list: listHttp } : {}),
     });
   }
@@ -559,11 +555,12 @@ function computeFamily(
   const insert = m("Insert");
   const get = m("Get");
   const del = m("Delete");
-  if (!insert || !get || !del) {
+  // Insert and Get without Delete (RegionCommitments: a commitment runs its term) is taken without a delete.
+  if (!insert || !get) {
     // A collection Google answers but a caller cannot make or remove (Zones, MachineTypes), or half of one.
     const rt = (get ?? insert)?.resolvedResponseType;
     if (!get && !insert) return { resources: [], notTaken: [] };
-    const why: NotTakenWhy = !insert ? "no-create" : !get ? "no-get" : "no-delete";
+    const why: NotTakenWhy = !insert ? "no-create" : "no-get";
     return {
       resources: [],
       notTaken: [
@@ -581,7 +578,7 @@ function computeFamily(
   }
   const insHttp = httpOf(insert);
   const getHttp = httpOf(get);
-  const delHttp = httpOf(del);
+  const delHttp = del ? httpOf(del) : undefined;
   const rt = get.resolvedResponseType;
   const notTaken = (why: NotTakenWhy, detail: string) => ({
     resources: [],
@@ -598,7 +595,7 @@ function computeFamily(
     ],
   });
   if (!insHttp?.body) return notTaken("create-not-post", "Insert has no body");
-  if (!getHttp || !delHttp)
+  if (!getHttp || (del && !delHttp))
     return notTaken("get-or-delete-not-by-name", "Get or Delete has no google.api.http");
   if (!rt || insert.resolvedRequestType?.fields[insHttp.body]?.type !== rt.name)
     return notTaken("body-not-resource", `Insert's body ${insHttp.body} is not what Get answers`);
@@ -623,7 +620,7 @@ function computeFamily(
       create: withLro(insHttp, insert, true),
       get: getHttp,
       ...(upd && updHttp ? { update: withLro(updHttp, upd, true) } : {}),
-      delete: withLro(delHttp, del, true),
+      ...(del && delHttp ? { delete: withLro(delHttp, del, true) } : {}),
       ...(listHttp ? { list: listHttp } : {}),
       ...(aggregatedHttp ? { aggregated: aggregatedHttp } : {}),
     },

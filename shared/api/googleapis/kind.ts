@@ -6,6 +6,7 @@ import { z } from "zod";
 import { awsccFacts, awsccSchemas, referenceFieldsOf } from "../awscc/kind.ts";
 import type { AwsccKindSpec } from "../awscc/spec.ts";
 import {
+  type CloudLacks,
   defineManagedKindLazily,
   type ManagedKindDef,
   type ManagedResource,
@@ -203,15 +204,30 @@ export const findsByOwnerLabel = (spec: GoogleKindSpec): boolean =>
 export const findsByUniqueField = (spec: GoogleKindSpec): boolean =>
   spec.externalName === "providerChosen" && Boolean(spec.google.uniqueIn && spec.google.list);
 
+/**
+ * What Google publishes no call for on a kind, from its facts: no delete (Cloud KMS's KeyRing). The engine
+ * never asks for it and the CRD refuses asking (api/managed.ts CloudLacks).
+ */
+export function googleLacksOf(spec: GoogleKindSpec): CloudLacks | undefined {
+  const g = spec.google;
+  if (g.delete) return undefined;
+  const method = g.family === "compute" ? `${g.service}.Delete` : `${g.service}.Delete${spec.kind}`;
+  return {
+    Delete: `Google publishes no delete for ${spec.kind} (${spec.typeName}: no ${method} in ${g.proto}): deleting this object releases it, and the ${spec.kind} stays in Google Cloud`,
+  };
+}
+
 export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
   const s = googleFacts(spec);
   const g = spec.google;
+  const lacks = googleLacksOf(spec);
   const idText =
     spec.externalName === "fromAnnotation"
       ? g.family === "compute"
         ? `The external name (${Annotations.externalName}, default metadata.name) is its name.`
         : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam ?? spec.identifierField}) or its full resource name (${g.pattern ?? g.collection}).`
       : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : findsByUniqueField(spec) ? ` (a create whose answer is lost is found again by its ${g.uniqueIn}, unique within its parent)` : ""}.`;
+  const keptText = lacks?.Delete ? ` ${lacks.Delete}.` : "";
   const softText = g.softDelete
     ? ` Google's delete only marks it ${g.softDelete} (restorable for 30 days): driftless treats a resource in that state as gone.`
     : "";
@@ -224,7 +240,7 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
       kind: spec.kind,
       plural: spec.plural,
       cloud: "gcp",
-      description: `${spec.description} ${idText}${immutableText}${softText}`,
+      description: `${spec.description} ${idText}${immutableText}${softText}${keptText}`,
       immutable: s.immutable,
       externalName: spec.externalName,
       // A lost create answer is found again by the owner label (not found: no create reached Google).
@@ -233,6 +249,7 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
       references: s.references,
       // The protos' labels map, where the resource has one: Google's label value rules apply.
       ...(g.labels ? { tagging: { field: g.labels, format: "labels" as const } } : {}),
+      ...(lacks ? { lacks } : {}),
     },
     () => googleSchemas(spec),
   );

@@ -74,7 +74,11 @@ export interface GoogleFacts {
   createFields?: string[];
   get: GoogleHttp;
   update?: GoogleHttp & { mask?: string };
-  delete: GoogleHttp;
+  /**
+   * Absent: Google publishes no delete (Cloud KMS's KeyRing, a Compute Commitment): the kind's deletionPolicy
+   * is Orphan only and deleting its object releases the resource, which stays in Google Cloud.
+   */
+  delete?: GoogleHttp;
   list?: GoogleHttp;
   /**
    * A regional or zonal Compute kind: its collection's AggregatedList (`/compute/v1/projects/{project}/aggregated/<collection>`),

@@ -49,7 +49,7 @@ ${crud("Ticket", "tickets")}
   rpc CreateGadget(CreateGadgetRequest) returns (Gadget) { option (google.api.http) = { post: "/v1/{parent=projects/*}/gadgets" body: "*" }; }
   rpc GetGadget(NameRequest) returns (Gadget) { option (google.api.http) = { get: "/v1/{name=projects/*/gadgets/*}" }; }
   rpc DeleteGadget(NameRequest) returns (Gadget) { option (google.api.http) = { delete: "/v1/{name=projects/*/gadgets/*}" }; }
-  // Not taken: no delete.
+  // Taken without a delete (Cloud KMS's KeyRing): its kind releases, never deletes.
   rpc CreateSprocket(CreateSprocketRequest) returns (Sprocket) { option (google.api.http) = { post: "/v1/{parent=projects/*}/sprockets" body: "sprocket" }; }
   rpc GetSprocket(NameRequest) returns (Sprocket) { option (google.api.http) = { get: "/v1/{name=projects/*/sprockets/*}" }; }
   // Not taken: no get.
@@ -106,19 +106,23 @@ describe("the extractor's census", () => {
     expect(failed).toEqual([]);
     expect(resources.map((r) => r.type).sort()).toEqual([
       "demo.googleapis.com/Key",
+      "demo.googleapis.com/Sprocket",
       "demo.googleapis.com/Tablet",
       "demo.googleapis.com/Ticket",
       "demo.googleapis.com/Widget",
     ]);
     expect(Object.fromEntries(notTaken.map((x) => [x.type, x.why]))).toEqual({
       "demo.googleapis.com/Gadget": "fields-beside-resource",
-      "demo.googleapis.com/Sprocket": "no-delete",
       "demo.googleapis.com/Cog": "no-get",
       "demo.googleapis.com/Lever": "create-not-post",
       "demo.googleapis.com/Batch": "no-resource-message",
       "demo.googleapis.com/Settings": "no-create",
     });
     expect(notTaken.every((x) => x.detail.length > 0)).toBe(true);
+    // No DeleteSprocket: taken with its get and without a delete, never with one made up.
+    const sprocket = resources.find((r) => r.type === "demo.googleapis.com/Sprocket");
+    expect(sprocket?.delete).toBeUndefined();
+    expect(sprocket?.get).toMatchObject({ m: "get", p: "/v1/{name=projects/*/sprockets/*}" });
     // The create of options: its request's fields but the path variable and the idempotency key.
     const key = resources.find((r) => r.type === "demo.googleapis.com/Key");
     expect(key?.create).toMatchObject({
@@ -150,6 +154,11 @@ describe("the extractor's census", () => {
     expect(not.filter((x) => !reasons.has(x.why) || !x.detail)).toEqual([]);
     // Measured on the pinned commit: 723 taken, 491 not (docs/gcp-census.md; 719 and 495 before creates with fields beside the resource were taken).
     expect(facts.resources.length + not.length).toBeGreaterThan(1100);
+    // A create and a get without a delete is taken (81 were `no-delete` before 2026-11-28): none is left.
+    expect(not.filter((x) => x.why === "no-delete")).toEqual([]);
+    expect(facts.resources.filter((r) => !r.delete).map((r) => r.type)).toEqual(
+      expect.arrayContaining(["cloudkms.googleapis.com/KeyRing", "compute.googleapis.com/Commitment"]),
+    );
     // IAM's service account key, once absent without a word, is taken.
     expect(facts.resources.map((r) => r.type)).toContain("iam.googleapis.com/Key");
     // Creates with fields beside the resource are taken (Bigtable's clusters, initial_splits).
@@ -257,6 +266,54 @@ describe("fields beside the resource: Bigtable's Instance and Table", () => {
       const s = spec(type);
       expect(s.properties[control]).toBeUndefined();
       expect(s.google.createFields ?? []).not.toContain(control);
+    }
+  });
+});
+
+describe("kinds Google publishes no delete for: Cloud KMS's KeyRing", () => {
+  const spec = (type: string) => {
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === type);
+    expect(e).toBeDefined();
+    return loadGoogleSpec(e as never);
+  };
+
+  it("a KeyRing is a kind without a delete: deletionPolicy Orphan only, refused otherwise with Google's reason", () => {
+    const s = spec("cloudkms.googleapis.com/KeyRing");
+    expect(s.google.delete).toBeUndefined();
+    expect(s.permissions.delete).toBeUndefined();
+    const def = googleKindOf(s);
+    expect(def.lacks?.Delete).toContain("Google publishes no delete for KeyRing");
+    expect(def.lacks?.Create).toBeUndefined();
+    const crd = JSON.stringify(managedCrd(def));
+    // The cluster-scoped shape's deletionPolicy: Orphan alone, the default, with a rule that says why.
+    expect(crd).toContain('"deletionPolicy":{"default":"Orphan"');
+    expect(crd).toContain('"enum":["Orphan"]');
+    expect(crd).toContain(`"rule":"self == 'Orphan'"`);
+    expect(
+      def.spec.safeParse({ forProvider: { location: "global" }, deletionPolicy: "Delete" }).success,
+    ).toBe(false);
+    expect(def.spec.parse({ forProvider: { location: "global" } }).deletionPolicy).toBe("Orphan");
+  });
+
+  it("a CryptoKey names its KeyRing by parentRef (the one generated kind whose pattern is its parent)", () => {
+    const refs = spec("cloudkms.googleapis.com/CryptoKey").google.refs ?? [];
+    expect(refs.find((r) => r.field === "parent")).toMatchObject({
+      kind: "KeyRing",
+      group: "cloudkms.googleapis",
+    });
+  });
+
+  it("every resource taken without a delete is a kind that lacks Delete, or left out with why", () => {
+    const catalog = loadGoogleCatalog();
+    const noDelete = loadFacts().resources.filter((r) => !r.delete);
+    expect(noDelete.length).toBeGreaterThanOrEqual(80);
+    for (const r of noDelete) {
+      const e = catalog.kinds.find((k) => k.typeName === r.type && k.file.includes(r.kind));
+      if (!e) {
+        expect(catalog.skipped.find((x) => x.typeName === r.type)?.why).toBeTruthy();
+        continue;
+      }
+      expect(googleKindOf(loadGoogleSpec(e)).lacks?.Delete).toMatch(/^Google publishes no delete for /);
     }
   });
 });

@@ -37,8 +37,10 @@ describe("IAM permissions of the generated Google kinds", () => {
       const p = s.permissions;
       const unconfirmed = new Set(s.google.unconfirmedPermissions ?? []);
       if (unconfirmed.size === 0) confirmedKinds++;
-      for (const verb of ["create", "read", "delete"] as const)
+      for (const verb of ["create", "read"] as const)
         if (!p[verb]?.length) problems.push(`${s.typeName}: no ${verb}`);
+      // A delete permission exactly when Google has a delete method (a KeyRing has none: it is released).
+      if (Boolean(p.delete?.length) !== Boolean(s.google.delete)) problems.push(`${s.typeName}: delete`);
       // An update permission exactly when Google has an update method (the provider never calls another).
       if (Boolean(p.update?.length) !== Boolean(s.google.update)) problems.push(`${s.typeName}: update`);
       // A list permission exactly when Google has a list method: the batched drift check and the search

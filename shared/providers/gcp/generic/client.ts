@@ -966,9 +966,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   async delete(mr: MR, externalName: string) {
     if (!externalName)
       throw new ExternalError(`${this.#spec.typeName}: waiting for the create to name it before deleting`);
+    // The engine never asks (the kind lacks Delete: reconciler/policies.ts); a caller that does is told so.
+    const del = this.#spec.google.delete;
+    if (!del) throw new ExternalError(`${this.#spec.typeName}: Google publishes no delete for it`);
     const { values } = this.#where(mr, externalName);
     try {
-      await this.#api.request("DELETE", fillPath(this.#spec.google.delete.p, values), {
+      await this.#api.request("DELETE", fillPath(del.p, values), {
         rateLimit: this.#rateLimit,
       });
     } catch (err) {
