@@ -85,6 +85,24 @@ export const asParentPath = (p: string) =>
     .replace(/\/projects\/\{project_id=\*\}\/([A-Za-z]+)(?=:|$)/, "/{parent=projects/*}/$1");
 
 /**
+ * The create path a resource Google makes itself (no create in its API) would have, from its get's
+ * `{name=…}`: the name's template less its id (`…/keyRings/*` → `{parent=…}/keyRings`), or, for a singleton
+ * whose name ends in a word (`folders/*\/autokeyConfig`), less that word, which is then its collection and its
+ * whole name within the parent. Undefined where the template is not `<parent>/<collection>[/*]`.
+ */
+export function madeByGoogle(getPath: string): { path: string; singleton: boolean } | undefined {
+  const m = /^(.*)\{name=([^}]*)\}$/.exec(getPath.split(":")[0] ?? "");
+  if (!m) return undefined;
+  const parts = (m[2] as string).split("/");
+  const singleton = parts.at(-1) !== "*";
+  const collection = singleton ? parts.at(-1) : parts.at(-2);
+  const parent = parts.slice(0, singleton ? -1 : -2);
+  if (!collection || !/^[A-Za-z]+$/.test(collection) || parent.length === 0 || parent.includes("**"))
+    return undefined;
+  return { path: `${m[1]}{parent=${parent.join("/")}}/${collection}`, singleton };
+}
+
+/**
  * APIs in the protos that are not Google Cloud APIs (issue 31's "Cloud APIs"): their resources belong to a
  * Google Workspace customer or a Merchant Center account, not to a Cloud project a ProviderConfig names,
  * and are reached with a user's or a Workspace domain-delegated identity. Left out, with this reason.
@@ -161,15 +179,18 @@ export const PARENT_IN_BODY: Record<
 function parentOf(
   r: FactResource,
   sensitive?: SensitiveLabelsFact,
-): { parent: GoogleParent; collection: string } | { why: string } {
+): { parent: GoogleParent; collection: string; singleton?: true } | { why: string } {
   const notCloud = NOT_CLOUD[r.host];
   if (notCloud) return { why: `not a Google Cloud API: ${notCloud}` };
   const unsafe = UNSAFE[r.type];
   if (unsafe && !sensitive) return { why: unsafe };
-  const path = asParentPath(r.create.p.split(":")[0] ?? "");
-  const id = r.create.idParam;
+  const made = r.create ? undefined : madeByGoogle(r.get.p);
+  if (!r.create && !made)
+    return { why: `no create, and its get is not <parent>/<collection>[/*]: ${r.get.p}` };
+  const path = asParentPath((r.create?.p ?? made?.path ?? "").split(":")[0] ?? "");
+  const id = r.create?.idParam;
   // The id parameter must be the request's own (`agent_pool_id`), never a variable of its path.
-  if (id && new RegExp(`\\{${id}[=}]`).test(r.create.p))
+  if (id && new RegExp(`\\{${id}[=}]`).test(r.create?.p ?? ""))
     return {
       why: `the facts name the path variable ${id} as the create's id parameter (refresh-apis took the request's first *_id field; the rule now skips path variables, so the next npm run refresh:gcp-apis names the real one)`,
     };
@@ -193,7 +214,7 @@ function parentOf(
       collection,
     };
   const m = /\{parent=([^}]*)\}\/([A-Za-z]+)$/.exec(path);
-  if (!m) return { why: `create path has no {parent=…}/<collection>: ${r.create.p}` };
+  if (!m) return { why: `create path has no {parent=…}/<collection>: ${r.create?.p ?? path}` };
   const template = m[1] as string;
   const parts = template.split("/");
   const home: GoogleParent["home"] = [];
@@ -203,7 +224,11 @@ function parentOf(
     if (h && parts[i + 1] === "*") home.push(h);
     else explicit = true;
   }
-  return { parent: { template, home: explicit ? [] : home, explicit }, collection: m[2] as string };
+  return {
+    parent: { template, home: explicit ? [] : home, explicit },
+    collection: m[2] as string,
+    ...(made?.singleton ? { singleton: true as const } : {}),
+  };
 }
 
 class SpecBuilder {
@@ -401,7 +426,7 @@ export function permissionsOf(
     return name && known.has(name) ? [name] : [];
   };
   const permissions: GoogleKindSpec["permissions"] = {
-    create: [pick("create"), ...ops(r.create.lro)],
+    ...(r.create ? { create: [pick("create"), ...ops(r.create.lro)] } : {}),
     read: [pick("get")],
     ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
     ...(r.delete ? { delete: [pick("delete"), ...ops(r.delete.lro)] } : {}),
@@ -446,11 +471,11 @@ export function kindSpecOf(
   // A create of options (no resource message in its request): the resource is Google's answer, all of it
   // server state; the spec is the request's options, sent only on create.
   const options =
-    !compute && r.create.fields && r.create.request && !r.create.wrap ? r.create.fields : undefined;
+    !compute && r.create?.fields && r.create.request && !r.create.wrap ? r.create.fields : undefined;
   // Create-time inputs beside the resource in a create sent whole (Bigtable's CreateInstance: `clusters`
   // beside `instance`): spec fields beside the resource's, sent only in the create, immutable.
   const inputs =
-    !compute && r.create.fields && r.create.request && r.create.wrap ? r.create.fields : undefined;
+    !compute && r.create?.fields && r.create.request && r.create.wrap ? r.create.fields : undefined;
   for (const f of fields) {
     const serverSide =
       Boolean(options) ||
@@ -471,25 +496,25 @@ export function kindSpecOf(
     };
   const sentOnCreate = options ?? inputs;
   if (sentOnCreate)
-    for (const f of b.fieldsOf(r.create.request as string))
+    for (const f of b.fieldsOf(r.create?.request as string))
       if (sentOnCreate.includes(f.j))
         properties[f.j] = {
           ...b.prop(f),
-          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create.wrap}; recorded at create, a change refused` : ""}.`,
+          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create?.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create?.wrap}; recorded at create, a change refused` : ""}.`,
         };
   if (sentOnCreate?.some((o) => !properties[o]))
-    return { why: `its create's fields ${sentOnCreate.join(", ")} are not all in ${r.create.request}` };
+    return { why: `its create's fields ${sentOnCreate.join(", ")} are not all in ${r.create?.request}` };
   // A create sent whole (`{accountId, serviceAccount}`): the id is a spec field beside the resource, sent only
   // on create and immutable (Google never answers it: the provider compares it with the one it created with);
   // Google names the resource, and its answer's name is the external name (a service account's: its email).
-  const wrapId = !compute && r.create.wrap && r.create.idParam ? camelOf(r.create.idParam) : undefined;
+  const wrapId = !compute && r.create?.wrap && r.create.idParam ? camelOf(r.create.idParam) : undefined;
   if (wrapId && properties[wrapId]) return { why: `its create's id ${wrapId} is also a field of ${r.kind}` };
   if (wrapId)
     properties[wrapId] = {
       n: wrapId,
       s: { t: "string" },
       req: true,
-      doc: `${r.create.idDoc ? `${r.create.idDoc} ` : ""}Sent beside the resource on create (${r.create.idParam}); Google names the resource. Immutable.`,
+      doc: `${r.create?.idDoc ? `${r.create.idDoc} ` : ""}Sent beside the resource on create (${r.create?.idParam}); Google names the resource. Immutable.`,
     };
   // The field a lost create answer is found again by must be set: without it a second create could duplicate.
   if (inBody?.uniqueIn && properties[inBody.uniqueIn])
@@ -531,7 +556,7 @@ export function kindSpecOf(
   for (const [k, p] of Object.entries(attributes))
     if (p.s.t === "string" && isSecretName(k)) (attributes[k] as AwsccProp).secret = true;
   // A secret only a create's answer holds must be in that answer, not in an operation a later reconcile reads.
-  if (options && r.create.lro && Object.values(attributes).some((p) => p.secret))
+  if (options && r.create?.lro && Object.values(attributes).some((p) => p.secret))
     return { why: "a create of options that answers a secret through a long-running operation" };
   const attributeSecrets = pathsWhere(
     b,
@@ -544,9 +569,10 @@ export function kindSpecOf(
   const labelMap = (j: string) => fields.find((f) => f.j === j && f.map && f.t === "string" && !isOutput(f));
   // Where `labels` is the configuration (credentials among it), `userLabels` is the resource's own labels.
   const labels = (sensitiveMap ? undefined : labelMap("labels")) ?? labelMap("userLabels");
-  const idParam = r.create.idParam;
+  const idParam = r.create?.idParam;
+  // Made by Google: the external name is its id (or full name) within the parent, or nothing for a singleton.
   const externalName =
-    compute || (idParam && !wrapId) || inBody?.idField ? "fromAnnotation" : "providerChosen";
+    compute || !r.create || (idParam && !wrapId) || inBody?.idField ? "fromAnnotation" : "providerChosen";
   const refs = [
     ...refsOf(b, r.message, properties, where.parent, byType, byTemplate, secrets),
     ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
@@ -583,7 +609,14 @@ export function kindSpecOf(
       host: r.host,
       proto: r.proto,
       service: r.service,
-      create: (({ idDoc: _, request: _r, fields: _f, ...c }) => ({ ...c, p: asParentPath(c.p) }))(r.create),
+      ...(r.create
+        ? {
+            create: (({ idDoc: _, request: _r, fields: _f, ...c }) => ({ ...c, p: asParentPath(c.p) }))(
+              r.create,
+            ),
+          }
+        : {}),
+      ...(where.singleton ? { singleton: true } : {}),
       ...(wrapId ? { createId: wrapId } : {}),
       ...(sentOnCreate ? { createFields: sentOnCreate } : {}),
       get: r.get,
@@ -655,7 +688,7 @@ const singularOf = (s: string) =>
 
 /** A second resource of one kind name in a group: its parent's collection tells them apart. */
 function disambiguated(r: FactResource): string {
-  const template = /\{parent=([^}]*)\}/.exec(r.create.p)?.[1] ?? "";
+  const template = /\{parent=([^}]*)\}/.exec(r.create?.p ?? madeByGoogle(r.get.p)?.path ?? "")?.[1] ?? "";
   const cols = template.split("/").filter((_, i) => i % 2 === 0);
   const own = cols.filter((c) => !["projects", "locations", "regions", "zones"].includes(c));
   const pick = own.at(-1) ?? cols[0] ?? "Other";

@@ -26,7 +26,7 @@ export const NOT_TAKEN_WHY: Record<NotTakenWhy, string> = {
   "body-not-resource": "the create's body is a message without `google.api.resource`",
   "get-or-delete-not-by-name": "get or delete is bound to another variable than the resource's `name`",
   "no-create":
-    "the API answers it (`Get<R>`) but has no create: made by Google or by another resource, or a singleton of settings (some have Update)",
+    "the API answers it (`Get<R>`) but has no create, and is not taken: a Compute collection Google answers (Zones, MachineTypes: not taken yet), or a get that is not a GET of a name under a parent. Those with a GET of `{name=<parent>/<collection>/*}` or `{name=<parent>/<singleton>}` are taken, as kinds that adopt (with an update) or observe (without)",
 };
 
 const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
@@ -55,8 +55,13 @@ export function censusMarkdown(facts: FactsBundle, catalog: GoogleCatalog): stri
   const total = c.taken + not.length;
   const compute = catalog.kinds.filter((k) => k.family === "compute").length;
   // Taken without a delete (Cloud KMS's KeyRing): a kind whose deletion releases the resource, never deletes it.
-  const noDelete = new Set(facts.resources.filter((r) => !r.delete).map((r) => r.type));
+  const noDelete = new Set(facts.resources.filter((r) => r.create && !r.delete).map((r) => r.type));
   const releasedKinds = catalog.kinds.filter((k) => noDelete.has(k.typeName)).length;
+  // Taken without a create (a singleton of settings, what Google makes itself): adopted, or observe-only.
+  const noCreate = facts.resources.filter((r) => !r.create);
+  const adopted = new Set(noCreate.filter((r) => r.update).map((r) => r.type));
+  const observed = new Set(noCreate.filter((r) => !r.update).map((r) => r.type));
+  const kindsOf = (types: Set<string>) => catalog.kinds.filter((k) => types.has(k.typeName)).length;
   const out = [
     "# Census of Google Cloud resource types",
     "",
@@ -70,6 +75,8 @@ export function censusMarkdown(facts: FactsBundle, catalog: GoogleCatalog): stri
     `| taken into the facts | ${c.taken} |`,
     `| → generated kinds | ${c.kinds} (${c.kinds - compute} resource-oriented, ${compute} Compute) |`,
     `| → of them, kinds Google publishes no delete for (\`deletionPolicy\` Orphan only: deleting the object releases the resource; docs/gcp-generated.md) | ${releasedKinds} of ${noDelete.size} taken without a delete |`,
+    `| → of them, kinds Google publishes no create for, with an update (adopt and manage: management policies without Create) | ${kindsOf(adopted)} of ${adopted.size} taken |`,
+    `| → of them, kinds Google publishes only a get (and maybe a delete) for (observe-only: management policies Observe alone) | ${kindsOf(observed)} of ${observed.size} taken |`,
     `| → left out by the generator, with the reason (catalog \`skipped\`, listed below) | ${c.skipped} |`,
     `| not taken by the extractor, with the reason (below) | ${not.length} |`,
     ...Object.entries(NOT_TAKEN_WHY)

@@ -71,7 +71,11 @@ export interface FactResource {
   type: string;
   /** The resource name pattern that matches the create's parent (resource family). */
   pattern?: string;
-  create: FactHttp & {
+  /**
+   * Absent: the API answers the resource but publishes no create (a singleton of settings, or what Google
+   * makes itself): its kind adopts the one that exists and never creates (its get's `{name=…}` says which).
+   */
+  create?: FactHttp & {
     /** The request's `<resource>_id` query parameter (absent: the server names it). */
     idParam?: string;
     /**

@@ -298,6 +298,44 @@ function optionsCreate(
 }
 
 /**
+ * A resource's update and list in its service: AIP-134's PATCH with a mask, where the service has one (IAM
+ * Admin: PatchServiceAccount beside the older UpdateServiceAccount PUT, which changes only the display name),
+ * else its Update; the List whose answer repeats the resource.
+ */
+function updateAndList(methods: PMethod[], rt: PType): { update?: FactResource["update"]; list?: FactHttp } {
+  const byName = (verb: string) => methods.find((x) => x.name === `${verb}${rt.name}`);
+  const upds = [byName("Update"), byName("Patch")].filter((x): x is PMethod => Boolean(x));
+  const upd = upds.find((x) => httpOf(x)?.m === "patch") ?? upds[0];
+  const updHttp = upd ? httpOf(upd) : undefined;
+  const mask = upd?.resolvedRequestType?.fieldsArray.find(
+    (f) => f.type === "google.protobuf.FieldMask",
+  )?.name;
+  // An update whose whole request is the body and holds the resource in a field (`{serviceAccount, updateMask}`).
+  const updWrap =
+    updHttp?.body === "*" && upd?.resolvedRequestType !== rt
+      ? upd?.resolvedRequestType?.fieldsArray.find((f) => f.resolve().resolvedType === rt)
+      : undefined;
+  const list = methods.find(
+    (x) =>
+      x.name.startsWith("List") &&
+      x.resolvedResponseType?.fieldsArray.some((f) => f.repeated && f.resolve().resolvedType === rt),
+  );
+  const listHttp = list ? httpOf(list) : undefined;
+  return {
+    ...(updHttp && upd && (updHttp.m === "patch" || updHttp.m === "put")
+      ? {
+          update: {
+            ...withLro(updHttp, upd, false),
+            ...(mask ? { mask } : {}),
+            ...(updWrap ? { wrap: jsonName(updWrap) } : {}),
+          },
+        }
+      : {}),
+    ...(listHttp?.m === "get" ? { list: listHttp } : {}),
+  };
+}
+
+/**
  * The resource-oriented resources of one service (AIP-133/131/134/135 methods around one resource), and every
  * create it does not take with why (the census: nothing the protos offer is dropped without a reason).
  */
@@ -437,25 +475,7 @@ function resourceFamily(
             f.type === "string" &&
             !new RegExp(`\\{${f.name}[=}]`).test(http.p),
         )?.name;
-    // AIP-134's PATCH with a mask, where the service has one (IAM Admin: PatchServiceAccount beside the older
-    // UpdateServiceAccount PUT, which changes only the display name); else its Update.
-    const upds = [byName("Update"), byName("Patch")].filter((x): x is PMethod => Boolean(x));
-    const upd = upds.find((x) => httpOf(x)?.m === "patch") ?? upds[0];
-    const updHttp = upd ? httpOf(upd) : undefined;
-    const mask = upd?.resolvedRequestType?.fieldsArray.find(
-      (f) => f.type === "google.protobuf.FieldMask",
-    )?.name;
-    // An update whose whole request is the body and holds the resource in a field (`{serviceAccount, updateMask}`).
-    const updWrap =
-      updHttp?.body === "*" && upd?.resolvedRequestType !== rt
-        ? upd?.resolvedRequestType?.fieldsArray.find((f) => f.resolve().resolvedType === rt)
-        : undefined;
-    const list = methods.find(
-      (x) =>
-        x.name.startsWith("List") &&
-        x.resolvedResponseType?.fieldsArray.some((f) => f.repeated && f.resolve().resolvedType === rt),
-    );
-    const listHttp = list ? httpOf(list) : undefined;
+    const { update, list: listHttp } = updateAndList(methods, rt);
     out.push({
       family: "resource",
       api: apiOf(host),
@@ -488,17 +508,9 @@ function resourceFamily(
         ...(inputs.length > 0 && req ? { request: col.message(req), fields: inputs.map(jsonName) } : {}),
       },
       get: getHttp,
-      ...(updHttp && upd && (updHttp.m === "patch" || updHttp.m === "put")
-        ? {
-            update: {
-              ...withLro(updHttp, upd, false),
-              ...(mask ? { mask } : {}),
-              ...(updWrap ? { wrap: jsonName(updWrap) } : {}),
-            },
-          }
-        : {}),
+      ...(update ? { update } : {}),
       ...(del && delHttp ? { delete: withLro(delHttp, del, false) } : {}),
-      ...(listHttp?.m === "get" ? { list: listHttp } : {}),
+      ...(listHttp ? { list: listHttp } : {}),
     });
   }
   return { resources: out, notTaken };
@@ -506,30 +518,75 @@ function resourceFamily(
 
 /**
  * The resources of a service the API answers but does not let a caller create: a `Get<R>` answering a
- * resource message whose type no create of the API (taken or not) named.
+ * resource message whose type no create of the API (taken or not) named. Taken, without a create, when the
+ * get is a GET of its `{name=…}` (a singleton of settings `projects/*\/settings`, or what Google makes itself):
+ * its kind adopts what exists and never creates; else listed with why.
  */
-function uncreatable(svc: protobuf.Service, proto: string, named: ReadonlySet<string>): FactNotTaken[] {
+function uncreatable(
+  svc: protobuf.Service,
+  proto: string,
+  version: string,
+  col: Collector,
+  named: ReadonlySet<string>,
+): { resources: FactResource[]; notTaken: FactNotTaken[] } {
   const host = String(svc.options?.["(google.api.default_host)"] ?? "");
-  if (!host) return [];
-  const out: FactNotTaken[] = [];
-  for (const get of svc.methodsArray) {
+  const resources: FactResource[] = [];
+  const notTaken: FactNotTaken[] = [];
+  if (!host) return { resources, notTaken };
+  const methods = svc.methodsArray;
+  for (const get of methods) {
     get.resolve();
     const rt = get.resolvedResponseType;
     if (!get.name.startsWith("Get") || !isResourceMessage(rt) || get.name !== `Get${rt.name}`) continue;
-    const type = String((parsed(rt, "(google.api.resource)")[0] as Opt).type ?? `${host}/${rt.name}`);
+    const resource = parsed(rt, "(google.api.resource)")[0] as Opt;
+    const type = String(resource.type ?? `${host}/${rt.name}`);
     if (named.has(type)) continue;
     const verbs = ["Update", "Patch", "Delete"].filter((v) => svc.methods[`${v}${rt.name}`]);
-    out.push({
+    const detail = verbs.length > 0 ? `Get${verbs.map((v) => `, ${v}`).join("")} only` : "Get only";
+    const getHttp = httpOf(get);
+    const template = getHttp?.m === "get" ? templateOf(getHttp.p, "name") : undefined;
+    const del = svc.methods[`Delete${rt.name}`];
+    del?.resolve();
+    const delHttp = del ? httpOf(del) : undefined;
+    const delByName = delHttp?.m === "delete" && templateOf(delHttp.p, "name") === template;
+    // Under a parent, as `<parent>/<collection>/*` or a singleton `<parent>/<word>`: a top-level name
+    // (`organizations/*`) has no parent to say which.
+    const parts = template?.split("/") ?? [];
+    const underParent =
+      parts.at(-1) === "*" ? parts.length >= 3 && /^[A-Za-z]+$/.test(parts.at(-2) ?? "") : parts.length >= 2;
+    if (!getHttp || !template || !underParent || (del && !delByName)) {
+      notTaken.push({
+        host,
+        proto,
+        service: svc.name,
+        type,
+        method: get.name,
+        why: "no-create",
+        detail: `${detail}; ${!template ? `get ${getHttp?.m ?? "?"} ${getHttp?.p ?? "without google.api.http"} is not a GET of {name=…}` : !underParent ? `its name ${template} is not under a parent (<parent>/<collection>/* or <parent>/<singleton>)` : `delete ${delHttp?.m ?? "?"} ${delHttp?.p ?? ""} is not by the get's name`}`,
+      });
+      continue;
+    }
+    for (const m of methods) m.resolve();
+    const { update, list } = updateAndList(methods, rt);
+    const pattern = patternFor(resource, undefined);
+    resources.push({
+      family: "resource",
+      api: apiOf(host),
+      version,
       host,
       proto,
+      message: col.message(rt),
+      kind: rt.name,
       service: svc.name,
       type,
-      method: get.name,
-      why: "no-create",
-      detail: verbs.length > 0 ? `Get${verbs.map((v) => `, ${v}`).join("")} only` : "Get only",
+      ...(pattern ? { pattern } : {}),
+      get: getHttp,
+      ...(update ? { update } : {}),
+      ...(del && delHttp ? { delete: withLro(delHttp, del, false) } : {}),
+      ...(list ? { list } : {}),
     });
   }
-  return out;
+  return { resources, notTaken };
 }
 
 /** Compute's service names are plural collections: `Addresses` → Address, `SecurityPolicies` → SecurityPolicy. */
@@ -708,10 +765,10 @@ export function extract(
     if (!compute)
       for (const svc of own) {
         try {
-          for (const x of uncreatable(svc, dir, named)) {
-            named.add(x.type);
-            mine.push(x);
-          }
+          const got = uncreatable(svc, dir, version, col, named);
+          for (const x of [...got.resources, ...got.notTaken]) named.add(x.type);
+          found.push(...got.resources);
+          mine.push(...got.notTaken);
         } catch (err) {
           failed.push(`${dir} ${svc.name}: ${(err as Error).message.slice(0, 120)}`);
         }

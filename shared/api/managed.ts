@@ -174,38 +174,48 @@ const specOf = <F extends AnyObjectSchema, S extends z.ZodRawShape>(forProvider:
 
 /**
  * The management policies of a kind whose cloud lacks a create: every action but Create (and `*`), of those
- * the cloud has, refused by the schema with the kind's reason; by default Observe, and Update and
- * LateInitialize where the cloud has an update (Crossplane's "adopt and manage"). Otherwise: all, default *.
+ * the cloud has, refused by the schema with the kind's reason; by default Observe, Update and LateInitialize
+ * (Crossplane's "adopt and manage"), or Observe alone where the cloud has no update either (observe-only).
+ * Otherwise: all, default *.
  */
 function policiesOf(more: string, lacks: CloudLacks | undefined) {
   if (!lacks?.Create) return managementPolicies(more);
+  if (lacks.Update)
+    return z
+      .array(z.enum(["Observe"]))
+      .default(["Observe"])
+      .meta({
+        description: `Which actions driftless may take on the external resource: Observe only. ${lacks.Create}; ${lacks.Update}.${more}`,
+        "x-kubernetes-validations": [
+          { rule: "self.all(a, a == 'Observe')", message: `${lacks.Create}; ${lacks.Update}` },
+        ],
+      });
   const may = ManagementAction.options.filter(
-    (a) =>
-      a === "Observe" ||
-      a === "LateInitialize" ||
-      (a === "Update" && !lacks.Update) ||
-      (a === "Delete" && !lacks.Delete),
+    (a) => a === "Observe" || a === "Update" || a === "LateInitialize" || (a === "Delete" && !lacks.Delete),
   );
-  const byDefault = may.filter((a) => a !== "Delete" && (a === "Observe" || !lacks.Update));
   return z
     .array(z.enum(may))
-    .default(byDefault)
+    .default(["Observe", "Update", "LateInitialize"])
     .meta({
-      description: `Which actions driftless may take on the external resource: ${may.join(", ")}. Never Create (nor *): ${lacks.Create}${more}`,
+      description: `Which actions driftless may take on the external resource: ${may.join(", ")}. Never Create (nor *): ${lacks.Create}.${more}`,
       "x-kubernetes-validations": [{ rule: "self.all(a, a != 'Create' && a != '*')", message: lacks.Create }],
     });
 }
 
-/** deletionPolicy: Delete or Orphan (default Delete); Orphan alone where the cloud lacks a delete. */
+/**
+ * deletionPolicy: Delete or Orphan (default Delete); Orphan alone where the cloud lacks a delete, or where the
+ * kind is observe-only; default Orphan for a kind Google makes itself.
+ */
 function deletionPolicyOf(lacks: CloudLacks | undefined) {
   const text = "What happens to the external resource when this managed resource is deleted";
-  if (lacks?.Delete)
+  const orphanOnly = lacks?.Delete ?? (lacks?.Create && lacks.Update ? lacks.Update : undefined);
+  if (orphanOnly)
     return z
       .enum(["Orphan"])
       .default("Orphan")
       .meta({
-        description: `${text}: Orphan only. ${lacks.Delete}`,
-        "x-kubernetes-validations": [{ rule: "self == 'Orphan'", message: lacks.Delete }],
+        description: `${text}: Orphan only. ${orphanOnly}`,
+        "x-kubernetes-validations": [{ rule: "self == 'Orphan'", message: orphanOnly }],
       });
   // A kind made by Google with its parent (no create) is released, not deleted, unless the object says Delete.
   return DeletionPolicy.default(lacks?.Create ? "Orphan" : "Delete").describe(`${text}: Delete or Orphan.`);

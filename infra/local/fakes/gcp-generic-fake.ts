@@ -164,6 +164,13 @@ const MADE_BESIDE: Record<string, { type: string; made: (name: string, sent: Jso
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export interface GoogleGenericFake extends FakeHttpServer {
+  /**
+   * What Google makes itself, for a kind without a create (a folder's AutokeyConfig, made with the folder;
+   * a KMS RetiredResource): the resource `name` of the generated kind of `type`, as Google would answer it.
+   */
+  made(type: string, name: string, resource?: Json): void;
+  /** The updates asked for `name` so far, each the paths it named (the update mask), oldest first. */
+  updatesOf(name: string): string[][];
   /** Changes a stored resource as a console user would (drift), by full name / Compute self path. */
   mutate(name: string, set: Json): void;
   resource(name: string): Json | undefined;
@@ -218,6 +225,8 @@ export async function startGoogleGenericFake(
   };
 
   const store = new Map<string, Stored>();
+  /** Every update asked for: the resource and the paths its mask (or Compute's body) names. */
+  const updates: Array<{ name: string; paths: string[] }> = [];
   /** What a create made beside its resource (a Bigtable instance's clusters), deleted with it. */
   const madeWith = new Map<string, string[]>();
   const ops = new Map<string, PendingOp>();
@@ -234,7 +243,7 @@ export async function startGoogleGenericFake(
     // A wrapped create's id (`accountId`) is the request's, beside the resource, never one of its fields; so
     // are the create-time inputs beside it (Bigtable's `clusters`).
     if (!props && s.google.createId) delete here[s.google.createId];
-    if (!props && s.google.create.wrap) for (const f of s.google.createFields ?? []) delete here[f];
+    if (!props && s.google.create?.wrap) for (const f of s.google.createFields ?? []) delete here[f];
     for (const [k, v] of Object.entries(body)) {
       const at = path ? `${path}.${k}` : k;
       if (!props && s.attributes[k]) {
@@ -432,13 +441,13 @@ export async function startGoogleGenericFake(
     const g = s.google;
     const compute = g.family === "compute";
     const sent = req.body;
-    const wrap = r.op === "create" ? g.create.wrap : r.op === "update" ? g.update?.wrap : undefined;
+    const wrap = r.op === "create" ? g.create?.wrap : r.op === "update" ? g.update?.wrap : undefined;
     // The whole request as the body: only the resource's field and the id (create) or the mask (update).
     if (wrap) {
       const allowed = [
         wrap,
         ...(r.op === "create"
-          ? [camel(g.create.idParam ?? ""), ...(g.createFields ?? [])]
+          ? [camel(g.create?.idParam ?? ""), ...(g.createFields ?? [])]
           : [camel(g.update?.mask ?? "")]),
       ];
       for (const k of Object.keys(sent))
@@ -462,15 +471,15 @@ export async function startGoogleGenericFake(
         if (sent[f] === undefined && p?.req) throw bad(`Field violation: '${f}' is required.`);
         if (sent[f] !== undefined && p) check(s, p.s, sent[f], f);
       }
-      const wrappedId = wrap ? sent[camel(g.create.idParam ?? "")] : undefined;
-      if (wrap && g.create.idParam && (typeof wrappedId !== "string" || !wrappedId))
-        throw bad(`Field violation: '${g.create.idParam}' is required.`);
+      const wrappedId = wrap ? sent[camel(g.create?.idParam ?? "")] : undefined;
+      if (wrap && g.create?.idParam && (typeof wrappedId !== "string" || !wrappedId))
+        throw bad(`Field violation: '${g.create?.idParam}' is required.`);
       const id = compute
         ? String(body.name ?? "")
         : typeof wrappedId === "string"
           ? wrappedId
-          : (req.query.get(camel(g.create.idParam ?? "")) ??
-            req.query.get(g.create.idParam ?? "") ??
+          : (req.query.get(camel(g.create?.idParam ?? "")) ??
+            req.query.get(g.create?.idParam ?? "") ??
             `gen-${++seq}`);
       if (!id) throw bad("Required field 'name' not specified");
       const missing = Object.entries(s.properties).filter(
@@ -520,7 +529,7 @@ export async function startGoogleGenericFake(
         }
         return answer(s, resource);
       };
-      if (!g.create.lro) return finish();
+      if (!g.create?.lro) return finish();
       return startOp(s, { parent: vals.parent }, name, finish, "insert");
     }
     if (r.op === "list") return list(s, vals, req);
@@ -585,6 +594,7 @@ export async function startGoogleGenericFake(
     // Resource Manager: a parent changes only by MoveFolder / MoveProject, never by an update.
     if (g.parent.inBody && paths.includes("parent"))
       throw bad(`Invalid update mask path 'parent': use the move method to change a ${s.kind}'s parent.`);
+    updates.push({ name, paths: [...paths] });
     for (const p of paths) {
       const top = p.split(".")[0] ?? "";
       if (s.attributes[top] && !/ingerprint$/.test(top))
@@ -846,6 +856,12 @@ export async function startGoogleGenericFake(
     route,
   });
   return Object.assign(server, {
+    made(type: string, name: string, resource: Json = {}) {
+      const s = specOfType(type);
+      if (!s || s.google.create) throw new Error(`${type} is not a generated kind Google makes itself`);
+      store.set(name, { spec: s, resource: { ...structuredClone(resource), name } });
+    },
+    updatesOf: (name: string) => updates.filter((u) => u.name === name).map((u) => u.paths),
     mutate(name: string, set: Json) {
       const s = store.get(name);
       if (!s) throw new Error(`no resource ${name}`);

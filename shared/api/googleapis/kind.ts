@@ -168,7 +168,7 @@ export function googleSchemas(spec: GoogleKindSpec) {
       .string()
       .min(1)
       .describe(
-        `The name of the parent ({${v}} in ${spec.google.create.p}) this resource is created under. Immutable.`,
+        `The name of the parent ({${v}} in ${spec.google.create?.p ?? spec.google.get.p}) this resource is created under. Immutable.`,
       );
     home[field] = spec.google.refs?.some((r) => r.field === field) ? named.optional() : named;
   }
@@ -210,11 +210,17 @@ export const findsByUniqueField = (spec: GoogleKindSpec): boolean =>
  */
 export function googleLacksOf(spec: GoogleKindSpec): CloudLacks | undefined {
   const g = spec.google;
-  if (g.delete) return undefined;
-  const method = g.family === "compute" ? `${g.service}.Delete` : `${g.service}.Delete${spec.kind}`;
-  return {
-    Delete: `Google publishes no delete for ${spec.kind} (${spec.typeName}: no ${method} in ${g.proto}): deleting this object releases it, and the ${spec.kind} stays in Google Cloud`,
-  };
+  const method = (verb: string) =>
+    g.family === "compute" ? `${g.service}.${verb}` : `${g.service}.${verb}${spec.kind}`;
+  const what = (verb: string) => `${spec.typeName}: no ${method(verb)} in ${g.proto}`;
+  const lacks: { Create?: string; Update?: string; Delete?: string } = {};
+  if (!g.create)
+    lacks.Create = `Google publishes no create for ${spec.kind} (${what("Create")}): Google makes it${g.singleton ? " with its parent" : ""}, and driftless only adopts one that exists`;
+  if (!g.create && !g.update)
+    lacks.Update = `Google publishes no update for ${spec.kind} (${what("Update")}) either: driftless only observes it`;
+  if (!g.delete)
+    lacks.Delete = `Google publishes no delete for ${spec.kind} (${what("Delete")}): deleting this object releases it, and the ${spec.kind} stays in Google Cloud`;
+  return Object.keys(lacks).length > 0 ? lacks : undefined;
 }
 
 export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
@@ -225,7 +231,9 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
     spec.externalName === "fromAnnotation"
       ? g.family === "compute"
         ? `The external name (${Annotations.externalName}, default metadata.name) is its name.`
-        : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam ?? spec.identifierField}) or its full resource name (${g.pattern ?? g.collection}).`
+        : g.singleton
+          ? `One per parent, made by Google with it: its spec's parent fields say which (${g.pattern ?? g.collection}).`
+          : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create?.idParam ?? spec.identifierField ?? g.collection}) or its full resource name (${g.pattern ?? g.collection}).`
       : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : findsByUniqueField(spec) ? ` (a create whose answer is lost is found again by its ${g.uniqueIn}, unique within its parent)` : ""}.`;
   const keptText = lacks?.Delete ? ` ${lacks.Delete}.` : "";
   const softText = g.softDelete

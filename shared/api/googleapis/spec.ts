@@ -58,7 +58,16 @@ export interface GoogleFacts {
   /** The proto package and service the methods are in (google/cloud/run/v2 Services). */
   proto: string;
   service: string;
-  create: GoogleHttp & { idParam?: string };
+  /**
+   * Absent: Google publishes no create (a singleton of settings, or what Google makes itself): the kind adopts
+   * the resource that exists, never creates (its management policies exclude Create).
+   */
+  create?: GoogleHttp & { idParam?: string };
+  /**
+   * A singleton Google makes with its parent (`folders/*\/autokeyConfig`): its name is `${parent}/${collection}`,
+   * the spec's home fields (and `parent`) say which one; no id.
+   */
+  singleton?: true;
   /** A wrapped create's id (`accountId`): a forProvider field sent beside the resource, never read back. */
   createId?: string;
   /**

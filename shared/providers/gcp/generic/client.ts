@@ -253,6 +253,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       return { name, values: { name } };
     }
     const parent = this.#parent(fp);
+    if (this.#spec.google.singleton) {
+      // A singleton Google makes with its parent: the parent says which; a full external name must agree.
+      const name = `${parent}/${this.#spec.google.collection}`;
+      if (externalName.includes("/") && externalName !== name)
+        throw new InvalidSpecError(
+          `external name ${externalName} is not ${name}: set the spec's parent fields to where it lives`,
+        );
+      return { name, values: { name, parent } };
+    }
     if (externalName.includes("/")) {
       // Import by full name: it must lie in this resource's parent (its home), never elsewhere.
       if (!externalName.startsWith(`${parent}/${this.#spec.google.collection}/`))
@@ -289,7 +298,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (!op.name) return undefined;
     const g = this.#spec.google;
     if (!this.#compute) return `/${g.version}/${op.name}`;
-    const lro = g.create.lro;
+    const lro = g.create?.lro;
     const base = `/compute/${g.version}/projects/${this.#project}`;
     if (lro === "ZoneOperations") return `${base}/zones/${fp.zone}/operations/${op.name}`;
     if (lro === "RegionOperations") return `${base}/regions/${fp.region}/operations/${op.name}`;
@@ -770,6 +779,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
 
   async create(mr: MR, externalName: string | undefined): Promise<ExternalCreation> {
     const g = this.#spec.google;
+    const create = g.create;
+    // The engine never asks (the kind lacks Create: reconciler/policies.ts); a caller that does is told so.
+    if (!create) throw new ExternalError(`${this.#spec.typeName}: Google publishes no create for it`);
     const model = modelOf(this.#spec);
     const body = this.#withOwnerLabel(
       mr,
@@ -790,14 +802,14 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     let path: string;
     const query: Record<string, string> = {};
     if (this.#compute) {
-      path = fillPath(g.create.p, this.#computeValues(fp));
+      path = fillPath(create.p, this.#computeValues(fp));
     } else {
-      path = fillPath(g.create.p, { parent: this.#parent(fp, true) });
+      path = fillPath(create.p, { parent: this.#parent(fp, true) });
       if (this.#spec.identifierField && (!externalName || externalName.includes("/")))
         throw new InvalidSpecError(
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
         );
-      if (g.createFields && !g.create.wrap) {
+      if (g.createFields && !create.wrap) {
         // A secret only the create's answer holds (a key's privateKeyData) needs a Secret to go to: made
         // without one, the key would exist and its private half be lost at once.
         const once = Object.entries(this.#spec.attributes).filter(([, p]) => p.secret);
@@ -811,7 +823,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         );
         return this.#created(mr, path, sent, query, { [CREATED_WITH_ANNOTATION]: JSON.stringify(sent) });
       }
-      if (g.create.wrap) {
+      if (create.wrap) {
         // The request is the body: the id beside the resource (`{accountId, serviceAccount: {…}}`).
         // Create-time inputs beside it (Bigtable's `clusters`) go out only here, recorded as sent.
         const id = g.createId;
@@ -823,7 +835,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         );
         const whole = {
           ...(id ? { [id]: value } : {}),
-          [g.create.wrap]: resource,
+          [create.wrap]: resource,
           ...beside,
         };
         const recorded: Record<string, string> = {
@@ -832,12 +844,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         };
         return this.#created(mr, path, whole, query, recorded);
       }
-      if (g.create.idParam) {
+      if (create.idParam) {
         if (!externalName || externalName.includes("/"))
           throw new InvalidSpecError(
             `${this.#spec.kind} is created with an id: the external name must be one, not ${externalName ?? "empty"}`,
           );
-        query[g.create.idParam.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = externalName;
+        query[create.idParam.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = externalName;
       }
     }
     return this.#created(mr, path, body, query);
@@ -852,8 +864,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     recorded: Record<string, string> = {},
   ): Promise<ExternalCreation> {
     const g = this.#spec.google;
+    const create = g.create;
+    if (!create) throw new ExternalError(`${this.#spec.typeName}: Google publishes no create for it`);
     const fp = mr.spec.forProvider;
-    const out = await this.#call<Operation & Json>(g.create, path, `create ${this.#spec.typeName}`, {
+    const out = await this.#call<Operation & Json>(create, path, `create ${this.#spec.typeName}`, {
       body,
       query,
     });
@@ -864,13 +878,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         : {};
       return Object.keys(details).length > 0 ? { connectionDetails: details } : {};
     };
-    if (!g.create.lro) {
+    if (!create.lro) {
       const made =
         typeof out.name === "string" && this.#spec.externalName === "providerChosen" ? out.name : undefined;
       return {
         ...(made ? { externalName: made } : {}),
         ...(Object.keys(recorded).length > 0 ? { annotations: recorded } : {}),
-        ...(g.createFields && !g.create.wrap ? once(out) : {}),
+        ...(g.createFields && !create.wrap ? once(out) : {}),
       };
     }
     const opPath = this.#operationPath(out, fp);
@@ -892,7 +906,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return {
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ...(made ? { externalName: made } : {}),
-      ...(g.createFields && !g.create.wrap && this.#done(op) ? once(op.response) : {}),
+      ...(g.createFields && !create.wrap && this.#done(op) ? once(op.response) : {}),
     };
   }
 
