@@ -85,6 +85,24 @@ export const asParentPath = (p: string) =>
     .replace(/\/projects\/\{project_id=\*\}\/([A-Za-z]+)(?=:|$)/, "/{parent=projects/*}/$1");
 
 /**
+ * The create path a resource Google makes itself (no create in its API) would have, from its get's
+ * `{name=…}`: the name's template less its id (`…/keyRings/*` → `{parent=…}/keyRings`), or, for a singleton
+ * whose name ends in a word (`folders/*\/autokeyConfig`), less that word, which is then its collection and its
+ * whole name within the parent. Undefined where the template is not `<parent>/<collection>[/*]`.
+ */
+export function madeByGoogle(getPath: string): { path: string; singleton: boolean } | undefined {
+  const m = /^(.*)\{name=([^}]*)\}$/.exec(getPath.split(":")[0] ?? "");
+  if (!m) return undefined;
+  const parts = (m[2] as string).split("/");
+  const singleton = parts.at(-1) !== "*";
+  const collection = singleton ? parts.at(-1) : parts.at(-2);
+  const parent = parts.slice(0, singleton ? -1 : -2);
+  if (!collection || !/^[A-Za-z]+$/.test(collection) || parent.length === 0 || parent.includes("**"))
+    return undefined;
+  return { path: `${m[1]}{parent=${parent.join("/")}}/${collection}`, singleton };
+}
+
+/**
  * APIs in the protos that are not Google Cloud APIs (issue 31's "Cloud APIs"): their resources belong to a
  * Google Workspace customer or a Merchant Center account, not to a Cloud project a ProviderConfig names,
  * and are reached with a user's or a Workspace domain-delegated identity. Left out, with this reason.
@@ -161,15 +179,18 @@ export const PARENT_IN_BODY: Record<
 function parentOf(
   r: FactResource,
   sensitive?: SensitiveLabelsFact,
-): { parent: GoogleParent; collection: string } | { why: string } {
+): { parent: GoogleParent; collection: string; singleton?: true } | { why: string } {
   const notCloud = NOT_CLOUD[r.host];
   if (notCloud) return { why: `not a Google Cloud API: ${notCloud}` };
   const unsafe = UNSAFE[r.type];
   if (unsafe && !sensitive) return { why: unsafe };
-  const path = asParentPath(r.create.p.split(":")[0] ?? "");
-  const id = r.create.idParam;
+  const made = r.create ? undefined : madeByGoogle(r.get.p);
+  if (!r.create && !made)
+    return { why: `no create, and its get is not <parent>/<collection>[/*]: ${r.get.p}` };
+  const path = asParentPath((r.create?.p ?? made?.path ?? "").split(":")[0] ?? "");
+  const id = r.create?.idParam;
   // The id parameter must be the request's own (`agent_pool_id`), never a variable of its path.
-  if (id && new RegExp(`\\{${id}[=}]`).test(r.create.p))
+  if (id && new RegExp(`\\{${id}[=}]`).test(r.create?.p ?? ""))
     return {
       why: `the facts name the path variable ${id} as the create's id parameter (refresh-apis took the request's first *_id field; the rule now skips path variables, so the next npm run refresh:gcp-apis names the real one)`,
     };
@@ -187,8 +208,8 @@ function parentOf(
     };
   }
   // A PUT on the full name (Pub/Sub's `/v1/{name=projects/*\/snapshots/*}`): the parent and collection are in it.
-  const put = r.create.namedBy === "path" ? /\{name=(.+)\/([A-Za-z]+)\/\*\}$/.exec(r.create.p) : undefined;
-  if (r.create.namedBy === "path" && !put)
+  const put = r.create?.namedBy === "path" ? /\{name=(.+)\/([A-Za-z]+)\/\*\}$/.exec(r.create.p) : undefined;
+  if (r.create?.namedBy === "path" && !put)
     return { why: `a PUT create not on <parent>/<collection>/*: ${r.create.p}` };
   const inBody = PARENT_IN_BODY[r.type];
   if (inBody && /^\/v\d+\/[A-Za-z]+$/.test(path))
@@ -197,7 +218,7 @@ function parentOf(
       collection,
     };
   const m = put ? [put[0], put[1], put[2]] : /\{parent=([^}]*)\}\/([A-Za-z]+)$/.exec(path);
-  if (!m) return { why: `create path has no {parent=…}/<collection>: ${r.create.p}` };
+  if (!m) return { why: `create path has no {parent=…}/<collection>: ${r.create?.p ?? path}` };
   const template = m[1] as string;
   const parts = template.split("/");
   const home: GoogleParent["home"] = [];
@@ -207,7 +228,11 @@ function parentOf(
     if (h && parts[i + 1] === "*") home.push(h);
     else explicit = true;
   }
-  return { parent: { template, home: explicit ? [] : home, explicit }, collection: m[2] as string };
+  return {
+    parent: { template, home: explicit ? [] : home, explicit },
+    collection: m[2] as string,
+    ...(made?.singleton ? { singleton: true as const } : {}),
+  };
 }
 
 class SpecBuilder {
@@ -405,10 +430,10 @@ export function permissionsOf(
     return name && known.has(name) ? [name] : [];
   };
   const permissions: GoogleKindSpec["permissions"] = {
-    create: [pick("create"), ...ops(r.create.lro)],
+    ...(r.create ? { create: [pick("create"), ...ops(r.create.lro)] } : {}),
     read: [pick("get")],
     ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
-    delete: [pick("delete"), ...ops(r.delete.lro)],
+    ...(r.delete ? { delete: [pick("delete"), ...ops(r.delete.lro)] } : {}),
     // The batched drift check and the search for a create whose answer was lost list the parent (Compute:
     // the region / zone, or every scope at once through aggregatedList, which needs the same permission).
     ...(r.list ? { list: [pick("list")] } : {}),
@@ -450,7 +475,7 @@ export function kindSpecOf(
   // A create of options (no resource message in its request): the resource is Google's answer, all of it
   // server state; the spec is the request's options, sent only on create.
   const options =
-    !compute && r.create.fields && r.create.request && !r.create.wrap && !r.create.namedBy
+    !compute && r.create?.fields && r.create.request && !r.create.wrap && !r.create.namedBy
       ? r.create.fields
       : undefined;
   // Create-time inputs beside the resource in a create sent whole (Bigtable's CreateInstance: `clusters`
@@ -458,17 +483,17 @@ export function kindSpecOf(
   // A PUT on the name whose request is not the resource (Pub/Sub's CreateSnapshot): its fields that are not the
   // resource's (`subscription`, `tags`) are such inputs, and the resource's fields it does not carry Google's.
   const inputs =
-    !compute && r.create.fields && r.create.request && (r.create.wrap || r.create.namedBy === "path")
+    !compute && r.create?.fields && r.create.request && (r.create.wrap || r.create.namedBy === "path")
       ? r.create.fields
       : undefined;
-  const onlyFromRequest = r.create.resourceFields;
+  const onlyFromRequest = r.create?.resourceFields;
   for (const f of fields) {
     const serverSide =
       Boolean(options) ||
       isOutput(f) ||
       has(f, "IDENTIFIER") ||
       // The resource's own name, unless the caller names it there (Logging's LogMetric: a short id).
-      (!compute && f.j === "name" && r.create.namedBy !== "field") ||
+      (!compute && f.j === "name" && r.create?.namedBy !== "field") ||
       (onlyFromRequest !== undefined && !onlyFromRequest.includes(f.j)) ||
       (compute && FINGERPRINT.test(f.j)) ||
       // A resource's etag is computed by the server (AIP-154; TagKey's "always set in server responses"):
@@ -484,25 +509,25 @@ export function kindSpecOf(
     };
   const sentOnCreate = options ?? inputs;
   if (sentOnCreate)
-    for (const f of b.fieldsOf(r.create.request as string))
+    for (const f of b.fieldsOf(r.create?.request as string))
       if (sentOnCreate.includes(f.j))
         properties[f.j] = {
           ...b.prop(f),
-          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create.wrap ?? "resource's fields"}; recorded at create, a change refused` : ""}.`,
+          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create?.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create?.wrap ?? "resource's fields"}; recorded at create, a change refused` : ""}.`,
         };
   if (sentOnCreate?.some((o) => !properties[o]))
-    return { why: `its create's fields ${sentOnCreate.join(", ")} are not all in ${r.create.request}` };
+    return { why: `its create's fields ${sentOnCreate.join(", ")} are not all in ${r.create?.request}` };
   // A create sent whole (`{accountId, serviceAccount}`): the id is a spec field beside the resource, sent only
   // on create and immutable (Google never answers it: the provider compares it with the one it created with);
   // Google names the resource, and its answer's name is the external name (a service account's: its email).
-  const wrapId = !compute && r.create.wrap && r.create.idParam ? camelOf(r.create.idParam) : undefined;
+  const wrapId = !compute && r.create?.wrap && r.create.idParam ? camelOf(r.create.idParam) : undefined;
   if (wrapId && properties[wrapId]) return { why: `its create's id ${wrapId} is also a field of ${r.kind}` };
   if (wrapId)
     properties[wrapId] = {
       n: wrapId,
       s: { t: "string" },
       req: true,
-      doc: `${r.create.idDoc ? `${r.create.idDoc} ` : ""}Sent beside the resource on create (${r.create.idParam}); Google names the resource. Immutable.`,
+      doc: `${r.create?.idDoc ? `${r.create.idDoc} ` : ""}Sent beside the resource on create (${r.create?.idParam}); Google names the resource. Immutable.`,
     };
   // The field a lost create answer is found again by must be set: without it a second create could duplicate.
   if (inBody?.uniqueIn && properties[inBody.uniqueIn])
@@ -544,7 +569,7 @@ export function kindSpecOf(
   for (const [k, p] of Object.entries(attributes))
     if (p.s.t === "string" && isSecretName(k)) (attributes[k] as AwsccProp).secret = true;
   // A secret only a create's answer holds must be in that answer, not in an operation a later reconcile reads.
-  if (options && r.create.lro && Object.values(attributes).some((p) => p.secret))
+  if (options && r.create?.lro && Object.values(attributes).some((p) => p.secret))
     return { why: "a create of options that answers a secret through a long-running operation" };
   const attributeSecrets = pathsWhere(
     b,
@@ -557,9 +582,10 @@ export function kindSpecOf(
   const labelMap = (j: string) => fields.find((f) => f.j === j && f.map && f.t === "string" && !isOutput(f));
   // Where `labels` is the configuration (credentials among it), `userLabels` is the resource's own labels.
   const labels = (sensitiveMap ? undefined : labelMap("labels")) ?? labelMap("userLabels");
-  const idParam = r.create.idParam;
+  const idParam = r.create?.idParam;
+  // Made by Google: the external name is its id (or full name) within the parent, or nothing for a singleton.
   const externalName =
-    compute || (idParam && !wrapId) || inBody?.idField || r.create.namedBy
+    compute || !r.create || (idParam && !wrapId) || inBody?.idField || r.create.namedBy
       ? "fromAnnotation"
       : "providerChosen";
   const refs = [
@@ -585,7 +611,7 @@ export function kindSpecOf(
     defs: b.defs,
     primaryIdentifier: ["name"],
     externalName,
-    ...(compute || r.create.namedBy === "field"
+    ...(compute || r.create?.namedBy === "field"
       ? { identifierField: "name" }
       : inBody?.idField
         ? { identifierField: inBody.idField }
@@ -603,16 +629,21 @@ export function kindSpecOf(
       host: r.host,
       proto: r.proto,
       service: r.service,
-      create: (({ idDoc: _, request: _r, fields: _f, resourceFields: _s, ...c }) => ({
-        ...c,
-        p: asParentPath(c.p),
-      }))(r.create),
+      ...(r.create
+        ? {
+            create: (({ idDoc: _, request: _r, fields: _f, resourceFields: _s, ...c }) => ({
+              ...c,
+              p: asParentPath(c.p),
+            }))(r.create),
+          }
+        : {}),
       ...(r.nameField ? { nameField: r.nameField } : {}),
+      ...(where.singleton ? { singleton: true } : {}),
       ...(wrapId ? { createId: wrapId } : {}),
       ...(sentOnCreate ? { createFields: sentOnCreate } : {}),
       get: r.get,
       ...(r.update ? { update: r.update } : {}),
-      delete: r.delete,
+      ...(r.delete ? { delete: r.delete } : {}),
       ...(r.list ? { list: { ...r.list, p: asParentPath(r.list.p) } } : {}),
       ...(r.pattern ? { pattern: r.pattern } : {}),
       collection: where.collection,
@@ -679,7 +710,7 @@ const singularOf = (s: string) =>
 
 /** A second resource of one kind name in a group: its parent's collection tells them apart. */
 function disambiguated(r: FactResource): string {
-  const template = /\{parent=([^}]*)\}/.exec(r.create.p)?.[1] ?? "";
+  const template = /\{parent=([^}]*)\}/.exec(r.create?.p ?? madeByGoogle(r.get.p)?.path ?? "")?.[1] ?? "";
   const cols = template.split("/").filter((_, i) => i % 2 === 0);
   const own = cols.filter((c) => !["projects", "locations", "regions", "zones"].includes(c));
   const pick = own.at(-1) ?? cols[0] ?? "Other";

@@ -14,7 +14,7 @@ export const CENSUS_FILE = resolve(import.meta.dirname, "../../docs/gcp-census.m
 /** What each reason means, in the order the census lists them. */
 export const NOT_TAKEN_WHY: Record<NotTakenWhy, string> = {
   "no-delete":
-    "a create and a get, but no method that DELETEs the name the get reads (recognised by its HTTP binding, whatever its name): nothing could remove what a kind makes",
+    "a create and a get, but no method that DELETEs the name the get reads (recognised by its HTTP binding, whatever its name) (bundles before 2026-11-28; such resources are now taken, their kinds released on deletion, never deleted)",
   "no-get":
     "a create, but no method answering the resource with a GET of its name (recognised by its HTTP binding and answer, whatever its name: Logging's GetBucket is LogBucket's), or several: nothing could observe it. Some have only a list (Resource Manager's TagBinding, Monitoring's MonitoredProject, Data Catalog's Tag)",
   "second-create":
@@ -31,7 +31,7 @@ export const NOT_TAKEN_WHY: Record<NotTakenWhy, string> = {
   "get-or-delete-not-by-name":
     "get or delete is not a GET / DELETE on one variable holding the resource's name (Content Warehouse's POST `:get`), or the two bind different variables (any one variable is taken: Logging's `{metric_name=…}`)",
   "no-create":
-    "the API answers it (`Get<R>`) but has no create: made by Google or by another resource, or a singleton of settings (some have Update)",
+    "the API answers it (`Get<R>`) but has no create, and is not taken: a Compute collection Google answers (Zones, MachineTypes: not taken yet), or a get that is not a GET of a name under a parent. Those with a GET of `{name=<parent>/<collection>/*}` or `{name=<parent>/<singleton>}` are taken, as kinds that adopt (with an update) or observe (without)",
 };
 
 const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
@@ -59,6 +59,14 @@ export function censusMarkdown(facts: FactsBundle, catalog: GoogleCatalog): stri
   const not = facts.notTaken ?? [];
   const total = c.taken + not.length;
   const compute = catalog.kinds.filter((k) => k.family === "compute").length;
+  // Taken without a delete (Cloud KMS's KeyRing): a kind whose deletion releases the resource, never deletes it.
+  const noDelete = new Set(facts.resources.filter((r) => r.create && !r.delete).map((r) => r.type));
+  const releasedKinds = catalog.kinds.filter((k) => noDelete.has(k.typeName)).length;
+  // Taken without a create (a singleton of settings, what Google makes itself): adopted, or observe-only.
+  const noCreate = facts.resources.filter((r) => !r.create);
+  const adopted = new Set(noCreate.filter((r) => r.update).map((r) => r.type));
+  const observed = new Set(noCreate.filter((r) => !r.update).map((r) => r.type));
+  const kindsOf = (types: Set<string>) => catalog.kinds.filter((k) => types.has(k.typeName)).length;
   const out = [
     "# Census of Google Cloud resource types",
     "",
@@ -71,6 +79,9 @@ export function censusMarkdown(facts: FactsBundle, catalog: GoogleCatalog): stri
     `| resources met | ${total} |`,
     `| taken into the facts | ${c.taken} |`,
     `| → generated kinds | ${c.kinds} (${c.kinds - compute} resource-oriented, ${compute} Compute) |`,
+    `| → of them, kinds Google publishes no delete for (\`deletionPolicy\` Orphan only: deleting the object releases the resource; docs/gcp-generated.md) | ${releasedKinds} of ${noDelete.size} taken without a delete |`,
+    `| → of them, kinds Google publishes no create for, with an update (adopt and manage: management policies without Create) | ${kindsOf(adopted)} of ${adopted.size} taken |`,
+    `| → of them, kinds Google publishes only a get (and maybe a delete) for (observe-only: management policies Observe alone) | ${kindsOf(observed)} of ${observed.size} taken |`,
     `| → left out by the generator, with the reason (catalog \`skipped\`, listed below) | ${c.skipped} |`,
     `| not taken by the extractor, with the reason (below) | ${not.length} |`,
     ...Object.entries(NOT_TAKEN_WHY)

@@ -71,7 +71,11 @@ export interface FactResource {
   type: string;
   /** The resource name pattern that matches the create's parent (resource family). */
   pattern?: string;
-  create: FactHttp & {
+  /**
+   * Absent: the API answers the resource but publishes no create (a singleton of settings, or what Google
+   * makes itself): its kind adopts the one that exists and never creates (its get's `{name=…}` says which).
+   */
+  create?: FactHttp & {
     /** The request's `<resource>_id` query parameter (absent: the server names it). */
     idParam?: string;
     /**
@@ -115,7 +119,8 @@ export interface FactResource {
   get: FactHttp;
   /** `wrap`: the update's request is the body, the resource in this field beside the mask. */
   update?: FactHttp & { mask?: string; wrap?: string };
-  delete: FactHttp;
+  /** Absent: the API publishes no Delete<R> (Cloud KMS's KeyRing): its kind releases, never deletes. */
+  delete?: FactHttp;
   list?: FactHttp;
   /**
    * Compute: the service's AggregatedList (`/compute/v1/projects/{project}/aggregated/<collection>`), which
@@ -144,7 +149,7 @@ export type NotTakenWhy =
    * name), or several.
    */
   | "no-get"
-  /** No method with a DELETE of the name the get reads. */
+  /** No method with a DELETE of the name the get reads (bundles before 2026-11-28: such resources are now taken). */
   | "no-delete"
   /** Get or Delete are not bound to the resource's name (`{name=…}`). */
   | "get-or-delete-not-by-name"

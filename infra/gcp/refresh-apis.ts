@@ -426,6 +426,57 @@ function putOnName(
 }
 
 /**
+ * A resource's update and list in its service. The update: AIP-134's PATCH with a mask, where the service has
+ * one (IAM Admin: PatchServiceAccount beside the older UpdateServiceAccount PUT, which changes only the display
+ * name), else its Update; else one recognised by what it is — a PATCH (else a PUT) on the name the get reads,
+ * carrying the resource (as the request, its body field, or a field of the whole request): Logging's
+ * UpdateBucket. The list: the List whose answer repeats the resource.
+ */
+function updateAndList(
+  methods: readonly PMethod[],
+  rt: PType,
+  resource: Opt,
+  getHttp: FactHttp,
+): { update?: FactResource["update"]; list?: FactHttp } {
+  const byName = (verb: string) => methods.find((x) => x.name === `${verb}${rt.name}`);
+  const upds = [byName("Update"), byName("Patch")].filter((x): x is PMethod => Boolean(x));
+  const carries = (x: PMethod) =>
+    x.resolvedRequestType === rt ||
+    (x.resolvedRequestType?.fieldsArray ?? []).some((f) => !f.repeated && f.resolve().resolvedType === rt);
+  const updFound = (["patch", "put"] as const)
+    .map((verb) => byBinding(methods, [verb], [], resource, carries, nameBinding(getHttp.p)?.t))
+    .find((x): x is { m: PMethod; http: FactHttp; v: string } => !("why" in x));
+  const upd = upds.find((x) => httpOf(x)?.m === "patch") ?? upds[0] ?? updFound?.m;
+  const updHttp = upd ? httpOf(upd) : undefined;
+  const mask = upd?.resolvedRequestType?.fieldsArray.find(
+    (f) => f.type === "google.protobuf.FieldMask",
+  )?.name;
+  // An update whose whole request is the body and holds the resource in a field (`{serviceAccount, updateMask}`).
+  const updWrap =
+    updHttp?.body === "*" && upd?.resolvedRequestType !== rt
+      ? upd?.resolvedRequestType?.fieldsArray.find((f) => f.resolve().resolvedType === rt)
+      : undefined;
+  const list = methods.find(
+    (x) =>
+      x.name.startsWith("List") &&
+      x.resolvedResponseType?.fieldsArray.some((f) => f.repeated && f.resolve().resolvedType === rt),
+  );
+  const listHttp = list ? httpOf(list) : undefined;
+  return {
+    ...(updHttp && upd && (updHttp.m === "patch" || updHttp.m === "put")
+      ? {
+          update: {
+            ...withLro(updHttp, upd, false),
+            ...(mask ? { mask } : {}),
+            ...(updWrap ? { wrap: jsonName(updWrap) } : {}),
+          },
+        }
+      : {}),
+    ...(listHttp?.m === "get" ? { list: listHttp } : {}),
+  };
+}
+
+/**
  * The resource-oriented resources of one service (AIP-133/131/134/135 methods around one resource), and every
  * create it does not take with why (the census: nothing the protos offer is dropped without a reason).
  */
@@ -588,17 +639,14 @@ function resourceFamily(
       );
       continue;
     }
-    if ("why" in delFound && !conv.del) {
-      skip(
-        "no-delete",
-        delFound.why !== "none"
-          ? delFound.why
-          : `no Delete${rName} in ${svc.name}, and no other DELETE of its name`,
-        rt,
-      );
+    // Several DELETEs of its name: which one is not known. None (Cloud KMS's KeyRing): taken without one; its
+    // kind releases, never deletes (facts.ts).
+    if ("why" in delFound && delFound.why !== "none" && !conv.del) {
+      skip("no-delete", delFound.why, rt);
       continue;
     }
-    if ("why" in found || "why" in delFound || found.v !== delFound.v) {
+    const delOk = !("why" in delFound);
+    if ("why" in found || (conv.del && !delOk) || (delOk && found.v !== delFound.v)) {
       const [g, d] = [httpOf(conv.get ?? create), conv.del ? httpOf(conv.del) : undefined];
       skip(
         "get-or-delete-not-by-name",
@@ -610,8 +658,8 @@ function resourceFamily(
       continue;
     }
     const getHttp = found.http;
-    const del = delFound.m;
-    const delHttp = delFound.http;
+    const del = delOk ? delFound.m : undefined;
+    const delHttp = delOk ? delFound.http : undefined;
     // The request field the name is bound to, where it is not `name` (Logging's `metric_name`).
     const nameField = found.v !== "name" ? found.v : undefined;
     // The resource's id: a `*_id` string of the request that is not bound in the path (Storage Transfer's
@@ -626,33 +674,7 @@ function resourceFamily(
               f.type === "string" &&
               !new RegExp(`\\{${f.name}[=}]`).test(http.p),
           )?.name;
-    // AIP-134's PATCH with a mask, where the service has one (IAM Admin: PatchServiceAccount beside the older
-    // UpdateServiceAccount PUT, which changes only the display name); else its Update.
-    const upds = [byName("Update"), byName("Patch")].filter((x): x is PMethod => Boolean(x));
-    // Else one recognised by what it is: a PATCH (else a PUT) on the name the get reads, carrying the resource
-    // (as the request, its body field, or a field of the whole request): Logging's UpdateBucket.
-    const carries = (x: PMethod) =>
-      x.resolvedRequestType === rt ||
-      (x.resolvedRequestType?.fieldsArray ?? []).some((f) => !f.repeated && f.resolve().resolvedType === rt);
-    const updFound = (["patch", "put"] as const)
-      .map((verb) => byBinding(methods, [verb], [], resource, carries, nameBinding(getHttp.p)?.t))
-      .find((x): x is { m: PMethod; http: FactHttp; v: string } => !("why" in x));
-    const upd = upds.find((x) => httpOf(x)?.m === "patch") ?? upds[0] ?? updFound?.m;
-    const updHttp = upd ? httpOf(upd) : undefined;
-    const mask = upd?.resolvedRequestType?.fieldsArray.find(
-      (f) => f.type === "google.protobuf.FieldMask",
-    )?.name;
-    // An update whose whole request is the body and holds the resource in a field (`{serviceAccount, updateMask}`).
-    const updWrap =
-      updHttp?.body === "*" && upd?.resolvedRequestType !== rt
-        ? upd?.resolvedRequestType?.fieldsArray.find((f) => f.resolve().resolvedType === rt)
-        : undefined;
-    const list = methods.find(
-      (x) =>
-        x.name.startsWith("List") &&
-        x.resolvedResponseType?.fieldsArray.some((f) => f.repeated && f.resolve().resolvedType === rt),
-    );
-    const listHttp = list ? httpOf(list) : undefined;
+    const { update, list: listHttp } = updateAndList(methods, rt, resource, getHttp);
     // Where a create with no `<resource>_id` takes the caller's id: the PUT's path, or the resource's own
     // `name`, REQUIRED, where its comment says it is a client-assigned identifier, not the full name AIP-122
     // makes `name` (Logging's LogMetric: "The client-assigned metric identifier", LogExclusion's "A
@@ -710,17 +732,9 @@ function resourceFamily(
       },
       ...(nameField ? { nameField } : {}),
       get: getHttp,
-      ...(updHttp && upd && (updHttp.m === "patch" || updHttp.m === "put")
-        ? {
-            update: {
-              ...withLro(updHttp, upd, false),
-              ...(mask ? { mask } : {}),
-              ...(updWrap ? { wrap: jsonName(updWrap) } : {}),
-            },
-          }
-        : {}),
-      delete: withLro(delHttp, del, false),
-      ...(listHttp?.m === "get" ? { list: listHttp } : {}),
+      ...(update ? { update } : {}),
+      ...(del && delHttp ? { delete: withLro(delHttp, del, false) } : {}),
+      ...(listHttp ? { list: listHttp } : {}),
     });
     createOf.set(out.at(-1) as FactResource, create.name);
   }
@@ -736,7 +750,7 @@ function secondCreates(
   notTaken: FactNotTaken[],
   createOf: ReadonlyMap<FactResource, string>,
 ): FactResource[] {
-  const custom = (r: FactResource) => /:[A-Za-z]+$/.test(r.create.p);
+  const custom = (r: FactResource) => /:[A-Za-z]+$/.test(r.create?.p ?? "");
   return found.filter((r) => {
     const standard = found.find((x) => x !== r && x.type === r.type && !custom(x));
     if (!custom(r) || !standard) return true;
@@ -747,7 +761,7 @@ function secondCreates(
       type: r.type,
       method: createOf.get(r) ?? "",
       why: "second-create",
-      detail: `a custom method (${r.create.m.toUpperCase()} ${r.create.p}) beside the standard create (${standard.create.m.toUpperCase()} ${standard.create.p})`,
+      detail: `a custom method (${r.create?.m.toUpperCase()} ${r.create?.p}) beside the standard create (${standard.create?.m.toUpperCase()} ${standard.create?.p})`,
     });
     return false;
   });
@@ -755,30 +769,75 @@ function secondCreates(
 
 /**
  * The resources of a service the API answers but does not let a caller create: a `Get<R>` answering a
- * resource message whose type no create of the API (taken or not) named.
+ * resource message whose type no create of the API (taken or not) named. Taken, without a create, when the
+ * get is a GET of its `{name=…}` (a singleton of settings `projects/*\/settings`, or what Google makes itself):
+ * its kind adopts what exists and never creates; else listed with why.
  */
-function uncreatable(svc: protobuf.Service, proto: string, named: ReadonlySet<string>): FactNotTaken[] {
+function uncreatable(
+  svc: protobuf.Service,
+  proto: string,
+  version: string,
+  col: Collector,
+  named: ReadonlySet<string>,
+): { resources: FactResource[]; notTaken: FactNotTaken[] } {
   const host = String(svc.options?.["(google.api.default_host)"] ?? "");
-  if (!host) return [];
-  const out: FactNotTaken[] = [];
-  for (const get of svc.methodsArray) {
+  const resources: FactResource[] = [];
+  const notTaken: FactNotTaken[] = [];
+  if (!host) return { resources, notTaken };
+  const methods = svc.methodsArray;
+  for (const get of methods) {
     get.resolve();
     const rt = get.resolvedResponseType;
     if (!get.name.startsWith("Get") || !isResourceMessage(rt) || get.name !== `Get${rt.name}`) continue;
-    const type = String((parsed(rt, "(google.api.resource)")[0] as Opt).type ?? `${host}/${rt.name}`);
+    const resource = parsed(rt, "(google.api.resource)")[0] as Opt;
+    const type = String(resource.type ?? `${host}/${rt.name}`);
     if (named.has(type)) continue;
     const verbs = ["Update", "Patch", "Delete"].filter((v) => svc.methods[`${v}${rt.name}`]);
-    out.push({
+    const detail = verbs.length > 0 ? `Get${verbs.map((v) => `, ${v}`).join("")} only` : "Get only";
+    const getHttp = httpOf(get);
+    const template = getHttp?.m === "get" ? templateOf(getHttp.p, "name") : undefined;
+    const del = svc.methods[`Delete${rt.name}`];
+    del?.resolve();
+    const delHttp = del ? httpOf(del) : undefined;
+    const delByName = delHttp?.m === "delete" && templateOf(delHttp.p, "name") === template;
+    // Under a parent, as `<parent>/<collection>/*` or a singleton `<parent>/<word>`: a top-level name
+    // (`organizations/*`) has no parent to say which.
+    const parts = template?.split("/") ?? [];
+    const underParent =
+      parts.at(-1) === "*" ? parts.length >= 3 && /^[A-Za-z]+$/.test(parts.at(-2) ?? "") : parts.length >= 2;
+    if (!getHttp || !template || !underParent || (del && !delByName)) {
+      notTaken.push({
+        host,
+        proto,
+        service: svc.name,
+        type,
+        method: get.name,
+        why: "no-create",
+        detail: `${detail}; ${!template ? `get ${getHttp?.m ?? "?"} ${getHttp?.p ?? "without google.api.http"} is not a GET of {name=…}` : !underParent ? `its name ${template} is not under a parent (<parent>/<collection>/* or <parent>/<singleton>)` : `delete ${delHttp?.m ?? "?"} ${delHttp?.p ?? ""} is not by the get's name`}`,
+      });
+      continue;
+    }
+    for (const m of methods) m.resolve();
+    const { update, list } = updateAndList(methods, rt, resource, getHttp);
+    const pattern = patternFor(resource, undefined);
+    resources.push({
+      family: "resource",
+      api: apiOf(host),
+      version,
       host,
       proto,
+      message: col.message(rt),
+      kind: rt.name,
       service: svc.name,
       type,
-      method: get.name,
-      why: "no-create",
-      detail: verbs.length > 0 ? `Get${verbs.map((v) => `, ${v}`).join("")} only` : "Get only",
+      ...(pattern ? { pattern } : {}),
+      get: getHttp,
+      ...(update ? { update } : {}),
+      ...(del && delHttp ? { delete: withLro(delHttp, del, false) } : {}),
+      ...(list ? { list } : {}),
     });
   }
-  return out;
+  return { resources, notTaken };
 }
 
 /** Compute's service names are plural collections: `Addresses` → Address, `SecurityPolicies` → SecurityPolicy. */
@@ -804,11 +863,12 @@ function computeFamily(
   const insert = m("Insert");
   const get = m("Get");
   const del = m("Delete");
-  if (!insert || !get || !del) {
+  // Insert and Get without Delete (RegionCommitments: a commitment runs its term) is taken without a delete.
+  if (!insert || !get) {
     // A collection Google answers but a caller cannot make or remove (Zones, MachineTypes), or half of one.
     const rt = (get ?? insert)?.resolvedResponseType;
     if (!get && !insert) return { resources: [], notTaken: [] };
-    const why: NotTakenWhy = !insert ? "no-create" : !get ? "no-get" : "no-delete";
+    const why: NotTakenWhy = !insert ? "no-create" : "no-get";
     return {
       resources: [],
       notTaken: [
@@ -826,7 +886,7 @@ function computeFamily(
   }
   const insHttp = httpOf(insert);
   const getHttp = httpOf(get);
-  const delHttp = httpOf(del);
+  const delHttp = del ? httpOf(del) : undefined;
   const rt = get.resolvedResponseType;
   const notTaken = (why: NotTakenWhy, detail: string) => ({
     resources: [],
@@ -843,7 +903,7 @@ function computeFamily(
     ],
   });
   if (!insHttp?.body) return notTaken("create-not-post", "Insert has no body");
-  if (!getHttp || !delHttp)
+  if (!getHttp || (del && !delHttp))
     return notTaken("get-or-delete-not-by-name", "Get or Delete has no google.api.http");
   if (!rt || insert.resolvedRequestType?.fields[insHttp.body]?.type !== rt.name)
     return notTaken("body-not-resource", `Insert's body ${insHttp.body} is not what Get answers`);
@@ -868,7 +928,7 @@ function computeFamily(
       create: withLro(insHttp, insert, true),
       get: getHttp,
       ...(upd && updHttp ? { update: withLro(updHttp, upd, true) } : {}),
-      delete: withLro(delHttp, del, true),
+      ...(del && delHttp ? { delete: withLro(delHttp, del, true) } : {}),
       ...(listHttp ? { list: listHttp } : {}),
       ...(aggregatedHttp ? { aggregated: aggregatedHttp } : {}),
     },
@@ -956,10 +1016,10 @@ export function extract(
     if (!compute)
       for (const svc of own) {
         try {
-          for (const x of uncreatable(svc, dir, named)) {
-            named.add(x.type);
-            mine.push(x);
-          }
+          const got = uncreatable(svc, dir, version, col, named);
+          for (const x of [...got.resources, ...got.notTaken]) named.add(x.type);
+          found.push(...got.resources);
+          mine.push(...got.notTaken);
         } catch (err) {
           failed.push(`${dir} ${svc.name}: ${(err as Error).message.slice(0, 120)}`);
         }

@@ -97,7 +97,17 @@ export interface ManagedKindOptions<F extends AnyObjectSchema, A extends AnyObje
   updateSettleMs?: number;
   /** Where the cloud keeps the resource's tags or labels: Crossplane's default external tags go there. */
   tagging?: TagPlacement;
+  /** What the cloud publishes no call for on this kind (CloudLacks). */
+  lacks?: CloudLacks;
 }
+
+/**
+ * The actions a cloud publishes no call for on a kind (Google's protos: no DeleteKeyRing; no create of a
+ * singleton of settings), each with the sentence a person reads. The engine's policies never include such an
+ * action (reconciler/policies.ts), the CRD refuses asking for it (deletionPolicy Orphan only; management
+ * policies without Create), and deleting the object of a kind without a delete releases the cloud resource.
+ */
+export type CloudLacks = Readonly<Partial<Record<"Create" | "Update" | "Delete", string>>>;
 
 /**
  * Where a taggable kind keeps its tags: a forProvider map of strings (top-level `field`), with AWS/Azure tag
@@ -140,6 +150,8 @@ export interface ManagedKindDef<
   secretRefPaths: string[];
   /** Where the kind keeps its tags or labels; absent: the kind is not taggable. */
   tagging?: TagPlacement;
+  /** What the cloud publishes no call for on this kind; absent: all of create, update and delete exist. */
+  lacks?: CloudLacks;
 }
 
 export const ProviderConfigReference = z
@@ -160,17 +172,64 @@ const specOf = <F extends AnyObjectSchema, S extends z.ZodRawShape>(forProvider:
     .object({ forProvider: forProvider.describe("The desired state of the external resource."), ...fields })
     .describe("The desired state of the managed resource and how driftless manages it.");
 
+/**
+ * The management policies of a kind whose cloud lacks a create: every action but Create (and `*`), of those
+ * the cloud has, refused by the schema with the kind's reason; by default Observe, Update and LateInitialize
+ * (Crossplane's "adopt and manage"), or Observe alone where the cloud has no update either (observe-only).
+ * Otherwise: all, default *.
+ */
+function policiesOf(more: string, lacks: CloudLacks | undefined) {
+  if (!lacks?.Create) return managementPolicies(more);
+  if (lacks.Update)
+    return z
+      .array(z.enum(["Observe"]))
+      .default(["Observe"])
+      .meta({
+        description: `Which actions driftless may take on the external resource: Observe only. ${lacks.Create}; ${lacks.Update}.${more}`,
+        "x-kubernetes-validations": [
+          { rule: "self.all(a, a == 'Observe')", message: `${lacks.Create}; ${lacks.Update}` },
+        ],
+      });
+  const may = ManagementAction.options.filter(
+    (a) => a === "Observe" || a === "Update" || a === "LateInitialize" || (a === "Delete" && !lacks.Delete),
+  );
+  return z
+    .array(z.enum(may))
+    .default(["Observe", "Update", "LateInitialize"])
+    .meta({
+      description: `Which actions driftless may take on the external resource: ${may.join(", ")}. Never Create (nor *): ${lacks.Create}.${more}`,
+      "x-kubernetes-validations": [{ rule: "self.all(a, a != 'Create' && a != '*')", message: lacks.Create }],
+    });
+}
+
+/**
+ * deletionPolicy: Delete or Orphan (default Delete); Orphan alone where the cloud lacks a delete, or where the
+ * kind is observe-only; default Orphan for a kind Google makes itself.
+ */
+function deletionPolicyOf(lacks: CloudLacks | undefined) {
+  const text = "What happens to the external resource when this managed resource is deleted";
+  const orphanOnly = lacks?.Delete ?? (lacks?.Create && lacks.Update ? lacks.Update : undefined);
+  if (orphanOnly)
+    return z
+      .enum(["Orphan"])
+      .default("Orphan")
+      .meta({
+        description: `${text}: Orphan only. ${orphanOnly}`,
+        "x-kubernetes-validations": [{ rule: "self == 'Orphan'", message: orphanOnly }],
+      });
+  // A kind made by Google with its parent (no create) is released, not deleted, unless the object says Delete.
+  return DeletionPolicy.default(lacks?.Create ? "Orphan" : "Delete").describe(`${text}: Delete or Orphan.`);
+}
+
 /** The spec fields every managed kind shares, Crossplane's ResourceSpec. */
-export function managedSpec<F extends AnyObjectSchema>(forProvider: F) {
+export function managedSpec<F extends AnyObjectSchema>(forProvider: F, lacks?: CloudLacks) {
   return specOf(forProvider, {
     writeConnectionSecretToRef: SecretReference.optional().describe(
       "Where to write the connection details (endpoints, credentials) of the external resource.",
     ),
     providerConfigRef: ProviderConfigReference.default({ name: DEFAULT_PROVIDER_CONFIG }),
-    deletionPolicy: DeletionPolicy.default("Delete").describe(
-      "What happens to the external resource when this managed resource is deleted: Delete or Orphan.",
-    ),
-    managementPolicies: managementPolicies(""),
+    deletionPolicy: deletionPolicyOf(lacks),
+    managementPolicies: policiesOf("", lacks),
   });
 }
 
@@ -255,7 +314,7 @@ export const TypedProviderConfigReference = z
   .describe("The ProviderConfig (this namespace) or ClusterProviderConfig that holds the credentials.");
 
 /** The spec of the namespaced (Crossplane v2) shape: no deletionPolicy, typed providerConfigRef, local Secrets. */
-export function namespacedManagedSpec<F extends AnyObjectSchema>(forProvider: F) {
+export function namespacedManagedSpec<F extends AnyObjectSchema>(forProvider: F, lacks?: CloudLacks) {
   return specOf(forProvider, {
     writeConnectionSecretToRef: LocalSecretReference.optional().describe(
       "The Secret, in this resource's namespace, to write the connection details (endpoints, credentials) of the external resource to.",
@@ -264,8 +323,11 @@ export function namespacedManagedSpec<F extends AnyObjectSchema>(forProvider: F)
       kind: "ClusterProviderConfig",
       name: DEFAULT_PROVIDER_CONFIG,
     }),
-    managementPolicies: managementPolicies(
-      " Leave out Delete to keep the external resource when this object is deleted.",
+    managementPolicies: policiesOf(
+      lacks?.Delete
+        ? ` The external resource is kept when this object is deleted: ${lacks.Delete}`
+        : " Leave out Delete to keep the external resource when this object is deleted.",
+      lacks,
     ),
   });
 }
@@ -369,12 +431,13 @@ export function defineManagedKindLazily<F extends AnyObjectSchema, A extends Any
     updateSettleMs: o.updateSettleMs ?? 0,
     ...(o.shortNames ? { shortNames: o.shortNames } : {}),
     ...(o.tagging ? { tagging: o.tagging } : {}),
+    ...(o.lacks ? { lacks: o.lacks } : {}),
     scope: "Cluster",
   } as ManagedKindDef<F, A>;
   const built = once(schemas);
   lazily(def, "forProvider", () => built().forProvider);
   lazily(def, "atProvider", () => built().atProvider);
-  lazily(def, "spec", () => managedSpec(built().forProvider));
+  lazily(def, "spec", () => managedSpec(built().forProvider, o.lacks));
   lazily(def, "status", () => managedStatus(built().atProvider));
   lazily(def, "secretRefPaths", () => localizeSecretRefs(built().forProvider).paths);
   return def;
@@ -464,7 +527,7 @@ export function namespacedVariantOf<F extends AnyObjectSchema, A extends AnyObje
   });
   const forProvider = once(() => localizeSecretRefs(def.forProvider));
   lazily(variant, "forProvider", () => forProvider().schema);
-  lazily(variant, "spec", () => namespacedManagedSpec(forProvider().schema));
+  lazily(variant, "spec", () => namespacedManagedSpec(forProvider().schema, def.lacks));
   lazily(variant, "secretRefPaths", () => forProvider().paths);
   namespacedVariants.set(def, variant);
   return variant;

@@ -76,6 +76,8 @@ export const Msg = {
   recordPending: "cannot record that a create is starting",
   notFoundObserveOnly:
     "external resource does not exist; without the Create management policy driftless only imports existing resources — check the crossplane.io/external-name annotation",
+  notFoundNoCreate: "external resource does not exist, and driftless never creates a resource of this kind",
+  externalKept: "the external resource is kept: this object is released, nothing was deleted in the cloud",
   invalidPolicy: "unsupported combination of managementPolicies",
   pendingCreate:
     "waiting for the result of a create that is in flight: a not-found now is no proof that nothing was created",
@@ -109,6 +111,7 @@ export const Reason = {
   created: "CreatedExternalResource",
   updated: "UpdatedExternalResource",
   deleted: "DeletedExternalResource",
+  externalKept: "ExternalResourceKept",
   updateLoop: "UpdateLoopDetected",
   cannotGetUsages: "CannotGetUsages",
 } as const;
@@ -231,7 +234,7 @@ export interface PlanContext {
 /** The steps of a reconcile of `mr` (as read, in its own namespace) given what is known so far. */
 export function plan(ctx: PlanContext, mr: ManagedResource, known: Known = {}): Plan {
   const annotations = mr.metadata.annotations ?? {};
-  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
+  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy, ctx.def.lacks);
   const isDeleting = Boolean(mr.metadata.deletionTimestamp);
 
   if (annotations[Annotations.paused] === "true" || policies.none) {
@@ -258,7 +261,10 @@ export function plan(ctx: PlanContext, mr: ManagedResource, known: Known = {}): 
   }
   // Orphan: the cloud resource stays; only our traces in the cluster go. Works whatever the spec says.
   if (isDeleting && !policies.delete) {
-    return final([{ do: "unpublish" }, { do: "removeFinalizer" }], { outcome: "orphaned" });
+    // A kind whose cloud has no delete says so once, where the person who deleted the object looks.
+    const lacks = ctx.def.lacks?.Delete;
+    const kept = lacks ? [event("Normal", Reason.externalKept, `${Msg.externalKept}: ${lacks}`)] : [];
+    return final([...kept, { do: "unpublish" }, { do: "removeFinalizer" }], { outcome: "orphaned" });
   }
   if (!isDeleting) {
     // Policies and spec validation gate create and update only: deletion must always be possible.
@@ -325,7 +331,7 @@ function planObserved(
   known: Known,
 ): Plan {
   const annotations = mr.metadata.annotations ?? {};
-  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
+  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy, ctx.def.lacks);
   const isDeleting = Boolean(mr.metadata.deletionTimestamp);
   const now = ctx.now;
   const steps: Step[] = [];
@@ -395,10 +401,12 @@ function planObserved(
     }
     if (!isDeleting && !policies.create) {
       // An import of something that is not there: say so at the poll interval, not as a failing message.
+      // A kind whose cloud has no create says why nothing can make it (Google makes it with its parent).
+      const lacks = ctx.def.lacks?.Create;
+      const message = lacks ? `${Msg.notFoundNoCreate}: ${lacks}` : Msg.notFoundObserveOnly;
       const prev = getCondition(mr.status?.conditions, "Synced");
-      steps.push(...status([unavailable(Msg.notFoundObserveOnly), reconcileError(Msg.notFoundObserveOnly)]));
-      if (prev?.message !== Msg.notFoundObserveOnly)
-        steps.push(event("Warning", Reason.cannotObserve, Msg.notFoundObserveOnly));
+      steps.push(...status([unavailable(message), reconcileError(message)]));
+      if (prev?.message !== message) steps.push(event("Warning", Reason.cannotObserve, message));
       return final(steps, { outcome: "blocked", requeueAfterMs: pollInterval(ctx, mr) });
     }
   }
@@ -480,7 +488,7 @@ function planExisting(
   steps: Step[],
   atProvider: Record<string, unknown> | undefined,
 ): Plan {
-  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy);
+  const policies = resolvePolicies(mr.spec.managementPolicies, mr.spec.deletionPolicy, ctx.def.lacks);
   const { def, fields, maps, now } = ctx;
   const forProvider = (mr.spec.forProvider ?? {}) as Record<string, unknown>;
   const observed = withoutDefaultTags(def, forProvider, obs.observed);

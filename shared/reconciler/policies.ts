@@ -1,3 +1,4 @@
+import type { CloudLacks } from "../api/managed.ts";
 import type { DeletionPolicy, ManagementAction } from "../api/meta.ts";
 
 export interface Policies {
@@ -69,17 +70,23 @@ export const supportedPoliciesText = () =>
  * Resolves management policies and the deletion policy into allowed actions. `deletionPolicy: Orphan`
  * removes Delete whatever the management policies say, so "Orphan" is always honoured. Late
  * initialization happens only with LateInitialize (or *): an imported [Observe] resource never has its
- * spec written, so GitOps tools show no diff.
+ * spec written, so GitOps tools show no diff. An action the kind's cloud publishes no call for (`lacks`: a
+ * Google KeyRing's delete, a singleton's create) is never allowed, whatever the object asks: the one place
+ * that decides it, so no step of the engine can call what does not exist.
  */
 export function resolvePolicies(
   management: ManagementAction[] | undefined,
   deletion: DeletionPolicy | undefined,
+  lacks?: CloudLacks,
 ): Policies {
   // A plan resolves them several times per object; the spellings in use are few (the default above all).
-  const key = `${management?.join(",") ?? "-"}|${deletion ?? ""}`;
+  const missing = lacks
+    ? `${lacks.Create ? "C" : ""}${lacks.Update ? "U" : ""}${lacks.Delete ? "D" : ""}`
+    : "";
+  const key = `${management?.join(",") ?? "-"}|${deletion ?? ""}|${missing}`;
   let resolved = resolvedPolicies.get(key);
   if (!resolved) {
-    resolved = Object.freeze(resolve(management, deletion));
+    resolved = Object.freeze(resolve(management, deletion, lacks));
     if (resolvedPolicies.size < MAX_RESOLVED_POLICIES) resolvedPolicies.set(key, resolved);
   }
   return resolved;
@@ -88,7 +95,11 @@ export function resolvePolicies(
 const resolvedPolicies = new Map<string, Readonly<Policies>>();
 const MAX_RESOLVED_POLICIES = 64;
 
-function resolve(management: ManagementAction[] | undefined, deletion: DeletionPolicy | undefined): Policies {
+function resolve(
+  management: ManagementAction[] | undefined,
+  deletion: DeletionPolicy | undefined,
+  lacks: CloudLacks | undefined,
+): Policies {
   const set = new Set<ManagementAction>(management ?? ["*"]);
   const all = set.has("*");
   const has = (a: ManagementAction) => all || set.has(a);
@@ -96,9 +107,9 @@ function resolve(management: ManagementAction[] | undefined, deletion: DeletionP
   const form = canonical(set);
   return {
     observe: has("Observe"),
-    create: has("Create"),
-    update: has("Update"),
-    delete: has("Delete") && deletion !== "Orphan",
+    create: has("Create") && !lacks?.Create,
+    update: has("Update") && !lacks?.Update,
+    delete: has("Delete") && deletion !== "Orphan" && !lacks?.Delete,
     lateInitialize: has("LateInitialize"),
     observeOnly,
     none: set.size === 0,

@@ -183,6 +183,13 @@ const MADE_ON_NAME: Record<string, (sent: Json, stored: (name: string) => Json |
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export interface GoogleGenericFake extends FakeHttpServer {
+  /**
+   * What Google makes itself, for a kind without a create (a folder's AutokeyConfig, made with the folder;
+   * a KMS RetiredResource): the resource `name` of the generated kind of `type`, as Google would answer it.
+   */
+  made(type: string, name: string, resource?: Json): void;
+  /** The updates asked for `name` so far, each the paths it named (the update mask), oldest first. */
+  updatesOf(name: string): string[][];
   /** Changes a stored resource as a console user would (drift), by full name / Compute self path. */
   mutate(name: string, set: Json): void;
   resource(name: string): Json | undefined;
@@ -237,6 +244,8 @@ export async function startGoogleGenericFake(
   };
 
   const store = new Map<string, Stored>();
+  /** Every update asked for: the resource and the paths its mask (or Compute's body) names. */
+  const updates: Array<{ name: string; paths: string[] }> = [];
   /** What a create made beside its resource (a Bigtable instance's clusters), deleted with it. */
   const madeWith = new Map<string, string[]>();
   const ops = new Map<string, PendingOp>();
@@ -253,7 +262,7 @@ export async function startGoogleGenericFake(
     // A wrapped create's id (`accountId`) is the request's, beside the resource, never one of its fields; so
     // are the create-time inputs beside it (Bigtable's `clusters`).
     if (!props && s.google.createId) delete here[s.google.createId];
-    if (!props && s.google.create.wrap) for (const f of s.google.createFields ?? []) delete here[f];
+    if (!props && s.google.create?.wrap) for (const f of s.google.createFields ?? []) delete here[f];
     for (const [k, v] of Object.entries(body)) {
       const at = path ? `${path}.${k}` : k;
       if (!props && s.attributes[k]) {
@@ -408,6 +417,15 @@ export async function startGoogleGenericFake(
       const vals = Object.fromEntries(r.vars.map((v, i) => [v, m[i + 1] as string]));
       return handle(r, vals, req);
     }
+    // A resource's path with a method its API does not publish (a DELETE of a Cloud KMS KeyRing): Google's
+    // front end answers 404 for a URL no method is bound to, whether or not the resource exists.
+    if (routesOf(api).some((r) => r.re.test(path)))
+      throw new GoogleApiError(
+        404,
+        "notFound",
+        `The requested URL ${path} was not found on this server. That's all we know.`,
+        "NOT_FOUND",
+      );
     return undefined;
   };
 
@@ -442,13 +460,13 @@ export async function startGoogleGenericFake(
     const g = s.google;
     const compute = g.family === "compute";
     const sent = req.body;
-    const wrap = r.op === "create" ? g.create.wrap : r.op === "update" ? g.update?.wrap : undefined;
+    const wrap = r.op === "create" ? g.create?.wrap : r.op === "update" ? g.update?.wrap : undefined;
     // The whole request as the body: only the resource's field and the id (create) or the mask (update).
     if (wrap) {
       const allowed = [
         wrap,
         ...(r.op === "create"
-          ? [camel(g.create.idParam ?? ""), ...(g.createFields ?? [])]
+          ? [camel(g.create?.idParam ?? ""), ...(g.createFields ?? [])]
           : [camel(g.update?.mask ?? "")]),
       ];
       for (const k of Object.keys(sent))
@@ -461,7 +479,7 @@ export async function startGoogleGenericFake(
     }
     const body = wrap ? ((sent[wrap] as Json | undefined) ?? {}) : sent;
     if (r.op === "create" && g.parent.inBody) return createInBody(s, body);
-    if (r.op === "create" && g.create.namedBy === "path")
+    if (r.op === "create" && g.create?.namedBy === "path")
       return createOnName(s, decodeURIComponent(vals.name ?? ""), sent);
     if (r.op === "create" && g.createFields && !wrap)
       return createOptions(s, decodeURIComponent(vals.parent ?? ""), sent);
@@ -474,17 +492,17 @@ export async function startGoogleGenericFake(
         if (sent[f] === undefined && p?.req) throw bad(`Field violation: '${f}' is required.`);
         if (sent[f] !== undefined && p) check(s, p.s, sent[f], f);
       }
-      const wrappedId = wrap ? sent[camel(g.create.idParam ?? "")] : undefined;
-      if (wrap && g.create.idParam && (typeof wrappedId !== "string" || !wrappedId))
-        throw bad(`Field violation: '${g.create.idParam}' is required.`);
+      const wrappedId = wrap ? sent[camel(g.create?.idParam ?? "")] : undefined;
+      if (wrap && g.create?.idParam && (typeof wrappedId !== "string" || !wrappedId))
+        throw bad(`Field violation: '${g.create?.idParam}' is required.`);
       // The caller's id in the resource's own name (Logging's LogMetric): a short id, answered as sent.
       const id =
-        compute || g.create.namedBy === "field"
+        compute || g.create?.namedBy === "field"
           ? String(body.name ?? "")
           : typeof wrappedId === "string"
             ? wrappedId
-            : (req.query.get(camel(g.create.idParam ?? "")) ??
-              req.query.get(g.create.idParam ?? "") ??
+            : (req.query.get(camel(g.create?.idParam ?? "")) ??
+              req.query.get(g.create?.idParam ?? "") ??
               `gen-${++seq}`);
       if (!id) throw bad("Required field 'name' not specified");
       const missing = Object.entries(s.properties).filter(
@@ -514,7 +532,7 @@ export async function startGoogleGenericFake(
               ...(s.attributes.fingerprint ? { fingerprint: `fp-${seq}` } : {}),
             }
           : {
-              name: g.create.namedBy === "field" ? id : name,
+              name: g.create?.namedBy === "field" ? id : name,
               ...named?.set,
               ...(s.attributes.createTime ? { createTime: now() } : {}),
               ...(s.attributes.uid ? { uid: `uid-${seq}` } : {}),
@@ -534,7 +552,7 @@ export async function startGoogleGenericFake(
         }
         return answer(s, resource);
       };
-      if (!g.create.lro) return finish();
+      if (!g.create?.lro) return finish();
       return startOp(s, { parent: vals.parent }, name, finish, "insert");
     }
     if (r.op === "list") return list(s, vals, req);
@@ -571,7 +589,7 @@ export async function startGoogleGenericFake(
         madeWith.delete(name);
         return soft ? structuredClone(stored.resource) : undefined;
       };
-      if (!g.delete.lro) {
+      if (!g.delete?.lro) {
         finish();
         return {};
       }
@@ -602,6 +620,7 @@ export async function startGoogleGenericFake(
     // Resource Manager: a parent changes only by MoveFolder / MoveProject, never by an update.
     if (g.parent.inBody && paths.includes("parent"))
       throw bad(`Invalid update mask path 'parent': use the move method to change a ${s.kind}'s parent.`);
+    updates.push({ name, paths: [...paths] });
     for (const p of paths) {
       const top = p.split(".")[0] ?? "";
       if (s.attributes[top] && !/ingerprint$/.test(top))
@@ -905,6 +924,12 @@ export async function startGoogleGenericFake(
     route,
   });
   return Object.assign(server, {
+    made(type: string, name: string, resource: Json = {}) {
+      const s = specOfType(type);
+      if (!s || s.google.create) throw new Error(`${type} is not a generated kind Google makes itself`);
+      store.set(name, { spec: s, resource: { ...structuredClone(resource), name } });
+    },
+    updatesOf: (name: string) => updates.filter((u) => u.name === name).map((u) => u.paths),
     mutate(name: string, set: Json) {
       const s = store.get(name);
       if (!s) throw new Error(`no resource ${name}`);

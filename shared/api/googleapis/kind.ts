@@ -6,6 +6,7 @@ import { z } from "zod";
 import { awsccFacts, awsccSchemas, referenceFieldsOf } from "../awscc/kind.ts";
 import type { AwsccKindSpec } from "../awscc/spec.ts";
 import {
+  type CloudLacks,
   defineManagedKindLazily,
   type ManagedKindDef,
   type ManagedResource,
@@ -167,7 +168,7 @@ export function googleSchemas(spec: GoogleKindSpec) {
       .string()
       .min(1)
       .describe(
-        `The name of the parent ({${v}} in ${spec.google.create.p}) this resource is created under. Immutable.`,
+        `The name of the parent ({${v}} in ${spec.google.create?.p ?? spec.google.get.p}) this resource is created under. Immutable.`,
       );
     home[field] = spec.google.refs?.some((r) => r.field === field) ? named.optional() : named;
   }
@@ -203,15 +204,38 @@ export const findsByOwnerLabel = (spec: GoogleKindSpec): boolean =>
 export const findsByUniqueField = (spec: GoogleKindSpec): boolean =>
   spec.externalName === "providerChosen" && Boolean(spec.google.uniqueIn && spec.google.list);
 
+/**
+ * What Google publishes no call for on a kind, from its facts: no delete (Cloud KMS's KeyRing). The engine
+ * never asks for it and the CRD refuses asking (api/managed.ts CloudLacks).
+ */
+export function googleLacksOf(spec: GoogleKindSpec): CloudLacks | undefined {
+  const g = spec.google;
+  const method = (verb: string) =>
+    g.family === "compute" ? `${g.service}.${verb}` : `${g.service}.${verb}${spec.kind}`;
+  const what = (verb: string) => `${spec.typeName}: no ${method(verb)} in ${g.proto}`;
+  const lacks: { Create?: string; Update?: string; Delete?: string } = {};
+  if (!g.create)
+    lacks.Create = `Google publishes no create for ${spec.kind} (${what("Create")}): Google makes it${g.singleton ? " with its parent" : ""}, and driftless only adopts one that exists`;
+  if (!g.create && !g.update)
+    lacks.Update = `Google publishes no update for ${spec.kind} (${what("Update")}) either: driftless only observes it`;
+  if (!g.delete)
+    lacks.Delete = `Google publishes no delete for ${spec.kind} (${what("Delete")}): deleting this object releases it, and the ${spec.kind} stays in Google Cloud`;
+  return Object.keys(lacks).length > 0 ? lacks : undefined;
+}
+
 export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
   const s = googleFacts(spec);
   const g = spec.google;
+  const lacks = googleLacksOf(spec);
   const idText =
     spec.externalName === "fromAnnotation"
       ? g.family === "compute"
         ? `The external name (${Annotations.externalName}, default metadata.name) is its name.`
-        : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create.idParam ?? spec.identifierField ?? (g.create.namedBy === "path" ? "the last segment of the name the create PUTs" : "?")}) or its full resource name (${g.pattern ?? g.collection}).`
+        : g.singleton
+          ? `One per parent, made by Google with it: its spec's parent fields say which (${g.pattern ?? g.collection}).`
+          : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create?.idParam ?? spec.identifierField ?? (g.create?.namedBy === "path" ? "the last segment of the name the create PUTs" : g.collection)}) or its full resource name (${g.pattern ?? g.collection}).`
       : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : findsByUniqueField(spec) ? ` (a create whose answer is lost is found again by its ${g.uniqueIn}, unique within its parent)` : ""}.`;
+  const keptText = lacks?.Delete ? ` ${lacks.Delete}.` : "";
   const softText = g.softDelete
     ? ` Google's delete only marks it ${g.softDelete} (restorable for 30 days): driftless treats a resource in that state as gone.`
     : "";
@@ -224,7 +248,7 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
       kind: spec.kind,
       plural: spec.plural,
       cloud: "gcp",
-      description: `${spec.description} ${idText}${immutableText}${softText}`,
+      description: `${spec.description} ${idText}${immutableText}${softText}${keptText}`,
       immutable: s.immutable,
       externalName: spec.externalName,
       // A lost create answer is found again by the owner label (not found: no create reached Google).
@@ -233,6 +257,7 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
       references: s.references,
       // The protos' labels map, where the resource has one: Google's label value rules apply.
       ...(g.labels ? { tagging: { field: g.labels, format: "labels" as const } } : {}),
+      ...(lacks ? { lacks } : {}),
     },
     () => googleSchemas(spec),
   );

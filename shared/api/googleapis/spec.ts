@@ -61,10 +61,17 @@ export interface GoogleFacts {
   /**
    * `namedBy`: where the caller's id travels without a `<resource>_id` — `field`, the resource's own `name` (a
    * short id: Logging's LogMetric), `path`, a PUT on the full name (Pub/Sub's Topic, Snapshot).
+   * Absent: Google publishes no create (a singleton of settings, or what Google makes itself): the kind adopts
+   * the resource that exists, never creates (its management policies exclude Create).
    */
-  create: GoogleHttp & { idParam?: string; namedBy?: "field" | "path" };
+  create?: GoogleHttp & { idParam?: string; namedBy?: "field" | "path" };
   /** The variable get, update and delete bind the full name to where it is not `name` (`metric_name`). */
   nameField?: string;
+  /**
+   * A singleton Google makes with its parent (`folders/*\/autokeyConfig`): its name is `${parent}/${collection}`,
+   * the spec's home fields (and `parent`) say which one; no id.
+   */
+  singleton?: true;
   /** A wrapped create's id (`accountId`): a forProvider field sent beside the resource, never read back. */
   createId?: string;
   /**
@@ -80,7 +87,11 @@ export interface GoogleFacts {
   createFields?: string[];
   get: GoogleHttp;
   update?: GoogleHttp & { mask?: string };
-  delete: GoogleHttp;
+  /**
+   * Absent: Google publishes no delete (Cloud KMS's KeyRing, a Compute Commitment): the kind's deletionPolicy
+   * is Orphan only and deleting its object releases the resource, which stays in Google Cloud.
+   */
+  delete?: GoogleHttp;
   list?: GoogleHttp;
   /**
    * A regional or zonal Compute kind: its collection's AggregatedList (`/compute/v1/projects/{project}/aggregated/<collection>`),

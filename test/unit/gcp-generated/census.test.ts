@@ -49,7 +49,7 @@ ${crud("Ticket", "tickets")}
   rpc CreateGadget(CreateGadgetRequest) returns (Gadget) { option (google.api.http) = { post: "/v1/{parent=projects/*}/gadgets" body: "*" }; }
   rpc GetGadget(NameRequest) returns (Gadget) { option (google.api.http) = { get: "/v1/{name=projects/*/gadgets/*}" }; }
   rpc DeleteGadget(NameRequest) returns (Gadget) { option (google.api.http) = { delete: "/v1/{name=projects/*/gadgets/*}" }; }
-  // Not taken: no delete.
+  // Taken without a delete (Cloud KMS's KeyRing): its kind releases, never deletes.
   rpc CreateSprocket(CreateSprocketRequest) returns (Sprocket) { option (google.api.http) = { post: "/v1/{parent=projects/*}/sprockets" body: "sprocket" }; }
   rpc GetSprocket(NameRequest) returns (Sprocket) { option (google.api.http) = { get: "/v1/{name=projects/*/sprockets/*}" }; }
   // Not taken: no get.
@@ -63,7 +63,7 @@ ${crud("Ticket", "tickets")}
   rpc CreateBatch(CreateBatchRequest) returns (Batch) { option (google.api.http) = { post: "/v1/{parent=projects/*}/batches" body: "*" }; }
   rpc GetBatch(NameRequest) returns (Batch) { option (google.api.http) = { get: "/v1/{name=projects/*/batches/*}" }; }
   rpc DeleteBatch(NameRequest) returns (Batch) { option (google.api.http) = { delete: "/v1/{name=projects/*/batches/*}" }; }
-  // Not taken: the API answers it but has no create.
+  // Taken without a create: a singleton the API answers, made by Google with its parent.
   rpc GetSettings(NameRequest) returns (Settings) { option (google.api.http) = { get: "/v1/{name=projects/*/settings}" }; }
   // Not a resource at all (data points): not in the census.
   rpc CreatePoints(CreatePointsRequest) returns (Empty) { option (google.api.http) = { post: "/v1/{name=projects/*}/points" body: "*" }; }
@@ -107,19 +107,27 @@ describe("the extractor's census", () => {
     expect(failed).toEqual([]);
     expect(resources.map((r) => r.type).sort()).toEqual([
       "demo.googleapis.com/Key",
+      "demo.googleapis.com/Settings",
+      "demo.googleapis.com/Sprocket",
       "demo.googleapis.com/Tablet",
       "demo.googleapis.com/Ticket",
       "demo.googleapis.com/Widget",
     ]);
     expect(Object.fromEntries(notTaken.map((x) => [x.type, x.why]))).toEqual({
       "demo.googleapis.com/Gadget": "fields-beside-resource",
-      "demo.googleapis.com/Sprocket": "no-delete",
       "demo.googleapis.com/Cog": "no-get",
       "demo.googleapis.com/Lever": "create-not-post",
       "demo.googleapis.com/Batch": "no-resource-message",
-      "demo.googleapis.com/Settings": "no-create",
     });
     expect(notTaken.every((x) => x.detail.length > 0)).toBe(true);
+    // No DeleteSprocket: taken with its get and without a delete, never with one made up.
+    const sprocket = resources.find((r) => r.type === "demo.googleapis.com/Sprocket");
+    expect(sprocket?.delete).toBeUndefined();
+    expect(sprocket?.get).toMatchObject({ m: "get", p: "/v1/{name=projects/*/sprockets/*}" });
+    // No CreateSettings: taken with its get only, never a create made up.
+    const settings = resources.find((r) => r.type === "demo.googleapis.com/Settings");
+    expect(settings?.create).toBeUndefined();
+    expect(settings?.get).toMatchObject({ m: "get", p: "/v1/{name=projects/*/settings}" });
     // The create of options: its request's fields but the path variable and the idempotency key.
     const key = resources.find((r) => r.type === "demo.googleapis.com/Key");
     expect(key?.create).toMatchObject({
@@ -127,7 +135,7 @@ describe("the extractor's census", () => {
       request: "google.demo.v1.CreateKeyRequest",
       fields: ["keyAlgorithm"],
     });
-    expect(key?.create.idParam).toBeUndefined();
+    expect(key?.create?.idParam).toBeUndefined();
     expect(key?.pattern).toBe("projects/{project}/widgets/{widget}/keys/{key}");
     // Fields beside the resource: the create-time inputs are the create's fields, the request control is not.
     const tablet = resources.find((r) => r.type === "demo.googleapis.com/Tablet");
@@ -140,7 +148,7 @@ describe("the extractor's census", () => {
     });
     const ticket = resources.find((r) => r.type === "demo.googleapis.com/Ticket");
     expect(ticket?.create).toMatchObject({ body: "*", wrap: "ticket" });
-    expect(ticket?.create.fields).toBeUndefined();
+    expect(ticket?.create?.fields).toBeUndefined();
   });
 
   it("is in the pinned facts: every resource met is taken or listed, each with a known reason", () => {
@@ -151,6 +159,11 @@ describe("the extractor's census", () => {
     expect(not.filter((x) => !reasons.has(x.why) || !x.detail)).toEqual([]);
     // Measured on the pinned commit: 731 taken, 483 not (docs/gcp-census.md; 723 and 491 before methods were recognised by binding, 719 and 495 before creates with fields beside the resource were taken).
     expect(facts.resources.length + not.length).toBeGreaterThan(1100);
+    // A create and a get without a delete is taken (81 were `no-delete` before 2026-11-28): none is left.
+    expect(not.filter((x) => x.why === "no-delete")).toEqual([]);
+    expect(facts.resources.filter((r) => !r.delete).map((r) => r.type)).toEqual(
+      expect.arrayContaining(["cloudkms.googleapis.com/KeyRing", "compute.googleapis.com/Commitment"]),
+    );
     // IAM's service account key, once absent without a word, is taken.
     expect(facts.resources.map((r) => r.type)).toContain("iam.googleapis.com/Key");
     // Creates with fields beside the resource are taken (Bigtable's clusters, initial_splits).
@@ -236,7 +249,7 @@ describe("fields beside the resource: Bigtable's Instance and Table", () => {
 
   it("an Instance's clusters are a spec field beside the instance's, sent only in the create and immutable", () => {
     const s = spec("bigtableadmin.googleapis.com/Instance");
-    expect(s.google.create.wrap).toBe("instance");
+    expect(s.google.create?.wrap).toBe("instance");
     expect(s.google.createId).toBe("instanceId");
     expect(s.google.createFields).toEqual(["clusters"]);
     expect(s.properties.clusters).toBeDefined();
@@ -259,6 +272,108 @@ describe("fields beside the resource: Bigtable's Instance and Table", () => {
       const s = spec(type);
       expect(s.properties[control]).toBeUndefined();
       expect(s.google.createFields ?? []).not.toContain(control);
+    }
+  });
+});
+
+describe("kinds Google publishes no delete for: Cloud KMS's KeyRing", () => {
+  const spec = (type: string) => {
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === type);
+    expect(e).toBeDefined();
+    return loadGoogleSpec(e as never);
+  };
+
+  it("a KeyRing is a kind without a delete: deletionPolicy Orphan only, refused otherwise with Google's reason", () => {
+    const s = spec("cloudkms.googleapis.com/KeyRing");
+    expect(s.google.delete).toBeUndefined();
+    expect(s.permissions.delete).toBeUndefined();
+    const def = googleKindOf(s);
+    expect(def.lacks?.Delete).toContain("Google publishes no delete for KeyRing");
+    expect(def.lacks?.Create).toBeUndefined();
+    const crd = JSON.stringify(managedCrd(def));
+    // The cluster-scoped shape's deletionPolicy: Orphan alone, the default, with a rule that says why.
+    expect(crd).toContain('"deletionPolicy":{"default":"Orphan"');
+    expect(crd).toContain('"enum":["Orphan"]');
+    expect(crd).toContain(`"rule":"self == 'Orphan'"`);
+    expect(
+      def.spec.safeParse({ forProvider: { location: "global" }, deletionPolicy: "Delete" }).success,
+    ).toBe(false);
+    expect(def.spec.parse({ forProvider: { location: "global" } }).deletionPolicy).toBe("Orphan");
+  });
+
+  it("a CryptoKey names its KeyRing by parentRef (the one generated kind whose pattern is its parent)", () => {
+    const refs = spec("cloudkms.googleapis.com/CryptoKey").google.refs ?? [];
+    expect(refs.find((r) => r.field === "parent")).toMatchObject({
+      kind: "KeyRing",
+      group: "cloudkms.googleapis",
+    });
+  });
+
+  it("every resource taken without a delete is a kind that lacks Delete, or left out with why", () => {
+    const catalog = loadGoogleCatalog();
+    const noDelete = loadFacts().resources.filter((r) => !r.delete);
+    expect(noDelete.length).toBeGreaterThanOrEqual(80);
+    for (const r of noDelete) {
+      const e = catalog.kinds.find((k) => k.typeName === r.type && k.file.includes(r.kind));
+      if (!e) {
+        expect(catalog.skipped.find((x) => x.typeName === r.type)?.why).toBeTruthy();
+        continue;
+      }
+      expect(googleKindOf(loadGoogleSpec(e)).lacks?.Delete).toMatch(/^Google publishes no delete for /);
+    }
+  });
+});
+
+describe("kinds Google publishes no create for", () => {
+  const spec = (type: string) => {
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === type);
+    expect(e).toBeDefined();
+    return loadGoogleSpec(e as never);
+  };
+
+  it("KMS AutokeyConfig (Get, Update): adopt and manage its folder's singleton; Create and * refused", () => {
+    const s = spec("cloudkms.googleapis.com/AutokeyConfig");
+    expect(s.google.create).toBeUndefined();
+    expect(s.google.singleton).toBe(true);
+    expect(s.google.parent).toMatchObject({ template: "folders/*", explicit: true });
+    expect(s.permissions.create).toBeUndefined();
+    const def = googleKindOf(s);
+    expect(def.lacks?.Create).toContain("Google publishes no create for AutokeyConfig");
+    expect(def.lacks?.Update).toBeUndefined();
+    expect(def.lacks?.Delete).toContain("Google publishes no delete for AutokeyConfig");
+    const spec0 = def.spec.parse({ forProvider: { parent: "folders/1" } });
+    expect(spec0.managementPolicies).toEqual(["Observe", "Update", "LateInitialize"]);
+    expect(spec0.deletionPolicy).toBe("Orphan");
+    for (const bad of [["*"], ["Observe", "Create"]])
+      expect(
+        def.spec.safeParse({ forProvider: { parent: "folders/1" }, managementPolicies: bad }).success,
+      ).toBe(false);
+    expect(JSON.stringify(managedCrd(def))).toContain(`"rule":"self.all(a, a != 'Create' && a != '*')"`);
+  });
+
+  it("KMS RetiredResource (Get only): observe-only, Observe alone in the schema", () => {
+    const def = googleKindOf(spec("cloudkms.googleapis.com/RetiredResource"));
+    expect(def.lacks?.Update).toContain("driftless only observes it");
+    expect(def.spec.parse({ forProvider: { location: "global" } }).managementPolicies).toEqual(["Observe"]);
+    expect(
+      def.spec.safeParse({ forProvider: { location: "global" }, managementPolicies: ["Observe", "Update"] })
+        .success,
+    ).toBe(false);
+  });
+
+  it("every resource taken without a create is a kind that lacks Create, or left out with why", () => {
+    const catalog = loadGoogleCatalog();
+    const made = loadFacts().resources.filter((r) => !r.create);
+    expect(made.length).toBeGreaterThan(250);
+    for (const r of made) {
+      const e = catalog.kinds.find((k) => k.typeName === r.type && k.file.includes(r.kind));
+      if (!e) {
+        expect(catalog.skipped.find((x) => x.typeName === r.type)?.why).toBeTruthy();
+        continue;
+      }
+      const def = googleKindOf(loadGoogleSpec(e));
+      expect(def.lacks?.Create).toMatch(/^Google publishes no create for /);
+      expect(Boolean(def.lacks?.Update)).toBe(!r.update);
     }
   });
 });

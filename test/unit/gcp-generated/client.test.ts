@@ -156,6 +156,44 @@ describe("import by full name", () => {
   });
 });
 
+describe("a call Google does not publish is never sent", () => {
+  const mr = (forProvider: Record<string, unknown>) =>
+    ({ metadata: { name: "x", annotations: {} }, spec: { forProvider } }) as unknown as ManagedResource;
+  const writes = (before: Record<string, number>) =>
+    Object.entries(fake.stats()).filter(([k, n]) => !k.startsWith("GET ") && n > (before[k] ?? 0));
+
+  it("a KeyRing's delete (no DeleteKeyRing) throws before any request; the KeyRing stays", async () => {
+    const client = await connectGoogle(specOf("cloudkms.googleapis.com/KeyRing"), fake.url);
+    await client.create(mr({ location: "global" }), "kr-unit");
+    const full = "projects/p/locations/global/keyRings/kr-unit";
+    const before = fake.stats();
+    await expect(client.delete(mr({ location: "global" }), "kr-unit")).rejects.toThrow(
+      /Google publishes no delete/,
+    );
+    expect(writes(before)).toEqual([]);
+    expect(fake.resource(full)).toMatchObject({ name: full });
+  });
+
+  it("an AutokeyConfig's create (no CreateAutokeyConfig) throws before any request; observe finds the folder's", async () => {
+    const client = await connectGoogle(specOf("cloudkms.googleapis.com/AutokeyConfig"), fake.url);
+    const before = fake.stats();
+    await expect(client.create(mr({ parent: "folders/42" }), "x")).rejects.toThrow(
+      /Google publishes no create/,
+    );
+    expect(writes(before)).toEqual([]);
+    expect((await client.observe(mr({ parent: "folders/42" }), "x")).resourceExists).toBe(false);
+    fake.made("cloudkms.googleapis.com/AutokeyConfig", "folders/42/autokeyConfig", {
+      keyProject: "projects/k",
+    });
+    const seen = await client.observe(mr({ parent: "folders/42" }), "x");
+    expect(seen).toMatchObject({ resourceExists: true, observed: { keyProject: "projects/k" } });
+    // A full external name must be the parent's own config.
+    await expect(client.observe(mr({ parent: "folders/42" }), "folders/43/autokeyConfig")).rejects.toThrow(
+      /is not folders\/42\/autokeyConfig/,
+    );
+  });
+});
+
 describe("driftless import: a kind's list", () => {
   const connect = (spec: GoogleKindSpec) => connectGoogle(spec, fake.url, "imp");
   const made = (location: string, name: string) =>

@@ -49,7 +49,7 @@ describe("Resource Manager v3 kinds", () => {
     ] as const;
     for (const [kind, template, to] of cases) {
       const s = spec(kind);
-      expect(s.google.create.p).toMatch(/^\/v3\/[a-zA-Z]+$/);
+      expect(s.google.create?.p).toMatch(/^\/v3\/[a-zA-Z]+$/);
       expect(s.google.parent).toEqual({
         template,
         home: [],

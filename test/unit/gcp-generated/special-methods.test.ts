@@ -150,7 +150,7 @@ describe("methods recognised by their HTTP binding and types, whatever their nam
     expect(bucket?.update).toMatchObject({ m: "patch", mask: "update_mask" });
     expect(bucket?.delete).toEqual({ m: "delete", p: "/v2/{name=*/*/locations/*/buckets/*}" });
     expect(bucket?.create).toMatchObject({ m: "post", idParam: "bucket_id" });
-    expect(bucket?.create.p).not.toMatch(/:createAsync/);
+    expect(bucket?.create?.p).not.toMatch(/:createAsync/);
     expect(bucket?.nameField).toBeUndefined();
   });
 
@@ -158,14 +158,14 @@ describe("methods recognised by their HTTP binding and types, whatever their nam
     const meter = extracted().resources.find((r) => r.type === "demo.googleapis.com/LogMeter");
     expect(meter?.nameField).toBe("meter_name");
     expect(meter?.create).toMatchObject({ m: "post", body: "meter", namedBy: "field" });
-    expect(meter?.create.idParam).toBeUndefined();
+    expect(meter?.create?.idParam).toBeUndefined();
     expect(meter?.update).toMatchObject({ m: "put", p: "/v2/{meter_name=projects/*/meters/*}" });
   });
 
   it("a PUT on the full name whose request is the resource (CreateTopic)", () => {
     const topic = extracted().resources.find((r) => r.type === "demo.googleapis.com/Topic");
     expect(topic?.create).toMatchObject({ m: "put", p: "/v1/{name=projects/*/topics/*}", namedBy: "path" });
-    expect(topic?.create.request).toBeUndefined();
+    expect(topic?.create?.request).toBeUndefined();
     expect(topic?.nameField).toBe("topic");
     expect(topic?.update).toMatchObject({ m: "patch", wrap: "topic", mask: "update_mask" });
     expect(topic?.pattern).toBe("projects/{project}/topics/{topic}");

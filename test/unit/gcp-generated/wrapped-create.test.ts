@@ -87,7 +87,7 @@ describe("a create whose whole request is the body", () => {
     const { resources } = extract(write("control", "bool validate_only = 4;"));
     expect(resources).toHaveLength(1);
     expect(resources[0]?.create).toMatchObject({ wrap: "widget", idParam: "widget_id" });
-    expect(resources[0]?.create.fields).toBeUndefined();
+    expect(resources[0]?.create?.fields).toBeUndefined();
   });
 
   it("makes IAM's ServiceAccount: accountId an immutable required spec field, Google's name the external name", () => {

@@ -147,6 +147,38 @@ const behaviours: Row[] = [
       expect(e.reasons("w")).toEqual([Reason.cannotResolveRefs]);
     },
   },
+  {
+    name: "a kind whose cloud publishes no delete: deleting the object releases it, no delete is sent, an event says it stays",
+    kind: { lacks: { Delete: "Widgets publish no delete" } },
+    async run(e) {
+      // Neither the management policies (*) nor deletionPolicy Delete can ask for what the cloud lacks.
+      await ready(e, "w", { size: 1 }, { spec: { deletionPolicy: "Delete", managementPolicies: ["*"] } });
+      await e.delete("w");
+      await e.settle("w");
+      expect(e.get("w")).toBeUndefined();
+      expect(e.cloud.resources.size).toBe(1);
+      expect(e.cloud.calls.delete).toBe(0);
+      const kept = e.events.filter((x) => x.name === "w" && x.reason === Reason.externalKept);
+      expect(kept).toHaveLength(1);
+      expect(kept[0]?.type).toBe("Normal");
+      expect(kept[0]?.message).toContain("Widgets publish no delete");
+    },
+  },
+  {
+    name: "a kind whose cloud publishes no create: a missing resource is Synced=False with the kind's reason, never a create",
+    kind: { lacks: { Create: "Widgets are made by their parent" } },
+    async run(e) {
+      e.apply("w", { size: 1 }, { spec: { managementPolicies: ["*"] } });
+      const res = await e.reconcile("w");
+      await e.reconcile("w");
+      expect(res.outcome).toBe("blocked");
+      expect(e.cloud.calls.create).toBe(0);
+      expect(e.cloud.resources.size).toBe(0);
+      expect(e.condition("w", "Synced")?.status).toBe("False");
+      expect(e.condition("w", "Synced")?.message).toContain("Widgets are made by their parent");
+      expect(e.reasons("w")).toEqual([Reason.cannotObserve]);
+    },
+  },
 ];
 
 const cases: Row[] = [

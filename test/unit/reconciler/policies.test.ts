@@ -94,4 +94,18 @@ describe("resolvePolicies", () => {
       expect(resolvePolicies(set, "Delete").delete).toBe(set.includes("Delete") || set.includes("*"));
     }
   });
+
+  it("never allows an action the kind's cloud publishes no call for, whatever the policies say", () => {
+    const actions: ManagementAction[] = ["Observe", "Create", "Update", "Delete", "LateInitialize", "*"];
+    for (let mask = 0; mask < 1 << actions.length; mask++) {
+      const set = actions.filter((_, i) => mask & (1 << i));
+      const noDelete = resolvePolicies(set, "Delete", { Delete: "no delete" });
+      expect(noDelete.delete).toBe(false);
+      expect(noDelete.create).toBe(resolvePolicies(set, "Delete").create);
+      const noCreate = resolvePolicies(set, "Delete", { Create: "no create", Update: "no update" });
+      expect(noCreate.create).toBe(false);
+      expect(noCreate.update).toBe(false);
+      expect(noCreate.delete).toBe(resolvePolicies(set, "Delete").delete);
+    }
+  });
 });

@@ -264,6 +264,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       return { name, values: { name } };
     }
     const parent = this.#parent(fp);
+    if (this.#spec.google.singleton) {
+      // A singleton Google makes with its parent: the parent says which; a full external name must agree.
+      const name = `${parent}/${this.#spec.google.collection}`;
+      if (externalName.includes("/") && externalName !== name)
+        throw new InvalidSpecError(
+          `external name ${externalName} is not ${name}: set the spec's parent fields to where it lives`,
+        );
+      return { name, values: { name, parent } };
+    }
     if (externalName.includes("/")) {
       // Import by full name: it must lie in this resource's parent (its home), never elsewhere.
       if (!this.#under(externalName, `${parent}/${this.#spec.google.collection}/`))
@@ -306,7 +315,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (!op.name) return undefined;
     const g = this.#spec.google;
     if (!this.#compute) return `/${g.version}/${op.name}`;
-    const lro = g.create.lro;
+    const lro = g.create?.lro;
     const base = `/compute/${g.version}/projects/${this.#project}`;
     if (lro === "ZoneOperations") return `${base}/zones/${fp.zone}/operations/${op.name}`;
     if (lro === "RegionOperations") return `${base}/regions/${fp.region}/operations/${op.name}`;
@@ -712,7 +721,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (g.parent.explicit) return this.#listUnder(ctx?.parent);
     const parent = this.#parent({});
     // A kind named by the caller in its `name` (LogMetric) is listed with short names: made full under it.
-    const under = g.create.namedBy === "field" ? `${parent}/${g.collection}/` : "";
+    const under = g.create?.namedBy === "field" ? `${parent}/${g.collection}/` : "";
     const listed = await this.#listAll(fillPath(g.list.p, { parent }), under);
     const template = g.parent.template.split("/");
     // Names Google answers with the project's number are this project's where its id resolves to it.
@@ -825,7 +834,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
 
   /** A listed resource's full name: a kind the caller names in its `name` (LogMetric) answers the short id. */
   #fullName(name: string, prefix: string): string {
-    return this.#spec.google.create.namedBy === "field" && prefix && !name.includes("/")
+    return this.#spec.google.create?.namedBy === "field" && prefix && !name.includes("/")
       ? `${prefix}${name}`
       : name;
   }
@@ -896,6 +905,9 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
 
   async create(mr: MR, externalName: string | undefined): Promise<ExternalCreation> {
     const g = this.#spec.google;
+    const create = g.create;
+    // The engine never asks (the kind lacks Create: reconciler/policies.ts); a caller that does is told so.
+    if (!create) throw new ExternalError(`${this.#spec.typeName}: Google publishes no create for it`);
     const model = modelOf(this.#spec);
     const body = this.#withOwnerLabel(
       mr,
@@ -916,15 +928,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     let path: string;
     const query: Record<string, string> = {};
     if (this.#compute) {
-      path = fillPath(g.create.p, this.#computeValues(fp));
+      path = fillPath(create.p, this.#computeValues(fp));
     } else {
-      if (g.create.namedBy === "path") return this.#createOnName(mr, externalName, body);
-      path = fillPath(g.create.p, { parent: this.#parent(fp, true) });
+      if (create.namedBy === "path") return this.#createOnName(mr, externalName, body, create);
+      path = fillPath(create.p, { parent: this.#parent(fp, true) });
       if (this.#spec.identifierField && (!externalName || externalName.includes("/")))
         throw new InvalidSpecError(
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
         );
-      if (g.createFields && !g.create.wrap) {
+      if (g.createFields && !create.wrap) {
         // A secret only the create's answer holds (a key's privateKeyData) needs a Secret to go to: made
         // without one, the key would exist and its private half be lost at once.
         const once = Object.entries(this.#spec.attributes).filter(([, p]) => p.secret);
@@ -938,7 +950,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         );
         return this.#created(mr, path, sent, query, { [CREATED_WITH_ANNOTATION]: JSON.stringify(sent) });
       }
-      if (g.create.wrap) {
+      if (create.wrap) {
         // The request is the body: the id beside the resource (`{accountId, serviceAccount: {…}}`).
         // Create-time inputs beside it (Bigtable's `clusters`) go out only here, recorded as sent.
         const id = g.createId;
@@ -950,7 +962,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         );
         const whole = {
           ...(id ? { [id]: value } : {}),
-          [g.create.wrap]: resource,
+          [create.wrap]: resource,
           ...beside,
         };
         const recorded: Record<string, string> = {
@@ -959,12 +971,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         };
         return this.#created(mr, path, whole, query, recorded);
       }
-      if (g.create.idParam) {
+      if (create.idParam) {
         if (!externalName || externalName.includes("/"))
           throw new InvalidSpecError(
             `${this.#spec.kind} is created with an id: the external name must be one, not ${externalName ?? "empty"}`,
           );
-        query[g.create.idParam.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = externalName;
+        query[create.idParam.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] = externalName;
       }
     }
     return this.#created(mr, path, body, query);
@@ -975,7 +987,12 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    * the path, the body the resource's fields and the create-time inputs beside them (a Snapshot's
    * `subscription`), those recorded as sent so a change is refused, never a second resource.
    */
-  async #createOnName(mr: MR, externalName: string | undefined, body: Json): Promise<ExternalCreation> {
+  async #createOnName(
+    mr: MR,
+    externalName: string | undefined,
+    body: Json,
+    create: GoogleHttp,
+  ): Promise<ExternalCreation> {
     const g = this.#spec.google;
     if (!externalName || externalName.includes("/"))
       throw new InvalidSpecError(
@@ -986,7 +1003,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const sent = Object.fromEntries(inputs.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
     return this.#created(
       mr,
-      fillPath(g.create.p, { name }),
+      fillPath(create.p, { name }),
       body,
       {},
       inputs.length > 0 ? { [CREATED_WITH_ANNOTATION]: JSON.stringify(sent) } : {},
@@ -1002,8 +1019,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     recorded: Record<string, string> = {},
   ): Promise<ExternalCreation> {
     const g = this.#spec.google;
+    const create = g.create;
+    if (!create) throw new ExternalError(`${this.#spec.typeName}: Google publishes no create for it`);
     const fp = mr.spec.forProvider;
-    const out = await this.#call<Operation & Json>(g.create, path, `create ${this.#spec.typeName}`, {
+    const out = await this.#call<Operation & Json>(create, path, `create ${this.#spec.typeName}`, {
       body,
       query,
     });
@@ -1014,13 +1033,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         : {};
       return Object.keys(details).length > 0 ? { connectionDetails: details } : {};
     };
-    if (!g.create.lro) {
+    if (!create.lro) {
       const made =
         typeof out.name === "string" && this.#spec.externalName === "providerChosen" ? out.name : undefined;
       return {
         ...(made ? { externalName: made } : {}),
         ...(Object.keys(recorded).length > 0 ? { annotations: recorded } : {}),
-        ...(g.createFields && !g.create.wrap ? once(out) : {}),
+        ...(g.createFields && !create.wrap ? once(out) : {}),
       };
     }
     const opPath = this.#operationPath(out, fp);
@@ -1042,7 +1061,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return {
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ...(made ? { externalName: made } : {}),
-      ...(g.createFields && !g.create.wrap && this.#done(op) ? once(op.response) : {}),
+      ...(g.createFields && !create.wrap && this.#done(op) ? once(op.response) : {}),
     };
   }
 
@@ -1125,10 +1144,13 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   async delete(mr: MR, externalName: string) {
     if (!externalName)
       throw new ExternalError(`${this.#spec.typeName}: waiting for the create to name it before deleting`);
+    // The engine never asks (the kind lacks Delete: reconciler/policies.ts); a caller that does is told so.
+    const del = this.#spec.google.delete;
+    if (!del) throw new ExternalError(`${this.#spec.typeName}: Google publishes no delete for it`);
     await this.#learnName(mr, externalName);
     const { values } = this.#where(mr, externalName);
     try {
-      await this.#api.request("DELETE", fillPath(this.#spec.google.delete.p, values), {
+      await this.#api.request("DELETE", fillPath(del.p, values), {
         rateLimit: this.#rateLimit,
       });
     } catch (err) {
