@@ -147,14 +147,19 @@ describe("cloud events: CloudTrail via EventBridge on SQS", () => {
   });
 
   it("an event about a queue driftless does not manage costs one LIST per shape of the kind in use and nothing else", async () => {
-    // Once per cluster, a shape without a mark is checked (any labelled object?) and the answer recorded.
-    await deliver(eventFor(uniqueName("not-ours")));
+    // Once per cluster, a shape without a mark is checked (any labelled object?) and the answer recorded;
+    // a second event reads the marks again should that write have lost to another test's on this stack.
+    for (let i = 0; i < 2; i++) await deliver(eventFor(uniqueName("not-ours")));
     const expected = await listsPerUnmanagedEvent(kube, Queue);
     const before = worker.engine.externalCalls.observe;
     const invocations = await deliver(eventFor(uniqueName("not-ours")));
     expect(invocations[0]?.response.batchItemFailures).toEqual([]);
     expect(workerKube.stats.lists).toBe(expected);
-    expect(workerKube.stats.gets + workerKube.stats.writes).toBe(0);
+    // Nothing else: no write, and no GET but, at most, the one read of the shapes' marks whose 30 s cache
+    // may run out during this test.
+    const marksReads = workerKube.stats.byOperation["get ConfigMap"] ?? 0;
+    expect(marksReads).toBeLessThanOrEqual(1);
+    expect(workerKube.stats.gets - marksReads + workerKube.stats.writes).toBe(0);
     expect(worker.engine.externalCalls.observe).toBe(before);
   });
 });
