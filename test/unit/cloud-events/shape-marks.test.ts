@@ -3,6 +3,7 @@
 // engine writes the marks and the labels, the real resolver reads them; requests are counted on the
 // in-memory API server.
 import { describe, expect, it } from "vitest";
+import { KubeError } from "../../../shared/kube/client.ts";
 import {
   SHAPE_MARK_WAIT_MS,
   SHAPE_MARKS,
@@ -180,6 +181,22 @@ describe("cloud events: one LIST per event (the shapes' marks)", () => {
     // Its write was guarded by the marks it had read: refused, so the engine's mark stands.
     expect(marksOf(t)[shapeKeyOf(t.defs.namespaced)]).toBe("in-use");
     expect(await resolve(t, r, "first")).toMatchObject({ found: ["namespaced/first"] });
+  });
+
+  it("marks the engine cannot read (no namespace, no RBAC): the resource is still created and reconciled, its label waits", async () => {
+    const t = twoShapes();
+    t.api.inject((req) =>
+      req.plural === "configmaps"
+        ? new KubeError("configmaps is forbidden", 403, { reason: "Forbidden" })
+        : undefined,
+    );
+    t.apply("cluster", "orders");
+    const results = await t.settle(t.newEngine(), "cluster", "orders");
+    expect(results.at(-1)?.outcome).toBe("in-sync");
+    expect(t.cloud.calls.create).toBe(1);
+    expect(t.label("cluster", "orders")).toBeUndefined();
+    // The resolver, unable to read them either, asks every shape (as before the marks): nothing is skipped.
+    expect(await resolve(t, t.newResolver(), "orders")).toMatchObject({ found: [], lists: 2 });
   });
 
   it("the marks deleted: every shape is asked again (checked), nothing is missed", async () => {
