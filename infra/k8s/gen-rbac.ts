@@ -27,6 +27,7 @@ import { activatedAwsccSpecs } from "../../shared/providers/awscc/activated.ts";
 import { activatedAzureGenSpecs } from "../../shared/providers/azure/arm-generic/activated.ts";
 import { activatedGoogleSpecs } from "../../shared/providers/gcp/generic/activated.ts";
 import { managedKinds, providerConfigKinds } from "../../shared/providers/index.ts";
+import { SHAPE_MARKS_REF } from "../../shared/reconciler/shape-marks.ts";
 
 export const NAMESPACE = "driftless-system";
 export const FORWARDER = "driftless-forwarder";
@@ -247,6 +248,33 @@ export function rbacObjects(
       metadata: { name: SWEEP_USER, namespace: NAMESPACE, labels },
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: SWEEP_USER },
       subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: SWEEP_USER }],
+    },
+    // The shapes' marks (shared/reconciler/shape-marks.ts): one ConfigMap the engine and the cloud-event
+    // resolver read and write (a shape's first label, a shape checked once).
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: `${RECONCILER}-shapes`, namespace: NAMESPACE, labels },
+      rules: [
+        {
+          apiGroups: [""],
+          resources: ["configmaps"],
+          resourceNames: [SHAPE_MARKS_REF.name],
+          verbs: ["get", "patch"],
+        },
+        // create takes no resourceNames (the name is in the body).
+        { apiGroups: [""], resources: ["configmaps"], verbs: ["create"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: `${RECONCILER}-shapes`, namespace: NAMESPACE, labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: `${RECONCILER}-shapes` },
+      subjects: [
+        { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: RECONCILER },
+        { kind: "ServiceAccount", name: RECONCILER, namespace: NAMESPACE },
+      ],
     },
     ...secretRoles,
     {

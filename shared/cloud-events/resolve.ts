@@ -1,12 +1,14 @@
 // From a cloud's audit event to the keys of the managed resources it may have changed: the kinds that
 // declare the call (api/cloud-events.ts), their external names in it, and one label-selected LIST per
-// candidate kind (the external-key index label the engine writes) — of one shape of a kind when it finds the
-// resource (see #resolve). Only keys come out: the worker reads
-// the truth itself (level-triggered), so a forged, late or duplicate event costs a reconcile, never harm.
+// candidate kind (the external-key index label the engine writes) — of the shapes of a kind that may hold
+// labelled objects (reconciler/shape-marks.ts), the one that found the kind's last event first (see
+// #resolve). Only keys come out: the worker reads the truth itself (level-triggered), so a forged, late or
+// duplicate event costs a reconcile, never harm.
 //
 // Dropped cheaply, before any LIST: driftless's own writes (the functions' own principals, derived at
-// deploy time — never a User-Agent, which any caller may set), failed calls, calls no kind declares, calls naming no resource of a kind. An event about a
-// resource driftless does not manage costs its LIST and finds nothing.
+// deploy time — never a User-Agent, which any caller may set), failed calls, calls no kind declares, calls
+// naming no resource of a kind. An event about a resource driftless does not manage costs one LIST per
+// shape of its kind in use, and finds nothing.
 
 import type { ArmResourceCall } from "../api/cloud-events.ts";
 import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../api/cloud-events.ts";
@@ -16,6 +18,14 @@ import type { Kube } from "../kube/client.ts";
 import { namedError } from "../named-error.ts";
 import { noopLogger, type ReconcileLogger, type ResourceKey } from "../reconciler/contract.ts";
 import { type RateLimit, TokenBucket } from "../reconciler/rate-limit.ts";
+import {
+  readShapeMarks,
+  SHAPE_MARKS_CACHE_MS,
+  type ShapeMarks,
+  shapeKeyOf,
+  shapeUseOf,
+  writeShapeMark,
+} from "../reconciler/shape-marks.ts";
 import { type AuditLogEntry, auditLogCall } from "./audit-log.ts";
 import { type CloudTrailEvent, cloudTrailCall, cloudTrailPrincipals } from "./cloudtrail.ts";
 
@@ -49,7 +59,8 @@ export type DropReason =
 export type Resolution = { keys: ResourceKey[]; lists: number; dropped?: DropReason };
 
 export interface CloudEventResolverOptions {
-  kube: Pick<Kube, "list">;
+  /** LISTs; the shapes' marks (get, and create/patch of a shape verified unused or in use). */
+  kube: Pick<Kube, "list" | "get" | "create" | "patch">;
   kinds: readonly ManagedKindProvider[];
   logger?: ReconcileLogger;
   /**
@@ -59,6 +70,8 @@ export interface CloudEventResolverOptions {
   ownPrincipals?: readonly string[] | undefined;
   /** LISTs per second per source; default DEFAULT_CLOUD_EVENT_RATE. */
   rateLimit?: RateLimit | undefined;
+  /** The clock the shapes' marks are cached by, ms; default Date.now. */
+  now?: () => number;
 }
 
 interface Candidate {
@@ -70,7 +83,7 @@ const AZURE_OBJECT_ID_CLAIM = "http://schemas.microsoft.com/identity/claims/obje
 
 /** Resolves cloud audit events to the keys of the managed resources they are about. */
 export class CloudEventResolver {
-  readonly #kube: Pick<Kube, "list">;
+  readonly #kube: Pick<Kube, "list" | "get" | "create" | "patch">;
   readonly #kinds: readonly ManagedKindProvider[];
   readonly #logger: ReconcileLogger;
   readonly #own: ReadonlySet<string>;
@@ -78,9 +91,15 @@ export class CloudEventResolver {
   readonly #sources = new Map<string, TokenBucket>();
   /** Per kind family, the shape whose LIST found the last event's resource (see #resolve). */
   readonly #lastHit = new Map<string, number>();
+  readonly #now: () => number;
+  /** The shapes' marks as last read or written, and when that request was sent (see #shapeMarks). */
+  #marks: { marks: ShapeMarks; at: number } | undefined;
+  /** A write of a mark failed (not a lost race): none is tried again before this time. */
+  #noWritesUntil = 0;
 
   constructor(opts: CloudEventResolverOptions) {
     this.#kube = opts.kube;
+    this.#now = opts.now ?? Date.now;
     this.#kinds = opts.kinds;
     this.#logger = opts.logger ?? noopLogger;
     this.#own = new Set((opts.ownPrincipals ?? []).map((p) => p.toLowerCase()));
@@ -167,8 +186,9 @@ export class CloudEventResolver {
     const keys: ResourceKey[] = [];
     let lists = 0;
     // A kind's two shapes (cluster-scoped, namespaced) name the same cloud resources, and one managed
-    // resource manages a cloud resource: the shape that found this kind's last event is asked first and
-    // the other only when it finds nothing — one LIST per event once a container has seen one.
+    // resource manages a cloud resource: only the shapes that may hold labelled objects are asked (their
+    // marks, shape-marks.ts), the one that found this kind's last event first, the other only when it finds
+    // nothing. A kind used in one shape: one LIST per event; in none: none.
     const families = new Map<string, Candidate[]>();
     for (const c of candidates) {
       const family = familyOf(c.provider.definition);
@@ -176,9 +196,21 @@ export class CloudEventResolver {
     }
     for (const [family, shapes] of families) {
       const first = Math.min(this.#lastHit.get(family) ?? 0, shapes.length - 1);
+      // With one shape declared there is nothing to choose: it is asked.
+      const marks = shapes.length > 1 ? await this.#shapeMarks() : undefined;
       for (const at of shapes.keys()) {
         const shape = (first + at) % shapes.length;
-        const found = await this.#lookup(shapes[shape] as Candidate, source);
+        const candidate = shapes[shape] as Candidate;
+        if (marks) {
+          const use = shapeUseOf(marks.data[shapeKeyOf(candidate.provider.definition)]);
+          if (use.state === "unused") continue;
+          if (use.state === "absent") {
+            lists++;
+            // Over the marks as last known: this event may have written one already.
+            if (!(await this.#verify(candidate, this.#marks?.marks ?? marks, source))) continue;
+          }
+        }
+        const found = await this.#lookup(candidate, source);
         lists += found.lists;
         keys.push(...found.keys);
         if (found.keys.length > 0) {
@@ -194,6 +226,54 @@ export class CloudEventResolver {
       "cloud event: reconciling",
     );
     return { keys, lists };
+  }
+
+  /**
+   * The shapes' marks, read at most once per SHAPE_MARKS_CACHE_MS (counted from when the read was sent: the
+   * engine waits longer than that after `pending` before a shape's first label). Unreadable: undefined, and
+   * every shape is asked as if none had marks.
+   */
+  async #shapeMarks(): Promise<ShapeMarks | undefined> {
+    const cached = this.#marks;
+    if (cached && this.#now() - cached.at < SHAPE_MARKS_CACHE_MS) return cached.marks;
+    const at = this.#now();
+    try {
+      const marks = await readShapeMarks(this.#kube);
+      this.#marks = { marks, at };
+      return marks;
+    } catch (err) {
+      this.#marks = undefined;
+      this.#logger.warn(
+        { error: (err as Error).message },
+        "cannot read the shapes' marks: every shape is asked",
+      );
+      return undefined;
+    }
+  }
+
+  /**
+   * Whether a shape with no mark holds any labelled object now (one LIST, `limit=1`), recorded as its mark —
+   * `unused` only over the marks as read, so an engine's mark written meanwhile wins (shape-marks.ts).
+   */
+  async #verify({ provider }: Candidate, marks: ShapeMarks, source: string): Promise<boolean> {
+    const def = provider.definition;
+    this.#take(source);
+    const page = await this.#kube.list(def, { labelSelector: EXTERNAL_KEY_LABEL, limit: 1 });
+    const holds = page.items.length > 0;
+    if (this.#now() < this.#noWritesUntil) return holds;
+    const at = this.#now();
+    try {
+      const written = await writeShapeMark(this.#kube, marks, shapeKeyOf(def), holds ? "in-use" : "unused");
+      // Lost to another writer: read again at the next event.
+      this.#marks = written ? { marks: written, at } : undefined;
+    } catch (err) {
+      this.#noWritesUntil = this.#now() + SHAPE_MARKS_CACHE_MS;
+      this.#logger.warn(
+        { kind: def.kind, group: def.group, error: (err as Error).message },
+        "cannot record a shape's mark: shapes without one are checked at each event",
+      );
+    }
+    return holds;
   }
 
   /** The managed resources of one kind whose index label names one of `names`: a label-selected LIST. */

@@ -12,6 +12,7 @@ import type { ProviderConfig } from "../api/provider-config.ts";
 import { type ClaimKinds, claimKindsOf } from "../claims/kinds.ts";
 import { isNotFound, Kube, statusOf } from "../kube/client.ts";
 import { namedError } from "../named-error.ts";
+import { SHAPE_MARKS_REF } from "../reconciler/shape-marks.ts";
 import {
   checkNamespacedProviderConfig,
   type TenancyOptions,
@@ -83,6 +84,8 @@ export interface Access {
   subresource?: string;
   /** Asked in this namespace (Secrets are granted per namespace); cluster-wide when absent. */
   namespace?: string;
+  /** Asked of this one object (a Role's resourceNames). */
+  name?: string;
   verb: string;
   /** Why driftless needs it (shown when it is missing). */
   why: string;
@@ -130,11 +133,21 @@ export function requiredAccess(
   for (const verb of ["create", "patch"]) {
     out.push({ group: "", resource: "events", verb, why: "record Events on managed resources" });
   }
+  for (const verb of ["get", "patch", "create"]) {
+    out.push({
+      group: "",
+      resource: "configmaps",
+      namespace: SHAPE_MARKS_REF.namespace,
+      ...(verb === "create" ? {} : { name: SHAPE_MARKS_REF.name }),
+      verb,
+      why: "mark kinds' shapes in use so a cloud event costs one LIST",
+    });
+  }
   return out;
 }
 
 const accessLabel = (a: Access) =>
-  `${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.subresource ? `/${a.subresource}` : ""}${a.namespace ? ` in ${a.namespace}` : ""}`;
+  `${a.verb} ${a.resource}${a.group ? `.${a.group}` : ""}${a.subresource ? `/${a.subresource}` : ""}${a.name ? ` ${a.name}` : ""}${a.namespace ? ` in ${a.namespace}` : ""}`;
 
 class TimeoutError extends namedError("TimeoutError", Error) {}
 
@@ -399,6 +412,7 @@ async function checkRbac(kc: KubeConfig, needed: readonly Access[]): Promise<Doc
               verb: a.verb,
               ...(a.subresource ? { subresource: a.subresource } : {}),
               ...(a.namespace ? { namespace: a.namespace } : {}),
+              ...(a.name ? { name: a.name } : {}),
             },
           },
         },

@@ -40,6 +40,7 @@ import type { NewCondition, Outcome } from "./contract.ts";
 import { type StatusFields, statusPatch } from "./lifecycle.ts";
 import { resolvePolicies, supportedPoliciesText } from "./policies.ts";
 import { referencesResolved } from "./references.ts";
+import type { KnownShape } from "./shape-marks.ts";
 
 export const SHORT_REQUEUE_MS = 2_000;
 /**
@@ -84,6 +85,7 @@ export const Msg = {
   gracePeriod: "Waiting for external resource existence to be confirmed",
   deleteRequested: "deletion of the external resource was requested",
   indexLabel: "cannot write the external-key index label",
+  shapeMark: "cannot read or write the shape's mark: the external-key index label waits",
   usages: "cannot read the Usages of the managed resource",
   inUse: "waiting: in use by",
 } as const;
@@ -144,9 +146,18 @@ export type Step =
   | { do: "publish"; details: ConnectionDetails; extra?: NewCondition[] }
   | { do: "unpublish"; extra?: NewCondition[] }
   | { do: "meta"; patch: MetaPatch; msg: "addFinalizer" | "indexLabel" }
+  /** Move the kind's shape's mark on (shape-marks.ts) before its first index label. */
+  | { do: "markShape"; to: "in-use" | "pending" }
   | { do: "removeFinalizer" }
   | { do: "lateInitialize"; forProvider: Record<string, unknown>; filled: string[] }
-  | { do: "create"; externalName: string | undefined; patch: MetaPatch; details?: ConnectionDetails }
+  | {
+      do: "create";
+      externalName: string | undefined;
+      patch: MetaPatch;
+      details?: ConnectionDetails;
+      /** The index label of a provider-chosen id may ride on the write that records it (its shape is in use). */
+      indexLabel: boolean;
+    }
   | {
       do: "update";
       externalName: string;
@@ -182,7 +193,11 @@ export interface Verdict {
  * tells the home), an observation.
  */
 export type Plan =
-  | { steps: Step[]; next: "replan" | "usages" | "connection" | "observation"; verdict?: undefined }
+  | {
+      steps: Step[];
+      next: "replan" | "usages" | "connection" | "observation" | "shapeMark";
+      verdict?: undefined;
+    }
   | { steps: Step[]; next?: undefined; verdict: Verdict };
 
 /** What is known of the resource besides the object itself. */
@@ -203,6 +218,8 @@ export interface Known {
    * a full reconcile, whose publish step reads the Secret itself and writes only what differs.
    */
   connectionSecret?: V1Secret | undefined | "unknown";
+  /** The mark of the kind's shape (shape-marks.ts), read before an index label is written; absent: not read. */
+  shape?: KnownShape;
 }
 
 /** The engine's settings and the kind's facts a plan depends on. */
@@ -221,6 +238,8 @@ export interface PlanContext {
   updateLoopLimit: number;
   /** Whether creates (and updates of a spec's own tags) carry Crossplane's default tags (--skip-default-tags: false). */
   defaultTags: boolean;
+  /** How long a shape stays `pending` before its first index label (shape-marks.ts SHAPE_MARK_WAIT_MS). */
+  shapeMarkWaitMs: number;
   /** Spreads a delay (the engine's jitter); a plan is deterministic for a deterministic jitter. */
   jitter(ms: number): number;
   /**
@@ -276,9 +295,12 @@ export function plan(ctx: PlanContext, mr: ManagedResource, known: Known = {}): 
   const externalName = annotations[Annotations.externalName];
   if (!externalName && ctx.def.externalName === "fromAnnotation") {
     const name = mr.metadata.name;
+    const label = indexLabelPatch(ctx.def, mr, name);
+    const gate = labelGate(ctx, known, label !== undefined);
+    if (gate.plan) return gate.plan;
     const patch = {
       annotations: { [Annotations.externalName]: name },
-      labels: indexLabelPatch(ctx.def, mr, name),
+      labels: gate.write ? label : undefined,
     };
     return { steps: [{ do: "initialize", patch }], next: "replan" };
   }
@@ -346,7 +368,10 @@ function planObserved(
       [Annotations.externalName]: obs.externalName,
       ...(pendingCreate ? {} : { [Annotations.createSucceeded]: now.toISOString() }),
     };
-    const labels = indexLabelPatch(ctx.def, mr, obs.externalName);
+    const label = indexLabelPatch(ctx.def, mr, obs.externalName);
+    const gate = labelGate(ctx, known, label !== undefined);
+    if (gate.plan) return gate.plan;
+    const labels = gate.write ? label : undefined;
     return { steps: [{ do: "recordCreate", annotations, labels, why: "found" }], next: "replan" };
   }
   if (pendingCreate && obs.resourceExists) {
@@ -425,8 +450,12 @@ function planObserved(
   const home = known.home ?? {};
   // The index label and the home ride on the finalizer's write; a resource that has its finalizer (adopted,
   // or from before they existed) gets them alone, once. A resource still to be created gets them with the
-  // create-pending write.
-  const label = obs.resourceExists ? indexLabelPatch(ctx.def, mr, externalName) : undefined;
+  // create-pending write (a provider-chosen id's on the write that records it). Either way its shape's mark
+  // must allow it first (shape-marks.ts).
+  const wanted = indexLabelPatch(ctx.def, mr, externalName);
+  const gate = labelGate(ctx, known, wanted !== undefined || externalName === undefined);
+  if (gate.plan) return gate.plan;
+  const label = gate.write && obs.resourceExists ? wanted : undefined;
   const homeNote = obs.resourceExists ? homeAnnotation(bindingHome(mr), home) : undefined;
   const meta: MetaPatch = {
     ...(label ? { labels: label } : {}),
@@ -458,13 +487,56 @@ function planObserved(
         [Annotations.createPending]: now.toISOString(),
         ...homeAnnotation(bindingHome(mr), home),
       },
-      labels: indexLabelPatch(ctx.def, mr, externalName),
+      labels: gate.write ? wanted : undefined,
     };
     // The create sends asCreated(mr): spec.initProvider under spec.forProvider.
-    steps.push({ do: "create", externalName, patch, ...(details ? { details } : {}) });
+    steps.push({
+      do: "create",
+      externalName,
+      patch,
+      indexLabel: gate.write,
+      ...(details ? { details } : {}),
+    });
     return final(steps, { outcome: "created", requeueAfterMs: ctx.jitter(AFTER_CREATE_REQUEUE_MS) });
   }
-  return planExisting(ctx, mr, obs, steps, atProvider);
+  return labelLater(planExisting(ctx, mr, obs, steps, atProvider), gate.waitMs);
+}
+
+/**
+ * Before an index label is written (`wanted`): the shape's mark must say `in-use` (shape-marks.ts). Learns
+ * it, moves it on, or leaves the label for a reconcile `waitMs` later; `write`: the label may go now.
+ */
+function labelGate(
+  ctx: PlanContext,
+  known: Known,
+  wanted: boolean,
+): { plan?: Plan; write: boolean; waitMs?: number } {
+  if (!wanted) return { write: false };
+  const shape = known.shape;
+  const mark = (to: "in-use" | "pending"): Plan => ({ steps: [{ do: "markShape", to }], next: "replan" });
+  switch (shape?.state) {
+    case undefined:
+      return { plan: { steps: [], next: "shapeMark" }, write: false };
+    case "in-use":
+      return { write: true };
+    case "absent":
+      return { plan: mark("in-use"), write: false };
+    case "unused":
+      return { plan: mark("pending"), write: false };
+    case "pending":
+      return shape.ageMs >= ctx.shapeMarkWaitMs
+        ? { plan: mark("in-use"), write: false }
+        : { write: false, waitMs: ctx.shapeMarkWaitMs - shape.ageMs };
+    case "unreadable":
+      return { write: false };
+  }
+}
+
+/** A final plan that looks again when a waiting index label may be written. */
+function labelLater(p: Plan, waitMs: number | undefined): Plan {
+  if (waitMs === undefined || !p.verdict) return p;
+  const requeueAfterMs = Math.min(p.verdict.requeueAfterMs ?? waitMs, waitMs);
+  return { ...p, verdict: { ...p.verdict, requeueAfterMs } };
 }
 
 /**

@@ -56,14 +56,18 @@ import {
 } from "./plan.ts";
 import { resolveReferences } from "./references.ts";
 import type { KindRegistry } from "./registry.ts";
+import { EngineShapeMarks, type KnownShape, SHAPE_MARK_WAIT_MS } from "./shape-marks.ts";
 import { holdersOf } from "./usages.ts";
 
 export const DEFAULT_POLL_INTERVAL_MS = 5 * 60_000;
 export const DEFAULT_CREATION_GRACE_MS = 30_000;
 /** How long a create may take before an unfinished one (pending, no result) is considered interrupted. */
 export const DEFAULT_CREATE_PENDING_TIMEOUT_MS = 60_000;
-/** Plan rounds in one reconcile: initialize, references, connection, observation, and a margin. */
-const MAX_PLAN_ROUNDS = 8;
+/**
+ * Plan rounds in one reconcile: initialize, references, connection, observation, the shape's mark (read,
+ * write) before a first index label, and a margin.
+ */
+const MAX_PLAN_ROUNDS = 10;
 
 export { DEFAULT_PROVIDER_CONFIG_TTL_MS } from "./connect.ts";
 // The contract's types, still importable from here (the engine is where most callers meet them).
@@ -119,6 +123,11 @@ export interface ReconcilerOptions extends ConnectorOptions {
   retryBaseMs?: number;
   /** First wait before the halves of a throttled list call are tried (doubling per split); default 500 ms. */
   throttleBackoffMs?: number;
+  /**
+   * How long a shape stays `pending` before its first index label (shape-marks.ts); default
+   * SHAPE_MARK_WAIT_MS. Must exceed every cloud-event resolver's SHAPE_MARKS_CACHE_MS.
+   */
+  shapeMarkWaitMs?: number;
 }
 
 /** A batched drift check's answer for one object: in sync (nothing to do), or why it needs more. */
@@ -185,6 +194,8 @@ export class ManagedReconciler implements Reconciles {
   readonly #opts: EngineOptions;
   /** Status writes, events, failures and backoff, as every reconciler of driftless has them. */
   readonly #lc: Lifecycle;
+  /** The marks of the kinds' shapes, read before an index label is written. */
+  readonly #shapes: EngineShapeMarks;
   readonly #mapPaths = new Map<string, Set<string>>();
   readonly #fields = new Map<string, FieldBehaviours>();
   readonly externalCalls: ExternalCallStats = {
@@ -212,10 +223,12 @@ export class ManagedReconciler implements Reconciles {
       random: opts.random ?? Math.random,
       retryBaseMs: opts.retryBaseMs ?? 100,
       throttleBackoffMs: opts.throttleBackoffMs ?? THROTTLE_SPLIT_BACKOFF_MS,
+      shapeMarkWaitMs: opts.shapeMarkWaitMs ?? SHAPE_MARK_WAIT_MS,
       ...(opts.events ? { events: opts.events } : {}),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
     };
     const o = this.#opts;
+    this.#shapes = new EngineShapeMarks(kube, () => o.now().getTime(), o.shapeMarkWaitMs);
     this.#lc = new Lifecycle(kube, {
       logger: o.logger,
       now: o.now,
@@ -285,6 +298,8 @@ export class ManagedReconciler implements Reconciles {
       }
       if (p.next === "replan") {
         mr = await this.#rewriteInMemory(def, mr, p.steps, known);
+      } else if (p.next === "shapeMark") {
+        known.shape = await this.#readShape(def);
       } else if (p.next === "usages") {
         known.usedBy = await this.#holders(mr);
       } else if (p.next === "connection") {
@@ -320,6 +335,8 @@ export class ManagedReconciler implements Reconciles {
       else if (step.do === "recordCreate")
         merge({ annotations: step.annotations, ...(step.labels ? { labels: step.labels } : {}) });
       else if (step.do === "lateInitialize") next.spec.forProvider = step.forProvider;
+      else if (step.do === "markShape")
+        known.shape = step.to === "pending" ? { state: "pending", ageMs: 0 } : { state: "in-use" };
       else if (step.do === "resolveReferences") {
         next.spec.forProvider = (await resolveReferences(this.#kube, def, next)) ?? next.spec.forProvider;
         known.referencesResolved = true;
@@ -514,7 +531,9 @@ export class ManagedReconciler implements Reconciles {
         if (stopped) return stopped;
       }
       if (p.verdict) return p.verdict;
-      if (p.next === "usages") {
+      if (p.next === "shapeMark") {
+        known.shape = await this.#readShape(run.provider.definition);
+      } else if (p.next === "usages") {
         const failed = await this.#usages(run, known);
         if (failed) return failed;
       } else if (p.next === "connection") {
@@ -526,6 +545,29 @@ export class ManagedReconciler implements Reconciles {
       }
     }
     throw new Error(`the reconcile did not settle in ${MAX_PLAN_ROUNDS} plan rounds`);
+  }
+
+  /**
+   * The kind's shape's mark (shape-marks.ts). Unreadable (no driftless-system namespace, no RBAC): the index
+   * label waits — cloud events miss the resource until then, nothing else does — and a warning says why.
+   */
+  async #readShape(def: ManagedKindProvider["definition"]): Promise<KnownShape> {
+    try {
+      return await this.#shapes.read(def);
+    } catch (err) {
+      this.#opts.logger.warn({ kind: def.kind, error: errText(err) }, Msg.shapeMark);
+      return { state: "unreadable" };
+    }
+  }
+
+  async #markShape(run: Run, to: "in-use" | "pending"): Promise<KnownShape> {
+    const def = run.provider.definition;
+    try {
+      return await this.#shapes.mark(def, to);
+    } catch (err) {
+      this.#opts.logger.warn({ kind: def.kind, error: errText(err) }, Msg.shapeMark);
+      return { state: "unreadable" };
+    }
   }
 
   /** Learns what holds the resource being deleted (Usages); a failure when they cannot be read. */
@@ -620,6 +662,9 @@ export class ManagedReconciler implements Reconciles {
             ? this.#fail(run, Reason.cannotAddFinalizer, wrapErr(Msg.addFinalizer, err))
             : this.#fail(run, Reason.cannotUpdateManaged, wrapErr(Msg.indexLabel, err));
         }
+        return undefined;
+      case "markShape":
+        known.shape = await this.#markShape(run, step.to);
         return undefined;
       case "publish":
         try {
@@ -772,7 +817,7 @@ export class ManagedReconciler implements Reconciles {
     let labels: Record<string, string> | undefined;
     if (created.externalName && def.externalName === "providerChosen") {
       annotations[Annotations.externalName] = created.externalName;
-      labels = indexLabelPatch(def, run.mr, created.externalName);
+      if (step.indexLabel) labels = indexLabelPatch(def, run.mr, created.externalName);
     }
     try {
       run.mr = await this.#recordCreate(run.mr, annotations, labels);
@@ -953,6 +998,7 @@ export class ManagedReconciler implements Reconciles {
       createPendingTimeoutMs: o.createPendingTimeoutMs,
       updateLoopLimit: o.updateLoopLimit,
       defaultTags: o.defaultTags,
+      shapeMarkWaitMs: o.shapeMarkWaitMs,
       jitter: (ms) => this.#jitter(ms),
     };
   }
@@ -1049,7 +1095,9 @@ function batchVerdict(p: Plan, next?: "connection" | "observation"): BatchVerdic
     return p.verdict.requeueAfterMs === undefined
       ? { inSync: true }
       : { inSync: false, why: p.verdict.outcome };
-  return p.next === next ? undefined : { inSync: false, why: `needs ${p.next}` };
+  if (p.next === next) return undefined;
+  // The mark of the shape is read only before an index label is written.
+  return { inSync: false, why: p.next === "shapeMark" ? "index label to write" : `needs ${p.next}` };
 }
 
 const noName: BatchVerdict = { inSync: false, why: "no external name yet" };

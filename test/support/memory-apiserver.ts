@@ -245,6 +245,7 @@ export class MemoryApiServer implements KubeTransport {
         (!r.namespace || o.metadata.namespace === r.namespace) &&
         Object.entries(selector).every(([k, v]) => {
           const have = (o.metadata.labels as Record<string, string> | undefined)?.[k];
+          if (v === true) return have !== undefined;
           return typeof v === "string" ? have === v : have !== undefined && v.includes(have);
         }),
     );
@@ -315,7 +316,9 @@ export class MemoryApiServer implements KubeTransport {
   }
 }
 
-const resourceOf = (t: ResourceType) => `${t.group}/${t.version}/${t.plural}`;
+/** A collection's key: `group/version/plural`, or `version/plural` for the core group (as requests parse). */
+const resourceOf = (t: ResourceType) =>
+  t.group === "" ? `${t.version}/${t.plural}` : `${t.group}/${t.version}/${t.plural}`;
 const keyOf = (resource: string, namespace: string | undefined, name: string) =>
   `${resource}|${namespace ?? ""}|${name}`;
 
@@ -349,13 +352,14 @@ function parse(req: KubeRequest): ParsedRequest {
   };
 }
 
-/** Equality (`k=v`) and set-based `k in (a,b)` requirements, comma-separated. */
-function parseSelector(s: string | undefined): Record<string, string | string[]> {
+/** Equality (`k=v`), set-based `k in (a,b)` and existence (`k`) requirements, comma-separated. */
+function parseSelector(s: string | undefined): Record<string, string | string[] | true> {
   if (!s) return {};
-  const out: Record<string, string | string[]> = {};
-  for (const m of s.matchAll(/([^,=\s]+)\s+in\s+\(([^)]*)\)|([^,=]+)=([^,]*)/g)) {
+  const out: Record<string, string | string[] | true> = {};
+  for (const m of s.matchAll(/([^,=\s]+)\s+in\s+\(([^)]*)\)|([^,=]+)=([^,]*)|([^,=()\s]+)/g)) {
     if (m[1]) out[m[1]] = (m[2] ?? "").split(",").map((v) => v.trim());
     else if (m[3]) out[m[3]] = m[4] ?? "";
+    else if (m[5]) out[m[5]] = true;
   }
   return out;
 }

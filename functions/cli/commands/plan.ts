@@ -299,6 +299,8 @@ export function stepText(step: Step): string {
       ];
       return `write ${what.join(", ")}`;
     }
+    case "markShape":
+      return `mark the kind's shape ${step.to} (driftless-system/driftless-shapes) before its first index label`;
     case "publish":
       return `publish connection details (keys: ${Object.keys(step.details).sort().join(", ")})`;
     case "unpublish":

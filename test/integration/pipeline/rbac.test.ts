@@ -8,9 +8,11 @@ import { REPO_ROOT } from "../../../infra/local/stack.ts";
 import { Queue } from "../../../shared/api/aws/sqs.ts";
 import { Queue as QueueClaim } from "../../../shared/api/claims/claims.ts";
 import { SQSQueueClass } from "../../../shared/api/claims/classes.ts";
+import { EXTERNAL_KEY_LABEL, externalKeyOf } from "../../../shared/api/cloud-events.ts";
 import { type KubeObject, statusOf } from "../../../shared/kube/client.ts";
 import { coreApi } from "../../../shared/kube/core.ts";
 import { Forwarder } from "../../../shared/pipeline/forwarder.ts";
+import { SHAPE_MARKS, SHAPE_MARKS_REF, shapeKeyOf } from "../../../shared/reconciler/shape-marks.ts";
 import { createAwsProviderConfig, ensureCrds } from "../../support/aws.ts";
 import { eventually, kubeConfig, newKube, uniqueName } from "../../support/env.ts";
 import { apply, kubeAs } from "../../support/rbac.ts";
@@ -93,6 +95,16 @@ describe("RBAC manifests (infra/k8s) on the real API server", () => {
     expect(results.map((r) => r.error?.message).filter(Boolean)).toEqual([]);
     expect(conditionOf(await getMr(admin, Queue, name), "Ready")?.status).toBe("True");
     expect(await admin.getSecret(NAMESPACE, `${name}-conn`)).toBeDefined();
+    // The index label was written: the Role lets it read (and write) its shape's mark first.
+    expect((await getMr(admin, Queue, name))?.metadata.labels?.[EXTERNAL_KEY_LABEL]).toBe(
+      externalKeyOf(Queue, name),
+    );
+    const marks = await admin.get<KubeObject & { data?: Record<string, string> }>(
+      SHAPE_MARKS,
+      SHAPE_MARKS_REF.name,
+      SHAPE_MARKS_REF.namespace,
+    );
+    expect(marks?.data?.[shapeKeyOf(Queue)]).toBe("in-use");
     // Secrets can be listed (the batched drift check's one LIST) only where the Role grants them.
     await expect(coreApi(kube).listNamespacedSecret({ namespace: NAMESPACE })).resolves.toBeDefined();
     expect(

@@ -17,7 +17,7 @@ import {
   scriptedReconcile,
   sqsRecord,
 } from "../worker/factories.ts";
-import { clusterWith, fixture, fixtureJson, kindOf } from "./support.ts";
+import { clusterWith, fixture, fixtureJson, kindOf, marksUnreachable } from "./support.ts";
 
 const queue = kindOf("Queue", "sqs.aws");
 const topic = kindOf("Topic", "pubsub.gcp");
@@ -74,7 +74,7 @@ describe("handleSqsBatch with cloud events", () => {
     const event = sqsRecord(fixture("aws-sqs-set-queue-attributes.json"));
     const other = sqsRecord(named("neighbour"));
     const resolver = new CloudEventResolver({
-      kube: { list: () => Promise.reject(new Error("503 from the API server")) },
+      kube: { list: () => Promise.reject(new Error("503 from the API server")), ...marksUnreachable },
       kinds: [queue],
     });
     const res = await handleSqsBatch(
@@ -174,7 +174,7 @@ describe("handlePubSubPush with audit log entries", () => {
     expect(seen).toEqual([]);
     expect(api.requests).toHaveLength(1);
     const failing = new CloudEventResolver({
-      kube: { list: () => Promise.reject(new Error("down")) },
+      kube: { list: () => Promise.reject(new Error("down")), ...marksUnreachable },
       kinds: [topic],
     });
     await expect(
@@ -246,7 +246,7 @@ describe("handleEventGridRequest", () => {
     const { producer } = recordingProducer();
     const { logger, text } = recordingLogger();
     const resolver = new CloudEventResolver({
-      kube: { list: () => Promise.reject(new Error("down")) },
+      kube: { list: () => Promise.reject(new Error("down")), ...marksUnreachable },
       kinds: [vnet],
     });
     expect((await handleEventGridRequest({ resolver, producer, logger }, "{not json")).status).toBe(400);

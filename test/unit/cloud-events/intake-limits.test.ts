@@ -12,7 +12,7 @@ import {
 import { CloudEventResolver, CloudEventsRateLimitedError } from "../../../shared/cloud-events/resolve.ts";
 import { createDoorbell } from "../../../shared/doorbell/index.ts";
 import { recordingLogger } from "../worker/factories.ts";
-import { fixture, fixtureJson, kindOf } from "./support.ts";
+import { fixture, fixtureJson, kindOf, marksUnreachable } from "./support.ts";
 
 const vnet = kindOf("VirtualNetwork", "network.azure");
 const SECRET = "s".repeat(40);
@@ -27,6 +27,7 @@ function countingResolver(rateLimit?: { perSecond: number; burst: number }, kind
         lists.n++;
         return { items: [], metadata: {} } as never;
       },
+      ...marksUnreachable,
     },
     kinds,
     ...(rateLimit ? { rateLimit } : {}),

@@ -6,8 +6,9 @@ import { Annotations } from "../../../shared/api/meta.ts";
 import { parseAuditLogData } from "../../../shared/cloud-events/audit-log.ts";
 import { type CloudTrailEvent, parseEventBridgeBody } from "../../../shared/cloud-events/cloudtrail.ts";
 import { CloudEventResolver } from "../../../shared/cloud-events/resolve.ts";
+import { SHAPE_MARKS, SHAPE_MARKS_REF, shapeKeyOf } from "../../../shared/reconciler/shape-marks.ts";
 import { MemoryApiServer } from "../../support/memory-apiserver.ts";
-import { clusterWith, fixture, kindOf } from "./support.ts";
+import { clusterWith, fixture, kindOf, marksUnreachable } from "./support.ts";
 
 const queue = kindOf("Queue", "sqs.aws");
 const vpc = kindOf("VPC", "ec2.aws");
@@ -99,7 +100,8 @@ describe("CloudEventResolver", () => {
   it("both shapes of Queue: one LIST per event once a container has found one (the shape that answered first)", async () => {
     const nsQueue = kindOf("Queue", "sqs.aws.m");
     const both = [queue, nsQueue];
-    // A namespaced queue: the first event asks the cluster-scoped shape (nothing) then the namespaced one.
+    // A namespaced queue, with the mark the engine writes before its first label (shape-marks.ts): its
+    // shape in use; the cluster-scoped shape has no mark yet.
     const api = new MemoryApiServer();
     const def = nsQueue.definition;
     api.seed(def, {
@@ -113,7 +115,16 @@ describe("CloudEventResolver", () => {
       },
       spec: { forProvider: {} },
     });
+    const marks = (data: Record<string, string>) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: SHAPE_MARKS_REF.name, namespace: SHAPE_MARKS_REF.namespace },
+      data,
+    });
+    api.seed(SHAPE_MARKS, marks({ [shapeKeyOf(def)]: "in-use" }));
     const r = new CloudEventResolver({ kube: api.kube(), kinds: both });
+    // Still 2 for this container's first event, for another reason than before: the cluster-scoped shape
+    // is checked once (any labelled object? none: recorded unused) instead of asked for this queue.
     const first = await r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"));
     expect(first.keys).toEqual([
       { apiVersion: def.apiVersion, kind: "Queue", name: "orders", namespace: "shop" },
@@ -124,8 +135,20 @@ describe("CloudEventResolver", () => {
       expect(next.keys).toHaveLength(1);
       expect(next.lists).toBe(1);
     }
-    // A cluster-scoped queue with both shapes declared: found by the first LIST.
+    // Lower than before: another container's first event costs 1 (the cluster-scoped shape is recorded
+    // unused), and so does an event about a queue driftless does not manage.
+    const other = new CloudEventResolver({ kube: api.kube(), kinds: both });
+    expect((await other.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"))).lists).toBe(1);
+    const unmanaged = await other.cloudTrail(
+      cloudTrail("aws-sqs-set-queue-attributes.json", { "orders-queue": "someone-elses" }),
+    );
+    expect(unmanaged).toMatchObject({ keys: [], lists: 1, dropped: "unknown-resource" });
+    // A cluster-scoped queue with both shapes declared (its shape marked in use): found by the first LIST.
     const cluster = clusterWith([{ kind: queue, name: "orders", externalName: "orders-queue" }]);
+    cluster.api.seed(
+      SHAPE_MARKS,
+      marks({ [shapeKeyOf(queue.definition)]: "in-use", [shapeKeyOf(def)]: "unused" }),
+    );
     const res = await new CloudEventResolver({ kube: cluster.kube, kinds: both }).cloudTrail(
       cloudTrail("aws-sqs-set-queue-attributes.json"),
     );
@@ -295,7 +318,7 @@ describe("CloudEventResolver", () => {
 
   it("a failing LIST throws (the queue redelivers the event)", async () => {
     const r = new CloudEventResolver({
-      kube: { list: async () => Promise.reject(new Error("connection refused")) },
+      kube: { list: async () => Promise.reject(new Error("connection refused")), ...marksUnreachable },
       kinds: allAws,
     });
     await expect(r.cloudTrail(cloudTrail("aws-sqs-set-queue-attributes.json"))).rejects.toThrow(

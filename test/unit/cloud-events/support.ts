@@ -40,3 +40,13 @@ export function clusterWith(
   }
   return { api, kube: api.kube() };
 }
+
+/**
+ * The rest of a resolver's API (the shapes' marks: reconciler/shape-marks.ts) for a stand-in that only
+ * LISTs: a kind declared in one shape never reads them; one that did would fail loudly.
+ */
+export const marksUnreachable = {
+  get: () => Promise.reject(new Error("the shapes' marks are not served here")),
+  create: () => Promise.reject(new Error("the shapes' marks are not served here")),
+  patch: () => Promise.reject(new Error("the shapes' marks are not served here")),
+};
