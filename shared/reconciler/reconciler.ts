@@ -548,7 +548,7 @@ export class ManagedReconciler implements Reconciles {
   }
 
   /**
-   * The kind's shape's mark (shape-marks.ts). Unreadable (no driftless-system namespace, no RBAC): the index
+   * The kind's shape's mark (shape-marks.ts). Unreadable (no RBAC for the ConfigMap; a missing driftless-system namespace lets the label go, see EngineShapeMarks.mark): the index
    * label waits — cloud events miss the resource until then, nothing else does — and a warning says why.
    */
   async #readShape(def: ManagedKindProvider["definition"]): Promise<KnownShape> {

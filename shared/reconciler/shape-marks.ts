@@ -20,7 +20,7 @@
 // and `pending` after the resolver read `unused` — later than its cache lasts.
 import { SYSTEM_NAMESPACE } from "../api/claims/meta.ts";
 import type { ResourceType } from "../api/meta.ts";
-import { isConflict, type Kube, type KubeObject } from "../kube/client.ts";
+import { isConflict, isNotFound, type Kube, type KubeObject } from "../kube/client.ts";
 
 export const SHAPE_MARKS: ResourceType = {
   group: "",
@@ -117,7 +117,7 @@ export type KnownShape =
   | { state: "absent" | "unused" | "in-use" }
   /** `ageMs`: how long it has been pending, as this container can vouch for. */
   | { state: "pending"; ageMs: number }
-  /** The marks could not be read or written (e.g. no driftless-system namespace): labels wait. */
+  /** The marks could not be read or written (e.g. no RBAC for them): labels wait. A missing driftless-system namespace is not this (see mark). */
   | { state: "unreadable" };
 
 /**
@@ -157,7 +157,16 @@ export class EngineShapeMarks {
       if (!allowed) return known;
       const value: ShapeMarkValue =
         to === "pending" ? `pending ${new Date(this.#now()).toISOString()}` : "in-use";
-      const written = await writeShapeMark(this.#kube, read, key, value);
+      let written: ShapeMarks | undefined;
+      try {
+        written = await writeShapeMark(this.#kube, read, key, value);
+      } catch (err) {
+        // The ConfigMap cannot be created because its namespace does not exist (a cluster `driftless run` was
+        // pointed at): no ConfigMap, so no resolver can have recorded this shape `unused`, nor can one now
+        // (a resolver that cannot write a mark asks the shape at every event). The label may go.
+        if (to === "in-use" && !read.resourceVersion && isNotFound(err)) return { state: "in-use" };
+        throw err;
+      }
       if (written) return this.#known(def, written);
     }
     return this.read(def);

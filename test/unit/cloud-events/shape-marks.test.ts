@@ -183,7 +183,7 @@ describe("cloud events: one LIST per event (the shapes' marks)", () => {
     expect(await resolve(t, r, "first")).toMatchObject({ found: ["namespaced/first"] });
   });
 
-  it("marks the engine cannot read (no namespace, no RBAC): the resource is still created and reconciled, its label waits", async () => {
+  it("marks the engine cannot read (no RBAC): the resource is still created and reconciled, its label waits", async () => {
     const t = twoShapes();
     t.api.inject((req) =>
       req.plural === "configmaps"
@@ -197,6 +197,25 @@ describe("cloud events: one LIST per event (the shapes' marks)", () => {
     expect(t.label("cluster", "orders")).toBeUndefined();
     // The resolver, unable to read them either, asks every shape (as before the marks): nothing is skipped.
     expect(await resolve(t, t.newResolver(), "orders")).toMatchObject({ found: [], lists: 2 });
+  });
+
+  it("no driftless-system namespace (a cluster `driftless run` was pointed at): the label is written, and the resolver, unable to record a mark, still finds the resource", async () => {
+    const t = twoShapes();
+    // The API server answers as it does for a namespace that does not exist: GET 404, create 404.
+    t.api.inject((req) =>
+      req.plural === "configmaps"
+        ? new KubeError(`namespaces "${SHAPE_MARKS_REF.namespace}" not found`, 404, { reason: "NotFound" })
+        : undefined,
+    );
+    t.apply("cluster", "orders");
+    const results = await t.settle(t.newEngine(), "cluster", "orders");
+    expect(results.at(-1)?.outcome).toBe("in-sync");
+    // No ConfigMap can exist without its namespace, so no resolver can have recorded the shape unused: the
+    // label may go at once.
+    expect(t.label("cluster", "orders")).toBeDefined();
+    const r = t.newResolver();
+    expect((await resolve(t, r, "orders")).found).toEqual(["cluster/orders"]);
+    expect((await resolve(t, r, "orders")).found).toEqual(["cluster/orders"]);
   });
 
   it("the marks deleted: every shape is asked again (checked), nothing is missed", async () => {
