@@ -97,6 +97,8 @@ const { values } = parseArgs({
     cadences: { type: "string", default: "5-min checks,production" },
     // --only e2e --tag T: results in bench/results/e2e-only-T.json (keeps another run's file).
     tag: { type: "string" },
+    // --only e2e --profile DIR: where the reconcile function's CPU goes, per kind/cadence/path (DIR/*.json).
+    profile: { type: "string" },
   },
 });
 const quick = values.quick ?? false;
@@ -136,6 +138,7 @@ const e2ePaths = (values.paths ?? "").split(",").filter((p) => p === "warm" || p
 const e2eMatrix = {
   kinds: (values.kinds ?? "").split(","),
   cadences: (values.cadences ?? "").split(","),
+  ...(values.profile ? { profileDir: path.resolve(values.profile) } : {}),
 };
 if (values.tag !== undefined && !/^[a-z0-9-]+$/.test(values.tag))
   throw new Error("--tag: lower-case letters, digits and dashes");

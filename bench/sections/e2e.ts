@@ -30,6 +30,7 @@ import { noopLogger } from "../../shared/reconciler/contract.ts";
 import { type BatchItem, reconcileBatch } from "../../shared/worker/core.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { BENCH_LABEL, SET_LABEL } from "../lib/fixtures.ts";
+import { InvocationProfiler } from "../lib/profile.ts";
 import { ms, type Row } from "../lib/report.ts";
 import { summarize } from "../lib/stats.ts";
 import { logNormalLatency } from "../lib/wire.ts";
@@ -121,8 +122,12 @@ async function runCadence(
   selector: string,
   cadence: (typeof CADENCES)[number],
   path: E2eRun["path"],
+  profileDir?: string,
 ): Promise<E2eRun> {
   const loadAtStart = load();
+  // --profile: the sampler runs around each counted invocation only (its cost lands in that run's CPU).
+  const profiler = profileDir ? new InvocationProfiler() : undefined;
+  await profiler?.open();
   // The sweep container stays warm from window to window (its index, its Lease state).
   const sweepKube = new Kube(ctx.kc);
   const lease = {
@@ -230,6 +235,7 @@ async function runCadence(
         key: { apiVersion: m.apiVersion, kind: m.kind, name: m.name },
         ...(m.batch ? { batch: { apiVersion: m.apiVersion, kind: m.kind, batch: m.batch } } : {}),
       }));
+      if (count) await profiler?.start();
       const proxyBefore = await ctx.proxy.cpuMs();
       const c = process.cpuUsage();
       const t = performance.now();
@@ -241,6 +247,7 @@ async function runCadence(
       const used = process.cpuUsage(c);
       // The proxy's thread (moto's stand-in for the cloud) is not the function's: its CPU is taken out.
       const proxyCpu = (await ctx.proxy.cpuMs()) - proxyBefore;
+      if (count) await profiler?.stop();
       const keys = inv.reduce((n, m) => n + (m.batch ? m.batch.items.length : 1), 0);
       checked += keys;
       if (results.some((x) => x.outcome.kind !== "done")) r.allSettled = false;
@@ -277,9 +284,20 @@ async function runCadence(
     for (let w = 1; w <= windows; w++) await tick(w, true);
   } finally {
     ctx.proxy.latency = undefined;
+    profiler?.close();
     await sweepKube.delete(LEASE, lease.name, lease.namespace).catch(() => undefined);
   }
   r.resources = r.checked;
+  if (profiler && profileDir) {
+    const name = `${type.kind}-${cadence.scheduleMs / M}m-${path}`;
+    const s = profiler.write(profileDir, name, r.checked);
+    ctx.log(
+      `e2e: profile ${name}: ${s.sampledMs} ms sampled over ${s.checked} checked; ${s.byPart
+        .slice(0, 8)
+        .map((p) => `${p.name} ${p.usPerResource} µs`)
+        .join(", ")}`,
+    );
+  }
   r.apiTotal = sumOf(r.api);
   r.leaseRequests = Object.entries(r.api)
     .filter(([op]) => op.endsWith(" Lease"))
@@ -292,7 +310,7 @@ export async function measureEndToEnd(
   ctx: BenchContext,
   n: number,
   paths: ReadonlyArray<E2eRun["path"]> = ["warm", "stateless"],
-  only: { kinds?: readonly string[]; cadences?: readonly string[] } = {},
+  only: { kinds?: readonly string[]; cadences?: readonly string[]; profileDir?: string } = {},
 ) {
   const kinds = only.kinds ?? ["Queue", "VPC"];
   const cadences = CADENCES.filter((c) => (only.cadences ?? [c.name]).includes(c.name));
@@ -324,7 +342,7 @@ export async function measureEndToEnd(
     for (const set of sets)
       for (const cadence of cadences)
         for (const path of paths) {
-          const r = await runCadence(ctx, set.type, set.selector, cadence, path);
+          const r = await runCadence(ctx, set.type, set.selector, cadence, path, only.profileDir);
           runs.push(r);
           ctx.log(
             `e2e: ${r.kind} ${r.cadence} ${r.path}: ${r.checked} checked in ${r.windows} windows, ${r.messages} messages, cloud ${JSON.stringify(r.cloudCalls)}, api ${JSON.stringify(r.api)}, sweep ${r.sweepWallMs.map((x) => x.toFixed(0)).join(",")} ms, first ${r.firstRun.wallMs.toFixed(0)} ms, load ${r.loadAtEnd.join(" ")}`,

@@ -59,10 +59,26 @@ export interface ExternalUpdate {
  */
 export type Home = Readonly<Record<string, string>>;
 
+// A plan reads the record up to twice per look (a batched check: per object, of a few distinct texts — one
+// per account and region): each text is parsed once, its Home frozen and shared.
+const homesByText = new Map<string, Home>();
+const MAX_HOME_TEXTS = 256;
+
 /** The home recorded at create or import (Annotations.home), or undefined. */
 export function recordedHome(mr: ManagedResource<unknown, unknown>): Home | undefined {
   const raw = mr.metadata.annotations?.[Annotations.home];
   if (!raw) return undefined;
+  let home = homesByText.get(raw);
+  if (!home) {
+    home = Object.freeze(parseHome(raw));
+    if (homesByText.size >= MAX_HOME_TEXTS) homesByText.clear();
+    homesByText.set(raw, home);
+  }
+  return home;
+}
+
+/** A home record's text as a Home: its string members; unreadable text as { "": text } (a changed home). */
+function parseHome(raw: string): Home {
   try {
     const parsed = JSON.parse(raw) as unknown;
     if (parsed && typeof parsed === "object" && !Array.isArray(parsed))

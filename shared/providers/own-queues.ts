@@ -11,11 +11,24 @@ export type OwnQueues = Readonly<Record<QueueCloud, readonly string[]>>;
 
 export const NO_OWN_QUEUES: OwnQueues = { aws: [], gcp: [] };
 
-let configured: OwnQueues = NO_OWN_QUEUES;
+/** The own queues by name (queueIdOf), the first listed per name: every call of a queue kind asks. */
+let configured: Readonly<Record<QueueCloud, ReadonlyMap<string, string>>> = {
+  aws: new Map(),
+  gcp: new Map(),
+};
+
+const byId = (refs: readonly string[]): ReadonlyMap<string, string> => {
+  const ids = new Map<string, string>();
+  for (const ref of refs) {
+    const id = queueIdOf(ref);
+    if (!ids.has(id)) ids.set(id, ref);
+  }
+  return ids;
+};
 
 /** Sets the stack's own queues (the edge, once, from its typed config; tests). */
 export function setOwnQueues(own: Partial<OwnQueues>): void {
-  configured = { aws: own.aws ?? [], gcp: own.gcp ?? [] };
+  configured = { aws: byId(own.aws ?? []), gcp: byId(own.gcp ?? []) };
 }
 
 /**
@@ -23,13 +36,16 @@ export function setOwnQueues(own: Partial<OwnQueues>): void {
  * resource path. Names are compared this way, so the same name in another account, region or project is
  * refused too (a rare false refusal, never a missed one).
  */
-export const queueIdOf = (ref: string): string => ref.trim().split(/[/:]/).pop() ?? "";
+export const queueIdOf = (ref: string): string => {
+  const t = ref.trim();
+  return t.slice(Math.max(t.lastIndexOf("/"), t.lastIndexOf(":")) + 1);
+};
 
 /** The own queue `externalName` names on `cloud`, or undefined when it names none of them. */
 export function ownQueueNamed(cloud: QueueCloud, externalName: string | undefined): string | undefined {
-  if (!externalName) return undefined;
-  const id = queueIdOf(externalName);
-  return configured[cloud].find((own) => queueIdOf(own) === id);
+  const own = configured[cloud];
+  if (!externalName || own.size === 0) return undefined;
+  return own.get(queueIdOf(externalName));
 }
 
 function refuse(cloud: QueueCloud, externalName: string | undefined): void {

@@ -112,12 +112,35 @@ function parsedCredentials(ref: string, text: string): ParsedCredentials {
   return parsed;
 }
 
+// A connect context (one reconcile, or one group of a batched check) asks for its client configuration on
+// every call (home, account, observe: three per Queue checked). The configuration is a pure function of the
+// ProviderConfig, the region and the credentials' text: a context builds it once per region and text, and
+// reads its Secret on every call as before (the connector's cache and TTL decide what that read costs).
+const configsByContext = new WeakMap<
+  ConnectContext<AwsProviderConfigSpec>,
+  Map<string, { text: string | undefined; config: AwsClientConfig }>
+>();
+
 export async function awsClientConfig(
   ctx: ConnectContext<AwsProviderConfigSpec>,
   region: string | undefined,
 ): Promise<AwsClientConfig> {
   const spec = ctx.providerConfig.spec;
   const r = region ?? spec.region ?? "us-east-1";
+  const known = configsByContext.get(ctx)?.get(r);
+  if (!known) return buildClientConfig(ctx, r);
+  // Built before in this context: region, endpoint and credentials source were accepted then.
+  const ref = spec.credentials.source === "Secret" ? spec.credentials.secretRef : undefined;
+  const text = ref ? await ctx.readSecretKey(ref) : undefined;
+  return text === known.text ? known.config : buildClientConfig(ctx, r, text);
+}
+
+async function buildClientConfig(
+  ctx: ConnectContext<AwsProviderConfigSpec>,
+  r: string,
+  readText?: string,
+): Promise<AwsClientConfig> {
+  const spec = ctx.providerConfig.spec;
   // The region becomes part of the SDK's default host names (sqs.<region>.amazonaws.com).
   if (!AWS_REGION.test(r))
     throw new InvalidSpecError(`region must look like us-east-1, not ${JSON.stringify(r)}`);
@@ -129,11 +152,12 @@ export async function awsClientConfig(
   if (checked && spec.credentials.source === "InjectedIdentity")
     refuseAmbientOffCloud("aws", "spec.endpoint.url", checked);
   let parsed = NO_CREDENTIALS;
+  let text: string | undefined;
   if (spec.credentials.source === "Secret") {
     if (!spec.credentials.secretRef)
       throw new CredentialsError("credentials.source is Secret but credentials.secretRef is not set");
     const ref = spec.credentials.secretRef;
-    const text = await ctx.readSecretKey(ref);
+    text = readText ?? (await ctx.readSecretKey(ref));
     parsed = parsedCredentials(
       `${ctx.providerConfig.metadata.uid}/${ref.namespace}/${ref.name}/${ref.key}`,
       text,
@@ -141,7 +165,7 @@ export async function awsClientConfig(
   }
   const { credentials, fingerprint } = parsed;
   const endpoint = checked?.url;
-  return {
+  const config: AwsClientConfig = {
     region: r,
     ...(credentials ? { credentials } : {}),
     ...(endpoint ? { endpoint } : {}),
@@ -149,6 +173,10 @@ export async function awsClientConfig(
     // generation, not resourceVersion: status writes (users count, conditions) must not churn clients.
     cacheKey: `${ctx.providerConfig.metadata.uid}/${ctx.providerConfig.metadata.generation ?? ctx.providerConfig.metadata.resourceVersion}/${r}/${endpoint}/${fingerprint}`,
   };
+  const byRegion = configsByContext.get(ctx) ?? new Map();
+  byRegion.set(r, { text, config });
+  configsByContext.set(ctx, byRegion);
+  return config;
 }
 
 /** The part of an SDK client the rate limit hooks into. */

@@ -1,10 +1,12 @@
 // The stack's own queues are refused by every call of a queue kind's client, batched observe included,
 // before the wrapped client (the cloud) is reached.
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ExternalClient, InvalidSpecError } from "../../../shared/api/external.ts";
 import type { ManagedResource } from "../../../shared/api/managed.ts";
 import {
   NO_OWN_QUEUES,
+  ownQueueNamed,
   queueIdOf,
   refusingOwnQueues,
   setOwnQueues,
@@ -48,6 +50,31 @@ describe("refusingOwnQueues", () => {
       "driftless-prod-reconcile-dlq",
     );
     expect(queueIdOf("projects/p/topics/driftless-work")).toBe("driftless-work");
+  });
+
+  // The names are compared on every call of a queue kind (a batched drift check's every object): by index
+  // and a map now, as the split-and-search it replaced did.
+  const refText = fc.stringMatching(/^[ a-z0-9/:._\t\n-]{0,24}$/);
+  it("queueIdOf agrees with the last segment split on / and :", () => {
+    fc.assert(
+      fc.property(refText, (ref) => {
+        expect(queueIdOf(ref)).toBe(ref.trim().split(/[/:]/).pop() ?? "");
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("ownQueueNamed finds what a search of the configured list finds", () => {
+    fc.assert(
+      fc.property(fc.array(refText, { maxLength: 4 }), fc.option(refText), (own, name) => {
+        setOwnQueues({ aws: own });
+        const externalName = name ?? undefined;
+        const searched = externalName ? own.find((o) => queueIdOf(o) === queueIdOf(externalName)) : undefined;
+        expect(ownQueueNamed("aws", externalName)).toBe(searched);
+        expect(ownQueueNamed("gcp", externalName)).toBeUndefined();
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it("refuses every call on an own queue with an InvalidSpecError, and never reaches the cloud", async () => {
