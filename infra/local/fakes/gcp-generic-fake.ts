@@ -640,6 +640,14 @@ export async function startGoogleGenericFake(
       );
     if (r.op === "delete") {
       if (g.parent.inBody) inUse(name);
+      // Spanner refuses to drop a database whose drop protection is on (Database.enable_drop_protection).
+      if (stored.resource.enableDropProtection === true)
+        throw new GoogleApiError(
+          400,
+          "failedPrecondition",
+          `${s.kind} ${name} has drop protection enabled: disable enable_drop_protection first`,
+          "FAILED_PRECONDITION",
+        );
       const finish = () => {
         // A soft delete: the resource stays, marked, for 30 days (GetProject / GetFolder still show it).
         if (soft) Object.assign(stored.resource, { state: soft, deleteTime: now(), updateTime: now() });
