@@ -475,15 +475,24 @@ export function kindSpecOf(
   // A create of options (no resource message in its request): the resource is Google's answer, all of it
   // server state; the spec is the request's options, sent only on create.
   const options =
-    !compute && r.create?.fields && r.create.request && !r.create.wrap && !r.create.namedBy
+    !compute &&
+    r.create?.fields &&
+    r.create.request &&
+    !r.create.wrap &&
+    !r.create.namedBy &&
+    !r.create.statement
       ? r.create.fields
       : undefined;
   // Create-time inputs beside the resource in a create sent whole (Bigtable's CreateInstance: `clusters`
   // beside `instance`): spec fields beside the resource's, sent only in the create, immutable.
   // A PUT on the name whose request is not the resource (Pub/Sub's CreateSnapshot): its fields that are not the
   // resource's (`subscription`, `tags`) are such inputs, and the resource's fields it does not carry Google's.
+  // A create naming the resource in a statement (Spanner's CreateDatabase): its other fields are such inputs.
   const inputs =
-    !compute && r.create?.fields && r.create.request && (r.create.wrap || r.create.namedBy === "path")
+    !compute &&
+    r.create?.fields &&
+    r.create.request &&
+    (r.create.wrap || r.create.namedBy === "path" || r.create.statement)
       ? r.create.fields
       : undefined;
   const onlyFromRequest = r.create?.resourceFields;
@@ -503,7 +512,11 @@ export function kindSpecOf(
     else properties[f.j] = b.prop(f);
   }
   if (compute && !properties.name) return { why: "Compute resource without a name field" };
-  if (inputs?.some((i) => properties[i] || attributes[i]))
+  // An input the resource answers only as output (a Database's databaseDialect, encryptionConfig) is the same
+  // field, set at create: the spec's, and what Google answers is compared with it.
+  const echoed = (i: string) =>
+    r.create?.statement !== undefined && attributes[i] !== undefined && properties[i] === undefined;
+  if (inputs?.some((i) => (properties[i] || attributes[i]) && !echoed(i)))
     return {
       why: `its create's fields ${inputs.join(", ")} beside the resource share a name with its fields`,
     };
@@ -513,7 +526,7 @@ export function kindSpecOf(
       if (sentOnCreate.includes(f.j))
         properties[f.j] = {
           ...b.prop(f),
-          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create?.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create?.wrap ?? "resource's fields"}; recorded at create, a change refused` : ""}.`,
+          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create?.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create?.wrap ?? (r.create?.statement ? `${r.create.statement} built from the id` : "resource's fields")}; recorded at create, a change refused` : ""}.`,
         };
   if (sentOnCreate?.some((o) => !properties[o]))
     return { why: `its create's fields ${sentOnCreate.join(", ")} are not all in ${r.create?.request}` };
@@ -585,7 +598,7 @@ export function kindSpecOf(
   const idParam = r.create?.idParam;
   // Made by Google: the external name is its id (or full name) within the parent, or nothing for a singleton.
   const externalName =
-    compute || !r.create || (idParam && !wrapId) || inBody?.idField || r.create.namedBy
+    compute || !r.create || (idParam && !wrapId) || inBody?.idField || r.create.namedBy || r.create.statement
       ? "fromAnnotation"
       : "providerChosen";
   const refs = [

@@ -110,6 +110,13 @@ export interface FactResource {
      * carry are Google's.
      */
     resourceFields?: string[];
+    /**
+     * The request is the body (`*`), holds no resource message and names the resource inside this statement
+     * field (JSON name; Spanner's CreateDatabase `createStatement`, "A `CREATE DATABASE` statement, which
+     * specifies the ID of the new database"): the provider builds it from the caller's id, and the request's
+     * other fields (`fields`) are create-time inputs, recorded at create; the resource's fields are its own.
+     */
+    statement?: string;
   };
   /**
    * The request field get, update and delete bind the full name to, where it is not `name` (Logging's

@@ -285,6 +285,31 @@ function heldAt(f: protobuf.Field, answer: PType): string {
 }
 
 /**
+ * A create that names its resource inside a statement (Spanner's CreateDatabase: `{parent, create_statement,
+ * extra_statements, encryption_config, database_dialect, proto_descriptors}`, body `*`): the request holds no
+ * resource message, the create is `Create<R>` answering R, has no `*_id`, and its REQUIRED string
+ * `create_statement` says in its comment that it specifies the ID ("A `CREATE DATABASE` statement, which
+ * specifies the ID of the new database"). The statement is built from the caller's id (the provider's
+ * createStatementOf); every other field but the path variables and request controls is a create-time input.
+ */
+function statementCreate(
+  req: PType | null | undefined,
+  path: string,
+  answer: PType | undefined,
+  create: string,
+): { statement: protobuf.Field; inputs: protobuf.Field[] } | undefined {
+  const statement = req?.fields.create_statement;
+  if (!req || !statement || statement.type !== "string" || statement.repeated) return undefined;
+  if (!isResourceMessage(answer) || create !== `Create${answer.name}`) return undefined;
+  if (!parsed(statement, "(google.api.field_behavior)").flat().includes("REQUIRED")) return undefined;
+  if (!/\bspecifies the ID\b/i.test(statement.comment ?? "")) return undefined;
+  const bound = (f: protobuf.Field) => new RegExp(`\\{${f.name}[=}]`).test(path);
+  const rest = req.fieldsArray.filter((f) => f !== statement && !bound(f) && !isControl(f));
+  if (rest.some((f) => f.name.endsWith("_id") && f.type === "string")) return undefined;
+  return { statement, inputs: rest };
+}
+
+/**
  * A create whose whole request is the body and holds no resource message (IAM Admin's
  * CreateServiceAccountKey: `{name, private_key_type, key_algorithm}`), where that is sound: it answers a
  * resource message, and every field but the path variables, `request_id` and `validate_only` is a plain
@@ -546,6 +571,8 @@ function resourceFamily(
     // resource is the request's one field of a resource message, beside only the id and path variables.
     let wrapped = http.body === "*" && !put ? wrappedResource(req, http.p) : undefined;
     let options: protobuf.Field[] | undefined;
+    // A create naming its resource in a statement (Spanner's CreateDatabase `create_statement`).
+    let statemented: ReturnType<typeof statementCreate>;
     // Create-time inputs beside the resource (Bigtable's clusters), sent only in the create.
     let inputs: protobuf.Field[] = put?.inputs ?? [];
     if (http.body === "*" && !wrapped && !put) {
@@ -576,6 +603,9 @@ function resourceFamily(
           req,
         );
         continue;
+      } else if (statementCreate(req, http.p, answer, create.name)) {
+        statemented = statementCreate(req, http.p, answer, create.name);
+        inputs = statemented?.inputs ?? [];
       } else {
         const o = optionsCreate(req, http.p, answer, create.name);
         if ("why" in o) {
@@ -585,9 +615,9 @@ function resourceFamily(
         options = o.fields;
       }
     }
-    const bodyField = options || put ? undefined : (wrapped ?? req?.fields[http.body ?? ""]);
+    const bodyField = options || put || statemented ? undefined : (wrapped ?? req?.fields[http.body ?? ""]);
     bodyField?.resolve();
-    const rt = put ? put.rt : options ? answer : bodyField?.resolvedType;
+    const rt = put ? put.rt : options || statemented ? answer : bodyField?.resolvedType;
     if (!(rt instanceof protobuf.Type)) {
       skip("body-not-resource", `body ${http.body} is not a message`);
       continue;
@@ -646,7 +676,15 @@ function resourceFamily(
       continue;
     }
     const delOk = !("why" in delFound);
-    if ("why" in found || (conv.del && !delOk) || (delOk && found.v !== delFound.v)) {
+    // A delete binding the same name to its own variable (Spanner's DropDatabase `{database=…}` beside
+    // GetDatabase's `{name=…}`) is the same method: the provider fills the delete path's one variable.
+    const sameName = (d: { http: FactHttp }, g: { http: FactHttp }) =>
+      nameBinding(d.http.p)?.t === nameBinding(g.http.p)?.t;
+    if (
+      "why" in found ||
+      (conv.del && !delOk) ||
+      (delOk && found.v !== delFound.v && !(statemented && sameName(delFound, found)))
+    ) {
       const [g, d] = [httpOf(conv.get ?? create), conv.del ? httpOf(conv.del) : undefined];
       skip(
         "get-or-delete-not-by-name",
@@ -665,7 +703,7 @@ function resourceFamily(
     // The resource's id: a `*_id` string of the request that is not bound in the path (Storage Transfer's
     // `project_id` is the parent; `agent_pool_id` the id). A create of options has none: Google names it.
     const idParam =
-      options || put
+      options || put || statemented
         ? undefined
         : req?.fieldsArray.find(
             (f) =>
@@ -726,6 +764,7 @@ function resourceFamily(
         ...(options && req ? { request: col.message(req), fields: options.map(jsonName) } : {}),
         ...(inputs.length > 0 && req ? { request: col.message(req), fields: inputs.map(jsonName) } : {}),
         ...(namedBy ? { namedBy } : {}),
+        ...(statemented ? { statement: jsonName(statemented.statement) } : {}),
         ...(put && put.shared.length > 0 && req
           ? { request: col.message(req), resourceFields: put.shared.map(jsonName) }
           : {}),

@@ -197,6 +197,8 @@ export interface GoogleGenericFake extends FakeHttpServer {
   assets(): FakeAsset[];
   /** Looks an operation needs before it is done (0: done at once). */
   opPolls: number;
+  /** The request a create naming its resource in a statement (Spanner's CreateDatabase) sent, by full name. */
+  createRequestOf(name: string): Json | undefined;
 }
 
 export async function startGoogleGenericFake(
@@ -455,6 +457,59 @@ export async function startGoogleGenericFake(
     return { ...answer(s, structuredClone(resource)), ...made.once };
   };
 
+  /**
+   * A create naming the resource in a statement (Spanner's CreateDatabase): the request's own fields only
+   * (anything else an unknown name), the statement `CREATE DATABASE <id>` with the id quoted as its dialect
+   * does (GoogleSQL backticks, PostgreSQL double quotes; bare only where it needs none) and of the proto's form
+   * (`[a-z][a-z0-9_\-]*[a-z0-9]`, 2–30 characters), the inputs checked as the proto types them; a long-running
+   * create whose Database answers the dialect (GOOGLE_STANDARD_SQL by default) and the encryption it was given.
+   */
+  const statementRequests = new Map<string, Json>();
+  const createByStatement = (s: GoogleKindSpec, parent: string, sent: Json, field: string): Json => {
+    const inputs = s.google.createFields ?? [];
+    for (const [k, v] of Object.entries(sent)) {
+      if (k !== field && !inputs.includes(k))
+        throw bad(`Invalid JSON payload received. Unknown name "${k}": Cannot find field.`);
+      const p = s.properties[k];
+      if (p && k !== field) check(s, p.s, v, k);
+      if (p?.enum && !p.enum.includes(String(v)))
+        throw bad(`Invalid value at '${k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}', "${String(v)}"`);
+    }
+    const statement = sent[field];
+    if (typeof statement !== "string") throw bad(`Field violation: '${field}' is required.`);
+    const dialect = String(sent.databaseDialect ?? "GOOGLE_STANDARD_SQL");
+    const quote = dialect === "POSTGRESQL" ? '"' : "`";
+    const m = /^\s*CREATE\s+DATABASE\s+(?:`([^`]*)`|"([^"]*)"|([^\s`"]+))\s*$/i.exec(statement);
+    const quoted = m?.[1] ?? m?.[2];
+    const id = quoted ?? m?.[3];
+    if (!m || id === undefined || (quoted !== undefined && !statement.includes(`${quote}${quoted}${quote}`)))
+      throw bad(`Error parsing Spanner DDL statement: ${statement} : Syntax error on line 1`);
+    if (!/^[a-z][a-z0-9_-]*[a-z0-9]$/.test(id) || id.length < 2 || id.length > 30)
+      throw bad(`Invalid database id: ${id}`);
+    if (quoted === undefined && id.includes("-"))
+      throw bad(
+        `Error parsing Spanner DDL statement: ${statement} : Syntax error on line 1, column 17: Encountered '-'`,
+      );
+    const name = canon(`${parent}/${s.google.collection}/${id}`);
+    if (store.has(name))
+      throw new GoogleApiError(409, "alreadyExists", `Database already exists: ${name}`, "ALREADY_EXISTS");
+    const resource: Json = {
+      name,
+      state: "READY",
+      createTime: now(),
+      databaseDialect: dialect,
+      ...(isObject(sent.encryptionConfig)
+        ? { encryptionConfig: structuredClone(sent.encryptionConfig) }
+        : {}),
+    };
+    const finish = () => {
+      store.set(name, { spec: s, resource });
+      statementRequests.set(name, structuredClone(sent));
+      return answer(s, structuredClone(resource));
+    };
+    return s.google.create?.lro ? startOp(s, { parent }, name, finish, "insert") : finish();
+  };
+
   const handle = (r: Route, vals: Record<string, string>, req: FakeRequest): Json => {
     const s = r.spec;
     const g = s.google;
@@ -481,6 +536,8 @@ export async function startGoogleGenericFake(
     if (r.op === "create" && g.parent.inBody) return createInBody(s, body);
     if (r.op === "create" && g.create?.namedBy === "path")
       return createOnName(s, decodeURIComponent(vals.name ?? ""), sent);
+    if (r.op === "create" && g.create?.statement)
+      return createByStatement(s, decodeURIComponent(vals.parent ?? ""), sent, g.create.statement);
     if (r.op === "create" && g.createFields && !wrap)
       return createOptions(s, decodeURIComponent(vals.parent ?? ""), sent);
     if (r.op === "create") {
@@ -560,6 +617,8 @@ export async function startGoogleGenericFake(
       ? path(vals, g.get.p)
       : decodeURIComponent(
           Object.entries(vals).find(([k]) => k === "name" || k.endsWith(".name") || k === g.nameField)?.[1] ??
+            // A delete binding the name to its own variable (Spanner's DropDatabase `{database=…}`).
+            (r.op === "delete" && Object.keys(vals).length === 1 ? Object.values(vals)[0] : undefined) ??
             "",
         );
     // A project is named by its number or by its id (`projects/{project_id_or_number}`).
@@ -581,6 +640,14 @@ export async function startGoogleGenericFake(
       );
     if (r.op === "delete") {
       if (g.parent.inBody) inUse(name);
+      // Spanner refuses to drop a database whose drop protection is on (Database.enable_drop_protection).
+      if (stored.resource.enableDropProtection === true)
+        throw new GoogleApiError(
+          400,
+          "failedPrecondition",
+          `${s.kind} ${name} has drop protection enabled: disable enable_drop_protection first`,
+          "FAILED_PRECONDITION",
+        );
       const finish = () => {
         // A soft delete: the resource stays, marked, for 30 days (GetProject / GetFolder still show it).
         if (soft) Object.assign(stored.resource, { state: soft, deleteTime: now(), updateTime: now() });
@@ -930,6 +997,7 @@ export async function startGoogleGenericFake(
       store.set(name, { spec: s, resource: { ...structuredClone(resource), name } });
     },
     updatesOf: (name: string) => updates.filter((u) => u.name === name).map((u) => u.paths),
+    createRequestOf: (name: string) => structuredClone(statementRequests.get(name)),
     mutate(name: string, set: Json) {
       const s = store.get(name);
       if (!s) throw new Error(`no resource ${name}`);

@@ -61,10 +61,12 @@ export interface GoogleFacts {
   /**
    * `namedBy`: where the caller's id travels without a `<resource>_id` — `field`, the resource's own `name` (a
    * short id: Logging's LogMetric), `path`, a PUT on the full name (Pub/Sub's Topic, Snapshot).
+   * `statement`: the request's field that names the resource in a statement (Spanner's `createStatement`),
+   * built from the caller's id; the request carries none of the resource's own fields.
    * Absent: Google publishes no create (a singleton of settings, or what Google makes itself): the kind adopts
    * the resource that exists, never creates (its management policies exclude Create).
    */
-  create?: GoogleHttp & { idParam?: string; namedBy?: "field" | "path" };
+  create?: GoogleHttp & { idParam?: string; namedBy?: "field" | "path"; statement?: string };
   /** The variable get, update and delete bind the full name to where it is not `name` (`metric_name`). */
   nameField?: string;
   /**

@@ -66,6 +66,17 @@ export const CREATED_ID_ANNOTATION = "googleapis.driftless.dev/created-with-id";
  */
 export const CREATED_WITH_ANNOTATION = "googleapis.driftless.dev/created-with";
 
+/**
+ * Spanner's CreateDatabaseRequest.create_statement, built from the database id and its dialect: "A `CREATE
+ * DATABASE` statement, which specifies the ID of the new database. … If the database ID is a reserved word or
+ * if it contains a hyphen, the database ID must be enclosed in backticks" (the proto's field comment); a
+ * PostgreSQL-dialect database quotes it as PostgreSQL does, `CREATE DATABASE "id"` (Spanner's docs, "Create a
+ * PostgreSQL-dialect database"). Always quoted: a quoted id that needs none is the same id.
+ */
+export function createStatementOf(id: string, dialect: unknown): string {
+  return dialect === "POSTGRESQL" ? `CREATE DATABASE "${id}"` : `CREATE DATABASE \`${id}\``;
+}
+
 export interface GoogleProviderOptions {
   /** Pauses between polls of an operation inside one call, before it is left to the next reconcile. */
   pollDelaysMs?: readonly number[];
@@ -89,6 +100,12 @@ export function fillPath(template: string, values: Record<string, string | undef
       .join("/");
   });
 }
+
+/** The one variable of a path that binds a full name (`/v1/{database=projects/*\/…}` → `database`). */
+const nameBinding = (p: string) => {
+  const vars = [...p.matchAll(/\{([\w.]+)=/g)];
+  return vars.length === 1 ? vars[0]?.[1] : undefined;
+};
 
 /** The last variable of a Compute path (`{address}`): the resource's own name. */
 const lastVar = (p: string) => [...p.matchAll(/\{(\w+)\}/g)].at(-1)?.[1] ?? "name";
@@ -936,6 +953,18 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         throw new InvalidSpecError(
           `${this.#spec.kind} is created with its ${this.#spec.identifierField}: the external name must be one, not ${externalName ?? "empty"}`,
         );
+      if (create.statement) {
+        // The request names the database in its statement (`CREATE DATABASE \`id\``) beside the create-time
+        // inputs, recorded as sent; the resource's own fields are not in it (an update sets them after).
+        if (!externalName || externalName.includes("/"))
+          throw new InvalidSpecError(
+            `${this.#spec.kind} is created with its id in ${create.statement}: the external name must be one, not ${externalName ?? "empty"}`,
+          );
+        const inputs = g.createFields ?? [];
+        const sent = Object.fromEntries(inputs.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
+        const whole = { [create.statement]: createStatementOf(externalName, sent.databaseDialect), ...sent };
+        return this.#created(mr, path, whole, query, { [CREATED_WITH_ANNOTATION]: JSON.stringify(sent) });
+      }
       if (g.createFields && !create.wrap) {
         // A secret only the create's answer holds (a key's privateKeyData) needs a Secret to go to: made
         // without one, the key would exist and its private half be lost at once.
@@ -1039,7 +1068,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       return {
         ...(made ? { externalName: made } : {}),
         ...(Object.keys(recorded).length > 0 ? { annotations: recorded } : {}),
-        ...(g.createFields && !create.wrap ? once(out) : {}),
+        ...(g.createFields && !create.wrap && !create.statement ? once(out) : {}),
       };
     }
     const opPath = this.#operationPath(out, fp);
@@ -1061,7 +1090,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     return {
       ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
       ...(made ? { externalName: made } : {}),
-      ...(g.createFields && !create.wrap && this.#done(op) ? once(op.response) : {}),
+      ...(g.createFields && !create.wrap && !create.statement && this.#done(op) ? once(op.response) : {}),
     };
   }
 
@@ -1148,9 +1177,11 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const del = this.#spec.google.delete;
     if (!del) throw new ExternalError(`${this.#spec.typeName}: Google publishes no delete for it`);
     await this.#learnName(mr, externalName);
-    const { values } = this.#where(mr, externalName);
+    const { name, values } = this.#where(mr, externalName);
+    // A delete binding the name to its own variable (Spanner's DropDatabase `{database=…}`) gets it too.
+    const own = this.#compute ? undefined : nameBinding(del.p);
     try {
-      await this.#api.request("DELETE", fillPath(del.p, values), {
+      await this.#api.request("DELETE", fillPath(del.p, own ? { [own]: name, ...values } : values), {
         rateLimit: this.#rateLimit,
       });
     } catch (err) {
