@@ -184,10 +184,12 @@ function parentOf(
   if (notCloud) return { why: `not a Google Cloud API: ${notCloud}` };
   const unsafe = UNSAFE[r.type];
   if (unsafe && !sensitive) return { why: unsafe };
-  const made = r.create ? undefined : madeByGoogle(r.get.p);
-  if (!r.create && !made)
+  // A Compute collection Google fills itself (MachineTypes): its get's path less the name is the collection's.
+  const computeMade = r.family === "compute" && !r.create ? r.get.p.replace(/\/\{\w+\}$/, "") : undefined;
+  const made = r.create || computeMade ? undefined : madeByGoogle(r.get.p);
+  if (!r.create && !made && !computeMade)
     return { why: `no create, and its get is not <parent>/<collection>[/*]: ${r.get.p}` };
-  const path = asParentPath((r.create?.p ?? made?.path ?? "").split(":")[0] ?? "");
+  const path = asParentPath((r.create?.p ?? computeMade ?? made?.path ?? "").split(":")[0] ?? "");
   const id = r.create?.idParam;
   // The id parameter must be the request's own (`agent_pool_id`), never a variable of its path.
   if (id && new RegExp(`\\{${id}[=}]`).test(r.create?.p ?? ""))
@@ -511,7 +513,9 @@ export function kindSpecOf(
     if (serverSide) attributes[f.j] = b.prop(f);
     else properties[f.j] = b.prop(f);
   }
-  if (compute && !properties.name) return { why: "Compute resource without a name field" };
+  // One Google fills itself names itself: its name is output only, the external name says which.
+  if (compute && !properties.name && !(r.create === undefined && attributes.name))
+    return { why: "Compute resource without a name field" };
   // An input the resource answers only as output (a Database's databaseDialect, encryptionConfig) is the same
   // field, set at create: the spec's, and what Google answers is compared with it.
   const echoed = (i: string) =>

@@ -887,6 +887,70 @@ export function singular(name: string): string {
   return name;
 }
 
+/**
+ * A Compute collection Google fills itself (Zones, MachineTypes: Get, List, no Insert), taken without a create
+ * where its Get is a GET of `projects/{project}/…/<collection>/{<name>}` answering a resource with a `name`
+ * (its kind observes one by name). Not an operation (the progress of other calls, followed by the provider),
+ * nor a get of the project itself, a singleton (`…/global/snapshotSettings`) or a wrapper answer
+ * (ReservationBlocksGetResponse): those stay in the census.
+ */
+function madeByCompute(
+  svc: protobuf.Service,
+  proto: string,
+  version: string,
+  col: Collector,
+  get: protobuf.Method,
+): FactResource | undefined {
+  const getHttp = httpOf(get);
+  const rt = get.resolvedResponseType;
+  const ofName = /\/projects\/\{project\}\/(?:[^=]*\/)?[A-Za-z]+\/\{\w+\}$/;
+  if (getHttp?.m !== "get" || !ofName.test(getHttp.p) || !rt || rt.name === "Operation" || !rt.fields.name)
+    return undefined;
+  return computeFact(svc, proto, version, col, rt, getHttp);
+}
+
+/** A Compute resource's facts: its Get, and its Patch or Update, Delete, List and AggregatedList where published. */
+function computeFact(
+  svc: protobuf.Service,
+  proto: string,
+  version: string,
+  col: Collector,
+  rt: protobuf.Type,
+  getHttp: FactHttp,
+  create?: FactHttp,
+): FactResource {
+  const m = (name: string) => {
+    const x = svc.methods[name];
+    x?.resolve();
+    return x;
+  };
+  const upd = m("Patch") ?? m("Update");
+  const updHttp = upd ? httpOf(upd) : undefined;
+  const del = m("Delete");
+  const delHttp = del ? httpOf(del) : undefined;
+  const [list, aggregated] = [m("List"), m("AggregatedList")];
+  const listHttp = list ? httpOf(list) : undefined;
+  const aggregatedHttp = aggregated ? httpOf(aggregated) : undefined;
+  return {
+    family: "compute",
+    api: "compute",
+    version,
+    host: "compute.googleapis.com",
+    proto,
+    message: col.message(rt),
+    // Regional and global twins share a message (Address): the service names the resource.
+    kind: singular(svc.name),
+    service: svc.name,
+    type: `compute.googleapis.com/${rt.name}`,
+    ...(create ? { create } : {}),
+    get: getHttp,
+    ...(upd && updHttp ? { update: withLro(updHttp, upd, true) } : {}),
+    ...(del && delHttp ? { delete: withLro(delHttp, del, true) } : {}),
+    ...(listHttp ? { list: listHttp } : {}),
+    ...(aggregatedHttp ? { aggregated: aggregatedHttp } : {}),
+  };
+}
+
 /** Compute's resources: Insert (body `<x>_resource`), Get, Delete, Patch or Update, each with its Operations. */
 function computeFamily(
   svc: protobuf.Service,
@@ -907,6 +971,8 @@ function computeFamily(
     // A collection Google answers but a caller cannot make or remove (Zones, MachineTypes), or half of one.
     const rt = (get ?? insert)?.resolvedResponseType;
     if (!get && !insert) return { resources: [], notTaken: [] };
+    const made = get ? madeByCompute(svc, proto, version, col, get) : undefined;
+    if (made) return { resources: [made], notTaken: [] };
     const why: NotTakenWhy = !insert ? "no-create" : "no-get";
     return {
       resources: [],
@@ -918,7 +984,7 @@ function computeFamily(
           type: `compute.googleapis.com/${get ? (rt?.name ?? singular(svc.name)) : singular(svc.name)}`,
           method: get ? "Get" : "Insert",
           why,
-          detail: `${svc.name}: ${["Insert", "Get", "Delete"].filter((x) => svc.methods[x]).join(", ")} only`,
+          detail: `${svc.name}: ${["Insert", "Get", "Delete"].filter((x) => svc.methods[x]).join(", ")} only${!get ? "" : rt?.name === "Operation" ? "; its Get answers an Operation (the progress of other calls)" : "; its Get is not a GET of projects/{project}/…/<collection>/{name} answering a resource with a name"}`,
         },
       ],
     };
@@ -946,33 +1012,10 @@ function computeFamily(
     return notTaken("get-or-delete-not-by-name", "Get or Delete has no google.api.http");
   if (!rt || insert.resolvedRequestType?.fields[insHttp.body]?.type !== rt.name)
     return notTaken("body-not-resource", `Insert's body ${insHttp.body} is not what Get answers`);
-  const upd = m("Patch") ?? m("Update");
-  const updHttp = upd ? httpOf(upd) : undefined;
-  const list = m("List");
-  const listHttp = list ? httpOf(list) : undefined;
-  const aggregated = m("AggregatedList");
-  const aggregatedHttp = aggregated ? httpOf(aggregated) : undefined;
-  const resources: FactResource[] = [
-    {
-      family: "compute",
-      api: "compute",
-      version,
-      host: "compute.googleapis.com",
-      proto,
-      message: col.message(rt),
-      // Regional and global twins share a message (Address): the service names the resource.
-      kind: singular(svc.name),
-      service: svc.name,
-      type: `compute.googleapis.com/${rt.name}`,
-      create: withLro(insHttp, insert, true),
-      get: getHttp,
-      ...(upd && updHttp ? { update: withLro(updHttp, upd, true) } : {}),
-      ...(del && delHttp ? { delete: withLro(delHttp, del, true) } : {}),
-      ...(listHttp ? { list: listHttp } : {}),
-      ...(aggregatedHttp ? { aggregated: aggregatedHttp } : {}),
-    },
-  ];
-  return { resources, notTaken: [] };
+  return {
+    resources: [computeFact(svc, proto, version, col, rt, getHttp, withLro(insHttp, insert, true))],
+    notTaken: [],
+  };
 }
 
 /** Every `google/**\/vN` directory (GA versions only), the highest version per API. */

@@ -185,7 +185,8 @@ const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperC
 export interface GoogleGenericFake extends FakeHttpServer {
   /**
    * What Google makes itself, for a kind without a create (a folder's AutokeyConfig, made with the folder;
-   * a KMS RetiredResource): the resource `name` of the generated kind of `type`, as Google would answer it.
+   * a KMS RetiredResource; a Compute MachineType, by its self path `/compute/v1/projects/p/zones/z/machineTypes/m`):
+   * the resource `name` of the generated kind of `type`, as Google would answer it.
    */
   made(type: string, name: string, resource?: Json): void;
   /** The updates asked for `name` so far, each the paths it named (the update mask), oldest first. */
@@ -992,9 +993,26 @@ export async function startGoogleGenericFake(
   });
   return Object.assign(server, {
     made(type: string, name: string, resource: Json = {}) {
-      const s = specOfType(type);
+      // Compute: by its self path, of the kind whose get reads it (DiskType and RegionDiskType share a type).
+      const s = name.startsWith("/compute/")
+        ? catalog.kinds
+            .filter((k) => k.typeName === type)
+            .map((k) => spec(k.file))
+            .find((x) => templateRe(x.google.get.p).re.test(name))
+        : specOfType(type);
       if (!s || s.google.create) throw new Error(`${type} is not a generated kind Google makes itself`);
-      store.set(name, { spec: s, resource: { ...structuredClone(resource), name } });
+      const own =
+        s.google.family === "compute"
+          ? {
+              name: name.split("/").at(-1),
+              // The message's name (`compute#diskType` for a regional one too), as Google answers it.
+              kind: `compute#${type.charAt(type.indexOf("/") + 1).toLowerCase()}${type.slice(type.indexOf("/") + 2)}`,
+              id: String(1000 + ++seq),
+              creationTimestamp: now(),
+              selfLink: `https://compute.googleapis.com${name}`,
+            }
+          : { name };
+      store.set(name, { spec: s, resource: { ...structuredClone(resource), ...own } });
     },
     updatesOf: (name: string) => updates.filter((u) => u.name === name).map((u) => u.paths),
     createRequestOf: (name: string) => structuredClone(statementRequests.get(name)),

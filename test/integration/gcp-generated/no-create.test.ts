@@ -3,7 +3,8 @@
 // Google with it) is adopted by its parent, its drift corrected with an update mask of the drifted field only,
 // and where none exists it is Synced=False with Google's reason and nothing is ever POSTed. KMS's
 // RetiredResource (GetRetiredResource only) is observe-only: observed, never written, and its CRD refuses
-// asking for more.
+// asking for more. Compute's MachineType (MachineTypes has Get, List and AggregatedList only: Google fills the
+// collection) is observe-only too, observed by its name in its zone.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Annotations } from "../../../shared/api/meta.ts";
 import { KubeEventRecorder } from "../../../shared/kube/events.ts";
@@ -16,10 +17,11 @@ import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 type Json = Record<string, unknown>;
 const AK = "cloudkms.googleapis.com/AutokeyConfig";
 const RR = "cloudkms.googleapis.com/RetiredResource";
+const MT = "compute.googleapis.com/MachineType";
 const kube = newKube();
 const PC = uniqueName("gcpak");
-const bed = googleGenTestbed(kube, PC, [AK, RR]);
-const [autokey, retired] = [bed.def(AK), bed.def(RR)];
+const bed = googleGenTestbed(kube, PC, [AK, RR, MT]);
+const [autokey, retired, machineType] = [bed.def(AK), bed.def(RR), bed.def(MT)];
 
 beforeAll(() => bed.start({ opPolls: 0 }, { reconciler: { events: new KubeEventRecorder(kube) } }), 120_000);
 afterAll(() => bed.close());
@@ -27,6 +29,17 @@ afterAll(() => bed.close());
 const twice = async (def: typeof autokey, name: string) => {
   await settle(bed.reconciler, keyOf(def, name));
   await settle(bed.reconciler, keyOf(def, name));
+};
+
+/** An observe-only object named `name` for the external name `id`, settled twice: it and the fake's counts before. */
+const observed = async (def: typeof autokey, name: string, id: string, forProvider: Json) => {
+  await kube.create(def, {
+    ...managedObject(def, name, PC, { forProvider, connectionSecret: false }),
+    metadata: { name, annotations: { [Annotations.externalName]: id } },
+  } as never);
+  const before = bed.fake.stats();
+  await twice(def, name);
+  return { before, mr: await getMr<Json>(kube, def, name) };
 };
 
 describe("Cloud KMS AutokeyConfig: Google publishes no create (adopt and manage)", () => {
@@ -121,13 +134,7 @@ describe("Cloud KMS RetiredResource: Google publishes only a get (observe-only)"
       resourceType: "CryptoKey",
     });
     const name = uniqueName("rr");
-    await kube.create(retired, {
-      ...managedObject(retired, name, PC, { forProvider: { location: "global" }, connectionSecret: false }),
-      metadata: { name, annotations: { [Annotations.externalName]: id } },
-    } as never);
-    const before = bed.fake.stats();
-    await twice(retired, name);
-    const mr = await getMr<Json>(kube, retired, name);
+    const { before, mr } = await observed(retired, name, id, { location: "global" });
     expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
     expect(mr?.spec.managementPolicies).toEqual(["Observe"]);
     expect(mr?.status?.atProvider).toMatchObject({ name: full, resourceType: "CryptoKey" });
@@ -141,5 +148,41 @@ describe("Cloud KMS RetiredResource: Google publishes only a get (observe-only)"
     await twice(retired, name);
     expect(await getMr(kube, retired, name)).toBeUndefined();
     expect(bed.fake.resource(full)).toBeDefined();
+  });
+});
+
+describe("Compute MachineType: Google publishes Get and List only (observe-only)", () => {
+  it("is observed by its name in its zone, never written; its CRD takes Observe only", {
+    timeout: 120_000,
+  }, async () => {
+    const zone = "us-central1-a";
+    const type = uniqueName("e2-custom");
+    const self = `/compute/v1/projects/${gcpProject()}/zones/${zone}/machineTypes/${type}`;
+    bed.fake.made(MT, self, { guestCpus: 2, memoryMb: 8192, zone, description: "2 vCPUs, 8 GB RAM" });
+    const name = uniqueName("mt");
+    const { before, mr } = await observed(machineType, name, type, { zone });
+    expect(conditionOf(mr, "Ready"), JSON.stringify(mr?.status)).toMatchObject({ status: "True" });
+    expect(mr?.spec.managementPolicies).toEqual(["Observe"]);
+    expect(mr?.spec.deletionPolicy).toBe("Orphan");
+    expect(mr?.status?.atProvider).toMatchObject({
+      name: type,
+      guestCpus: 2,
+      memoryMb: 8192,
+      selfLink: `https://compute.googleapis.com${self}`,
+    });
+    expect(requestsSince(bed.fake, before, /^GET compute/).length).toBeGreaterThan(0);
+    expect(requestsSince(bed.fake, before, /^(POST|PATCH|PUT|DELETE) /)).toEqual([]);
+    for (const policies of [["*"], ["Observe", "Create"], ["Observe", "Update"]]) {
+      const refused = await kube
+        .patch(machineType, name, { spec: { managementPolicies: policies } })
+        .then(() => undefined)
+        .catch((e: unknown) => e as { status?: number });
+      expect(refused, JSON.stringify(policies)).toMatchObject({ status: 422 });
+    }
+    await kube.delete(machineType, name);
+    await twice(machineType, name);
+    expect(await getMr(kube, machineType, name)).toBeUndefined();
+    expect(bed.fake.resource(self)).toMatchObject({ name: type, guestCpus: 2 });
+    expect(requestsSince(bed.fake, before, /^(POST|PATCH|PUT|DELETE) /)).toEqual([]);
   });
 });

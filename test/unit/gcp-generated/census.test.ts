@@ -377,3 +377,132 @@ describe("kinds Google publishes no create for", () => {
     }
   });
 });
+
+/** Compute services without an Insert: collections Google fills itself, and others (operations, singletons). */
+const COMPUTE_PROTO = `syntax = "proto3";
+package google.cloud.compute.v1;
+service MachineTypes {
+  option (google.api.default_host) = "compute.googleapis.com";
+  rpc AggregatedList(AggregatedListMachineTypesRequest) returns (MachineTypeAggregatedList) { option (google.api.http) = { get: "/compute/v1/projects/{project}/aggregated/machineTypes" }; }
+  rpc Get(GetMachineTypeRequest) returns (MachineType) { option (google.api.http) = { get: "/compute/v1/projects/{project}/zones/{zone}/machineTypes/{machine_type}" }; }
+  rpc List(ListMachineTypesRequest) returns (MachineTypeList) { option (google.api.http) = { get: "/compute/v1/projects/{project}/zones/{zone}/machineTypes" }; }
+}
+service Zones {
+  option (google.api.default_host) = "compute.googleapis.com";
+  rpc Get(GetZoneRequest) returns (Zone) { option (google.api.http) = { get: "/compute/v1/projects/{project}/zones/{zone}" }; }
+  rpc List(ListZonesRequest) returns (ZoneList) { option (google.api.http) = { get: "/compute/v1/projects/{project}/zones" }; }
+}
+service ZoneOperations {
+  option (google.api.default_host) = "compute.googleapis.com";
+  rpc Get(GetZoneOperationRequest) returns (Operation) { option (google.api.http) = { get: "/compute/v1/projects/{project}/zones/{zone}/operations/{operation}" }; }
+  rpc Delete(GetZoneOperationRequest) returns (Empty) { option (google.api.http) = { delete: "/compute/v1/projects/{project}/zones/{zone}/operations/{operation}" }; }
+}
+service Projects {
+  option (google.api.default_host) = "compute.googleapis.com";
+  rpc Get(GetProjectRequest) returns (Project) { option (google.api.http) = { get: "/compute/v1/projects/{project}" }; }
+}
+service SnapshotSettingsService {
+  option (google.api.default_host) = "compute.googleapis.com";
+  rpc Get(GetProjectRequest) returns (SnapshotSettings) { option (google.api.http) = { get: "/compute/v1/projects/{project}/global/snapshotSettings" }; }
+}
+service ReservationBlocks {
+  option (google.api.default_host) = "compute.googleapis.com";
+  rpc Get(GetReservationBlockRequest) returns (ReservationBlocksGetResponse) { option (google.api.http) = { get: "/compute/v1/projects/{project}/zones/{zone}/reservations/{reservation}/reservationBlocks/{reservation_block}" }; }
+}
+message MachineType {
+  // [Output Only] Name of the resource.
+  optional string name = 1;
+  // [Output Only] The number of virtual CPUs that are available to the instance.
+  optional int32 guest_cpus = 2;
+  // [Output Only] Server-defined URL for the resource.
+  optional string self_link = 3;
+}
+message MachineTypeList { repeated MachineType items = 1; }
+message MachineTypeAggregatedList { map<string, MachineTypeList> items = 1; }
+message Zone {
+  // [Output Only] Name of the resource.
+  optional string name = 1;
+}
+message ZoneList { repeated Zone items = 1; }
+message Operation { optional string name = 1; }
+message Project { optional string name = 1; }
+message SnapshotSettings { optional string storage_location = 1; }
+message ReservationBlocksGetResponse { optional Zone resource = 1; }
+message Empty {}
+message GetMachineTypeRequest { string project = 1; string zone = 2; string machine_type = 3; }
+message AggregatedListMachineTypesRequest { string project = 1; }
+message ListMachineTypesRequest { string project = 1; string zone = 2; }
+message GetZoneRequest { string project = 1; string zone = 2; }
+message ListZonesRequest { string project = 1; }
+message GetZoneOperationRequest { string project = 1; string zone = 2; string operation = 3; }
+message GetProjectRequest { string project = 1; }
+message GetReservationBlockRequest { string project = 1; string zone = 2; string reservation = 3; string reservation_block = 4; }
+`;
+
+describe("Compute's get-only collections (Zones, MachineTypes): taken as observe-only kinds", () => {
+  it("the extractor takes a collection with a Get of its name and no Insert; lists the rest with why", () => {
+    const croot = mkdtempSync(join(tmpdir(), "census-compute-"));
+    try {
+      mkdirSync(join(croot, "google/cloud/compute/v1"), { recursive: true });
+      writeFileSync(join(croot, "google/cloud/compute/v1/compute.proto"), COMPUTE_PROTO);
+      const { resources, notTaken, failed } = extract(croot);
+      expect(failed).toEqual([]);
+      const byKind = Object.fromEntries(resources.map((r) => [r.kind, r]));
+      expect(Object.keys(byKind).sort()).toEqual(["MachineType", "Zone"]);
+      expect(byKind.MachineType).toMatchObject({
+        family: "compute",
+        type: "compute.googleapis.com/MachineType",
+        get: { m: "get", p: "/compute/v1/projects/{project}/zones/{zone}/machineTypes/{machine_type}" },
+        list: { m: "get", p: "/compute/v1/projects/{project}/zones/{zone}/machineTypes" },
+        aggregated: { m: "get", p: "/compute/v1/projects/{project}/aggregated/machineTypes" },
+      });
+      // Nothing made up: no create, update or delete where Google publishes none.
+      for (const r of resources) {
+        expect(r.create).toBeUndefined();
+        expect(r.update).toBeUndefined();
+        expect(r.delete).toBeUndefined();
+      }
+      expect(byKind.Zone?.get.p).toBe("/compute/v1/projects/{project}/zones/{zone}");
+      // An operation (the progress of other calls), a get of the project itself, a singleton, a wrapper answer.
+      expect(notTaken.map((x) => [x.service, x.why]).sort()).toEqual([
+        ["Projects", "no-create"],
+        ["ReservationBlocks", "no-create"],
+        ["SnapshotSettingsService", "no-create"],
+        ["ZoneOperations", "no-create"],
+      ]);
+      expect(notTaken.every((x) => x.detail.length > 0)).toBe(true);
+    } finally {
+      rmSync(croot, { recursive: true, force: true });
+    }
+  });
+
+  it("the generated MachineType and Zone: home from the get's path, Observe only, atProvider the resource", () => {
+    const e = (type: string) => loadGoogleCatalog().kinds.find((k) => k.typeName === type);
+    const mt = loadGoogleSpec(e("compute.googleapis.com/MachineType") as never);
+    expect(mt.google).toMatchObject({ family: "compute", service: "MachineTypes" });
+    expect(mt.google.parent.home).toEqual(["zone"]);
+    expect(mt.google.create).toBeUndefined();
+    expect(mt.externalName).toBe("fromAnnotation");
+    expect(mt.attributes.guestCpus).toBeDefined();
+    expect(mt.permissions).toEqual({
+      read: ["compute.machineTypes.get"],
+      list: ["compute.machineTypes.list"],
+    });
+    const def = googleKindOf(mt);
+    expect(def.lacks).toMatchObject({
+      Create: expect.stringContaining("Google publishes no create for MachineType"),
+      Update: expect.stringContaining("driftless only observes it"),
+      Delete: expect.stringContaining("Google publishes no delete for MachineType"),
+    });
+    const spec0 = def.spec.parse({ forProvider: { zone: "us-central1-a" } });
+    expect(spec0.managementPolicies).toEqual(["Observe"]);
+    expect(spec0.deletionPolicy).toBe("Orphan");
+    for (const bad of [["*"], ["Observe", "Create"]])
+      expect(
+        def.spec.safeParse({ forProvider: { zone: "us-central1-a" }, managementPolicies: bad }).success,
+      ).toBe(false);
+    const zone = loadGoogleSpec(e("compute.googleapis.com/Zone") as never);
+    expect(zone.google.parent.home).toEqual([]);
+    expect(googleKindOf(zone).spec.parse({ forProvider: {} }).managementPolicies).toEqual(["Observe"]);
+  });
+});
