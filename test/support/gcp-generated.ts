@@ -130,6 +130,19 @@ export const requestsSince = (
 ): [string, number][] =>
   Object.entries(fake.stats()).filter(([key, n]) => pattern.test(key) && n > (before[key] ?? 0));
 
+/** One raw request to a Google fake (no client's validation in between), with Google's error body if any. */
+export async function rawGoogleRequest(fakeUrl: string, method: string, path: string, body: unknown) {
+  const res = await fetch(`${fakeUrl}/${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: res.status,
+    body: (await res.json()) as { error?: { status?: string; message?: string } },
+  };
+}
+
 /**
  * A generated Google kind's client against a fake, for a ProviderConfig of `project` (no cluster needed),
  * answering its home as the registry's does (providers/gcp/kinds.ts).

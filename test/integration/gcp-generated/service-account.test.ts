@@ -8,7 +8,7 @@ import { Annotations } from "../../../shared/api/meta.ts";
 import { managedObject } from "../../support/conformance.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import { googleGenTestbed } from "../../support/gcp-generated.ts";
+import { googleGenTestbed, rawGoogleRequest } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 
 type Json = Record<string, unknown>;
@@ -27,17 +27,7 @@ const twice = async (name: string) => {
   await settle(bed.reconciler, keyOf(def, name));
 };
 
-const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${bed.fake.url}/iam/v1/${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return {
-    status: res.status,
-    body: (await res.json()) as { error?: { status?: string; message?: string } },
-  };
-};
+const post = (path: string, body: unknown) => rawGoogleRequest(bed.fake.url, "POST", `iam/v1/${path}`, body);
 
 describe("IAM ServiceAccount (a create whose whole request is the body)", () => {
   it("created with its accountId, named by its email; drift corrected; a changed accountId refused; deleted", {

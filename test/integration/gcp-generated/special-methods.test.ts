@@ -10,7 +10,7 @@ import { Annotations } from "../../../shared/api/meta.ts";
 import { managedObject } from "../../support/conformance.ts";
 import { newKube, uniqueName } from "../../support/env.ts";
 import { gcpProject } from "../../support/gcp.ts";
-import { googleGenTestbed } from "../../support/gcp-generated.ts";
+import { googleGenTestbed, rawGoogleRequest } from "../../support/gcp-generated.ts";
 import { conditionOf, getMr, keyOf, settle } from "../../support/reconcile.ts";
 
 type Json = Record<string, unknown>;
@@ -59,17 +59,8 @@ const remove = async (type: string, name: string, full: string) => {
   expect(await getMr(kube, bed.def(type), name)).toBeUndefined();
   expect(bed.fake.resource(full)).toBeUndefined();
 };
-const raw = async (method: string, path: string, body: unknown) => {
-  const res = await fetch(`${bed.fake.url}/${path}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return {
-    status: res.status,
-    body: (await res.json()) as { error?: { status?: string; message?: string } },
-  };
-};
+const raw = (method: string, path: string, body: unknown) =>
+  rawGoogleRequest(bed.fake.url, method, path, body);
 
 describe("Cloud Logging: methods named after the collection, and metric_name", () => {
   it("a LogBucket (GetBucket, UpdateBucket, DeleteBucket): created, drift corrected, imported, deleted", {
