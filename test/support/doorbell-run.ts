@@ -63,14 +63,32 @@ export async function untilRinging(
     },
     spec: { forProvider: {}, providerConfigRef: { name: probe.providerConfig } },
   });
+  await untilProbeRings(kube, run, probe.name, true);
+}
+
+/**
+ * After a change to the webhook configuration: touches the (paused) probe until a touch does (`rings`) or
+ * does not (`!rings`) reach this run's doorbell. The API server picks a changed configuration up
+ * asynchronously, so a write made right after the change may still ring the old endpoint.
+ */
+export async function untilProbeRings(
+  kube: Kube,
+  run: Running,
+  probe: string,
+  rings: boolean,
+): Promise<void> {
   const answered = () => Object.values(run.doorbell?.stats() ?? {}).reduce((a, b) => a + b, 0);
   await eventually(
     async () => {
-      await kube.patch(Queue, probe.name, {
-        metadata: { annotations: { "test/touch": String(Date.now()) } },
-      });
-      return answered() > 0;
+      const before = answered();
+      await kube.patch(Queue, probe, { metadata: { annotations: { "test/touch": String(Date.now()) } } });
+      // A validating webhook is called before the write returns: the count is settled here.
+      return answered() > before === rings;
     },
-    { timeoutMs: 30_000, intervalMs: 300, what: "the API server calling the doorbell" },
+    {
+      timeoutMs: 30_000,
+      intervalMs: 300,
+      what: rings ? "the API server calling the doorbell" : "the API server no longer calling the doorbell",
+    },
   );
 }

@@ -24,7 +24,7 @@ import { createLogger } from "../../../shared/log.ts";
 import type { Running } from "../../../shared/pipeline/run.ts";
 import { typesOf } from "../../../shared/worker/worker.ts";
 import { createAwsProviderConfig, ensureCrds, motoSqs } from "../../support/aws.ts";
-import { startDoorbellRun, untilRinging } from "../../support/doorbell-run.ts";
+import { startDoorbellRun, untilProbeRings, untilRinging } from "../../support/doorbell-run.ts";
 import { env, eventually, newKube, uniqueName } from "../../support/env.ts";
 import { conditionOf, getMr } from "../../support/reconcile.ts";
 import { RecordingSink, TEST_LABEL } from "../pipeline/helpers.ts";
@@ -38,6 +38,7 @@ const secret = randomBytes(24).toString("hex");
 const names: string[] = [];
 let run: Running;
 let caPem: string;
+let probe: string;
 
 const queueObject = (name: string, forProvider: Record<string, unknown> = {}, annotations = {}) => ({
   apiVersion: Queue.apiVersion,
@@ -63,7 +64,7 @@ beforeAll(async () => {
   await ensureCrds();
   await createAwsProviderConfig(kube, PC);
   ({ run, caPem } = await startDoorbellRun(kube, { label, secret, webhookName, name: "doorbell-test" }));
-  const probe = uniqueName("doorbell-probe");
+  probe = uniqueName("doorbell-probe");
   names.push(probe);
   await untilRinging(kube, run, { name: probe, label, providerConfig: PC });
 }, 120_000);
@@ -131,53 +132,59 @@ describe("doorbell mode on the real API server", () => {
     await kube.create(Queue, queueObject(live, { visibilityTimeoutSeconds: 30 }));
     await eventually(() => isReady(live), { timeoutMs: 30_000, what: "Ready before the endpoint goes" });
 
-    // 1. Refused: point the webhook at a port nothing listens on.
-    const closed = await freePortUrl();
-    await applyWebhookConfiguration(
-      kube,
-      webhookFor(`https://127.0.0.1:${closed}${doorbellPath(secret, "admit")}`),
-    );
-    const refused = uniqueName("doorbell-refused");
-    names.push(refused);
-    await eventually(
-      async () => {
-        await kube.create(Queue, queueObject(refused, { visibilityTimeoutSeconds: 30 }));
-        return true;
-      },
-      { timeoutMs: 10_000, what: "a create while the endpoint refuses" },
-    );
-    // 2. Hanging: a server that accepts and never answers; the API server gives up after the timeout.
-    const hang = await hangingServer();
     try {
+      // 1. Refused: point the webhook at a port nothing listens on (and wait until the API server uses it).
+      const closed = await freePortUrl();
       await applyWebhookConfiguration(
         kube,
-        webhookFor(`https://127.0.0.1:${hang.port}${doorbellPath(secret, "admit")}`),
+        webhookFor(`https://127.0.0.1:${closed}${doorbellPath(secret, "admit")}`),
       );
-      await kube.patch(Queue, live, { spec: { forProvider: { visibilityTimeoutSeconds: 50 } } });
+      await untilProbeRings(kube, run, probe, false);
+      const refused = uniqueName("doorbell-refused");
+      names.push(refused);
+      await eventually(
+        async () => {
+          await kube.create(Queue, queueObject(refused, { visibilityTimeoutSeconds: 30 }));
+          return true;
+        },
+        { timeoutMs: 10_000, what: "a create while the endpoint refuses" },
+      );
+      // 2. Hanging: a server that accepts and never answers; the API server gives up after the timeout.
+      const hang = await hangingServer();
+      try {
+        await applyWebhookConfiguration(
+          kube,
+          webhookFor(`https://127.0.0.1:${hang.port}${doorbellPath(secret, "admit")}`),
+        );
+        await untilHanging(hang);
+        await kube.patch(Queue, live, { spec: { forProvider: { visibilityTimeoutSeconds: 50 } } });
+      } finally {
+        const closed = new Promise<void>((r) => hang.server.close(() => r()));
+        for (const s of hang.sockets) s.destroy();
+        await closed;
+      }
+      const ringsBefore = answered();
+      // Neither write rang the real endpoint; nothing changes in the cloud until the sweep.
+      expect(await cloudAttribute(live, "VisibilityTimeout")).toBe("30");
+      expect(await cloudAttribute(refused, "QueueArn")).toBeUndefined();
+      await run.sweepNow();
+      await eventually(async () => (await cloudAttribute(live, "VisibilityTimeout")) === "50", {
+        timeoutMs: 30_000,
+        what: "the lost spec change applied after the sweep",
+      });
+      await eventually(() => isReady(refused), {
+        timeoutMs: 30_000,
+        what: "the lost create Ready after the sweep",
+      });
+      expect(answered()).toBe(ringsBefore);
     } finally {
-      const closed = new Promise<void>((r) => hang.server.close(() => r()));
-      for (const s of hang.sockets) s.destroy();
-      await closed;
+      // Back to the running endpoint for the tests after this one, whatever happened above.
+      await applyWebhookConfiguration(
+        kube,
+        webhookFor(`${run.doorbell?.baseUrl}${doorbellPath(secret, "admit")}`),
+      );
+      await untilProbeRings(kube, run, probe, true);
     }
-    const ringsBefore = answered();
-    // Neither write rang the real endpoint; nothing changes in the cloud until the sweep.
-    expect(await cloudAttribute(live, "VisibilityTimeout")).toBe("30");
-    expect(await cloudAttribute(refused, "QueueArn")).toBeUndefined();
-    await run.sweepNow();
-    await eventually(async () => (await cloudAttribute(live, "VisibilityTimeout")) === "50", {
-      timeoutMs: 30_000,
-      what: "the lost spec change applied after the sweep",
-    });
-    await eventually(() => isReady(refused), {
-      timeoutMs: 30_000,
-      what: "the lost create Ready after the sweep",
-    });
-    expect(answered()).toBe(ringsBefore);
-    // Back to the running endpoint for the tests after this one.
-    await applyWebhookConfiguration(
-      kube,
-      webhookFor(`${run.doorbell?.baseUrl}${doorbellPath(secret, "admit")}`),
-    );
   });
 });
 
@@ -262,6 +269,17 @@ async function freePortUrl(): Promise<number> {
   const port = (s.address() as { port: number }).port;
   await new Promise<void>((r) => s.close(() => r()));
   return port;
+}
+
+/** Touches the probe until the API server calls the hanging endpoint (it waits out the webhook's timeout). */
+async function untilHanging(hang: { sockets: Set<unknown> }): Promise<void> {
+  await eventually(
+    async () => {
+      await kube.patch(Queue, probe, { metadata: { annotations: { "test/touch": String(Date.now()) } } });
+      return hang.sockets.size > 0;
+    },
+    { timeoutMs: 30_000, intervalMs: 300, what: "the API server calling the hanging endpoint" },
+  );
 }
 
 async function hangingServer(): Promise<{
