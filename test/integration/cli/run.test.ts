@@ -27,7 +27,9 @@ beforeAll(async () => {
   await label(kube, providerConfigs.aws.type, PC, LABEL);
   run = new CliProcess(
     ["run", "--no-crds", "--metrics-port", "0", "--workers", "2", "-l", `${TEST_LABEL}=${LABEL}`],
-    { LOG_LEVEL: "info", DRIFTLESS_SWEEP_INTERVAL: "5s" },
+    // No sweep during the test: a sweep listing the new Queue before its watch event arrives would
+    // reconcile the create with reason `drift`, and the test asserts the watch brought it.
+    { LOG_LEVEL: "info", DRIFTLESS_SWEEP_INTERVAL: "1h" },
   );
   const serving = await run.waitForLog(
     (l) => l.msg === "serving /metrics, /healthz and /readyz",
