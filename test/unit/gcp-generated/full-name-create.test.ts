@@ -109,3 +109,30 @@ describe("every fullName kind's create sends its full name", () => {
       expect(creates.length).toBe(1);
     });
 });
+
+describe("Managed Microsoft AD's Domain: its id is the create's domain_name parameter", () => {
+  it("is created with ?domainName=<external name>, its name the full name of it", async () => {
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === "managedidentities.googleapis.com/Domain");
+    if (!e) throw new Error("no Domain kind");
+    const s = loadGoogleSpec(e);
+    expect(s.externalName).toBe("fromAnnotation");
+    expect(s.google.create).toMatchObject({ idParam: "domain_name" });
+    const client = await connectGoogle(s, fake.url);
+    const forProvider = {
+      parent: "projects/p/locations/global",
+      ...Object.fromEntries(
+        Object.entries(s.properties)
+          .filter(([, p]) => p.req)
+          .map(([k, p]) => [k, p.s.t === "array" ? ["10.0.0.0/24"] : "x"]),
+      ),
+    };
+    const mr = {
+      metadata: { name: "n", annotations: {} },
+      spec: { forProvider },
+    } as unknown as ManagedResource;
+    await client.create(mr, "ad.example.com");
+    const full = "projects/p/locations/global/domains/ad.example.com";
+    expect(fake.resource(full)).toMatchObject({ name: full });
+    expect((await client.observe(mr, "ad.example.com")).resourceExists).toBe(true);
+  });
+});
