@@ -26,6 +26,7 @@ import {
   API_NAMES_FILE,
   FACTS_FILE,
   type FactField,
+  type FactHttp,
   type FactResource,
   type FactsBundle,
   IAM_FILE,
@@ -415,9 +416,13 @@ export function permissionsOf(
           ]),
         ];
   const unconfirmed: string[] = [];
-  const pick = (verb: string) => {
-    for (const s of services)
-      for (const res of resources) if (known.has(`${s}.${res}.${verb}`)) return `${s}.${res}.${verb}`;
+  // The standard verb first; then, where the RPC's verb is another (Spanner's DropDatabase), that verb as
+  // Google's predefined roles name it (`spanner.databases.drop`): only a name the roles hold is taken.
+  const pick = (verb: string, h?: FactHttp) => {
+    const rpcVerb = h?.rpc && /^[A-Z][a-z]+/.exec(h.rpc)?.[0]?.toLowerCase();
+    for (const v of rpcVerb && rpcVerb !== verb ? [verb, rpcVerb] : [verb])
+      for (const s of services)
+        for (const res of resources) if (known.has(`${s}.${res}.${v}`)) return `${s}.${res}.${v}`;
     const plain = `${svc}.${resources[0]}.${verb}`;
     unconfirmed.push(plain);
     return plain;
@@ -432,10 +437,10 @@ export function permissionsOf(
     return name && known.has(name) ? [name] : [];
   };
   const permissions: GoogleKindSpec["permissions"] = {
-    ...(r.create ? { create: [pick("create"), ...ops(r.create.lro)] } : {}),
-    read: [pick("get")],
-    ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
-    ...(r.delete ? { delete: [pick("delete"), ...ops(r.delete.lro)] } : {}),
+    ...(r.create ? { create: [pick("create", r.create), ...ops(r.create.lro)] } : {}),
+    read: [pick("get", r.get)],
+    ...(r.update ? { update: [pick("update", r.update), ...ops(r.update.lro)] } : {}),
+    ...(r.delete ? { delete: [pick("delete", r.delete), ...ops(r.delete.lro)] } : {}),
     // The batched drift check and the search for a create whose answer was lost list the parent (Compute:
     // the region / zone, or every scope at once through aggregatedList, which needs the same permission).
     ...(r.list ? { list: [pick("list")] } : {}),

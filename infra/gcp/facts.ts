@@ -42,6 +42,11 @@ export interface FactHttp {
   p: string;
   /** The request field sent as the body (`*` for the whole request). */
   body?: string;
+  /**
+   * The RPC's name where its verb is not AIP's standard one (Spanner's delete is DropDatabase): Google's IAM
+   * permission may then be named by the RPC's verb (`spanner.databases.drop`, not `spanner.databases.delete`).
+   */
+  rpc?: string;
   /** Long-running: returns google.longrunning.Operation (resource-oriented) or a Compute Operation. */
   lro?:
     | "longrunning"
@@ -100,9 +105,11 @@ export interface FactResource {
     /**
      * Where the caller's id travels when the create has no `<resource>_id`: `field`, the resource's own `name`
      * (REQUIRED in the message: Logging's LogMetric `{name: "errors"}`, a short id under the parent); `path`,
-     * the create is a PUT on the resource's full name (Pub/Sub's `PUT /v1/{name=projects/*\/topics/*}`).
+     * the create is a PUT on the resource's full name (Pub/Sub's `PUT /v1/{name=projects/*\/topics/*}`);
+     * `fullName`, the resource's own `name`, REQUIRED, is its full name, the caller's id last (Translation's
+     * Glossary `projects/p/locations/l/glossaries/g`): the provider builds it from the parent and the id.
      */
-    namedBy?: "field" | "path";
+    namedBy?: "field" | "path" | "fullName";
     /**
      * A PUT on the name whose request is not the resource (Pub/Sub's CreateSnapshot `{subscription, labels,
      * tags}`): the JSON names of the request's fields that are the resource's own (same name and type); the

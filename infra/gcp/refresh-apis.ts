@@ -159,8 +159,15 @@ const lroOf = (m: PMethod, compute: boolean): FactHttp["lro"] | undefined => {
 
 const withLro = (h: FactHttp, m: PMethod, compute: boolean): FactHttp => {
   const lro = lroOf(m, compute);
-  return lro ? { ...h, lro } : h;
+  return withRpc(lro ? { ...h, lro } : h, m);
 };
+
+/**
+ * The RPC's name where its verb is not one of AIP's standard five (Spanner's DropDatabase, Compute's Insert and
+ * Patch): Google's IAM permission may be named by it (`spanner.databases.drop`, `compute.interconnectGroups.patch`).
+ */
+const withRpc = (h: FactHttp, m: PMethod): FactHttp =>
+  /^(Create|Get|Update|Delete|List)(?![a-z])/.test(m.name) ? h : { ...h, rpc: m.name };
 
 /** `/v2/{parent=projects/*\/locations/*}/services` → the template inside the variable `parent`. */
 const templateOf = (path: string, variable: string) =>
@@ -695,19 +702,21 @@ function resourceFamily(
       );
       continue;
     }
-    const getHttp = found.http;
+    const getHttp = withRpc(found.http, found.m);
     const del = delOk ? delFound.m : undefined;
     const delHttp = delOk ? delFound.http : undefined;
     // The request field the name is bound to, where it is not `name` (Logging's `metric_name`).
     const nameField = found.v !== "name" ? found.v : undefined;
     // The resource's id: a `*_id` string of the request that is not bound in the path (Storage Transfer's
-    // `project_id` is the parent; `agent_pool_id` the id). A create of options has none: Google names it.
+    // `project_id` is the parent; `agent_pool_id` the id), or its `<resource>_name` (Managed Microsoft AD's
+    // CreateMicrosoftAdDomain `domain_name`, "The fully qualified domain name"). A create of options has none.
+    const snakeName = rName.replace(/(?<=[a-z0-9])([A-Z])/g, "_$1").toLowerCase();
     const idParam =
       options || put || statemented
         ? undefined
         : req?.fieldsArray.find(
             (f) =>
-              f.name.endsWith("_id") &&
+              (f.name.endsWith("_id") || f.name === `${snakeName}_name`) &&
               f.name !== "request_id" &&
               f.type === "string" &&
               !new RegExp(`\\{${f.name}[=}]`).test(http.p),
@@ -719,6 +728,8 @@ function resourceFamily(
     // client-assigned identifier"); a REQUIRED full name (Translation's Glossary) is not this.
     const ownName = rt.fields.name;
     const nameBehaviour = ownName ? parsed(ownName, "(google.api.field_behavior)").flat() : [];
+    const idField = rt.fields[`${snakeName}_id`];
+    const googleId = idField && parsed(idField, "(google.api.field_behavior)").flat().includes("OUTPUT_ONLY");
     const namedBy = put
       ? "path"
       : !idParam &&
@@ -730,7 +741,19 @@ function resourceFamily(
           !nameBehaviour.includes("IDENTIFIER") &&
           /\bclient-assigned\b[^.]*\bidentifier\b/i.test(ownName.comment ?? "")
         ? "field"
-        : undefined;
+        : // No other place for the id, and `name` REQUIRED: the caller sends the full name (Translation's Glossary:
+          // "Glossary names have the form `projects/…/glossaries/{glossary-id}`") — unless the id in it is
+          // Google's, an OUTPUT_ONLY `<resource>_id` (Merchant's DataSource: "Output only. The data source id.").
+          !idParam &&
+            !options &&
+            !wrapped &&
+            !statemented &&
+            http.body !== "*" &&
+            ownName?.type === "string" &&
+            nameBehaviour.includes("REQUIRED") &&
+            !googleId
+          ? "fullName"
+          : undefined;
     out.push({
       family: "resource",
       api: apiOf(host),

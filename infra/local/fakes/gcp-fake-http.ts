@@ -7,16 +7,21 @@ import type { FakeAsset } from "./gcp-assets.ts";
 
 export type Json = Record<string, unknown>;
 
-/** Google's error body: `{error: {code, message, errors: [{message, domain, reason}], status}}`. */
+/**
+ * Google's error body: `{error: {code, message, errors: [{message, domain, reason}], status, details?}}`, the
+ * details google.rpc's typed messages (`type.googleapis.com/google.rpc.BadRequest` with `fieldViolations`).
+ */
 export class GoogleApiError extends Error {
   readonly code: number;
   readonly reason: string;
   readonly status: string;
-  constructor(code: number, reason: string, message: string, status?: string) {
+  readonly details: Json[] | undefined;
+  constructor(code: number, reason: string, message: string, status?: string, details?: Json[]) {
     super(message);
     this.code = code;
     this.reason = reason;
     this.status = status ?? STATUS_OF[code] ?? "UNKNOWN";
+    this.details = details;
   }
   body(): Json {
     return {
@@ -25,10 +30,20 @@ export class GoogleApiError extends Error {
         message: this.message,
         errors: [{ message: this.message, domain: "global", reason: this.reason }],
         status: this.status,
+        ...(this.details ? { details: this.details } : {}),
       },
     };
   }
 }
+
+/** A REQUIRED field missing: 400 INVALID_ARGUMENT with google.rpc.BadRequest naming the field. */
+export const fieldRequired = (field: string) =>
+  new GoogleApiError(400, "badRequest", `Field violation: '${field}' is required.`, "INVALID_ARGUMENT", [
+    {
+      "@type": "type.googleapis.com/google.rpc.BadRequest",
+      fieldViolations: [{ field, description: `Required field '${field}' not specified` }],
+    },
+  ]);
 
 const STATUS_OF: Record<number, string> = {
   400: "INVALID_ARGUMENT",

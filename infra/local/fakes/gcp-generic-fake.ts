@@ -19,6 +19,7 @@ import {
   Countdown,
   type FakeHttpServer,
   type FakeRequest,
+  fieldRequired,
   GoogleApiError,
   type Json,
   now,
@@ -553,9 +554,29 @@ export async function startGoogleGenericFake(
       const wrappedId = wrap ? sent[camel(g.create?.idParam ?? "")] : undefined;
       if (wrap && g.create?.idParam && (typeof wrappedId !== "string" || !wrappedId))
         throw bad(`Field violation: '${g.create?.idParam}' is required.`);
+      // A create with no other place for the id takes it in the resource's REQUIRED `name`, the full name
+      // (Translation's Glossary): missing, Google refuses the create; outside the parent, its name is invalid.
+      // Not where the name's id is Google's own number (Merchant's DataSource: OUTPUT_ONLY `dataSourceId`).
+      const fullNamed =
+        !compute &&
+        !wrap &&
+        !g.create?.idParam &&
+        g.create?.namedBy !== "field" &&
+        g.create?.namedBy !== "path" &&
+        s.attributes.name?.req === true &&
+        !s.attributes[`${s.kind.charAt(0).toLowerCase()}${s.kind.slice(1)}Id`];
+      if (fullNamed && (typeof body.name !== "string" || !body.name))
+        throw fieldRequired(`${g.create?.body ?? ""}.name`);
+      const under = `${vals.parent}/${g.collection}/`;
+      if (
+        fullNamed &&
+        !(String(body.name).startsWith(under) && !String(body.name).slice(under.length).includes("/"))
+      )
+        throw bad(`Invalid resource name '${String(body.name)}': not a ${g.collection} of ${vals.parent}`);
       // The caller's id in the resource's own name (Logging's LogMetric): a short id, answered as sent.
-      const id =
-        compute || g.create?.namedBy === "field"
+      const id = fullNamed
+        ? String(body.name).slice(under.length)
+        : compute || g.create?.namedBy === "field"
           ? String(body.name ?? "")
           : typeof wrappedId === "string"
             ? wrappedId

@@ -233,7 +233,7 @@ export function googleKindOf(spec: GoogleKindSpec): ManagedKindDef {
         ? `The external name (${Annotations.externalName}, default metadata.name) is its name.`
         : g.singleton
           ? `One per parent, made by Google with it: its spec's parent fields say which (${g.pattern ?? g.collection}).`
-          : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create?.idParam ?? spec.identifierField ?? (g.create?.namedBy === "path" ? "the last segment of the name the create PUTs" : g.collection)}) or its full resource name (${g.pattern ?? g.collection}).`
+          : `The external name (${Annotations.externalName}, default metadata.name) is its id (${g.create?.idParam ?? spec.identifierField ?? (g.create?.namedBy === "path" ? "the last segment of the name the create PUTs" : g.create?.namedBy === "fullName" ? "the last segment of the full name the create sends as its name" : g.collection)}) or its full resource name (${g.pattern ?? g.collection}).`
       : `The external name is its full resource name, which Google chooses on create${findsByOwnerLabel(spec) ? ` (a create whose answer is lost is found again by its ${OWNER_LABEL} label)` : findsByUniqueField(spec) ? ` (a create whose answer is lost is found again by its ${g.uniqueIn}, unique within its parent)` : ""}.`;
   const keptText = lacks?.Delete ? ` ${lacks.Delete}.` : "";
   const softText = g.softDelete

@@ -22,6 +22,8 @@ export interface GoogleHttp {
    * `{accountId, serviceAccount}` and patch `{serviceAccount, updateMask}`.
    */
   wrap?: string;
+  /** The RPC's name where its verb is not AIP's standard one (Spanner's DropDatabase): its IAM verb may be that. */
+  rpc?: string;
 }
 
 /** Where a resource lives and how its parent is written. */
@@ -60,13 +62,14 @@ export interface GoogleFacts {
   service: string;
   /**
    * `namedBy`: where the caller's id travels without a `<resource>_id` — `field`, the resource's own `name` (a
-   * short id: Logging's LogMetric), `path`, a PUT on the full name (Pub/Sub's Topic, Snapshot).
+   * short id: Logging's LogMetric), `path`, a PUT on the full name (Pub/Sub's Topic, Snapshot), `fullName`,
+   * the resource's own REQUIRED `name` holding the full name built from the parent and the id (Glossary).
    * `statement`: the request's field that names the resource in a statement (Spanner's `createStatement`),
    * built from the caller's id; the request carries none of the resource's own fields.
    * Absent: Google publishes no create (a singleton of settings, or what Google makes itself): the kind adopts
    * the resource that exists, never creates (its management policies exclude Create).
    */
-  create?: GoogleHttp & { idParam?: string; namedBy?: "field" | "path"; statement?: string };
+  create?: GoogleHttp & { idParam?: string; namedBy?: "field" | "path" | "fullName"; statement?: string };
   /** The variable get, update and delete bind the full name to where it is not `name` (`metric_name`). */
   nameField?: string;
   /**

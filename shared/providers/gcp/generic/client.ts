@@ -1000,6 +1000,14 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         };
         return this.#created(mr, path, whole, query, recorded);
       }
+      if (create.namedBy === "fullName") {
+        // No id parameter: the resource's REQUIRED `name` is its full name, built from the parent and the id.
+        if (!externalName || externalName.includes("/"))
+          throw new InvalidSpecError(
+            `${this.#spec.kind} is created with its full name: the external name must be an id, not ${externalName ?? "empty"}`,
+          );
+        return this.#created(mr, path, { ...body, name: this.#where(mr, externalName).name }, query);
+      }
       if (create.idParam) {
         if (!externalName || externalName.includes("/"))
           throw new InvalidSpecError(
