@@ -39,6 +39,7 @@ import {
   SENSITIVE_FILE,
   type SensitiveLabelsFact,
 } from "./gcp/facts.ts";
+import { type ApiCollections, iamIndexOf, iamServicesOf, spelledByRoles } from "./gcp/iam-prefix.ts";
 import { secretNamed } from "./gen-awscc.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -380,49 +381,94 @@ const camelPlural = (k: string) =>
   /[^aeiou]y$/.test(k) ? `${k.slice(0, -1)}ies` : /(s|x|z|ch|sh)$/.test(k) ? `${k}es` : `${k}s`;
 
 /**
+ * The IAM service prefixes a resource's own names give: the host's first label (run), else the proto
+ * package's name where the host's is not one (warehouse-visionai); without `admin` (bigtableadmin → bigtable);
+ * then the packages enclosing its own (`bigquery` for google.cloud.bigquery.connection.v1), below googleapis'
+ * namespace roots `google` and `google.cloud`.
+ */
+function iamServicesOwn(r: FactResource): string[] {
+  const path = r.proto.split("/");
+  const host = r.host.split(".")[0] as string;
+  const svc = /^[a-z0-9]+$/.test(host) ? host : (path.at(-2) ?? host);
+  const enclosing = path.slice(path[1] === "cloud" ? 2 : 1, -2).reverse();
+  return [...new Set([svc, svc.replace(/admin$/, ""), path.at(-2) ?? svc, ...enclosing])];
+}
+
+/** The spellings of a resource's collection tried in its permission names, the derivation's first. */
+function iamCollections(r: FactResource, collection: string): string[] {
+  return r.family === "compute"
+    ? [
+        ...new Set([
+          lowerFirst(r.service),
+          lowerFirst(r.service.replace(/^(Region|Global|Zone)(?=[A-Z])/, "")),
+        ]),
+      ]
+    : [
+        ...new Set([
+          collection,
+          collection.toLowerCase(),
+          lowerFirst(pluralOf(r.kind)),
+          pluralOf(r.kind).toLowerCase(),
+          // The message's plural in camelCase (IAM's `serviceAccountKeys` for ServiceAccountKey at `…/keys`).
+          camelPlural(lowerFirst(r.kind)),
+        ]),
+      ];
+}
+
+/**
+ * Per API host, the IAM service prefix Google's roles hold its collections under where that is not the
+ * host's (translate.googleapis.com → cloudtranslate): infra/gcp/iam-prefix.ts. Compute's is `compute`.
+ */
+export function iamServicesByHost(
+  resources: ReadonlyArray<{ r: FactResource; collection: string }>,
+  known: ReadonlySet<string>,
+): Map<string, string> {
+  const apis = new Map<string, ApiCollections & { collections: string[][] }>();
+  for (const { r, collection } of resources) {
+    if (r.family === "compute") continue;
+    const a = apis.get(r.host) ?? { api: r.host, standard: [], collections: [] };
+    a.standard = [...new Set([...a.standard, ...iamServicesOwn(r)])];
+    a.collections.push(iamCollections(r, collection));
+    apis.set(r.host, a);
+  }
+  return iamServicesOf([...apis.values()], known);
+}
+
+/**
  * The IAM permissions the generic provider's calls of a kind need. Google names a permission
  * `service.resource.verb` (cloud.google.com/iam/docs/overview#permissions): the API's service name, the
  * resource's collection in lowerCamelCase (Compute: its service, `globalAddresses`) and the method's verb.
  * A derived name is kept where Google's predefined roles include it (`known`); a few APIs spell the parts
  * otherwise (`bigtable` for bigtableadmin, lowercase collections or the message's plural, Compute's regional
- * twins under the zonal name), so those spellings are tried, and only a name the roles confirm is taken. A verb none confirms keeps
- * the plain derivation and is listed as unconfirmed, never silently.
+ * twins under the zonal name), so those spellings are tried, and only a name the roles confirm is taken.
+ * Where none is held, the API's prefix read from the roles (`derived`: `cloudtranslate` for Translation) and
+ * the one spelling of the collection the roles hold (case and number aside: `cloudtranslate.glossaryentries`)
+ * are tried after the standard ones. A verb none confirms keeps the plain derivation and is listed as
+ * unconfirmed, never silently.
  */
 export function permissionsOf(
   r: FactResource,
   collection: string,
   known: ReadonlySet<string>,
+  derived?: string,
 ): { permissions: GoogleKindSpec["permissions"]; unconfirmed: string[] } {
-  // The host's first label (run), else the proto package's name where the host's is not one (warehouse-visionai).
-  const host = r.host.split(".")[0] as string;
-  const svc = /^[a-z0-9]+$/.test(host) ? host : (r.proto.split("/").at(-2) ?? host);
-  const services = [...new Set([svc, svc.replace(/admin$/, ""), r.proto.split("/").at(-2) ?? svc])];
-  const resources =
-    r.family === "compute"
-      ? [
-          ...new Set([
-            lowerFirst(r.service),
-            lowerFirst(r.service.replace(/^(Region|Global|Zone)(?=[A-Z])/, "")),
-          ]),
-        ]
-      : [
-          ...new Set([
-            collection,
-            collection.toLowerCase(),
-            lowerFirst(pluralOf(r.kind)),
-            pluralOf(r.kind).toLowerCase(),
-            // The message's plural in camelCase (IAM's `serviceAccountKeys` for ServiceAccountKey at `…/keys`).
-            camelPlural(lowerFirst(r.kind)),
-          ]),
-        ];
+  const own = iamServicesOwn(r);
+  const svc = own[0] as string;
+  const services = derived && !own.includes(derived) ? [...own, derived] : own;
+  const resources = iamCollections(r, collection);
+  const index = iamIndexOf(known);
   const unconfirmed: string[] = [];
   // The standard verb first; then, where the RPC's verb is another (Spanner's DropDatabase), that verb as
   // Google's predefined roles name it (`spanner.databases.drop`): only a name the roles hold is taken.
   const pick = (verb: string, h?: FactHttp) => {
     const rpcVerb = h?.rpc && /^[A-Z][a-z]+/.exec(h.rpc)?.[0]?.toLowerCase();
     for (const v of rpcVerb && rpcVerb !== verb ? [verb, rpcVerb] : [verb])
-      for (const s of services)
+      for (const s of services) {
         for (const res of resources) if (known.has(`${s}.${res}.${v}`)) return `${s}.${res}.${v}`;
+        // Then the one spelling of the collection the roles hold under this prefix (case and number aside).
+        const spelled = spelledByRoles(index, s, resources, v);
+        if (spelled) return spelled;
+      }
     const plain = `${svc}.${resources[0]}.${verb}`;
     unconfirmed.push(plain);
     return plain;
@@ -467,6 +513,7 @@ export function kindSpecOf(
   known: ReadonlySet<string> = new Set(),
   moreRefs: readonly GoogleRef[] = [],
   sensitive?: SensitiveLabelsFact,
+  iamServices: ReadonlyMap<string, string> = new Map(),
 ): GoogleKindSpec | { why: string } {
   const where = parentOf(r, sensitive);
   if ("why" in where) return where;
@@ -614,7 +661,7 @@ export function kindSpecOf(
     ...refsOf(b, r.message, properties, where.parent, byType, byTemplate, secrets),
     ...moreRefs.filter((x) => !secrets.includes(x.at ? `${x.at}.${x.field}` : x.field)),
   ];
-  const iam = permissionsOf(r, where.collection, known);
+  const iam = permissionsOf(r, where.collection, known, iamServices.get(r.host));
   // A parent under a project written `projects/<id>/…` is compared with `projects/<number>/…` through
   // Resource Manager's projects.get (the provider's home and #asWritten): reading the project is needed too.
   const projectGet = "resourcemanager.projects.get";
@@ -745,6 +792,7 @@ function stampOf(): string {
     join(ROOT, "shared/api/googleapis/spec.ts"),
     join(ROOT, "infra/gen-awscc.ts"),
     join(ROOT, "infra/gcp/compute-refs.ts"),
+    join(ROOT, "infra/gcp/iam-prefix.ts"),
     FACTS_FILE,
     IAM_FILE,
     REFS_FILE,
@@ -805,6 +853,7 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   // Names first, so a reference can name the kind serving its type (one kind per type: Compute's regional
   // and global twins share a message, and the kind named after the message serves it).
   const named: Array<{ r: FactResource; group: string; kind: string }> = [];
+  const collections: Array<{ r: FactResource; collection: string }> = [];
   for (const r of facts.resources) {
     const group = groupOf(r);
     let kind = r.kind;
@@ -820,7 +869,10 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
     }
     taken.add(`${group}/${kind}`);
     named.push({ r, group, kind });
+    collections.push({ r, collection: where.collection });
   }
+  // Where an API's IAM names are not its host's, the prefix Google's roles hold its collections under.
+  const iamServices = iamServicesByHost(collections, known);
   const byType = new Map<string, Omit<GoogleRef, "field" | "list" | "type">>();
   const byTemplate = new Map<string, string[]>();
   for (const { r, group, kind } of named) {
@@ -886,7 +938,18 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   };
   for (const { r, group, kind } of named) {
     const more = [...(computeRefs.byKind.get(`${group}/${kind}`) ?? []), ...parentRefsOf(r)];
-    const spec = kindSpecOf(r, facts, group, kind, byType, byTemplate, known, more, sensitiveOf.get(r.type));
+    const spec = kindSpecOf(
+      r,
+      facts,
+      group,
+      kind,
+      byType,
+      byTemplate,
+      known,
+      more,
+      sensitiveOf.get(r.type),
+      iamServices,
+    );
     if ("why" in spec) {
       catalog.skipped.push({ typeName: r.type, why: spec.why });
       continue;
