@@ -114,7 +114,7 @@ const quick = values.quick ?? false;
 // --only e2e: section 17 alone, N in-sync Queues and VPCs end to end — sweep function (Lease, index) and
 // reconcile function over one poll interval at both cadences, counted (e2e-only.json).
 // --only gcp: section 16 alone, the gcp-reconcile bundle and its cold import with 0 and 50 generated Google
-// kinds baked in at build time (gcp-only.json).
+// kinds activated at run time, beside an empty module's (gcp-only.json).
 const ONLY = [
   "batch",
   "awscc-batch",

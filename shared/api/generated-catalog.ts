@@ -120,10 +120,21 @@ export const eitherShape =
   (pattern: string, e: KindName): boolean =>
     generatedCrdNames(e).some((n) => selects(pattern, n, e));
 
-/** The entries of a catalog an activation list selects (none without patterns). */
+// A character activationGlob's regular expression reads as more than itself (`.` is escaped there).
+const GLOB_OR_REGEX = /[*?+()[\]{}|^$\\]/;
+
+/**
+ * The entries of a catalog an activation list selects (none without patterns), in catalog order. `names`
+ * are the names a pattern selects a kind by when it has no glob (or other regular expression) character:
+ * such a pattern, trimmed and lowercased, selects exactly the kinds with that name, so it is looked up
+ * instead of tested on every kind (50 names over ~1,000 kinds were 100,000 tests at each cold start).
+ */
 export const entriesSelected =
-  <E extends KindName>(matches: (pattern: string, e: E) => boolean) =>
-  (patterns: readonly string[] | undefined, catalog: { kinds: E[] }): E[] =>
-    !patterns || patterns.length === 0
-      ? []
-      : catalog.kinds.filter((e) => patterns.some((p) => matches(p, e)));
+  <E extends KindName>(matches: (pattern: string, e: E) => boolean, names: (e: E) => readonly string[]) =>
+  (patterns: readonly string[] | undefined, catalog: { kinds: E[] }): E[] => {
+    if (!patterns || patterns.length === 0) return [];
+    const globbed = patterns.filter((p) => GLOB_OR_REGEX.test(p));
+    const exact = new Set(patterns.filter((p) => !GLOB_OR_REGEX.test(p)).map((p) => p.trim().toLowerCase()));
+    const named = (e: E) => exact.size > 0 && names(e).some((n) => exact.has(n));
+    return catalog.kinds.filter((e) => named(e) || globbed.some((p) => matches(p, e)));
+  };

@@ -2,7 +2,13 @@
 // specs are data generated at install time (infra/gen-gcp.ts → .generated/gcp/); a function bundle has
 // them as data beside it (gcp-kinds/: dist/gcp is the Cloud Functions source folder), read at run time.
 import { namedError } from "../../named-error.ts";
-import { activationGlob, eitherShape, entriesSelected, generatedCatalog } from "../generated-catalog.ts";
+import {
+  activationGlob,
+  eitherShape,
+  entriesSelected,
+  generatedCatalog,
+  generatedCrdNames,
+} from "../generated-catalog.ts";
 import { type GoogleCatalog, type GoogleCatalogEntry, type GoogleKindSpec, googleAliasOf } from "./spec.ts";
 
 export class GoogleNotGeneratedError extends namedError("GoogleNotGeneratedError", Error) {}
@@ -41,8 +47,20 @@ export function googlePatternSelects(
 
 export const googlePatternMatches = eitherShape(googlePatternSelects);
 
+/**
+ * The names a pattern without a glob selects a kind by: its CRD names and its alias, as they are (the
+ * pattern is lowercased, the names not; each holds `googleapis`, as a selecting pattern must).
+ */
+export const googleExactNames = (e: GoogleCatalogEntry): string[] => [
+  ...generatedCrdNames(e),
+  googleAliasOf(e),
+];
+
 /** The generated kinds an activation list selects (none without patterns). */
-export const activatedGoogleEntries = entriesSelected<GoogleCatalogEntry>(googlePatternMatches);
+export const activatedGoogleEntries = entriesSelected<GoogleCatalogEntry>(
+  googlePatternMatches,
+  googleExactNames,
+);
 
 /** The specs of the generated kinds an activation list selects (none without patterns). */
 export const googleSpecsFor = (patterns: readonly string[], dir?: string): GoogleKindSpec[] =>
