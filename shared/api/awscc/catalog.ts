@@ -2,7 +2,13 @@
 // data generated at install time (infra/gen-awscc.ts → .generated/awscc/); a function bundle never
 // reads them from disk: infra/build/build.ts bakes the activated ones in (providers/awscc/activated.ts).
 import { namedError } from "../../named-error.ts";
-import { activationGlob, eitherShape, generatedCatalog, generatedCrdNames } from "../generated-catalog.ts";
+import {
+  activationGlob,
+  eitherShape,
+  entriesSelected,
+  generatedCatalog,
+  generatedCrdNames,
+} from "../generated-catalog.ts";
 import {
   AWSCC_GROUP_SUFFIX,
   type AwsccCatalog,
@@ -47,28 +53,37 @@ export function awsccPatternSelects(
   return activationGlob(p).test(awsccAliasOf(e));
 }
 
-/** awsccPatternMatches with the pattern's work done once (a cold start tests every pattern on 1,401 kinds). */
+/** awsccPatternMatches with the pattern's work done once, per pattern (globs are tested on every kind). */
+const matchers = new Map<string, (e: { group: string; kind: string; plural: string }) => boolean>();
 function patternMatcher(pattern: string): (e: { group: string; kind: string; plural: string }) => boolean {
+  const known = matchers.get(pattern);
+  if (known) return known;
   const p = pattern.trim().toLowerCase();
   const re = activationGlob(p);
-  if (p.includes("awscc")) return (e) => generatedCrdNames(e).some((n) => re.test(n));
   const first = p.split(".")[0] ?? "";
-  if (!first || first.includes("*")) return () => false;
-  return (e) => re.test(awsccAliasOf(e));
+  const m = p.includes("awscc")
+    ? (e: { group: string; kind: string; plural: string }) => generatedCrdNames(e).some((n) => re.test(n))
+    : !first || first.includes("*")
+      ? () => false
+      : (e: { group: string; kind: string }) => re.test(awsccAliasOf(e));
+  matchers.set(pattern, m);
+  return m;
 }
 
 /** Whether a pattern selects either shape of a generated kind. */
 export const awsccPatternMatches = eitherShape(awsccPatternSelects);
 
-/** The generated kinds an activation list selects (none without patterns). */
-export function activatedAwsccEntries(
-  patterns: readonly string[] | undefined,
-  catalog: AwsccCatalog,
-): AwsccCatalogEntry[] {
-  if (!patterns || patterns.length === 0) return [];
-  const matchers = patterns.map(patternMatcher);
-  return catalog.kinds.filter((e) => matchers.some((m) => m(e)));
-}
+/**
+ * The names a pattern without a glob selects a kind by: its CRD names (each says `awscc`, as a pattern that
+ * selects by CRD name must) and its alias (which never does).
+ */
+export const awsccExactNames = (e: AwsccCatalogEntry): string[] => [...generatedCrdNames(e), awsccAliasOf(e)];
+
+/** The generated kinds an activation list selects (none without patterns): a kind's exact name is looked up. */
+export const activatedAwsccEntries = entriesSelected<AwsccCatalogEntry>(
+  (p, e) => patternMatcher(p)(e),
+  awsccExactNames,
+);
 
 /** The specs of the generated kinds the patterns select, read from the generated directory. */
 export const awsccSpecsFor = (patterns: readonly string[], dir?: string): AwsccKindSpec[] =>
