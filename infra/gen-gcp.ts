@@ -153,7 +153,7 @@ const HAND_WRITTEN_TARGETS = [
 const RM = "cloudresourcemanager.googleapis.com";
 export const PARENT_IN_BODY: Record<
   string,
-  { parents: string[]; ref: string; uniqueIn?: string; idField?: string; softDelete?: string }
+  { parents: string[]; ref?: string; uniqueIn?: string; idField?: string; softDelete?: string }
 > = {
   [`${RM}/Folder`]: {
     parents: ["organizations/*", "folders/*"],
@@ -173,6 +173,18 @@ export const PARENT_IN_BODY: Record<
     uniqueIn: "shortName",
   },
   [`${RM}/TagValue`]: { parents: ["tagKeys/*"], ref: `${RM}/TagKey`, uniqueIn: "shortName" },
+  // tag_bindings.proto: `parent` is "The full resource name of the resource the TagValue is bound to. E.g.
+  // `//cloudresourcemanager.googleapis.com/projects/123`" (any resource; the ones Resource Manager holds are
+  // taken); Google names the binding `tagBindings/{full-resource-name}/{tag-value-name}`, so one tag value is
+  // bound to a resource once: a create whose answer was lost is found again by its `tagValue` in the list.
+  [`${RM}/TagBinding`]: {
+    parents: [
+      "//cloudresourcemanager.googleapis.com/projects/*",
+      "//cloudresourcemanager.googleapis.com/folders/*",
+      "//cloudresourcemanager.googleapis.com/organizations/*",
+    ],
+    uniqueIn: "tagValue",
+  },
 };
 
 /** `/v2/{parent=projects/*\/locations/*}/services` → { template, collection }. */
@@ -185,10 +197,11 @@ function parentOf(
   const unsafe = UNSAFE[r.type];
   if (unsafe && !sensitive) return { why: unsafe };
   // A Compute collection Google fills itself (MachineTypes): its get's path less the name is the collection's.
-  const computeMade = r.family === "compute" && !r.create ? r.get.p.replace(/\/\{\w+\}$/, "") : undefined;
-  const made = r.create || computeMade ? undefined : madeByGoogle(r.get.p);
+  const getPath = r.get?.p ?? "";
+  const computeMade = r.family === "compute" && !r.create ? getPath.replace(/\/\{\w+\}$/, "") : undefined;
+  const made = r.create || computeMade ? undefined : madeByGoogle(getPath);
   if (!r.create && !made && !computeMade)
-    return { why: `no create, and its get is not <parent>/<collection>[/*]: ${r.get.p}` };
+    return { why: `no create, and its get is not <parent>/<collection>[/*]: ${getPath}` };
   const path = asParentPath((r.create?.p ?? computeMade ?? made?.path ?? "").split(":")[0] ?? "");
   const id = r.create?.idParam;
   // The id parameter must be the request's own (`agent_pool_id`), never a variable of its path.
@@ -365,7 +378,7 @@ function refsOf(
   walk(message, "", 0, []);
   if (parent.inBody) {
     const to = Object.entries(PARENT_IN_BODY).find(([, x]) => x.parents.join("|") === parent.template);
-    if (to) add("", top, "parent", to[1].ref, false);
+    if (to?.[1].ref) add("", top, "parent", to[1].ref, false);
   } else if (parent.explicit) {
     const types = byTemplate.get(parent.template) ?? [];
     if (types.length === 1) add("", top, "parent", types[0] as string, false);
@@ -433,7 +446,8 @@ export function permissionsOf(
   };
   const permissions: GoogleKindSpec["permissions"] = {
     ...(r.create ? { create: [pick("create"), ...ops(r.create.lro)] } : {}),
-    read: [pick("get")],
+    // A resource no GET of its name reads is read by listing its parent (listObserved).
+    read: [pick(r.get ? "get" : "list")],
     ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
     ...(r.delete ? { delete: [pick("delete"), ...ops(r.delete.lro)] } : {}),
     // The batched drift check and the search for a create whose answer was lost list the parent (Compute:
@@ -658,7 +672,8 @@ export function kindSpecOf(
       ...(where.singleton ? { singleton: true } : {}),
       ...(wrapId ? { createId: wrapId } : {}),
       ...(sentOnCreate ? { createFields: sentOnCreate } : {}),
-      get: r.get,
+      ...(r.get ? { get: r.get } : {}),
+      ...(r.listObserved ? { listObserved: r.listObserved } : {}),
       ...(r.update ? { update: r.update } : {}),
       ...(r.delete ? { delete: r.delete } : {}),
       ...(r.list ? { list: { ...r.list, p: asParentPath(r.list.p) } } : {}),
@@ -727,7 +742,8 @@ const singularOf = (s: string) =>
 
 /** A second resource of one kind name in a group: its parent's collection tells them apart. */
 function disambiguated(r: FactResource): string {
-  const template = /\{parent=([^}]*)\}/.exec(r.create?.p ?? madeByGoogle(r.get.p)?.path ?? "")?.[1] ?? "";
+  const template =
+    /\{parent=([^}]*)\}/.exec(r.create?.p ?? madeByGoogle(r.get?.p ?? "")?.path ?? "")?.[1] ?? "";
   const cols = template.split("/").filter((_, i) => i % 2 === 0);
   const own = cols.filter((c) => !["projects", "locations", "regions", "zones"].includes(c));
   const pick = own.at(-1) ?? cols[0] ?? "Other";
@@ -855,8 +871,8 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   // A Compute child's parent by path variable: the kind whose get path its insert path continues.
   const byGetPath = new Map(
     named
-      .filter((n) => n.r.family === "compute")
-      .map((n) => [n.r.get.p.replace(/\{[^}]+\}$/, "{}"), n] as const),
+      .filter((n) => n.r.family === "compute" && n.r.get)
+      .map((n) => [(n.r.get?.p ?? "").replace(/\{[^}]+\}$/, "{}"), n] as const),
   );
   const parentRefsOf = (r: FactResource): GoogleRef[] => {
     const where = parentOf(r);
