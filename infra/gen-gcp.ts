@@ -454,7 +454,7 @@ export function permissionsOf(
     // the region / zone, or every scope at once through aggregatedList, which needs the same permission).
     ...(r.list ? { list: [pick("list")] } : {}),
   };
-  return { permissions, unconfirmed };
+  return { permissions, unconfirmed: [...new Set(unconfirmed)] };
 }
 
 /** What a create of options' kind says of its secrets: Google answers them once, in the create's answer. */
