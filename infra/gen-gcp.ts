@@ -400,6 +400,21 @@ const camelPlural = (k: string) =>
  * twins under the zonal name), so those spellings are tried, and only a name the roles confirm is taken. A verb none confirms keeps
  * the plain derivation and is listed as unconfirmed, never silently.
  */
+/**
+ * Permissions Google names otherwise than `service.collection.verb` for a resource, as it documents them. A
+ * TagBinding is made on both its sides: `resourcemanager.tagValueBindings.create` / `.delete` on the tag value
+ * and `resourcemanager.hierarchyNodes.createTagBinding` / `deleteTagBinding` / `listTagBindings` on the project,
+ * folder or organization (Google Cloud's "Tags overview": the Tag User role; each create or delete writes an
+ * audit entry for each side). Taken only where the predefined roles include every name.
+ */
+const NAMED_PERMISSIONS: Record<string, Record<string, string[]>> = {
+  [`${RM}/TagBinding`]: {
+    create: ["resourcemanager.tagValueBindings.create", "resourcemanager.hierarchyNodes.createTagBinding"],
+    delete: ["resourcemanager.tagValueBindings.delete", "resourcemanager.hierarchyNodes.deleteTagBinding"],
+    list: ["resourcemanager.hierarchyNodes.listTagBindings"],
+  },
+};
+
 export function permissionsOf(
   r: FactResource,
   collection: string,
@@ -428,12 +443,14 @@ export function permissionsOf(
           ]),
         ];
   const unconfirmed: string[] = [];
-  const pick = (verb: string) => {
+  const pick = (verb: string): string[] => {
+    const named = NAMED_PERMISSIONS[r.type]?.[verb];
+    if (named?.every((x) => known.has(x))) return named;
     for (const s of services)
-      for (const res of resources) if (known.has(`${s}.${res}.${verb}`)) return `${s}.${res}.${verb}`;
+      for (const res of resources) if (known.has(`${s}.${res}.${verb}`)) return [`${s}.${res}.${verb}`];
     const plain = `${svc}.${resources[0]}.${verb}`;
     unconfirmed.push(plain);
-    return plain;
+    return [plain];
   };
   // Following an operation: Compute's scoped Operations, google.longrunning's `<service>.operations.get`.
   const ops = (lro: string | undefined) => {
@@ -445,14 +462,14 @@ export function permissionsOf(
     return name && known.has(name) ? [name] : [];
   };
   const permissions: GoogleKindSpec["permissions"] = {
-    ...(r.create ? { create: [pick("create"), ...ops(r.create.lro)] } : {}),
+    ...(r.create ? { create: [...pick("create"), ...ops(r.create.lro)] } : {}),
     // A resource no GET of its name reads is read by listing its parent (listObserved).
-    read: [pick(r.get ? "get" : "list")],
-    ...(r.update ? { update: [pick("update"), ...ops(r.update.lro)] } : {}),
-    ...(r.delete ? { delete: [pick("delete"), ...ops(r.delete.lro)] } : {}),
+    read: pick(r.get ? "get" : "list"),
+    ...(r.update ? { update: [...pick("update"), ...ops(r.update.lro)] } : {}),
+    ...(r.delete ? { delete: [...pick("delete"), ...ops(r.delete.lro)] } : {}),
     // The batched drift check and the search for a create whose answer was lost list the parent (Compute:
     // the region / zone, or every scope at once through aggregatedList, which needs the same permission).
-    ...(r.list ? { list: [pick("list")] } : {}),
+    ...(r.list ? { list: pick("list") } : {}),
   };
   return { permissions, unconfirmed: [...new Set(unconfirmed)] };
 }
