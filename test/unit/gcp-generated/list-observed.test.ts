@@ -6,7 +6,12 @@ import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { loadFacts } from "../../../infra/gcp/facts.ts";
 import { extract } from "../../../infra/gcp/refresh-apis.ts";
+import type { GoogleGenericFake } from "../../../infra/local/fakes/gcp-generic-fake.ts";
+import { loadGoogleCatalog, loadGoogleSpec } from "../../../shared/api/googleapis/catalog.ts";
+import type { ManagedResource } from "../../../shared/api/managed.ts";
+import { LIST_PAGE_SIZE } from "../../../shared/providers/gcp/generic/client.ts";
 import { demoProtos } from "../../support/demo-protos.ts";
+import { connectGoogle, withGoogleFake } from "../../support/gcp-generated.ts";
 
 const protos = demoProtos("list-observed-protos-");
 const proto = (list: string) => `syntax = "proto3";
@@ -121,4 +126,58 @@ describe("on Google's protos (the committed bundle, extracted from googleapis at
       });
     },
   );
+});
+
+let fake: GoogleGenericFake;
+withGoogleFake({ opPolls: 0 }, (f) => {
+  fake = f;
+});
+
+describe("the generic provider on a list-observed kind (Bare Metal Solution's SshKey)", () => {
+  const SSH = "baremetalsolution.googleapis.com/SshKey";
+  const spec = () => {
+    const e = loadGoogleCatalog().kinds.find((k) => k.typeName === SSH);
+    if (!e) throw new Error(`${SSH} is not generated`);
+    return loadGoogleSpec(e);
+  };
+  const mr = (location: string) =>
+    ({
+      metadata: { name: "k", uid: "u", annotations: {} },
+      spec: { forProvider: { location, publicKey: "ssh-ed25519 AAAA k@test" } },
+    }) as unknown as ManagedResource<Record<string, unknown>, Record<string, unknown>>;
+  const gets = () => Object.entries(fake.stats()).filter(([k]) => /^GET baremetalsolution k\d+$/.test(k));
+
+  it("has no get and reads by its list: found on the second page, a deleted one gone, never a GET of a name", async () => {
+    expect(spec().google.get).toBeUndefined();
+    const client = await connectGoogle(spec(), fake.url);
+    // One more than a page, so the last made is only on the second page.
+    const ids = Array.from({ length: LIST_PAGE_SIZE + 1 }, (_, i) => `k${i}`);
+    for (let i = 0; i < ids.length; i += 50)
+      await Promise.all(ids.slice(i, i + 50).map((id) => client.create(mr("us-east1"), id)));
+    fake.reset();
+    const last = await client.observe(mr("us-east1"), ids.at(-1));
+    expect(last).toMatchObject({
+      resourceExists: true,
+      atProvider: { name: expect.stringMatching(/\/sshKeys\/k500$/) },
+    });
+    // Two pages of the location's list (the fake keys a list by its parent's last segment), nothing else.
+    expect(fake.stats()).toEqual({ "GET baremetalsolution us-east1": 2 });
+
+    await client.delete(mr("us-east1"), "k1");
+    fake.reset();
+    const many = await client.observeMany?.([
+      { mr: mr("us-east1"), externalName: "k0" },
+      { mr: mr("us-east1"), externalName: "k1" },
+      { mr: mr("us-east1"), externalName: "k500" },
+    ]);
+    expect(many?.map((o) => (o instanceof Error ? o.message : o.resourceExists))).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    expect(gets()).toEqual([]);
+    // Elsewhere (another location) it is not listed: gone, not another location's key of the same id.
+    expect(await client.observe(mr("europe-west1"), "k0")).toMatchObject({ resourceExists: false });
+    expect(gets()).toEqual([]);
+  });
 });
