@@ -713,6 +713,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         const { mr, externalName } = items[i] as ObserveManyItem<Json, Json>;
         const name = this.#compute ? externalName : this.#where(mr as MR, externalName).name;
         const found = byName.get(this.#canonical(name));
+        // A list-observed kind is read by this very list: not in it is gone, unless a create of ours still runs.
+        if (
+          !found &&
+          this.#spec.google.listObserved &&
+          !(mr as MR).metadata.annotations?.[OPERATION_ANNOTATION]
+        ) {
+          out[i] = { resourceExists: false };
+          continue;
+        }
         if (!found || this.#softDeleted(found)) continue;
         try {
           out[i] = await this.#found(mr as MR, found);
