@@ -155,7 +155,7 @@ const HAND_WRITTEN_TARGETS = [
 const RM = "cloudresourcemanager.googleapis.com";
 export const PARENT_IN_BODY: Record<
   string,
-  { parents: string[]; ref: string; uniqueIn?: string; idField?: string; softDelete?: string }
+  { parents: string[]; ref?: string; uniqueIn?: string; idField?: string; softDelete?: string }
 > = {
   [`${RM}/Folder`]: {
     parents: ["organizations/*", "folders/*"],
@@ -175,6 +175,18 @@ export const PARENT_IN_BODY: Record<
     uniqueIn: "shortName",
   },
   [`${RM}/TagValue`]: { parents: ["tagKeys/*"], ref: `${RM}/TagKey`, uniqueIn: "shortName" },
+  // tag_bindings.proto: `parent` is "The full resource name of the resource the TagValue is bound to. E.g.
+  // `//cloudresourcemanager.googleapis.com/projects/123`" (any resource; the ones Resource Manager holds are
+  // taken); Google names the binding `tagBindings/{full-resource-name}/{tag-value-name}`, so one tag value is
+  // bound to a resource once: a create whose answer was lost is found again by its `tagValue` in the list.
+  [`${RM}/TagBinding`]: {
+    parents: [
+      "//cloudresourcemanager.googleapis.com/projects/*",
+      "//cloudresourcemanager.googleapis.com/folders/*",
+      "//cloudresourcemanager.googleapis.com/organizations/*",
+    ],
+    uniqueIn: "tagValue",
+  },
 };
 
 /** `/v2/{parent=projects/*\/locations/*}/services` → { template, collection }. */
@@ -187,10 +199,11 @@ function parentOf(
   const unsafe = UNSAFE[r.type];
   if (unsafe && !sensitive) return { why: unsafe };
   // A Compute collection Google fills itself (MachineTypes): its get's path less the name is the collection's.
-  const computeMade = r.family === "compute" && !r.create ? r.get.p.replace(/\/\{\w+\}$/, "") : undefined;
-  const made = r.create || computeMade ? undefined : madeByGoogle(r.get.p);
+  const getPath = r.get?.p ?? "";
+  const computeMade = r.family === "compute" && !r.create ? getPath.replace(/\/\{\w+\}$/, "") : undefined;
+  const made = r.create || computeMade ? undefined : madeByGoogle(getPath);
   if (!r.create && !made && !computeMade)
-    return { why: `no create, and its get is not <parent>/<collection>[/*]: ${r.get.p}` };
+    return { why: `no create, and its get is not <parent>/<collection>[/*]: ${getPath}` };
   const path = asParentPath((r.create?.p ?? computeMade ?? made?.path ?? "").split(":")[0] ?? "");
   const id = r.create?.idParam;
   // The id parameter must be the request's own (`agent_pool_id`), never a variable of its path.
@@ -367,7 +380,7 @@ function refsOf(
   walk(message, "", 0, []);
   if (parent.inBody) {
     const to = Object.entries(PARENT_IN_BODY).find(([, x]) => x.parents.join("|") === parent.template);
-    if (to) add("", top, "parent", to[1].ref, false);
+    if (to?.[1].ref) add("", top, "parent", to[1].ref, false);
   } else if (parent.explicit) {
     const types = byTemplate.get(parent.template) ?? [];
     if (types.length === 1) add("", top, "parent", types[0] as string, false);
@@ -446,6 +459,21 @@ export function iamServicesByHost(
  * are tried after the standard ones. A verb none confirms keeps the plain derivation and is listed as
  * unconfirmed, never silently.
  */
+/**
+ * Permissions Google names otherwise than `service.collection.verb` for a resource, as it documents them. A
+ * TagBinding is made on both its sides: `resourcemanager.tagValueBindings.create` / `.delete` on the tag value
+ * and `resourcemanager.hierarchyNodes.createTagBinding` / `deleteTagBinding` / `listTagBindings` on the project,
+ * folder or organization (Google Cloud's "Tags overview": the Tag User role; each create or delete writes an
+ * audit entry for each side). Taken only where the predefined roles include every name.
+ */
+const NAMED_PERMISSIONS: Record<string, Record<string, string[]>> = {
+  [`${RM}/TagBinding`]: {
+    create: ["resourcemanager.tagValueBindings.create", "resourcemanager.hierarchyNodes.createTagBinding"],
+    delete: ["resourcemanager.tagValueBindings.delete", "resourcemanager.hierarchyNodes.deleteTagBinding"],
+    list: ["resourcemanager.hierarchyNodes.listTagBindings"],
+  },
+};
+
 export function permissionsOf(
   r: FactResource,
   collection: string,
@@ -458,20 +486,24 @@ export function permissionsOf(
   const resources = iamCollections(r, collection);
   const index = iamIndexOf(known);
   const unconfirmed: string[] = [];
-  // The standard verb first; then, where the RPC's verb is another (Spanner's DropDatabase), that verb as
-  // Google's predefined roles name it (`spanner.databases.drop`): only a name the roles hold is taken.
-  const pick = (verb: string, h?: FactHttp) => {
+  // Names Google documents for a type whose calls are not `<service>.<collection>.<verb>` (NAMED_PERMISSIONS),
+  // where the roles hold them. Then the standard verb; then, where the RPC's verb is another (Spanner's
+  // DropDatabase), that verb as Google's predefined roles name it (`spanner.databases.drop`): only a name
+  // the roles hold is taken.
+  const pick = (verb: string, h?: FactHttp): string[] => {
+    const named = NAMED_PERMISSIONS[r.type]?.[verb];
+    if (named?.every((x) => known.has(x))) return named;
     const rpcVerb = h?.rpc && /^[A-Z][a-z]+/.exec(h.rpc)?.[0]?.toLowerCase();
     for (const v of rpcVerb && rpcVerb !== verb ? [verb, rpcVerb] : [verb])
       for (const s of services) {
-        for (const res of resources) if (known.has(`${s}.${res}.${v}`)) return `${s}.${res}.${v}`;
+        for (const res of resources) if (known.has(`${s}.${res}.${v}`)) return [`${s}.${res}.${v}`];
         // Then the one spelling of the collection the roles hold under this prefix (case and number aside).
         const spelled = spelledByRoles(index, s, resources, v);
-        if (spelled) return spelled;
+        if (spelled) return [spelled];
       }
     const plain = `${svc}.${resources[0]}.${verb}`;
     unconfirmed.push(plain);
-    return plain;
+    return [plain];
   };
   // Following an operation: Compute's scoped Operations, google.longrunning's `<service>.operations.get`.
   const ops = (lro: string | undefined) => {
@@ -483,15 +515,16 @@ export function permissionsOf(
     return name && known.has(name) ? [name] : [];
   };
   const permissions: GoogleKindSpec["permissions"] = {
-    ...(r.create ? { create: [pick("create", r.create), ...ops(r.create.lro)] } : {}),
-    read: [pick("get", r.get)],
-    ...(r.update ? { update: [pick("update", r.update), ...ops(r.update.lro)] } : {}),
-    ...(r.delete ? { delete: [pick("delete", r.delete), ...ops(r.delete.lro)] } : {}),
+    ...(r.create ? { create: [...pick("create", r.create), ...ops(r.create.lro)] } : {}),
+    // A resource no GET of its name reads is read by listing its parent (listObserved).
+    read: r.get ? pick("get", r.get) : pick("list"),
+    ...(r.update ? { update: [...pick("update", r.update), ...ops(r.update.lro)] } : {}),
+    ...(r.delete ? { delete: [...pick("delete", r.delete), ...ops(r.delete.lro)] } : {}),
     // The batched drift check and the search for a create whose answer was lost list the parent (Compute:
     // the region / zone, or every scope at once through aggregatedList, which needs the same permission).
-    ...(r.list ? { list: [pick("list")] } : {}),
+    ...(r.list ? { list: pick("list") } : {}),
   };
-  return { permissions, unconfirmed };
+  return { permissions, unconfirmed: [...new Set(unconfirmed)] };
 }
 
 /** What a create of options' kind says of its secrets: Google answers them once, in the create's answer. */
@@ -710,7 +743,8 @@ export function kindSpecOf(
       ...(where.singleton ? { singleton: true } : {}),
       ...(wrapId ? { createId: wrapId } : {}),
       ...(sentOnCreate ? { createFields: sentOnCreate } : {}),
-      get: r.get,
+      ...(r.get ? { get: r.get } : {}),
+      ...(r.listObserved ? { listObserved: r.listObserved } : {}),
       ...(r.update ? { update: r.update } : {}),
       ...(r.delete ? { delete: r.delete } : {}),
       ...(r.list ? { list: { ...r.list, p: asParentPath(r.list.p) } } : {}),
@@ -779,7 +813,8 @@ const singularOf = (s: string) =>
 
 /** A second resource of one kind name in a group: its parent's collection tells them apart. */
 function disambiguated(r: FactResource): string {
-  const template = /\{parent=([^}]*)\}/.exec(r.create?.p ?? madeByGoogle(r.get.p)?.path ?? "")?.[1] ?? "";
+  const template =
+    /\{parent=([^}]*)\}/.exec(r.create?.p ?? madeByGoogle(r.get?.p ?? "")?.path ?? "")?.[1] ?? "";
   const cols = template.split("/").filter((_, i) => i % 2 === 0);
   const own = cols.filter((c) => !["projects", "locations", "regions", "zones"].includes(c));
   const pick = own.at(-1) ?? cols[0] ?? "Other";
@@ -912,8 +947,8 @@ export function generateGcp(opts: { dir?: string; force?: boolean } = {}): Gener
   // A Compute child's parent by path variable: the kind whose get path its insert path continues.
   const byGetPath = new Map(
     named
-      .filter((n) => n.r.family === "compute")
-      .map((n) => [n.r.get.p.replace(/\{[^}]+\}$/, "{}"), n] as const),
+      .filter((n) => n.r.family === "compute" && n.r.get)
+      .map((n) => [(n.r.get?.p ?? "").replace(/\{[^}]+\}$/, "{}"), n] as const),
   );
   const parentRefsOf = (r: FactResource): GoogleRef[] => {
     const where = parentOf(r);

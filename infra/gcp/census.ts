@@ -16,7 +16,7 @@ export const NOT_TAKEN_WHY: Record<NotTakenWhy, string> = {
   "no-delete":
     "a create and a get, but no method that DELETEs the name the get reads (recognised by its HTTP binding, whatever its name) (bundles before 2026-11-28; such resources are now taken, their kinds released on deletion, never deleted)",
   "no-get":
-    "a create, but no method answering the resource with a GET of its name (recognised by its HTTP binding and answer, whatever its name: Logging's GetBucket is LogBucket's), or several: nothing could observe it. Some have only a list (Resource Manager's TagBinding, Monitoring's MonitoredProject, Data Catalog's Tag)",
+    "a create, but no method answering the resource with a GET of its name (recognised by its HTTP binding and answer, whatever its name: Logging's GetBucket is LogBucket's), or several, and no paged list of the create's own collection answering it (taken instead, list-observed: Resource Manager's TagBinding, BigQuery Reservation's Assignment, Data Catalog's Tag). Left: transient ones with no list (ReadSession, Challenge, Assessment, Profile, ResultStore's uploads), a search or fetch that is no list (Data Manager's SearchPartnerLinks, Discovery Engine's FetchSitemaps), a resource held only in its parent's answer (Monitoring's MonitoredProject, in GetMetricsScope; Data Catalog's TagTemplateField)",
   "second-create":
     "a custom method that makes a resource the service already makes with its standard create (Logging's CreateBucketAsync beside CreateBucket): the kind is made with the standard one",
   "fields-beside-resource":
@@ -66,6 +66,8 @@ export function censusMarkdown(facts: FactsBundle, catalog: GoogleCatalog): stri
   const noCreate = facts.resources.filter((r) => !r.create);
   const adopted = new Set(noCreate.filter((r) => r.update).map((r) => r.type));
   const observed = new Set(noCreate.filter((r) => !r.update).map((r) => r.type));
+  // Taken with no GET of its name: read through a list of its parent's collection.
+  const listed = new Set(facts.resources.filter((r) => r.listObserved).map((r) => r.type));
   const kindsOf = (types: Set<string>) => catalog.kinds.filter((k) => types.has(k.typeName)).length;
   const out = [
     "# Census of Google Cloud resource types",
@@ -82,6 +84,7 @@ export function censusMarkdown(facts: FactsBundle, catalog: GoogleCatalog): stri
     `| → of them, kinds Google publishes no delete for (\`deletionPolicy\` Orphan only: deleting the object releases the resource; docs/gcp-generated.md) | ${releasedKinds} of ${noDelete.size} taken without a delete |`,
     `| → of them, kinds Google publishes no create for, with an update (adopt and manage: management policies without Create) | ${kindsOf(adopted)} of ${adopted.size} taken |`,
     `| → of them, kinds Google publishes only a get (and maybe a delete) for (observe-only: management policies Observe alone) | ${kindsOf(observed)} of ${observed.size} taken |`,
+    `| → of them, kinds Google publishes no get of the name for, read through a list of the parent (list-observed: absent from the list is gone) | ${kindsOf(listed)} of ${listed.size} taken |`,
     `| → left out by the generator, with the reason (catalog \`skipped\`, listed below) | ${c.skipped} |`,
     `| not taken by the extractor, with the reason (below) | ${not.length} |`,
     ...Object.entries(NOT_TAKEN_WHY)

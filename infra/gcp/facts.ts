@@ -130,7 +130,15 @@ export interface FactResource {
    * `metric_name`, Pub/Sub's `snapshot`); the update may bind `<it>.name` inside its body.
    */
   nameField?: string;
-  get: FactHttp;
+  /** Absent: Google publishes no GET of its name (`listObserved` says how it is read instead). */
+  get?: FactHttp;
+  /**
+   * No GET of its name, but a list of the create's own collection answers it (Resource Manager's TagBinding:
+   * `GET /v3/tagBindings?parent=…`, no GetTagBinding): the list method, the JSON name of its answer's repeated
+   * field holding the resource, and its paging (`pageToken` in, `nextPageToken` out); `list` is its binding.
+   * The kind reads one by listing its parent and finding its name there: absent from the list is gone.
+   */
+  listObserved?: { method: string; field: string; paging: "pageToken" };
   /** `wrap`: the update's request is the body, the resource in this field beside the mask. */
   update?: FactHttp & { mask?: string; wrap?: string };
   /** Absent: the API publishes no Delete<R> (Cloud KMS's KeyRing): its kind releases, never deletes. */

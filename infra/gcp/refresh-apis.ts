@@ -468,7 +468,7 @@ function updateAndList(
   methods: readonly PMethod[],
   rt: PType,
   resource: Opt,
-  getHttp: FactHttp,
+  getHttp: FactHttp | undefined,
 ): { update?: FactResource["update"]; list?: FactHttp } {
   const byName = (verb: string) => methods.find((x) => x.name === `${verb}${rt.name}`);
   const upds = [byName("Update"), byName("Patch")].filter((x): x is PMethod => Boolean(x));
@@ -476,7 +476,9 @@ function updateAndList(
     x.resolvedRequestType === rt ||
     (x.resolvedRequestType?.fieldsArray ?? []).some((f) => !f.repeated && f.resolve().resolvedType === rt);
   const updFound = (["patch", "put"] as const)
-    .map((verb) => byBinding(methods, [verb], [], resource, carries, nameBinding(getHttp.p)?.t))
+    .map((verb) =>
+      byBinding(methods, [verb], [], resource, carries, getHttp ? nameBinding(getHttp.p)?.t : undefined),
+    )
     .find((x): x is { m: PMethod; http: FactHttp; v: string } => !("why" in x));
   const upd = upds.find((x) => httpOf(x)?.m === "patch") ?? upds[0] ?? updFound?.m;
   const updHttp = upd ? httpOf(upd) : undefined;
@@ -506,6 +508,29 @@ function updateAndList(
       : {}),
     ...(listHttp?.m === "get" ? { list: listHttp } : {}),
   };
+}
+
+/**
+ * A list answering a resource no GET of its name reads (Resource Manager's TagBinding, BigQuery Reservation's
+ * Assignment): a method whose HTTP binding is a GET of exactly the path the create POSTs to (the parent's
+ * collection, or a top-level one with the parent in the query: `GET /v3/tagBindings?parent=…`), whose request
+ * takes a `parent` and a `page_token`, and whose answer repeats the resource and carries `next_page_token`.
+ * A search or fetch (`…:search`), an unpaged answer or a list elsewhere is none.
+ */
+function listAnswering(
+  methods: readonly PMethod[],
+  rt: PType,
+  create: FactHttp,
+): { m: PMethod; http: FactHttp; field: protobuf.Field } | undefined {
+  for (const m of methods) {
+    const http = httpOf(m);
+    const req = m.resolvedRequestType;
+    const res = m.resolvedResponseType;
+    if (http?.m !== "get" || http.p !== create.p || !req?.fields.parent || !req.fields.page_token) continue;
+    const field = res?.fieldsArray.find((f) => f.repeated && f.resolve().resolvedType === rt);
+    if (field && res?.fields.next_page_token?.type === "string") return { m, http, field };
+  }
+  return undefined;
 }
 
 /**
@@ -664,14 +689,16 @@ function resourceFamily(
       () => true,
       "why" in found ? undefined : nameBinding(found.http.p)?.t,
     );
-    if ("why" in found && !(conv.get && conv.get.resolvedResponseType === rt)) {
+    // No GET of its name, but a list of the create's own collection answers it: observed by that list.
+    const listed = "why" in found && !conv.get ? listAnswering(methods, rt, http) : undefined;
+    if ("why" in found && !listed && !(conv.get && conv.get.resolvedResponseType === rt)) {
       skip(
         "no-get",
         found.why !== "none"
           ? found.why
           : conv.get
             ? `Get${rName} answers ${conv.get.resolvedResponseType ? fqn(conv.get.resolvedResponseType) : "?"}`
-            : `no Get${rName} in ${svc.name}, and no other GET of its name answering it`,
+            : `no Get${rName} in ${svc.name}, no other GET of its name answering it, and no paged list of the create's collection`,
         rt,
       );
       continue;
@@ -688,9 +715,9 @@ function resourceFamily(
     const sameName = (d: { http: FactHttp }, g: { http: FactHttp }) =>
       nameBinding(d.http.p)?.t === nameBinding(g.http.p)?.t;
     if (
-      "why" in found ||
+      ("why" in found && !listed) ||
       (conv.del && !delOk) ||
-      (delOk && found.v !== delFound.v && !(statemented && sameName(delFound, found)))
+      (!("why" in found) && delOk && found.v !== delFound.v && !(statemented && sameName(delFound, found)))
     ) {
       const [g, d] = [httpOf(conv.get ?? create), conv.del ? httpOf(conv.del) : undefined];
       skip(
@@ -702,11 +729,11 @@ function resourceFamily(
       );
       continue;
     }
-    const getHttp = withRpc(found.http, found.m);
+    const getHttp = "why" in found ? undefined : withRpc(found.http, found.m);
     const del = delOk ? delFound.m : undefined;
     const delHttp = delOk ? delFound.http : undefined;
     // The request field the name is bound to, where it is not `name` (Logging's `metric_name`).
-    const nameField = found.v !== "name" ? found.v : undefined;
+    const nameField = !("why" in found) && found.v !== "name" ? found.v : undefined;
     // The resource's id: a `*_id` string of the request that is not bound in the path (Storage Transfer's
     // `project_id` is the parent; `agent_pool_id` the id), or its `<resource>_name` (Managed Microsoft AD's
     // CreateMicrosoftAdDomain `domain_name`, "The fully qualified domain name"). A create of options has none.
@@ -721,7 +748,8 @@ function resourceFamily(
               f.type === "string" &&
               !new RegExp(`\\{${f.name}[=}]`).test(http.p),
           )?.name;
-    const { update, list: listHttp } = updateAndList(methods, rt, resource, getHttp);
+    const { update, list: anyList } = updateAndList(methods, rt, resource, getHttp ?? delHttp);
+    const listHttp = listed?.http ?? anyList;
     // Where a create with no `<resource>_id` takes the caller's id: the PUT's path, or the resource's own
     // `name`, REQUIRED, where its comment says it is a client-assigned identifier, not the full name AIP-122
     // makes `name` (Logging's LogMetric: "The client-assigned metric identifier", LogExclusion's "A
@@ -793,10 +821,19 @@ function resourceFamily(
           : {}),
       },
       ...(nameField ? { nameField } : {}),
-      get: getHttp,
+      ...(getHttp ? { get: getHttp } : {}),
       ...(update ? { update } : {}),
       ...(del && delHttp ? { delete: withLro(delHttp, del, false) } : {}),
       ...(listHttp ? { list: listHttp } : {}),
+      ...(listed
+        ? {
+            listObserved: {
+              method: listed.m.name,
+              field: jsonName(listed.field),
+              paging: "pageToken" as const,
+            },
+          }
+        : {}),
     });
     createOf.set(out.at(-1) as FactResource, create.name);
   }

@@ -240,7 +240,7 @@ function gcpIndex(dir?: string) {
     const spec = loadGoogleSpec(e, dir);
     const g = spec.google;
     const pattern =
-      g.pattern ?? (g.family === "compute" ? g.get.p.replace(/^\/compute\/v1\//, "") : undefined);
+      g.pattern ?? (g.family === "compute" && g.get ? g.get.p.replace(/^\/compute\/v1\//, "") : undefined);
     if (!pattern) continue;
     const shape = shapeOf(pattern);
     byShape.set(shape, [...(byShape.get(shape) ?? []), spec]);

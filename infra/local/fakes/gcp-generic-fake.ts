@@ -26,6 +26,8 @@ import {
   startFakeHttp,
 } from "./gcp-fake-http.ts";
 
+const TAG_BINDING = "cloudresourcemanager.googleapis.com/TagBinding";
+
 /** A Compute resource's URL: full (`https://…/compute/v1/projects/p/global/networks/n`) or partial. */
 const COMPUTE_URL =
   /^(https:\/\/[a-z.]+\/compute\/(v1|beta)\/)?(projects\/[^/]+\/)?(global|regions\/[^/]+|zones\/[^/]+)\/[A-Za-z]+\/[^/]+$/;
@@ -591,7 +593,7 @@ export async function startGoogleGenericFake(
       const named = compute ? undefined : NAMED[s.typeName]?.(vals.parent ?? "", id, ++seq);
       if (typeof named === "string") throw bad(named);
       const name = compute
-        ? `${path(vals, g.get.p, id)}`
+        ? `${path(vals, g.get?.p ?? "", id)}`
         : canon(named?.name ?? `${vals.parent}/${g.collection}/${id}`);
       if (store.has(name))
         throw new GoogleApiError(
@@ -635,14 +637,14 @@ export async function startGoogleGenericFake(
       return startOp(s, { parent: vals.parent }, name, finish, "insert");
     }
     if (r.op === "list") return list(s, vals, req);
-    const asked = compute
-      ? path(vals, g.get.p)
-      : decodeURIComponent(
-          Object.entries(vals).find(([k]) => k === "name" || k.endsWith(".name") || k === g.nameField)?.[1] ??
-            // A delete binding the name to its own variable (Spanner's DropDatabase `{database=…}`).
-            (r.op === "delete" && Object.keys(vals).length === 1 ? Object.values(vals)[0] : undefined) ??
-            "",
-        );
+    const raw =
+      Object.entries(vals).find(([k]) => k === "name" || k.endsWith(".name") || k === g.nameField)?.[1] ??
+      // A delete binding the name to its own variable (Spanner's DropDatabase `{database=…}`).
+      (r.op === "delete" && Object.keys(vals).length === 1 ? Object.values(vals)[0] : undefined) ??
+      "";
+    // Path segments are decoded once (gcp-fake-http): a name that holds escapes itself (a TagBinding's
+    // `tagBindings/%2F%2F…/tagValues/1`, sent as `%252F…`) is not decoded again.
+    const asked = compute ? path(vals, g.get?.p ?? "") : g.listObserved ? raw : decodeURIComponent(raw);
     // A project is named by its number or by its id (`projects/{project_id_or_number}`).
     const name =
       (g.parent.inBody && s.identifierField && byId(s, asked.split("/")[1] ?? "")) ||
@@ -839,10 +841,14 @@ export async function startGoogleGenericFake(
     // belong to no organization, the fake's case.
     if (!fits && !(g.parent.optional && !parent))
       throw bad(`Invalid value at '${s.kind.toLowerCase()}.parent': must be one of ${kinds.join(", ")}.`);
-    if (parent && !parent.startsWith("organizations/")) {
+    // A full resource name (a TagBinding's `//cloudresourcemanager.googleapis.com/projects/123`) names a
+    // resource the fake need not hold (its projects are the ProviderConfig's); its tag value must exist.
+    if (parent && !parent.startsWith("organizations/") && !parent.startsWith("//")) {
       const p = store.get(asNumber(parent));
       if (!p || !active(p.spec, p.resource)) throw notFound(parent);
     }
+    if (s.typeName === TAG_BINDING && !store.has(String(body.tagValue)))
+      throw notFound(String(body.tagValue));
     const id = s.identifierField ? String(body[s.identifierField] ?? "") : "";
     if (s.identifierField) {
       if (!id) throw bad(`Field violation: '${s.identifierField}' is required.`);
@@ -869,7 +875,12 @@ export async function startGoogleGenericFake(
         ? new GoogleApiError(400, "failedPrecondition", msg, "FAILED_PRECONDITION")
         : new GoogleApiError(409, "alreadyExists", msg, "ALREADY_EXISTS");
     }
-    const name = `${g.collection}/${100000 + ++seq}`;
+    // tag_bindings.proto: a TagBinding's name is `tagBindings/{full-resource-name}/{tag-value-name}`, the
+    // resource's full name URL-encoded (`tagBindings/%2F%2Fcloudresourcemanager.googleapis.com%2Fprojects%2F123/tagValues/456`).
+    const name =
+      s.typeName === TAG_BINDING
+        ? `${g.collection}/${encodeURIComponent(parent)}/${String(body.tagValue)}`
+        : `${g.collection}/${100000 + ++seq}`;
     const parentShort = (() => {
       const p = store.get(asNumber(parent))?.resource;
       return typeof p?.namespacedName === "string" ? p.namespacedName : (parent.split("/")[1] ?? "");
@@ -914,7 +925,9 @@ export async function startGoogleGenericFake(
     const from = Number(req.query.get("pageToken") || 0);
     const page = all.slice(from, from + size);
     const next = from + size < all.length ? { nextPageToken: String(from + size) } : {};
-    return page.length === 0 ? next : { [s.google.collection]: page, ...next };
+    return page.length === 0
+      ? next
+      : { [s.google.listObserved?.field ?? s.google.collection]: page, ...next };
   };
 
   /**
@@ -942,7 +955,9 @@ export async function startGoogleGenericFake(
     const from = Number(req.query.get("pageToken") || 0);
     const page = all.slice(from, from + size);
     const next = from + size < all.length ? { nextPageToken: String(from + size) } : {};
-    return page.length === 0 ? next : { [compute ? "items" : g.collection]: page, ...next };
+    return page.length === 0
+      ? next
+      : { [compute ? "items" : (g.listObserved?.field ?? g.collection)]: page, ...next };
   };
 
   /**
@@ -1019,7 +1034,7 @@ export async function startGoogleGenericFake(
         ? catalog.kinds
             .filter((k) => k.typeName === type)
             .map((k) => spec(k.file))
-            .find((x) => templateRe(x.google.get.p).re.test(name))
+            .find((x) => x.google.get !== undefined && templateRe(x.google.get.p).re.test(name))
         : specOfType(type);
       if (!s || s.google.create) throw new Error(`${type} is not a generated kind Google makes itself`);
       const own =

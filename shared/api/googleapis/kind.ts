@@ -168,7 +168,7 @@ export function googleSchemas(spec: GoogleKindSpec) {
       .string()
       .min(1)
       .describe(
-        `The name of the parent ({${v}} in ${spec.google.create?.p ?? spec.google.get.p}) this resource is created under. Immutable.`,
+        `The name of the parent ({${v}} in ${spec.google.create?.p ?? spec.google.get?.p}) this resource is created under. Immutable.`,
       );
     home[field] = spec.google.refs?.some((r) => r.field === field) ? named.optional() : named;
   }

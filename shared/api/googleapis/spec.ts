@@ -90,7 +90,15 @@ export interface GoogleFacts {
    * (`validate_only`, `response_view`, `request_metadata`, a field mask) are never among them.
    */
   createFields?: string[];
-  get: GoogleHttp;
+  /** Absent: Google publishes no GET of its name; `listObserved` says how one is read. */
+  get?: GoogleHttp;
+  /**
+   * No GET of its name, but a list of the create's own collection answers it (Resource Manager's TagBinding,
+   * BigQuery Reservation's Assignment): the list method, the JSON name of its answer's field holding the
+   * resources and its paging; `list` is its binding. The provider reads one by listing its parent, page by page,
+   * and finding its full name there: absent from the list is gone. It never sends a GET of the name.
+   */
+  listObserved?: { method: string; field: string; paging: "pageToken" };
   update?: GoogleHttp & { mask?: string };
   /**
    * Absent: Google publishes no delete (Cloud KMS's KeyRing, a Compute Commitment): the kind's deletionPolicy

@@ -344,7 +344,7 @@ describe("generated Google Cloud kinds on a real API server", () => {
       const where =
         s.google.family === "resource"
           ? String(mr?.status?.atProvider?.name)
-          : s.google.get.p.replace(/\{(\w+)\}/g, (_, v: string) =>
+          : (s.google.get?.p ?? "").replace(/\{(\w+)\}/g, (_, v: string) =>
               v === "project"
                 ? gcpProject()
                 : v === "region" || v === "zone"

@@ -462,7 +462,7 @@ describe("Compute's get-only collections (Zones, MachineTypes): taken as observe
         expect(r.update).toBeUndefined();
         expect(r.delete).toBeUndefined();
       }
-      expect(byKind.Zone?.get.p).toBe("/compute/v1/projects/{project}/zones/{zone}");
+      expect(byKind.Zone?.get?.p).toBe("/compute/v1/projects/{project}/zones/{zone}");
       // An operation (the progress of other calls), a get of the project itself, a singleton, a wrapper answer.
       expect(notTaken.map((x) => [x.service, x.why]).sort()).toEqual([
         ["Projects", "no-create"],

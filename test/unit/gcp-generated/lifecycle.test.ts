@@ -304,7 +304,7 @@ async function settle(d: ManagedKindDef, name: string, max = 8): Promise<Reconci
 function cloudName(s: GoogleKindSpec, mr: ManagedResource<Json, Json> | undefined, id: string): string {
   const fp = mr?.spec.forProvider ?? {};
   if (s.google.family === "resource") return String(mr?.status?.atProvider?.name ?? "");
-  return s.google.get.p.replace(/\{(\w+)\}/g, (_, v: string) =>
+  return (s.google.get?.p ?? "").replace(/\{(\w+)\}/g, (_, v: string) =>
     v === "project" ? PROJECT : v === "region" || v === "zone" ? String(fp[v]) : id,
   );
 }

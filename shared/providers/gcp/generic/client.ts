@@ -84,6 +84,11 @@ export interface GoogleProviderOptions {
 const DEFAULT_POLLS = [250, 750] as const;
 /** Resources a batched drift check reads per list page (AIP-158 `pageSize`, Compute `maxResults`: ≤ 500). */
 export const LIST_PAGE_SIZE = 500;
+/**
+ * Pages one list is read to (a drift check, a search for a create whose answer was lost, a list-observed
+ * kind's read): a parent holding more fails the call, never reads as a resource's absence.
+ */
+export const MAX_LIST_PAGES = 100;
 
 /** States a resource reports while it is being made, and when it failed (`state` or Compute's `status`). */
 const CREATING_STATE = /^(CREATING|PROVISIONING|PENDING|STAGING|STARTING|INITIALIZING|DEPLOYING)$/;
@@ -269,13 +274,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     if (this.#compute)
       return {
         name: externalName,
-        values: { ...this.#computeValues(fp, mr), [lastVar(this.#spec.google.get.p)]: externalName },
+        values: { ...this.#computeValues(fp, mr), [lastVar(this.#spec.google.get?.p ?? "")]: externalName },
       };
     if (this.#spec.google.parent.inBody) {
       // A top-level collection (`folders/123`, `projects/my-id`): the parent is the resource's own field,
       // compared as an immutable one (observedOf), never part of its name.
       const collection = this.#spec.google.collection;
-      if (externalName.includes("/") && !new RegExp(`^${collection}/[^/]+$`).test(externalName))
+      // A name Google composes (a TagBinding's `tagBindings/{full-resource-name}/{tag-value-name}`) has more.
+      const rest = this.#spec.google.listObserved ? ".+" : "[^/]+";
+      if (externalName.includes("/") && !new RegExp(`^${collection}/${rest}$`).test(externalName))
         throw new InvalidSpecError(`external name ${externalName} is not a ${collection}/… name`);
       const name = externalName.includes("/") ? externalName : `${collection}/${externalName}`;
       return { name, values: { name } };
@@ -309,9 +316,11 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
   }
 
   async #get(mr: MR, externalName: string): Promise<Json | undefined> {
-    const { values } = this.#where(mr, externalName);
+    const { name, values } = this.#where(mr, externalName);
+    const get = this.#spec.google.get;
+    if (!get) return this.#getByList(mr, name);
     try {
-      const got = await this.#api.request<Json>("GET", fillPath(this.#spec.google.get.p, values), {
+      const got = await this.#api.request<Json>("GET", fillPath(get.p, values), {
         rateLimit: this.#rateLimit,
       });
       // A soft delete (a Project or Folder marked DELETE_REQUESTED) is gone for the managed resource.
@@ -320,6 +329,21 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (err instanceof GoogleHttpError && err.code === 404) return undefined;
       throw classifyGoogle(err, `get ${this.#spec.typeName} ${externalName}`);
     }
+  }
+
+  /**
+   * A resource no GET of its name reads (listObserved: a TagBinding, an Assignment): its parent's list, page by
+   * page (at most MAX_LIST_PAGES, beyond which it fails rather than reads as absent), and the one of its full
+   * name there; none listed is gone.
+   */
+  async #getByList(mr: MR, name: string): Promise<Json | undefined> {
+    const { path, prefix, query } = this.#listOf(mr.spec.forProvider);
+    const listed = await this.#listAll(path, prefix, query);
+    const found = listed.get(name) ?? listed.get(this.#canonical(name));
+    if (found) return found;
+    const canonical = this.#canonical(name);
+    for (const [k, v] of listed) if (this.#canonical(k) === canonical) return v;
+    return undefined;
   }
 
   #softDeleted(resource: Json): boolean {
@@ -689,6 +713,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
         const { mr, externalName } = items[i] as ObserveManyItem<Json, Json>;
         const name = this.#compute ? externalName : this.#where(mr as MR, externalName).name;
         const found = byName.get(this.#canonical(name));
+        // A list-observed kind is read by this very list: not in it is gone, unless a create of ours still runs.
+        if (
+          !found &&
+          this.#spec.google.listObserved &&
+          !(mr as MR).metadata.annotations?.[OPERATION_ANNOTATION]
+        ) {
+          out[i] = { resourceExists: false };
+          continue;
+        }
         if (!found || this.#softDeleted(found)) continue;
         try {
           out[i] = await this.#found(mr as MR, found);
@@ -863,9 +896,15 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     extra: Record<string, string> = {},
   ): Promise<Map<string, Json>> {
     const list = this.#spec.google.list as GoogleHttp;
+    const field = this.#spec.google.listObserved?.field;
     const found = new Map<string, Json>();
     let pageToken: string | undefined;
+    let pages = 0;
     do {
+      if (++pages > MAX_LIST_PAGES)
+        throw new ExternalError(
+          `list ${path}: more than ${MAX_LIST_PAGES} pages of ${LIST_PAGE_SIZE}: not read to the end, so nothing is concluded from it`,
+        );
       const query: Record<string, string> = {
         ...extra,
         [this.#compute ? "maxResults" : "pageSize"]: String(LIST_PAGE_SIZE),
@@ -882,14 +921,18 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       // Compute's `items`; otherwise the array whose members are this collection's resources (AIP-132).
       const mine = this.#compute
         ? (page.items as unknown[] | undefined)
-        : arrays.find((a) =>
-            a.every(
-              (x) =>
-                isObject(x) &&
-                typeof x.name === "string" &&
-                this.#under(this.#fullName(x.name, prefix), prefix),
-            ),
-          );
+        : field
+          ? Array.isArray(page[field])
+            ? (page[field] as unknown[])
+            : undefined
+          : arrays.find((a) =>
+              a.every(
+                (x) =>
+                  isObject(x) &&
+                  typeof x.name === "string" &&
+                  this.#under(this.#fullName(x.name, prefix), prefix),
+              ),
+            );
       if (!mine && arrays.some((a) => a.some((x) => isObject(x) && typeof x.name === "string")))
         throw new ExternalError(`list ${path}: no list of ${this.#spec.google.collection} in the answer`);
       for (const x of mine ?? [])
