@@ -2,7 +2,8 @@
 // create_statement, extra_statements, encryption_config, database_dialect, proto_descriptors}`, body `*`,
 // long-running), on a real kube-apiserver against the generic fake: the id becomes `CREATE DATABASE \`id\``
 // (PostgreSQL: `"id"`), the create-time inputs are recorded (googleapis.driftless.dev/created-with) and a
-// change of them refused with nothing sent; the Database's own field (enable_drop_protection) is set by
+// change of them refused with nothing sent, but for DDL appended to extraStatements, applied once by
+// UpdateDatabaseDdl (an operation id of the object and the count: a repeated send is ALREADY_EXISTS); the Database's own field (enable_drop_protection) is set by
 // UpdateDatabase with its mask, drift corrected; import by full name; delete by DropDatabase `{database=…}`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Annotations } from "../../../shared/api/meta.ts";
@@ -43,7 +44,7 @@ const posts = (before: Record<string, number>) =>
 describe("Spanner Database: created by its create statement", () => {
   const instance = () => `projects/${gcpProject()}/instances/${uniqueName("inst")}`;
 
-  it("created with `CREATE DATABASE \\`id\\`` and its DDL (long-running), Ready, inputs recorded; drop protection set and its drift corrected by mask; a changed extraStatements refused with nothing sent; delete", {
+  it("created with `CREATE DATABASE \\`id\\`` and its DDL (long-running), Ready, inputs recorded; drop protection set and its drift corrected by mask; an appended statement applied once (also when the send is repeated), an edited or removed one refused with nothing sent; delete", {
     timeout: 180_000,
   }, async () => {
     const parent = instance();
@@ -74,18 +75,55 @@ describe("Spanner Database: created by its create statement", () => {
     expect(bed.fake.resource(full)).toMatchObject({ enableDropProtection: true });
     expect(bed.fake.updatesOf(full)).toEqual([["enableDropProtection"], ["enableDropProtection"]]);
 
-    // DDL after create is not applied: a changed extraStatements is refused, nothing sent.
-    await refusedWithNothingSent(
-      kube,
-      bed,
-      db,
-      name,
-      { extraStatements: [...ddl, "CREATE INDEX i ON t (id)"] },
-      "extraStatements",
-    );
-    await kube.patch(db, name, { spec: { forProvider: { extraStatements: ddl } } });
+    // DDL appended after create: the new trailing statement is applied by one UpdateDatabaseDdl (long-running)
+    // whose operation id is the object's and the statement count's, and recorded as applied.
+    const index = "CREATE INDEX i ON t (id)";
+    const all = [...ddl, index];
+    await kube.patch(db, name, { spec: { forProvider: { extraStatements: all } } });
+    const appended = await settled(name);
+    expect(conditionOf(appended, "Synced"), JSON.stringify(appended?.status)).toMatchObject({
+      status: "True",
+    });
+    const sent = bed.fake.ddlOf(full);
+    expect(sent.requests).toHaveLength(1);
+    expect(sent.requests[0]).toEqual({
+      statements: [index],
+      operationId: expect.stringMatching(/^[a-z][a-z0-9_]*_2$/),
+    });
+    expect(sent.applied).toEqual([[index]]);
+    expect(sent.statements).toEqual(all);
+    expect(JSON.parse(appended?.metadata.annotations?.[CREATED_WITH_ANNOTATION] ?? "null")).toEqual({
+      extraStatements: all,
+    });
+    // GetDatabaseDdl answers what was applied (as Spanner would, normalised; the fake keeps the text).
+    const got = await fetch(`${bed.fake.url}/spanner/v1/${full}/ddl`).then((r) => r.json());
+    expect(got).toEqual({ statements: all });
+
+    // A reconcile that crashed after the send (its record lost) sends the same operation id again: Google
+    // answers ALREADY_EXISTS, the operation it names is read, and the statement is not applied twice.
+    await kube.patch(db, name, {
+      metadata: { annotations: { [CREATED_WITH_ANNOTATION]: JSON.stringify({ extraStatements: ddl }) } },
+    });
+    const again = await settled(name);
+    expect(conditionOf(again, "Synced"), JSON.stringify(again?.status)).toMatchObject({ status: "True" });
+    expect(bed.fake.ddlOf(full).requests).toHaveLength(2);
+    expect(bed.fake.ddlOf(full).requests[1]).toEqual(sent.requests[0]);
+    expect(bed.fake.ddlOf(full).applied).toEqual([[index]]);
+    expect(JSON.parse(again?.metadata.annotations?.[CREATED_WITH_ANNOTATION] ?? "null")).toEqual({
+      extraStatements: all,
+    });
+
+    // An applied statement edited, or removed: refused in Synced with what to do, nothing sent.
+    const edited = ["CREATE TABLE t (id STRING(36)) PRIMARY KEY (id)", index];
+    await refusedWithNothingSent(kube, bed, db, name, { extraStatements: edited }, "extraStatements");
+    const refused = await getMr<Json>(kube, db, name);
+    expect(conditionOf(refused, "Synced")?.message).toContain("DROP");
+    await refusedWithNothingSent(kube, bed, db, name, { extraStatements: ddl }, "extraStatements");
+    await kube.patch(db, name, { spec: { forProvider: { extraStatements: all } } });
     const back = await settled(name);
     expect(conditionOf(back, "Synced"), JSON.stringify(back?.status)).toMatchObject({ status: "True" });
+    expect(bed.fake.ddlOf(full).requests).toHaveLength(2);
+    expect(bed.fake.ddlOf(full).applied).toEqual([[index]]);
     expect(posts(before)).toBe(1);
 
     // Spanner refuses to drop a protected database: protection off first (by mask), then delete.
