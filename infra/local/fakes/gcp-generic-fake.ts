@@ -1075,7 +1075,8 @@ export async function startGoogleGenericFake(
       `${req.method} ${req.seg.slice(0, 1).join("")} ${req.seg.at(-2) === "operations" ? "operations" : ((req.seg.length % 2 === 0 ? req.seg.at(-1) : req.seg.at(-2)) ?? "")}`,
     route,
   });
-  return Object.assign(server, {
+  // Object.assign copies an accessor's value, not the accessor: opPolls is defined on the result after it.
+  const fake = Object.assign(server, {
     made(type: string, name: string, resource: Json = {}) {
       // Compute: by its self path, of the kind whose get reads it (DiskType and RegionDiskType share a type).
       const s = name.startsWith("/compute/")
@@ -1108,13 +1109,14 @@ export async function startGoogleGenericFake(
     },
     resource: (name: string) => structuredClone(store.get(name)?.resource),
     assets,
-    get opPolls() {
-      return state.opPolls;
-    },
-    set opPolls(n: number) {
+  });
+  return Object.defineProperty(fake, "opPolls", {
+    get: () => state.opPolls,
+    set: (n: number) => {
       state.opPolls = n;
     },
-  });
+    enumerable: true,
+  }) as GoogleGenericFake;
 }
 
 if (import.meta.main) {

@@ -136,6 +136,84 @@ describe("Spanner Database: created by its create statement", () => {
     expect(bed.fake.resource(full)).toBeUndefined();
   });
 
+  it("appended DDL Spanner refuses: Synced=False with Google's message, nothing recorded, the statement rewritten applied under a new operation id; a slow append followed, never sent twice; an imported database's statements taken as applied, then appended to", {
+    timeout: 180_000,
+  }, async () => {
+    const parent = instance();
+    const name = uniqueName("spddl");
+    const table = "CREATE TABLE t (id INT64) PRIMARY KEY (id)";
+    await make(name, { parent, extraStatements: [table] });
+    await settled(name);
+    const full = `${parent}/databases/${name}`;
+
+    // Spanner's parser refuses the statement: the operation fails, its message in Synced, nothing recorded.
+    await kube.patch(db, name, {
+      spec: { forProvider: { extraStatements: [table, "CRATE INDEX i ON t (id)"] } },
+    });
+    const refused = await settled(name);
+    expect(conditionOf(refused, "Synced"), JSON.stringify(refused?.status)).toMatchObject({
+      status: "False",
+      message: expect.stringContaining("Error parsing Spanner DDL statement: CRATE INDEX"),
+    });
+    expect(JSON.parse(refused?.metadata.annotations?.[CREATED_WITH_ANNOTATION] ?? "null")).toEqual({
+      extraStatements: [table],
+    });
+    expect(bed.fake.ddlOf(full).applied).toEqual([]);
+    // Not yet applied, so it may still be rewritten: a new list, a new operation id.
+    const index = "CREATE INDEX i ON t (id)";
+    await kube.patch(db, name, { spec: { forProvider: { extraStatements: [table, index] } } });
+    const fixed = await settled(name);
+    expect(conditionOf(fixed, "Synced"), JSON.stringify(fixed?.status)).toMatchObject({ status: "True" });
+    const ids = bed.fake.ddlOf(full).requests.map((r) => r.operationId);
+    // Retries of the refused list sent its id again (ALREADY_EXISTS, its failed operation read); the fix its own.
+    expect(new Set(ids).size).toBe(2);
+    expect(ids.at(-1)).not.toBe(ids[0]);
+    expect(bed.fake.ddlOf(full).applied).toEqual([[index]]);
+
+    // A slow append (an index backfill): Synced=False says it runs; followed by the same id until done, once.
+    bed.fake.opPolls = 4;
+    const column = "ALTER TABLE t ADD COLUMN v STRING(MAX)";
+    await kube.patch(db, name, { spec: { forProvider: { extraStatements: [table, index, column] } } });
+    await settle(bed.reconciler, keyOf(db, name));
+    const running = await getMr<Json>(kube, db, name);
+    expect(conditionOf(running, "Synced")?.message, JSON.stringify(running?.status)).toContain("is running");
+    for (const _ of [1, 2, 3, 4, 5]) await settle(bed.reconciler, keyOf(db, name));
+    bed.fake.opPolls = 1;
+    const slow = await settled(name);
+    expect(conditionOf(slow, "Synced"), JSON.stringify(slow?.status)).toMatchObject({ status: "True" });
+    expect(bed.fake.ddlOf(full).applied).toEqual([[index], [column]]);
+    expect(bed.fake.ddlOf(full).requests.length).toBeGreaterThan(ids.length + 1);
+    expect(JSON.parse(slow?.metadata.annotations?.[CREATED_WITH_ANNOTATION] ?? "null")).toEqual({
+      extraStatements: [table, index, column],
+    });
+
+    // Imported by full name: the spec's statements are taken as applied and recorded; an append is applied.
+    const imported = uniqueName("spddlimp");
+    await make(
+      imported,
+      { parent, extraStatements: [table, index, column] },
+      { [Annotations.externalName]: full },
+    );
+    const got = await settled(imported);
+    expect(conditionOf(got, "Synced"), JSON.stringify(got?.status)).toMatchObject({ status: "True" });
+    expect(JSON.parse(got?.metadata.annotations?.[CREATED_WITH_ANNOTATION] ?? "null")).toEqual({
+      extraStatements: [table, index, column],
+    });
+    const view = "CREATE VIEW w SQL SECURITY INVOKER AS SELECT t.id FROM t";
+    await kube.patch(db, imported, {
+      spec: { forProvider: { extraStatements: [table, index, column, view] } },
+    });
+    const more = await settled(imported);
+    expect(conditionOf(more, "Synced"), JSON.stringify(more?.status)).toMatchObject({ status: "True" });
+    expect(bed.fake.ddlOf(full).applied).toEqual([[index], [column], [view]]);
+
+    for (const n of [imported, name]) {
+      await kube.delete(db, n);
+      await settled(n);
+    }
+    expect(bed.fake.resource(full)).toBeUndefined();
+  });
+
   it('PostgreSQL: created with `CREATE DATABASE "id"`, the dialect Google answers compared; imported by full name; a changed dialect refused', {
     timeout: 180_000,
   }, async () => {
