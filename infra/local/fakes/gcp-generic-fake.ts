@@ -556,17 +556,27 @@ export async function startGoogleGenericFake(
     const taken = ops.get(opName.split("/").at(-1) as string);
     if (taken && taken.op.name === opName)
       throw new GoogleApiError(409, "alreadyExists", `Operation ${opName} already exists.`, "ALREADY_EXISTS");
+    // In order; the first that fails cancels the rest, those before it committed (metadata.commitTimestamps).
+    const commitTimestamps: string[] = [];
     const finish = () => {
-      const wrong = (statements as string[]).find(
-        (x) => !/^\s*(CREATE|ALTER|DROP|GRANT|REVOKE|RENAME|ANALYZE)\b/i.test(x),
-      );
-      if (wrong)
-        throw bad(`Error parsing Spanner DDL statement: ${wrong} : Syntax error on line 1, column 1`);
-      d.statements.push(...(statements as string[]));
-      d.applied.push([...(statements as string[])]);
+      const done: string[] = [];
+      for (const x of statements as string[]) {
+        if (!/^\s*(CREATE|ALTER|DROP|GRANT|REVOKE|RENAME|ANALYZE)\b/i.test(x)) {
+          if (done.length > 0) d.applied.push(done);
+          throw bad(`Error parsing Spanner DDL statement: ${x} : Syntax error on line 1, column 1`);
+        }
+        d.statements.push(x);
+        done.push(x);
+        commitTimestamps.push(now());
+      }
+      d.applied.push(done);
       return undefined;
     };
-    return startOp(s, { parent: name }, name, finish, "updateDdl", undefined, opName);
+    const op = startOp(s, { parent: name }, name, finish, "updateDdl", undefined, opName);
+    const meta = { database: name, statements: [...(statements as string[])], commitTimestamps };
+    const held = ops.get(opName.split("/").at(-1) as string);
+    if (held) held.op.metadata = { ...(held.op.metadata as Json), ...meta };
+    return { ...op, metadata: { ...(op.metadata as Json), ...meta } };
   };
 
   const handle = (r: Route, vals: Record<string, string>, req: FakeRequest): Json => {

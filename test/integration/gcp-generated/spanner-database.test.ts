@@ -136,7 +136,7 @@ describe("Spanner Database: created by its create statement", () => {
     expect(bed.fake.resource(full)).toBeUndefined();
   });
 
-  it("appended DDL Spanner refuses: Synced=False with Google's message, nothing recorded, the statement rewritten applied under a new operation id; a slow append followed, never sent twice; an imported database's statements taken as applied, then appended to", {
+  it("appended DDL Spanner refuses: Synced=False with Google's message, nothing recorded, the statement rewritten applied under a new operation id; a slow append followed, never sent twice; a batch failing part-way recorded up to the failure; an imported database's statements taken as applied, then appended to", {
     timeout: 180_000,
   }, async () => {
     const parent = instance();
@@ -187,25 +187,41 @@ describe("Spanner Database: created by its create statement", () => {
       extraStatements: [table, index, column],
     });
 
+    // A batch that fails part-way: the statements before the failing one committed (the operation's
+    // commitTimestamps) and are recorded; the rest is sent again under a new id, where it fails alone.
+    const col2 = "ALTER TABLE t ADD COLUMN x INT64";
+    const four = [table, index, column, col2];
+    await kube.patch(db, name, {
+      spec: { forProvider: { extraStatements: [...four, "ALTR TABLE t DROP COLUMN x"] } },
+    });
+    const partial = await settled(name);
+    expect(conditionOf(partial, "Synced"), JSON.stringify(partial?.status)).toMatchObject({
+      status: "False",
+      message: expect.stringContaining("Error parsing Spanner DDL statement: ALTR TABLE"),
+    });
+    expect(JSON.parse(partial?.metadata.annotations?.[CREATED_WITH_ANNOTATION] ?? "null")).toEqual({
+      extraStatements: four,
+    });
+    expect(bed.fake.ddlOf(full).applied).toEqual([[index], [column], [col2]]);
+    await kube.patch(db, name, { spec: { forProvider: { extraStatements: four } } });
+    const kept = await settled(name);
+    expect(conditionOf(kept, "Synced"), JSON.stringify(kept?.status)).toMatchObject({ status: "True" });
+
     // Imported by full name: the spec's statements are taken as applied and recorded; an append is applied.
     const imported = uniqueName("spddlimp");
-    await make(
-      imported,
-      { parent, extraStatements: [table, index, column] },
-      { [Annotations.externalName]: full },
-    );
+    await make(imported, { parent, extraStatements: four }, { [Annotations.externalName]: full });
     const got = await settled(imported);
     expect(conditionOf(got, "Synced"), JSON.stringify(got?.status)).toMatchObject({ status: "True" });
     expect(JSON.parse(got?.metadata.annotations?.[CREATED_WITH_ANNOTATION] ?? "null")).toEqual({
-      extraStatements: [table, index, column],
+      extraStatements: four,
     });
     const view = "CREATE VIEW w SQL SECURITY INVOKER AS SELECT t.id FROM t";
     await kube.patch(db, imported, {
-      spec: { forProvider: { extraStatements: [table, index, column, view] } },
+      spec: { forProvider: { extraStatements: [...four, view] } },
     });
     const more = await settled(imported);
     expect(conditionOf(more, "Synced"), JSON.stringify(more?.status)).toMatchObject({ status: "True" });
-    expect(bed.fake.ddlOf(full).applied).toEqual([[index], [column], [view]]);
+    expect(bed.fake.ddlOf(full).applied).toEqual([[index], [column], [col2], [view]]);
 
     for (const n of [imported, name]) {
       await kube.delete(db, n);

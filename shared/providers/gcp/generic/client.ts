@@ -81,12 +81,19 @@ export function createStatementOf(id: string, dialect: unknown): string {
 /**
  * The operation id of an append of statements (UpdateDatabaseDdl's `operation_id`, "a valid identifier:
  * `[a-z][a-z0-9_]*`", unique within the database): the managed resource's uid, a digest of the whole list and
- * its length, so the same append always has the same id (a repeat is ALREADY_EXISTS) and a different list
- * (a failed statement rewritten) a new one.
+ * of how many were applied before, and its length, so the same append always has the same id (a repeat is
+ * ALREADY_EXISTS) and another (a failed statement rewritten, the rest of a batch that failed part-way) a new one.
  */
-export function statementsOperationId(mr: ManagedResource<unknown, unknown>, statements: readonly string[]) {
+export function statementsOperationId(
+  mr: ManagedResource<unknown, unknown>,
+  statements: readonly string[],
+  applied: number,
+) {
   const owner = (mr.metadata.uid ?? mr.metadata.name).toLowerCase().replace(/[^a-z0-9]/g, "");
-  const digest = createHash("sha256").update(JSON.stringify(statements)).digest("hex").slice(0, 12);
+  const digest = createHash("sha256")
+    .update(JSON.stringify([applied, statements]))
+    .digest("hex")
+    .slice(0, 12);
   return `driftless_${owner}_${digest}_${statements.length}`;
 }
 
@@ -161,6 +168,7 @@ interface Operation {
   status?: string;
   error?: { code?: unknown; message?: unknown; errors?: Array<{ code?: unknown; message?: unknown }> };
   response?: Json;
+  metadata?: Json;
 }
 
 /**
@@ -602,13 +610,16 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     // An imported database: what the spec says of the create's inputs, as #found takes them, now recorded.
     const base =
       recorded ?? Object.fromEntries(inputs.filter((k) => fp[k] !== undefined).map((k) => [k, fp[k]]));
-    const record = () => ({
-      [CREATED_WITH_ANNOTATION]: JSON.stringify({ ...base, [append.field]: pending.statements }),
+    const record = (applied: number) => ({
+      [CREATED_WITH_ANNOTATION]: JSON.stringify({
+        ...base,
+        [append.field]: pending.statements.slice(0, applied),
+      }),
     });
     const todo = pending.statements.slice(pending.applied);
-    if (todo.length === 0) return pending.baseline ? record() : {};
+    if (todo.length === 0) return pending.baseline ? record(pending.applied) : {};
     const { name } = this.#where(mr, externalName);
-    const operationId = statementsOperationId(mr, pending.statements);
+    const operationId = statementsOperationId(mr, pending.statements, pending.applied);
     const doing = `append ${todo.length} statement(s) to ${this.#spec.typeName} ${externalName}`;
     let op: Operation;
     try {
@@ -628,9 +639,16 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       throw new ExternalError(
         `${doing}: operation ${last.name ?? opPath} is running (long DDL such as an index backfill can take minutes); it is followed, never sent twice`,
       );
-    if (last.error && (last.error.code !== undefined || last.error.errors?.length))
-      throw operationError(last.error, doing);
-    return record();
+    if (last.error && (last.error.code !== undefined || last.error.errors?.length)) {
+      // "If a statement fails, all subsequent statements in the batch are automatically cancelled"; those before
+      // it committed (UpdateDatabaseDdlMetadata.commit_timestamps[i] for statements[i]): recorded as applied, and
+      // the rest sent again under a new operation id, where the failing one fails alone with Google's message.
+      const commits = last.metadata?.commitTimestamps;
+      const committed = Array.isArray(commits) ? Math.min(commits.length, todo.length) : 0;
+      if (committed === 0) throw operationError(last.error, doing);
+      return record(pending.applied + committed);
+    }
+    return record(pending.statements.length);
   }
 
   async observe(mr: MR, externalName: string | undefined): Promise<ExternalObservation<Json, Json>> {
