@@ -223,7 +223,17 @@ describe("Spanner Database: created by its create statement", () => {
     expect(conditionOf(more, "Synced"), JSON.stringify(more?.status)).toMatchObject({ status: "True" });
     expect(bed.fake.ddlOf(full).applied).toEqual([[index], [column], [col2], [view]]);
 
-    for (const n of [imported, name]) {
+    // Imported to observe only: nothing to record or send, in sync (UpToDate=True), no record written.
+    const observer = uniqueName("spddlobs");
+    await make(observer, { parent, extraStatements: four }, { [Annotations.externalName]: full });
+    await kube.patch(db, observer, { spec: { managementPolicies: ["Observe"] } });
+    const watched = await settled(observer);
+    expect(conditionOf(watched, "UpToDate"), JSON.stringify(watched?.status)).toMatchObject({
+      status: "True",
+    });
+    expect(watched?.metadata.annotations?.[CREATED_WITH_ANNOTATION]).toBeUndefined();
+
+    for (const n of [observer, imported, name]) {
       await kube.delete(db, n);
       await settled(n);
     }

@@ -537,7 +537,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (pending) {
         const field = (this.#spec.google.appendStatements as { field: string }).field;
         if (pending.statements.length > 0) observed[field] = pending.statements;
-        appending = pending.baseline || pending.statements.length > pending.applied;
+        // A baseline to record only where updates are allowed: an observe-only import has nothing to send.
+        const policies = mr.spec.managementPolicies ?? ["*"];
+        const updates = policies.includes("*") || policies.includes("Update");
+        appending = (pending.baseline && updates) || pending.statements.length > pending.applied;
       }
     }
     // A parent in the body is the resource's own field: the server's value, so a changed one is refused.
