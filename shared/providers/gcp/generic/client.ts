@@ -605,9 +605,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
    */
   async #appendStatements(mr: MR, externalName: string): Promise<Record<string, string>> {
     const append = this.#spec.google.appendStatements;
+    if (!append) return {};
     const recorded = this.#createdWith(mr);
-    const pending = append && this.#pendingStatements(mr, recorded);
-    if (!append || !pending) return {};
+    const pending = this.#pendingStatements(mr, recorded);
+    if (!pending) return {};
     const inputs = this.#spec.google.createFields ?? [];
     const fp = mr.spec.forProvider;
     // An imported database: what the spec says of the create's inputs, as #found takes them, now recorded.
