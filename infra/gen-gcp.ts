@@ -518,7 +518,16 @@ export function permissionsOf(
     ...(r.create ? { create: [...pick("create", r.create), ...ops(r.create.lro)] } : {}),
     // A resource no GET of its name reads is read by listing its parent (listObserved).
     read: r.get ? pick("get", r.get) : pick("list"),
-    ...(r.update ? { update: [...pick("update", r.update), ...ops(r.update.lro)] } : {}),
+    ...(r.update
+      ? {
+          update: [
+            ...pick("update", r.update),
+            // Appending statements is its own RPC (UpdateDatabaseDdl → `spanner.databases.updateDdl`).
+            ...(r.appendStatements?.rpc ? pick(lowerFirst(r.appendStatements.rpc.replace(r.kind, ""))) : []),
+            ...ops(r.update.lro),
+          ],
+        }
+      : {}),
     ...(r.delete ? { delete: [...pick("delete", r.delete), ...ops(r.delete.lro)] } : {}),
     // The batched drift check and the search for a create whose answer was lost list the parent (Compute:
     // the region / zone, or every scope at once through aggregatedList, which needs the same permission).
@@ -615,7 +624,7 @@ export function kindSpecOf(
       if (sentOnCreate.includes(f.j))
         properties[f.j] = {
           ...b.prop(f),
-          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create?.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create?.wrap ?? (r.create?.statement ? `${r.create.statement} built from the id` : "resource's fields")}; recorded at create, a change refused` : ""}.`,
+          doc: `${f.doc ? `${f.doc} ` : ""}Sent only in the create's request (${r.create?.request?.split(".").at(-1)})${inputs ? `, beside the ${r.create?.wrap ?? (r.create?.statement ? `${r.create.statement} built from the id` : "resource's fields")}; recorded at create, ${f.j === r.appendStatements?.field ? `may only grow: statements appended later are applied by ${r.appendStatements.rpc ?? "its own method"} and recorded, an applied one never changed or removed` : "a change refused"}` : ""}.`,
         };
   if (sentOnCreate?.some((o) => !properties[o]))
     return { why: `its create's fields ${sentOnCreate.join(", ")} are not all in ${r.create?.request}` };
@@ -746,6 +755,7 @@ export function kindSpecOf(
       ...(r.get ? { get: r.get } : {}),
       ...(r.listObserved ? { listObserved: r.listObserved } : {}),
       ...(r.update ? { update: r.update } : {}),
+      ...(r.appendStatements ? { appendStatements: r.appendStatements } : {}),
       ...(r.delete ? { delete: r.delete } : {}),
       ...(r.list ? { list: { ...r.list, p: asParentPath(r.list.p) } } : {}),
       ...(r.pattern ? { pattern: r.pattern } : {}),

@@ -141,6 +141,12 @@ export interface FactResource {
   listObserved?: { method: string; field: string; paging: "pageToken" };
   /** `wrap`: the update's request is the body, the resource in this field beside the mask. */
   update?: FactHttp & { mask?: string; wrap?: string };
+  /**
+   * Statements appended after create (Spanner's UpdateDatabaseDdl, `PATCH …/{database=…}/ddl`, `{statements,
+   * operationId}`): `field` is the create's input they extend (`extraStatements`), `read` the GET of the same
+   * path (GetDatabaseDdl) where Google publishes one.
+   */
+  appendStatements?: FactHttp & { field: string; read?: FactHttp };
   /** Absent: the API publishes no Delete<R> (Cloud KMS's KeyRing): its kind releases, never deletes. */
   delete?: FactHttp;
   list?: FactHttp;

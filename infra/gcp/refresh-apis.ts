@@ -317,6 +317,50 @@ function statementCreate(
 }
 
 /**
+ * Statements appended to a resource made by a statement (Spanner's UpdateDatabaseDdl: `PATCH
+ * /v1/{database=…/databases/*}/ddl`, body `*`, `{database, statements, operation_id}`, long-running): a method
+ * whose one variable binds the get's full name followed by one more segment, whose request holds a REQUIRED
+ * `repeated string statements` and a string `operation_id`, beside a create input `extra_statements` (repeated
+ * string) they extend. The GET of the same path (GetDatabaseDdl) reads them.
+ */
+function appendStatementsOf(
+  methods: PMethod[],
+  getPath: string,
+  inputs: protobuf.Field[],
+): (FactHttp & { field: string; read?: FactHttp }) | undefined {
+  const extra = inputs.find((f) => f.name === "extra_statements" && f.repeated && f.type === "string");
+  const name = nameBinding(getPath)?.t;
+  if (!extra || !name) return undefined;
+  const onName = (h: FactHttp | undefined) => {
+    const m = h && /^(.*\{[\w.]+=([^}]*)\})\/([a-zA-Z]+)$/.exec(h.p);
+    return m?.[2] === name;
+  };
+  const found = methods.filter((m) => {
+    const h = httpOf(m);
+    const req = m.resolvedRequestType;
+    const statements = req?.fields.statements;
+    const opId = req?.fields.operation_id;
+    return (
+      (h?.m === "patch" || h?.m === "post") &&
+      onName(h) &&
+      h.body === "*" &&
+      statements?.repeated === true &&
+      statements.type === "string" &&
+      parsed(statements, "(google.api.field_behavior)").flat().includes("REQUIRED") &&
+      opId?.type === "string" &&
+      !opId.repeated
+    );
+  });
+  const [append] = found;
+  const http = append && httpOf(append);
+  if (!append || !http || found.length !== 1) return undefined;
+  const read = methods.map(httpOf).find((h) => h?.m === "get" && h.p === http.p);
+  // Its RPC's name always: the IAM verb is the RPC's (`spanner.databases.updateDdl`), not `update`.
+  const lro = withLro(http, append, false);
+  return { ...lro, rpc: append.name, field: jsonName(extra), ...(read ? { read } : {}) };
+}
+
+/**
  * A create whose whole request is the body and holds no resource message (IAM Admin's
  * CreateServiceAccountKey: `{name, private_key_type, key_algorithm}`), where that is sound: it answers a
  * resource message, and every field but the path variables, `request_id` and `validate_only` is a plain
@@ -823,6 +867,11 @@ function resourceFamily(
       ...(nameField ? { nameField } : {}),
       ...(getHttp ? { get: getHttp } : {}),
       ...(update ? { update } : {}),
+      ...(() => {
+        const append =
+          statemented && getHttp ? appendStatementsOf(methods, getHttp.p, statemented.inputs) : undefined;
+        return append ? { appendStatements: append } : {};
+      })(),
       ...(del && delHttp ? { delete: withLro(delHttp, del, false) } : {}),
       ...(listHttp ? { list: listHttp } : {}),
       ...(listed

@@ -48,6 +48,11 @@ export interface ExternalCreation {
 
 export interface ExternalUpdate {
   connectionDetails?: ConnectionDetails;
+  /**
+   * Annotations of the provider's own the engine records after the update (what it applied that the cloud
+   * cannot answer again, e.g. the statements appended to a database). Never crossplane.io/ ones.
+   */
+  annotations?: Record<string, string>;
 }
 
 /**

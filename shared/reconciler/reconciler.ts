@@ -738,6 +738,8 @@ export class ManagedReconciler implements Reconciles {
         ),
       );
       connectionDetails = upd.connectionDetails;
+      const recorded = providerAnnotations(upd.annotations);
+      if (Object.keys(recorded).length > 0) run.mr = await this.#recordCreate(run.mr, recorded);
       await this.#changeLog(run.mr, "update", step.trigger, step.externalName, requestIds, step.changes);
     } catch (err) {
       const error = wrapErr(Msg.update, err);
@@ -907,7 +909,10 @@ export class ManagedReconciler implements Reconciles {
     }
   }
 
-  /** Writes create-result annotations; this write matters more than any other, so it is retried. */
+  /**
+   * Writes create-result annotations (and an update's, the same kind of record); this write matters more than
+   * any other, so it is retried.
+   */
   async #recordCreate(
     mr: ManagedResource,
     annotations: Record<string, string>,

@@ -129,6 +129,8 @@ export class FakeCloud {
   details: ConnectionDetails | undefined;
   /** Another writer in the cloud (an autoscaler, a policy): it changes a resource right after each update. */
   afterUpdate: ((r: CloudResource) => void) | undefined;
+  /** Annotations update answers for the engine to record (what it applied that a read cannot show). */
+  updateAnnotations: Record<string, string> | undefined;
   /** The state a new resource starts in ("ready", or "creating" to report Ready=False Creating). */
   initialState = "ready";
 
@@ -278,7 +280,7 @@ export class FakeCloud {
         };
         cloud.afterUpdate?.(r);
         cloud.#wrote();
-        return {};
+        return cloud.updateAnnotations ? { annotations: cloud.updateAnnotations } : {};
       },
       async delete(_mr, externalName) {
         cloud.#maybeFail("delete");

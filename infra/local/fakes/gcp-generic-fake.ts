@@ -56,7 +56,7 @@ function templateRe(template: string): { re: RegExp; vars: string[] } {
 
 interface Route {
   spec: GoogleKindSpec;
-  op: "create" | "get" | "update" | "delete" | "list";
+  op: "create" | "get" | "update" | "delete" | "list" | "appendStatements" | "readStatements";
   method: string;
   re: RegExp;
   vars: string[];
@@ -203,6 +203,11 @@ export interface GoogleGenericFake extends FakeHttpServer {
   opPolls: number;
   /** The request a create naming its resource in a statement (Spanner's CreateDatabase) sent, by full name. */
   createRequestOf(name: string): Json | undefined;
+  /**
+   * A database's statements (Spanner's DDL) by full name: those applied (create's and appended), every append
+   * request received (UpdateDatabaseDdl's body) and the statements each applied operation appended.
+   */
+  ddlOf(name: string): { statements: string[]; requests: Json[]; applied: string[][] };
 }
 
 export async function startGoogleGenericFake(
@@ -240,6 +245,8 @@ export async function startGoogleGenericFake(
         ["update", g.update],
         ["delete", g.delete],
         ["list", g.list],
+        ["appendStatements", g.appendStatements],
+        ["readStatements", g.appendStatements?.read],
       ] as const) {
         if (!h) continue;
         routes.push({ spec: s, op, method: h.m.toUpperCase(), ...templateRe(h.p) });
@@ -341,8 +348,9 @@ export async function startGoogleGenericFake(
     finish: () => Json | undefined,
     kind: string,
     creating?: Stored,
+    named?: string,
   ): Json => {
-    const id = `operation-${Date.now()}-${++seq}`;
+    const id = named?.split("/").at(-1) ?? `operation-${Date.now()}-${++seq}`;
     const compute = s.google.family === "compute";
     const op: Json = compute
       ? {
@@ -355,9 +363,11 @@ export async function startGoogleGenericFake(
         }
       : {
           // Resource Manager v3 (a top-level collection): Google's `operations/<id>`.
-          name: s.google.parent.inBody
-            ? `operations/${id}`
-            : `${scope.parent?.split("/").slice(0, 4).join("/") ?? "projects/-"}/operations/${id}`,
+          name:
+            named ??
+            (s.google.parent.inBody
+              ? `operations/${id}`
+              : `${scope.parent?.split("/").slice(0, 4).join("/") ?? "projects/-"}/operations/${id}`),
           done: false,
           metadata: { target, verb: kind },
         };
@@ -469,6 +479,7 @@ export async function startGoogleGenericFake(
    * create whose Database answers the dialect (GOOGLE_STANDARD_SQL by default) and the encryption it was given.
    */
   const statementRequests = new Map<string, Json>();
+  const ddl = new Map<string, { statements: string[]; requests: Json[]; applied: string[][] }>();
   const createByStatement = (s: GoogleKindSpec, parent: string, sent: Json, field: string): Json => {
     const inputs = s.google.createFields ?? [];
     for (const [k, v] of Object.entries(sent)) {
@@ -509,9 +520,65 @@ export async function startGoogleGenericFake(
     const finish = () => {
       store.set(name, { spec: s, resource });
       statementRequests.set(name, structuredClone(sent));
+      const extra = Array.isArray(sent.extraStatements) ? sent.extraStatements.map(String) : [];
+      ddl.set(name, { statements: extra, requests: [], applied: [] });
       return answer(s, structuredClone(resource));
     };
     return s.google.create?.lro ? startOp(s, { parent }, name, finish, "insert") : finish();
+  };
+
+  /**
+   * Statements appended to a database (Spanner's UpdateDatabaseDdl, `{statements, operationId}`, long-running):
+   * the request's own fields only; `operation_id` "a valid identifier: `[a-z][a-z0-9_]*`", and one already used
+   * in the database refused ALREADY_EXISTS (its operation is `<database>/operations/<operation_id>`); each
+   * statement must begin as DDL does, else the operation fails as Spanner's parser does and none is applied.
+   * Spanner normalises what GetDatabaseDdl answers; the fake keeps the text as sent.
+   */
+  const appendStatements = (s: GoogleKindSpec, name: string, sent: Json): Json => {
+    const known = ["database", "statements", "operationId", "protoDescriptors", "throughputMode"];
+    for (const k of Object.keys(sent))
+      if (!known.includes(k))
+        throw bad(`Invalid JSON payload received. Unknown name "${k}": Cannot find field.`);
+    const { statements, operationId } = sent;
+    if (
+      !Array.isArray(statements) ||
+      statements.length === 0 ||
+      statements.some((x) => typeof x !== "string")
+    )
+      throw bad("Field violation: 'statements' is required.");
+    if (
+      operationId !== undefined &&
+      (typeof operationId !== "string" || !/^[a-z][a-z0-9_]*$/.test(operationId))
+    )
+      throw bad(`Invalid operation id: ${String(operationId)}`);
+    const d = ddl.get(name) ?? { statements: [], requests: [], applied: [] };
+    ddl.set(name, d);
+    d.requests.push(structuredClone(sent));
+    const opName = `${name}/operations/${operationId ?? `_auto_op_${++seq}`}`;
+    const taken = ops.get(opName.split("/").at(-1) as string);
+    if (taken && taken.op.name === opName)
+      throw new GoogleApiError(409, "alreadyExists", `Operation ${opName} already exists.`, "ALREADY_EXISTS");
+    // In order; the first that fails cancels the rest, those before it committed (metadata.commitTimestamps).
+    const commitTimestamps: string[] = [];
+    const finish = () => {
+      const done: string[] = [];
+      for (const x of statements as string[]) {
+        if (!/^\s*(CREATE|ALTER|DROP|GRANT|REVOKE|RENAME|ANALYZE)\b/i.test(x)) {
+          if (done.length > 0) d.applied.push(done);
+          throw bad(`Error parsing Spanner DDL statement: ${x} : Syntax error on line 1, column 1`);
+        }
+        d.statements.push(x);
+        done.push(x);
+        commitTimestamps.push(now());
+      }
+      d.applied.push(done);
+      return undefined;
+    };
+    const op = startOp(s, { parent: name }, name, finish, "updateDdl", undefined, opName);
+    const meta = { database: name, statements: [...(statements as string[])], commitTimestamps };
+    const held = ops.get(opName.split("/").at(-1) as string);
+    if (held) held.op.metadata = { ...(held.op.metadata as Json), ...meta };
+    return { ...op, metadata: { ...(op.metadata as Json), ...meta } };
   };
 
   const handle = (r: Route, vals: Record<string, string>, req: FakeRequest): Json => {
@@ -639,8 +706,11 @@ export async function startGoogleGenericFake(
     if (r.op === "list") return list(s, vals, req);
     const raw =
       Object.entries(vals).find(([k]) => k === "name" || k.endsWith(".name") || k === g.nameField)?.[1] ??
-      // A delete binding the name to its own variable (Spanner's DropDatabase `{database=…}`).
-      (r.op === "delete" && Object.keys(vals).length === 1 ? Object.values(vals)[0] : undefined) ??
+      // A delete binding the name to its own variable (Spanner's DropDatabase `{database=…}`); so do
+      // UpdateDatabaseDdl and GetDatabaseDdl (`{database=…}/ddl`).
+      (["delete", "appendStatements", "readStatements"].includes(r.op) && Object.keys(vals).length === 1
+        ? Object.values(vals)[0]
+        : undefined) ??
       "";
     // Path segments are decoded once (gcp-fake-http): a name that holds escapes itself (a TagBinding's
     // `tagBindings/%2F%2F…/tagValues/1`, sent as `%252F…`) is not decoded again.
@@ -654,6 +724,8 @@ export async function startGoogleGenericFake(
     const stored = store.get(name);
     if (!stored) throw notFound(name);
     if (r.op === "get") return answer(s, structuredClone(stored.resource));
+    if (r.op === "readStatements") return { statements: [...(ddl.get(name)?.statements ?? [])] };
+    if (r.op === "appendStatements") return appendStatements(s, name, sent);
     const soft = g.softDelete;
     if (soft && stored.resource.state === soft)
       throw new GoogleApiError(
@@ -676,6 +748,7 @@ export async function startGoogleGenericFake(
         // A soft delete: the resource stays, marked, for 30 days (GetProject / GetFolder still show it).
         if (soft) Object.assign(stored.resource, { state: soft, deleteTime: now(), updateTime: now() });
         else store.delete(name);
+        ddl.delete(name);
         for (const n of madeWith.get(name) ?? []) store.delete(n);
         madeWith.delete(name);
         return soft ? structuredClone(stored.resource) : undefined;
@@ -1027,7 +1100,8 @@ export async function startGoogleGenericFake(
       `${req.method} ${req.seg.slice(0, 1).join("")} ${req.seg.at(-2) === "operations" ? "operations" : ((req.seg.length % 2 === 0 ? req.seg.at(-1) : req.seg.at(-2)) ?? "")}`,
     route,
   });
-  return Object.assign(server, {
+  // Object.assign copies an accessor's value, not the accessor: opPolls is defined on the result after it.
+  const fake = Object.assign(server, {
     made(type: string, name: string, resource: Json = {}) {
       // Compute: by its self path, of the kind whose get reads it (DiskType and RegionDiskType share a type).
       const s = name.startsWith("/compute/")
@@ -1052,6 +1126,7 @@ export async function startGoogleGenericFake(
     },
     updatesOf: (name: string) => updates.filter((u) => u.name === name).map((u) => u.paths),
     createRequestOf: (name: string) => structuredClone(statementRequests.get(name)),
+    ddlOf: (name: string) => structuredClone(ddl.get(name) ?? { statements: [], requests: [], applied: [] }),
     mutate(name: string, set: Json) {
       const s = store.get(name);
       if (!s) throw new Error(`no resource ${name}`);
@@ -1059,13 +1134,14 @@ export async function startGoogleGenericFake(
     },
     resource: (name: string) => structuredClone(store.get(name)?.resource),
     assets,
-    get opPolls() {
-      return state.opPolls;
-    },
-    set opPolls(n: number) {
+  });
+  return Object.defineProperty(fake, "opPolls", {
+    get: () => state.opPolls,
+    set: (n: number) => {
       state.opPolls = n;
     },
-  });
+    enumerable: true,
+  }) as GoogleGenericFake;
 }
 
 if (import.meta.main) {

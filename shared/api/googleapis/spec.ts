@@ -101,6 +101,13 @@ export interface GoogleFacts {
   listObserved?: { method: string; field: string; paging: "pageToken" };
   update?: GoogleHttp & { mask?: string };
   /**
+   * Statements appended after create (Spanner's UpdateDatabaseDdl, `PATCH …/{database=…}/ddl` with
+   * `{statements, operationId}`, long-running): `field` is the create-time input they extend
+   * (`extraStatements`), which may then only grow by appending; `read` the GET of the same path
+   * (GetDatabaseDdl), which answers them as Google normalises them (never compared with the spec's text).
+   */
+  appendStatements?: GoogleHttp & { field: string; read?: GoogleHttp };
+  /**
    * Absent: Google publishes no delete (Cloud KMS's KeyRing, a Compute Commitment): the kind's deletionPolicy
    * is Orphan only and deleting its object releases the resource, which stays in Google Cloud.
    */

@@ -2,6 +2,8 @@
 // "CREATE DATABASE `id`", extra_statements, encryption_config, database_dialect, proto_descriptors}`, body `*`,
 // no resource message, answering the Database): taken by the extractor only in that shape, and generated as a
 // kind named by the caller's id whose create-time inputs are immutable spec fields recorded at create.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { extract } from "../../../infra/gcp/refresh-apis.ts";
 import { generateGcp } from "../../../infra/gen-gcp.ts";
@@ -68,6 +70,56 @@ describe("a create whose request names the resource in a create statement", () =
     expect(resources[0]?.create?.idParam).toBeUndefined();
   });
 
+  it("takes the statements appended after create (UpdateDatabaseDdl: PATCH on the name's `/ddl`, REQUIRED repeated `statements`, `operation_id`) and its GET twin; not without an operation id", () => {
+    const ddl = (opId: string) =>
+      proto("Required. A `CREATE DATABASE` statement, which specifies the ID of the new database.")
+        .replace(
+          "package google.demo.v1;",
+          'package google.demo.v1;\nimport "google/longrunning/operations.proto";',
+        )
+        .replace(
+          "service Demo {",
+          `service Demo {
+  rpc UpdateDatabaseDdl(UpdateDatabaseDdlRequest) returns (google.longrunning.Operation) {
+    option (google.api.http) = { patch: "/v1/{database=projects/*/databases/*}/ddl" body: "*" };
+    option (google.longrunning.operation_info) = { response_type: "google.protobuf.Empty" metadata_type: "Options" };
+  }
+  rpc GetDatabaseDdl(GetDatabaseDdlRequest) returns (GetDatabaseDdlResponse) {
+    option (google.api.http) = { get: "/v1/{database=projects/*/databases/*}/ddl" };
+  }`,
+        )
+        .concat(`message UpdateDatabaseDdlRequest {
+  string database = 1;
+  repeated string statements = 2 [(google.api.field_behavior) = REQUIRED];
+  ${opId}
+}
+message GetDatabaseDdlRequest { string database = 1; }
+message GetDatabaseDdlResponse { repeated string statements = 1; }
+`);
+    // google.longrunning.Operation, as google/longrunning/operations.proto declares it (its fields aside).
+    const withLro = (root: string) => {
+      mkdirSync(join(root, "google/longrunning"), { recursive: true });
+      writeFileSync(
+        join(root, "google/longrunning/operations.proto"),
+        'syntax = "proto3";\npackage google.longrunning;\nmessage Operation { string name = 1; bool done = 3; }\n',
+      );
+      return root;
+    };
+    const taken = extract(withLro(protos("ddl", ddl("string operation_id = 3;")))).resources[0];
+    expect(taken?.appendStatements).toEqual({
+      m: "patch",
+      p: "/v1/{database=projects/*/databases/*}/ddl",
+      body: "*",
+      lro: "longrunning",
+      rpc: "UpdateDatabaseDdl",
+      field: "extraStatements",
+      read: { m: "get", p: "/v1/{database=projects/*/databases/*}/ddl" },
+    });
+    const noId = extract(withLro(protos("ddl-no-id", ddl("")))).resources[0];
+    expect(noId?.create?.statement).toBe("createStatement");
+    expect(noId?.appendStatements).toBeUndefined();
+  });
+
   it("is not taken when the statement's comment does not say it specifies the id", () => {
     const { resources, notTaken } = extract(write("unnamed", "Required. A statement run first."));
     expect(resources).toEqual([]);
@@ -95,6 +147,15 @@ describe("a create whose request names the resource in a create statement", () =
     );
     expect(s.createOnly).not.toContain("enableDropProtection");
     expect(s.google.update).toMatchObject({ m: "patch", mask: "update_mask" });
+    // DDL appended after create: UpdateDatabaseDdl, its own IAM permission beside the update's.
+    expect(s.google.appendStatements).toMatchObject({
+      m: "patch",
+      p: "/v1/{database=projects/*/instances/*/databases/*}/ddl",
+      rpc: "UpdateDatabaseDdl",
+      field: "extraStatements",
+      read: { m: "get" },
+    });
+    expect(s.permissions.update).toContain("spanner.databases.updateDdl");
   });
 });
 

@@ -41,6 +41,23 @@ const isAnnotationPatch = (annotation: string) => (r: ParsedRequest) =>
 
 const behaviours: Row[] = [
   {
+    name: "records the annotations an update answers (its own, never crossplane.io/ ones), in one metadata write",
+    async run(e) {
+      await ready(e, "u");
+      e.cloud.updateAnnotations = {
+        "widgets.example.org/applied": "2",
+        [Annotations.externalName]: "hijacked",
+      };
+      await e.kube.patch(e.def, "u", { spec: { forProvider: { size: 2 } } });
+      await e.settle("u");
+      expect(e.cloud.calls.update).toBe(1);
+      const mr = e.get("u");
+      expect(mr?.metadata.annotations?.["widgets.example.org/applied"]).toBe("2");
+      expect(mr?.metadata.annotations?.[Annotations.externalName]).not.toBe("hijacked");
+      expect(e.api.writes().filter(isAnnotationPatch("widgets.example.org/applied"))).toHaveLength(1);
+    },
+  },
+  {
     name: "creates once, records the result, then an in-sync reconcile makes one cloud read and zero writes",
     async run(e) {
       await ready(e, "w");

@@ -4,6 +4,7 @@
 // global Operations). Where a kind differs is data (api/googleapis/spec.ts); the field model and drift patch
 // are the generated AWS kinds' (providers/awscc/model.ts). An operation is polled briefly and then recorded
 // in an annotation: the next reconcile follows it, no function waits for a slow create.
+import { createHash } from "node:crypto";
 import type {
   ConnectContext,
   ExternalClient,
@@ -75,6 +76,25 @@ export const CREATED_WITH_ANNOTATION = "googleapis.driftless.dev/created-with";
  */
 export function createStatementOf(id: string, dialect: unknown): string {
   return dialect === "POSTGRESQL" ? `CREATE DATABASE "${id}"` : `CREATE DATABASE \`${id}\``;
+}
+
+/**
+ * The operation id of an append of statements (UpdateDatabaseDdl's `operation_id`, "a valid identifier:
+ * `[a-z][a-z0-9_]*`", unique within the database): the managed resource's uid, a digest of the whole list and
+ * of how many were applied before, and its length, so the same append always has the same id (a repeat is
+ * ALREADY_EXISTS) and another (a failed statement rewritten, the rest of a batch that failed part-way) a new one.
+ */
+export function statementsOperationId(
+  mr: ManagedResource<unknown, unknown>,
+  statements: readonly string[],
+  applied: number,
+) {
+  const owner = (mr.metadata.uid ?? mr.metadata.name).toLowerCase().replace(/[^a-z0-9]/g, "");
+  const digest = createHash("sha256")
+    .update(JSON.stringify([applied, statements]))
+    .digest("hex")
+    .slice(0, 12);
+  return `driftless_${owner}_${digest}_${statements.length}`;
 }
 
 export interface GoogleProviderOptions {
@@ -153,6 +173,7 @@ interface Operation {
   status?: string;
   error?: { code?: unknown; message?: unknown; errors?: Array<{ code?: unknown; message?: unknown }> };
   response?: Json;
+  metadata?: Json;
 }
 
 /**
@@ -524,6 +545,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     // create recorded it sent (imported, with none recorded: the spec's) — a hand-edited record cannot make a
     // change Google can see look accepted.
     const createFields = this.#spec.google.createFields;
+    let appending: boolean | undefined;
     if (createFields) {
       const recorded = this.#createdWith(mr);
       for (const f of createFields) {
@@ -532,6 +554,17 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
           resource[f] !== undefined && (sent !== undefined || fp[f] !== undefined) ? resource[f] : sent;
         if (v === undefined) delete observed[f];
         else observed[f] = v;
+      }
+      // Statements that may only grow (Spanner's DDL): the spec's are observed where they extend those applied,
+      // and any beyond them are left to update to append; an applied one changed or removed is refused.
+      const pending = this.#pendingStatements(mr, recorded);
+      if (pending) {
+        const field = (this.#spec.google.appendStatements as { field: string }).field;
+        if (pending.statements.length > 0) observed[field] = pending.statements;
+        // A baseline to record only where updates are allowed: an observe-only import has nothing to send.
+        const policies = mr.spec.managementPolicies ?? ["*"];
+        const updates = policies.includes("*") || policies.includes("Update");
+        appending = (pending.baseline && updates) || pending.statements.length > pending.applied;
       }
     }
     // A parent in the body is the resource's own field: the server's value, so a changed one is refused.
@@ -552,11 +585,98 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       atProvider: atProviderOf(model, resource),
       availability,
       ...(availability !== "Available" && state ? { message: `${this.#spec.kind} is ${state}` } : {}),
+      ...(appending ? { resourceUpToDate: false } : {}),
       ...(Object.keys(secrets).length > 0 ? { connectionDetails: secrets } : {}),
       ...(externalName ? { externalName } : {}),
     };
     this.#seen.set(obs, resource);
     return obs;
+  }
+
+  /**
+   * The spec's appendable statements (google.appendStatements: Spanner's `extraStatements`) against those the
+   * record says were applied (CREATED_WITH_ANNOTATION): how many were, and whether no record exists yet (an
+   * imported database: its spec's statements are taken as applied, as nothing tells otherwise, and recorded by
+   * the next update). An applied statement changed or removed is refused: Spanner cannot un-apply DDL.
+   */
+  #pendingStatements(
+    mr: MR,
+    recorded: Json | undefined,
+  ): { statements: string[]; applied: number; baseline: boolean } | undefined {
+    const append = this.#spec.google.appendStatements;
+    if (!append) return undefined;
+    const f = append.field;
+    const want = mr.spec.forProvider[f];
+    const statements = Array.isArray(want) ? want.map(String) : [];
+    if (!recorded) return { statements, applied: statements.length, baseline: true };
+    const had = recorded[f];
+    const applied = Array.isArray(had) ? had.map(String) : [];
+    const at = applied.findIndex((x, i) => statements[i] !== x);
+    if (at >= 0) {
+      const now = statements[at];
+      throw new InvalidSpecError(
+        `spec.forProvider.${f} may only grow by appending: statement ${at + 1} was applied as ${JSON.stringify(applied[at])} and the spec now ${now === undefined ? "omits it" : `says ${JSON.stringify(now)}`}. ${this.#spec.kind} cannot un-apply a statement: set the applied statements back as they were (the annotation ${CREATED_WITH_ANNOTATION} lists them) and append a new one instead (e.g. DROP INDEX, ALTER TABLE … DROP COLUMN)`,
+      );
+    }
+    return { statements, applied: applied.length, baseline: false };
+  }
+
+  /**
+   * Appends the statements beyond those applied with one call (Spanner's UpdateDatabaseDdl), its operation id
+   * derived from the object, the count and the statements: a repeated send (a reconcile that crashed after it)
+   * is refused ALREADY_EXISTS, and the operation it names is followed instead of applying them twice. Returns
+   * the record to write once they are applied (or the baseline of an imported database, nothing sent).
+   */
+  async #appendStatements(mr: MR, externalName: string): Promise<Record<string, string>> {
+    const append = this.#spec.google.appendStatements;
+    if (!append) return {};
+    const recorded = this.#createdWith(mr);
+    const pending = this.#pendingStatements(mr, recorded);
+    if (!pending) return {};
+    const inputs = this.#spec.google.createFields ?? [];
+    const fp = mr.spec.forProvider;
+    // An imported database: what the spec says of the create's inputs, as #found takes them, now recorded.
+    const base =
+      recorded ?? Object.fromEntries(inputs.filter((k) => fp[k] !== undefined).map((k) => [k, fp[k]]));
+    const record = (applied: number) => ({
+      [CREATED_WITH_ANNOTATION]: JSON.stringify({
+        ...base,
+        [append.field]: pending.statements.slice(0, applied),
+      }),
+    });
+    const todo = pending.statements.slice(pending.applied);
+    if (todo.length === 0) return pending.baseline ? record(pending.applied) : {};
+    const { name } = this.#where(mr, externalName);
+    const operationId = statementsOperationId(mr, pending.statements, pending.applied);
+    const doing = `append ${todo.length} statement(s) to ${this.#spec.typeName} ${externalName}`;
+    let op: Operation;
+    try {
+      op = await this.#api.request<Operation>(
+        append.m.toUpperCase() as "PATCH",
+        fillPath(append.p, { [nameBinding(append.p) ?? "name"]: name, name }),
+        { body: { statements: todo, operationId }, rateLimit: this.#rateLimit },
+      );
+    } catch (err) {
+      // Sent before (the record of it lost): the operation is `<database>/operations/<operation_id>`.
+      if (!(err instanceof GoogleHttpError && err.code === 409)) throw classifyGoogle(err, doing);
+      op = { name: `${name}/operations/${operationId}` };
+    }
+    const opPath = this.#operationPath(op, fp);
+    const last = this.#done(op) ? op : await this.#follow(op, opPath, [0, ...this.#polls]);
+    if (!this.#done(last))
+      throw new ExternalError(
+        `${doing}: operation ${last.name ?? opPath} is running (long DDL such as an index backfill can take minutes); it is followed, never sent twice`,
+      );
+    if (last.error && (last.error.code !== undefined || last.error.errors?.length)) {
+      // "If a statement fails, all subsequent statements in the batch are automatically cancelled"; those before
+      // it committed (UpdateDatabaseDdlMetadata.commit_timestamps[i] for statements[i]): recorded as applied, and
+      // the rest sent again under a new operation id, where the failing one fails alone with Google's message.
+      const commits = last.metadata?.commitTimestamps;
+      const committed = Array.isArray(commits) ? Math.min(commits.length, todo.length) : 0;
+      if (committed === 0) throw operationError(last.error, doing);
+      return record(pending.applied + committed);
+    }
+    return record(pending.statements.length);
   }
 
   async observe(mr: MR, externalName: string | undefined): Promise<ExternalObservation<Json, Json>> {
@@ -1160,7 +1280,10 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
     const labels = this.#spec.google.labels;
     const owned = labels && isObject(current[labels]) && OWNER_LABEL in (current[labels] as Json);
     const ops = patchOf(model, owned ? this.#withOwnerLabel(mr, desired) : desired, current);
-    if (ops.length === 0) return {};
+    // Statements appended to the spec first (their own call), then the resource's own fields by mask.
+    const appended = await this.#appendStatements(mr, externalName);
+    const done = Object.keys(appended).length > 0 ? { annotations: appended } : {};
+    if (ops.length === 0) return done;
     // Only what drifted goes out, in the body and in the mask: immutable, output-only and secret fields never.
     const body: Json = {};
     const mask: string[] = [];
@@ -1218,7 +1341,7 @@ class GoogleGenericExternal implements ExternalClient<Json, Json> {
       if (this.#done(op) && op.error && (op.error.code !== undefined || op.error.errors?.length))
         throw operationError(op.error, `update of ${this.#spec.typeName} ${externalName}`);
     }
-    return {};
+    return done;
   }
 
   async delete(mr: MR, externalName: string) {
